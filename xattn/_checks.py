@@ -1,4 +1,4 @@
-"""Input checks at the public boundary: every failure is a ValueError saying expected vs received."""
+"""Input checks at the public boundary: each failure is a ValueError with expected vs received."""
 
 from __future__ import annotations
 

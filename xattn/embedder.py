@@ -67,9 +67,9 @@ class ToyEmbedder:
         Add the sinusoidal positional encoding, so a repeated word at two positions differs.
     mode : {"token", "ngram"}, default "token"
         ``"token"``: each distinct token string has its own random vector (unrelated tokens are
-        nearly orthogonal). ``"ngram"``: the vector is the normalised sum of the vectors of the
-        token's character 2- and 3-grams (lower-cased), so related spellings ("nation" and
-        "nations", "cat" and "chat") get similar vectors.
+        nearly orthogonal). ``"ngram"``: the sum of the vectors of the token's character 2- and
+        3-grams (lower-cased), scaled to the same norm ``sqrt(d_model)``, so related spellings
+        ("nation" and "nations", "cat" and "chat") get similar vectors.
 
     Examples
     --------
@@ -103,7 +103,7 @@ class ToyEmbedder:
             return _hashed_vector(token, self.seed, self.d_model).copy()
         grams = _char_ngrams(token)
         total = np.sum([_hashed_vector(g, self.seed, self.d_model) for g in grams], axis=0)
-        return total / math.sqrt(len(grams))
+        return total * (math.sqrt(self.d_model) / np.linalg.norm(total))  # same norm as "token"
 
     def embed(self, tokens: list[str]) -> np.ndarray:
         """Vectors for a token sequence.
