@@ -1,0 +1,45 @@
+"""Shared helpers for AppTest tests: run the page, read Plotly charts back as arrays."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def run_app(query: dict | None = None, **widget_values) -> AppTest:
+    """Run app.py once, seeded from URL query parameters."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def decode(value):
+    """Plotly's typed-array JSON ({dtype, bdata, shape}) to an ndarray; lists pass through."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        if shape:
+            dims = [int(n) for n in str(shape).split(",")] if isinstance(shape, str) else shape
+            arr = arr.reshape(dims)
+        return arr
+    return np.asarray(value)
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The figure JSON of the plotly chart with this key."""
+    return json.loads(at.get_by_key(key).proto.spec)
+
+
+def heatmaps(fig: dict) -> list[dict]:
+    return [t for t in fig["data"] if t["type"] == "heatmap"]
+
+
+def messages(at: AppTest) -> dict[str, list[str]]:
+    return {"error": [e.value for e in at.error], "warning": [e.value for e in at.warning]}

@@ -1,0 +1,172 @@
+"""Plotly figures of cross-attention: one heatmap per head, the head average, the output.
+
+Conventions on every plot: rows are target tokens (queries, top to bottom), columns are source
+tokens (keys, left to right); one colour scale from 0 to 1 (viridis); masked cells carry a grey
+cross. Axes are categorical with labels made unique by position ("5: the"), so a repeated word
+keeps its own row or column, and every token is HTML-escaped, because Plotly reads tags such as
+``<s>`` or ``<b>`` in labels as markup. Figures set their template explicitly, so they look the
+same inside and outside Streamlit, and carry ``float32`` data to halve the payload.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+__all__ = ["per_head_figure", "average_figure", "output_figure", "axis_labels", "COLORSCALE"]
+
+COLORSCALE = "Viridis"
+MASK_COLOUR = "rgba(190, 190, 190, 0.95)"
+TEMPLATE = "plotly_white"
+
+
+def axis_labels(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """Unique category names ("pos: token") and the tick texts shown (escaped token only)."""
+    escaped = [html.escape(t, quote=False) for t in tokens]
+    return [f"{i}: {t}" for i, t in enumerate(escaped)], escaped
+
+
+def _grid(n_panels: int, max_cols: int) -> tuple[int, int]:
+    cols = min(n_panels, max_cols)
+    return math.ceil(n_panels / cols), cols
+
+
+def _domains(n: int, gap: float) -> list[tuple[float, float]]:
+    size = (1 - gap * (n - 1)) / n
+    return [(k * (size + gap), k * (size + gap) + size) for k in range(n)]
+
+
+def _tick_font(n_tokens: int) -> int:
+    return 12 if n_tokens <= 16 else 10 if n_tokens <= 32 else 8
+
+
+def _heatmap(z, x, y, axis: str, title: str) -> dict:
+    return dict(
+        type="heatmap", z=np.asarray(z, dtype=np.float32), x=x, y=y, coloraxis="coloraxis",
+        xaxis=f"x{axis}", yaxis=f"y{axis}", name=title, xgap=0.5, ygap=0.5,
+        hovertemplate=(f"<b>{title}</b><br>target (query) %{{y}}<br>source (key) %{{x}}"
+                       "<br>weight %{z:.3f}<extra></extra>"))
+
+
+def _mask_marks(mask: np.ndarray, x, y, axis: str, size: float) -> dict | None:
+    rows, cols = np.nonzero(~mask)                                   # masked cells
+    if rows.size == 0:
+        return None
+    return dict(type="scatter", mode="markers", x=[x[j] for j in cols], y=[y[i] for i in rows],
+                xaxis=f"x{axis}", yaxis=f"y{axis}", name="masked", showlegend=False,
+                hoverinfo="skip", marker=dict(symbol="x-thin", size=size, color=MASK_COLOUR,
+                                              line=dict(width=2, color=MASK_COLOUR)))
+
+
+def _layout(title: str, height: int) -> dict:
+    return dict(
+        template=TEMPLATE, title=dict(text=title, x=0.01, xanchor="left"), height=height,
+        margin=dict(l=10, r=10, t=60, b=10), showlegend=False,
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
+                       colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8)),
+        hoverlabel=dict(font=dict(family="monospace")))
+
+
+def _axes(layout: dict, axis: str, xd, yd, ticks_x, ticks_y, *, x_title: str | None,
+          y_title: str | None, font: int) -> None:
+    layout[f"xaxis{axis}"] = dict(
+        domain=xd, anchor=f"y{axis}", type="category", tickmode="array",
+        tickvals=ticks_x[0], ticktext=ticks_x[1], tickangle=-60, tickfont=dict(size=font),
+        title=dict(text=x_title, font=dict(size=12)) if x_title else None, showgrid=False)
+    layout[f"yaxis{axis}"] = dict(
+        domain=yd, anchor=f"x{axis}", type="category", autorange="reversed", tickmode="array",
+        tickvals=ticks_y[0], ticktext=ticks_y[1], tickfont=dict(size=font),
+        title=dict(text=y_title, font=dict(size=12)) if y_title else None, showgrid=False)
+
+
+def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
+                    mask: np.ndarray | None = None, max_cols: int = 4,
+                    title: str = "Cross-attention weights, one heatmap per head") -> go.Figure:
+    """Small multiples: one heatmap per head on a shared 0-1 colour scale.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_heads, n_tgt, n_src)
+    src_tokens : list of str, length n_src
+    tgt_tokens : list of str, length n_tgt
+    mask : ndarray of bool, shape (n_tgt, n_src) or (n_src,), optional
+        True where attention is allowed; masked cells get a grey cross.
+    max_cols : int
+        Heatmaps per row of the grid.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``fig.data`` holds the heatmap of head h at index h (named "head h+1"), followed by one
+        scatter trace of mask crosses per head when anything is masked.
+    """
+    weights = np.asarray(weights)
+    if weights.ndim != 3 or weights.shape[1:] != (len(tgt_tokens), len(src_tokens)):
+        raise ValueError(f"weights must have shape (n_heads, {len(tgt_tokens)}, "
+                         f"{len(src_tokens)}) to match the tokens; received {weights.shape}.")
+    n_heads, n_tgt, n_src = weights.shape
+    x, x_text = axis_labels(src_tokens)
+    y, y_text = axis_labels(tgt_tokens)
+    n_rows, n_cols = _grid(n_heads, max_cols)
+    panel = 150 + 11 * n_tgt                                      # px per grid row
+    layout = _layout(title, height=int(n_rows * panel + 110 + 6 * max(map(len, x_text))))
+    x_dom, y_dom = _domains(n_cols, 0.06), _domains(n_rows, 0.45 / n_rows)[::-1]
+    font = _tick_font(max(n_src, n_tgt))
+    heatmaps, marks, annotations = [], [], []
+    full_mask = None if mask is None else np.broadcast_to(np.asarray(mask, bool), (n_tgt, n_src))
+    for h in range(n_heads):
+        axis = "" if h == 0 else str(h + 1)
+        r, c = divmod(h, n_cols)
+        heatmaps.append(_heatmap(weights[h], x, y, axis, f"head {h + 1}"))
+        _axes(layout, axis, x_dom[c], y_dom[r], (x, x_text), (y, y_text), font=font,
+              x_title="source (keys)" if r == n_rows - 1 or h + n_cols >= n_heads else None,
+              y_title="target (queries)" if c == 0 else None)
+        annotations.append(dict(text=f"<b>head {h + 1}</b>", x=sum(x_dom[c]) / 2, xref="paper",
+                                y=y_dom[r][1], yref="paper", yanchor="bottom", showarrow=False,
+                                font=dict(size=13)))
+        if full_mask is not None:
+            mark = _mask_marks(full_mask, x, y, axis, size=max(4, 14 - n_src // 6))
+            if mark:
+                marks.append(mark)
+    layout["annotations"] = annotations
+    return go.Figure(data=heatmaps + marks, layout=layout)
+
+
+def average_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
+                   mask: np.ndarray | None = None) -> go.Figure:
+    """One heatmap of the weights averaged over heads, shape (n_tgt, n_src)."""
+    mean = np.asarray(weights).mean(axis=0, keepdims=True)         # (1, n_tgt, n_src)
+    fig = per_head_figure(mean, src_tokens, tgt_tokens, mask=mask, max_cols=1,
+                          title=f"Average over the {len(weights)} heads")
+    fig.data[0].hovertemplate = ("<b>mean of heads</b><br>target (query) %{y}<br>source (key) "
+                                 "%{x}<br>weight %{z:.3f}<extra></extra>")
+    fig.layout.annotations = ()
+    return fig
+
+
+def output_figure(output: np.ndarray, tgt_tokens: list[str]) -> go.Figure:
+    """The output representation: one row per target token, one column per model dimension.
+
+    Parameters
+    ----------
+    output : ndarray of shape (n_tgt, d_model)
+    tgt_tokens : list of str
+    """
+    output = np.asarray(output, dtype=np.float32)
+    n_tgt, d_model = output.shape
+    y, y_text = axis_labels(tgt_tokens)
+    bound = float(np.abs(output).max()) or 1.0
+    fig = go.Figure(
+        go.Heatmap(z=output, x=np.arange(d_model), y=y, colorscale="Cividis", zmin=-bound,
+                   zmax=bound, colorbar=dict(title=dict(text="value"), thickness=14),
+                   hovertemplate="target %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"),
+        layout=dict(template=TEMPLATE, height=140 + 16 * n_tgt, margin=dict(l=10, r=10, t=50, b=10),
+                    title=dict(text=f"Output: one row of {d_model} numbers per target token", x=0.01)))
+    fig.update_xaxes(title_text="model dimension (0 .. d_model-1)")
+    fig.update_yaxes(title_text="target token", type="category", autorange="reversed",
+                     tickmode="array", tickvals=y, ticktext=y_text,
+                     tickfont=dict(size=_tick_font(n_tgt)))
+    return fig

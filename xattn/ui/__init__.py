@@ -1,0 +1,1 @@
+"""The Streamlit views: the only part of xattn that imports streamlit."""

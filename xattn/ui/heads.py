@@ -1,0 +1,87 @@
+"""The main view: one heatmap per head, their average, the tensor shapes, the output, downloads."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import streamlit as st
+
+from xattn.export import toolbar_config
+from xattn.figures import average_figure, output_figure, per_head_figure
+from xattn.pipeline import Run, run_npz, weights_csv
+
+FORMULA = (r"\mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots, "
+           r"\mathrm{head}_h)\, W^O, \qquad \mathrm{head}_i = \mathrm{softmax}\!\left("
+           r"\frac{Q W_i^Q (K W_i^K)^\top}{\sqrt{d_k}} + M\right) V W_i^V")
+
+
+def file_stem(r: Run) -> str:
+    """A file name that says what is in the file: xattn-4heads-d32-seed0-the-black-cat."""
+    s = r.settings
+    words = re.sub(r"[^A-Za-z0-9]+", "-", " ".join(r.src_tokens[:4])).strip("-").lower()
+    return f"xattn-{s.n_heads}heads-d{s.d_model}-seed{s.seed}" + (f"-{words}" if words else "")
+
+
+def shapes_text(r: Run) -> str:
+    s = r.settings
+    n_src, n_tgt, d_head = len(r.src_tokens), len(r.tgt_tokens), s.d_model // s.n_heads
+    return (f"encoder output ({n_src}, {s.d_model}) · decoder state ({n_tgt}, {s.d_model}) · "
+            f"per head Q ({n_tgt}, {d_head}), K and V ({n_src}, {d_head}) · weights "
+            f"({s.n_heads}, {n_tgt}, {n_src}) = heads × target × source · output "
+            f"({n_tgt}, {s.d_model})")
+
+
+def text_alternative(r: Run) -> str:
+    """For screen readers and print: the source token each target token attends to most."""
+    lines = []
+    for h, head in enumerate(r.weights):
+        pairs = []
+        for i, row in enumerate(head):
+            if not r.mask[i].any():
+                pairs.append(f"{r.tgt_tokens[i]} → (nothing to attend to)")
+                continue
+            j = int(np.argmax(row))
+            pairs.append(f"{r.tgt_tokens[i]} → {r.src_tokens[j]} ({row[j]:.2f})")
+        lines.append(f"- **Head {h + 1}**: " + "; ".join(pairs))
+    return "\n".join(lines)
+
+
+def heads_view(r: Run) -> None:
+    st.caption(f"**Shapes in this run:** {shapes_text(r)}")
+    stem = file_stem(r)
+    fig = per_head_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask)
+    st.plotly_chart(fig, key="per_head", config=toolbar_config(f"{stem}-per-head"),
+                    alt="Heatmaps of cross-attention weights, one per head; a text version "
+                        "is in the expander below.")
+    if (~r.mask).any():
+        st.caption("Grey crosses mark masked cells: that source token may not be attended "
+                   "from that target token, so its weight is exactly 0.")
+    with st.expander("Text description of the heatmaps (strongest source token per row)"):
+        st.markdown(text_alternative(r))
+    left, right = st.columns([2, 3])
+    with left:
+        st.plotly_chart(average_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask),
+                        key="average", config=toolbar_config(f"{stem}-average"),
+                        alt="Heatmap of the attention weights averaged over heads.")
+    with right:
+        st.markdown("**The formula** (here $d_k = d_{model} / h$, and $M$ is 0 where a key may "
+                    "be attended and $-\\infty$ where it is masked):")
+        st.latex(FORMULA)
+        st.plotly_chart(output_figure(r.output, r.tgt_tokens), key="output",
+                        config=toolbar_config(f"{stem}-output"),
+                        alt="Heatmap of the output representation: target tokens by model "
+                            "dimensions.")
+    downloads(r, stem)
+
+
+def downloads(r: Run, stem: str) -> None:
+    st.markdown("**Download the numbers**")
+    a, b, _ = st.columns([1, 1, 2])
+    a.download_button("Weights as CSV", lambda: weights_csv(r), f"{stem}-weights.csv",
+                      "text/csv", key="dl_csv", on_click="ignore",
+                      help="Long format: head, tgt_pos, tgt_token, src_pos, src_token, weight. "
+                           "Heads count from 1, positions from 0.")
+    b.download_button("Everything as .npz", lambda: run_npz(r), f"{stem}.npz",
+                      "application/octet-stream", key="dl_npz", on_click="ignore",
+                      help="NumPy archive: weights, output, mask, inputs, tokens, settings.")

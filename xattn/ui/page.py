@@ -1,0 +1,84 @@
+"""The whole page: controls, the computation (cached), and the views in tabs."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from xattn.pipeline import Run, Settings, run
+from xattn.ui.controls import settings_from_controls
+from xattn.ui.heads import heads_view
+
+TABS = ("Heads", "How to read this")
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def cached_run(settings: Settings) -> Run:
+    """One computation per distinct settings, shared by every student on the server.
+
+    Keyed on the small ``Settings`` (strings and ints), never on arrays; bounded, because a
+    classroom demo server has little memory.
+    """
+    return run(settings)
+
+
+HOW_TO_READ = """
+**Rows and columns.** Each heatmap is one head. A row is a *target* token (the decoder's query:
+the word being produced); a column is a *source* token (the encoder's key: a word of the
+sentence being translated). The colour of a cell is how much that target token looks at that
+source token. Every row sums to 1: attention shares one unit of "looking" among the source
+tokens.
+
+**What a head outputs.** Each target token receives the weighted average of the source tokens'
+*value* vectors, using its row of weights. The heads' results are put side by side and mixed by
+$W^O$ into the output: one vector of `d_model` numbers per target token.
+
+**Masking.** A masked source token may not be looked at: its weight is exactly 0 (marked with a
+grey cross) and the rest of the row shares the whole unit. Padding masks hide filler tokens of a
+batch; *wait-k* lets target token *i* see only the first *i + k* source tokens, as a simultaneous
+interpreter who must speak before the sentence ends; a *local window* allows only source tokens
+near the diagonal. If every source token is masked for a target token, that row has nothing to
+attend to: its weights and output are all zero.
+
+**These weights are random.** Nothing here was trained. The token vectors come from a hash of
+each word, and the projection matrices from the seed: change the seed and every pattern changes.
+Any resemblance to a word alignment is chance (or spelling, in the n-gram embedder, or position,
+with positional encoding). The *Trained vs random* view shows what training changes.
+
+**Attention is not explanation.** Even in a trained model, a high weight says where a head
+looked, not why the model produced its output: values can be small, other heads and layers mix
+the result, and different weights can give the same output (Jain and Wallace 2019; Wiegreffe
+and Pinter 2019). Read the pictures as *what the mechanism does*, not as reasons.
+"""
+
+
+def main() -> None:
+    st.set_page_config(page_title="xattn · multi-head cross-attention", page_icon="🔍",
+                       layout="wide")
+    st.title("Multi-head cross-attention, head by head")
+    st.caption("How a decoder (the target sentence) looks up the encoder's output (the source "
+               "sentence). Type two sentences; every control is in the link, so a shared URL "
+               "shows the same picture.")
+    settings, notices = settings_from_controls()
+    for notice in notices:
+        st.warning(notice, icon="🔗")
+    try:
+        result = cached_run(settings)
+    except ValueError as err:
+        st.error(f"{err}", icon="✋")
+        st.info("The page keeps working: change the sentences or the settings and it redraws.")
+        with st.expander("How to read this page"):
+            st.markdown(HOW_TO_READ)
+        return
+    if len(result.empty_rows):
+        rows = ", ".join(f"{i}: {result.tgt_tokens[i]}" for i in result.empty_rows[:12])
+        st.warning(f"Every source token is masked for target token(s) {rows}. Those rows have "
+                   "nothing to attend to, so their weights and output are all zero. Unmask a "
+                   "source token (sidebar, Masking) to give them something to look at.",
+                   icon="⚠️")
+    tabs = st.tabs(TABS, key="view", bind="query-params")
+    with tabs[0]:
+        if tabs[0].open:
+            heads_view(result)
+    with tabs[1]:
+        if tabs[1].open:
+            st.markdown(HOW_TO_READ)
