@@ -17,6 +17,8 @@ a user types and drops punctuation.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +54,7 @@ class LexiconEntry:
 
 _DETERMINERS = {"the": ("le", "la"), "a": ("un", "une"), "this": ("ce", "cette")}
 _DET_WEIGHTS = (0.6, 0.25, 0.15)  # "the" most often, so "the ... the" is common
+_DET_CUMULATIVE = tuple(itertools.accumulate(_DET_WEIGHTS))[:-1]
 _NOUNS = {"cat": ("chat", "m"), "dog": ("chien", "m"), "horse": ("cheval", "m"),
           "wolf": ("loup", "m"), "boy": ("garçon", "m"), "king": ("roi", "m"),
           "book": ("livre", "m"), "girl": ("fille", "f"), "queen": ("reine", "f"),
@@ -127,7 +130,8 @@ def _sentence(subject: tuple, verb: str, obj: tuple | None) -> SentencePair:
 
 
 def _sample_noun_phrase(rng: np.random.Generator) -> tuple:
-    det = tuple(_DETERMINERS)[rng.choice(len(_DETERMINERS), p=_DET_WEIGHTS)]
+    # bisect on the cumulative weights: rng.choice(p=...) costs ten times more per call
+    det = tuple(_DETERMINERS)[bisect.bisect(_DET_CUMULATIVE, rng.random())]
     adj = tuple(_ADJECTIVES)[rng.integers(len(_ADJECTIVES))] \
         if rng.random() < P_ADJECTIVE else None
     return det, adj, tuple(_NOUNS)[rng.integers(len(_NOUNS))]
