@@ -132,7 +132,7 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
             if mark:
                 marks.append(mark)
     layout["annotations"] = annotations
-    return go.Figure(data=heatmaps + marks, layout=layout)
+    return go.Figure(data=heatmaps + marks, layout=layout, _validate=False)
 
 
 def average_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
@@ -159,14 +159,14 @@ def output_figure(output: np.ndarray, tgt_tokens: list[str]) -> go.Figure:
     n_tgt, d_model = output.shape
     y, y_text = axis_labels(tgt_tokens)
     bound = float(np.abs(output).max()) or 1.0
-    fig = go.Figure(
-        go.Heatmap(z=output, x=np.arange(d_model), y=y, colorscale="Cividis", zmin=-bound,
-                   zmax=bound, colorbar=dict(title=dict(text="value"), thickness=14),
-                   hovertemplate="target %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"),
-        layout=dict(template=TEMPLATE, height=140 + 16 * n_tgt, margin=dict(l=10, r=10, t=50, b=10),
-                    title=dict(text=f"Output: one row of {d_model} numbers per target token", x=0.01)))
-    fig.update_xaxes(title_text="model dimension (0 .. d_model-1)")
-    fig.update_yaxes(title_text="target token", type="category", autorange="reversed",
-                     tickmode="array", tickvals=y, ticktext=y_text,
-                     tickfont=dict(size=_tick_font(n_tgt)))
-    return fig
+    trace = dict(type="heatmap", z=output, y=y, colorscale="Cividis", zmin=-bound, zmax=bound,
+                 colorbar=dict(title=dict(text="value"), thickness=14),
+                 hovertemplate="target %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>")
+    layout = dict(
+        template=TEMPLATE, height=140 + 16 * n_tgt, margin=dict(l=10, r=10, t=50, b=10),
+        title=dict(text=f"Output: {d_model} numbers per target token", x=0.01),
+        xaxis=dict(title=dict(text="model dimension (0 .. d_model-1)")),
+        yaxis=dict(title=dict(text="target token"), type="category", autorange="reversed",
+                   tickmode="array", tickvals=y, ticktext=y_text,
+                   tickfont=dict(size=_tick_font(n_tgt))))
+    return go.Figure(data=[trace], layout=layout, _validate=False)

@@ -11,9 +11,9 @@ from xattn.export import toolbar_config
 from xattn.figures import average_figure, output_figure, per_head_figure
 from xattn.pipeline import Run, run_npz, weights_csv
 
-FORMULA = (r"\mathrm{MultiHead}(Q, K, V) = \mathrm{Concat}(\mathrm{head}_1, \dots, "
-           r"\mathrm{head}_h)\, W^O, \qquad \mathrm{head}_i = \mathrm{softmax}\!\left("
-           r"\frac{Q W_i^Q (K W_i^K)^\top}{\sqrt{d_k}} + M\right) V W_i^V")
+FORMULA = (r"\begin{aligned} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mathrm{head}_1, "
+           r"\dots, \mathrm{head}_h)\, W^O \\ \mathrm{head}_i &= \mathrm{softmax}\!\left("
+           r"\frac{Q W_i^Q (K W_i^K)^\top}{\sqrt{d_k}} + M\right) V W_i^V \end{aligned}")
 
 
 def file_stem(r: Run) -> str:
@@ -59,15 +59,16 @@ def heads_view(r: Run) -> None:
                    "from that target token, so its weight is exactly 0.")
     with st.expander("Text description of the heatmaps (strongest source token per row)"):
         st.markdown(text_alternative(r))
+    st.markdown(f"**The formula.** $Q$ = decoder state (target), $K = V$ = encoder output "
+                f"(source), $d_k = d_{{model}} / h = {r.settings.d_model // r.settings.n_heads}$, "
+                "and $M$ is 0 where a key may be attended and $-\\infty$ where it is masked.")
+    st.latex(FORMULA)
     left, right = st.columns([2, 3])
     with left:
         st.plotly_chart(average_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask),
                         key="average", config=toolbar_config(f"{stem}-average"),
                         alt="Heatmap of the attention weights averaged over heads.")
     with right:
-        st.markdown("**The formula** (here $d_k = d_{model} / h$, and $M$ is 0 where a key may "
-                    "be attended and $-\\infty$ where it is masked):")
-        st.latex(FORMULA)
         st.plotly_chart(output_figure(r.output, r.tgt_tokens), key="output",
                         config=toolbar_config(f"{stem}-output"),
                         alt="Heatmap of the output representation: target tokens by model "
