@@ -15,12 +15,15 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 __all__ = ["per_head_figure", "average_figure", "output_figure", "axis_labels", "COLORSCALE"]
 
 COLORSCALE = "Viridis"
 MASK_COLOUR = "rgba(190, 190, 190, 0.95)"
-TEMPLATE = "plotly_white"
+# The template object itself, not its name: unvalidated figures pass a name to plotly.js as is,
+# and plotly.js does not know template names.
+TEMPLATE = pio.templates["plotly_white"]
 
 
 def axis_labels(tokens: list[str]) -> tuple[list[str], list[str]]:

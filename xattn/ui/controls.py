@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.embedder import EMBEDDER_MODES
+from xattn.export import IMAGE_FORMATS, toolbar_config
 from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_TOKENS, Settings, head_choices
 from xattn.tokenize import TOKENIZER_MODES, tokenize
@@ -99,12 +100,26 @@ def mask_controls(src: str, tokenizer: str) -> dict:
     return out
 
 
+def export_controls() -> None:
+    st.sidebar.header("Export")
+    st.sidebar.radio("Charts' camera button saves", ("png", "svg"), horizontal=True, key="img",
+                     bind=BIND, help="The download button in the toolbar of every chart. SVG "
+                     "stays sharp on slides and in papers.")
+
+
+def chart_config(name: str) -> dict:
+    """Plotly config for a chart: toolbar download in the chosen format, named ``name``."""
+    fmt = st.session_state.get("img", "png")
+    return toolbar_config(name, fmt if fmt in IMAGE_FORMATS else "png")
+
+
 def settings_from_controls() -> tuple[Settings, list[str]]:
     """Draw every control; return the settings and notices about URL values that were refused."""
     requested = {key: st.query_params.get_all(key) for key in st.query_params}
     src, tgt = sentence_inputs()
     model = model_controls()
     masks = mask_controls(src, model["tokenizer"])
+    export_controls()
     settings = DEFAULTS.replace(src=src, tgt=tgt, **model, **masks)
     return settings, url_notices(requested)
 

@@ -7,9 +7,9 @@ import re
 import numpy as np
 import streamlit as st
 
-from xattn.export import toolbar_config
 from xattn.figures import average_figure, output_figure, per_head_figure
 from xattn.pipeline import Run, run_npz, weights_csv
+from xattn.ui.controls import chart_config
 
 FORMULA = (r"\begin{aligned} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mathrm{head}_1, "
            r"\dots, \mathrm{head}_h)\, W^O \\ \mathrm{head}_i &= \mathrm{softmax}\!\left("
@@ -51,7 +51,7 @@ def heads_view(r: Run) -> None:
     st.caption(f"**Shapes in this run:** {shapes_text(r)}")
     stem = file_stem(r)
     fig = per_head_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask)
-    st.plotly_chart(fig, key="per_head", config=toolbar_config(f"{stem}-per-head"),
+    st.plotly_chart(fig, key="per_head", config=chart_config(f"{stem}-per-head"),
                     alt="Heatmaps of cross-attention weights, one per head; a text version "
                         "is in the expander below.")
     if (~r.mask).any():
@@ -66,11 +66,11 @@ def heads_view(r: Run) -> None:
     left, right = st.columns([2, 3])
     with left:
         st.plotly_chart(average_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask),
-                        key="average", config=toolbar_config(f"{stem}-average"),
+                        key="average", config=chart_config(f"{stem}-average"),
                         alt="Heatmap of the attention weights averaged over heads.")
     with right:
         st.plotly_chart(output_figure(r.output, r.tgt_tokens), key="output",
-                        config=toolbar_config(f"{stem}-output"),
+                        config=chart_config(f"{stem}-output"),
                         alt="Heatmap of the output representation: target tokens by model "
                             "dimensions.")
     downloads(r, stem)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.pipeline import Run, Settings, run
+from xattn.ui.analysis import ablation_view, stats_view
+from xattn.ui.compare import compare_view
 from xattn.ui.controls import settings_from_controls
 from xattn.ui.heads import heads_view
-
-TABS = ("Heads", "How to read this")
+from xattn.ui.lines_view import export_view, lines_view
+from xattn.ui.step import step_view
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
@@ -51,6 +53,12 @@ and Pinter 2019). Read the pictures as *what the mechanism does*, not as reasons
 """
 
 
+def _trained_view(_: Run) -> None:
+    from xattn.ui.trained import trained_view  # imported when first opened: training code
+
+    trained_view()
+
+
 def main() -> None:
     st.set_page_config(page_title="xattn · multi-head cross-attention", page_icon="🔍",
                        layout="wide")
@@ -75,10 +83,20 @@ def main() -> None:
                    "nothing to attend to, so their weights and output are all zero. Unmask a "
                    "source token (sidebar, Masking) to give them something to look at.",
                    icon="⚠️")
-    tabs = st.tabs(TABS, key="view", bind="query-params")
-    with tabs[0]:
-        if tabs[0].open:
-            heads_view(result)
-    with tabs[1]:
-        if tabs[1].open:
-            st.markdown(HOW_TO_READ)
+    views = {
+        "Heads": heads_view,
+        "Step through": step_view,
+        "Head statistics": stats_view,
+        "Switch heads off": ablation_view,
+        "Lines": lines_view,
+        "Compare": lambda r: compare_view(r, cached_run),
+        "Trained vs random": _trained_view,
+        "Export": export_view,
+        "How to read this": lambda r: st.markdown(HOW_TO_READ),
+    }
+    # Bound to the URL, so a link opens on the same tab; only the open tab's code runs.
+    tabs = st.tabs(list(views), key="view", bind="query-params")
+    for tab, view in zip(tabs, views.values(), strict=True):
+        if tab.open:
+            with tab:
+                view(result)

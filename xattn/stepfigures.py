@@ -1,0 +1,117 @@
+"""Figures of the step-through view: a clickable heatmap of one head, and one row of weights.
+
+Heatmap traces do not report clicks in Streamlit, so the clickable heatmap carries an invisible
+scatter trace with one marker per cell; its selected point gives (target, source) through
+``customdata``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from xattn.figures import COLORSCALE, TEMPLATE, axis_labels
+
+__all__ = ["clickable_head_figure", "weights_bar_figure", "saturation_figure"]
+
+
+def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
+                          head: int, selected: int | None = None,
+                          mask: np.ndarray | None = None) -> go.Figure:
+    """One head's heatmap where clicking a cell selects its target row.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_tgt, n_src)
+        The weights of one head.
+    head : int
+        0-based head index (shown as ``head + 1``).
+    selected : int, optional
+        Target row to outline.
+    mask : ndarray of bool, shape (n_tgt, n_src), optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``data[0]`` the heatmap, ``data[1]`` the invisible click layer whose point
+        ``customdata`` is ``[target_pos, source_pos]``.
+    """
+    n_tgt, n_src = weights.shape
+    x, x_text = axis_labels(src_tokens)
+    y, y_text = axis_labels(tgt_tokens)
+    rows, cols = np.indices((n_tgt, n_src)).reshape(2, -1)
+    heat = dict(type="heatmap", z=np.asarray(weights, np.float32), x=x, y=y,
+                colorscale=COLORSCALE, zmin=0, zmax=1, xgap=0.5, ygap=0.5,
+                colorbar=dict(title=dict(text="weight"), thickness=12), hoverinfo="skip")
+    click = dict(type="scatter", mode="markers", x=[x[j] for j in cols], y=[y[i] for i in rows],
+                 customdata=[[int(i), int(j)] for i, j in zip(rows, cols, strict=True)],
+                 marker=dict(size=max(8, 320 // max(n_tgt, n_src)), symbol="square",
+                             opacity=0, color="black"),
+                 name="cells", showlegend=False,
+                 hovertemplate=(f"<b>head {head + 1}</b><br>target (query) %{{y}}<br>source "
+                                "(key) %{x}<br>click to step through this row<extra></extra>"))
+    shapes = []
+    if selected is not None:
+        shapes.append(dict(type="rect", xref="x domain", x0=0, x1=1, yref="y",
+                           y0=selected - 0.5, y1=selected + 0.5,
+                           line=dict(color="#ff7f0e", width=3)))
+    layout = dict(
+        template=TEMPLATE, height=160 + 22 * n_tgt, margin=dict(l=10, r=10, t=40, b=10),
+        title=dict(text=f"Head {head + 1}: click a cell to pick its target token", x=0.01),
+        xaxis=dict(type="category", tickmode="array", tickvals=x, ticktext=x_text,
+                   tickangle=-60, title=dict(text="source (keys)")),
+        yaxis=dict(type="category", tickmode="array", tickvals=y, ticktext=y_text,
+                   autorange="reversed", title=dict(text="target (queries)")),
+        shapes=shapes, clickmode="event+select", dragmode=False)
+    if mask is not None and not np.all(mask):
+        from xattn.figures import _mask_marks
+
+        layout["showlegend"] = False
+        marks = _mask_marks(np.asarray(mask, bool), x, y, "", size=12)
+        return go.Figure(data=[heat, click, marks], layout=layout, _validate=False)
+    return go.Figure(data=[heat, click], layout=layout, _validate=False)
+
+
+def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
+                       allowed: np.ndarray, title: str) -> go.Figure:
+    """The softmax weights of one target token as bars over the source tokens.
+
+    Parameters
+    ----------
+    weights_row : ndarray of shape (n_src,)
+    allowed : ndarray of bool, shape (n_src,)
+        Masked source tokens are drawn as grey, empty bars.
+    """
+    x, x_text = axis_labels(src_tokens)
+    colours = ["#21918c" if a else "#bdbdbd" for a in allowed]
+    text = [f"{w:.3f}" if a else "masked" for w, a in zip(weights_row, allowed, strict=True)]
+    bar = dict(type="bar", x=x, y=np.asarray(weights_row, np.float32), text=text,
+               marker=dict(color=colours), textposition="outside",
+               hovertemplate="source %{x}<br>weight %{y:.3f}<extra></extra>")
+    layout = dict(template=TEMPLATE, height=300, margin=dict(l=10, r=10, t=40, b=10),
+                  title=dict(text=title, x=0.01),
+                  xaxis=dict(type="category", tickmode="array", tickvals=x, ticktext=x_text,
+                             tickangle=-60, title=dict(text="source (keys)")),
+                  yaxis=dict(range=[0, 1.12], title=dict(text="weight")))
+    return go.Figure(data=[bar], layout=layout, _validate=False)
+
+
+def saturation_figure(curve: dict[str, np.ndarray], current_d_head: int) -> go.Figure:
+    """Mean normalised entropy against d_head, with and without the 1/sqrt(d_head) scaling."""
+    traces = [dict(type="scatter", mode="lines+markers", x=curve["d_head"], y=curve[key],
+                   name=name, line=dict(color=colour, dash=dash))
+              for key, name, colour, dash in (("scaled", "divided by sqrt(d_head)", "#3b528b",
+                                               "solid"),
+                                              ("unscaled", "not scaled", "#d55e00", "dash"))]
+    layout = dict(template=TEMPLATE, height=300, margin=dict(l=10, r=10, t=40, b=10),
+                  title=dict(text="Without scaling, the softmax saturates as d_head grows",
+                             x=0.01),
+                  xaxis=dict(type="log", title=dict(text="d_head (log scale)"),
+                             tickvals=curve["d_head"]),
+                  yaxis=dict(range=[0, 1.05], title=dict(text="mean normalised entropy")),
+                  legend=dict(orientation="h", y=-0.3),
+                  shapes=[dict(type="line", x0=current_d_head, x1=current_d_head, yref="paper",
+                               y0=0, y1=1, line=dict(color="#777", dash="dot"))],
+                  annotations=[dict(x=np.log10(current_d_head), y=1.02, yref="paper",
+                                    text="this run", showarrow=False, font=dict(size=11))])
+    return go.Figure(data=traces, layout=layout, _validate=False)
