@@ -52,7 +52,7 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
                                 "(key) %{x}<br>click to step through this row<extra></extra>"))
     shapes = []
     if selected is not None:
-        shapes.append(dict(type="rect", xref="x domain", x0=0, x1=1, yref="y",
+        shapes.append(dict(type="rect", xref="x", x0=-0.5, x1=n_src - 0.5, yref="y",
                            y0=selected - 0.5, y1=selected + 0.5,
                            line=dict(color="#ff7f0e", width=3)))
     layout = dict(

@@ -112,20 +112,30 @@ def _entropy_note(r: Run, trace, head: int, i: int, scaled: bool) -> None:
 
 def _stages(r: Run, trace, head: int, i: int) -> None:
     src_labels = _labels(r.src_tokens)
-    for n, stage in enumerate(stages(trace, head, i), start=1):
-        st.markdown(f"**{n}. {stage.title}** · shape {stage.shape}")
-        st.latex(stage.formula)
-        if stage.values.ndim == 2:
-            _table(stage.values, src_labels)
-        elif stage.values.dtype == bool:
-            st.dataframe({"token": src_labels,
-                          "may attend": ["yes" if m else "no (masked)" for m in stage.values]},
-                         hide_index=True)
-        elif len(stage.values) == len(src_labels) and stage.title != "Query of this target token":
-            st.dataframe({"token": src_labels, "value": np.round(stage.values, 4)},
-                         hide_index=True)
-        else:
-            _table(stage.values)
+    q, k, dots, scaled, mask, weights, weighted, out, concat, y = stages(trace, head, i)
+    st.markdown(f"**1. {q.title}** · shape {q.shape} · ${q.formula}$")
+    _table(q.values)
+    st.markdown(f"**2. {k.title}** · shape {k.shape} · ${k.formula}$")
+    _table(k.values, src_labels)
+    st.markdown("**3–6. From dot products to weights**, one row per source token · shape "
+                f"{dots.shape} each")
+    st.dataframe({
+        "source token": src_labels,
+        "3. dot product q·k": np.round(dots.values, 4),
+        "4. scaled score": np.round(scaled.values, 4),
+        "5. mask M": ["0 (may attend)" if m else "−∞ (masked)" for m in mask.values],
+        "6. softmax weight": np.round(weights.values, 4),
+    }, hide_index=True)
+    st.latex(rf"{scaled.formula} \qquad {weights.formula} \quad (z = \text{{score}} + M)")
+    st.markdown(f"**7. {weighted.title}** · shape {weighted.shape} · ${weighted.formula}$")
+    _table(weighted.values, src_labels)
+    st.markdown(f"**8. {out.title}**, the column sums of step 7 · shape {out.shape} · "
+                f"${out.formula}$")
+    _table(out.values)
     d_head = r.settings.d_model // r.settings.n_heads
-    st.caption(f"Head {head + 1} fills columns {head * d_head}..{(head + 1) * d_head - 1} of "
-               "the concatenation; W^O mixes all heads into the output row.")
+    st.markdown(f"**9. {concat.title}** · shape {concat.shape} · ${concat.formula}$ — head "
+                f"{head + 1} fills dimensions {head * d_head}..{(head + 1) * d_head - 1}")
+    _table(concat.values)
+    st.markdown(f"**10. {y.title}** · shape {y.shape} · ${y.formula}$: $W^O$ mixes all heads "
+                "into the output row of this target token")
+    _table(y.values)
