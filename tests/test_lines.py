@@ -39,7 +39,7 @@ def labels(fig, name):
 def test_one_segment_per_weight_at_or_above_threshold(weights, threshold):
     fig = lines_figure(weights, SRC, TGT, threshold=threshold)
     drawn = [(t.legendgroup, s) for t in line_traces(fig) for s in segments(t)]
-    expected = [(f"head {h}", (i, j)) for h, i, j in zip(*np.nonzero(
+    expected = [(f"head {h + 1}", (i, j)) for h, i, j in zip(*np.nonzero(
         (weights >= threshold) & (weights > 0)), strict=True)]
     assert sorted(drawn) == sorted(expected)
 
@@ -47,7 +47,7 @@ def test_one_segment_per_weight_at_or_above_threshold(weights, threshold):
 def test_opacity_is_the_binned_weight(weights):
     fig = lines_figure(weights, SRC, TGT, threshold=0.0)
     for trace in line_traces(fig):
-        h = int(trace.legendgroup.split()[1])
+        h = int(trace.legendgroup.split()[1]) - 1
         for i, j in segments(trace):
             assert abs(trace.opacity - weights[h, i, j]) <= 0.1 + 1e-12
         assert trace.opacity in OPACITY_LEVELS
@@ -57,18 +57,18 @@ def test_opacity_is_the_binned_weight(weights):
 def test_heads_selection_colours_and_legend(weights):
     fig = lines_figure(weights, SRC, TGT, heads=[2, 0], threshold=0.0)
     groups = {t.legendgroup for t in line_traces(fig)}
-    assert groups == {"head 0", "head 2"}
+    assert groups == {"head 1", "head 3"}  # numbered from 1 on screen
     for trace in line_traces(fig):
-        h = int(trace.legendgroup.split()[1])
+        h = int(trace.legendgroup.split()[1]) - 1
         assert trace.line.color == OKABE_ITO[h]
     shown = [t.name for t in line_traces(fig) if t.showlegend]
-    assert sorted(shown) == ["head 0", "head 2"]  # one legend entry per head
+    assert sorted(shown) == ["head 1", "head 3"]  # one legend entry per head
 
 
 def test_head_without_lines_stays_in_legend():
     w = np.stack([np.eye(3), np.full((3, 3), 1 / 3)])
     fig = lines_figure(w, ["a", "b", "c"], ["x", "y", "z"], threshold=0.5)
-    assert [t.name for t in line_traces(fig)] == ["head 0", "head 1 (no line)"]
+    assert [t.name for t in line_traces(fig)] == ["head 1", "head 2 (no line)"]
     assert len(fig.data[1].x) == 0
 
 
@@ -95,8 +95,8 @@ def test_tokens_are_escaped_and_repeated_tokens_keep_their_place(weights):
 def test_hover_names_the_strongest_link():
     w = np.array([[0.2, 0.8], [0.6, 0.4]])
     fig = lines_figure(w, ["a", "b"], ["x", "y"])
-    assert labels(fig, "target (queries)").hovertext[0].endswith("head 0: → 1: b (0.80)")
-    assert labels(fig, "source (keys)").hovertext[0].endswith("head 0: ← 1: y (0.60)")
+    assert labels(fig, "target (queries)").hovertext[0].endswith("head 1: → 1: b (0.80)")
+    assert labels(fig, "source (keys)").hovertext[0].endswith("head 1: ← 1: y (0.60)")
 
 
 def test_sides_are_labelled_and_template_is_explicit(weights):

@@ -74,14 +74,14 @@ def _layout(title: str, height: int) -> dict:
 
 
 def _axes(layout: dict, axis: str, xd, yd, ticks_x, ticks_y, *, x_title: str | None,
-          y_title: str | None, font: int) -> None:
+          y_title: str | None, font: int, y_ticks: bool = True) -> None:
     layout[f"xaxis{axis}"] = dict(
         domain=xd, anchor=f"y{axis}", type="category", tickmode="array",
         tickvals=ticks_x[0], ticktext=ticks_x[1], tickangle=-60, tickfont=dict(size=font),
         title=dict(text=x_title, font=dict(size=12)) if x_title else None, showgrid=False)
     layout[f"yaxis{axis}"] = dict(
         domain=yd, anchor=f"x{axis}", type="category", autorange="reversed", tickmode="array",
-        tickvals=ticks_y[0], ticktext=ticks_y[1], tickfont=dict(size=font),
+        tickvals=ticks_y[0], ticktext=ticks_y[1], tickfont=dict(size=font), showticklabels=y_ticks,
         title=dict(text=y_title, font=dict(size=12)) if y_title else None, showgrid=False)
 
 
@@ -116,7 +116,7 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     n_rows, n_cols = _grid(n_heads, max_cols)
     panel = 150 + 11 * n_tgt                                      # px per grid row
     layout = _layout(title, height=int(n_rows * panel + 110 + 6 * max(map(len, x_text))))
-    x_dom, y_dom = _domains(n_cols, 0.06), _domains(n_rows, 0.45 / n_rows)[::-1]
+    x_dom, y_dom = _domains(n_cols, 0.03), _domains(n_rows, 0.45 / n_rows)[::-1]
     font = _tick_font(max(n_src, n_tgt))
     heatmaps, marks, annotations = [], [], []
     full_mask = None if mask is None else np.broadcast_to(np.asarray(mask, bool), (n_tgt, n_src))
@@ -126,7 +126,7 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
         heatmaps.append(_heatmap(weights[h], x, y, axis, f"head {h + 1}"))
         _axes(layout, axis, x_dom[c], y_dom[r], (x, x_text), (y, y_text), font=font,
               x_title="source (keys)" if r == n_rows - 1 or h + n_cols >= n_heads else None,
-              y_title="target (queries)" if c == 0 else None)
+              y_title="target (queries)" if c == 0 else None, y_ticks=c == 0)
         annotations.append(dict(text=f"<b>head {h + 1}</b>", x=sum(x_dom[c]) / 2, xref="paper",
                                 y=y_dom[r][1], yref="paper", yanchor="bottom", showarrow=False,
                                 font=dict(size=13)))

@@ -57,7 +57,7 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
     -------
     plotly.graph_objects.Figure
         Traces: per drawn head up to five line traces (one per opacity level, strongest first,
-        ``legendgroup`` = ``"head h"``; a head without any line gets one empty trace so it stays
+        ``legendgroup`` = ``"head h+1"`` (heads are numbered from 1 on screen); a head without any line gets one empty trace so it stays
         in the legend), then the target labels, then the source labels. Token ``i`` sits at
         ``y = i`` on both sides (the y axis runs downwards), so repeated tokens keep their own
         place. Tokens are HTML-escaped.
@@ -117,7 +117,7 @@ def _head_traces(w: np.ndarray, drawn: np.ndarray, h: int) -> list[dict]:
                        len(OPACITY_LEVELS) - 1)                      # (k,) opacity bin
     line = dict(color=OKABE_ITO[h % len(OKABE_ITO)], width=2,
                 dash=_DASHES[(h // len(OKABE_ITO)) % len(_DASHES)])
-    base = dict(type="scatter", mode="lines", name=f"head {h}", legendgroup=f"head {h}",
+    base = dict(type="scatter", mode="lines", name=f"head {h + 1}", legendgroup=f"head {h + 1}",
                 line=line, hoverinfo="skip")
     traces = []
     for b in reversed(range(len(OPACITY_LEVELS))):  # strongest first: it carries the legend
@@ -132,7 +132,7 @@ def _head_traces(w: np.ndarray, drawn: np.ndarray, h: int) -> list[dict]:
         x[:, 0], x[:, 1] = _X_TGT, _X_SRC
         traces.append(dict(base, x=x.reshape(-1), y=y.reshape(-1),
                            opacity=OPACITY_LEVELS[b], showlegend=not traces))
-    return traces or [dict(base, x=[], y=[], name=f"head {h} (no line)", showlegend=True)]
+    return traces or [dict(base, x=[], y=[], name=f"head {h + 1} (no line)", showlegend=True)]
 
 
 def _token_traces(w, keep, shown, src: list[str], tgt: list[str]) -> list[dict]:
@@ -140,13 +140,13 @@ def _token_traces(w, keep, shown, src: list[str], tgt: list[str]) -> list[dict]:
     n_tgt, n_src = len(tgt), len(src)
     tgt_hover, src_hover = [], []
     for i, tok in enumerate(tgt):
-        links = [f"head {h}: → {j}: {src[j]} ({w[h, i, j]:.2f})" if w[h, i].any()
-                 else f"head {h}: no key" for h in shown
+        links = [f"head {h + 1}: → {j}: {src[j]} ({w[h, i, j]:.2f})" if w[h, i].any()
+                 else f"head {h + 1}: no key" for h in shown
                  for j in [int(w[h, i].argmax())]]
         tgt_hover.append("<br>".join([f"<b>target (query) {i}: {tok}</b>", *links]))
     for j, tok in enumerate(src):
-        links = [f"head {h}: ← {i}: {tgt[i]} ({w[h, i, j]:.2f})" if w[h, :, j].any()
-                 else f"head {h}: unused" for h in shown
+        links = [f"head {h + 1}: ← {i}: {tgt[i]} ({w[h, i, j]:.2f})" if w[h, :, j].any()
+                 else f"head {h + 1}: unused" for h in shown
                  for i in [int(w[h, :, j].argmax())]]
         src_hover.append("<br>".join([f"<b>source (key) {j}: {tok}</b>", *links]))
     src_colour = ["#333333" if k else "#AAAAAA" for k in keep.any(axis=0).tolist()]

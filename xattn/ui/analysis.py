@@ -19,13 +19,17 @@ MEASURE_NAMES = {
     "monotonicity": "monotonicity",
 }
 
+SHORT_NAMES = {"normalised_entropy": "spread", "effective_keys": "effective tokens",
+               "confidence": "confidence", "diagonal_alignment": "diagonal",
+               "monotonicity": "monotonicity"}
+
 
 def stats_view(r: Run) -> None:
     stats = head_statistics(r.weights, r.mask)
     table = {"head": [f"head {h + 1}" for h in stats["head"]]}
     table.update({MEASURE_NAMES[k]: np.round(stats[k], 3) for k in MEASURE_NAMES})
     st.dataframe(table, hide_index=True)
-    st.plotly_chart(statistics_figure(stats, MEASURE_NAMES), key="stats_chart",
+    st.plotly_chart(statistics_figure(stats, SHORT_NAMES), key="stats_chart",
                     config=chart_config(f"xattn-head-statistics-seed{r.settings.seed}"),
                     alt="Bar charts of the five head statistics, one bar per head.")
     st.markdown("\n".join(f"- **{MEASURE_NAMES[k]}**: {MEASURE_DESCRIPTIONS[k]}"
