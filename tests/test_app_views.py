@@ -1,0 +1,100 @@
+"""AppTest for the teaching views: step-through, statistics, ablation, lines, compare, export."""
+
+import numpy as np
+import pytest
+import streamlit as st
+from apptest_helpers import chart, decode, heatmaps, run_app
+
+from xattn.metrics import ablation, head_statistics
+from xattn.pipeline import Settings, run
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    st.cache_data.clear()
+    yield
+
+
+def open_view(view, **query):
+    at = run_app({"view": view, **query})
+    assert not at.exception, at.exception
+    return at
+
+
+def table(at, index=0) -> dict:
+    return at.dataframe[index].value
+
+
+def test_step_through_shows_the_numbers_of_the_chosen_head_and_token():
+    at = open_view("Step through", step_head="3", step_tgt="2: noir")
+    r = run(Settings())
+    tr = r.module().trace(r.decoder_state, r.encoder_output, r.mask)
+    bar = chart(at, "step_bar")["data"][0]
+    np.testing.assert_allclose(decode(bar["y"]), tr.weights[2, 2], rtol=1e-6)
+    scores = table(at, 2)
+    np.testing.assert_allclose(scores["3. dot product q·k"], tr.scores[2, 2].round(4))
+    np.testing.assert_allclose(scores["6. softmax weight"], tr.weights[2, 2].round(4))
+    pick = chart(at, "step_pick")
+    np.testing.assert_allclose(decode(pick["data"][0]["z"]), tr.weights[2], rtol=1e-6)
+    assert pick["layout"]["shapes"][0]["y0"] == 1.5  # the chosen row is outlined
+    assert any("Entropy of this row" in m.label for m in at.metric)
+
+
+def test_switching_scaling_off_changes_the_scores_and_the_entropy():
+    at = open_view("Step through", d_model="256", heads="2")
+    entropy_on = at.metric[0].value
+    at.toggle(key="scale").set_value(False).run()
+    assert not at.exception
+    r = run(Settings(d_model=256, n_heads=2))
+    tr = r.module().trace(r.decoder_state, r.encoder_output, r.mask, scale=False)
+    np.testing.assert_allclose(table(at, 2)["4. scaled score"], tr.scores[0, 0].round(4))
+    assert float(at.metric[0].value.split()[0]) < float(entropy_on.split()[0])
+
+
+def test_head_statistics_table_equals_the_metrics():
+    at = open_view("Head statistics", heads="8")
+    stats = head_statistics(run(Settings(n_heads=8)).weights)
+    t = table(at)
+    assert list(t["head"]) == [f"head {h}" for h in range(1, 9)]
+    np.testing.assert_allclose(t["confidence (mean row maximum)"], stats["confidence"].round(3))
+    np.testing.assert_allclose(t["monotonicity"], stats["monotonicity"].round(3))
+    assert len(chart(at, "stats_chart")["data"]) == 5
+
+
+def test_ablation_reports_each_head_and_the_chosen_set():
+    at = open_view("Switch heads off", off=["2", "3"])
+    r = run(Settings())
+    res = ablation(r.module(), r.decoder_state, r.encoder_output, r.mask, heads_off=(1, 2))
+    np.testing.assert_allclose(table(at)["relative output change"], res.per_head.round(3))
+    assert at.metric[0].value == f"{res.chosen:.1%}"
+    np.testing.assert_allclose(decode(chart(at, "ablation_chart")["data"][0]["y"]),
+                               res.per_token, rtol=1e-9)
+    at.multiselect(key="off").set_value(["1", "2", "3", "4"]).run()
+    assert at.metric[0].value == "100.0%"
+
+
+def test_lines_view_draws_the_chosen_heads_above_the_threshold():
+    at = open_view("Lines", lines_heads=["2"], threshold="0.2")
+    groups = {t.get("legendgroup") for t in chart(at, "lines")["data"] if t.get("legendgroup")}
+    assert groups == {"head 2"}
+
+
+def test_compare_puts_two_settings_side_by_side():
+    at = open_view("Compare", cmp_seed="5", cmp_heads="2")
+    a = [decode(t["z"]) for t in heatmaps(chart(at, "compare_a"))]
+    b = [decode(t["z"]) for t in heatmaps(chart(at, "compare_b"))]
+    assert len(a) == 4 and len(b) == 2
+    np.testing.assert_allclose(b[1], run(Settings(seed=5, n_heads=2)).weights[1], rtol=1e-6)
+    assert "seed 0 → 5" in at.markdown[-1].value
+
+
+def test_export_offers_a_standalone_html_download():
+    at = open_view("Export")
+    button = at.get("download_button")[0]
+    assert "standalone HTML" in button.proto.label
+
+
+def test_image_format_choice_reaches_the_chart_toolbar():
+    at = run_app({"img": "svg"})
+    el = at.get_by_key("per_head")
+    assert '"format": "svg"' in el.proto.config or '"format":"svg"' in el.proto.config

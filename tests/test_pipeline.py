@@ -1,0 +1,77 @@
+"""pipeline: settings to weights, user-facing errors, downloads."""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from xattn import MultiHeadCrossAttention, ToyEmbedder, tokenize
+from xattn.pipeline import MAX_TOKENS, Settings, head_choices, run, run_npz, weights_csv
+
+
+def test_run_equals_the_library_called_by_hand():
+    s = Settings()
+    r = run(s)
+    emb = ToyEmbedder(32, seed=0, positional=True)
+    x_s, x_t = emb.embed(tokenize(s.src)), emb.embed(tokenize(s.tgt))
+    out, w = MultiHeadCrossAttention(32, 4, seed=0)(x_t, x_s)
+    np.testing.assert_array_equal(r.weights, w)
+    np.testing.assert_array_equal(r.output, out)
+    assert r.src_tokens == ["the", "black", "cat", "sat", "on", "the", "mat"]
+    assert r.mask.shape == (8, 7) and r.mask.all() and len(r.empty_rows) == 0
+
+
+def test_head_choices_are_divisors_up_to_16():
+    assert head_choices(32) == [1, 2, 4, 8, 16]
+    assert head_choices(24) == [1, 2, 3, 4, 6, 8, 12]
+    assert head_choices(512)[-1] == 16
+
+
+@pytest.mark.parametrize("changes,rows_without_keys", [
+    (dict(mask_mode="padding", padded=(0, 1, 2, 3, 4, 5, 6)), 8),
+    (dict(mask_mode="padding", padded=(6, 40)), 0),  # positions beyond the sentence are ignored
+    (dict(mask_mode="wait-k", wait_k=1), 0),
+    (dict(mask_mode="window", window=0), 0),
+])
+def test_masks_from_settings(changes, rows_without_keys):
+    r = run(Settings(**changes))
+    assert len(r.empty_rows) == rows_without_keys
+    assert np.all(r.weights[:, ~r.mask] == 0)
+
+
+@pytest.mark.parametrize("changes,match", [
+    (dict(src=""), r"The source sentence is empty: type at least one word\."),
+    (dict(tgt=" \t "), r"The target sentence is empty"),
+    (dict(src="a " * (MAX_TOKENS + 3)), r"The source sentence has 67 tokens; the limit is 64\. Shorten it by 3 tokens\."),
+    (dict(n_heads=3), r"With d_model = 32 the number of heads must be one of \[1, 2, 4, 8, 16\]; received 3\."),
+    (dict(d_model=10), r"d_model must be one of .*received 10"),
+    (dict(tokenizer="bpe"), r"tokenizer must be one of \('words', 'whitespace', 'chars'\); received 'bpe'"),
+])
+def test_bad_settings_say_what_to_change(changes, match):
+    with pytest.raises(ValueError, match=match):
+        run(Settings(**changes))
+
+
+def test_weights_csv_is_long_format_and_quotes_awkward_tokens():
+    r = run(Settings(src='a, "b" <s>', tgt="x y", n_heads=2, tokenizer="whitespace"))
+    rows = list(csv.DictReader(io.StringIO(weights_csv(r))))
+    assert list(rows[0]) == ["head", "tgt_pos", "tgt_token", "src_pos", "src_token", "weight"]
+    assert len(rows) == 2 * 2 * 3
+    assert [row["src_token"] for row in rows[:3]] == ["a,", '"b"', "<s>"]
+    assert rows[0]["head"] == "1" and rows[-1]["head"] == "2"
+    for row in rows:
+        w = r.weights[int(row["head"]) - 1, int(row["tgt_pos"]), int(row["src_pos"])]
+        assert float(row["weight"]) == pytest.approx(w, rel=1e-5)
+
+
+def test_npz_holds_everything_needed_to_reproduce_the_view():
+    r = run(Settings(mask_mode="padding", padded=(1,)))
+    data = np.load(io.BytesIO(run_npz(r)))
+    np.testing.assert_array_equal(data["weights"], r.weights)
+    np.testing.assert_array_equal(data["output"], r.output)
+    np.testing.assert_array_equal(data["mask"], r.mask)
+    assert list(data["src_tokens"]) == r.src_tokens
+    settings = json.loads(str(data["settings"]))
+    assert Settings(**{**settings, "padded": tuple(settings["padded"])}) == r.settings
