@@ -5,21 +5,60 @@ The library (maths, embedder, masks, metrics, figures) never imports streamlit; 
 """
 
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
+from xattn.corpus import (
+    LEXICON,
+    LexiconEntry,
+    SentencePair,
+    align,
+    generate_pairs,
+    sentence_words,
+    translate,
+    unknown_words,
+)
 from xattn.embedder import EMBEDDER_MODES, ToyEmbedder, sinusoidal_positions
+from xattn.export import standalone_html, toolbar_config
+from xattn.figures import average_figure, output_figure, per_head_figure
+from xattn.lines import lines_figure
 from xattn.masks import MASK_MODES, local_window_mask, padding_mask, wait_k_mask
+from xattn.metrics import (
+    MEASURE_DESCRIPTIONS,
+    AblationResult,
+    ablation,
+    confidence,
+    diagonal_alignment,
+    effective_keys,
+    entropy,
+    head_statistics,
+    monotonicity,
+    normalised_entropy,
+)
 from xattn.tokenize import TOKENIZER_MODES, tokenize
+from xattn.train import (
+    ALIGNMENT_MEASURES,
+    TrainConfig,
+    TrainResult,
+    alignment_accuracy,
+    alignment_by_head,
+    chance_accuracy,
+    embed_pair,
+    train,
+)
 
 __all__ = [
-    "AttentionTrace",
-    "EMBEDDER_MODES",
-    "MASK_MODES",
-    "MultiHeadCrossAttention",
-    "TOKENIZER_MODES",
-    "ToyEmbedder",
-    "local_window_mask",
-    "padding_mask",
-    "sinusoidal_positions",
-    "tokenize",
-    "wait_k_mask",
+    # the attention module
+    "AttentionTrace", "MultiHeadCrossAttention",
+    # tokens to vectors, masks
+    "EMBEDDER_MODES", "TOKENIZER_MODES", "ToyEmbedder", "sinusoidal_positions", "tokenize",
+    "MASK_MODES", "local_window_mask", "padding_mask", "wait_k_mask",
+    # per-head measures and ablation
+    "MEASURE_DESCRIPTIONS", "AblationResult", "ablation", "confidence", "diagonal_alignment",
+    "effective_keys", "entropy", "head_statistics", "monotonicity", "normalised_entropy",
+    # figures and export
+    "average_figure", "lines_figure", "output_figure", "per_head_figure", "standalone_html",
+    "toolbar_config",
+    # toy translation task and training
+    "LEXICON", "LexiconEntry", "SentencePair", "align", "generate_pairs", "sentence_words",
+    "translate", "unknown_words", "ALIGNMENT_MEASURES", "TrainConfig", "TrainResult",
+    "alignment_accuracy", "alignment_by_head", "chance_accuracy", "embed_pair", "train",
 ]
 __version__ = "0.1.0"
