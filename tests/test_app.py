@@ -148,3 +148,17 @@ def test_html_like_tokens_are_escaped_in_labels_and_repeated_words_keep_their_ow
     assert len(set(x)) == len(x)
     ticks = fig["layout"]["xaxis"]["ticktext"]
     assert ticks[0] == "&lt;s&gt;" and ticks[1] == ticks[6] == "the"
+
+
+def test_bad_url_values_of_a_tab_widget_also_get_a_notice():
+    at = run_app({"view": "Step through", "step_head": "9"})
+    assert not at.exception
+    warnings = messages(at)["warning"]
+    assert len(warnings) == 1 and "step_head=9" in warnings[0]
+
+
+def test_views_that_do_not_need_the_sentences_stay_usable_when_they_are_invalid():
+    at = run_app({"src": "", "view": "How to read this"})
+    assert not at.exception
+    assert any("The source sentence is empty" in e for e in messages(at)["error"])
+    assert any("Rows and columns" in m.value for m in at.markdown)

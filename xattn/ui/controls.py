@@ -113,15 +113,18 @@ def chart_config(name: str) -> dict:
     return toolbar_config(name, fmt if fmt in IMAGE_FORMATS else "png")
 
 
-def settings_from_controls() -> tuple[Settings, list[str]]:
-    """Draw every control; return the settings and notices about URL values that were refused."""
-    requested = {key: st.query_params.get_all(key) for key in st.query_params}
+def requested_parameters() -> dict[str, list[str]]:
+    """What the URL asks for, read before any widget can drop a refused value."""
+    return {key: st.query_params.get_all(key) for key in st.query_params}
+
+
+def settings_from_controls() -> Settings:
+    """Draw every control of the sidebar and the sentences; return the settings."""
     src, tgt = sentence_inputs()
     model = model_controls()
     masks = mask_controls(src, model["tokenizer"])
     export_controls()
-    settings = DEFAULTS.replace(src=src, tgt=tgt, **model, **masks)
-    return settings, url_notices(requested)
+    return DEFAULTS.replace(src=src, tgt=tgt, **model, **masks)
 
 
 def _as_url(value) -> list[str]:
@@ -130,7 +133,10 @@ def _as_url(value) -> list[str]:
 
 
 def url_notices(requested: dict[str, list[str]]) -> list[str]:
-    """Say which URL parameters were not valid, and what is shown instead."""
+    """Say which URL parameters were not valid, and what is shown instead.
+
+    Call after every widget of the run is drawn: a refused value is replaced by the default.
+    """
     notices = []
     for key, raw in requested.items():
         if key not in st.session_state or key == "view":

@@ -7,7 +7,7 @@ import streamlit as st
 from xattn.pipeline import Run, Settings, run
 from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.compare import compare_view
-from xattn.ui.controls import settings_from_controls
+from xattn.ui.controls import requested_parameters, settings_from_controls, url_notices
 from xattn.ui.heads import heads_view
 from xattn.ui.lines_view import export_view, lines_view
 from xattn.ui.step import step_view
@@ -66,37 +66,46 @@ def main() -> None:
     st.caption("How a decoder (the target sentence) looks up the encoder's output (the source "
                "sentence). Type two sentences; every control is in the link, so a shared URL "
                "shows the same picture.")
-    settings, notices = settings_from_controls()
-    for notice in notices:
-        st.warning(notice, icon="🔗")
+    requested = requested_parameters()
+    settings = settings_from_controls()
+    notice_area = st.container()  # filled last, once every widget (in any tab) is drawn
+    _views(settings)
+    with notice_area:
+        for notice in url_notices(requested):
+            st.warning(notice, icon="🔗")
+
+
+def _views(settings: Settings) -> None:
+    result = None
     try:
         result = cached_run(settings)
     except ValueError as err:
         st.error(f"{err}", icon="✋")
         st.info("The page keeps working: change the sentences or the settings and it redraws.")
-        with st.expander("How to read this page"):
-            st.markdown(HOW_TO_READ)
-        return
-    if len(result.empty_rows):
+    if result is not None and len(result.empty_rows):
         rows = ", ".join(f"{i}: {result.tgt_tokens[i]}" for i in result.empty_rows[:12])
         st.warning(f"Every source token is masked for target token(s) {rows}. Those rows have "
                    "nothing to attend to, so their weights and output are all zero. Unmask a "
                    "source token (sidebar, Masking) to give them something to look at.",
                    icon="⚠️")
-    views = {
-        "Heads": heads_view,
-        "Step through": step_view,
-        "Head statistics": stats_view,
-        "Switch heads off": ablation_view,
-        "Lines": lines_view,
-        "Compare": lambda r: compare_view(r, cached_run),
-        "Trained vs random": _trained_view,
-        "Export": export_view,
-        "How to read this": lambda r: st.markdown(HOW_TO_READ),
+    views = {  # name: (view, whether it needs this run's result)
+        "Heads": (heads_view, True),
+        "Step through": (step_view, True),
+        "Head statistics": (stats_view, True),
+        "Switch heads off": (ablation_view, True),
+        "Lines": (lines_view, True),
+        "Compare": (lambda r: compare_view(r, cached_run), True),
+        "Trained vs random": (_trained_view, False),
+        "Export": (export_view, True),
+        "How to read this": (lambda r: st.markdown(HOW_TO_READ), False),
     }
     # Bound to the URL, so a link opens on the same tab; only the open tab's code runs.
     tabs = st.tabs(list(views), key="view", bind="query-params")
-    for tab, view in zip(tabs, views.values(), strict=True):
-        if tab.open:
-            with tab:
+    for tab, (view, needs_result) in zip(tabs, views.values(), strict=True):
+        if not tab.open:
+            continue
+        with tab:
+            if needs_result and result is None:
+                st.info("This view appears once the sentences above are valid.")
+            else:
                 view(result)
