@@ -167,11 +167,12 @@ def test_typed_french_is_aligned_through_the_lexicon_and_unaligned_words_are_nam
     assert marks[0]["y"] == ["0: le", "2: dort"]
 
 
-def test_a_bad_url_value_falls_back_with_a_notice():
-    at = run_view({"tr_heads": "3", "tr_steps": "7"})
+def test_a_bad_url_value_falls_back_and_the_page_says_so_once():
+    at = run_app({"view": "Trained vs random", "tr_heads": "3", "tr_steps": "7"})
     assert not at.exception
     warnings = messages(at)["warning"]
-    assert any("tr_heads=3" in w for w in warnings) and any("tr_steps=7" in w for w in warnings)
+    assert sum("tr_heads=3" in w for w in warnings) == 1
+    assert sum("tr_steps=7" in w for w in warnings) == 1
     assert len(zs(at, "tr_trained")) == 4
 
 

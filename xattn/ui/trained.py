@@ -48,7 +48,6 @@ from xattn.train import (
     embed_pair,
     train,
 )
-from xattn.ui.controls import url_notices
 
 __all__ = ["trained_view", "read_pair", "Problem", "head_sentences", "Evaluated", "HEAD_CHOICES",
            "STEP_CHOICES", "DEFAULT_SRC"]
@@ -515,17 +514,17 @@ def heads_section(run: Evaluated) -> None:
 
 
 def trained_view() -> None:
-    """The whole "Trained vs random" view; reads its own URL-bound inputs (keys ``tr_*``)."""
-    requested = {k: st.query_params.get_all(k) for k in st.query_params if k.startswith("tr_")}
+    """The whole "Trained vs random" view; reads its own URL-bound inputs (keys ``tr_*``).
+
+    A URL value that is not a valid choice falls back to the default; the page says so
+    (``controls.url_notices``, checked once every tab's widgets are drawn).
+    """
     st.markdown(TASK)
-    notices = st.container()
     st.markdown("#### 1. Train")
     run = training_section(training_controls())
     st.markdown("#### 2. Compare on one sentence pair")
     src, tgt = sentence_controls()
     lexicon_expander()
-    for notice in url_notices(requested):
-        notices.warning(notice, icon=":material/link:")
     if run is None:
         return
     pair = read_pair(src, tgt)
