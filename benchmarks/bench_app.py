@@ -62,6 +62,10 @@ def full_runs(query: dict, repeats: int, *, cold: bool) -> list[float]:
     return times
 
 
+VIEWS = ("Heads", "Step through", "Head statistics", "Switch heads off", "Lines", "Compare",
+         "Export")
+
+
 def breakdown(settings: Settings, repeats: int) -> dict[str, float]:
     parts = {"compute (tokenize, embed, attend)": [], "build per-head go.Figure": [],
              "figure to JSON": []}
@@ -91,6 +95,13 @@ def main() -> None:
         warm = statistics.median(full_runs(query, args.repeats, cold=False)) * 1e3
         cold = statistics.median(full_runs(query, args.repeats, cold=True)) * 1e3
         print(f"| {name} | {warm:.0f} | {cold:.0f} |")
+    print()
+    print("| view (cached, median ms) | " + " | ".join(CASES) + " |")
+    print("|---|" + "---:|" * len(CASES))
+    for view in VIEWS:
+        cells = [statistics.median(full_runs({**q, "view": view}, max(3, args.repeats // 3),
+                                             cold=False)) * 1e3 for q in CASES.values()]
+        print(f"| {view} | " + " | ".join(f"{c:.0f}" for c in cells) + " |")
     print()
     big = Settings(src=BIG_SRC, tgt=BIG_TGT, d_model=64, n_heads=16)
     print("| piece, 16 heads x 64 x 64 | value |")

@@ -72,7 +72,7 @@ def main() -> None:
     _views(settings)
     with notice_area:
         for notice in url_notices(requested):
-            st.warning(notice, icon="🔗")
+            st.warning(notice, icon=":material/link:")
 
 
 def _views(settings: Settings) -> None:
@@ -80,14 +80,14 @@ def _views(settings: Settings) -> None:
     try:
         result = cached_run(settings)
     except ValueError as err:
-        st.error(f"{err}", icon="✋")
+        st.error(f"{err}", icon=":material/error:")
         st.info("The page keeps working: change the sentences or the settings and it redraws.")
     if result is not None and len(result.empty_rows):
         rows = ", ".join(f"{i}: {result.tgt_tokens[i]}" for i in result.empty_rows[:12])
         st.warning(f"Every source token is masked for target token(s) {rows}. Those rows have "
                    "nothing to attend to, so their weights and output are all zero. Unmask a "
                    "source token (sidebar, Masking) to give them something to look at.",
-                   icon="⚠️")
+                   icon=":material/warning:")
     views = {  # name: (view, whether it needs this run's result)
         "Heads": (heads_view, True),
         "Step through": (step_view, True),
