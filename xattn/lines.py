@@ -67,7 +67,7 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
     >>> import numpy as np
     >>> fig = lines_figure(np.eye(3), ["a", "b", "c"], ["x", "y", "z"])
     >>> [t.name for t in fig.data]
-    ['head 0', 'target (queries)', 'source (keys)']
+    ['head 1', 'target (queries)', 'source (keys)']
     """
     p = _prepare(weights, mask)
     w = p.w                                                          # (n_heads, n_tgt, n_src)
