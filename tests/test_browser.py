@@ -1,0 +1,261 @@
+"""End to end: `streamlit run app.py` driven by headless Chromium through the page's own controls.
+
+One server for the whole module, one browser, a fresh browser context (cookies, storage) per
+test. Every wait is on Streamlit's "script finished" state plus a condition on the drawn chart,
+never a fixed sleep. A failing test leaves a screenshot and the page's HTML in test-artifacts/.
+
+Skipped, with the reason printed, where Chromium or playwright is missing; failed instead when
+XATTN_REQUIRE_BROWSER=1 (set by .ci/run), so CI cannot silently skip them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.parse
+
+import numpy as np
+import pytest
+from browser_support import (
+    ARTIFACTS,
+    REQUIRE_ENV,
+    RUN_COUNTER_JS,
+    StreamlitServer,
+    browser_missing,
+    browser_required,
+    chart,
+    decode_z,
+    heatmaps,
+    launch_chromium,
+    runs,
+    tick_texts,
+    wait_for_app,
+)
+
+from xattn.figures import axis_labels
+from xattn.pipeline import Settings, run
+
+pytestmark = pytest.mark.browser
+
+
+def _unavailable(reason: str):
+    if browser_required():
+        pytest.fail(f"{REQUIRE_ENV} is set but the browser tests cannot run: {reason}",
+                    pytrace=False)
+    pytest.skip(f"browser tests skipped: {reason}")
+
+
+def test_browser_is_available():
+    """Fails in CI (XATTN_REQUIRE_BROWSER=1) and skips elsewhere when Chromium is missing."""
+    reason = browser_missing()
+    if reason:
+        _unavailable(reason)
+
+
+# --- fixtures --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def server():
+    reason = browser_missing()
+    if reason:
+        _unavailable(reason)
+    with StreamlitServer(log=ARTIFACTS / "browser-tests-server.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        try:
+            chromium = launch_chromium(p)
+        except Exception as err:  # a broken install: same rule as a missing one
+            _unavailable(f"Chromium did not start: {str(err).splitlines()[0]}")
+        yield chromium
+        chromium.close()
+
+
+class Page:
+    """A tab of the app plus everything it reported: console errors, dialogs, page errors."""
+
+    def __init__(self, context, server):
+        self.server = server
+        self.page = context.new_page()
+        self.page.set_default_timeout(60_000)
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.timings: list[tuple[str, float]] = []    # printed with -s: where the time goes
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on("dialog", self._dialog)
+        self.page.add_init_script(RUN_COUNTER_JS)
+
+    def _dialog(self, dialog) -> None:
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def open(self, query: dict | None = None, condition: str = "traces && traces.length",
+             *, url: str | None = None) -> None:
+        q = urllib.parse.urlencode(query or {})
+        start = time.perf_counter()
+        self.page.goto(url or self.server.url + (f"?{q}" if q else ""))
+        wait_for_app(self.page, condition)
+        self.timings.append(("open", time.perf_counter() - start))
+
+    def act(self, action, condition: str, label: str = "act") -> None:
+        """Do something in the page, then wait for the rerun it triggers and for ``condition``."""
+        start = time.perf_counter()
+        before = runs(self.page)
+        action()
+        wait_for_app(self.page, condition, after_runs=before)
+        self.timings.append((label, time.perf_counter() - start))
+
+    def traces(self) -> list[dict]:
+        return chart(self.page)
+
+    def zs(self) -> list[np.ndarray]:
+        return [decode_z(t["z"]) for t in heatmaps(self.traces())]
+
+    def query(self) -> dict[str, list[str]]:
+        return urllib.parse.parse_qs(urllib.parse.urlsplit(self.page.url).query)
+
+    def assert_clean(self) -> None:
+        assert self.page.locator('[data-testid="stException"]').count() == 0, \
+            self.page.locator('[data-testid="stException"]').all_inner_texts()
+        assert not self.errors, f"console errors: {self.errors}"
+        assert not self.dialogs, f"dialogs fired: {self.dialogs}"
+
+
+@pytest.fixture
+def app(browser, server, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    tab = Page(context, server)
+    yield tab
+    print(" ".join(f"{label} {took:.1f}s" for label, took in tab.timings))
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        stem = re.sub(r"[^\w.-]+", "_", request.node.name)
+        for p in context.pages:
+            n = context.pages.index(p)
+            try:
+                p.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
+                (ARTIFACTS / f"{stem}-{n}.html").write_text(p.content())
+            except Exception as err:  # the screenshot must not hide the test's own failure
+                print(f"could not save a screenshot of page {n}: {err}")
+        print(f"screenshots of the failed test in {ARTIFACTS}")
+    context.close()
+
+
+def heads_are(n: int) -> str:
+    return f"traces && traces.filter((t) => t.type === 'heatmap').length === {n}"
+
+
+def assert_equal_to_library(zs: list[np.ndarray], settings: Settings) -> None:
+    expected = run(settings).weights
+    assert len(zs) == settings.n_heads
+    for h, z in enumerate(zs):
+        np.testing.assert_allclose(z, expected[h], rtol=1e-6, atol=1e-7)
+
+
+# --- tests -----------------------------------------------------------------------------------
+
+def test_default_page_draws_one_heatmap_per_head_without_errors(app):
+    app.open()
+    traces = app.traces()
+    assert [t["name"] for t in heatmaps(traces)] == ["head 1", "head 2", "head 3", "head 4"]
+    assert [t["type"] for t in traces] == ["heatmap"] * 4          # nothing masked: no crosses
+    assert_equal_to_library(app.zs(), Settings())
+    drawn = app.page.locator('.st-key-per_head g.hm image').count()
+    assert drawn == 4, f"{drawn} heatmap images drawn in the SVG"
+    assert tick_texts(app.page, "x") == ["the", "black", "cat", "sat", "on", "the", "mat"]
+    assert tick_texts(app.page, "y")[:3] == ["le", "chat", "noir"]
+    app.assert_clean()
+
+
+def test_controls_change_the_drawing_and_the_url_reproduces_it_in_a_fresh_page(app, browser):
+    app.open()
+    default = app.zs()
+
+    # heads: the select_slider is a slider; the keyboard moves it one option (4 -> 8)
+    thumb = app.page.locator(".st-key-heads input[type=range]")
+    app.act(lambda: thumb.press("ArrowRight"), heads_are(8), "heads")
+    assert app.query().get("heads") == ["8"]
+    assert_equal_to_library(app.zs(), Settings(n_heads=8))
+
+    # mask: the "padding" radio, then source token "6: mat" in the multiselect
+    app.act(lambda: app.page.locator(".st-key-mask").get_by_text("padding", exact=True).click(),
+            "!!document.querySelector('.st-key-pad input')", "mask radio")
+    assert len(app.zs()) == 8
+
+    def mask_mat():
+        app.page.locator(".st-key-pad input").click()
+        app.page.keyboard.type("6: mat")
+        app.page.keyboard.press("Enter")
+    app.act(mask_mat, heads_are(8) + " && traces.some((t) => t.type === 'scatter')", "pad")
+    zs = app.zs()
+    for z in zs:
+        assert np.all(z[:, 6] == 0), "the masked column is not 0"
+        assert np.all(z[:, :6] > 0)
+        np.testing.assert_allclose(z.sum(axis=1), 1, atol=1e-5)
+    assert_equal_to_library(zs, Settings(n_heads=8, mask_mode="padding", padded=(6,)))
+    marks = [t for t in app.traces() if t["type"] == "scatter"]
+    assert len(marks) == 8 and all(set(m["x"]) == {"6: mat"} for m in marks)
+    assert not np.array_equal(zs[0], default[0])
+
+    # the URL follows the controls ...
+    url = app.page.url
+    assert app.query() == {"heads": ["8"], "mask": ["padding"], "pad": ["6: mat"]}, url
+    app.assert_clean()
+
+    # ... and reproduces the same figures exactly in a fresh page (a new tab: a new session
+    # whose only input is the URL; same browser context, so a failure screenshots it too)
+    other = Page(app.page.context, app.server)
+    other.open(url=url, condition=heads_are(8))
+    assert other.traces() == app.traces()                        # names, x, y, z: all equal
+    assert [z.tolist() for z in other.zs()] == [z.tolist() for z in zs]
+    assert other.page.locator('[data-testid="stAlert"]').count() == 0   # no URL notices
+    other.assert_clean()
+    app.timings += [(f"fresh {label}", took) for label, took in other.timings]
+
+
+XSS = "<img src=x onerror=alert(1)>"
+SCRIPT = "<script>alert(1)</script>"
+EMOJI = "\N{CAT FACE}"
+
+
+@pytest.mark.parametrize("typed,query,src_ticks,tgt_ticks", [
+    # words tokenizer, typed into the text inputs: tags are kept whole, <script> and </script>
+    # are separate tokens around "alert ( 1 )"
+    ({"src": f"{XSS} <s> the cat {EMOJI} the </s>", "tgt": f"{SCRIPT} le chat"}, {},
+     [XSS, "<s>", "the", "cat", EMOJI, "the", "</s>"],
+     ["<script>", "alert", "(", "1", ")", "</script>", "le", "chat"]),
+    # whitespace tokenizer, from the URL: the whole <script>...</script> is one token
+    ({}, {"tok": "whitespace", "src": f"<s> the {EMOJI} the </s>", "tgt": f"{SCRIPT} le le"},
+     ["<s>", "the", EMOJI, "the", "</s>"], [SCRIPT, "le", "le"]),
+], ids=["words-typed", "whitespace-url"])
+def test_html_like_tokens_emoji_and_repeated_words_are_shown_literally(app, typed, query,
+                                                                       src_ticks, tgt_ticks):
+    categories = {"x": axis_labels(src_ticks)[0], "y": axis_labels(tgt_ticks)[0]}
+    app.open(query)
+    for key, text in typed.items():
+        field = app.page.locator(f".st-key-{key} input")
+        axis = "x" if key == "src" else "y"
+
+        def type_it(field=field, text=text):
+            field.fill(text)
+            field.press("Enter")
+        wanted = json.dumps(categories[axis], ensure_ascii=False, separators=(",", ":"))
+        app.act(type_it, f"traces && JSON.stringify(traces[0].{axis}) === {json.dumps(wanted)}",
+                key)
+    first = heatmaps(app.traces())[0]
+    assert first["x"] == categories["x"] and first["y"] == categories["y"]   # escaped, unique
+    # what the student sees: the SVG tick labels hold the literal tokens, each in its own place
+    assert tick_texts(app.page, "x") == src_ticks
+    assert tick_texts(app.page, "y") == tgt_ticks
+    # nothing was interpreted as markup: no injected element, no alert
+    injected = app.page.evaluate(
+        "document.querySelectorAll('img[src=\"x\"], .js-plotly-plot script').length")
+    assert injected == 0
+    app.assert_clean()
