@@ -45,8 +45,9 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
                 colorbar=dict(title=dict(text="weight"), thickness=12), hoverinfo="skip")
     click = dict(type="scatter", mode="markers", x=[x[j] for j in cols], y=[y[i] for i in rows],
                  customdata=[[int(i), int(j)] for i, j in zip(rows, cols, strict=True)],
-                 marker=dict(size=max(8, 320 // max(n_tgt, n_src)), symbol="square",
-                             opacity=0, color="black"),
+                 # Small markers: Plotly picks the marker nearest to the click, and markers
+                 # larger than a cell would overlap their neighbours and tie.
+                 marker=dict(size=6, symbol="square", opacity=0, color="black"),
                  name="cells", showlegend=False,
                  hovertemplate=(f"<b>head {head + 1}</b><br>target (query) %{{y}}<br>source "
                                 "(key) %{x}<br>click to step through this row<extra></extra>"))
