@@ -44,8 +44,8 @@ def free_port() -> int:
 class StreamlitServer:
     """``python -m streamlit run app.py`` as a subprocess on 127.0.0.1, stopped by ``stop()``.
 
-    >>> with StreamlitServer() as server:          # doctest: +SKIP
-    ...     print(server.url, server.pid)
+    Use as a context manager: ``with StreamlitServer() as server: ...`` gives ``server.url``
+    (ready: its health endpoint answered) and ``server.pid``; the process ends on exit.
     """
 
     def __init__(self, port: int | None = None, *, log: Path | None = None,
