@@ -174,7 +174,7 @@ def test_default_page_draws_one_heatmap_per_head_without_errors(app):
     app.assert_clean()
 
 
-def test_controls_change_the_drawing_and_the_url_reproduces_it_in_a_fresh_page(app, browser):
+def test_controls_change_the_drawing_and_the_url_reproduces_it_in_a_fresh_page(app):
     app.open()
     default = app.zs()
 
