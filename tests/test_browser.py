@@ -261,9 +261,6 @@ def test_html_like_tokens_emoji_and_repeated_words_are_shown_literally(app, type
     app.assert_clean()
 
 
-@pytest.mark.xfail(reason="app bug: a bound widget reset because another control changed its "
-                          "options (heads after d_model, pad after src) keeps its old value in "
-                          "the URL, so the link no longer reproduces the page", strict=False)
 def test_url_drops_a_value_that_another_control_made_invalid(app):
     app.open({"heads": "16"}, heads_are(16))
     d_model = app.page.locator(".st-key-d_model input[type=range]")

@@ -8,7 +8,7 @@ import streamlit as st
 from xattn.analysisfigures import ablation_figure, statistics_figure
 from xattn.metrics import MEASURE_DESCRIPTIONS, ablation, head_statistics
 from xattn.pipeline import Run
-from xattn.ui.controls import chart_config
+from xattn.ui.controls import chart_config, keep_valid
 
 BIND = "query-params"
 MEASURE_NAMES = {
@@ -44,6 +44,7 @@ def ablation_view(r: Run) -> None:
                 "Levy and Neubig 2019) and see how much the output changes: "
                 "$\\lVert Y - Y_{\\text{ablated}} \\rVert / \\lVert Y \\rVert$.")
     labels = [str(h) for h in range(1, n_heads + 1)]
+    keep_valid("off", labels)
     off = st.multiselect("Heads to switch off", labels, key="off", bind=BIND,
                          placeholder="choose heads by number")
     heads_off = tuple(int(h) - 1 for h in off)

@@ -8,7 +8,7 @@ import streamlit as st
 from xattn.figures import per_head_figure
 from xattn.metrics import head_statistics
 from xattn.pipeline import Run, head_choices
-from xattn.ui.controls import chart_config
+from xattn.ui.controls import chart_config, keep_valid
 
 BIND = "query-params"
 
@@ -36,6 +36,7 @@ def compare_view(r: Run, compute) -> None:
                                 bind=BIND))
     choices = head_choices(s.d_model)
     default = 8 if 8 in choices and s.n_heads != 8 else choices[0]
+    keep_valid("cmp_heads", choices, default)
     heads_b = int(b.select_slider("Heads of B", choices, value=default, key="cmp_heads",
                                   bind=BIND))
     other = compute(s.replace(seed=seed_b, n_heads=heads_b))

@@ -34,6 +34,29 @@ EMBEDDER_LABELS = {
 }
 
 
+def keep_valid(key: str, options, default=None) -> None:
+    """Before a bound widget whose options depend on another control renders: drop a value it
+    no longer offers (heads after d_model changed, padded tokens after the sentence changed).
+
+    Streamlit would show the default but leave the old value in the URL, so the link would no
+    longer reproduce the page. Changed through session state, the URL follows.
+    """
+    if key not in st.session_state:
+        return
+    value = st.session_state[key]
+    options = list(options)
+    if isinstance(value, (list, tuple)):
+        kept = [v for v in value if v in options]
+        if kept == list(value):
+            return
+        st.session_state[key] = kept
+    elif value in options:
+        return
+    else:
+        st.session_state[key] = default if default is not None else options[0]
+    st.session_state.setdefault("_adjusted", set()).add(key)
+
+
 def sentence_inputs() -> tuple[str, str]:
     """The two sentences, side by side at the top of the page."""
     left, right = st.columns(2)
@@ -57,6 +80,7 @@ def model_controls() -> dict:
         "d_model (width of every token vector)", D_MODEL_CHOICES, value=DEFAULTS.d_model,
         key="d_model", bind=BIND)
     choices = head_choices(d_model)
+    keep_valid("heads", choices, _default_heads(d_model))
     n_heads = st.sidebar.select_slider(
         "Number of heads h", choices, value=_default_heads(d_model), key="heads", bind=BIND,
         help=f"Only divisors of d_model = {d_model}: each head gets d_head = d_model / h.")
@@ -84,6 +108,7 @@ def mask_controls(src: str, tokenizer: str) -> dict:
     out = dict(mask_mode=mode)
     if mode == "padding":
         labels = [f"{j}: {t}" for j, t in enumerate(tokenize(src, tokenizer)[:MAX_TOKENS])]
+        keep_valid("pad", labels)
         padded = st.sidebar.multiselect(
             "Source tokens to mask (padding)", labels, key="pad", bind=BIND,
             help="A masked source token gets weight exactly 0 from every target token. The "
@@ -115,6 +140,7 @@ def chart_config(name: str) -> dict:
 
 def requested_parameters() -> dict[str, list[str]]:
     """What the URL asks for, read before any widget can drop a refused value."""
+    st.session_state["_adjusted"] = set()  # keys that keep_valid changes during this run
     return {key: st.query_params.get_all(key) for key in st.query_params}
 
 
@@ -138,8 +164,9 @@ def url_notices(requested: dict[str, list[str]]) -> list[str]:
     Call after every widget of the run is drawn: a refused value is replaced by the default.
     """
     notices = []
+    adjusted = st.session_state.get("_adjusted", set())
     for key, raw in requested.items():
-        if key not in st.session_state or key == "view":
+        if key not in st.session_state or key == "view" or key in adjusted:
             continue
         value = st.session_state[key]
         if sorted(_as_url(value)) != sorted(v.lower() for v in raw):

@@ -8,7 +8,7 @@ from xattn.export import standalone_html
 from xattn.figures import average_figure, output_figure, per_head_figure
 from xattn.lines import lines_figure
 from xattn.pipeline import Run
-from xattn.ui.controls import chart_config
+from xattn.ui.controls import chart_config, keep_valid
 from xattn.ui.heads import FORMULA, file_stem, shapes_text
 
 BIND = "query-params"
@@ -18,6 +18,7 @@ def lines_view(r: Run) -> None:
     n_heads = r.settings.n_heads
     labels = [str(h) for h in range(1, n_heads + 1)]
     a, b = st.columns([2, 1])
+    keep_valid("lines_heads", labels)
     chosen = a.multiselect("Heads to draw (empty = all)", labels, key="lines_heads", bind=BIND,
                            placeholder="all heads")
     threshold = b.slider("Hide lines below weight", 0.0, 0.5, 0.05, 0.01, key="threshold",

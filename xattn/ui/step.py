@@ -9,7 +9,7 @@ from xattn.embedder import ToyEmbedder
 from xattn.pipeline import EMBEDDER_SEED, Run, Settings
 from xattn.stepfigures import clickable_head_figure, saturation_figure, weights_bar_figure
 from xattn.steps import row_entropy, saturation, stages
-from xattn.ui.controls import chart_config
+from xattn.ui.controls import chart_config, keep_valid
 
 BIND = "query-params"
 PICK_KEY = "step_pick"
@@ -58,6 +58,8 @@ def step_view(r: Run) -> None:
                 "row of weights from the query vector to the output row. Every number is from "
                 "this run.")
     c1, c2, c3 = st.columns([1, 2, 2])
+    keep_valid("step_head", range(1, s.n_heads + 1))
+    keep_valid("step_tgt", tgt_labels)
     head = int(c1.selectbox("Head", list(range(1, s.n_heads + 1)), key="step_head",
                             bind=BIND)) - 1
     label = c2.selectbox("Target token (query)", tgt_labels, key="step_tgt", bind=BIND)
