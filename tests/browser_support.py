@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -235,3 +236,66 @@ def tick_texts(page, axis: str, key: str = "per_head") -> list[str]:
         """([key, axis]) => [...document.querySelectorAll(
                `.st-key-${key} .${axis}axislayer-above .${axis}tick text`)]
                .map((t) => t.textContent)""", [key, axis])
+
+
+# --- for the tests --------------------------------------------------------------------------
+
+def unavailable(reason: str):
+    """Skip with the reason, or fail where the browser tests are required (CI)."""
+    import pytest
+
+    if browser_required():
+        pytest.fail(f"{REQUIRE_ENV} is set but the browser tests cannot run: {reason}",
+                    pytrace=False)
+    pytest.skip(f"browser tests skipped: {reason}")
+
+
+class Page:
+    """A tab of the app plus everything it reported: console errors, dialogs, page errors."""
+
+    def __init__(self, context, server):
+        self.server = server
+        self.page = context.new_page()
+        self.page.set_default_timeout(60_000)
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.timings: list[tuple[str, float]] = []    # printed with -s: where the time goes
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on("dialog", self._dialog)
+        self.page.add_init_script(RUN_COUNTER_JS)
+
+    def _dialog(self, dialog) -> None:
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def open(self, query: dict | None = None, condition: str = "traces && traces.length",
+             *, url: str | None = None) -> None:
+        q = urllib.parse.urlencode(query or {})
+        start = time.perf_counter()
+        self.page.goto(url or self.server.url + (f"?{q}" if q else ""))
+        wait_for_app(self.page, condition)
+        self.timings.append(("open", time.perf_counter() - start))
+
+    def act(self, action, condition: str, label: str = "act") -> None:
+        """Do something in the page, then wait for the rerun it triggers and for ``condition``."""
+        start = time.perf_counter()
+        before = runs(self.page)
+        action()
+        wait_for_app(self.page, condition, after_runs=before)
+        self.timings.append((label, time.perf_counter() - start))
+
+    def traces(self) -> list[dict]:
+        return chart(self.page)
+
+    def zs(self) -> list:
+        return [decode_z(t["z"]) for t in heatmaps(self.traces())]  # ndarrays
+
+    def query(self) -> dict[str, list[str]]:
+        return urllib.parse.parse_qs(urllib.parse.urlsplit(self.page.url).query)
+
+    def assert_clean(self) -> None:
+        assert self.page.locator('[data-testid="stException"]').count() == 0, \
+            self.page.locator('[data-testid="stException"]').all_inner_texts()
+        assert not self.errors, f"console errors: {self.errors}"
+        assert not self.dialogs, f"dialogs fired: {self.dialogs}"

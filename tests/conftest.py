@@ -1,6 +1,22 @@
-"""Shared pytest hooks."""
+"""Shared pytest hooks and the browser-test fixtures (one server and one Chromium per session).
+
+The browser fixtures are skipped, with the reason printed, where Chromium or playwright is
+missing; they fail instead when XATTN_REQUIRE_BROWSER=1 (set by .ci/run).
+"""
+
+from __future__ import annotations
+
+import re
 
 import pytest
+from browser_support import (
+    ARTIFACTS,
+    Page,
+    StreamlitServer,
+    browser_missing,
+    launch_chromium,
+    unavailable,
+)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -10,3 +26,49 @@ def pytest_runtest_makereport(item, call):
     report = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+# --- fixtures --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def server():
+    reason = browser_missing()
+    if reason:
+        unavailable(reason)
+    with StreamlitServer(log=ARTIFACTS / "browser-tests-server.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        try:
+            chromium = launch_chromium(p)
+        except Exception as err:  # a broken install: same rule as a missing one
+            unavailable(f"Chromium did not start: {str(err).splitlines()[0]}")
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def app(browser, server, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    tab = Page(context, server)
+    yield tab
+    print(" ".join(f"{label} {took:.1f}s" for label, took in tab.timings))
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        stem = re.sub(r"[^\w.-]+", "_", request.node.name)
+        for p in context.pages:
+            n = context.pages.index(p)
+            try:
+                p.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
+                (ARTIFACTS / f"{stem}-{n}.html").write_text(p.content())
+            except Exception as err:  # the screenshot must not hide the test's own failure
+                print(f"could not save a screenshot of page {n}: {err}")
+        print(f"screenshots of the failed test in {ARTIFACTS}")
+    context.close()
+
+

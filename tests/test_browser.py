@@ -11,26 +11,15 @@ XATTN_REQUIRE_BROWSER=1 (set by .ci/run), so CI cannot silently skip them.
 from __future__ import annotations
 
 import json
-import re
-import time
-import urllib.parse
 
 import numpy as np
 import pytest
 from browser_support import (
-    ARTIFACTS,
-    REQUIRE_ENV,
-    RUN_COUNTER_JS,
-    StreamlitServer,
+    Page,
     browser_missing,
-    browser_required,
-    chart,
-    decode_z,
     heatmaps,
-    launch_chromium,
-    runs,
     tick_texts,
-    wait_for_app,
+    unavailable,
 )
 
 from xattn.figures import axis_labels
@@ -39,113 +28,12 @@ from xattn.pipeline import Settings, run
 pytestmark = pytest.mark.browser
 
 
-def _unavailable(reason: str):
-    if browser_required():
-        pytest.fail(f"{REQUIRE_ENV} is set but the browser tests cannot run: {reason}",
-                    pytrace=False)
-    pytest.skip(f"browser tests skipped: {reason}")
-
-
 def test_browser_is_available():
     """Fails in CI (XATTN_REQUIRE_BROWSER=1) and skips elsewhere when Chromium is missing."""
     reason = browser_missing()
     if reason:
-        _unavailable(reason)
+        unavailable(reason)
 
-
-# --- fixtures --------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def server():
-    reason = browser_missing()
-    if reason:
-        _unavailable(reason)
-    with StreamlitServer(log=ARTIFACTS / "browser-tests-server.log") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        try:
-            chromium = launch_chromium(p)
-        except Exception as err:  # a broken install: same rule as a missing one
-            _unavailable(f"Chromium did not start: {str(err).splitlines()[0]}")
-        yield chromium
-        chromium.close()
-
-
-class Page:
-    """A tab of the app plus everything it reported: console errors, dialogs, page errors."""
-
-    def __init__(self, context, server):
-        self.server = server
-        self.page = context.new_page()
-        self.page.set_default_timeout(60_000)
-        self.errors: list[str] = []
-        self.dialogs: list[str] = []
-        self.timings: list[tuple[str, float]] = []    # printed with -s: where the time goes
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        self.page.on("dialog", self._dialog)
-        self.page.add_init_script(RUN_COUNTER_JS)
-
-    def _dialog(self, dialog) -> None:
-        self.dialogs.append(f"{dialog.type}: {dialog.message}")
-        dialog.dismiss()
-
-    def open(self, query: dict | None = None, condition: str = "traces && traces.length",
-             *, url: str | None = None) -> None:
-        q = urllib.parse.urlencode(query or {})
-        start = time.perf_counter()
-        self.page.goto(url or self.server.url + (f"?{q}" if q else ""))
-        wait_for_app(self.page, condition)
-        self.timings.append(("open", time.perf_counter() - start))
-
-    def act(self, action, condition: str, label: str = "act") -> None:
-        """Do something in the page, then wait for the rerun it triggers and for ``condition``."""
-        start = time.perf_counter()
-        before = runs(self.page)
-        action()
-        wait_for_app(self.page, condition, after_runs=before)
-        self.timings.append((label, time.perf_counter() - start))
-
-    def traces(self) -> list[dict]:
-        return chart(self.page)
-
-    def zs(self) -> list[np.ndarray]:
-        return [decode_z(t["z"]) for t in heatmaps(self.traces())]
-
-    def query(self) -> dict[str, list[str]]:
-        return urllib.parse.parse_qs(urllib.parse.urlsplit(self.page.url).query)
-
-    def assert_clean(self) -> None:
-        assert self.page.locator('[data-testid="stException"]').count() == 0, \
-            self.page.locator('[data-testid="stException"]').all_inner_texts()
-        assert not self.errors, f"console errors: {self.errors}"
-        assert not self.dialogs, f"dialogs fired: {self.dialogs}"
-
-
-@pytest.fixture
-def app(browser, server, request):
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})
-    tab = Page(context, server)
-    yield tab
-    print(" ".join(f"{label} {took:.1f}s" for label, took in tab.timings))
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        stem = re.sub(r"[^\w.-]+", "_", request.node.name)
-        for p in context.pages:
-            n = context.pages.index(p)
-            try:
-                p.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
-                (ARTIFACTS / f"{stem}-{n}.html").write_text(p.content())
-            except Exception as err:  # the screenshot must not hide the test's own failure
-                print(f"could not save a screenshot of page {n}: {err}")
-        print(f"screenshots of the failed test in {ARTIFACTS}")
-    context.close()
 
 
 def heads_are(n: int) -> str:

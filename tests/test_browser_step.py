@@ -11,7 +11,6 @@ import urllib.parse
 import numpy as np
 import pytest
 from browser_support import chart, runs, wait_for_app
-from test_browser import app, browser, server  # noqa: F401 - fixtures shared with that module
 
 from xattn.pipeline import Settings, run
 
@@ -32,7 +31,7 @@ def bar_heights(page) -> np.ndarray:
 
 
 @pytest.mark.parametrize("row,col", [(4, 2), (7, 0)])
-def test_clicking_a_heatmap_cell_steps_through_its_target_token(app, row, col):  # noqa: F811
+def test_clicking_a_heatmap_cell_steps_through_its_target_token(app, row, col):
     query = urllib.parse.urlencode({"view": "Step through", "step_head": "2"})
     app.page.goto(f"{app.server.url}?{query}")
     wait_for_app(app.page, "traces && traces.length >= 2", key="step_pick")
