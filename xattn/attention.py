@@ -279,11 +279,14 @@ def _attend_whole(q, k_t, v, mask, weights, heads):
     """Small problems: every step once for all heads and rows, to keep NumPy calls few."""
     n_b, n_heads, n_tgt, n_src = weights.shape
     np.matmul(q, k_t, out=weights)                                            # (B, h, T, S)
+    # Here the scores themselves bound |score|, in two calls (chunks use norms, see _attend).
+    high = max(np.maximum.reduce(weights, axis=None), -np.minimum.reduce(weights, axis=None))
+    safe = high < _EXP_SAFE[weights.dtype] - math.log(n_src)
     if mask is None or mask.shape[1] == 1:  # the same keys for every row: rows of all heads
         s, drop = weights.reshape(n_b, n_heads * n_tgt, n_src), mask          # (B, h*T, S)
     else:
         s, drop = weights, mask[:, None]                                      # (B, 1, T, S)
-    _softmax_rows_inplace(s, (0, n_src, None if drop is None else ~drop), safe=False)
+    _softmax_rows_inplace(s, (0, n_src, None if drop is None else ~drop), bool(safe))
     np.matmul(weights, v, out=heads)                                          # (B, h, T, dh)
 
 
