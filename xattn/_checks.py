@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -17,7 +19,9 @@ def as_finite(x, name: str, dtype: np.dtype) -> np.ndarray:
         raise ValueError(f"{name} must be an array of numbers; received {type(x).__name__} "
                          f"that cannot be converted ({err}).") from None
     # One sum is cheaper than isfinite().all(); it is only inexact when the sum overflows.
-    if arr.size and not np.isfinite(arr.sum()) and not np.isfinite(arr).all():
+    # (np.add.reduce and math.isfinite skip the Python wrappers: this runs on every call.)
+    if arr.size and not math.isfinite(np.add.reduce(arr, axis=None)) \
+            and not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} must hold finite numbers; received {arr[tuple(bad)]} at index "
                          f"{tuple(int(i) for i in bad)}. Replace NaN/inf before calling.")
@@ -71,13 +75,9 @@ def _check_mask(encoder_mask, tgt_shape, n_src: int, batched: bool) -> np.ndarra
         raise ValueError(f"encoder_mask must be boolean (True = may attend); received dtype "
                          f"{mask.dtype}. Use e.g. `tokens != pad` or `mask.astype(bool)`.")
     n_b, n_tgt = tgt_shape[0], tgt_shape[1]
-    if batched:
-        allowed = {(n_b, n_src): 1, (n_b, n_tgt, n_src): 2}
-        expected = f"({n_b}, {n_src}) or ({n_b}, {n_tgt}, {n_src})"
-    else:
-        allowed = {(n_src,): 1, (n_tgt, n_src): 2}
-        expected = f"({n_src},) or ({n_tgt}, {n_src})"
+    allowed = ((n_b, n_src), (n_b, n_tgt, n_src)) if batched else ((n_src,), (n_tgt, n_src))
     if mask.shape not in allowed:
+        expected = " or ".join(_shape(np.empty(shape, bool)) for shape in allowed)
         raise ValueError(f"encoder_mask must have shape {expected} (batch, target, source); "
                          f"received shape {_shape(mask)}.")
     if not batched:
