@@ -6,6 +6,7 @@ missing; they fail instead when XATTN_REQUIRE_BROWSER=1 (set by .ci/run).
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -17,6 +18,13 @@ from browser_support import (
     launch_chromium,
     unavailable,
 )
+from hypothesis import settings
+
+# No per-example deadline (a loaded 2-core CI machine is slow, not wrong); in CI the examples
+# are derandomized, so a run is reproducible and cannot fail on a draw nobody can replay.
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
