@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import gc
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -27,6 +25,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+from machine import machine_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install
 from xattn import MultiHeadCrossAttention  # noqa: E402
@@ -64,26 +63,6 @@ def textbook(mha: MultiHeadCrossAttention, x_t: np.ndarray, x_s: np.ndarray,
 
 
 # ----------------------------------------------------------------------------- measuring
-def machine_line() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    blas = "unknown BLAS"
-    try:
-        info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-        blas = f"{info['name']} {info['version']}"
-    except Exception:  # older NumPy or a build without the info: keep the placeholder
-        pass
-    env = " ".join(f"{k}={os.environ[k]}" for k in sorted(os.environ)
-                   if k.startswith(("OPENBLAS_", "OMP_", "MKL_")))
-    load = f", load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"NumPy {np.__version__}, {blas}" + (f" ({env})" if env else "") + load)
-
-
 def median_time(fn, repeats: int) -> float:
     """Median wall time of ``fn()`` in seconds, after one warm-up call."""
     return median_times([fn], repeats)[0]

@@ -22,14 +22,13 @@ Prints the machine, then Markdown tables (for the README):
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from machine import machine_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install
 from xattn.train import (  # noqa: E402
@@ -80,17 +79,6 @@ def head_average_details(result) -> tuple[float, float]:
     repeated = rows & ((batch.source_words[:, None, :] == gold_word[..., None]).sum(-1) > 1)
     exact = avg.argmax(axis=-1) == batch.gold
     return float(on_gold[rows].mean()), float(exact[repeated].mean())
-
-
-def machine_line() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"NumPy {np.__version__}")
 
 
 def timed_train(config: TrainConfig) -> tuple[object, float, float]:
