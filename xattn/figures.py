@@ -69,7 +69,8 @@ def _layout(title: str, height: int) -> dict:
         template=TEMPLATE, title=dict(text=title, x=0.01, xanchor="left"), height=height,
         margin=dict(l=10, r=10, t=60, b=10), showlegend=False,
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
-                       colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8)),
+                       colorbar=dict(title=dict(text="weight"), thickness=14, lenmode="pixels",
+                                     len=min(300, height - 90), yanchor="top", y=1)),
         hoverlabel=dict(font=dict(family="monospace")))
 
 
@@ -114,17 +115,28 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     x, x_text = axis_labels(src_tokens)
     y, y_text = axis_labels(tgt_tokens)
     n_rows, n_cols = _grid(n_heads, max_cols)
-    panel = 150 + 11 * n_tgt                                      # px per grid row
-    layout = _layout(title, height=int(n_rows * panel + 110 + 6 * max(map(len, x_text))))
-    x_dom, y_dom = _domains(n_cols, 0.03), _domains(n_rows, 0.45 / n_rows)[::-1]
     font = _tick_font(max(n_src, n_tgt))
+    # Layout in pixels: per grid row a head title, the heatmap (>= 12 px a target token) and
+    # room below for the source labels, which are rotated by 60 degrees.
+    title_px, heat_px = 24, 60 + 12 * n_tgt
+    label_px = 45 + int(0.5 * font * min(max(map(len, x_text)), 24))
+    row_px = title_px + heat_px + label_px
+    height = 70 + n_rows * row_px
+    layout = _layout(title, height=height)
+    plot_px = height - 70                                          # minus the top/bottom margins
+    y_dom = [(1 - (r * row_px + title_px + heat_px) / plot_px,
+              1 - (r * row_px + title_px) / plot_px) for r in range(n_rows)]
+    x_dom = _domains(n_cols, 0.03)
+    # A narrow panel cannot show every source label: show every k-th (hover still names all).
+    step = math.ceil(n_src / (80 // n_cols))
+    x_ticks = (x[::step], x_text[::step])
     heatmaps, marks, annotations = [], [], []
     full_mask = None if mask is None else np.broadcast_to(np.asarray(mask, bool), (n_tgt, n_src))
     for h in range(n_heads):
         axis = "" if h == 0 else str(h + 1)
         r, c = divmod(h, n_cols)
         heatmaps.append(_heatmap(weights[h], x, y, axis, f"head {h + 1}"))
-        _axes(layout, axis, x_dom[c], y_dom[r], (x, x_text), (y, y_text), font=font,
+        _axes(layout, axis, x_dom[c], y_dom[r], x_ticks, (y, y_text), font=font,
               x_title="source (keys)" if r == n_rows - 1 or h + n_cols >= n_heads else None,
               y_title="target (queries)" if c == 0 else None, y_ticks=c == 0)
         annotations.append(dict(text=f"<b>head {h + 1}</b>", x=sum(x_dom[c]) / 2, xref="paper",
