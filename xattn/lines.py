@@ -59,8 +59,8 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
         Traces: per drawn head up to five line traces (one per opacity level, strongest first,
         ``legendgroup`` = ``"head h+1"``, numbered from 1 as on screen; a head without any line
         gets one empty trace so it stays in the legend), then the target labels, then the
-        source labels. Token ``i`` sits at ``y = i`` on both sides (the y axis runs downwards), so repeated tokens keep their own
-        place. Tokens are HTML-escaped.
+        source labels. Token ``i`` sits at ``y = i`` on both sides (the y axis runs
+        downwards), so repeated tokens keep their own place. Tokens are HTML-escaped.
 
     Examples
     --------
