@@ -10,7 +10,7 @@ import urllib.parse
 
 import numpy as np
 import pytest
-from browser_support import chart, runs, wait_for_app
+from browser_support import chart, wait_for_app
 
 from xattn.pipeline import Settings, run
 
@@ -41,10 +41,11 @@ def test_clicking_a_heatmap_cell_steps_through_its_target_token(app, row, col):
 
     x, y = app.page.evaluate(CELL_CENTRE_JS, ["step_pick", row, col])
     label = f"{row}: {r.tgt_tokens[row]}"
-    before = runs(app.page)
     app.page.mouse.click(x, y)
-    wait_for_app(app.page, f"new URLSearchParams(location.search).get('step_tgt') === {label!r}",
-                 after_runs=before, key="step_pick")
+    # The condition is false until the click's rerun (no run count needed, see Page.act).
+    wait_for_app(app.page, f"new URLSearchParams(location.search).get('step_tgt') === {label!r}"
+                 " && document.querySelector('.st-key-step_pick .js-plotly-plot').layout"
+                 f".shapes[0].y0 === {row - 0.5}", after_runs=-1, key="step_pick")
 
     assert app.query()["step_tgt"] == [label]
     np.testing.assert_allclose(bar_heights(app.page), trace.weights[1, row], rtol=1e-6)
