@@ -162,3 +162,11 @@ def test_views_that_do_not_need_the_sentences_stay_usable_when_they_are_invalid(
     assert not at.exception
     assert any("The source sentence is empty" in e for e in messages(at)["error"])
     assert any("Rows and columns" in m.value for m in at.markdown)
+
+
+def test_an_unknown_url_parameter_is_named_in_a_notice():
+    at = run_app({"head": "8"})
+    assert not at.exception
+    warnings = messages(at)["warning"]
+    assert len(warnings) == 1 and "`head`" in warnings[0] and "heads" in warnings[0]
+    assert len(per_head_z(at)) == 4

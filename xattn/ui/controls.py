@@ -153,6 +153,14 @@ def settings_from_controls() -> Settings:
     return DEFAULTS.replace(src=src, tgt=tgt, **model, **masks)
 
 
+# Every URL parameter the page reads (the keys of its bound widgets), for the typo notice.
+URL_PARAMETERS = ("src", "tgt", "d_model", "heads", "seed", "tok", "emb", "pos", "mask", "pad",
+                  "k", "window", "img", "view", "step_head", "step_tgt", "scale", "off",
+                  "lines_heads", "threshold", "cmp_seed", "cmp_heads", "tr_src", "tr_tgt",
+                  "tr_heads", "tr_steps", "tr_seed")
+STREAMLIT_PARAMETERS = ("embed", "embed_options")  # Streamlit's own: embedding the app
+
+
 def _as_url(value) -> list[str]:
     values = value if isinstance(value, (list, tuple)) else [value]
     return [str(v).lower() for v in values]
@@ -165,6 +173,12 @@ def url_notices(requested: dict[str, list[str]]) -> list[str]:
     """
     notices = []
     adjusted = st.session_state.get("_adjusted", set())
+    unknown = [key for key in requested
+               if key not in URL_PARAMETERS and key not in STREAMLIT_PARAMETERS]
+    if unknown:
+        notices.append(f"The link has parameter(s) this page does not know: "
+                       f"`{', '.join(unknown)[:80]}` (ignored). Known: "
+                       f"{', '.join(URL_PARAMETERS)}.")
     for key, raw in requested.items():
         if key not in st.session_state or key == "view" or key in adjusted:
             continue
