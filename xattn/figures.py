@@ -17,7 +17,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-__all__ = ["per_head_figure", "average_figure", "output_figure", "axis_labels", "COLORSCALE"]
+__all__ = ["per_head_figure", "average_figure", "output_figure", "axis_labels", "mask_marks",
+           "COLORSCALE"]
 
 COLORSCALE = "Viridis"
 MASK_COLOUR = "rgba(190, 190, 190, 0.95)"
@@ -54,7 +55,12 @@ def _heatmap(z, x, y, axis: str, title: str) -> dict:
                        "<br>weight %{z:.3f}<extra></extra>"))
 
 
-def _mask_marks(mask: np.ndarray, x, y, axis: str, size: float) -> dict | None:
+def mask_marks(mask: np.ndarray, x, y, axis: str, size: float) -> dict | None:
+    """A scatter trace (as a dict) with a grey cross on every masked cell, or None.
+
+    ``mask`` is bool (n_tgt, n_src), True = may attend; ``x``/``y`` are the axis categories;
+    ``axis`` the subplot suffix ("" for the first).
+    """
     rows, cols = np.nonzero(~mask)                                   # masked cells
     if rows.size == 0:
         return None
@@ -143,7 +149,7 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
                                 y=y_dom[r][1], yref="paper", yanchor="bottom", showarrow=False,
                                 font=dict(size=13)))
         if full_mask is not None:
-            mark = _mask_marks(full_mask, x, y, axis, size=max(4, 14 - n_src // 6))
+            mark = mask_marks(full_mask, x, y, axis, size=max(4, 14 - n_src // 6))
             if mark:
                 marks.append(mark)
     layout["annotations"] = annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from xattn.figures import COLORSCALE, TEMPLATE, axis_labels
+from xattn.figures import COLORSCALE, TEMPLATE, axis_labels, mask_marks
 
 __all__ = ["clickable_head_figure", "weights_bar_figure", "saturation_figure"]
 
@@ -64,13 +64,9 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
         yaxis=dict(type="category", tickmode="array", tickvals=y, ticktext=y_text,
                    autorange="reversed", title=dict(text="target (queries)")),
         shapes=shapes, clickmode="event+select", dragmode=False)
-    if mask is not None and not np.all(mask):
-        from xattn.figures import _mask_marks
-
-        layout["showlegend"] = False
-        marks = _mask_marks(np.asarray(mask, bool), x, y, "", size=12)
-        return go.Figure(data=[heat, click, marks], layout=layout, _validate=False)
-    return go.Figure(data=[heat, click], layout=layout, _validate=False)
+    marks = None if mask is None else mask_marks(np.asarray(mask, bool), x, y, "", size=12)
+    return go.Figure(data=[heat, click] + ([marks] if marks else []), layout=layout,
+                     _validate=False)
 
 
 def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
