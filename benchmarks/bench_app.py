@@ -1,6 +1,6 @@
 """Server time of one full script run of the dashboard, and the size of what it sends.
 
-    python benchmarks/bench_app.py [--repeats 15]
+    python -m benchmarks.bench_app [--repeats 15]
 
 A full run is what happens on every click: the whole script reruns. It is measured with
 Streamlit's AppTest, which executes the real script in-process, on a warm process (imports
@@ -15,19 +15,17 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
-import sys
 import time
 from pathlib import Path
 
+import plotly.io as pio
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from xattn.figures import per_head_figure
+from xattn.pipeline import Settings, run
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import plotly.io as pio  # noqa: E402
-import streamlit as st  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from xattn.figures import per_head_figure  # noqa: E402
-from xattn.pipeline import Settings, run  # noqa: E402
 
 BIG_SRC = " ".join(f"s{i}" for i in range(64))
 BIG_TGT = " ".join(f"t{i}" for i in range(64))

@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/bench_attention.py            # full table, under ~2 minutes on 2 cores
-    python benchmarks/bench_attention.py --quick    # smaller cases, fewer repeats (smoke test)
+    python -m benchmarks.bench_attention            # full table, under ~2 minutes on 2 cores
+    python -m benchmarks.bench_attention --quick    # smaller cases, fewer repeats (smoke test)
 
 Prints the machine, then a Markdown table (for the README) with, per shape: median wall time
 of ours and of the textbook baseline, the speed-up, the GFLOP/s ours achieves (and as a share
@@ -19,16 +19,13 @@ import argparse
 import gc
 import math
 import statistics
-import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
-from machine import machine_line
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install
-from xattn import MultiHeadCrossAttention  # noqa: E402
+from benchmarks.machine import machine_line
+from xattn import MultiHeadCrossAttention
 
 DTYPE = np.float32
 # (n_tgt, n_src, d_model, n_heads)

@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/bench_train.py            # all tables, about a minute on 2 cores
-    python benchmarks/bench_train.py --quick    # the first table only, seed 0 (smoke test)
+    python -m benchmarks.bench_train            # all tables, about a minute on 2 cores
+    python -m benchmarks.bench_train --quick    # the first table only, seed 0 (smoke test)
 
 Prints the machine, then Markdown tables (for the README):
 
@@ -23,15 +23,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-from machine import machine_line
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install
-from xattn.train import (  # noqa: E402
+from benchmarks.machine import machine_line
+from xattn.train import (
     ALIGNMENT_MEASURES,
     TrainConfig,
     alignment_accuracy,

@@ -1,6 +1,6 @@
 """Classroom load test: N students on one `streamlit run app.py`, each changing controls.
 
-    python benchmarks/load_test.py [--sessions 30] [--duration 60] [--settle 20]
+    python -m benchmarks.load_test [--sessions 30] [--duration 60] [--settle 20]
 
 Starts the app on a free 127.0.0.1 port, opens N sessions that each load the page and then,
 every 2 to 4 seconds for ``--duration`` seconds, change one control (number of heads, seed or
@@ -46,14 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.asyncio.client import connect
 
-from browser_support import StreamlitServer  # noqa: E402
-from streamlit.proto.Alert_pb2 import Alert  # noqa: E402
-from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-from websockets.asyncio.client import connect  # noqa: E402
+from devtools.browser import StreamlitServer
+
+ROOT = Path(__file__).resolve().parent.parent
 
 HEADS = (1, 2, 4, 8, 16)          # the divisors of the default d_model 32, up to 16
 MASKS = ("none", "wait-k", "window")

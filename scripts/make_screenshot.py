@@ -1,6 +1,6 @@
 """Screenshot of the default view for the README: docs/screenshot.png.
 
-    python scripts/make_screenshot.py [--out docs/screenshot.png] [--width 1400]
+    python -m scripts.make_screenshot [--out docs/screenshot.png] [--width 1400]
 
 Starts `streamlit run app.py` on a free 127.0.0.1 port, opens it in headless Chromium (Debian's
 /usr/bin/chromium driven by the pip package playwright; no browser download), waits until the
@@ -15,16 +15,15 @@ import io
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from browser_support import (  # noqa: E402
+from devtools.browser import (
     RUN_COUNTER_JS,
     StreamlitServer,
     browser_missing,
     launch_chromium,
     wait_for_app,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 MAX_BYTES = 400_000
 

@@ -10,7 +10,9 @@ import os
 import re
 
 import pytest
-from browser_support import (
+from hypothesis import settings
+
+from devtools.browser import (
     ARTIFACTS,
     Page,
     StreamlitServer,
@@ -18,7 +20,6 @@ from browser_support import (
     launch_chromium,
     unavailable,
 )
-from hypothesis import settings
 
 # No per-example deadline (a loaded 2-core CI machine is slow, not wrong); in CI the examples
 # are derandomized, so a run is reproducible and cannot fail on a draw nobody can replay.

@@ -14,14 +14,14 @@ import json
 
 import numpy as np
 import pytest
-from browser_support import (
+
+from devtools.browser import (
     Page,
     browser_missing,
     heatmaps,
     tick_texts,
     unavailable,
 )
-
 from xattn.figures import axis_labels
 from xattn.pipeline import Settings, run
 

@@ -10,8 +10,8 @@ import urllib.parse
 
 import numpy as np
 import pytest
-from browser_support import chart, wait_for_app
 
+from devtools.browser import chart, wait_for_app
 from xattn.pipeline import Settings, run
 
 pytestmark = pytest.mark.browser

@@ -1,6 +1,6 @@
 """Run `streamlit run app.py` on a free local port and drive it from headless Chromium.
 
-Used by tests/test_browser.py, scripts/make_screenshot.py and benchmarks/load_test.py. It imports
+Used by the browser tests, scripts/make_screenshot.py and benchmarks/load_test.py. It imports
 neither pytest nor playwright at module level, so a script can use the server part alone.
 
 The browser is Debian's Chromium (``apt-get install -y chromium``) driven by the pip package
