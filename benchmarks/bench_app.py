@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 
 import plotly.io as pio
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from xattn.figures import per_head_figure
 from xattn.pipeline import Settings, run
+from xattn.ui.compute import clear_caches
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,7 @@ def full_runs(query: dict, repeats: int, *, cold: bool) -> list[float]:
     times = []
     for _ in range(repeats):
         if cold:
-            st.cache_data.clear()
+            clear_caches()
         start = time.perf_counter()
         at.run()
         times.append(time.perf_counter() - start)

@@ -28,15 +28,13 @@ import time
 import numpy as np
 
 from benchmarks.machine import machine_line
-from xattn.train import (
+from xattn.alignment import (
     ALIGNMENT_MEASURES,
-    TrainConfig,
     alignment_accuracy,
     alignment_by_head,
     chance_accuracy,
-    make_batch,
-    train,
 )
+from xattn.train import TrainConfig, make_batch, train
 
 # (label, config overrides): the default, the "about 60%" cross-entropy readout, and
 # both at half the step size.

@@ -40,6 +40,14 @@ def pytest_runtest_makereport(item, call):
 # --- fixtures --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
+def trained():
+    """The default training run (d_model 32, 4 heads, 100 steps of 32 sentences), shared."""
+    from xattn.train import TrainConfig, train
+
+    return train(TrainConfig())
+
+
+@pytest.fixture(scope="session")
 def server():
     reason = browser_missing()
     if reason:

@@ -5,8 +5,6 @@ deterministic), so they show the very weights of `TrainResult.untrained` / `.mod
 """
 
 import re
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -15,13 +13,17 @@ from apptest_helpers import chart, decode, heatmaps, messages, run_app
 from streamlit.testing.v1 import AppTest
 
 from xattn.corpus import LEXICON, translate
+from xattn.pairs import read_pair
 from xattn.train import TrainConfig, embed_pair, train
-from xattn.ui import trained
-from xattn.ui.trained import DEFAULT_SRC, Problem, _Store, read_pair
+from xattn.ui import _store
+from xattn.ui.trained import DEFAULT_SRC
 
 SCRIPT = """
+from xattn.ui.state import page_state
 from xattn.ui.trained import trained_view
-trained_view()
+state = page_state()
+trained_view(state)
+state.write_url()
 """
 
 
@@ -106,8 +108,8 @@ def test_gold_cells_are_marked_in_every_head():
 def test_a_second_visitor_gets_the_shared_run_without_training(monkeypatch):
     run_view()
     calls = []
-    original = trained.train
-    monkeypatch.setattr(trained, "train", lambda *a, **k: calls.append(1) or original(*a, **k))
+    original = _store.train
+    monkeypatch.setattr(_store, "train", lambda *a, **k: calls.append(1) or original(*a, **k))
     at = run_view()
     assert not at.exception and not calls
     assert any("shared run" in c.value for c in at.caption)
@@ -174,36 +176,6 @@ def test_a_bad_url_value_falls_back_and_the_page_says_so_once():
     assert sum("tr_heads=3" in w for w in warnings) == 1
     assert sum("tr_steps=7" in w for w in warnings) == 1
     assert len(zs(at, "tr_trained")) == 4
-
-
-def test_read_pair_never_raises():
-    assert isinstance(read_pair("sees the the", ""), Problem)
-    assert read_pair("THE Dog sleeps!", "").target == ("le", "chien", "dort")
-    assert read_pair("the dog sleeps", "Le chien dort.").alignment == (0, 1, 2)
-
-
-def test_store_trains_a_config_once_for_concurrent_callers_and_retries_after_a_failure():
-    store, calls, config = _Store(max_entries=2), [], TrainConfig(steps=1)
-
-    def make():
-        calls.append(1)
-        time.sleep(0.2)
-        return object()
-
-    out = []
-    threads = [threading.Thread(target=lambda: out.append(store.get_or_make(config, make)))
-               for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(calls) == 1 and len({id(run) for run, _ in out}) == 1
-    assert sorted(made for _, made in out) == [False, False, False, True]
-    with pytest.raises(RuntimeError):
-        store.get_or_make(TrainConfig(seed=1), lambda: (_ for _ in ()).throw(RuntimeError()))
-    assert store.get_or_make(TrainConfig(seed=1), object)[1]       # the lock was released
-    store.get_or_make(TrainConfig(seed=2), object)
-    assert store.get(config) is None                               # least recently used out
 
 
 def test_the_page_opens_on_the_trained_tab():

@@ -2,16 +2,17 @@
 
 import numpy as np
 import pytest
-import streamlit as st
 from apptest_helpers import chart, decode, heatmaps, run_app
 
-from xattn.metrics import ablation, head_statistics
+from xattn.ablation import ablation
+from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, run
+from xattn.ui.compute import clear_caches
 
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    st.cache_data.clear()
+    clear_caches()
     yield
 
 

@@ -237,14 +237,38 @@ def test_property_random_shapes_match_the_loop(n_tgt, n_src, n_heads, d_head, se
 
 
 # ------------------------------------------------------------------ errors
-@pytest.mark.parametrize("d_model,n_heads,match", [
-    (8, 0, r"n_heads must be an integer >= 1; received 0"),
-    (8, 3, r"d_model must be divisible by n_heads; received d_model=8, n_heads=3.*\[1, 2, 4, 8\]"),
-    (0, 1, r"d_model must be an integer >= 1; received 0"),
+@pytest.mark.parametrize("d_model,n_heads,kwargs,error,match", [
+    (8, 0, {}, ValueError, r"n_heads must be an int >= 1; received 0"),
+    (8, 3, {}, ValueError,
+     r"d_model must be divisible by n_heads; received d_model=8, n_heads=3.*\[1, 2, 4, 8\]"),
+    (0, 1, {}, ValueError, r"d_model must be an int >= 1; received 0"),
+    (8, True, {}, TypeError, r"n_heads must be an int; received bool True"),
+    (True, 1, {}, TypeError, r"d_model must be an int; received bool True"),
+    (8.0, 2, {}, TypeError, r"d_model must be an int; received float 8.0"),
+    (8, 2, {"seed": None}, TypeError, r"seed must be an int .*received None, which would give "
+                                      r"different numbers in every run"),
+    (8, 2, {"seed": -1}, ValueError, r"seed must be an int >= 0 and <= 9223372036854775807; "
+                                     r"received -1"),
+    (8, 2, {"seed": 1.5}, TypeError, r"seed must be an int; received float 1.5"),
+    (8, 2, {"seed": 2**127}, ValueError, r"seed must be an int .*; received 1701411834"),
+    (8, 2, {"seed": "0"}, TypeError, r"seed must be an int; received str '0'"),
 ])
-def test_constructor_errors(d_model, n_heads, match):
-    with pytest.raises(ValueError, match=match):
-        MultiHeadCrossAttention(d_model, n_heads)
+def test_constructor_errors(d_model, n_heads, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        MultiHeadCrossAttention(d_model, n_heads, **kwargs)
+
+
+def test_huge_but_safe_inputs_give_the_same_weights_on_both_paths():
+    x_t = X_T * 1e150                              # scores ~1e150: finite, one-hot softmax
+    _, w = MHA(x_t, X_S)
+    np.testing.assert_allclose(w, MHA.trace(x_t, X_S).weights)
+    np.testing.assert_allclose(w.sum(-1), 1.0)
+
+
+def test_a_generator_seed_draws_from_the_caller_s_stream():
+    a = MultiHeadCrossAttention(8, 2, seed=np.random.default_rng(5))
+    b = MultiHeadCrossAttention(8, 2, seed=np.random.default_rng(5))
+    np.testing.assert_array_equal(a.W_Q, b.W_Q)
 
 
 def test_unsupported_dtype():
@@ -268,13 +292,20 @@ X_T, X_S = inputs(3, 4, 8)
     ((X_T, np.full((4, 8), np.inf)), {}, r"encoder_output must hold finite numbers; received inf"),
     ((X_T, X_S, np.ones(5, bool)), {}, r"encoder_mask must have shape \(4,\) or \(3, 4\) .*received shape \(5,\)"),
     ((X_T, X_S, np.ones((2, 4), bool)), {}, r"encoder_mask must have shape \(4,\) or \(3, 4\)"),
-    ((X_T, X_S, np.ones(4)), {}, r"encoder_mask must be boolean \(True = may attend\); received dtype float64"),
+    ((X_T, X_S, np.ones(4)), {}, r"TypeError: encoder_mask must be boolean \(True = may attend\); received dtype float64"),
     ((X_T[None], X_S[None], np.ones((1, 3), bool)), {}, r"encoder_mask must have shape \(1, 4\) or \(1, 3, 4\)"),
     ((X_T, X_S), {"head_mask": np.ones(3)}, r"head_mask must have shape \(2,\), one gate per head; received shape \(3,\)"),
     ((X_T, X_S), {"head_mask": [1.0, np.nan]}, r"head_mask must hold finite numbers"),
-    ((X_T, [["a"] * 8] * 4), {}, r"encoder_output must be an array of numbers"),
+    ((X_T, [["a"] * 8] * 4), {}, r"TypeError: encoder_output must be an array of numbers"),
+    ((X_T + 1j, X_S), {}, r"TypeError: decoder_state must hold real numbers; received a complex "
+                          r"array \(its imaginary part would be dropped silently\)"),
+    ((X_T * 1e307, X_S * 1e307), {}, r"the inputs are too large: their projections x @ W_Q, "
+                                     r"W_K, W_V reach .*could overflow float64"),
+    ((np.empty((0, 3, 8)), np.empty((0, 4, 8))), {}, r"a batch must hold at least one pair"),
 ])
 def test_call_errors_say_expected_and_received(args, kwargs, match):
+    error, match = ((TypeError, match.removeprefix("TypeError: ")) if match.startswith("TypeError")
+                    else (ValueError, match))
     for fn in (MHA, MHA.trace):
-        with pytest.raises(ValueError, match=match):
+        with pytest.raises(error, match=match):
             fn(*args, **kwargs)

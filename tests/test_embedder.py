@@ -70,16 +70,35 @@ def test_cached_vectors_are_not_modified_by_callers():
     assert np.any(e.token_vector("cat") != 0)
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(d_model=0), r"d_model must be an integer >= 1; received 0"),
-    (dict(d_model=8, mode="bpe"), r"mode must be one of \('token', 'ngram'\); received 'bpe'"),
-    (dict(d_model=8, seed=1.5), r"seed must be an int; received float"),
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(d_model=0), ValueError, r"d_model must be an int >= 1; received 0"),
+    (dict(d_model=8, mode="bpe"), ValueError,
+     r"mode must be one of \('token', 'ngram'\); received 'bpe'"),
+    (dict(d_model=8, seed=1.5), TypeError, r"seed must be an int; received float 1.5"),
+    (dict(d_model=True), TypeError, r"d_model must be an int; received bool True"),
+    (dict(d_model=8, seed=None), TypeError, r"seed must be an int .*received None"),
+    (dict(d_model=8, seed=2**127), ValueError, r"seed must be an int >= 0 and <= 9223372036854775807"),
+    (dict(d_model=8, positional="false"), TypeError,
+     r"positional must be True or False; received str 'false'"),
 ])
-def test_constructor_errors(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+def test_constructor_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
         ToyEmbedder(**kwargs)
 
 
-def test_embed_refuses_a_plain_string():
-    with pytest.raises(ValueError, match=r"tokens must be a list of str .*received str"):
-        ToyEmbedder(8).embed("the cat")
+@pytest.mark.parametrize("tokens,match", [
+    ("the cat", r"tokens must be a list of str .*received str of one str"),
+    ([1, 2], r"tokens must be a list of str .*received list of int"),
+])
+def test_embed_refuses_anything_but_a_list_of_str(tokens, match):
+    with pytest.raises(TypeError, match=match):
+        ToyEmbedder(8).embed(tokens)
+
+
+def test_the_vector_cache_is_bounded_by_bytes():
+    from xattn.embedder import VECTOR_CACHE
+
+    e = ToyEmbedder(512, seed=3)
+    e.embed([f"w{i}" for i in range(6000)])            # 6,000 x 4 kB > the 16 MiB budget
+    assert VECTOR_CACHE.total_bytes <= VECTOR_CACHE.max_bytes
+    assert len(VECTOR_CACHE) < 6000

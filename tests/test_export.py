@@ -1,5 +1,7 @@
-"""Standalone HTML export and toolbar download settings."""
+"""Export: the weights as CSV, standalone HTML, and toolbar download settings."""
 
+import csv
+import io
 import json
 import re
 
@@ -8,8 +10,9 @@ import plotly.graph_objects as go
 import pytest
 from plotly.offline import get_plotlyjs
 
-from xattn.export import IMAGE_FORMATS, standalone_html, toolbar_config
-from xattn.lines import lines_figure
+from xattn.export import IMAGE_FORMATS, standalone_html, toolbar_config, weights_csv
+from xattn.figures import lines_figure
+from xattn.pipeline import Settings, run
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +134,36 @@ def test_bad_figures(figures, match):
 def test_bad_title():
     with pytest.raises(ValueError, match=r"title and description must be str; received None"):
         standalone_html([("a", go.Figure())], title=None)
+
+
+# ---------------------------------------------------------------- CSV
+def test_weights_csv_is_long_format_and_quotes_awkward_tokens():
+    r = run(Settings(src='a, "b" <s>', tgt="x y", n_heads=2, tokenizer="whitespace"))
+    rows = list(csv.DictReader(io.StringIO(weights_csv(r.weights, r.src_tokens,
+                                                       r.tgt_tokens), newline="")))
+    assert list(rows[0]) == ["head", "tgt_pos", "tgt_token", "src_pos", "src_token", "weight"]
+    assert len(rows) == 2 * 2 * 3
+    assert [row["src_token"] for row in rows[:3]] == ["a,", '"b"', "<s>"]
+    assert rows[0]["head"] == "1" and rows[-1]["head"] == "2"
+    for row in rows:
+        w = r.weights[int(row["head"]) - 1, int(row["tgt_pos"]), int(row["src_pos"])]
+        assert float(row["weight"]) == pytest.approx(w, rel=1e-5)
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_prefixed_and_the_rest_kept():
+    tokens = ['=HYPERLINK("http://x.example","y")', "+1", "-1", "@SUM(1)", "\tx", "\rx", "a=b",
+              "né"]
+    w = np.full((1, 1, len(tokens)), 1 / len(tokens))
+    rows = list(csv.DictReader(io.StringIO(weights_csv(w, tokens, ["=1+1"]), newline="")))
+    assert [r["src_token"] for r in rows] == ["'" + t for t in tokens[:6]] + ["a=b", "né"]
+    assert rows[0]["tgt_token"] == "'=1+1"
+
+
+def test_csv_of_layers_has_a_layer_column():
+    w = np.full((2, 1, 1, 2), 0.5)
+    rows = list(csv.DictReader(io.StringIO(weights_csv(w, ["a", "b"], ["x"]))))
+    assert list(rows[0]) == ["layer", "head", "tgt_pos", "tgt_token", "src_pos", "src_token",
+                             "weight"]
+    assert [r["layer"] for r in rows] == ["1", "1", "2", "2"]
+    with pytest.raises(ValueError, match=r"shape \(\[n_layers,\] n_heads, 1, 2\)"):
+        weights_csv(np.ones((2, 2)), ["a", "b"], ["x"])

@@ -46,13 +46,20 @@ def test_module_accepts_every_helper():
         assert np.all(w[:, ~np.broadcast_to(mask, (4, 6))] == 0)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: padding_mask(3, [3]), r"padded positions must be integers in 0..2; received 3"),
-    (lambda: padding_mask(0), r"n_src must be an integer >= 1; received 0"),
-    (lambda: wait_k_mask(3, 4, 0), r"k must be an integer >= 1; received 0"),
-    (lambda: local_window_mask(3, 4, -1), r"width must be an integer >= 0; received -1"),
-    (lambda: local_window_mask(3, 4, 1.5), r"width must be an integer >= 0; received 1.5"),
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: padding_mask(3, [3]), ValueError,
+     r"each padded position must be an int >= 0 and <= 2; received 3"),
+    (lambda: padding_mask(0), ValueError, r"n_src must be an int >= 1; received 0"),
+    (lambda: wait_k_mask(3, 4, 0), ValueError, r"k must be an int >= 1; received 0"),
+    (lambda: local_window_mask(3, 4, -1), ValueError, r"width must be an int >= 0; received -1"),
+    (lambda: local_window_mask(3, 4, 1.5), TypeError, r"width must be an int; received float 1.5"),
+    # True is not position 1 (it used to mask every position through boolean indexing)
+    (lambda: padding_mask(3, [True]), TypeError,
+     r"each padded position must be an int; received bool True"),
+    (lambda: padding_mask(3, 1), TypeError, r"padded must be an iterable of positions"),
+    (lambda: padding_mask(True), TypeError, r"n_src must be an int; received bool"),
+    (lambda: wait_k_mask(3, 4, True), TypeError, r"k must be an int; received bool"),
 ])
-def test_errors(call, match):
-    with pytest.raises(ValueError, match=match):
+def test_errors(call, error, match):
+    with pytest.raises(error, match=match):
         call()

@@ -1,6 +1,5 @@
 """pipeline: settings to weights, user-facing errors, downloads."""
 
-import csv
 import io
 import json
 
@@ -8,7 +7,7 @@ import numpy as np
 import pytest
 
 from xattn import MultiHeadCrossAttention, ToyEmbedder, tokenize
-from xattn.pipeline import MAX_TOKENS, Settings, head_choices, run, run_npz, weights_csv
+from xattn.pipeline import MAX_TOKENS, Settings, head_choices, run, run_npz
 
 
 def test_run_equals_the_library_called_by_hand():
@@ -52,18 +51,6 @@ def test_masks_from_settings(changes, rows_without_keys):
 def test_bad_settings_say_what_to_change(changes, match):
     with pytest.raises(ValueError, match=match):
         run(Settings(**changes))
-
-
-def test_weights_csv_is_long_format_and_quotes_awkward_tokens():
-    r = run(Settings(src='a, "b" <s>', tgt="x y", n_heads=2, tokenizer="whitespace"))
-    rows = list(csv.DictReader(io.StringIO(weights_csv(r))))
-    assert list(rows[0]) == ["head", "tgt_pos", "tgt_token", "src_pos", "src_token", "weight"]
-    assert len(rows) == 2 * 2 * 3
-    assert [row["src_token"] for row in rows[:3]] == ["a,", '"b"', "<s>"]
-    assert rows[0]["head"] == "1" and rows[-1]["head"] == "2"
-    for row in rows:
-        w = r.weights[int(row["head"]) - 1, int(row["tgt_pos"]), int(row["src_pos"])]
-        assert float(row["weight"]) == pytest.approx(w, rel=1e-5)
 
 
 def test_npz_holds_everything_needed_to_reproduce_the_view():

@@ -1,5 +1,7 @@
 """tokenize: the three modes, Unicode, special tokens, errors."""
 
+import importlib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -44,10 +46,28 @@ def test_whitespace_mode_keeps_every_non_space_character(text):
     assert joined == "".join(unicodedata.normalize("NFC", text).split())
 
 
-@pytest.mark.parametrize("text,mode,match", [
-    ("a b", "sentencepiece", r"mode must be one of \('words', 'whitespace', 'chars'\); received 'sentencepiece'"),
-    (["a"], "words", r"text must be a str; received list"),
+@pytest.mark.parametrize("text,mode,error,match", [
+    ("a b", "sentencepiece", ValueError, r"mode must be one of \('words', 'whitespace', 'chars'\); received 'sentencepiece'"),
+    (["a"], "words", TypeError, r"text must be a str; received list"),
+    (7, "words", TypeError, r"text must be a str; received int"),
 ])
-def test_errors(text, mode, match):
-    with pytest.raises(ValueError, match=match):
+def test_errors(text, mode, error, match):
+    with pytest.raises(error, match=match):
         tokenize(text, mode)
+
+
+@pytest.mark.parametrize("mode", ["words", "chars"])
+def test_combining_marks_stay_on_their_letter_in_linear_time(mode, monkeypatch):
+    """Thousands of combining marks after one letter: one token, and a bounded number of
+    steps per character (the old tokenizer re-scanned the growing token for every mark:
+    quadratic, 5 s at 4,000 characters). Counted, not timed."""
+    tok = importlib.import_module("xattn.tokenize")  # the package exports the function
+
+    calls = []
+    original = tok._attaches
+    monkeypatch.setattr(tok, "_attaches", lambda a, b: calls.append(1) or original(a, b))
+    for n in (2_000, 64_000):
+        calls.clear()
+        tokens = tokenize("a" + "\u0301" * (n - 1) + " b", mode)
+        assert tokens == ["\u00e1" + "\u0301" * (n - 2), "b"]    # NFC: a + accent = á
+        assert len(calls) <= 2 * n

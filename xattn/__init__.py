@@ -4,6 +4,13 @@ The library (maths, embedder, masks, metrics, figures) never imports streamlit; 
 ``xattn.ui`` does.
 """
 
+from xattn.ablation import AblationResult, ablation
+from xattn.alignment import (
+    ALIGNMENT_MEASURES,
+    alignment_accuracy,
+    alignment_by_head,
+    chance_accuracy,
+)
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
 from xattn.corpus import (
     LEXICON,
@@ -17,13 +24,10 @@ from xattn.corpus import (
 )
 from xattn.embedder import EMBEDDER_MODES, ToyEmbedder, sinusoidal_positions
 from xattn.export import standalone_html, toolbar_config
-from xattn.figures import average_figure, output_figure, per_head_figure
-from xattn.lines import lines_figure
+from xattn.figures import average_figure, lines_figure, output_figure, per_head_figure
 from xattn.masks import MASK_MODES, local_window_mask, padding_mask, wait_k_mask
 from xattn.metrics import (
     MEASURE_DESCRIPTIONS,
-    AblationResult,
-    ablation,
     confidence,
     diagonal_alignment,
     effective_keys,
@@ -33,16 +37,7 @@ from xattn.metrics import (
     normalised_entropy,
 )
 from xattn.tokenize import TOKENIZER_MODES, tokenize
-from xattn.train import (
-    ALIGNMENT_MEASURES,
-    TrainConfig,
-    TrainResult,
-    alignment_accuracy,
-    alignment_by_head,
-    chance_accuracy,
-    embed_pair,
-    train,
-)
+from xattn.train import TrainConfig, TrainResult, embed_pair, train
 
 __all__ = [
     # the attention module

@@ -22,22 +22,62 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xattn._checks import check_attention_inputs
+from xattn._checks import check_attention_inputs, check_int, check_seed
+from xattn._fastpath import EXP_SAFE, attend
 
-__all__ = ["MultiHeadCrossAttention", "AttentionTrace"]
+__all__ = ["MultiHeadCrossAttention", "AttentionTrace", "split_heads", "merge_heads",
+           "masked_softmax"]
 
-# ln of the largest finite value, less a margin. If every score of a row is below
-# _EXP_SAFE - ln(n_src) in absolute value, exp() of each is finite and normal and so is their
-# sum, so that row needs no max-subtraction before exp (see _softmax_rows_inplace).
-_EXP_SAFE = {np.dtype(np.float32): 86.0, np.dtype(np.float64): 707.0}
-# Scores of a chunk (some heads x target rows) are computed by one BLAS call per head: large
-# calls keep BLAS's own threads busy and efficient; whole heads when they fit.
-_CHUNK_BYTES = 16 << 20
-# Scores turned into probabilities at a time: rows of one head that fit in L2 cache (512 KiB).
-_BLOCK_BYTES = 256 << 10
-# Below this many weights the whole problem is done in one go, with the fewest NumPy calls.
-_CHUNKED_MIN_ELEMENTS = 1 << 16
 
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """Cut the last axis into heads: ``(..., n, d_model)`` to ``(..., n_heads, n, d_head)``.
+
+    Head ``i`` gets columns ``i*d_head:(i+1)*d_head``. A view when possible (no copy).
+
+    Examples
+    --------
+    >>> split_heads(np.arange(12.0).reshape(2, 6), 3)[1].tolist()  # head 2 of 3
+    [[2.0, 3.0], [8.0, 9.0]]
+    """
+    *lead, n, d_model = x.shape
+    x = x.reshape(*lead, n, n_heads, d_model // n_heads)               # (..., n, h, d_head)
+    return np.moveaxis(x, -2, -3)                                      # (..., h, n, d_head)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """The inverse of `split_heads`: ``(..., n_heads, n, d_head)`` to ``(..., n, d_model)``."""
+    *lead, n_heads, n, d_head = x.shape
+    x = np.moveaxis(x, -3, -2)                                         # (..., n, h, d_head)
+    return x.reshape(*lead, n, n_heads * d_head)                       # (..., n, d_model)
+
+
+def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Softmax over the last axis (the source keys) where ``mask`` allows; 0 elsewhere.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (..., n_src)
+        May hold ``-inf`` at keys that are not to be attended.
+    mask : ndarray of bool, broadcastable to ``scores``, optional
+        True where a key may be attended.
+
+    Returns
+    -------
+    ndarray of the shape of ``scores``
+        Rows sum to 1; a row with no key to attend (every key masked) is all zero, never NaN.
+
+    Examples
+    --------
+    >>> masked_softmax(np.array([[0.0, 0.0, 5.0]]), np.array([True, True, False])).tolist()
+    [[0.5, 0.5, 0.0]]
+    """
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    row_max = scores.max(axis=-1, keepdims=True)
+    has_key = np.isfinite(row_max)
+    e = np.exp(scores - np.where(has_key, row_max, 0))
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=has_key)
 
 @dataclass(frozen=True)
 class AttentionTrace:
@@ -97,7 +137,9 @@ class MultiHeadCrossAttention:
     n_heads : int
         Number of heads; must divide ``d_model``. Each head has ``d_head = d_model // n_heads``.
     seed : int or numpy.random.Generator, default 0
-        Source of the initial weights. The same int gives identical weights in every process.
+        Source of the initial weights: an int in 0 .. 2**63-1 gives identical weights in every
+        process. ``None`` is refused (it would differ from run to run); pass a Generator to
+        draw from a stream of your own.
     dtype : numpy dtype, default float64
         Dtype of the weights and of every computation; inputs are cast to it.
 
@@ -122,22 +164,21 @@ class MultiHeadCrossAttention:
 
     def __init__(self, d_model: int, n_heads: int, *, seed: int | np.random.Generator = 0,
                  dtype: np.typing.DTypeLike = np.float64) -> None:
-        if not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
-            raise ValueError(f"n_heads must be an integer >= 1; received {n_heads!r}.")
-        if not isinstance(d_model, (int, np.integer)) or d_model < 1:
-            raise ValueError(f"d_model must be an integer >= 1; received {d_model!r}.")
+        d_model = check_int(d_model, "d_model", minimum=1)
+        n_heads = check_int(n_heads, "n_heads", minimum=1)
         if d_model % n_heads:
             divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
             raise ValueError(
                 f"d_model must be divisible by n_heads; received d_model={d_model}, "
                 f"n_heads={n_heads}. Heads that divide {d_model}: {divisors}.")
         self.dtype = np.dtype(dtype)
-        if self.dtype not in _EXP_SAFE:
+        if self.dtype not in EXP_SAFE:
             raise ValueError(f"dtype must be float32 or float64; received {self.dtype}.")
         self.d_model = int(d_model)
         self.n_heads = int(n_heads)
         self.d_head = self.d_model // self.n_heads
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = seed if isinstance(seed, np.random.Generator) \
+            else np.random.default_rng(check_seed(seed))
         std = math.sqrt(1.0 / d_model)
         shape = (self.d_model, self.d_model)
         self.W_Q, self.W_K, self.W_V, self.W_O = (
@@ -176,18 +217,18 @@ class MultiHeadCrossAttention:
             d_model=self.d_model, n_heads=self.n_heads, dtype=self.dtype)
         n_b, n_tgt, _ = x_t.shape
         n_src = x_s.shape[1]
-        h, d_head = self.n_heads, self.d_head
-        # Heads are strided views of the projections: BLAS reads them in place (no copies).
         q = x_t @ self.W_Q                                                     # (B, T, d_model)
-        q *= self.dtype.type(1.0 / math.sqrt(d_head))  # scale the queries, not T x S scores
-        q = q.reshape(n_b, n_tgt, h, d_head).transpose(0, 2, 1, 3)             # (B, h, T, dh)
-        k_t = (x_s @ self.W_K).reshape(n_b, n_src, h, d_head).transpose(0, 2, 3, 1)  # (B,h,dh,S)
-        v = (x_s @ self.W_V).reshape(n_b, n_src, h, d_head).transpose(0, 2, 1, 3)    # (B,h,S,dh)
-
-        weights = np.empty((n_b, h, n_tgt, n_src), dtype=self.dtype)          # (B, h, T, S)
+        q *= self.dtype.type(1.0 / math.sqrt(self.d_head))  # scale queries, not T x S scores
+        k, v = x_s @ self.W_K, x_s @ self.W_V                                  # (B, S, d_model)
+        _check_projections(q, k, v, self.d_head)
+        # Heads are strided views of the projections: BLAS reads them in place (no copies).
+        q = split_heads(q, self.n_heads)                                       # (B, h, T, dh)
+        k_t = split_heads(k, self.n_heads).swapaxes(-1, -2)                    # (B, h, dh, S)
+        v = split_heads(v, self.n_heads)                                       # (B, h, S, dh)
+        weights = np.empty((n_b, self.n_heads, n_tgt, n_src), dtype=self.dtype)  # (B,h,T,S)
         concat = np.empty((n_b, n_tgt, self.d_model), dtype=self.dtype)       # (B, T, d_model)
-        heads = concat.reshape(n_b, n_tgt, h, d_head).transpose(0, 2, 1, 3)   # (B, h, T, dh) view
-        _attend(q, k_t, v, mask, weights, heads)
+        heads = split_heads(concat, self.n_heads)                 # (B, h, T, dh), a view
+        attend(q, k_t, v, mask, weights, heads)
         if gate is not None:
             heads *= gate[None, :, None, None]
         output = concat @ self.W_O                                             # (B, T, d_model)
@@ -213,21 +254,20 @@ class MultiHeadCrossAttention:
             d_model=self.d_model, n_heads=self.n_heads, dtype=self.dtype)
         n_b, n_tgt, _ = x_t.shape
         n_src = x_s.shape[1]
-        h, d_head = self.n_heads, self.d_head
-        factor = 1.0 / math.sqrt(d_head) if scale else 1.0
-        q = (x_t @ self.W_Q).reshape(n_b, n_tgt, h, d_head).transpose(0, 2, 1, 3)  # (B,h,T,dh)
-        k = (x_s @ self.W_K).reshape(n_b, n_src, h, d_head).transpose(0, 2, 1, 3)  # (B,h,S,dh)
-        v = (x_s @ self.W_V).reshape(n_b, n_src, h, d_head).transpose(0, 2, 1, 3)  # (B,h,S,dh)
-        scores = q @ k.transpose(0, 1, 3, 2)                                   # (B, h, T, S)
+        factor = 1.0 / math.sqrt(self.d_head) if scale else 1.0
+        q, k, v = x_t @ self.W_Q, x_s @ self.W_K, x_s @ self.W_V               # (B, T|S, d)
+        _check_projections(q, k, v, self.d_head)
+        q, k, v = (split_heads(x, self.n_heads) for x in (q, k, v))            # (B, h, T|S, dh)
+        scores = q @ k.swapaxes(-1, -2)                                        # (B, h, T, S)
         scaled = scores * self.dtype.type(factor)
         full_mask = np.broadcast_to(mask, (n_b, n_tgt, n_src)) if mask is not None \
             else np.ones((n_b, n_tgt, n_src), dtype=bool)
         masked = np.where(full_mask[:, None], scaled, -np.inf).astype(self.dtype)
-        weights = _softmax_reference(masked)
+        weights = masked_softmax(masked)                                       # (B, h, T, S)
         head_outputs = weights @ v                                             # (B, h, T, dh)
         if gate is not None:
             head_outputs = head_outputs * gate[None, :, None, None]
-        concat = head_outputs.transpose(0, 2, 1, 3).reshape(n_b, n_tgt, self.d_model)
+        concat = merge_heads(head_outputs)                                     # (B, T, d_model)
         output = concat @ self.W_O                                             # (B, T, d_model)
         fields = dict(q=q, k=k, v=v, scores=scores, scaled_scores=scaled, masked_scores=masked,
                       mask=np.array(full_mask), weights=weights, head_outputs=head_outputs,
@@ -237,133 +277,15 @@ class MultiHeadCrossAttention:
         return AttentionTrace(**fields, scale=factor)
 
 
-def _softmax_reference(masked: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis of scores holding -inf at masked keys; empty rows give 0."""
-    row_max = masked.max(axis=-1, keepdims=True)
-    has_key = np.isfinite(row_max)
-    shifted = masked - np.where(has_key, row_max, 0)
-    e = np.exp(shifted)
-    total = e.sum(axis=-1, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=has_key)
 
 
-def _attend(q, k_t, v, mask, weights, heads):
-    """Fill ``weights`` (B, h, T, S) and ``heads`` (B, h, T, dh) from q, k^T and v.
-
-    ``mask`` is None or bool (B, 1 | T, S). Small problems are done in one go; large ones chunk
-    by chunk (see _attend_chunk).
-    """
-    if weights.size < _CHUNKED_MIN_ELEMENTS:
-        _attend_whole(q, k_t, v, mask, weights, heads)
-        return
-    n_b, n_heads, n_tgt, _ = q.shape
-    n_src = k_t.shape[-1]
-    heads_per_chunk, rows_per_chunk = _chunk_shape(n_heads, n_tgt, n_src, weights.itemsize)
-    # Cauchy-Schwarz: |q_i . k_j| <= |q_i| max_j |k_j|; where that is below the bound, exp() of
-    # the raw scores can neither overflow nor underflow, so the max-subtraction is skipped.
-    k_norm_max = np.sqrt(np.einsum("bhds,bhds->bhs", k_t, k_t).max(axis=-1))  # (B, h)
-    row_bound = np.sqrt(np.einsum("bhtd,bhtd->bht", q, q))                     # (B, h, T)
-    row_bound *= k_norm_max[..., None]
-    safe_rows = row_bound < _EXP_SAFE[weights.dtype] - math.log(n_src)        # (B, h, T)
-    for b in range(n_b):
-        for r0 in range(0, n_tgt, rows_per_chunk):
-            rows = slice(r0, r0 + rows_per_chunk)
-            window = _key_window(mask, b, rows, n_src)
-            for h0 in range(0, n_heads, heads_per_chunk):
-                chunk = (b, slice(h0, h0 + heads_per_chunk), rows)
-                _attend_chunk(q[chunk], k_t[chunk[:2]], v[chunk[:2]], window, safe_rows[chunk],
-                              weights[chunk], heads[chunk])
-
-
-def _attend_whole(q, k_t, v, mask, weights, heads):
-    """Small problems: every step once for all heads and rows, to keep NumPy calls few."""
-    n_b, n_heads, n_tgt, n_src = weights.shape
-    np.matmul(q, k_t, out=weights)                                            # (B, h, T, S)
-    # Here the scores themselves bound |score|, in two calls (chunks use norms, see _attend).
-    high = max(np.maximum.reduce(weights, axis=None), -np.minimum.reduce(weights, axis=None))
-    safe = high < _EXP_SAFE[weights.dtype] - math.log(n_src)
-    if mask is None or mask.shape[1] == 1:  # the same keys for every row: rows of all heads
-        s, drop = weights.reshape(n_b, n_heads * n_tgt, n_src), mask          # (B, h*T, S)
-    else:
-        s, drop = weights, mask[:, None]                                      # (B, 1, T, S)
-    _softmax_rows_inplace(s, (0, n_src, None if drop is None else ~drop), bool(safe))
-    np.matmul(weights, v, out=heads)                                          # (B, h, T, dh)
-
-
-def _attend_chunk(q, k_t, v, window, safe, w, heads):
-    """Attention for some heads x rows: q (hc, rc, dh), k_t (hc, dh, S), v (hc, S, dh).
-
-    The scores are written straight into their place in the weights ``w`` (hc, rc, S), the only
-    large allocation, by one BLAS call per head; turned into probabilities in place, block by
-    block while in cache; then multiplied with the values into ``heads`` (hc, rc, dh). Keys
-    outside ``window`` (padding, typically) are left out of all three steps.
-    """
-    lo, hi, _ = window
-    if lo < hi:
-        np.matmul(q, k_t[..., lo:hi], out=w[..., lo:hi])                      # (hc, rc, n)
-    if lo > 0 or hi < w.shape[-1]:  # after the matmul, whose threads share the page faults
-        w[..., :lo] = 0
-        w[..., hi:] = 0
-    if lo == hi:  # no row of the chunk has a key to attend
-        heads[...] = 0
-        return
-    n_heads, n_rows, n_src = w.shape
-    step = max(1, _BLOCK_BYTES // (n_src * w.itemsize))
-    for h in range(n_heads):
-        for r0 in range(0, n_rows, step):
-            rows = slice(r0, r0 + step)
-            drop = window[2] if window[2] is None or window[2].shape[0] == 1 else window[2][rows]
-            _softmax_rows_inplace(w[h, rows], (lo, hi, drop), bool(safe[h, rows].all()))
-    np.matmul(w[..., lo:hi], v[:, lo:hi], out=heads)                          # (hc, rc, dh)
-
-
-def _chunk_shape(n_heads, n_tgt, n_src, itemsize):
-    """Heads and target rows per chunk: about _CHUNK_BYTES of scores, whole heads first."""
-    head_bytes = n_tgt * n_src * itemsize
-    if head_bytes >= _CHUNK_BYTES:
-        return 1, max(1, _CHUNK_BYTES // (n_src * itemsize))
-    return max(1, min(n_heads, _CHUNK_BYTES // head_bytes)), n_tgt
-
-
-def _key_window(mask, b, rows, n_src):
-    """Keys ``lo:hi`` that some target row in ``rows`` may attend, and which of them it may not.
-
-    Returns ``(lo, hi, drop)``; ``drop`` is bool (1 | rc, hi - lo), True where a row may not
-    attend a key, or None when every row may attend every key of the window. Keys outside the
-    window (padding, typically) cost nothing.
-    """
-    if mask is None:
-        return 0, n_src, None
-    m = mask[b] if mask.shape[1] == 1 else mask[b, rows]                     # (1 | rc, S)
-    cols = np.flatnonzero(m.any(axis=0))
-    if cols.size == 0:
-        return 0, 0, None
-    lo, hi = int(cols[0]), int(cols[-1]) + 1
-    m = m[:, lo:hi]
-    return lo, hi, (None if m.all() else ~m)
-
-
-def _softmax_rows_inplace(w: np.ndarray, window: tuple, safe: bool) -> None:
-    """Softmax over the keys ``lo:hi`` of the rows of ``w`` in place; the rest must be zero.
-
-    ``window`` is ``(lo, hi, drop)`` as from _key_window (``drop`` broadcasts over the rows).
-    Rows with no key to attend become all zero. With ``safe`` (every |score| is below the exp
-    bound) the max-subtraction is skipped and masked keys are zeroed after exp instead.
-    """
-    lo, hi, drop = window
-    s = w[..., lo:hi]  # a view; whole rows again below, for the division
-    if not safe:
-        if drop is not None:
-            np.copyto(s, -np.inf, where=drop)
-        # initial: a row of -inf gets a finite max, so it stays -inf and exp() makes it 0.
-        row_max = np.maximum.reduce(s, axis=-1, keepdims=True, initial=np.finfo(s.dtype).min)
-        np.subtract(s, row_max, out=s)
-    np.exp(s, out=s)
-    if drop is not None and safe:
-        np.copyto(s, 0, where=drop)
-    total = np.add.reduce(s, axis=-1, keepdims=True)
-    # A row with a key sums to at least exp(-bound) > tiny; a row with none sums to 0 and
-    # stays 0.
-    np.maximum(total, np.finfo(s.dtype).tiny, out=total)
-    # Whole rows: zeros stay zero, and part-row views with a power-of-two stride run 2-3x slower.
-    np.divide(w, total, out=w)
+def _check_projections(q: np.ndarray, k: np.ndarray, v: np.ndarray, d_head: int) -> None:
+    """Refuse inputs so large that ``x @ W`` or a score ``q . k`` overflows the dtype: they
+    would give NaN weights (and the two paths would disagree on what NaN becomes)."""
+    limit = float(np.finfo(q.dtype).max)
+    top = [float(np.maximum.reduce(np.abs(x), axis=None)) for x in (q, k, v)]
+    # |q . k| <= d_head * max|q| * max|k|, computed in Python floats (they do not overflow).
+    if not all(math.isfinite(t) for t in top) or top[0] * top[1] * d_head >= limit:
+        raise ValueError(f"the inputs are too large: their projections x @ W_Q, W_K, W_V reach "
+                         f"{max(top):.3g}, and the scores q . k could overflow {q.dtype} "
+                         f"(largest {limit:.3g}). Scale the inputs down, e.g. to unit variance.")

@@ -10,19 +10,28 @@ from __future__ import annotations
 import hashlib
 import math
 import unicodedata
-from functools import lru_cache
 
 import numpy as np
+
+from xattn._checks import check_bool, check_int, check_seed
+from xattn.cache import ByteLRU
 
 __all__ = ["ToyEmbedder", "EMBEDDER_MODES", "sinusoidal_positions"]
 
 EMBEDDER_MODES = ("token", "ngram")
 _NGRAM_SIZES = (2, 3)
+# Token vectors shared by every session of a server: 16 MiB is 4,096 vectors at d_model 512,
+# far more than one page (two 64-token sentences, or their n-grams) needs.
+VECTOR_CACHE = ByteLRU(16 << 20)
 
 
-@lru_cache(maxsize=65536)
 def _hashed_vector(text: str, seed: int, d_model: int) -> np.ndarray:
     """Unit-variance vector of ``d_model`` entries determined by (seed, text) alone."""
+    return VECTOR_CACHE.get_or_make((text, seed, d_model),
+                                    lambda: _draw_vector(text, seed, d_model))
+
+
+def _draw_vector(text: str, seed: int, d_model: int) -> np.ndarray:
     digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16,
                              key=seed.to_bytes(16, "little", signed=True)).digest()
     rng = np.random.default_rng(int.from_bytes(digest, "little"))
@@ -84,14 +93,12 @@ class ToyEmbedder:
 
     def __init__(self, d_model: int, *, seed: int = 0, positional: bool = True,
                  mode: str = "token") -> None:
-        if not isinstance(d_model, (int, np.integer)) or d_model < 1:
-            raise ValueError(f"d_model must be an integer >= 1; received {d_model!r}.")
-        if not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an int; received {type(seed).__name__}.")
+        self.d_model = check_int(d_model, "d_model", minimum=1)
+        self.seed = check_seed(seed)
+        self.positional = check_bool(positional, "positional")
         if mode not in EMBEDDER_MODES:
             raise ValueError(f"mode must be one of {EMBEDDER_MODES}; received {mode!r}.")
-        self.d_model, self.seed = int(d_model), int(seed)
-        self.positional, self.mode = bool(positional), mode
+        self.mode = mode
 
     def __repr__(self) -> str:
         return (f"ToyEmbedder(d_model={self.d_model}, seed={self.seed}, "
@@ -118,8 +125,10 @@ class ToyEmbedder:
             Token vectors plus, when ``positional``, the encoding of positions 0..n-1.
         """
         if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
-            raise ValueError("tokens must be a list of str (use xattn.tokenize(text) first); "
-                             f"received {type(tokens).__name__}.")
+            kinds = sorted({type(t).__name__ for t in tokens}) if not isinstance(tokens, str) \
+                else ["one str"]
+            raise TypeError("tokens must be a list of str (use xattn.tokenize(text) first); "
+                            f"received {type(tokens).__name__} of {', '.join(kinds)}.")
         out = np.zeros((len(tokens), self.d_model))
         for i, token in enumerate(tokens):
             out[i] = self.token_vector(token)

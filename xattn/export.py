@@ -1,4 +1,8 @@
-"""Export figures: one standalone HTML page that opens offline, and toolbar download settings.
+"""Export: the weights as CSV, figures as one standalone HTML page, toolbar download settings.
+
+CSV. Long format, one row per (head, target, source) weight. Tokens are quoted as CSV requires,
+and a token that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab or carriage
+return first) gets a ``'`` in front (OWASP's advice); the ``.npz`` download keeps tokens exactly.
 
 PNG and SVG. Plotly's toolbar has a single "download" button (the camera) whose format is set by
 the ``toImageButtonOptions`` config, so one chart in Streamlit can offer either a PNG or an SVG
@@ -11,16 +15,21 @@ JSON config (as passed by ``st.plotly_chart``) cannot carry; that is why this is
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 import re
 import unicodedata
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-__all__ = ["standalone_html", "toolbar_config", "IMAGE_FORMATS"]
+from xattn.literal import csv_cell
+
+__all__ = ["standalone_html", "toolbar_config", "IMAGE_FORMATS", "weights_csv", "file_name"]
 
 IMAGE_FORMATS = ("png", "svg", "jpeg", "webp")
 _FALLBACK_NAME = "xattn-figure"
@@ -77,17 +86,67 @@ def toolbar_config(filename: str, fmt: str = "png") -> dict:
     """
     if fmt not in IMAGE_FORMATS:
         raise ValueError(f"fmt must be one of {IMAGE_FORMATS}; received {fmt!r}.")
-    return {"toImageButtonOptions": {"format": fmt, "filename": _safe_filename(filename),
+    return {"toImageButtonOptions": {"format": fmt, "filename": file_name(filename),
                                      "scale": 2},
             "displaylogo": False, "showSendToCloud": False}
 
 
-def _safe_filename(name) -> str:
+def file_name(name) -> str:
+    """``name`` made safe for every file system (see `toolbar_config`), without extension.
+
+    Examples
+    --------
+    >>> file_name("xattn 4 heads: le chat / the cat")
+    'xattn-4-heads-le-chat-the-cat'
+    """
     text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode("ascii")
     text = re.sub(r"\.(png|svg|jpe?g|webp)$", "", text.strip(), flags=re.IGNORECASE)
     text = re.sub(r"[^A-Za-z0-9._-]+", "-", text)
     text = re.sub(r"-{2,}", "-", text).strip("._-")
     return text[:_MAX_NAME].rstrip("._-") or _FALLBACK_NAME
+
+
+def weights_csv(weights, src_tokens, tgt_tokens) -> str:
+    """The weights in long format, one row per weight.
+
+    Parameters
+    ----------
+    weights : array_like of shape (n_heads, n_tgt, n_src) or (n_layers, n_heads, n_tgt, n_src)
+    src_tokens, tgt_tokens : sequence of str
+
+    Returns
+    -------
+    str
+        Columns ``[layer,] head, tgt_pos, tgt_token, src_pos, src_token, weight``; layers and
+        heads count from 1, positions from 0; weights to 6 significant digits. Formula-like
+        tokens are prefixed with ``'``.
+
+    Examples
+    --------
+    Lines end with CRLF (RFC 4180), so a field holding a carriage return is quoted too.
+
+    >>> weights_csv([[[1.0, 0.0]]], ["=A1", "b"], ["x"]).splitlines()
+    ['head,tgt_pos,tgt_token,src_pos,src_token,weight', "1,0,x,0,'=A1,1", '1,0,x,1,b,0']
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim not in (3, 4) or w.shape[-2:] != (len(tgt_tokens), len(src_tokens)):
+        raise ValueError(f"weights must have shape ([n_layers,] n_heads, {len(tgt_tokens)}, "
+                         f"{len(src_tokens)}) to match the tokens; received {w.shape}.")
+    layered = w.ndim == 4
+    w = w if layered else w[None]                              # (n_layers, h, n_tgt, n_src)
+    src = [csv_cell(t) for t in src_tokens]
+    tgt = [csv_cell(t) for t in tgt_tokens]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow((["layer"] if layered else []) + ["head", "tgt_pos", "tgt_token", "src_pos",
+                                                       "src_token", "weight"])
+    for layer, heads in enumerate(w):
+        lead = [layer + 1] if layered else []
+        for h, head in enumerate(heads):
+            for i, row in enumerate(head):
+                writer.writerows([*lead, h + 1, i, tgt[i], j, src[j], f"{row[j]:.6g}"]
+                                 for j in range(len(src)))
+    return buf.getvalue()
 
 
 def _script_json(obj) -> str:

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from xattn._checks import check_int
+
 __all__ = ["padding_mask", "wait_k_mask", "local_window_mask", "MASK_MODES"]
 
 MASK_MODES = ("none", "padding", "wait-k", "window")
-
-
-def _check_count(value, name: str, minimum: int) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; received {value!r}.")
-    return int(value)
 
 
 def padding_mask(n_src: int, padded=()) -> np.ndarray:
@@ -38,13 +34,13 @@ def padding_mask(n_src: int, padded=()) -> np.ndarray:
     >>> padding_mask(4, [3]).tolist()
     [True, True, True, False]
     """
-    n_src = _check_count(n_src, "n_src", 1)
+    n_src = check_int(n_src, "n_src", minimum=1)
+    if isinstance(padded, (str, bytes)) or not hasattr(padded, "__iter__"):
+        raise TypeError(f"padded must be an iterable of positions, e.g. [3]; received "
+                        f"{type(padded).__name__} {padded!r}.")
     mask = np.ones(n_src, dtype=bool)
     for p in padded:
-        if not isinstance(p, (int, np.integer)) or not 0 <= p < n_src:
-            raise ValueError(f"padded positions must be integers in 0..{n_src - 1}; "
-                             f"received {p!r}.")
-        mask[p] = False
+        mask[check_int(p, "each padded position", minimum=0, maximum=n_src - 1)] = False
     return mask
 
 
@@ -61,8 +57,8 @@ def wait_k_mask(n_tgt: int, n_src: int, k: int) -> np.ndarray:
     >>> wait_k_mask(3, 4, 2).astype(int).tolist()
     [[1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
     """
-    n_tgt, n_src = _check_count(n_tgt, "n_tgt", 1), _check_count(n_src, "n_src", 1)
-    k = _check_count(k, "k", 1)
+    n_tgt, n_src = check_int(n_tgt, "n_tgt", minimum=1), check_int(n_src, "n_src", minimum=1)
+    k = check_int(k, "k", minimum=1)
     return np.arange(n_src)[None, :] < (np.arange(n_tgt)[:, None] + k)      # (n_tgt, n_src)
 
 
@@ -82,8 +78,8 @@ def local_window_mask(n_tgt: int, n_src: int, width: int) -> np.ndarray:
     >>> local_window_mask(3, 5, 0).astype(int).tolist()
     [[1, 0, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 0, 1]]
     """
-    n_tgt, n_src = _check_count(n_tgt, "n_tgt", 1), _check_count(n_src, "n_src", 1)
-    width = _check_count(width, "width", 0)
+    n_tgt, n_src = check_int(n_tgt, "n_tgt", minimum=1), check_int(n_src, "n_src", minimum=1)
+    width = check_int(width, "width", minimum=0)
     if n_tgt == 1:
         centre = np.array([(n_src - 1) / 2])
     else:

@@ -17,23 +17,21 @@ The measures, for one head ``A`` of shape ``(n_tgt, n_src)``:
 - diagonal alignment, the guided-attention weighting of Tachibana et al. (2017);
 - monotonicity: share of consecutive rows whose argmax does not move backwards.
 
-``ablation`` measures how much the output changes when heads are switched off through the
-module's ``head_mask`` gates (Michel, Levy and Neubig 2019).
+Head importance by switching heads off is in ``xattn.ablation``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from xattn._checks import _shape, as_finite
+from xattn._checks import check_weights as check_weights_array
 
 __all__ = [
     "MEASURE_DESCRIPTIONS",
-    "AblationResult",
-    "ablation",
+    "CheckedWeights",
+    "check_weights",
     "confidence",
     "diagonal_alignment",
     "effective_keys",
@@ -58,11 +56,9 @@ MEASURE_DESCRIPTIONS = {
                     "token does not move backwards (1 = reads the source left to right).",
 }
 
-_SUM_ATOL = 1e-3   # float32 softmax rows over thousands of keys are off by ~1e-4
-_VALUE_ATOL = 1e-6
+class CheckedWeights(NamedTuple):
+    """Weights checked once at the boundary, with what every measure needs."""
 
-
-class _Weights(NamedTuple):
     w: np.ndarray        # (n_heads, n_tgt, n_src) float64
     keep: np.ndarray     # (n_tgt, n_src) bool, True = may attend
     n_keys: np.ndarray   # (n_tgt,) int, unmasked keys per row
@@ -70,56 +66,26 @@ class _Weights(NamedTuple):
     single: bool         # input was 2-D: drop the head axis again on output
 
 
-def _prepare(weights, mask=None) -> _Weights:
-    """Check weights (and mask) at the public boundary; every failure is a ValueError."""
-    w = as_finite(weights, "weights", np.float64)
-    if w.ndim not in (2, 3) or 0 in w.shape:
-        raise ValueError(f"weights must have shape (n_heads, n_tgt, n_src) or (n_tgt, n_src) "
-                         f"with every size >= 1; received shape {_shape(w)}.")
-    single = w.ndim == 2
-    w = w[None] if single else w
-    _, n_tgt, n_src = w.shape
-    keep = _check_mask(mask, n_tgt, n_src)
-    if w.min() < -_VALUE_ATOL or w.max() > 1 + _VALUE_ATOL:
-        bad = np.unravel_index(np.argmax(np.abs(w - 0.5)), w.shape)
-        raise ValueError(f"weights must be probabilities in [0, 1]; received {w[bad]:.6g} at "
-                         f"(head, target, source) = {tuple(int(i) for i in bad)}. Pass softmax "
-                         f"outputs, not scores.")
-    leaked = np.where(keep, 0.0, w)                                  # (n_heads, n_tgt, n_src)
-    if leaked.max() > _VALUE_ATOL:
-        bad = np.unravel_index(np.argmax(leaked), w.shape)
-        raise ValueError(f"weights must be 0 at masked keys; received {w[bad]:.6g} at "
-                         f"(head, target, source) = {tuple(int(i) for i in bad)}. Pass the mask "
-                         f"that produced these weights.")
-    sums = w.sum(axis=-1)                                            # (n_heads, n_tgt)
-    has_key = keep.any(axis=-1)                                      # (n_tgt,)
-    ok = np.abs(sums - 1) <= _SUM_ATOL
-    if mask is None:
-        ok |= sums == 0  # an all-zero row is how a fully masked row comes out of the module
-    ok |= ~has_key
-    if not ok.all():
-        h, i = np.argwhere(~ok)[0]
-        raise ValueError(f"each row of weights must sum to 1 over the source keys (0 for a row "
-                         f"with no key); received {sums[h, i]:.6g} in head {h}, target row {i}. "
-                         f"Pass softmax outputs, not scores.")
-    valid = has_key[None] & (sums > 0.5)
-    return _Weights(w, keep, keep.sum(axis=-1), valid, single)
+def check_weights(weights, mask=None) -> CheckedWeights:
+    """Check attention weights (and their mask) once; every failure is a ValueError/TypeError.
+
+    Parameters
+    ----------
+    weights : array_like of shape (n_heads, n_tgt, n_src) or (n_tgt, n_src)
+    mask : array_like of bool, shape (n_src,) or (n_tgt, n_src), optional
+
+    Returns
+    -------
+    CheckedWeights
+        ``w`` (n_heads, n_tgt, n_src) float64, ``keep`` (n_tgt, n_src), ``n_keys`` (n_tgt,),
+        ``valid`` (n_heads, n_tgt): rows that have a distribution, ``single``.
+    """
+    w, keep, single = check_weights_array(weights, mask)
+    valid = keep.any(axis=-1)[None] & (w.sum(axis=-1) > 0.5)         # (n_heads, n_tgt)
+    return CheckedWeights(w, keep, keep.sum(axis=-1), valid, single)
 
 
-def _check_mask(mask, n_tgt: int, n_src: int) -> np.ndarray:
-    if mask is None:
-        return np.ones((n_tgt, n_src), dtype=bool)
-    m = np.asarray(mask)
-    if m.dtype != np.bool_:
-        raise ValueError(f"mask must be boolean (True = may attend); received dtype {m.dtype}. "
-                         f"Use e.g. `mask.astype(bool)`.")
-    if m.shape not in ((n_src,), (n_tgt, n_src)):
-        raise ValueError(f"mask must have shape ({n_src},) or ({n_tgt}, {n_src}) (target, "
-                         f"source); received shape {_shape(m)}.")
-    return np.broadcast_to(m, (n_tgt, n_src))
-
-
-def _out(x: np.ndarray, p: _Weights):
+def _out(x: np.ndarray, p: CheckedWeights):
     return x[0] if p.single else x
 
 
@@ -131,19 +97,19 @@ def _row_mean(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- per-row measures
-def _entropy(p: _Weights) -> np.ndarray:
+def _entropy(p: CheckedWeights) -> np.ndarray:
     log_w = np.log(p.w, out=np.zeros_like(p.w), where=p.w > 0)      # 0 log 0 = 0
     h = np.maximum(-(p.w * log_w).sum(axis=-1), 0.0)                 # (n_heads, n_tgt)
     return np.where(p.valid, h, np.nan)
 
 
-def _normalised(p: _Weights, h: np.ndarray) -> np.ndarray:
+def _normalised(p: CheckedWeights, h: np.ndarray) -> np.ndarray:
     log_n = np.log(np.maximum(p.n_keys, 1))                          # (n_tgt,)
     norm = np.divide(h, log_n, out=np.zeros_like(h), where=log_n > 0)
     return np.where(p.valid, np.clip(norm, 0.0, 1.0), np.nan)
 
 
-def _effective(p: _Weights, h: np.ndarray) -> np.ndarray:
+def _effective(p: CheckedWeights, h: np.ndarray) -> np.ndarray:
     eff = np.clip(np.exp(np.where(p.valid, h, 0.0)), 1.0, np.maximum(p.n_keys, 1))
     return np.where(p.valid, eff, np.nan)
 
@@ -168,7 +134,7 @@ def entropy(weights, mask=None) -> np.ndarray:
     >>> entropy([[0.5, 0.5], [1.0, 0.0]]).round(4).tolist()
     [0.6931, 0.0]
     """
-    p = _prepare(weights, mask)
+    p = check_weights(weights, mask)
     return _out(_entropy(p), p)
 
 
@@ -188,7 +154,7 @@ def normalised_entropy(weights, mask=None) -> np.ndarray:
     >>> normalised_entropy([[0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, 0.0]]).tolist()
     [1.0, 0.0]
     """
-    p = _prepare(weights, mask)
+    p = check_weights(weights, mask)
     return _out(_normalised(p, _entropy(p)), p)
 
 
@@ -207,16 +173,16 @@ def effective_keys(weights, mask=None) -> np.ndarray:
     >>> effective_keys([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]).round(6).tolist()
     [2.0, 1.0]
     """
-    p = _prepare(weights, mask)
+    p = check_weights(weights, mask)
     return _out(_effective(p, _entropy(p)), p)
 
 
 # ---------------------------------------------------------------- per-head measures
-def _confidence(p: _Weights) -> np.ndarray:
+def _confidence(p: CheckedWeights) -> np.ndarray:
     return _row_mean(p.w.max(axis=-1), p.valid)                     # (n_heads,)
 
 
-def _diagonal(p: _Weights, g: float) -> np.ndarray:
+def _diagonal(p: CheckedWeights, g: float) -> np.ndarray:
     _, n_tgt, n_src = p.w.shape
     pos_t = (np.arange(n_tgt) + 0.5) / n_tgt                         # (n_tgt,) cell centres
     pos_s = (np.arange(n_src) + 0.5) / n_src                         # (n_src,)
@@ -224,7 +190,7 @@ def _diagonal(p: _Weights, g: float) -> np.ndarray:
     return _row_mean((p.w * near).sum(axis=-1), p.valid)            # (n_heads,)
 
 
-def _monotonicity(p: _Weights) -> np.ndarray:
+def _monotonicity(p: CheckedWeights) -> np.ndarray:
     top = p.w.argmax(axis=-1)                                        # (n_heads, n_tgt)
     out = np.full(len(top), np.nan)
     for h, (cols, valid) in enumerate(zip(top, p.valid, strict=True)):
@@ -250,7 +216,7 @@ def confidence(weights, mask=None):
     >>> float(confidence([[0.5, 0.5], [0.9, 0.1]]))
     0.7
     """
-    p = _prepare(weights, mask)
+    p = check_weights(weights, mask)
     return _out(_confidence(p), p)
 
 
@@ -285,7 +251,7 @@ def diagonal_alignment(weights, mask=None, *, g: float = 0.2):
     """
     if not np.isfinite(g) or g <= 0:
         raise ValueError(f"g must be a positive number; received {g!r}.")
-    p = _prepare(weights, mask)
+    p = check_weights(weights, mask)
     return _out(_diagonal(p, float(g)), p)
 
 
@@ -310,7 +276,7 @@ def monotonicity(weights, mask=None):
     >>> float(monotonicity(np.eye(3))), float(monotonicity(np.eye(3)[::-1]))
     (1.0, 0.0)
     """
-    p = _prepare(weights, mask)
+    p = check_weights(weights, mask)
     return _out(_monotonicity(p), p)
 
 
@@ -339,7 +305,7 @@ def head_statistics(weights, mask=None) -> dict[str, np.ndarray]:
     >>> stats["effective_keys"].round(6).tolist(), stats["confidence"].tolist()
     ([4.0, 4.0], [0.25, 0.25])
     """
-    p = _prepare(weights, mask)
+    p = check_weights(weights, mask)
     h = _entropy(p)                                                  # (n_heads, n_tgt)
     return {
         "head": np.arange(p.w.shape[0]),
@@ -349,112 +315,3 @@ def head_statistics(weights, mask=None) -> dict[str, np.ndarray]:
         "diagonal_alignment": _diagonal(p, 0.2),
         "monotonicity": _monotonicity(p),
     }
-
-
-# ---------------------------------------------------------------- ablation
-@dataclass(frozen=True)
-class AblationResult:
-    """How much the output changes when heads are switched off, ``||Y - Y_off|| / ||Y||``.
-
-    Norms are Frobenius norms over every output number (per target token: over ``d_model``).
-    When ``||Y|| = 0`` the change is 0 if nothing changed (e.g. a fully masked target row) and
-    NaN otherwise (a relative change of zero is undefined).
-
-    Attributes
-    ----------
-    per_head : ndarray of shape (n_heads,)
-        Change when head ``h`` alone is switched off.
-    chosen : float
-        Change when every head in ``heads_off`` is switched off (0 for none).
-    per_token : ndarray of shape (n_tgt,), or (B, n_tgt) for batched inputs
-        The change for ``heads_off``, per target token.
-    heads_off : tuple of int
-        The chosen heads, sorted.
-    """
-
-    per_head: np.ndarray
-    chosen: float
-    per_token: np.ndarray
-    heads_off: tuple[int, ...]
-
-    def __repr__(self) -> str:
-        heads = np.array2string(self.per_head, precision=3)
-        return (f"AblationResult(heads_off={self.heads_off}, chosen={self.chosen:.3g}, "
-                f"per_head={heads})")
-
-
-def _relative_change(y: np.ndarray, y_off: np.ndarray, axis=None) -> np.ndarray:
-    diff = np.linalg.norm((y - y_off).reshape(-1) if axis is None else y - y_off, axis=axis)
-    ref = np.linalg.norm(y.reshape(-1) if axis is None else y, axis=axis)
-    undefined = np.where(diff > 0, np.nan, 0.0)
-    return np.divide(diff, ref, out=np.asarray(undefined, dtype=np.float64), where=ref > 0)
-
-
-def ablation(module, decoder_state, encoder_output, encoder_mask=None,
-             heads_off=()) -> AblationResult:
-    """Head importance by ablation (Michel, Levy and Neubig 2019).
-
-    Runs ``module`` once with every gate at 1, once per head with that head's ``head_mask``
-    gate at 0, and once with the gates of ``heads_off`` at 0. Because the output is linear in
-    the gates, ``Y - Y_off`` is exactly the contribution of the switched-off heads.
-
-    Parameters
-    ----------
-    module : MultiHeadCrossAttention
-        Anything with an ``n_heads`` attribute, called as
-        ``module(decoder_state, encoder_output, encoder_mask, head_mask=gates)`` and returning
-        ``(output, weights)``.
-    decoder_state, encoder_output, encoder_mask
-        As for the module's ``__call__`` (batched or not).
-    heads_off : iterable of int, default ()
-        Heads to switch off together, each in ``0..n_heads-1``.
-
-    Returns
-    -------
-    AblationResult
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from xattn.attention import MultiHeadCrossAttention
-    >>> mha = MultiHeadCrossAttention(d_model=8, n_heads=2, seed=0)
-    >>> rng = np.random.default_rng(0)
-    >>> x_t, x_s = rng.standard_normal((3, 8)), rng.standard_normal((4, 8))
-    >>> res = ablation(mha, x_t, x_s, heads_off=[0, 1])
-    >>> res.chosen, res.per_token.tolist()
-    (1.0, [1.0, 1.0, 1.0])
-    """
-    n_heads = getattr(module, "n_heads", None)
-    if not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
-        raise ValueError(f"module must have an integer n_heads >= 1 (e.g. a "
-                         f"MultiHeadCrossAttention); received {type(module).__name__} with "
-                         f"n_heads={n_heads!r}.")
-    off = check_heads(heads_off, int(n_heads), "heads_off")
-
-    def run(gates_off) -> np.ndarray:
-        gates = np.ones(n_heads)
-        gates[list(gates_off)] = 0.0
-        return np.asarray(module(decoder_state, encoder_output, encoder_mask,
-                                 head_mask=gates)[0])
-
-    y = run(())                                                      # (n_tgt, d_model) or batched
-    y_off = run(off)
-    per_head = np.array([_relative_change(y, run((h,))) for h in range(n_heads)])
-    return AblationResult(per_head=per_head, chosen=float(_relative_change(y, y_off)),
-                          per_token=_relative_change(y, y_off, axis=-1), heads_off=off)
-
-
-def check_heads(heads, n_heads: int, name: str) -> tuple[int, ...]:
-    """Head indices as a sorted tuple without repeats; ValueError naming ``name`` otherwise."""
-    if isinstance(heads, (int, np.integer)):
-        heads = (heads,)
-    try:
-        chosen = list(heads)
-    except TypeError:
-        raise ValueError(f"{name} must be an iterable of head indices; received "
-                         f"{heads!r}.") from None
-    for h in chosen:
-        if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or not 0 <= h < n_heads:
-            raise ValueError(f"{name} must hold integers in 0..{n_heads - 1}; received "
-                             f"{h!r}.")
-    return tuple(sorted({int(h) for h in chosen}))

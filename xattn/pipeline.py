@@ -7,7 +7,6 @@ URL can carry it. ``run(settings)`` tokenizes, embeds, masks and attends; it rai
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from dataclasses import asdict, dataclass, field
@@ -19,7 +18,7 @@ from xattn.embedder import EMBEDDER_MODES, ToyEmbedder
 from xattn.masks import MASK_MODES, local_window_mask, padding_mask, wait_k_mask
 from xattn.tokenize import TOKENIZER_MODES, tokenize
 
-__all__ = ["Settings", "Run", "run", "weights_csv", "run_npz", "MAX_TOKENS",
+__all__ = ["Settings", "Run", "run", "run_npz", "MAX_TOKENS",
            "D_MODEL_CHOICES", "MAX_HEADS", "head_choices", "EMBEDDER_SEED"]
 
 MAX_TOKENS = 64
@@ -49,9 +48,6 @@ class Settings:
     padded: tuple[int, ...] = field(default_factory=tuple)  # source positions masked ("padding")
     wait_k: int = 3              # "wait-k": target i sees the first i + k source tokens
     window: int = 1              # "window": tokens either side of the stretched diagonal
-
-    def replace(self, **changes) -> Settings:
-        return Settings(**{**asdict(self), **changes})
 
 
 @dataclass(frozen=True)
@@ -95,8 +91,9 @@ def _tokens(text: str, side: str, mode: str) -> list[str]:
     if not tokens:
         raise ValueError(f"The {side} sentence is empty: type at least one word.")
     if len(tokens) > MAX_TOKENS:
+        extra = len(tokens) - MAX_TOKENS
         raise ValueError(f"The {side} sentence has {len(tokens)} tokens; the limit is "
-                         f"{MAX_TOKENS}. Shorten it by {len(tokens) - MAX_TOKENS} tokens.")
+                         f"{MAX_TOKENS}. Shorten it by {extra} token{'s' if extra > 1 else ''}.")
     return tokens
 
 
@@ -144,23 +141,6 @@ def run(s: Settings) -> Run:
     mha = MultiHeadCrossAttention(s.d_model, s.n_heads, seed=s.seed)
     output, weights = mha(x_t, x_s, mask)
     return Run(src, tgt, x_s, x_t, mask, weights, output, s)
-
-
-def weights_csv(r: Run) -> str:
-    """The weights in long format: head (from 1), tgt_pos, tgt_token, src_pos, src_token, weight.
-
-    Tokens are quoted as CSV requires, so commas and quotes inside tokens survive.
-    """
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["head", "tgt_pos", "tgt_token", "src_pos", "src_token", "weight"])
-    n_heads, n_tgt, n_src = r.weights.shape
-    for h in range(n_heads):
-        for i in range(n_tgt):
-            row = r.weights[h, i]
-            writer.writerows([h + 1, i, r.tgt_tokens[i], j, r.src_tokens[j], f"{row[j]:.6g}"]
-                             for j in range(n_src))
-    return buf.getvalue()
 
 
 def run_npz(r: Run) -> bytes:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
-from xattn.metrics import normalised_entropy
+from xattn.metrics import entropy, normalised_entropy
 
 __all__ = ["Stage", "stages", "saturation", "row_entropy"]
 
@@ -28,10 +28,9 @@ class Stage:
 
 
 def row_entropy(weights_row: np.ndarray, allowed: np.ndarray) -> float:
-    """Entropy (nats) of one row of weights over its allowed keys; 0 for a single key."""
-    p = weights_row[allowed]
-    p = p[p > 0]
-    return float(-(p * np.log(p)).sum())
+    """Entropy (nats) of one row of weights over its allowed keys; 0 for a single key, NaN for
+    a row with no key (`xattn.metrics.entropy` of that row)."""
+    return float(entropy(weights_row[None], allowed)[0])
 
 
 def stages(trace: AttentionTrace, head: int, i: int) -> list[Stage]:

@@ -27,18 +27,15 @@ _ATTACH = {"Mn", "Me", "Mc", "Sk"}
 _ZWJ = "\u200d"
 
 
+def _attaches(previous: str, ch: str) -> bool:
+    """Whether ``ch`` belongs to the same user-perceived character as ``previous``."""
+    return (previous == _ZWJ or ch == _ZWJ or unicodedata.category(ch) in _ATTACH
+            or "\U0001f3fb" <= ch <= "\U0001f3ff" or "\ufe00" <= ch <= "\ufe0f")
+
+
 def _graphemes(text: str) -> list[str]:
-    out: list[str] = []
-    join_next = False
-    for ch in text:
-        attaches = out and (join_next or ch == _ZWJ or unicodedata.category(ch) in _ATTACH
-                            or "\U0001f3fb" <= ch <= "\U0001f3ff" or "\ufe00" <= ch <= "\ufe0f")
-        if attaches:
-            out[-1] += ch
-        else:
-            out.append(ch)
-        join_next = ch == _ZWJ
-    return out
+    starts = [i for i, ch in enumerate(text) if i == 0 or not _attaches(text[i - 1], ch)]
+    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=True)]
 
 
 def tokenize(text: str, mode: str = "words") -> list[str]:
@@ -69,7 +66,7 @@ def tokenize(text: str, mode: str = "words") -> list[str]:
     ['n', 'é', '🐱']
     """
     if not isinstance(text, str):
-        raise ValueError(f"text must be a str; received {type(text).__name__}.")
+        raise TypeError(f"text must be a str; received {type(text).__name__}.")
     if mode not in TOKENIZER_MODES:
         raise ValueError(f"mode must be one of {TOKENIZER_MODES}; received {mode!r}.")
     text = unicodedata.normalize("NFC", text)
@@ -77,12 +74,14 @@ def tokenize(text: str, mode: str = "words") -> list[str]:
         return text.split()
     if mode == "chars":
         return [g for g in _graphemes(text) if not g.isspace()]
-    tokens: list[str] = []
-    for piece in _WORDS.findall(text):
-        # \S took one code point: glue the marks, joiners and modifiers of its grapheme back on.
-        if tokens and _graphemes(tokens[-1] + piece)[-1] != piece and len(piece) == 1 \
-                and not piece.isalnum():
-            tokens[-1] += piece
+    spans: list[list[int]] = []  # [start, end) of each token in text
+    for match in _WORDS.finditer(text):
+        start, end = match.span()
+        # \S took one code point: glue the marks, joiners and modifiers of its grapheme back on
+        # by extending the previous span (linear time, however many marks follow one letter).
+        if spans and spans[-1][1] == start and end - start == 1 and not text[start].isalnum() \
+                and _attaches(text[start - 1], text[start]):
+            spans[-1][1] = end
         else:
-            tokens.append(piece)
-    return tokens
+            spans.append([start, end])
+    return [text[a:b] for a, b in spans]

@@ -38,31 +38,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from xattn.attention import MultiHeadCrossAttention
+from xattn._checks import check_int, check_seed
+from xattn.attention import MultiHeadCrossAttention, masked_softmax, merge_heads, split_heads
 from xattn.corpus import SOURCE_WORDS, SentencePair, generate_pairs
 from xattn.embedder import ToyEmbedder
 
 __all__ = ["OBJECTIVES", "WEIGHT_NAMES", "TrainConfig", "TrainResult", "Batch", "make_batch",
-           "embed_pair", "loss_and_gradients", "train", "alignment_accuracy", "chance_accuracy",
-           "alignment_by_head", "ALIGNMENT_MEASURES"]
+           "embed_pair", "loss_and_gradients", "train"]
 
 OBJECTIVES = ("mse", "ce")
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 _BETAS, _EPS = (0.9, 0.999), 1e-8   # Adam's usual constants
 _TRAIN_STREAM, _HELDOUT_STREAM = 1, 2  # seeds of the two sentence streams: (config.seed, k)
-# One plain-English line per column of `alignment_by_head`, for the page.
-ALIGNMENT_MEASURES = {
-    "word_accuracy": "Share of target words whose most-attended source word is their gold "
-                     "word (either \"the\" counts when there are two).",
-    "exact_accuracy": "Share of target words whose most-attended source word is the gold one "
-                      "at the gold position.",
-    "moved_accuracy": "Word accuracy on the swapped noun and adjective, where position alone "
-                      "points to the wrong word: high for a head that aligns by meaning.",
-    "repeated_accuracy": "Exact accuracy on words that occur twice in the source (\"the ... "
-                         "the\"), where meaning alone is a coin flip: high for a head that "
-                         "uses position.",
-    "gold_weight": "Average attention weight on the gold source word (1 = all of it).",
-}
 
 
 @dataclass(frozen=True)
@@ -81,16 +68,19 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_heads", "steps", "batch_size", "n_heldout"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; received {value!r}.")
+            check_int(getattr(self, name), name, minimum=1)
+        check_seed(self.seed)
+        check_seed(self.embed_seed, "embed_seed")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model must be divisible by n_heads; received d_model="
                              f"{self.d_model}, n_heads={self.n_heads}.")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}; received "
                              f"{self.objective!r}.")
-        if not (isinstance(self.lr, (int, float)) and math.isfinite(self.lr) and self.lr > 0):
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)):
+            raise TypeError(f"lr must be a number; received {type(self.lr).__name__} "
+                            f"{self.lr!r}.")
+        if not (math.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"lr must be a finite number > 0; received {self.lr!r}.")
 
 
@@ -159,17 +149,13 @@ def _forward(w: dict, batch: Batch, n_heads: int) -> dict:
     """Batched cross-attention as in ``MultiHeadCrossAttention.trace``, keeping what backward
     needs."""
     x_t, x_s = batch.decoder_state, batch.encoder_output
-    n_b, n_tgt, d = x_t.shape
-    n_src, d_head = x_s.shape[1], d // n_heads
-    scale = 1.0 / math.sqrt(d_head)
-    q = (x_t @ w["W_Q"]).reshape(n_b, n_tgt, n_heads, d_head).transpose(0, 2, 1, 3)  # (B,h,T,dh)
-    k = (x_s @ w["W_K"]).reshape(n_b, n_src, n_heads, d_head).transpose(0, 2, 1, 3)  # (B,h,S,dh)
-    v = (x_s @ w["W_V"]).reshape(n_b, n_src, n_heads, d_head).transpose(0, 2, 1, 3)  # (B,h,S,dh)
-    scores = (q @ k.transpose(0, 1, 3, 2)) * scale                            # (B, h, T, S)
-    scores = np.where(batch.encoder_mask[:, None, None, :], scores, -np.inf)
-    a = np.exp(scores - scores.max(axis=-1, keepdims=True))  # every sentence has a source word
-    a /= a.sum(axis=-1, keepdims=True)                                        # (B, h, T, S)
-    concat = (a @ v).transpose(0, 2, 1, 3).reshape(n_b, n_tgt, d)            # (B, T, d_model)
+    scale = 1.0 / math.sqrt(x_t.shape[-1] // n_heads)
+    q = split_heads(x_t @ w["W_Q"], n_heads)                                  # (B, h, T, dh)
+    k = split_heads(x_s @ w["W_K"], n_heads)                                  # (B, h, S, dh)
+    v = split_heads(x_s @ w["W_V"], n_heads)                                  # (B, h, S, dh)
+    scores = (q @ k.swapaxes(-1, -2)) * scale                                 # (B, h, T, S)
+    a = masked_softmax(scores, batch.encoder_mask[:, None, None, :])          # (B, h, T, S)
+    concat = merge_heads(a @ v)                                               # (B, T, d_model)
     return dict(q=q, k=k, v=v, a=a, concat=concat, y=concat @ w["W_O"], scale=scale)
 
 
@@ -196,6 +182,11 @@ def _loss_grad_output(y: np.ndarray, batch: Batch, objective: str) -> tuple[floa
     return float(loss), d_logits @ readout                                    # (B, T, d_model)
 
 
+def _flat(x: np.ndarray) -> np.ndarray:
+    """(B, rows, d) to (B * rows, d): every row of the batch, for the weight gradients."""
+    return x.reshape(-1, x.shape[-1])
+
+
 def loss_and_gradients(weights: dict, batch: Batch, *, n_heads: int,
                        objective: str = "mse") -> tuple[float, dict]:
     """Loss of ``weights`` on ``batch`` and its gradient, by a hand-written backward pass.
@@ -217,22 +208,17 @@ def loss_and_gradients(weights: dict, batch: Batch, *, n_heads: int,
         raise ValueError(f"objective must be one of {OBJECTIVES}; received {objective!r}.")
     f = _forward(weights, batch, n_heads)
     loss, d_y = _loss_grad_output(f["y"], batch, objective)                   # (B, T, d)
-    n_b, n_tgt, d = d_y.shape
-    d_head = d // n_heads
-    flat = lambda x: x.reshape(-1, d)                                         # (B*rows, d)
-    g = {"W_O": flat(f["concat"]).T @ flat(d_y)}
-    d_heads = (d_y @ weights["W_O"].T).reshape(n_b, n_tgt, n_heads, d_head)
-    d_heads = d_heads.transpose(0, 2, 1, 3)                                   # (B, h, T, dh)
+    g = {"W_O": _flat(f["concat"]).T @ _flat(d_y)}
+    d_heads = split_heads(d_y @ weights["W_O"].T, n_heads)                   # (B, h, T, dh)
     a = f["a"]
     d_a = d_heads @ f["v"].transpose(0, 1, 3, 2)                              # (B, h, T, S)
     d_v = a.transpose(0, 1, 3, 2) @ d_heads                                   # (B, h, S, dh)
     d_s = a * (d_a - (d_a * a).sum(axis=-1, keepdims=True)) * f["scale"]      # softmax backward
     d_q = d_s @ f["k"]                                                        # (B, h, T, dh)
     d_k = d_s.transpose(0, 1, 3, 2) @ f["q"]                                  # (B, h, S, dh)
-    merge = lambda x: flat(x.transpose(0, 2, 1, 3))                           # (B*rows, d)
-    g["W_Q"] = flat(batch.decoder_state).T @ merge(d_q)
-    g["W_K"] = flat(batch.encoder_output).T @ merge(d_k)
-    g["W_V"] = flat(batch.encoder_output).T @ merge(d_v)
+    g["W_Q"] = _flat(batch.decoder_state).T @ _flat(merge_heads(d_q))
+    g["W_K"] = _flat(batch.encoder_output).T @ _flat(merge_heads(d_k))
+    g["W_V"] = _flat(batch.encoder_output).T @ _flat(merge_heads(d_v))
     return loss, g
 
 
@@ -328,103 +314,3 @@ def train(config: TrainConfig | None = None, *,
     for name in WEIGHT_NAMES:
         setattr(model, name, w[name])
     return TrainResult(config, model, untrained, embedder, losses, heldout)
-
-
-# ----------------------------------------------------------------------------- evaluation
-def _attention(model: MultiHeadCrossAttention, embedder: ToyEmbedder,
-               pairs: Sequence[SentencePair]) -> tuple[Batch, np.ndarray]:
-    """The batch of ``pairs`` and the model's weights on it, (B, n_heads, T, S)."""
-    if not isinstance(model, MultiHeadCrossAttention):
-        raise ValueError(f"model must be a MultiHeadCrossAttention; received "
-                         f"{type(model).__name__}.")
-    if embedder.d_model != model.d_model:
-        raise ValueError(f"embedder.d_model must equal model.d_model={model.d_model}; "
-                         f"received {embedder.d_model}. Use the TrainResult's embedder.")
-    batch = make_batch(pairs, embedder)
-    _, weights = model(batch.decoder_state, batch.encoder_output, batch.encoder_mask)
-    return batch, weights
-
-
-def _hits(batch: Batch, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per target word (B, T): is ``guess`` the gold source word, and the gold position?"""
-    gold_word = np.take_along_axis(batch.source_words, np.maximum(batch.gold, 0), axis=1)
-    same_word = np.take_along_axis(batch.source_words, guess, axis=1) == gold_word
-    return same_word, guess == batch.gold
-
-
-def alignment_accuracy(model: MultiHeadCrossAttention, embedder: ToyEmbedder,
-                       pairs: Sequence[SentencePair], *, exact: bool = False,
-                       head: int | None = None) -> float:
-    """Share of aligned target words whose strongest attention falls on their gold word.
-
-    Parameters
-    ----------
-    model : MultiHeadCrossAttention
-    embedder : ToyEmbedder
-        The word vectors the model expects (``TrainResult.embedder``).
-    pairs : sequence of SentencePair
-        Target words with no gold alignment (None) are left out.
-    exact : bool, default False
-        False: the argmax may be any source word equal to the gold word (either "the" counts).
-        True: it must be the gold position, which for a repeated word only position can tell.
-    head : int, optional
-        Score one head's weights instead of the head average.
-
-    Returns
-    -------
-    float
-        In [0, 1]; NaN if no target word has a gold alignment.
-    """
-    batch, weights = _attention(model, embedder, pairs)
-    if head is not None and not (isinstance(head, (int, np.integer)) and
-                                 0 <= head < model.n_heads):
-        raise ValueError(f"head must be an int in [0, {model.n_heads - 1}]; received {head!r}.")
-    attn = weights.mean(axis=1) if head is None else weights[:, head]        # (B, T, S)
-    same_word, same_pos = _hits(batch, attn.argmax(axis=-1))
-    rows = batch.gold >= 0
-    return float((same_pos if exact else same_word)[rows].mean()) if rows.any() else math.nan
-
-
-def chance_accuracy(pairs: Sequence[SentencePair], *, exact: bool = False) -> float:
-    """Expected ``alignment_accuracy`` of an argmax drawn uniformly from the source words.
-
-    A target word scores 1/n_src with ``exact=True``, and (occurrences of its gold word)/n_src
-    otherwise; the result is the mean over aligned target words (NaN if there are none).
-    """
-    scores = [(1 if exact else p.source.count(p.source[j])) / len(p.source)
-              for p in pairs for j in p.alignment if j is not None]
-    return float(np.mean(scores)) if scores else math.nan
-
-
-def alignment_by_head(model: MultiHeadCrossAttention, embedder: ToyEmbedder,
-                      pairs: Sequence[SentencePair]) -> dict[str, np.ndarray]:
-    """How well each head aligns, as a column table (one row per head).
-
-    Measured on the aligned target words of ``pairs``; complements the gold-free measures of
-    ``xattn.metrics.head_statistics`` (entropy, confidence, ...).
-
-    Returns
-    -------
-    dict of str to ndarray of shape (n_heads,)
-        ``"head"`` (0, 1, ...) and the keys of ``ALIGNMENT_MEASURES`` (described there). An
-        entry is NaN when ``pairs`` hold no target word of its kind.
-    """
-    batch, weights = _attention(model, embedder, pairs)                      # (B, h, T, S)
-    rows = batch.gold >= 0                                                    # (B, T)
-    gold = np.maximum(batch.gold, 0)
-    gold_word = np.take_along_axis(batch.source_words, gold, axis=1)          # (B, T)
-    repeated = (batch.source_words[:, None, :] == gold_word[..., None]).sum(axis=-1) > 1
-    moved = rows & (batch.gold != np.arange(batch.gold.shape[1]))
-    mean = lambda x, where: float(x[where].mean()) if where.any() else math.nan
-    stats: dict[str, list] = {"head": list(range(model.n_heads))}
-    stats.update({k: [] for k in ALIGNMENT_MEASURES})
-    for h in range(model.n_heads):
-        attn = weights[:, h]                                                  # (B, T, S)
-        same_word, same_pos = _hits(batch, attn.argmax(axis=-1))
-        stats["word_accuracy"].append(mean(same_word, rows))
-        stats["exact_accuracy"].append(mean(same_pos, rows))
-        stats["moved_accuracy"].append(mean(same_word, moved))
-        stats["repeated_accuracy"].append(mean(same_pos, rows & repeated))
-        on_gold = np.take_along_axis(attn, gold[..., None], axis=-1)[..., 0]  # (B, T)
-        stats["gold_weight"].append(mean(on_gold, rows))
-    return {k: np.array(v) for k, v in stats.items()}

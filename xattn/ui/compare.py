@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
 from xattn.figures import per_head_figure
 from xattn.metrics import head_statistics
-from xattn.pipeline import Run, head_choices
-from xattn.ui.controls import chart_config, keep_valid
+from xattn.pipeline import MAX_HEADS, Run, head_choices
+from xattn.ui.compute import cached_run
+from xattn.ui.controls import MAX_SEED, chart_config, nearest
+from xattn.ui.state import PageState, int_param
 
-BIND = "query-params"
+# -1: "not chosen", replaced by a default that depends on setting A (see compare_view)
+CMP_SEED = int_param("cmp_seed", -1, 0, MAX_SEED, "the seed of B")
+CMP_HEADS = int_param("cmp_heads", -1, 1, MAX_HEADS, "the heads of B")
 
 
 def _column(r: Run, key: str, label: str) -> None:
@@ -26,20 +32,18 @@ def _column(r: Run, key: str, label: str) -> None:
                f"norm {np.linalg.norm(r.output):.2f}")
 
 
-def compare_view(r: Run, compute) -> None:
-    """``compute(settings) -> Run`` is the page's cached computation."""
+def compare_view(r: Run, state: PageState) -> None:
     s = r.settings
     st.markdown("Left: the settings in the sidebar. Right: the same sentences, tokens, mask and "
                 "token vectors, with another seed or another number of heads.")
     a, b = st.columns(2)
-    seed_b = int(a.number_input("Seed of B", 0, 2**31 - 1, s.seed + 1, key="cmp_seed",
-                                bind=BIND))
+    seed_b = state.value("cmp_seed", default=(s.seed + 1) % (MAX_SEED + 1))
+    a.number_input("Seed of B", 0, MAX_SEED, key="cmp_seed")
     choices = head_choices(s.d_model)
-    default = 8 if 8 in choices and s.n_heads != 8 else choices[0]
-    keep_valid("cmp_heads", choices, default)
-    heads_b = int(b.select_slider("Heads of B", choices, value=default, key="cmp_heads",
-                                  bind=BIND))
-    other = compute(s.replace(seed=seed_b, n_heads=heads_b))
+    heads_b = state.value("cmp_heads", choices, closest=nearest(choices), default=s.n_heads,
+                          why=f"with d_model {s.d_model} (heads must divide it)")
+    b.select_slider("Heads of B", choices, key="cmp_heads")
+    other = cached_run(replace(s, seed=seed_b, n_heads=heads_b))
     left, right = st.columns(2)
     with left:
         _column(r, "compare_a", "A")

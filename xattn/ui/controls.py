@@ -1,24 +1,35 @@
-"""The page's controls, each bound to a URL query parameter of the same name as its key.
+"""The page's shared controls: the two sentences and the sidebar, each a URL parameter.
 
-A shared link therefore reproduces the exact view. Streamlit drops a URL value that is not a
-valid choice and uses the default; ``url_notices`` compares what the URL asked for with what the
-widgets hold and says so in the page.
+Each control is declared once as a `Param` (``xattn.ui.state``); the widget shows the value
+`PageState.value` resolved for it, so a shared link reproduces the exact view.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import replace
 
 import streamlit as st
 
 from xattn.embedder import EMBEDDER_MODES
 from xattn.export import IMAGE_FORMATS, toolbar_config
 from xattn.masks import MASK_MODES
-from xattn.pipeline import D_MODEL_CHOICES, MAX_TOKENS, Settings, head_choices
-from xattn.tokenize import TOKENIZER_MODES, tokenize
+from xattn.pipeline import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Settings, head_choices
+from xattn.tokenize import TOKENIZER_MODES
+from xattn.ui.compute import tokens_of
+from xattn.ui.state import (
+    PageState,
+    bool_param,
+    choice_param,
+    int_param,
+    list_param,
+    text_param,
+    text_value,
+)
 
 DEFAULTS = Settings()
-BIND = "query-params"
-MAX_CHARS = 2000
-MAX_SEED = 2**31 - 1
+MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
+MAX_SEED = 2**31 - 1   # the seed box's range; the library takes seeds up to 2**63 - 1
 
 # Bound widgets write their option's text into the URL, so options stay short words and the
 # explanations go into captions.
@@ -32,104 +43,147 @@ EMBEDDER_LABELS = {
     "token": "one random vector per word",
     "ngram": "character n-grams: similar spellings, similar vectors",
 }
+_LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
 
 
-def keep_valid(key: str, options, default=None) -> None:
-    """Before a bound widget whose options depend on another control renders: drop a value it
-    no longer offers (heads after d_model changed, padded tokens after the sentence changed).
-
-    Streamlit would show the default but leave the old value in the URL, so the link would no
-    longer reproduce the page. Changed through session state, the URL follows.
-    """
-    if key not in st.session_state:
-        return
-    value = st.session_state[key]
-    options = list(options)
-    if isinstance(value, (list, tuple)):
-        kept = [v for v in value if v in options]
-        if kept == list(value):
-            return
-        st.session_state[key] = kept
-    elif value in options:
-        return
-    else:
-        st.session_state[key] = default if default is not None else options[0]
-    st.session_state.setdefault("_adjusted", set()).add(key)
+def token_label(position: int, token: str) -> str:
+    """How a link and a picker name one token: ``"6: mat"`` (positions from 0)."""
+    return f"{position}: {token}"
 
 
-def sentence_inputs() -> tuple[str, str]:
+def parse_label(text: str) -> tuple[int, str]:
+    """``"6: mat"`` to ``(6, "mat")``; ValueError (completing "which ...") otherwise."""
+    match = _LABEL.fullmatch(text)
+    if not match:
+        raise ValueError("is not of the form `position: token` (e.g. `6: mat`)")
+    return int(match.group(1)), match.group(2)
+
+
+def _label(text: str) -> str:
+    parse_label(text)
+    return text
+
+
+SRC = text_param("src", DEFAULTS.src, MAX_CHARS, "the source sentence")
+TGT = text_param("tgt", DEFAULTS.tgt, MAX_CHARS, "the target sentence")
+D_MODEL = int_param("d_model", DEFAULTS.d_model, 1, max(D_MODEL_CHOICES), "d_model")
+HEADS = int_param("heads", DEFAULTS.n_heads, 1, MAX_HEADS, "the number of heads")
+SEED = int_param("seed", DEFAULTS.seed, 0, MAX_SEED, "the seed")
+TOK = choice_param("tok", DEFAULTS.tokenizer, TOKENIZER_MODES, "the tokenizer")
+EMB = choice_param("emb", DEFAULTS.embedder, EMBEDDER_MODES, "the embedder")
+POS = bool_param("pos", DEFAULTS.positional, "positional encoding")
+MASK = choice_param("mask", DEFAULTS.mask_mode, MASK_MODES, "the mask")
+PAD = list_param("pad", _label, what="the masked source tokens")
+K = int_param("k", DEFAULTS.wait_k, 1, MAX_TOKENS, "k")
+WINDOW = int_param("window", DEFAULTS.window, 0, 16, "the window")
+IMG = choice_param("img", "png", ("png", "svg"), "the image format")
+
+
+def sentence_inputs(state: PageState) -> tuple[str, str]:
     """The two sentences, side by side at the top of the page."""
     left, right = st.columns(2)
-    src = left.text_input("Source sentence (encoder: keys and values)", DEFAULTS.src, key="src",
-                          bind=BIND, max_chars=MAX_CHARS,
-                          help=f"The sentence being translated. Up to {MAX_TOKENS} tokens.")
-    tgt = right.text_input("Target sentence (decoder: queries)", DEFAULTS.tgt, key="tgt",
-                           bind=BIND, max_chars=MAX_CHARS,
-                           help=f"The translation being produced. Up to {MAX_TOKENS} tokens.")
+    src, tgt = text_value(state, "src", MAX_CHARS), text_value(state, "tgt", MAX_CHARS)
+    left.text_input("Source sentence (encoder: keys and values)", key="src",
+                    max_chars=MAX_CHARS,
+                    help=f"The sentence being translated. Up to {MAX_TOKENS} tokens.")
+    right.text_input("Target sentence (decoder: queries)", key="tgt", max_chars=MAX_CHARS,
+                     help=f"The translation being produced. Up to {MAX_TOKENS} tokens.")
     return src, tgt
 
 
-def _default_heads(d_model: int) -> int:
+def nearest(options):
+    """The option nearest to a number (the larger one on a tie): 16 heads with d_model 12
+    become 12, not the default."""
+    return lambda value: min(options, key=lambda o: (abs(o - value), -o))
+
+
+def model_controls(state: PageState) -> dict:
+    sb = st.sidebar
+    sb.header("Model")
+    d_model = state.value("d_model", D_MODEL_CHOICES, closest=nearest(D_MODEL_CHOICES),
+                          why=f"(d_model is one of {', '.join(map(str, D_MODEL_CHOICES))})")
+    sb.select_slider("d_model (width of every token vector)", D_MODEL_CHOICES, key="d_model")
     choices = head_choices(d_model)
-    return DEFAULTS.n_heads if DEFAULTS.n_heads in choices else choices[-1]
+    n_heads = state.value("heads", choices, closest=nearest(choices),
+                          why=f"with d_model {d_model} (heads must divide it)")
+    sb.select_slider("Number of heads h", choices, key="heads",
+                     help=f"Only divisors of d_model = {d_model}: each head gets d_head = "
+                          "d_model / h.")
+    seed = state.value("seed")
+    sb.number_input("Seed of the random weights", 0, MAX_SEED, step=1, key="seed",
+                    help="Same seed, same numbers, on every machine.")
+    sb.header("Tokens to vectors")
+    tokenizer = state.value("tok")
+    sb.selectbox("Tokenizer", TOKENIZER_MODES, key="tok",
+                 help="words: punctuation split off, <s>-like tags kept whole; whitespace: "
+                      "split on spaces only; chars: one token per character.")
+    embedder = state.value("emb")
+    sb.radio("Embedder", EMBEDDER_MODES, key="emb",
+             captions=[EMBEDDER_LABELS[m] for m in EMBEDDER_MODES])
+    positional = state.value("pos")
+    sb.toggle("Add positional encoding", key="pos",
+              help="Sinusoidal positions (Vaswani et al. 2017): a repeated word gets a "
+                   "different vector at each position.")
+    return dict(d_model=d_model, n_heads=n_heads, seed=seed, tokenizer=tokenizer,
+                embedder=embedder, positional=positional)
 
 
-def model_controls() -> dict:
-    st.sidebar.header("Model")
-    d_model = st.sidebar.select_slider(
-        "d_model (width of every token vector)", D_MODEL_CHOICES, value=DEFAULTS.d_model,
-        key="d_model", bind=BIND)
-    choices = head_choices(d_model)
-    keep_valid("heads", choices, _default_heads(d_model))
-    n_heads = st.sidebar.select_slider(
-        "Number of heads h", choices, value=_default_heads(d_model), key="heads", bind=BIND,
-        help=f"Only divisors of d_model = {d_model}: each head gets d_head = d_model / h.")
-    seed = st.sidebar.number_input(
-        "Seed of the random weights", 0, MAX_SEED, DEFAULTS.seed, step=1, key="seed", bind=BIND,
-        help="Same seed, same numbers, on every machine.")
-    st.sidebar.header("Tokens to vectors")
-    tokenizer = st.sidebar.selectbox(
-        "Tokenizer", TOKENIZER_MODES, key="tok", bind=BIND,
-        help="words: punctuation split off, <s>-like tags kept whole; whitespace: split on "
-             "spaces only; chars: one token per character.")
-    embedder = st.sidebar.radio("Embedder", EMBEDDER_MODES, key="emb", bind=BIND,
-                                captions=[EMBEDDER_LABELS[m] for m in EMBEDDER_MODES])
-    positional = st.sidebar.toggle("Add positional encoding", DEFAULTS.positional, key="pos",
-                                   bind=BIND, help="Sinusoidal positions (Vaswani et al. 2017): "
-                                   "a repeated word gets a different vector at each position.")
-    return dict(d_model=int(d_model), n_heads=int(n_heads), seed=int(seed), tokenizer=tokenizer,
-                embedder=embedder, positional=bool(positional))
+def _keep_tokens(labels: list[str]):
+    """Map a padded token to the current sentence: the same position and token, else the same
+    token at the nearest position, else nothing."""
+    by_token: dict[str, list[int]] = {}
+    for label in labels:
+        j, token = parse_label(label)
+        by_token.setdefault(token, []).append(j)
+
+    def closest(label: str) -> str | None:
+        i, token = parse_label(label)
+        places = by_token.get(token)
+        return None if not places else token_label(min(places, key=lambda j: abs(j - i)), token)
+    return closest
 
 
-def mask_controls(src: str, tokenizer: str) -> dict:
-    st.sidebar.header("Masking")
-    mode = st.sidebar.radio("Which source tokens may each target token see?", MASK_MODES,
-                            key="mask", bind=BIND, captions=[MASK_LABELS[m] for m in MASK_MODES])
+def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
+    sb = st.sidebar
+    sb.header("Masking")
+    mode = state.value("mask")
+    sb.radio("Which source tokens may each target token see?", MASK_MODES, key="mask",
+             captions=[MASK_LABELS[m] for m in MASK_MODES])
     out = dict(mask_mode=mode)
+    tokens = tokens_of(src, tokenizer)[:MAX_TOKENS]
     if mode == "padding":
-        labels = [f"{j}: {t}" for j, t in enumerate(tokenize(src, tokenizer)[:MAX_TOKENS])]
-        keep_valid("pad", labels)
-        padded = st.sidebar.multiselect(
-            "Source tokens to mask (padding)", labels, key="pad", bind=BIND,
-            help="A masked source token gets weight exactly 0 from every target token. The "
-                 "link names each one as position: token.")
-        out["padded"] = tuple(sorted(labels.index(p) for p in padded))
+        labels = [token_label(j, t) for j, t in enumerate(tokens)]
+        padded = state.value("pad", labels, closest=_keep_tokens(labels),
+                             why="in the source sentence")
+        sb.multiselect("Source tokens to mask (padding)", labels, key="pad",
+                       placeholder="choose source tokens",
+                       help="A masked source token gets weight exactly 0 from every target "
+                            "token. The link names each one as position: token.")
+        out["padded"] = tuple(sorted(parse_label(p)[0] for p in padded))
     elif mode == "wait-k":
-        out["wait_k"] = int(st.sidebar.slider("k", 1, MAX_TOKENS, DEFAULTS.wait_k, key="k",
-                                              bind=BIND))
+        top = max(1, len(tokens))
+        k = state.value("k", range(1, top + 1), closest=lambda v: min(max(v, 1), top),
+                        why=f"for a source of {top} tokens (k runs from 1 to {top})")
+        if top > 1:
+            sb.slider("k", 1, top, key="k",
+                      help="Target token i (from 0) may see the first i + k source tokens, as "
+                           "a simultaneous interpreter who starts after k words.")
+        out["wait_k"] = k
     elif mode == "window":
-        out["window"] = int(st.sidebar.slider("Tokens either side of the diagonal", 0, 16,
-                                              DEFAULTS.window, key="window", bind=BIND))
-    st.sidebar.caption("Cross-attention masks keys (source tokens), e.g. padding. The causal "
-                       "mask, which hides later tokens, belongs to the decoder's self-attention.")
+        out["window"] = state.value("window")
+        sb.slider("Tokens either side of the diagonal", 0, 16, key="window")
+    sb.caption("Cross-attention masks keys (source tokens), e.g. padding. The causal mask, "
+               "which hides later tokens, belongs to the decoder's self-attention.")
     return out
 
 
-def export_controls() -> None:
+def export_controls(state: PageState) -> str:
     st.sidebar.header("Export")
+    fmt = state.value("img")
     st.sidebar.radio("Charts' camera button saves", ("png", "svg"), horizontal=True, key="img",
-                     bind=BIND, help="The download button in the toolbar of every chart. SVG "
-                     "stays sharp on slides and in papers.")
+                     help="The download button in the toolbar of every chart. SVG stays sharp "
+                          "on slides and in papers.")
+    return fmt
 
 
 def chart_config(name: str) -> dict:
@@ -138,53 +192,10 @@ def chart_config(name: str) -> dict:
     return toolbar_config(name, fmt if fmt in IMAGE_FORMATS else "png")
 
 
-def requested_parameters() -> dict[str, list[str]]:
-    """What the URL asks for, read before any widget can drop a refused value."""
-    st.session_state["_adjusted"] = set()  # keys that keep_valid changes during this run
-    return {key: st.query_params.get_all(key) for key in st.query_params}
-
-
-def settings_from_controls() -> Settings:
-    """Draw every control of the sidebar and the sentences; return the settings."""
-    src, tgt = sentence_inputs()
-    model = model_controls()
-    masks = mask_controls(src, model["tokenizer"])
-    export_controls()
-    return DEFAULTS.replace(src=src, tgt=tgt, **model, **masks)
-
-
-# Every URL parameter the page reads (the keys of its bound widgets), for the typo notice.
-URL_PARAMETERS = ("src", "tgt", "d_model", "heads", "seed", "tok", "emb", "pos", "mask", "pad",
-                  "k", "window", "img", "view", "step_head", "step_tgt", "scale", "off",
-                  "lines_heads", "threshold", "cmp_seed", "cmp_heads", "tr_src", "tr_tgt",
-                  "tr_heads", "tr_steps", "tr_seed")
-STREAMLIT_PARAMETERS = ("embed", "embed_options")  # Streamlit's own: embedding the app
-
-
-def _as_url(value) -> list[str]:
-    values = value if isinstance(value, (list, tuple)) else [value]
-    return [str(v).lower() for v in values]
-
-
-def url_notices(requested: dict[str, list[str]]) -> list[str]:
-    """Say which URL parameters were not valid, and what is shown instead.
-
-    Call after every widget of the run is drawn: a refused value is replaced by the default.
-    """
-    notices = []
-    adjusted = st.session_state.get("_adjusted", set())
-    unknown = [key for key in requested
-               if key not in URL_PARAMETERS and key not in STREAMLIT_PARAMETERS]
-    if unknown:
-        notices.append(f"The link has parameter(s) this page does not know: "
-                       f"`{', '.join(unknown)[:80]}` (ignored). Known: "
-                       f"{', '.join(URL_PARAMETERS)}.")
-    for key, raw in requested.items():
-        if key not in st.session_state or key == "view" or key in adjusted:
-            continue
-        value = st.session_state[key]
-        if sorted(_as_url(value)) != sorted(v.lower() for v in raw):
-            shown = ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else value
-            notices.append(f"The link asked for `{key}={'&'.join(raw)[:60]}`, which is not a "
-                           f"valid choice here; showing `{shown}` instead.")
-    return notices
+def settings_from_controls(state: PageState) -> Settings:
+    """Draw the sentences and every control of the sidebar; return the settings."""
+    src, tgt = sentence_inputs(state)
+    model = model_controls(state)
+    masks = mask_controls(state, src, model["tokenizer"])
+    export_controls(state)
+    return replace(DEFAULTS, src=src, tgt=tgt, **model, **masks)

@@ -4,23 +4,33 @@ from __future__ import annotations
 
 import streamlit as st
 
-from xattn.pipeline import Run, Settings, run
+from xattn.literal import md_code
+from xattn.pipeline import Settings
 from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.compare import compare_view
-from xattn.ui.controls import requested_parameters, settings_from_controls, url_notices
+from xattn.ui.compute import cached_run
+from xattn.ui.controls import settings_from_controls
+from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
-from xattn.ui.lines_view import export_view, lines_view
+from xattn.ui.lines import lines_view
+from xattn.ui.state import PageState, choice_param, page_state
 from xattn.ui.step import step_view
+from xattn.ui.trained import trained_view
 
-
-@st.cache_data(max_entries=512, show_spinner=False)
-def cached_run(settings: Settings) -> Run:
-    """One computation per distinct settings, shared by every student on the server.
-
-    Keyed on the small ``Settings`` (strings and ints), never on arrays; bounded, because a
-    classroom demo server has little memory.
-    """
-    return run(settings)
+# Each view: (function, what it needs: "run" = this run's result and the page state, "state" =
+# the page state only, None = nothing). Only the open view's code runs.
+VIEWS = {
+    "Heads": (lambda r, state: heads_view(r), "run"),
+    "Step through": (step_view, "run"),
+    "Head statistics": (lambda r, state: stats_view(r), "run"),
+    "Switch heads off": (ablation_view, "run"),
+    "Lines": (lines_view, "run"),
+    "Compare": (compare_view, "run"),
+    "Trained vs random": (trained_view, "state"),
+    "Export": (lambda r, state: export_view(r), "run"),
+    "How to read this": (lambda: st.markdown(HOW_TO_READ), None),
+}
+VIEW = choice_param("view", "Heads", tuple(VIEWS), "the view")
 
 
 HOW_TO_READ = """
@@ -53,29 +63,33 @@ and Pinter 2019). Read the pictures as *what the mechanism does*, not as reasons
 """
 
 
-def _trained_view(_: Run) -> None:
-    from xattn.ui.trained import trained_view  # imported when first opened: training code
-
-    trained_view()
-
-
 def main() -> None:
     st.set_page_config(page_title="xattn · multi-head cross-attention", page_icon="🔍",
                        layout="wide")
+    state = page_state()
+    try:
+        _page(state)
+    finally:
+        state.write_url()   # also after an interrupted run: the link follows the controls
+
+
+def _page(state: PageState) -> None:
     st.title("Multi-head cross-attention, head by head")
     st.caption("How a decoder (the target sentence) looks up the encoder's output (the source "
                "sentence). Type two sentences; every control is in the link, so a shared URL "
                "shows the same picture.")
-    requested = requested_parameters()
-    settings = settings_from_controls()
-    notice_area = st.container()  # filled last, once every widget (in any tab) is drawn
-    _views(settings)
+    notice_area = st.container()   # filled last, once every control of this run is drawn
+    settings = settings_from_controls(state)
+    _views(state, settings)
     with notice_area:
-        for notice in url_notices(requested):
-            st.warning(notice, icon=":material/link:")
+        for notice in state.finish():
+            if notice.kind == "link":
+                st.warning(notice.text, icon=":material/link:")
+            else:
+                st.info(notice.text, icon=":material/sync:")
 
 
-def _views(settings: Settings) -> None:
+def _views(state: PageState, settings: Settings) -> None:
     result = None
     try:
         result = cached_run(settings)
@@ -83,29 +97,23 @@ def _views(settings: Settings) -> None:
         st.error(f"{err}", icon=":material/error:")
         st.info("The page keeps working: change the sentences or the settings and it redraws.")
     if result is not None and len(result.empty_rows):
-        rows = ", ".join(f"{i}: {result.tgt_tokens[i]}" for i in result.empty_rows[:12])
-        st.warning(f"Every source token is masked for target token(s) {rows}. Those rows have "
-                   "nothing to attend to, so their weights and output are all zero. Unmask a "
-                   "source token (sidebar, Masking) to give them something to look at.",
+        rows = ", ".join(md_code(f"{i}: {result.tgt_tokens[i]}") for i in result.empty_rows[:12])
+        more = f" and {len(result.empty_rows) - 12} more" if len(result.empty_rows) > 12 else ""
+        st.warning(f"Every source token is masked for target token(s) {rows}{more}. Those rows "
+                   "have nothing to attend to, so their weights and output are all zero. Unmask "
+                   "a source token (sidebar, Masking) to give them something to look at.",
                    icon=":material/warning:")
-    views = {  # name: (view, whether it needs this run's result)
-        "Heads": (heads_view, True),
-        "Step through": (step_view, True),
-        "Head statistics": (stats_view, True),
-        "Switch heads off": (ablation_view, True),
-        "Lines": (lines_view, True),
-        "Compare": (lambda r: compare_view(r, cached_run), True),
-        "Trained vs random": (_trained_view, False),
-        "Export": (export_view, True),
-        "How to read this": (lambda r: st.markdown(HOW_TO_READ), False),
-    }
-    # Bound to the URL, so a link opens on the same tab; only the open tab's code runs.
-    tabs = st.tabs(list(views), key="view", bind="query-params")
-    for tab, (view, needs_result) in zip(tabs, views.values(), strict=True):
+    state.value("view")
+    tabs = st.tabs(list(VIEWS), key="view", on_change="rerun")
+    for tab, (view, needs) in zip(tabs, VIEWS.values(), strict=True):
         if not tab.open:
             continue
         with tab:
-            if needs_result and result is None:
+            if needs == "run" and result is None:
                 st.info("This view appears once the sentences above are valid.")
+            elif needs == "run":
+                view(result, state)
+            elif needs == "state":
+                view(state)
             else:
-                view(result)
+                view()

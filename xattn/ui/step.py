@@ -2,37 +2,36 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
 from xattn.embedder import ToyEmbedder
-from xattn.pipeline import EMBEDDER_SEED, Run, Settings
-from xattn.stepfigures import clickable_head_figure, saturation_figure, weights_bar_figure
+from xattn.figures import clickable_head_figure, saturation_figure, weights_bar_figure
+from xattn.pipeline import EMBEDDER_SEED, MAX_HEADS, Run
 from xattn.steps import row_entropy, saturation, stages
-from xattn.ui.controls import chart_config, keep_valid
+from xattn.ui.compute import derived
+from xattn.ui.controls import chart_config, token_label
+from xattn.ui.state import PageState, bool_param, int_param, text_param
 
-BIND = "query-params"
 PICK_KEY = "step_pick"
+STEP_HEAD = int_param("step_head", 1, 1, MAX_HEADS, "the head")
+STEP_TGT = text_param("step_tgt", "", 200, "the target token")  # default: the first
+SCALE = bool_param("scale", True, "scaling")
 
 
-def _labels(tokens: list[str]) -> list[str]:
-    return [f"{i}: {t}" for i, t in enumerate(tokens)]
-
-
-def _on_pick() -> None:
-    """A clicked cell selects its target row (and head stays): store it before widgets render."""
+def _on_pick(labels: list[str]) -> None:
+    """A clicked cell selects its target row (the head stays); runs before the widgets."""
     points = st.session_state.get(PICK_KEY, {}).get("selection", {}).get("points", [])
-    labels = st.session_state.get("_step_tgt_labels", [])
-    if points and labels:
+    if points:
         i = int(points[0]["customdata"][0])
         if 0 <= i < len(labels):
             st.session_state["step_tgt"] = labels[i]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _saturation_curve(s: Settings, mask_bytes: bytes, n_tgt: int, n_src: int,
-                      src: tuple[str, ...], tgt: tuple[str, ...]) -> dict:
-    mask = np.frombuffer(mask_bytes, dtype=bool).reshape(n_tgt, n_src)
+def _saturation_curve(r: Run) -> dict:
+    s = r.settings
 
     def embed(tokens):
         return lambda d: ToyEmbedder(d, seed=EMBEDDER_SEED, positional=s.positional,
@@ -40,7 +39,8 @@ def _saturation_curve(s: Settings, mask_bytes: bytes, n_tgt: int, n_src: int,
 
     top = max(1, 512 // s.n_heads)
     d_heads = tuple(d for d in (1, 2, 4, 8, 16, 32, 64, 128) if d <= top)
-    return saturation(embed(tgt), embed(src), mask, s.n_heads, s.seed, d_heads)
+    return derived(("saturation", s), lambda: saturation(
+        embed(r.tgt_tokens), embed(r.src_tokens), r.mask, s.n_heads, s.seed, d_heads))
 
 
 def _table(values: np.ndarray, row_labels: list[str] | None = None) -> None:
@@ -50,46 +50,43 @@ def _table(values: np.ndarray, row_labels: list[str] | None = None) -> None:
                  hide_index=True, height=min(36 * (len(arr) + 1) + 4, 260))
 
 
-def step_view(r: Run) -> None:
+def step_view(r: Run, state: PageState) -> None:
     s = r.settings
-    tgt_labels = _labels(r.tgt_tokens)
-    st.session_state["_step_tgt_labels"] = tgt_labels
+    tgt_labels = [token_label(i, t) for i, t in enumerate(r.tgt_tokens)]
     st.markdown("Pick a head and a target token (or click a cell of the heatmap) and follow one "
                 "row of weights from the query vector to the output row. Every number is from "
                 "this run.")
     c1, c2, c3 = st.columns([1, 2, 2])
-    keep_valid("step_head", range(1, s.n_heads + 1))
-    keep_valid("step_tgt", tgt_labels)
-    head = int(c1.selectbox("Head", list(range(1, s.n_heads + 1)), key="step_head",
-                            bind=BIND)) - 1
-    label = c2.selectbox("Target token (query)", tgt_labels, key="step_tgt", bind=BIND)
+    heads = range(1, s.n_heads + 1)
+    head = state.value("step_head", heads, why=f"(there are {s.n_heads} heads)") - 1
+    c1.selectbox("Head", heads, key="step_head")
+    label = state.value("step_tgt", tgt_labels, why="in the target sentence")
+    c2.selectbox("Target token (query)", tgt_labels, key="step_tgt")
     i = tgt_labels.index(label)
-    scaled = c3.toggle("Divide scores by √d_head", True, key="scale", bind=BIND,
-                       help="Switch off to see the softmax saturate: a few keys take all "
-                            "the weight as d_head grows.")
-    mha = r.module()
-    trace = mha.trace(r.decoder_state, r.encoder_output, r.mask, scale=scaled)
+    scaled = state.value("scale")
+    c3.toggle("Divide scores by √d_head", key="scale",
+              help="Switch off to see the softmax saturate: a few keys take all the weight as "
+                   "d_head grows.")
+    trace = derived(("trace", s, scaled), lambda: r.module().trace(
+        r.decoder_state, r.encoder_output, r.mask, scale=scaled))
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(
             clickable_head_figure(trace.weights[head], r.src_tokens, r.tgt_tokens, head=head,
                                   selected=i, mask=r.mask),
-            key=PICK_KEY, on_select=_on_pick, selection_mode="points",
+            key=PICK_KEY, on_select=partial(_on_pick, tgt_labels), selection_mode="points",
             config=chart_config(f"xattn-head{head + 1}-step"),
             alt=f"Heatmap of head {head + 1}; click a cell to choose its target token.")
     with right:
         allowed = r.mask[i]
         st.plotly_chart(weights_bar_figure(trace.weights[head, i], r.src_tokens,
-                                           allowed=allowed,
-                                           title=f"Weights of '{r.tgt_tokens[i]}' (head "
-                                                 f"{head + 1})"),
+                                           allowed=allowed, query=r.tgt_tokens[i], head=head),
                         key="step_bar", config=chart_config(f"xattn-head{head + 1}-weights"),
                         alt="Bar chart of the softmax weights of the chosen target token.")
         _entropy_note(r, trace, head, i, scaled)
     _stages(r, trace, head, i)
     with st.expander("Why divide by √d_head? Entropy as d_head grows"):
-        curve = _saturation_curve(s, r.mask.tobytes(), *r.mask.shape, tuple(r.src_tokens),
-                                  tuple(r.tgt_tokens))
+        curve = _saturation_curve(r)
         st.plotly_chart(saturation_figure(curve, s.d_model // s.n_heads), key="saturation",
                         config=chart_config("xattn-saturation"),
                         alt="Line chart: mean normalised entropy against d_head, scaled and "
@@ -113,7 +110,7 @@ def _entropy_note(r: Run, trace, head: int, i: int, scaled: bool) -> None:
 
 
 def _stages(r: Run, trace, head: int, i: int) -> None:
-    src_labels = _labels(r.src_tokens)
+    src_labels = [token_label(j, t) for j, t in enumerate(r.src_tokens)]
     q, k, dots, scaled, mask, weights, weighted, out, concat, y = stages(trace, head, i)
     st.markdown(f"**1. {q.title}** · shape {q.shape} · ${q.formula}$")
     _table(q.values)

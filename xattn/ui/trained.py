@@ -1,67 +1,44 @@
-"""The "Trained vs random" view: train the cross-attention to align the toy corpus, then compare.
+"""The "Trained vs random" view: the toy EN->FR task, trained once per setting for the class.
 
-One training run per setting is shared by everyone on the server (`_Store`): the first student
-to ask for a setting watches it train (progress bar, live loss curve); everyone after gets the
-stored run and its curve at once, and students asking at the same moment wait for the one run
-instead of starting their own. The user's own sentence pair is then drawn under the random start
-and the trained weights side by side, with its gold alignment marked, and the per-head tables
-say which head learned what.
+The user's own sentence pair is drawn under the random start and the trained weights side by
+side, with its gold alignment marked, and the per-head tables say which head learned what.
+Training is shared through ``_store``; reading the pair is ``xattn.pairs``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import difflib
-import threading
-import time
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import NamedTuple
-
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-import plotly.io as pio
 import streamlit as st
 
-from xattn.corpus import (
-    LEXICON,
-    SOURCE_WORDS,
-    TARGET_WORDS,
-    SentencePair,
-    align,
-    sentence_words,
-    translate,
-    unknown_words,
-)
-from xattn.export import toolbar_config
-from xattn.figures import axis_labels, per_head_figure
-from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
-from xattn.train import (
+from xattn.alignment import (
     ALIGNMENT_MEASURES,
-    TrainConfig,
-    TrainResult,
+    Evaluated,
     alignment_accuracy,
     alignment_by_head,
-    chance_accuracy,
-    embed_pair,
-    train,
+    head_sentences,
+    pct,
 )
+from xattn.corpus import LEXICON, SentencePair
+from xattn.export import toolbar_config
+from xattn.figures import add_gold_marks, loss_figure, per_head_figure
+from xattn.literal import md_code
+from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
+from xattn.pairs import Problem, gold_text, read_pair
+from xattn.train import TrainConfig, embed_pair
+from xattn.ui._store import obtain
+from xattn.ui.state import PageState, int_param, text_param, text_value
 
-__all__ = ["trained_view", "read_pair", "Problem", "head_sentences", "Evaluated", "HEAD_CHOICES",
-           "STEP_CHOICES", "DEFAULT_SRC"]
-
-BIND = "query-params"
 HEAD_CHOICES = (1, 2, 4, 8)
 STEP_CHOICES = (25, 50, 100, 200, 400)
-MAX_SEED = 999          # bounded: every seed is one stored run of about 100 KB
+MAX_SEED = 999          # bounded: every seed is one stored run of about 100 kB
 DEFAULT_SRC = "the red cat sees the dog"
-MAX_CHARS, MAX_WORDS = 300, 24
-STORE_ENTRIES = 64      # finished runs kept, least recently used dropped first
-LIVE_UPDATES = 20       # redraws of the live loss curve per run, whatever the step count
-GOLD_COLOUR = "#ff2d55"
-TEMPLATE = pio.templates["plotly_white"]  # the object: unvalidated figures need it
+MAX_CHARS = 300
+TR_SRC = text_param("tr_src", DEFAULT_SRC, MAX_CHARS, "the English sentence")
+TR_TGT = text_param("tr_tgt", "", MAX_CHARS, "the French sentence")
+TR_HEADS = int_param("tr_heads", 4, 1, 8, "the number of heads")
+TR_STEPS = int_param("tr_steps", 100, 1, 400, "the number of training steps")
+TR_SEED = int_param("tr_seed", 0, 0, MAX_SEED, "the training seed")
 
 TASK = """
 **The task.** Each French (target) word must *retrieve the English (source) word it
@@ -77,212 +54,6 @@ stay fixed: nothing but $W^Q, W^K, W^V, W^O$ is trained (Adam, 32 sentences a st
 A French word counts as **aligned** when the English word it attends to most (averaged over
 heads) is its gold word; *exact* also requires the right position, e.g. the right *the*.
 """
-
-
-# ----------------------------------------------------------------------- training, shared
-@dataclass(frozen=True)
-class Evaluated:
-    """A training run and its scores on the held-out sentences, computed once per setting.
-
-    ``accuracy`` maps "trained", "untrained" and "chance" to (word, exact) accuracy;
-    ``by_head`` maps "trained" and "untrained" to ``alignment_by_head`` tables.
-    """
-
-    result: TrainResult
-    accuracy: dict[str, tuple[float, float]]
-    by_head: dict[str, dict[str, np.ndarray]]
-    seconds: float
-
-
-def evaluate(result: TrainResult, seconds: float) -> Evaluated:
-    emb, pairs = result.embedder, result.heldout
-    models = {"trained": result.model, "untrained": result.untrained}
-    accuracy = {name: (alignment_accuracy(m, emb, pairs), alignment_accuracy(m, emb, pairs,
-                                                                              exact=True))
-                for name, m in models.items()}
-    accuracy["chance"] = (chance_accuracy(pairs), chance_accuracy(pairs, exact=True))
-    by_head = {name: alignment_by_head(m, emb, pairs) for name, m in models.items()}
-    return Evaluated(result, accuracy, by_head, seconds)
-
-
-class _Store:
-    """Finished runs by config, least recently used dropped first, and one lock per config
-    in training, so that students asking for the same setting together train it once."""
-
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self._lock = threading.Lock()
-        self._runs: OrderedDict[TrainConfig, Evaluated] = OrderedDict()
-        self._training: dict[TrainConfig, threading.Lock] = {}
-
-    def get(self, config: TrainConfig) -> Evaluated | None:
-        with self._lock:
-            run = self._runs.get(config)
-            if run is not None:
-                self._runs.move_to_end(config)
-            return run
-
-    def get_or_make(self, config: TrainConfig, make: Callable[[], Evaluated],
-                    wait=contextlib.nullcontext) -> tuple[Evaluated, bool]:
-        """The stored run, or ``make()``'s, stored; True when this call made it.
-
-        ``wait()`` is a context manager entered while another caller trains this config.
-        """
-        run = self.get(config)
-        if run is not None:
-            return run, False
-        with self._lock:
-            lock = self._training.setdefault(config, threading.Lock())
-        if not lock.acquire(blocking=False):
-            with wait():
-                lock.acquire()
-        try:
-            run = self.get(config)            # the other caller's run, if we waited for one
-            if run is not None:
-                return run, False
-            run = make()
-            with self._lock:
-                self._runs[config] = run
-                while len(self._runs) > self.max_entries:
-                    self._runs.popitem(last=False)
-            return run, True
-        finally:
-            with self._lock:
-                self._training.pop(config, None)
-            lock.release()
-
-
-@st.cache_resource(show_spinner=False)
-def _store() -> _Store:
-    """The one store of the server: shared on purpose, by every session, behind its locks."""
-    return _Store(STORE_ENTRIES)
-
-
-def loss_figure(losses, steps: int) -> go.Figure:
-    """Training loss per step on a log scale, the x axis fixed to the whole run.
-
-    Built from dicts without validation, as ``xattn.figures`` does: it is redrawn live.
-    """
-    trace = dict(type="scatter", x=np.arange(1, len(losses) + 1), y=np.asarray(losses),
-                 mode="lines", line=dict(color="#3b528b", width=2),
-                 hovertemplate="step %{x}<br>loss %{y:.4f}<extra></extra>")
-    layout = dict(template=TEMPLATE, height=260, margin=dict(l=10, r=10, t=40, b=10),
-                  title=dict(text="Training loss (MSE, log scale)", x=0.01),
-                  xaxis=dict(title=dict(text="step (one Adam update of 32 sentences)"),
-                             range=[0, steps + 1]),
-                  yaxis=dict(title=dict(text="loss"), type="log", dtick=1))  # powers of 10
-    return go.Figure(data=[trace], layout=layout, _validate=False)
-
-
-def _train_live(config: TrainConfig, bar_slot, curve_slot) -> Evaluated:
-    """Train while moving a progress bar and redrawing the loss curve every few steps."""
-    bar = bar_slot.progress(0.0, text="Training…")
-    losses: list[float] = []
-    every = max(1, config.steps // LIVE_UPDATES)
-
-    def callback(step: int, loss: float) -> None:
-        losses.append(loss)
-        if step % every == 0 or step == config.steps:
-            bar.progress(step / config.steps,
-                         text=f"Training: step {step} of {config.steps}, loss {loss:.4f}")
-            curve_slot.plotly_chart(loss_figure(losses, config.steps))
-
-    start = time.perf_counter()
-    result = train(config, callback=callback)
-    seconds = time.perf_counter() - start
-    bar.progress(1.0, text=f"Scoring on {len(result.heldout)} held-out sentences…")
-    run = evaluate(result, seconds)
-    bar_slot.empty()
-    return run
-
-
-def obtain(config: TrainConfig, bar_slot, curve_slot) -> tuple[Evaluated, bool]:
-    wait = lambda: st.spinner("Another student is training this very setting right now; "
-                              "waiting for their run, which everyone shares…")
-    return _store().get_or_make(config, lambda: _train_live(config, bar_slot, curve_slot),
-                                wait)
-
-
-# ----------------------------------------------------------------------- the user's pair
-class Problem(NamedTuple):
-    """Why no pair can be shown: ``level`` is "warning" or "error", ``message`` Markdown."""
-
-    level: str
-    message: str
-
-
-def _code(word: str) -> str:
-    return "`" + word.replace("`", "'") + "`"
-
-
-def _unknown_list(words: list[str], vocabulary) -> str:
-    out = []
-    for w in words:
-        close = difflib.get_close_matches(w, vocabulary, n=1, cutoff=0.6)
-        out.append(_code(w) + (f" (did you mean {_code(close[0])}?)" if close else ""))
-    return ", ".join(out)
-
-
-def read_pair(src: str, tgt: str) -> SentencePair | Problem:
-    """The pair to draw, or the problem to explain instead; never raises.
-
-    An empty ``tgt`` means: translate ``src`` with the grammar. A typed French sentence is
-    aligned word by word through the lexicon, any word order.
-
-    Examples
-    --------
-    >>> read_pair("The cat sleeps.", "").target
-    ('le', 'chat', 'dort')
-    >>> read_pair("the purple cat sleeps", "").level
-    'warning'
-    """
-    words, tgt_words = sentence_words(src or ""), sentence_words(tgt or "")
-    if not words:
-        return Problem("error", "Type an English sentence, e.g. *the red cat sees the dog*.")
-    if max(len(words), len(tgt_words)) > MAX_WORDS:
-        return Problem("error", f"Sentences here hold at most {MAX_WORDS} words (the model was "
-                                f"trained on 3 to 7); received {len(words)} English and "
-                                f"{len(tgt_words)} French words.")
-    unknown = [(lang, u, vocab) for lang, u, vocab in (
-        ("English", unknown_words(words), SOURCE_WORDS),
-        ("French", unknown_words(tgt_words, language="french"), TARGET_WORDS)) if u]
-    if unknown:
-        named = "; ".join(f"{lang} {_unknown_list(u, vocab)}" for lang, u, vocab in unknown)
-        return Problem("warning", (
-            f"**Words outside the lexicon**: {named}. The model has only ever seen the "
-            f"{len(LEXICON)} English words listed under *The lexicon* below and their French "
-            "translations, so it has nothing to say about other words. To fix it, replace them "
-            "with listed words (e.g. *the sad king follows a pink horse*)"
-            + (", or empty the French box to have the English translated." if tgt_words
-               else ".")))
-    if tgt_words:
-        return align(words, tgt_words)
-    try:
-        return translate(words)
-    except ValueError as err:
-        return Problem("error", f"Cannot translate this sentence: {err} Or type a French "
-                                "sentence yourself in the second box: its words are then "
-                                "aligned through the lexicon, whatever the grammar.")
-
-
-def gold_text(pair: SentencePair) -> str:
-    """``le → the · chat → cat · …``, with ``?`` for target words with no gold word."""
-    return " · ".join(f"{t} → {pair.source[j] if j is not None else '?'}"
-                      for t, j in zip(pair.target, pair.alignment, strict=True))
-
-
-def add_gold_marks(fig: go.Figure, pair: SentencePair, n_heads: int) -> go.Figure:
-    """Outline the gold cell of every target row in every head's heatmap, in place."""
-    rows, cols = np.nonzero(pair.alignment_matrix())                 # gold cells
-    x, y = axis_labels(list(pair.source))[0], axis_labels(list(pair.target))[0]
-    size = max(8, 20 - len(pair.source))
-    fig.add_traces([go.Scatter(
-        x=[x[j] for j in cols], y=[y[i] for i in rows], mode="markers", name="gold",
-        xaxis="x" if h == 0 else f"x{h + 1}", yaxis="y" if h == 0 else f"y{h + 1}",
-        showlegend=False, hoverinfo="skip",
-        marker=dict(symbol="square-open", size=size, color=GOLD_COLOUR, line=dict(width=2.5)))
-        for h in range(n_heads)])
-    return fig
 
 
 PAIR_COLUMNS = {  # column of the per-pair table: (label, help, number format)
@@ -329,47 +100,6 @@ def pair_table(model, embedder, pair: SentencePair, weights: np.ndarray) -> pd.D
     return _frame(data, PAIR_COLUMNS)
 
 
-# ----------------------------------------------------------------------- which head learned what
-MEANING, POSITION, LITTLE = 0.8, 0.75, 0.5   # thresholds of the plain-English verdicts
-
-
-def _pct(x: float) -> str:
-    return "n/a" if np.isnan(x) else f"{x:.0%}"
-
-
-def _verdict(word: float, moved: float, repeated: float) -> str:
-    if word < LITTLE:
-        return "It learned little on its own: the other heads carry the alignment."
-    if moved >= MEANING and repeated >= MEANING:
-        return "It uses meaning *and* position."
-    if moved >= MEANING:
-        return "It aligns by meaning: it follows the moved adjective, but two *the*s fool it."
-    if repeated >= POSITION:
-        return "It leans on position: it picks the right *the* but misses the swapped words."
-    return "It mixes both cues, neither reliably."
-
-
-def head_sentences(trained: dict, untrained: dict) -> list[str]:
-    """One sentence per head from ``alignment_by_head`` tables, trained and untrained.
-
-    Examples
-    --------
-    >>> t = {"head": [0], "word_accuracy": [0.93], "moved_accuracy": [1.0],
-    ...      "repeated_accuracy": [0.5]}
-    >>> head_sentences(t, {"word_accuracy": [0.2]})[0][:56]
-    '**Head 1** puts 93% of its argmaxes on the gold word (un'
-    """
-    lines = []
-    for h in range(len(trained["head"])):
-        word, moved = trained["word_accuracy"][h], trained["moved_accuracy"][h]
-        repeated = trained["repeated_accuracy"][h]
-        lines.append(f"**Head {h + 1}** puts {_pct(word)} of its argmaxes on the gold word "
-                     f"(untrained: {_pct(untrained['word_accuracy'][h])}); {_pct(moved)} on "
-                     f"a swapped noun or adjective, {_pct(repeated)} on the right one of a "
-                     f"repeated word. {_verdict(word, moved, repeated)}")
-    return lines
-
-
 def heldout_table(run: Evaluated) -> pd.DataFrame:
     t = run.by_head["trained"]
     data = {"head": t["head"] + 1} | {k: t[k] for k in HELDOUT_COLUMNS if k in t}
@@ -386,14 +116,17 @@ def lexicon_table(categories: tuple[str, ...]) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------- the view
-def training_controls() -> TrainConfig:
+def training_controls(state: PageState) -> TrainConfig:
     a, b, c = st.columns(3)
-    heads = a.select_slider("Number of heads", HEAD_CHOICES, value=4, key="tr_heads", bind=BIND,
-                            help="d_model is 32, so each head gets 32 / h dimensions.")
-    steps = b.select_slider("Training steps", STEP_CHOICES, value=100, key="tr_steps",
-                            bind=BIND, help="Adam updates, each on 32 fresh random sentences.")
-    seed = c.number_input("Seed", 0, MAX_SEED, 0, step=1, key="tr_seed", bind=BIND,
-                          help="Draws the random starting weights and the training sentences: "
+    heads = state.value("tr_heads", HEAD_CHOICES, why="(1, 2, 4 or 8 heads of d_model 32)")
+    a.select_slider("Number of heads", HEAD_CHOICES, key="tr_heads",
+                    help="d_model is 32, so each head gets 32 / h dimensions.")
+    steps = state.value("tr_steps", STEP_CHOICES, why="(25, 50, 100, 200 or 400 steps)")
+    b.select_slider("Training steps", STEP_CHOICES, key="tr_steps",
+                    help="Adam updates, each on 32 fresh random sentences.")
+    seed = state.value("tr_seed")
+    c.number_input("Seed", 0, MAX_SEED, step=1, key="tr_seed",
+                   help="Draws the random starting weights and the training sentences: "
                                "another seed, other heads.")
     return TrainConfig(n_heads=int(heads), steps=int(steps), seed=int(seed))
 
@@ -434,15 +167,16 @@ def accuracy_summary(run: Evaluated) -> None:
                "be the right one. *Chance*: the strongest weight falls on a random source word.")
 
 
-def sentence_controls() -> tuple[str, str]:
+def sentence_controls(state: PageState) -> tuple[str, str]:
     left, right = st.columns(2)
-    src = left.text_input("English sentence (source: keys and values)", DEFAULT_SRC,
-                          key="tr_src", bind=BIND, max_chars=MAX_CHARS,
-                          help="Words of the lexicon below; e.g. 'a sad king follows the dog'.")
-    tgt = right.text_input("French sentence (target: queries), optional", "", key="tr_tgt",
-                           bind=BIND, max_chars=MAX_CHARS, placeholder="empty: translated "
-                           "automatically", help="Leave empty to translate the English with the "
-                           "grammar. Typed French is aligned word by word through the lexicon.")
+    src, tgt = text_value(state, "tr_src", MAX_CHARS), text_value(state, "tr_tgt", MAX_CHARS)
+    left.text_input("English sentence (source: keys and values)", key="tr_src",
+                    max_chars=MAX_CHARS,
+                    help="Words of the lexicon below; e.g. 'a sad king follows the dog'.")
+    right.text_input("French sentence (target: queries), optional", key="tr_tgt",
+                     max_chars=MAX_CHARS, placeholder="empty: translated automatically",
+                     help="Leave empty to translate the English with the grammar. Typed "
+                          "French is aligned word by word through the lexicon.")
     return src, tgt
 
 
@@ -467,7 +201,7 @@ def pair_column(run: Evaluated, name: str, pair: SentencePair, weights: np.ndarr
     st.markdown(f"##### {heading}")
     fig = per_head_figure(weights, list(pair.source), list(pair.target), max_cols=2,
                           title="Attention weights; ◻ marks the gold word")
-    add_gold_marks(fig, pair, len(weights))
+    add_gold_marks(fig, pair.alignment_matrix(), pair.source, pair.target)
     # Half a page holds two heatmaps a row: the right one's row labels would overlap the left
     # heatmap, and they repeat its rows anyway.
     fig.update_layout({f"yaxis{h + 1}": dict(showticklabels=False)
@@ -481,7 +215,7 @@ def pair_column(run: Evaluated, name: str, pair: SentencePair, weights: np.ndarr
     exact = alignment_accuracy(model, result.embedder, [pair], exact=True)
     st.metric("Aligned words in this sentence (heads averaged)",
               "n/a" if np.isnan(word) else f"{round(word * n_gold)} of {n_gold}",
-              help=f"Exact (right position): {_pct(exact)}.")
+              help=f"Exact (right position): {pct(exact)}.")
     st.dataframe(pair_table(model, result.embedder, pair, weights), hide_index=True,
                  column_config=_column_config(PAIR_COLUMNS, narrow=True))
 
@@ -491,7 +225,7 @@ def pair_section(run: Evaluated, pair: SentencePair) -> None:
                 f"Gold alignment: {gold_text(pair)}")
     loose = [t for t, j in zip(pair.target, pair.alignment, strict=True) if j is None]
     if loose:
-        st.info(f"No unused English word translates {', '.join(map(_code, loose))}: "
+        st.info(f"No unused English word translates {', '.join(map(md_code, loose))}: "
                 "no gold mark, and left out of the accuracy.", icon=":material/info:")
     x_t, x_s = embed_pair(pair, run.result.embedder)          # (n_tgt, 32), (n_src, 32)
     for col, name in zip(st.columns(2, gap="medium"), ("untrained", "trained"), strict=True):
@@ -513,17 +247,13 @@ def heads_section(run: Evaluated) -> None:
                  column_config=_column_config(HELDOUT_COLUMNS))
 
 
-def trained_view() -> None:
-    """The whole "Trained vs random" view; reads its own URL-bound inputs (keys ``tr_*``).
-
-    A URL value that is not a valid choice falls back to the default; the page says so
-    (``controls.url_notices``, checked once every tab's widgets are drawn).
-    """
+def trained_view(state: PageState) -> None:
+    """The whole "Trained vs random" view, with its own controls (keys ``tr_*``)."""
     st.markdown(TASK)
     st.markdown("#### 1. Train")
-    run = training_section(training_controls())
+    run = training_section(training_controls(state))
     st.markdown("#### 2. Compare on one sentence pair")
-    src, tgt = sentence_controls()
+    src, tgt = sentence_controls(state)
     lexicon_expander()
     if run is None:
         return

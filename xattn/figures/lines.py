@@ -13,22 +13,17 @@ line traces per head, plus two traces of token labels.
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
 
-from xattn.metrics import _prepare, check_heads
+from xattn._checks import check_heads
+from xattn.figures._style import DASHES, OKABE_ITO, axis_labels, base_layout
+from xattn.literal import plotly_text
+from xattn.metrics import check_weights
 
-__all__ = ["lines_figure", "OKABE_ITO", "OPACITY_LEVELS"]
+__all__ = ["lines_figure", "OPACITY_LEVELS"]
 
-# Okabe & Ito (2008), colour-blind safe; yellow and black last (weak on white / reads as text).
-OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#D55E00", "#0072B2", "#CC79A7", "#F0E442",
-             "#000000")
-_DASHES = ("solid", "dash", "dot")  # heads 8-15 dashed, 16-23 dotted: colours repeat after 8
 OPACITY_LEVELS = (0.1, 0.3, 0.5, 0.7, 0.9)
-TEMPLATE = "plotly_white"
 _X_TGT, _X_SRC = 0, 1
 _ROW_PX = 22
 
@@ -69,28 +64,28 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
     >>> [t.name for t in fig.data]
     ['head 1', 'target (queries)', 'source (keys)']
     """
-    p = _prepare(weights, mask)
+    p = check_weights(weights, mask)
     w = p.w                                                          # (n_heads, n_tgt, n_src)
     n_heads, n_tgt, n_src = w.shape
     src, tgt = _tokens(src_tokens, n_src, "src_tokens"), _tokens(tgt_tokens, n_tgt, "tgt_tokens")
     shown = tuple(range(n_heads)) if heads is None else check_heads(heads, n_heads, "heads")
-    if isinstance(threshold, bool) or not 0 <= threshold <= 1:  # also refuses NaN
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)):
+        raise TypeError(f"threshold must be a number in [0, 1]; received "
+                        f"{type(threshold).__name__} {threshold!r}.")
+    if not 0 <= threshold <= 1:  # also refuses NaN
         raise ValueError(f"threshold must be a number in [0, 1]; received {threshold!r}.")
     drawn = (w > 0) & (w >= threshold) & p.keep                      # (n_heads, n_tgt, n_src)
     traces = [t for h in shown for t in _head_traces(w[h], drawn[h], h)]
     traces += _token_traces(w, p.keep, shown, src, tgt)
     n_rows = max(n_tgt, n_src)
-    layout = dict(
-        template=pio.templates[TEMPLATE], height=110 + _ROW_PX * n_rows,
-        margin=dict(l=10, r=10, t=40, b=10),
+    layout = base_layout(
+        None, 110 + _ROW_PX * n_rows,
         xaxis=dict(visible=False, range=[-0.9, 1.9], fixedrange=True),
         yaxis=dict(visible=False, range=[n_rows - 0.5, -0.5], fixedrange=True),
         hovermode="closest", dragmode=False, modebar=dict(remove=["select2d", "lasso2d"]),
         legend=dict(title=dict(text="head (opacity ≈ weight)"), itemsizing="constant"),
         annotations=[_header(_X_TGT, "target (queries)"), _header(_X_SRC, "source (keys)")])
-    # Unvalidated (as in xattn.figures): validation costs ~5 ms per trace; the tests validate.
-    # Without validation a template name would reach plotly.js as a bare string, which it
-    # ignores, hence the Template object.
+    # Unvalidated (see figures._style): validation costs ~5 ms per trace; the tests validate.
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
@@ -102,7 +97,7 @@ def _tokens(tokens, n: int, name: str) -> list[str]:
     if len(tokens) != n:
         raise ValueError(f"{name} must hold {n} tokens to match the weights; received "
                          f"{len(tokens)}.")
-    return [html.escape(str(t), quote=False) for t in tokens]
+    return [str(t) for t in tokens]
 
 
 def _header(x: float, text: str) -> dict:
@@ -116,7 +111,7 @@ def _head_traces(w: np.ndarray, drawn: np.ndarray, h: int) -> list[dict]:
     level = np.minimum((w[rows, cols] * len(OPACITY_LEVELS)).astype(int),
                        len(OPACITY_LEVELS) - 1)                      # (k,) opacity bin
     line = dict(color=OKABE_ITO[h % len(OKABE_ITO)], width=2,
-                dash=_DASHES[(h // len(OKABE_ITO)) % len(_DASHES)])
+                dash=DASHES[(h // len(OKABE_ITO)) % len(DASHES)])
     base = dict(type="scatter", mode="lines", name=f"head {h + 1}", legendgroup=f"head {h + 1}",
                 line=line, hoverinfo="skip")
     traces = []
@@ -136,16 +131,20 @@ def _head_traces(w: np.ndarray, drawn: np.ndarray, h: int) -> list[dict]:
 
 
 def _token_traces(w, keep, shown, src: list[str], tgt: list[str]) -> list[dict]:
-    """Labels of both columns, with the strongest link per drawn head on hover."""
+    """Labels of both columns (cut), with the whole token and its strongest link per drawn head
+    on hover."""
     n_tgt, n_src = len(tgt), len(src)
+    (src_short, tgt_short), (src, tgt) = ((axis_labels(src)[1], axis_labels(tgt)[1]),
+                                          ([plotly_text(t) for t in src],
+                                           [plotly_text(t) for t in tgt]))
     tgt_hover, src_hover = [], []
     for i, tok in enumerate(tgt):
-        links = [f"head {h + 1}: → {j}: {src[j]} ({w[h, i, j]:.2f})" if w[h, i].any()
+        links = [f"head {h + 1}: → {j}: {src[j]} ({w[h, i, j]:.3f})" if w[h, i].any()
                  else f"head {h + 1}: no key" for h in shown
                  for j in [int(w[h, i].argmax())]]
         tgt_hover.append("<br>".join([f"<b>target (query) {i}: {tok}</b>", *links]))
     for j, tok in enumerate(src):
-        links = [f"head {h + 1}: ← {i}: {tgt[i]} ({w[h, i, j]:.2f})" if w[h, :, j].any()
+        links = [f"head {h + 1}: ← {i}: {tgt[i]} ({w[h, i, j]:.3f})" if w[h, :, j].any()
                  else f"head {h + 1}: unused" for h in shown
                  for i in [int(w[h, :, j].argmax())]]
         src_hover.append("<br>".join([f"<b>source (key) {j}: {tok}</b>", *links]))
@@ -154,8 +153,8 @@ def _token_traces(w, keep, shown, src: list[str], tgt: list[str]) -> list[dict]:
                  marker=dict(size=7, color="#888888"), textfont=dict(size=13))
     return [
         dict(label, name="target (queries)", x=[_X_TGT] * n_tgt, y=list(range(n_tgt)),
-             text=tgt, hovertext=tgt_hover, textposition="middle left"),
+             text=tgt_short, hovertext=tgt_hover, textposition="middle left"),
         dict(label, name="source (keys)", x=[_X_SRC] * n_src, y=list(range(n_src)),
-             text=src, hovertext=src_hover, textposition="middle right",
+             text=src_short, hovertext=src_hover, textposition="middle right",
              textfont=dict(size=13, color=src_colour)),
     ]

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from xattn.figures import TEMPLATE, axis_labels
-from xattn.lines import OKABE_ITO
-from xattn.metrics import AblationResult
+from xattn.ablation import AblationResult
+from xattn.figures._style import ACCENT, OKABE_ITO, axis_labels, base_layout, category_axis
 
 __all__ = ["statistics_figure", "ablation_figure"]
 
@@ -26,9 +25,8 @@ def statistics_figure(stats: dict[str, np.ndarray], names: dict[str, str]) -> go
     heads = [f"head {h + 1}" for h in stats["head"]]
     gap = 0.04
     width = (1 - gap * (n - 1)) / n
-    traces, layout = [], dict(template=TEMPLATE, height=330, showlegend=False,
-                              margin=dict(l=10, r=10, t=60, b=10), annotations=[],
-                              title=dict(text="Head statistics", x=0.01))
+    traces, layout = [], base_layout("Head statistics", 330, top=60, showlegend=False,
+                                     annotations=[])
     for k, (key, title) in enumerate(names.items()):
         axis = "" if k == 0 else str(k + 1)
         x0 = k * (width + gap)
@@ -49,15 +47,14 @@ def statistics_figure(stats: dict[str, np.ndarray], names: dict[str, str]) -> go
 
 def ablation_figure(res: AblationResult, tgt_tokens: list[str], heads_off: list[int]) -> go.Figure:
     """Relative output change per target token for the switched-off heads."""
-    y, y_text = axis_labels(tgt_tokens)
+    y, y_text = labels = axis_labels(tgt_tokens)
     what = f"heads {', '.join(map(str, heads_off))} off" if heads_off else "no head off"
     bar = dict(type="bar", x=y, y=np.asarray(res.per_token, dtype=float),
-               marker=dict(color="#3b528b"),
+               marker=dict(color=ACCENT),
                hovertemplate="target %{x}<br>relative change %{y:.1%}<extra></extra>")
-    layout = dict(template=TEMPLATE, height=320, margin=dict(l=10, r=10, t=50, b=10),
-                  title=dict(text=f"Change of each target token's output row ({what})", x=0.01),
-                  xaxis=dict(type="category", tickmode="array", tickvals=y, ticktext=y_text,
-                             tickangle=-60, title=dict(text="target token")),
-                  yaxis=dict(tickformat=".0%", rangemode="tozero",
-                             title=dict(text="||Y - Y_ablated|| / ||Y||")))
+    layout = base_layout(
+        f"Change of each target token's output row ({what})", 320, top=50,
+        xaxis=category_axis(labels, title="target token", angle=-60),
+        yaxis=dict(tickformat=".0%", rangemode="tozero",
+                   title=dict(text="||Y - Y_ablated|| / ||Y||")))
     return go.Figure(data=[bar], layout=layout, _validate=False)

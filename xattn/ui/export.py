@@ -1,36 +1,13 @@
-"""The lines view (as in BertViz and Tensor2Tensor), and export of the figures for slides."""
+"""The Export view: every figure of the Heads view in one standalone HTML file."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from xattn.export import standalone_html
-from xattn.figures import average_figure, output_figure, per_head_figure
-from xattn.lines import lines_figure
+from xattn.figures import average_figure, lines_figure, output_figure, per_head_figure
 from xattn.pipeline import Run
-from xattn.ui.controls import chart_config, keep_valid
 from xattn.ui.heads import FORMULA, file_stem, shapes_text
-
-BIND = "query-params"
-
-
-def lines_view(r: Run) -> None:
-    n_heads = r.settings.n_heads
-    labels = [str(h) for h in range(1, n_heads + 1)]
-    a, b = st.columns([2, 1])
-    keep_valid("lines_heads", labels)
-    chosen = a.multiselect("Heads to draw (empty = all)", labels, key="lines_heads", bind=BIND,
-                           placeholder="all heads")
-    threshold = b.slider("Hide lines below weight", 0.0, 0.5, 0.05, 0.01, key="threshold",
-                         bind=BIND)
-    heads = [int(h) - 1 for h in chosen] or list(range(n_heads))
-    fig = lines_figure(r.weights, r.src_tokens, r.tgt_tokens, heads=heads,
-                       threshold=float(threshold), mask=r.mask)
-    st.plotly_chart(fig, key="lines", config=chart_config(f"{file_stem(r)}-lines"),
-                    alt="Lines from each target token to the source tokens it attends to, one "
-                        "colour per head, more opaque for larger weights.")
-    st.caption("Each line joins a target token (left) to a source token (right); the stronger "
-               "the weight, the more opaque the line. Click a head in the legend to hide it.")
 
 
 def export_view(r: Run) -> None:

@@ -10,9 +10,21 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from xattn.figures import COLORSCALE, TEMPLATE, axis_labels, mask_marks
+from xattn.figures._style import (
+    ACCENT,
+    COLORSCALE,
+    HIGHLIGHT,
+    OKABE_ITO,
+    axis_labels,
+    base_layout,
+    category_axis,
+    tick_font,
+)
+from xattn.figures.heads import mask_marks
 
 __all__ = ["clickable_head_figure", "weights_bar_figure", "saturation_figure"]
+
+BAR, MUTED = "#21918c", "#bdbdbd"   # viridis' teal for weights, grey for masked keys
 
 
 def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
@@ -37,8 +49,7 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
         ``customdata`` is ``[target_pos, source_pos]``.
     """
     n_tgt, n_src = weights.shape
-    x, x_text = axis_labels(src_tokens)
-    y, y_text = axis_labels(tgt_tokens)
+    (x, x_text), (y, y_text) = axis_labels(src_tokens), axis_labels(tgt_tokens)
     rows, cols = np.indices((n_tgt, n_src)).reshape(2, -1)
     heat = dict(type="heatmap", z=np.asarray(weights, np.float32), x=x, y=y,
                 colorscale=COLORSCALE, zmin=0, zmax=1, xgap=0.5, ygap=0.5,
@@ -55,14 +66,12 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
     if selected is not None:
         shapes.append(dict(type="rect", xref="x", x0=-0.5, x1=n_src - 0.5, yref="y",
                            y0=selected - 0.5, y1=selected + 0.5,
-                           line=dict(color="#ff7f0e", width=3)))
-    layout = dict(
-        template=TEMPLATE, height=160 + 22 * n_tgt, margin=dict(l=10, r=10, t=40, b=10),
-        title=dict(text=f"Head {head + 1}: click a cell to pick its target token", x=0.01),
-        xaxis=dict(type="category", tickmode="array", tickvals=x, ticktext=x_text,
-                   tickangle=-60, title=dict(text="source (keys)")),
-        yaxis=dict(type="category", tickmode="array", tickvals=y, ticktext=y_text,
-                   autorange="reversed", title=dict(text="target (queries)")),
+                           line=dict(color=HIGHLIGHT, width=3)))
+    font = tick_font(max(n_tgt, n_src))
+    layout = base_layout(
+        f"Head {head + 1}: click a cell to pick its target token", 160 + 22 * n_tgt,
+        xaxis=category_axis((x, x_text), title="source (keys)", angle=-60, font=font),
+        yaxis=category_axis((y, y_text), title="target (queries)", reverse=True, font=font),
         shapes=shapes, clickmode="event+select", dragmode=False)
     marks = None if mask is None else mask_marks(np.asarray(mask, bool), x, y, "", size=12)
     return go.Figure(data=[heat, click] + ([marks] if marks else []), layout=layout,
@@ -70,7 +79,7 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
 
 
 def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
-                       allowed: np.ndarray, title: str) -> go.Figure:
+                       allowed: np.ndarray, query: str, head: int) -> go.Figure:
     """The softmax weights of one target token as bars over the source tokens.
 
     Parameters
@@ -78,18 +87,21 @@ def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
     weights_row : ndarray of shape (n_src,)
     allowed : ndarray of bool, shape (n_src,)
         Masked source tokens are drawn as grey, empty bars.
+    query : str
+        The target token whose weights these are (shown literally in the title).
+    head : int
+        0-based head index (shown as ``head + 1``).
     """
+    token = axis_labels([query])[1][0]                                # literal, cut
     x, x_text = axis_labels(src_tokens)
-    colours = ["#21918c" if a else "#bdbdbd" for a in allowed]
+    colours = [BAR if a else MUTED for a in allowed]
     text = [f"{w:.3f}" if a else "masked" for w, a in zip(weights_row, allowed, strict=True)]
     bar = dict(type="bar", x=x, y=np.asarray(weights_row, np.float32), text=text,
                marker=dict(color=colours), textposition="outside",
                hovertemplate="source %{x}<br>weight %{y:.3f}<extra></extra>")
-    layout = dict(template=TEMPLATE, height=300, margin=dict(l=10, r=10, t=40, b=10),
-                  title=dict(text=title, x=0.01),
-                  xaxis=dict(type="category", tickmode="array", tickvals=x, ticktext=x_text,
-                             tickangle=-60, title=dict(text="source (keys)")),
-                  yaxis=dict(range=[0, 1.12], title=dict(text="weight")))
+    layout = base_layout(f"Weights of {token} (head {head + 1})", 300, xaxis=category_axis(
+        (x, x_text), title="source (keys)", angle=-60, font=tick_font(len(x))),
+        yaxis=dict(range=[0, 1.12], title=dict(text="weight")))
     return go.Figure(data=[bar], layout=layout, _validate=False)
 
 
@@ -97,18 +109,16 @@ def saturation_figure(curve: dict[str, np.ndarray], current_d_head: int) -> go.F
     """Mean normalised entropy against d_head, with and without the 1/sqrt(d_head) scaling."""
     traces = [dict(type="scatter", mode="lines+markers", x=curve["d_head"], y=curve[key],
                    name=name, line=dict(color=colour, dash=dash))
-              for key, name, colour, dash in (("scaled", "divided by sqrt(d_head)", "#3b528b",
+              for key, name, colour, dash in (("scaled", "divided by sqrt(d_head)", ACCENT,
                                                "solid"),
-                                              ("unscaled", "not scaled", "#d55e00", "dash"))]
-    layout = dict(template=TEMPLATE, height=300, margin=dict(l=10, r=10, t=40, b=10),
-                  title=dict(text="Without scaling, the softmax saturates as d_head grows",
-                             x=0.01),
-                  xaxis=dict(type="log", title=dict(text="d_head (log scale)"),
-                             tickvals=curve["d_head"]),
-                  yaxis=dict(range=[0, 1.05], title=dict(text="mean normalised entropy")),
-                  legend=dict(orientation="h", y=-0.3),
-                  shapes=[dict(type="line", x0=current_d_head, x1=current_d_head, yref="paper",
-                               y0=0, y1=1, line=dict(color="#777", dash="dot"))],
-                  annotations=[dict(x=np.log10(current_d_head), y=1.02, yref="paper",
-                                    text="this run", showarrow=False, font=dict(size=11))])
+                                              ("unscaled", "not scaled", OKABE_ITO[3], "dash"))]
+    layout = base_layout(
+        "Without scaling, the softmax saturates as d_head grows", 300,
+        xaxis=dict(type="log", title=dict(text="d_head (log scale)"), tickvals=curve["d_head"]),
+        yaxis=dict(range=[0, 1.05], title=dict(text="mean normalised entropy")),
+        legend=dict(orientation="h", y=-0.3),
+        shapes=[dict(type="line", x0=current_d_head, x1=current_d_head, yref="paper", y0=0,
+                     y1=1, line=dict(color="#777", dash="dot"))],
+        annotations=[dict(x=np.log10(current_d_head), y=1.02, yref="paper", text="this run",
+                          showarrow=False, font=dict(size=11))])
     return go.Figure(data=traces, layout=layout, _validate=False)

@@ -6,7 +6,8 @@ import plotly.io as pio
 import pytest
 
 from xattn.attention import MultiHeadCrossAttention
-from xattn.lines import OKABE_ITO, OPACITY_LEVELS, lines_figure
+from xattn.figures._style import OKABE_ITO
+from xattn.figures.lines import OPACITY_LEVELS, lines_figure
 
 SRC = ["le", "chat", "le", "<s>"]
 TGT = ["the", "cat", "</s>"]
@@ -95,8 +96,8 @@ def test_tokens_are_escaped_and_repeated_tokens_keep_their_place(weights):
 def test_hover_names_the_strongest_link():
     w = np.array([[0.2, 0.8], [0.6, 0.4]])
     fig = lines_figure(w, ["a", "b"], ["x", "y"])
-    assert labels(fig, "target (queries)").hovertext[0].endswith("head 1: → 1: b (0.80)")
-    assert labels(fig, "source (keys)").hovertext[0].endswith("head 1: ← 1: y (0.60)")
+    assert labels(fig, "target (queries)").hovertext[0].endswith("head 1: → 1: b (0.800)")
+    assert labels(fig, "source (keys)").hovertext[0].endswith("head 1: ← 1: y (0.600)")
 
 
 def test_sides_are_labelled_and_template_is_explicit(weights):
@@ -128,7 +129,7 @@ def test_one_head_two_dimensional_and_single_tokens():
     [
         (dict(src_tokens=["a", "b"]), r"src_tokens must hold 4 tokens .* received 2"),
         (dict(tgt_tokens="the cat"), r"tgt_tokens must be a sequence of tokens, not one string"),
-        (dict(heads=[4]), r"heads must hold integers in 0..3; received 4"),
+        (dict(heads=[4]), r"each of heads must be an int >= 0 and <= 3; received 4"),
         (dict(threshold=1.5), r"threshold must be a number in \[0, 1\]; received 1.5"),
         (dict(threshold=float("nan")), r"threshold must be a number"),
         (dict(mask=np.ones(3, dtype=bool)), r"mask must have shape \(4,\) or \(3, 4\)"),

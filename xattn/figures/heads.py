@@ -3,34 +3,30 @@
 Conventions on every plot: rows are target tokens (queries, top to bottom), columns are source
 tokens (keys, left to right); one colour scale from 0 to 1 (viridis); masked cells carry a grey
 cross. Axes are categorical with labels made unique by position ("5: the"), so a repeated word
-keeps its own row or column, and every token is HTML-escaped, because Plotly reads tags such as
-``<s>`` or ``<b>`` in labels as markup. Figures set their template explicitly, so they look the
-same inside and outside Streamlit, and carry ``float32`` data to halve the payload.
+keeps its own row or column, and every token is literal text (``_style.axis_labels``). Figures
+carry ``float32`` data to halve the payload.
 """
 
 from __future__ import annotations
 
-import html
 import math
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
 
-__all__ = ["per_head_figure", "average_figure", "output_figure", "axis_labels", "mask_marks",
-           "COLORSCALE"]
+from xattn._checks import check_int
+from xattn.figures._style import (
+    COLORSCALE,
+    MASK_COLOUR,
+    OUTPUT_COLORSCALE,
+    TICK_CHARS,
+    axis_labels,
+    base_layout,
+    category_axis,
+    tick_font,
+)
 
-COLORSCALE = "Viridis"
-MASK_COLOUR = "rgba(190, 190, 190, 0.95)"
-# The template object itself, not its name: unvalidated figures pass a name to plotly.js as is,
-# and plotly.js does not know template names.
-TEMPLATE = pio.templates["plotly_white"]
-
-
-def axis_labels(tokens: list[str]) -> tuple[list[str], list[str]]:
-    """Unique category names ("pos: token") and the tick texts shown (escaped token only)."""
-    escaped = [html.escape(t, quote=False) for t in tokens]
-    return [f"{i}: {t}" for i, t in enumerate(escaped)], escaped
+__all__ = ["per_head_figure", "average_figure", "output_figure", "mask_marks"]
 
 
 def _grid(n_panels: int, max_cols: int) -> tuple[int, int]:
@@ -41,10 +37,6 @@ def _grid(n_panels: int, max_cols: int) -> tuple[int, int]:
 def _domains(n: int, gap: float) -> list[tuple[float, float]]:
     size = (1 - gap * (n - 1)) / n
     return [(k * (size + gap), k * (size + gap) + size) for k in range(n)]
-
-
-def _tick_font(n_tokens: int) -> int:
-    return 12 if n_tokens <= 16 else 10 if n_tokens <= 32 else 8
 
 
 def _heatmap(z, x, y, axis: str, title: str) -> dict:
@@ -71,25 +63,18 @@ def mask_marks(mask: np.ndarray, x, y, axis: str, size: float) -> dict | None:
 
 
 def _layout(title: str, height: int) -> dict:
-    return dict(
-        template=TEMPLATE, title=dict(text=title, x=0.01, xanchor="left"), height=height,
-        margin=dict(l=10, r=10, t=60, b=10), showlegend=False,
-        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
-                       colorbar=dict(title=dict(text="weight"), thickness=14, lenmode="pixels",
-                                     len=min(300, height - 90), yanchor="top", y=1)),
-        hoverlabel=dict(font=dict(family="monospace")))
+    return base_layout(title, height, top=60, showlegend=False, coloraxis=dict(
+        colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
+        colorbar=dict(title=dict(text="weight"), thickness=14, lenmode="pixels",
+                      len=min(300, height - 90), yanchor="top", y=1)))
 
 
 def _axes(layout: dict, axis: str, xd, yd, ticks_x, ticks_y, *, x_title: str | None,
           y_title: str | None, font: int, y_ticks: bool = True) -> None:
-    layout[f"xaxis{axis}"] = dict(
-        domain=xd, anchor=f"y{axis}", type="category", tickmode="array",
-        tickvals=ticks_x[0], ticktext=ticks_x[1], tickangle=-60, tickfont=dict(size=font),
-        title=dict(text=x_title, font=dict(size=12)) if x_title else None, showgrid=False)
-    layout[f"yaxis{axis}"] = dict(
-        domain=yd, anchor=f"x{axis}", type="category", autorange="reversed", tickmode="array",
-        tickvals=ticks_y[0], ticktext=ticks_y[1], tickfont=dict(size=font), showticklabels=y_ticks,
-        title=dict(text=y_title, font=dict(size=12)) if y_title else None, showgrid=False)
+    layout[f"xaxis{axis}"] = category_axis(ticks_x, title=x_title, angle=-60, font=font,
+                                           domain=xd, anchor=f"y{axis}")
+    layout[f"yaxis{axis}"] = category_axis(ticks_y, title=y_title, reverse=True, font=font,
+                                           domain=yd, anchor=f"x{axis}", showticklabels=y_ticks)
 
 
 def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
@@ -113,6 +98,7 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
         ``fig.data`` holds the heatmap of head h at index h (named "head h+1"), followed by one
         scatter trace of mask crosses per head when anything is masked.
     """
+    max_cols = check_int(max_cols, "max_cols", minimum=1)
     weights = np.asarray(weights)
     if weights.ndim != 3 or weights.shape[1:] != (len(tgt_tokens), len(src_tokens)):
         raise ValueError(f"weights must have shape (n_heads, {len(tgt_tokens)}, "
@@ -121,11 +107,11 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     x, x_text = axis_labels(src_tokens)
     y, y_text = axis_labels(tgt_tokens)
     n_rows, n_cols = _grid(n_heads, max_cols)
-    font = _tick_font(max(n_src, n_tgt))
+    font = tick_font(max(n_src, n_tgt))
     # Layout in pixels: per grid row a head title, the heatmap (>= 12 px a target token) and
-    # room below for the source labels, which are rotated by 60 degrees.
+    # room below for the source labels, which are rotated by 60 degrees and cut to TICK_CHARS.
     title_px, heat_px = 24, 60 + 12 * n_tgt
-    label_px = 45 + int(0.5 * font * min(max(map(len, x_text)), 24))
+    label_px = 45 + int(0.5 * font * min(max(map(len, src_tokens)), TICK_CHARS))
     row_px = title_px + heat_px + label_px
     height = 70 + n_rows * row_px
     layout = _layout(title, height=height)
@@ -136,13 +122,14 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     # A narrow panel cannot show every source label: show every k-th (hover still names all).
     step = math.ceil(n_src / (80 // n_cols))
     x_ticks = (x[::step], x_text[::step])
+    y_ticks = (y, y_text)
     heatmaps, marks, annotations = [], [], []
     full_mask = None if mask is None else np.broadcast_to(np.asarray(mask, bool), (n_tgt, n_src))
     for h in range(n_heads):
         axis = "" if h == 0 else str(h + 1)
         r, c = divmod(h, n_cols)
         heatmaps.append(_heatmap(weights[h], x, y, axis, f"head {h + 1}"))
-        _axes(layout, axis, x_dom[c], y_dom[r], x_ticks, (y, y_text), font=font,
+        _axes(layout, axis, x_dom[c], y_dom[r], x_ticks, y_ticks, font=font,
               x_title="source (keys)" if r == n_rows - 1 or h + n_cols >= n_heads else None,
               y_title="target (queries)" if c == 0 else None, y_ticks=c == 0)
         annotations.append(dict(text=f"<b>head {h + 1}</b>", x=sum(x_dom[c]) / 2, xref="paper",
@@ -180,14 +167,12 @@ def output_figure(output: np.ndarray, tgt_tokens: list[str]) -> go.Figure:
     n_tgt, d_model = output.shape
     y, y_text = axis_labels(tgt_tokens)
     bound = float(np.abs(output).max()) or 1.0
-    trace = dict(type="heatmap", z=output, y=y, colorscale="Cividis", zmin=-bound, zmax=bound,
-                 colorbar=dict(title=dict(text="value"), thickness=14),
+    trace = dict(type="heatmap", z=output, y=y, colorscale=OUTPUT_COLORSCALE, zmin=-bound,
+                 zmax=bound, colorbar=dict(title=dict(text="value"), thickness=14),
                  hovertemplate="target %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>")
-    layout = dict(
-        template=TEMPLATE, height=140 + 16 * n_tgt, margin=dict(l=10, r=10, t=50, b=10),
-        title=dict(text=f"Output: {d_model} numbers per target token", x=0.01),
+    layout = base_layout(
+        f"Output: {d_model} numbers per target token", 140 + 16 * n_tgt, top=50,
         xaxis=dict(title=dict(text="model dimension (0 .. d_model-1)")),
-        yaxis=dict(title=dict(text="target token"), type="category", autorange="reversed",
-                   tickmode="array", tickvals=y, ticktext=y_text,
-                   tickfont=dict(size=_tick_font(n_tgt))))
+        yaxis=category_axis((y, y_text), title="target token", reverse=True,
+                            font=tick_font(n_tgt)))
     return go.Figure(data=[trace], layout=layout, _validate=False)

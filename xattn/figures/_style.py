@@ -1,0 +1,93 @@
+"""The look every figure shares: template, colours, token axes, layout.
+
+Figures are built from plain dicts and ``go.Figure(..., _validate=False)``: Plotly's property
+validation costs more than the maths on every click (150 ms for 16 heads of 64 x 64). Without
+validation a template *name* would reach plotly.js as a bare string, which it ignores, so the
+template object itself goes into every layout; it also makes figures look the same inside and
+outside Streamlit (which changes Plotly's default template).
+"""
+
+from __future__ import annotations
+
+import plotly.io as pio
+
+from xattn.literal import plotly_text
+
+__all__ = ["TEMPLATE", "COLORSCALE", "OUTPUT_COLORSCALE", "MASK_COLOUR", "GOLD_COLOUR",
+           "HIGHLIGHT", "ACCENT", "OKABE_ITO", "DASHES", "TICK_CHARS", "axis_labels",
+           "tick_font", "category_axis", "base_layout", "subplot_ref"]
+
+TEMPLATE = pio.templates["plotly_white"]
+COLORSCALE = "Viridis"            # perceptually uniform and colour-blind safe: the weights
+OUTPUT_COLORSCALE = "Cividis"     # the same for signed values (the output representation)
+MASK_COLOUR = "rgba(190, 190, 190, 0.95)"
+GOLD_COLOUR = "#ff2d55"           # gold-alignment outlines: stands out on every viridis colour
+HIGHLIGHT = "#ff7f0e"             # the selected row or column
+ACCENT = "#3b528b"                # single-series bars and lines (viridis' blue)
+# Okabe & Ito (2008), colour-blind safe; yellow and black last (weak on white / reads as text).
+OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#D55E00", "#0072B2", "#CC79A7", "#F0E442",
+             "#000000")
+DASHES = ("solid", "dash", "dot")  # heads 9-16 dashed, 17-24 dotted: colours repeat after 8
+TICK_CHARS = 16                   # longer tokens are cut on the axis; hover shows them whole
+
+
+def axis_labels(tokens) -> tuple[list[str], list[str]]:
+    """Category names and tick texts for a token axis.
+
+    Categories are ``"position: token"`` (unique, so a repeated word keeps its own row or
+    column; shown whole in hover); tick texts are the token alone, cut to `TICK_CHARS`. Both
+    are literal text for Plotly (`xattn.literal.plotly_text`).
+
+    Examples
+    --------
+    >>> categories, ticks = axis_labels(["<s>", "the", "x" * 20])
+    >>> categories[0], ticks
+    ('0: &lt;s&gt;', ['&lt;s&gt;', 'the', 'xxxxxxxxxxxxxxx…'])
+    """
+    tokens = [str(t) for t in tokens]
+    categories = [f"{i}: {plotly_text(t)}" for i, t in enumerate(tokens)]
+    ticks = [plotly_text(t if len(t) <= TICK_CHARS else t[: TICK_CHARS - 1] + "…")
+             for t in tokens]
+    return categories, ticks
+
+
+def tick_font(n_tokens: int, scale: float = 1.0) -> int:
+    """Tick label size: smaller as the axis holds more tokens (12, 10 or 9 px), times ``scale``."""
+    size = 12 if n_tokens <= 16 else 10 if n_tokens <= 40 else 9
+    return round(size * scale)
+
+
+def category_axis(labels: tuple[list[str], list[str]], *, title: str | None = None,
+                  reverse: bool = False, angle: int | None = None, font: int = 12,
+                  **extra) -> dict:
+    """A categorical axis of tokens: every category in order, ticks from `axis_labels`."""
+    categories, ticks = labels
+    axis = dict(type="category", tickmode="array", tickvals=categories, ticktext=ticks,
+                tickfont=dict(size=font), showgrid=False, **extra)
+    if title:
+        axis["title"] = dict(text=title, font=dict(size=max(12, font)))
+    if reverse:
+        axis["autorange"] = "reversed"
+    if angle is not None:
+        axis["tickangle"] = angle
+    return axis
+
+
+def subplot_ref(k: int, letter: str) -> str:
+    """How a trace names the axis of subplot ``k`` (0-based): ``x``, ``x2``, ...; its layout
+    key is the same with "axis" inserted (``xaxis``, ``xaxis2``)."""
+    return letter + ("" if k == 0 else str(k + 1))
+
+
+def base_layout(title: str | None, height: int, *, top: int = 40, font_scale: float = 1.0,
+                **extra) -> dict:
+    """The layout every figure starts from. ``title`` is trusted text (never a raw token)."""
+    layout = dict(template=TEMPLATE, height=int(height),
+                  margin=dict(l=10, r=10, t=top, b=10),
+                  font=dict(size=round(12 * font_scale)),
+                  hoverlabel=dict(font=dict(family="monospace")))
+    if title:
+        layout["title"] = dict(text=title, x=0.01, xanchor="left",
+                               font=dict(size=round(15 * font_scale)))
+    layout.update(extra)
+    return layout
