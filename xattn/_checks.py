@@ -13,9 +13,10 @@ import numbers
 import numpy as np
 
 __all__ = ["MAX_SEED", "as_finite", "check_attention_inputs", "check_bool", "check_int",
-           "check_seed", "check_heads", "check_weights", "check_mask", "quote", "shape_text"]
+           "check_seed", "check_heads", "check_tokens", "check_weights", "check_mask", "quote",
+           "shape_text"]
 
-MAX_SEED = 2**63 - 1   # the embedder keys BLAKE2b with the seed's 8 bytes; any such int works
+MAX_SEED = 2**63 - 1   # every seed fits an int64 and the embedder's 16-byte BLAKE2b key
 _QUOTE = 60
 
 
@@ -89,6 +90,32 @@ def as_finite(x, name: str, dtype: np.dtype) -> np.ndarray:
         raise ValueError(f"{name} must hold finite numbers; received {arr[tuple(bad)]} at index "
                          f"{tuple(int(i) for i in bad)}. Replace NaN/inf before calling.")
     return arr
+
+
+def check_tokens(tokens, n: int | None, name: str) -> list[str]:
+    """A sequence of ``n`` str tokens (any length when ``n`` is None), as a list.
+
+    Examples
+    --------
+    >>> check_tokens(["le", "chat"], 2, "tgt_tokens")
+    ['le', 'chat']
+    """
+    if isinstance(tokens, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of str tokens, not one string; received "
+                        f"{quote(tokens)}. Split it first, e.g. with xattn.tokenize.")
+    try:
+        tokens = list(tokens)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of str tokens; received "
+                        f"{type(tokens).__name__}.") from None
+    bad = next((t for t in tokens if not isinstance(t, str)), None)
+    if bad is not None:
+        raise TypeError(f"{name} must hold str tokens; received {type(bad).__name__} "
+                        f"{quote(bad)}.")
+    if n is not None and len(tokens) != n:
+        raise ValueError(f"{name} must hold {n} tokens to match the weights; received "
+                         f"{len(tokens)}.")
+    return tokens
 
 
 def check_heads(heads, n_heads: int, name: str) -> tuple[int, ...]:

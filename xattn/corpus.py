@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xattn._checks import check_seed
 from xattn.tokenize import tokenize
 
 __all__ = ["LexiconEntry", "LEXICON", "SOURCE_WORDS", "TARGET_WORDS", "SentencePair",
@@ -159,7 +160,7 @@ def generate_pairs(n: int, *, seed: int | np.random.Generator = 0) -> list[Sente
     """
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
         raise ValueError(f"n must be an integer >= 0; received {n!r}.")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
     pairs = []
     for _ in range(n):
         subject = _sample_noun_phrase(rng)

@@ -27,6 +27,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from xattn._checks import check_tokens
 from xattn.literal import csv_cell
 
 __all__ = ["standalone_html", "toolbar_config", "IMAGE_FORMATS", "weights_csv", "file_name"]
@@ -128,6 +129,8 @@ def weights_csv(weights, src_tokens, tgt_tokens) -> str:
     >>> weights_csv([[[1.0, 0.0]]], ["=A1", "b"], ["x"]).splitlines()
     ['head,tgt_pos,tgt_token,src_pos,src_token,weight', "1,0,x,0,'=A1,1", '1,0,x,1,b,0']
     """
+    src_tokens = check_tokens(src_tokens, None, "src_tokens")
+    tgt_tokens = check_tokens(tgt_tokens, None, "tgt_tokens")
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim not in (3, 4) or w.shape[-2:] != (len(tgt_tokens), len(src_tokens)):
         raise ValueError(f"weights must have shape ([n_layers,] n_heads, {len(tgt_tokens)}, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import plotly.io as pio
 
+from xattn._checks import check_tokens
 from xattn.literal import plotly_text
 
 __all__ = ["TEMPLATE", "COLORSCALE", "OUTPUT_COLORSCALE", "MASK_COLOUR", "GOLD_COLOUR",
@@ -44,7 +45,7 @@ def axis_labels(tokens) -> tuple[list[str], list[str]]:
     >>> categories[0], ticks
     ('0: &lt;s&gt;', ['&lt;s&gt;', 'the', 'xxxxxxxxxxxxxxx…'])
     """
-    tokens = [str(t) for t in tokens]
+    tokens = check_tokens(tokens, None, "tokens")
     categories = [f"{i}: {plotly_text(t)}" for i, t in enumerate(tokens)]
     ticks = [plotly_text(t if len(t) <= TICK_CHARS else t[: TICK_CHARS - 1] + "…")
              for t in tokens]

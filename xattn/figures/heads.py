@@ -14,7 +14,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from xattn._checks import check_int
+from xattn._checks import check_int, check_tokens
 from xattn.figures._style import (
     COLORSCALE,
     MASK_COLOUR,
@@ -99,6 +99,8 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
         scatter trace of mask crosses per head when anything is masked.
     """
     max_cols = check_int(max_cols, "max_cols", minimum=1)
+    src_tokens = check_tokens(src_tokens, None, "src_tokens")
+    tgt_tokens = check_tokens(tgt_tokens, None, "tgt_tokens")
     weights = np.asarray(weights)
     if weights.ndim != 3 or weights.shape[1:] != (len(tgt_tokens), len(src_tokens)):
         raise ValueError(f"weights must have shape (n_heads, {len(tgt_tokens)}, "
@@ -164,7 +166,10 @@ def output_figure(output: np.ndarray, tgt_tokens: list[str]) -> go.Figure:
     tgt_tokens : list of str
     """
     output = np.asarray(output, dtype=np.float32)
+    if output.ndim != 2:
+        raise ValueError(f"output must have shape (n_tgt, d_model); received {output.shape}.")
     n_tgt, d_model = output.shape
+    tgt_tokens = check_tokens(tgt_tokens, n_tgt, "tgt_tokens")
     y, y_text = axis_labels(tgt_tokens)
     bound = float(np.abs(output).max()) or 1.0
     trace = dict(type="heatmap", z=output, y=y, colorscale=OUTPUT_COLORSCALE, zmin=-bound,

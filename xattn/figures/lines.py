@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from xattn._checks import check_heads
+from xattn._checks import check_heads, check_tokens
 from xattn.figures._style import DASHES, OKABE_ITO, axis_labels, base_layout
 from xattn.literal import plotly_text
 from xattn.metrics import check_weights
@@ -67,7 +67,8 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
     p = check_weights(weights, mask)
     w = p.w                                                          # (n_heads, n_tgt, n_src)
     n_heads, n_tgt, n_src = w.shape
-    src, tgt = _tokens(src_tokens, n_src, "src_tokens"), _tokens(tgt_tokens, n_tgt, "tgt_tokens")
+    src = check_tokens(src_tokens, n_src, "src_tokens")
+    tgt = check_tokens(tgt_tokens, n_tgt, "tgt_tokens")
     shown = tuple(range(n_heads)) if heads is None else check_heads(heads, n_heads, "heads")
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)):
         raise TypeError(f"threshold must be a number in [0, 1]; received "
@@ -87,17 +88,6 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
         annotations=[_header(_X_TGT, "target (queries)"), _header(_X_SRC, "source (keys)")])
     # Unvalidated (see figures._style): validation costs ~5 ms per trace; the tests validate.
     return go.Figure(data=traces, layout=layout, _validate=False)
-
-
-def _tokens(tokens, n: int, name: str) -> list[str]:
-    if isinstance(tokens, str):
-        raise ValueError(f"{name} must be a sequence of tokens, not one string; received "
-                         f"{tokens!r}. Split it first, e.g. with xattn.tokenize.")
-    tokens = list(tokens)
-    if len(tokens) != n:
-        raise ValueError(f"{name} must hold {n} tokens to match the weights; received "
-                         f"{len(tokens)}.")
-    return [str(t) for t in tokens]
 
 
 def _header(x: float, text: str) -> dict:

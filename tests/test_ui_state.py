@@ -1,0 +1,228 @@
+"""The page's link: every parameter read in one place, refused values said literally.
+
+Pins each URL row of the hardening issue, checks that the parameters the page knows are
+exactly its controls, and fuzzes whole query strings (hypothesis) through the real page.
+"""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from apptest_helpers import chart, decode, heatmaps, messages, run_app
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_helpers import user_text_is_inert
+
+from xattn.pipeline import Settings, run
+from xattn.ui.compute import clear_caches
+from xattn.ui.page import VIEWS
+from xattn.ui.state import REGISTRY, clean_text, whole_number
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    clear_caches()
+
+
+def notices(at) -> list[str]:
+    return [a.value for a in (*at.warning, *at.info, *at.error)]
+
+
+def per_head_z(at) -> list[np.ndarray]:
+    return [decode(t["z"]) for t in heatmaps(chart(at, "per_head"))]
+
+
+def assert_clean(at) -> None:
+    assert not at.exception, at.exception
+    for text in notices(at):
+        assert user_text_is_inert(text), text
+
+
+# ---------------------------------------------------------------- parsing one value
+@pytest.mark.parametrize("text", ["1e400", "inf", "-inf", "nan", " 4", "+4", "٣", "4.0", "4_0",
+                                  "", "0x10", "-5"])
+def test_whole_numbers_are_ascii_digits_in_range(text):
+    with pytest.raises(ValueError, match="is not a whole number from 0 to 99"):
+        whole_number(0, 99)(text)
+
+
+def test_leading_zeros_are_a_number():
+    assert whole_number(0, 99)("007") == 7
+
+
+def test_clean_text_turns_line_breaks_into_spaces_and_cuts():
+    assert clean_text("a\nb\rc\u2028d", 100) == ("a b c d", [
+        "its line breaks or control characters became spaces"])
+    text, changes = clean_text("x" * 5000, 2000)
+    assert len(text) == 2000 and changes == ["it was cut from 5,000 to 2,000 characters"]
+    assert clean_text("👩\u200d👩\u200d👧 né", 100) == ("👩\u200d👩\u200d👧 né", [])  # ZWJ kept
+
+
+# ---------------------------------------------------------------- each row of the issue
+@pytest.mark.parametrize("key", ["seed", "cmp_seed", "tr_seed"])
+@pytest.mark.parametrize("value", ["1e400", "inf", "-inf"])
+def test_overflowing_seeds_fall_back_with_a_notice(key, value):
+    view = {"cmp_seed": "Compare", "tr_seed": "Trained vs random"}.get(key, "Heads")
+    at = run_app({key: value, "view": view})
+    assert_clean(at)
+    warning = messages(at)["warning"]
+    assert len(warning) == 1 and f"`{key}={value}`" in warning[0]
+    assert "is not a whole number" in warning[0] and "Showing" in warning[0]
+
+
+@pytest.mark.parametrize("query,named", [
+    ({"": "x"}, "(empty)"), ({"": ""}, "(empty)"), ({"$$ID": "1"}, "`$$ID`"),
+    ({"_adjusted": "1", "step_pick": "1"}, "`_adjusted`, `step_pick`"),
+    ({"head": "8"}, "`head`"),
+])
+def test_unknown_and_empty_parameter_names_are_named(query, named):
+    at = run_app(query)
+    assert_clean(at)
+    warning = messages(at)["warning"]
+    assert len(warning) == 1 and "does not know" in warning[0] and named in warning[0]
+    assert len(per_head_z(at)) == 4
+
+
+def test_a_typo_gets_a_suggestion():
+    at = run_app({"head": "8"})
+    assert "Did you mean `heads` instead of `head`?" in messages(at)["warning"][0]
+
+
+def test_a_backtick_cannot_close_the_notice_s_code_span():
+    value = "x` **BOLD** [click here](https://example.com) :red[RED] `"
+    at = run_app({"heads": value})
+    assert_clean(at)
+    warning = messages(at)["warning"][0]
+    assert "``heads=x` **BOLD** [click here](https://example.com) :red[RE" in warning
+
+
+@pytest.mark.parametrize("value", ["lines", "Nonexistent", ""])
+def test_an_unknown_view_is_a_notice_and_a_known_one_any_case(value):
+    at = run_app({"view": value})
+    assert_clean(at)
+    if value == "lines":
+        assert not notices(at) and chart(at, "lines")           # matched without case
+    else:
+        warning = messages(at)["warning"]
+        assert len(warning) == 1 and f"`view={value}`" in warning[0] and "`Heads`" in warning[0]
+
+
+@pytest.mark.parametrize("query,expected", [
+    ({"view": "Switch heads off", "off": "5"}, "which is not available (there are 4 heads)"),
+    ({"view": "Lines", "lines_heads": "abc"}, "`abc` is not a whole number from 1 to 16"),
+    ({"mask": "padding", "pad": "0:the"}, "is not of the form `position: token`"),
+    ({"mask": "padding", "pad": "9: zz"}, "which is not available in the source sentence"),
+    ({"seed": "%204"}, "`seed=%204`"), ({"seed": "٣"}, "`seed=٣`"),
+])
+def test_refused_values_are_quoted_and_what_replaces_them_is_named(query, expected):
+    at = run_app(query)
+    assert_clean(at)
+    text = " ".join(messages(at)["warning"])
+    assert expected in text
+    assert "``" not in text.replace("``heads", "")                 # never an empty code span
+    assert "set()" not in text and "{" not in text                 # no Python internals
+
+
+def test_seed_007_is_seven_and_the_link_is_rewritten():
+    at = run_app({"seed": "007"})
+    assert_clean(at)
+    assert not notices(at) and at.query_params["seed"] == "7"
+    np.testing.assert_allclose(per_head_z(at)[0], run(Settings(seed=7)).weights[0], rtol=1e-6)
+
+
+def test_a_100_kb_sentence_is_cut_with_a_short_notice():
+    at = run_app({"src": "a " * 50_000})
+    assert_clean(at)
+    info = " ".join(messages(at)["warning"] + [i.value for i in at.info])
+    assert "cut from 100,000 to 2,000 characters" in info and len(info) < 400
+    assert "The source sentence has 1,000 tokens" not in info
+    assert any("has 1000 tokens; the limit is 64. Shorten it by 936 tokens." in e
+               for e in messages(at)["error"])
+
+
+def test_one_token_too_many_says_one_token():
+    at = run_app({"src": " ".join(["w"] * 65)})
+    assert any(e.endswith("Shorten it by 1 token.") for e in messages(at)["error"])
+
+
+def test_line_breaks_in_a_linked_sentence_become_spaces_in_the_box_and_the_tokens():
+    at = run_app({"src": "a\nb\rc"})
+    assert_clean(at)
+    assert at.text_input(key="src").value == "a b c"
+    assert heatmaps(chart(at, "per_head"))[0]["x"] == ["0: a", "1: b", "2: c"]
+    assert any("line breaks or control characters became spaces" in i.value for i in at.info)
+
+
+def test_the_masked_rows_warning_shows_tokens_literally():
+    at = run_app({"mask": "padding", "src": "a b", "tok": "whitespace",
+                  "tgt": "**bold** [click](https://example.com) $x^2$ :red[RED]"})
+    at.multiselect(key="pad").set_value(["0: a", "1: b"]).run()
+    assert_clean(at)
+    warning = messages(at)["warning"][0]
+    assert "`0: **bold**`" in warning and "`2: $x^2$`" in warning
+
+
+def test_the_text_description_shows_tokens_literally():
+    at = run_app({"tok": "whitespace", "tgt": "**bold** [click](https://example.com) $x^2$"})
+    description = next(m.value for m in at.markdown if m.value.startswith("- **Head 1**"))
+    assert user_text_is_inert(description, *(f"**Head {h}**" for h in range(1, 5)))
+    assert "`[click](https://example.com)`" in description
+
+
+# ---------------------------------------------------------------- the parameters are the controls
+WIDGETS = ("text_input", "number_input", "slider", "select_slider", "selectbox", "toggle",
+           "radio", "multiselect", "checkbox", "text_area")
+
+
+def widget_keys(at) -> set[str]:
+    return {w.key for kind in WIDGETS for w in getattr(at, kind) if w.key}
+
+
+def test_every_control_is_a_url_parameter_and_every_parameter_a_control():
+    seen = set()
+    for view in VIEWS:
+        at = run_app({"view": view, "mask": "padding"})
+        assert not at.exception
+        seen |= widget_keys(at)
+        for mode in ("wait-k", "window"):
+            at.radio(key="mask").set_value(mode).run()
+            seen |= widget_keys(at)
+    assert seen - set(REGISTRY) == set()                  # no control left out of the link
+    assert set(REGISTRY) - seen == {"view"}               # the tabs carry "view"
+
+
+# ---------------------------------------------------------------- any link at all
+KEYS = st.one_of(st.sampled_from(sorted(REGISTRY)),
+                 st.sampled_from(["", "$$ID", "_adjusted", "step_pick", "embed", "HEADS"]),
+                 st.text(max_size=12))
+VALUES = st.one_of(
+    st.sampled_from(["4", "8", "0", "-1", "007", "1e400", "inf", "nan", " 4", "٣", "true",
+                     "false", "Heads", "Step through", "padding", "wait-k", "0: the", "6: mat",
+                     "x` **B** [l](https://example.com) :red[R] `", "$x$", "<b>B</b>", ""]),
+    st.text(max_size=40),
+    st.text(alphabet="ab \n\r\t`*$<>", min_size=2000, max_size=3000),
+)
+QUERIES = st.dictionaries(KEYS, st.one_of(VALUES, st.lists(VALUES, min_size=2, max_size=3)),
+                          max_size=5)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(QUERIES)
+def test_no_link_shows_a_traceback_and_every_notice_is_plain_text(query):
+    at = run_app(query)
+    assert not at.exception, (query, at.exception)
+    for text in notices(at):
+        assert user_text_is_inert(text), (query, text)
+        assert len(text) < 1500, (query, text)
+
+
+def test_the_link_reproduces_the_settings():
+    at = run_app()
+    at.select_slider(key="heads").set_value(8).run()
+    at.number_input(key="seed").set_value(3).run()
+    query = dict(at.query_params)
+    assert query == {"heads": "8", "seed": "3"}
+    again = run_app(query)
+    np.testing.assert_array_equal(per_head_z(again)[2], per_head_z(at)[2])
+    np.testing.assert_allclose(per_head_z(again)[2],
+                               run(replace(Settings(), n_heads=8, seed=3)).weights[2], rtol=1e-6)
