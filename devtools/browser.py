@@ -271,7 +271,7 @@ class Page:
 
     def open(self, query: dict | None = None, condition: str = "traces && traces.length",
              *, url: str | None = None) -> None:
-        q = urllib.parse.urlencode(query or {})
+        q = urllib.parse.urlencode(query or {}, doseq=True)
         start = time.perf_counter()
         self.page.goto(url or self.server.url + (f"?{q}" if q else ""))
         wait_for_app(self.page, condition)

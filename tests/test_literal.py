@@ -18,7 +18,13 @@ HOSTILE = ["x` **BOLD** [click here](https://example.com) :red[RED] `", "``", "`
 def test_a_code_span_holds_any_text_whole(text):
     outside, spans = split_code_spans(f"before {md_code(text)} after")
     assert outside == "before  CODE  after"
-    assert spans == [visible(text) if text else " "]
+    expected = visible(text).replace(":material/", ":\u200bmaterial/")
+    assert spans == [expected if text else " "]
+
+
+def test_streamlit_s_icon_rewrite_cannot_reach_a_code_span():
+    assert ":material/" not in md_code(":material/home:")
+    assert md_code(":material/home:").replace("\u200b", "") == "`:material/home:`"
 
 
 @pytest.mark.parametrize("text", HOSTILE)

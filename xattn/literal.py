@@ -8,8 +8,11 @@ interpreted:
 - `plotly_text`: Plotly tick labels, titles, hover text and annotations (Plotly reads a few
   HTML tags, ``%{...}`` templates in titles, and ``$...$`` as LaTeX where MathJax is loaded);
 - `md_code`: Markdown (Streamlit's ``st.markdown``, alerts, captions, labels): the text as an
-  inline code span, inside which Markdown, HTML, LaTeX, directives and icon shortcodes are
-  all inert;
+  inline code span, inside which Markdown, HTML, LaTeX, directives and emoji shortcodes are
+  all inert. One exception needs help: Streamlit rewrites ``:material/`` to ``:material_``
+  in the whole source before parsing, code spans included, so a zero-width space goes after
+  the colon (the reader sees ``:material/home:`` exactly; a copy holds one invisible extra
+  character);
 - `show_value`: a value quoted in a notice, with invisible characters made visible and cut to
   a readable length;
 - `csv_cell`: a CSV cell that a spreadsheet will not run as a formula (OWASP's advice).
@@ -24,6 +27,7 @@ import unicodedata
 __all__ = ["plotly_text", "md_code", "show_value", "csv_cell", "cut"]
 
 _BACKTICKS = re.compile(r"`+")
+_ICON = ":material/"     # Streamlit's frontend rewrites this everywhere in a Markdown source
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -59,7 +63,7 @@ def md_code(text: str) -> str:
         return "` `"
     fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
     pad = " " if text[0] in "` " or text[-1] in "` " else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return f"{fence}{pad}{text.replace(_ICON, ':' + chr(0x200B) + _ICON[1:])}{pad}{fence}"
 
 
 def visible(text: str) -> str:

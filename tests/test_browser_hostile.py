@@ -1,0 +1,93 @@
+"""In a real browser, every view: hostile tokens are drawn as the literal text they are.
+
+AppTest sees the Markdown and the figure JSON the page sends (tests/test_hostile.py); this
+looks at what Chromium made of them: no link, image, script, bold, KaTeX, coloured text or
+icon comes out of a token, and the tokens are there, character for character.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from devtools.browser import APP_IDLE_JS
+from xattn.ui.page import VIEWS
+
+pytestmark = pytest.mark.browser
+
+TOKENS = ["<a/href='https://example.com'>Click</a>", "<b>BB</b>", "<img/src=x/onerror=alert(1)>",
+          "**bold**", "[click](https://example.com)", "_it_", "~~del~~", "$x^2$", ":red[RED]",
+          ":material/home:", ":smile:", ":streamlit:", "%{meta[0]}", "{{x}}", "&amp;"]
+SRC, TGT = " ".join(TOKENS[:8]), " ".join(TOKENS[6:] + TOKENS[:2])
+LINK = f"{len(TOKENS) - 6}: {TOKENS[0]}"          # the target token that looks like a link
+
+# Elements a token could have turned into, if anything were interpreted.
+INTERPRETED_JS = """
+() => {
+  const found = [];
+  const text = (e) => (e.textContent || '').trim();
+  document.querySelectorAll('a[href*="example.com"], img[src="x"]').forEach(
+      (e) => found.push(e.outerHTML.slice(0, 80)));
+  document.querySelectorAll('script').forEach((e) => {
+      if (text(e).includes('alert(1)')) found.push('script');
+  });
+  document.querySelectorAll('b, strong, em, i, del, s, u').forEach((e) => {
+      if (['BB', 'bold', 'it', 'del', 'Click'].includes(text(e))) found.push(e.tagName + ' ' + text(e));
+  });
+  document.querySelectorAll('.katex annotation').forEach((e) => {
+      if (text(e).includes('x^2')) found.push('katex ' + text(e));
+  });
+  document.querySelectorAll('span, div, p').forEach((e) => {
+      if (e.children.length === 0 && text(e) === 'RED') found.push('coloured RED');
+  });
+  document.querySelectorAll('[data-testid="stIconMaterial"]').forEach((e) => {
+      if (text(e) === 'home') found.push('icon home');
+  });
+  if (document.body.innerText.includes('\\u{1F604}')) found.push('emoji from :smile:');
+  return found;
+}
+"""
+
+SVG_TEXT_JS = """
+() => [...document.querySelectorAll('.js-plotly-plot svg text')].map((t) => t.textContent)
+"""
+
+
+def open_view(app, view: str, **extra) -> None:
+    query = {"tok": "whitespace", "src": SRC, "tgt": TGT, "view": view, **extra}
+    condition = "traces && traces.length" if view in ("Heads",) else "true"
+    app.open(query, condition)
+
+
+@pytest.mark.parametrize("view", [v for v in VIEWS if v != "Trained vs random"])
+def test_every_view_draws_hostile_tokens_literally(app, view):
+    extra = ({"mask": "padding", "pad": ["1: <b>BB</b>", "3: **bold**"]} if view == "Heads"
+             else {"step_tgt": LINK} if view == "Step through" else {})
+    open_view(app, view, **extra)
+    page = app.page
+    if view == "Heads":   # the text description sits in an expander: open it
+        page.get_by_text("Text description of the heatmaps").click()
+        page.wait_for_function(APP_IDLE_JS)
+    assert page.evaluate(INTERPRETED_JS) == []
+    app.assert_clean()
+    svg = set(page.evaluate(SVG_TEXT_JS))
+    body = page.evaluate("document.body.innerText")
+    if view in ("Heads", "Step through", "Lines", "Compare"):
+        for token in ("<b>BB</b>", "**bold**", "$x^2$", "&amp;", "{{x}}"):
+            assert token in svg or token in body, token          # drawn, character for character
+    if view == "Heads":
+        chips = page.evaluate("""() => [...new Set([...document.querySelectorAll(
+            '.st-key-pad [data-tag] > span[title]')].map((e) => e.textContent))]""")
+        assert chips == ["1: <b>BB</b>", "3: **bold**"]         # the padding picker's chips
+        assert "[click](https://example.com)" in body and ":red[RED]" in body   # description
+        shown = body.replace("\u200b", "")     # what a reader sees (zero-width space: literal.py)
+        assert ":material/home:" in shown and ":streamlit:" in shown
+    if view == "Step through":
+        assert any(t.startswith("Weights of <a/href=") for t in svg)   # the bar chart's title
+
+
+def test_the_trained_view_quotes_hostile_words(app):
+    app.open({"view": "Trained vs random", "tr_src": "the <b>cat</b> $x$ :red[RED] sees"}, "true")
+    assert app.page.evaluate(INTERPRETED_JS) == []
+    body = app.page.evaluate("document.body.innerText")
+    assert "Words outside the lexicon" in body and "<b>" in body
+    app.assert_clean()
