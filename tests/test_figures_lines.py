@@ -128,7 +128,9 @@ def test_one_head_two_dimensional_and_single_tokens():
     "kwargs, match",
     [
         (dict(src_tokens=["a", "b"]), r"src_tokens must hold 4 tokens .* received 2"),
-        (dict(tgt_tokens="the cat"), r"tgt_tokens must be a sequence of tokens, not one string"),
+        (dict(tgt_tokens="the cat"), r"TypeError: tgt_tokens must be a sequence of str tokens, not one string"),
+        (dict(tgt_tokens=[1, 2, 3]), r"TypeError: tgt_tokens must hold str tokens; received int 1"),
+        (dict(threshold="0.1"), r"TypeError: threshold must be a number in \[0, 1\]; received str"),
         (dict(heads=[4]), r"each of heads must be an int >= 0 and <= 3; received 4"),
         (dict(threshold=1.5), r"threshold must be a number in \[0, 1\]; received 1.5"),
         (dict(threshold=float("nan")), r"threshold must be a number"),
@@ -137,7 +139,8 @@ def test_one_head_two_dimensional_and_single_tokens():
 )
 def test_bad_arguments(weights, kwargs, match):
     args = dict(weights=weights, src_tokens=SRC, tgt_tokens=TGT) | kwargs
-    with pytest.raises(ValueError, match=match):
+    error = TypeError if match.startswith("TypeError: ") else ValueError
+    with pytest.raises(error, match=match.removeprefix("TypeError: ")):
         lines_figure(**args)
 
 

@@ -16,7 +16,7 @@ from markdown_helpers import user_text_is_inert
 from xattn.pipeline import Settings, run
 from xattn.ui.compute import clear_caches
 from xattn.ui.page import VIEWS
-from xattn.ui.state import REGISTRY, clean_text, whole_number
+from xattn.ui.params import REGISTRY, clean_text, whole_number
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
 from xattn.pipeline import MAX_HEADS, Run
 from xattn.ui.compute import derived
 from xattn.ui.controls import chart_config
-from xattn.ui.state import PageState, list_param, whole_number
+from xattn.ui.params import list_param, whole_number
+from xattn.ui.state import PageState
 
 OFF = list_param("off", whole_number(1, MAX_HEADS), what="the heads switched off")
 MEASURE_NAMES = {

@@ -12,7 +12,8 @@ from xattn.metrics import head_statistics
 from xattn.pipeline import MAX_HEADS, Run, head_choices
 from xattn.ui.compute import cached_run
 from xattn.ui.controls import MAX_SEED, chart_config, nearest
-from xattn.ui.state import PageState, int_param
+from xattn.ui.params import int_param
+from xattn.ui.state import PageState
 
 # -1: "not chosen", replaced by a default that depends on setting A (see compare_view)
 CMP_SEED = int_param("cmp_seed", -1, 0, MAX_SEED, "the seed of B")

@@ -17,15 +17,8 @@ from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Settings, head_choices
 from xattn.tokenize import TOKENIZER_MODES
 from xattn.ui.compute import tokens_of
-from xattn.ui.state import (
-    PageState,
-    bool_param,
-    choice_param,
-    int_param,
-    list_param,
-    text_param,
-    text_value,
-)
+from xattn.ui.params import bool_param, choice_param, int_param, list_param, text_param
+from xattn.ui.state import PageState, text_value
 
 DEFAULTS = Settings()
 MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters

@@ -8,7 +8,8 @@ from xattn.figures import lines_figure
 from xattn.pipeline import MAX_HEADS, Run
 from xattn.ui.controls import chart_config
 from xattn.ui.heads import file_stem
-from xattn.ui.state import PageState, float_param, list_param, whole_number
+from xattn.ui.params import float_param, list_param, whole_number
+from xattn.ui.state import PageState
 
 LINES_HEADS = list_param("lines_heads", whole_number(1, MAX_HEADS), what="the heads to draw")
 THRESHOLD = float_param("threshold", 0.05, 0.0, 0.5, "the threshold")

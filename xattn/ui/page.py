@@ -13,7 +13,8 @@ from xattn.ui.controls import settings_from_controls
 from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
 from xattn.ui.lines import lines_view
-from xattn.ui.state import PageState, choice_param, page_state
+from xattn.ui.params import choice_param
+from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
 from xattn.ui.trained import trained_view
 

@@ -13,7 +13,8 @@ from xattn.pipeline import EMBEDDER_SEED, MAX_HEADS, Run
 from xattn.steps import row_entropy, saturation, stages
 from xattn.ui.compute import derived
 from xattn.ui.controls import chart_config, token_label
-from xattn.ui.state import PageState, bool_param, int_param, text_param
+from xattn.ui.params import bool_param, int_param, text_param
+from xattn.ui.state import PageState
 
 PICK_KEY = "step_pick"
 STEP_HEAD = int_param("step_head", 1, 1, MAX_HEADS, "the head")

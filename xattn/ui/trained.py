@@ -27,7 +27,8 @@ from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
 from xattn.pairs import Problem, gold_text, read_pair
 from xattn.train import TrainConfig, embed_pair
 from xattn.ui._store import obtain
-from xattn.ui.state import PageState, int_param, text_param, text_value
+from xattn.ui.params import int_param, text_param
+from xattn.ui.state import PageState, text_value
 
 HEAD_CHOICES = (1, 2, 4, 8)
 STEP_CHOICES = (25, 50, 100, 200, 400)
