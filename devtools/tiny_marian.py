@@ -66,6 +66,9 @@ def tiny_marian(tokenizer, *, seed: int = 0, attn_implementation: str = "eager",
     with torch.random.fork_rng():     # seeded without touching the caller's global RNG
         torch.manual_seed(seed)
         model = MarianMTModel(cfg)
+    if cfg.vocab_size > len(tokenizer):   # a bigger model vocabulary (benchmarks): generate
+        with torch.no_grad():            # only ids the tokenizer can turn back into text
+            model.final_logits_bias[:, len(tokenizer):] = -1e4
     model.set_attn_implementation(attn_implementation)
     return model.eval()
 
