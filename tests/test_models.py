@@ -265,6 +265,26 @@ def test_unloadable_folder_gives_one_plain_sentence(tmp_path):
     assert "\n" not in message and "Traceback" not in message and len(message) < 320
 
 
+def test_no_network_gives_one_plain_sentence(monkeypatch):
+    models_or_skip()
+    import socket
+
+    import huggingface_hub.constants
+
+    def no_network(*args, **kwargs):
+        raise socket.gaierror("no network in this test")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)          # never download anything
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # and fail at once
+    name = "xattn-tests/no-such-model"          # in nobody's cache
+    with pytest.raises(ModelUnavailable) as info:
+        load_model(name, allowed=[name])
+    assert str(info.value) == (
+        "The tokenizer of 'xattn-tests/no-such-model' is not on this machine and the Hugging "
+        "Face hub cannot be reached. The first use downloads it once; later loads read the "
+        "local cache (HF_HOME).")
+
+
 # ---------------------------------------------------------------- one layer, opened up
 @pytest.mark.parametrize("layer", [0, 1])
 def test_layer_trace_is_the_real_computation(loaded, layer):
