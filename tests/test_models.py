@@ -49,7 +49,12 @@ def models_or_skip() -> None:
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory) -> str:
     models_or_skip()
+    import torch
+
     from devtools.tiny_marian import save_tiny
+    # A 16-wide model gains nothing from threads, and on a busy 2-core machine torch's thread
+    # pool waiting for a core made single passes take seconds.
+    torch.set_num_threads(1)
     return str(save_tiny(tmp_path_factory.mktemp("tiny-marian")))
 
 
