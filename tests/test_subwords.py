@@ -5,7 +5,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xattn.subwords import hide_sinks, merge_words, sink_columns, word_groups, word_texts
+from xattn.subwords import (
+    hide_sinks,
+    merge_words,
+    sink_columns,
+    word_groups,
+    word_marker,
+    word_texts,
+)
 
 
 def softmax_rows(rng, shape):
@@ -51,6 +58,23 @@ def test_word_groups_and_texts(pieces, groups, words):
 def test_custom_specials_and_marker():
     assert word_groups(["Ġthe", "Ġca", "t", "<lang>"], specials=["<lang>"],
                        marker="Ġ").tolist() == [0, 1, 1, 2]
+
+
+@pytest.mark.parametrize("pieces, marker", [
+    (["▁the", "▁cat", "</s>"], "▁"),
+    (["<s>", "The", "Ġcat", "Ġsat", "</s>"], "Ġ"),
+    (["▁", "Ġx"], "▁"),                     # sentencepiece wins: "Ġ" may be a real character
+    (["cat", "</s>"], "▁"),
+    ([], "▁"),
+])
+def test_word_marker(pieces, marker):
+    assert word_marker(pieces) == marker
+
+
+def test_byte_bpe_words():
+    pieces = ["<s>", "The", "Ġun", "believ", "able", "Ġcat", "</s>"]
+    g = word_groups(pieces, marker=word_marker(pieces))
+    assert word_texts(pieces, g, marker="Ġ") == ["<s>", "The", "unbelievable", "cat", "</s>"]
 
 
 @pytest.mark.parametrize("pieces, error, match", [

@@ -20,11 +20,12 @@ import numpy as np
 
 from xattn._checks import _shape, as_finite
 
-__all__ = ["SPECIAL_TOKENS", "WORD_START", "word_groups", "word_texts", "merge_words",
-           "sink_columns", "hide_sinks"]
+__all__ = ["SPECIAL_TOKENS", "WORD_START", "word_marker", "word_groups", "word_texts",
+           "merge_words", "sink_columns", "hide_sinks"]
 
 SPECIAL_TOKENS = ("</s>", "<pad>", "<unk>", "<s>")
 WORD_START = "\u2581"   # "▁", sentencepiece's mark for a piece that follows a space
+_BYTE_BPE_START = "\u0120"   # "Ġ", byte-level BPE's (BART, GPT-2) encoded space
 
 
 def _check_tokens(tokens, name: str) -> list[str]:
@@ -37,6 +38,23 @@ def _check_tokens(tokens, name: str) -> list[str]:
         raise TypeError(f"{name} must hold strings; received {type(bad[0]).__name__} "
                         f"{bad[0]!r:.60}.")
     return tokens
+
+
+def word_marker(pieces: Sequence[str]) -> str:
+    """The word-start mark of a tokenizer, guessed from its pieces.
+
+    ``"▁"`` for sentencepiece (Marian, T5, mBART, Pegasus), ``"Ġ"`` for byte-level BPE (BART);
+    ``"▁"`` when neither appears.
+
+    Examples
+    --------
+    >>> word_marker(["<s>", "The", "Ġcat", "</s>"])
+    'Ġ'
+    """
+    pieces = _check_tokens(pieces, "pieces")
+    if any(WORD_START in p for p in pieces):
+        return WORD_START
+    return _BYTE_BPE_START if any(p.startswith(_BYTE_BPE_START) for p in pieces) else WORD_START
 
 
 def word_groups(pieces: Sequence[str], *, specials: Sequence[str] = SPECIAL_TOKENS,

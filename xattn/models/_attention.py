@@ -12,7 +12,7 @@ import numpy as np
 
 from xattn.attnfile import save_attention
 from xattn.models._loading import LoadedModel, ModelUnavailable
-from xattn.subwords import merge_words, word_groups, word_texts
+from xattn.subwords import merge_words, word_groups, word_marker, word_texts
 
 __all__ = ["ModelAttention", "cross_attention"]
 
@@ -123,12 +123,13 @@ def cross_attention(loaded: LoadedModel, src: str, tgt: str | None = None, *,
     weights = _attention(loaded, src_ids, tgt_ids)                   # (L, H, T, S) pieces
     src_pieces = tuple(tok.convert_ids_to_tokens(src_ids))
     tgt_pieces = tuple(tok.convert_ids_to_tokens(tgt_ids))
+    marker = word_marker(src_pieces + tgt_pieces)    # "▁" (sentencepiece) or "Ġ" (BART)
     specials = tok.all_special_tokens
-    src_groups = word_groups(src_pieces, specials=specials)
-    tgt_groups = word_groups(tgt_pieces, specials=specials)
+    src_groups = word_groups(src_pieces, specials=specials, marker=marker)
+    tgt_groups = word_groups(tgt_pieces, specials=specials, marker=marker)
     if words:
         weights = merge_words(weights, src_groups, tgt_groups)       # (L, H, T_words, S_words)
-        src_tokens, tgt_tokens = (tuple(word_texts(p, g)) for p, g in
+        src_tokens, tgt_tokens = (tuple(word_texts(p, g, marker=marker)) for p, g in
                                   ((src_pieces, src_groups), (tgt_pieces, tgt_groups)))
     else:
         src_tokens, tgt_tokens = src_pieces, tgt_pieces
