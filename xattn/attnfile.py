@@ -21,13 +21,12 @@ about 60 characters, and never interpreted.
 from __future__ import annotations
 
 import io
-import math
 import os
-import zipfile
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
+from xattn._safenpz import UnreadableNpz, quote, read_npz
 
 __all__ = ["MAX_BYTES", "AttentionFile", "AttentionFileError", "attention_to_bytes",
            "load_attention", "save_attention"]
@@ -35,12 +34,9 @@ __all__ = ["MAX_BYTES", "AttentionFile", "AttentionFileError", "attention_to_byt
 MAX_BYTES = 50 * 2**20   # for the file, and again for its arrays once unpacked
 _SUM_ATOL = 1e-3         # float32 softmax rows over hundreds of keys are off by ~1e-5
 _VALUE_ATOL = 1e-6
-_QUOTE = 60
 _WEIGHTS, _TOKENS, _TEXTS = "cross_attention", ("src_tokens", "tgt_tokens"), \
     ("model", "src_text", "tgt_text")
 _SHAPE = "(n_layers, n_heads, n_tgt, n_src) or (n_heads, n_tgt, n_src)"
-_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, RuntimeError,
-                NotImplementedError, UnicodeDecodeError, SyntaxError)
 
 
 class AttentionFileError(ValueError):
@@ -138,27 +134,27 @@ def _arrays(weights, src_tokens, tgt_tokens, **texts) -> dict[str, np.ndarray]:
     try:
         arrays[_WEIGHTS] = np.asarray(weights)
     except (TypeError, ValueError) as err:
-        problems.append(f"weights must be an array of numbers; received {_quote(weights)} "
-                        f"({_quote(str(err))}).")
+        problems.append(f"weights must be an array of numbers; received {quote(weights)} "
+                        f"({quote(str(err))}).")
     for name, tokens in zip(_TOKENS, (src_tokens, tgt_tokens), strict=True):
         if isinstance(tokens, str):
             problems.append(f"{name} must be a sequence of strings, one per token; received a "
-                            f"single string {_quote(tokens)}.")
+                            f"single string {quote(tokens)}.")
             continue
         bad = [(i, t) for i, t in enumerate(tokens) if not isinstance(t, str)]
         nul = [(i, t) for i, t in enumerate(tokens) if isinstance(t, str) and t.endswith("\0")]
         if bad:
             problems.append(f"{name} must hold strings; received {type(bad[0][1]).__name__} "
-                            f"{_quote(bad[0][1])} at position {bad[0][0]}.")
+                            f"{quote(bad[0][1])} at position {bad[0][0]}.")
         elif nul:
             problems.append(f"{name} must not end in NUL characters (NumPy's unicode arrays drop "
-                            f"them); received {_quote(nul[0][1])} at position {nul[0][0]}.")
+                            f"them); received {quote(nul[0][1])} at position {nul[0][0]}.")
         else:
             arrays[name] = np.array(list(tokens), dtype=np.str_)
     for name, text in texts.items():
         if text is not None and (not isinstance(text, str) or text.endswith("\0")):
             problems.append(f"{name} must be a string or None, not ending in a NUL character; "
-                            f"received {type(text).__name__} {_quote(text)}.")
+                            f"received {type(text).__name__} {quote(text)}.")
         elif text is not None:
             arrays[name] = np.array(text, dtype=np.str_)
     if not problems:
@@ -191,99 +187,20 @@ def load_attention(file, *, max_bytes: int = MAX_BYTES) -> AttentionFile:
     """
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise ValueError(f"max_bytes must be an integer >= 1; received {max_bytes!r}.")
-    data = _read_bounded(file, max_bytes)
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except _READ_ERRORS:
-        raise AttentionFileError([
-            f"This is not an .npz file (a zip of NumPy arrays, as numpy.savez writes): the "
-            f"{_size(len(data))} received start with {_quote(data[:40])}."]) from None
-    with archive:
-        arrays, problems = _unpack(archive, max_bytes)
+        arrays, problems, members = read_npz(file, (_WEIGHTS, *_TOKENS, *_TEXTS), max_bytes)
+    except UnreadableNpz as err:
+        raise AttentionFileError([str(err)]) from None
+    missing = [n for n in (_WEIGHTS, *_TOKENS) if n not in members]
+    if missing:
+        found = ", ".join(sorted(members)) or "no arrays"
+        problems.append(f"Missing {', '.join(missing)} (the file has: {quote(found)}).")
     more, weights = _check(arrays)
     problems += more
     if problems:
         raise AttentionFileError(problems)
     texts = {name: str(arrays[name]) if name in arrays else None for name in _TEXTS}
     return AttentionFile(weights, *(tuple(arrays[n].tolist()) for n in _TOKENS), **texts)
-
-
-def _read_bounded(file, max_bytes: int) -> bytes:
-    """The file's bytes; its size is checked before anything is read."""
-    if isinstance(file, (bytes, bytearray, memoryview)):
-        data = bytes(file)
-        size = len(data)
-    elif isinstance(file, (str, os.PathLike)):
-        size, data = os.stat(file).st_size, None
-    elif hasattr(file, "read"):
-        if getattr(file, "seekable", lambda: False)():
-            start = file.tell()
-            size = file.seek(0, io.SEEK_END) - start
-            file.seek(start)
-            data = None
-        else:
-            data = file.read(max_bytes + 1)
-            size = len(data)
-    else:
-        raise TypeError(f"file must be bytes, a path or a binary file object; received "
-                        f"{type(file).__name__}.")
-    if size > max_bytes:
-        raise AttentionFileError([f"The file is {_size(size)}; the limit is {_size(max_bytes)}."])
-    if data is None:
-        if isinstance(file, (str, os.PathLike)):
-            with open(file, "rb") as fh:
-                data = fh.read(max_bytes + 1)
-        else:
-            data = file.read(max_bytes + 1)
-    if not isinstance(data, bytes):
-        raise TypeError(f"file must be opened in binary mode; read() returned "
-                        f"{type(data).__name__}.")
-    return data
-
-
-def _unpack(archive: zipfile.ZipFile, max_bytes: int) -> tuple[dict, list[str]]:
-    """The known arrays of the archive, each checked from its header before it is unpacked."""
-    members = {info.filename[:-4]: info for info in archive.infolist()
-               if info.filename.endswith(".npy")}
-    unpacked = sum(info.file_size for info in members.values())
-    if unpacked > max_bytes:
-        return {}, [f"The arrays would take {_size(unpacked)} once unpacked; the limit is "
-                    f"{_size(max_bytes)}."]
-    arrays, problems = {}, []
-    for name in (_WEIGHTS, *_TOKENS, *_TEXTS):
-        if name not in members:
-            continue
-        try:
-            problem = _header_problem(archive, members[name], name)
-            if problem is None:
-                arrays[name] = np.load(io.BytesIO(archive.read(members[name])),
-                                       allow_pickle=False)
-        except _READ_ERRORS as err:
-            problem = f"{name} could not be read from the archive ({_quote(str(err))})."
-        if problem:
-            problems.append(problem)
-    missing = [n for n in (_WEIGHTS, *_TOKENS) if n not in members]
-    if missing:
-        found = ", ".join(sorted(members)) or "no arrays"
-        problems.append(f"Missing {', '.join(missing)} (the file has: {_quote(found)}).")
-    return arrays, problems
-
-
-def _header_problem(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> str | None:
-    """Why the array cannot be loaded safely, judged from its .npy header alone."""
-    with archive.open(info) as fp:
-        version = np.lib.format.read_magic(fp)
-        read = np.lib.format.read_array_header_1_0 if version == (1, 0) \
-            else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read(fp)
-    if dtype.hasobject:
-        return (f"{name} holds Python objects (dtype object), which only pickle can load; "
-                f"pickled data is never loaded. Save plain numbers and unicode strings.")
-    claimed = math.prod(shape) * dtype.itemsize
-    if claimed > info.file_size:
-        return (f"{name}'s header claims shape {shape} of {dtype} ({_size(claimed)}) but the "
-                f"archive holds {_size(info.file_size)}.")
-    return None
 
 
 # ------------------------------------------------------------------ checks
@@ -296,7 +213,7 @@ def _check(arrays: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray | None]
         if tokens is None:
             continue
         if tokens.dtype.kind != "U":
-            first = _quote(tokens.reshape(-1)[0].item()) if tokens.size else "nothing"
+            first = quote(tokens.reshape(-1)[0].item()) if tokens.size else "nothing"
             problems.append(f"{name} must hold unicode strings; received dtype {tokens.dtype} "
                             f"(first value {first}).")
         elif tokens.ndim != 1:
@@ -353,14 +270,3 @@ def _first(what: str, bad: np.ndarray, w: np.ndarray) -> str:
 def _where(index: tuple[int, ...]) -> str:
     layer, head, row = (i + 1 for i in index)
     return f"layer {layer}, head {head}, row {row}"
-
-
-def _quote(value) -> str:
-    text = repr(value)
-    return text if len(text) <= _QUOTE else text[:_QUOTE - 1] + "…"
-
-
-def _size(n: int) -> str:
-    if n < 2**10:
-        return f"{n} bytes"
-    return f"{n / 2**10:.1f} kB" if n < 2**20 else f"{n / 2**20:.1f} MB"
