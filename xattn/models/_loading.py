@@ -25,13 +25,8 @@ class ModelUnavailable(RuntimeError):
 
 
 def allowed_models() -> tuple[str, ...]:
-    """Names ``load_model`` accepts: env ``XATTN_MODELS`` (comma-separated), else the default.
-
-    Examples
-    --------
-    >>> allowed_models()[0] if "XATTN_MODELS" not in os.environ else DEFAULT_MODELS[0]
-    'Helsinki-NLP/opus-mt-en-fr'
-    """
+    """Names ``load_model`` accepts: env ``XATTN_MODELS`` (comma-separated hub ids or local
+    ``save_pretrained`` folders), else ``DEFAULT_MODELS``."""
     names = tuple(n.strip() for n in os.environ.get(MODELS_ENV, "").split(",") if n.strip())
     return names or DEFAULT_MODELS
 
