@@ -357,6 +357,18 @@ def test_cli_export_writes_a_file_load_attention_reads(loaded, tiny_dir, tmp_pat
     assert f.src_tokens == r.src_pieces and len(f.tgt_tokens) <= 5
 
 
+def test_cli_process_prints_one_line_when_loading_fails(tmp_path):
+    models_or_skip()
+    env = {**os.environ, "XATTN_MODELS": str(tmp_path)}     # allowed, but holds no model
+    out = subprocess.run([sys.executable, "-m", "xattn.models", "export", "--model",
+                          str(tmp_path), "--src", "hi", "-o", str(tmp_path / "a.npz")],
+                         capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"python -m xattn.models: error: Could not load the tokenizer "
+                                 f"of {str(tmp_path)!r}: ")
+    assert out.stderr.count("\n") == 1           # no warnings, progress bars or traceback
+
+
 def test_cli_reports_an_unwritable_output(tiny_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XATTN_MODELS", tiny_dir)
     target = tmp_path / "no-such-folder" / "a.npz"

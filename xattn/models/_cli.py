@@ -9,6 +9,7 @@ Errors print one line and exit with status 2, without a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from xattn.models._attention import cross_attention
@@ -42,6 +43,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_libraries() -> None:
+    """No retry warnings or progress bars from the hub and transformers: errors stay one line.
+    (Read when they are first imported; in a process that imported them already, no change.)"""
+    for name, value in (("TRANSFORMERS_VERBOSITY", "error"), ("HF_HUB_VERBOSITY", "error"),
+                        ("HF_HUB_DISABLE_PROGRESS_BARS", "1")):
+        os.environ.setdefault(name, value)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, or 2 after printing one error line)."""
     try:
@@ -51,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command != "export":
             raise _UsageError("give --list or the export command (see --help)")
+        _quiet_libraries()
+        print(f"loading {args.model} (a hub model is downloaded on its first use)", flush=True)
         result = cross_attention(load_model(args.model), args.src, args.tgt,
                                  words=not args.pieces, max_new_tokens=args.max_new_tokens)
         result.save(args.output)
