@@ -339,6 +339,37 @@ def test_layer_ablation_matches_the_trace(loaded):
         layer_ablation(loaded, r, 1, heads_off=[4])
 
 
+def test_hooks_are_removed_and_passes_wait_for_each_other(loaded):
+    import threading
+
+    r = cross_attention(loaded, SRC, TGT, words=False)
+    attn = loaded.model.get_decoder().layers[1].encoder_attn
+    modules = [attn, attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj]
+
+    def hooks():   # transformers keeps a hook of its own on attention modules
+        return [(list(m._forward_hooks), list(m._forward_pre_hooks)) for m in modules]
+
+    before = hooks()
+    layer_ablation(loaded, r, 1, heads_off=[0])
+    layer_trace(loaded, r, 1)
+    assert hooks() == before
+    # While a trace or an ablation holds the model, another session's pass waits for it.
+    results = []
+    worker = threading.Thread(target=lambda: results.append(
+        cross_attention(loaded, SRC, TGT, words=False)))
+    with loaded.lock:
+        worker.start()
+        worker.join(timeout=0.5)
+        assert worker.is_alive() and results == []
+    worker.join()
+    np.testing.assert_array_equal(results[0].weights, r.weights)
+
+
+def test_translation_fits_the_positions(loaded):
+    r = cross_attention(loaded, SRC, max_new_tokens=1024, words=False)
+    assert len(r.tgt_ids) <= 255          # max_position_embeddings of the tiny model: 256
+
+
 # ---------------------------------------------------------------- files
 def test_cli_export_writes_a_file_load_attention_reads(loaded, tiny_dir, tmp_path, monkeypatch,
                                                        capsys):

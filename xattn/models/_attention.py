@@ -150,7 +150,10 @@ def _translate(loaded: LoadedModel, src_ids: list[int], max_new_tokens: int) -> 
     import torch
 
     _check_length(loaded, src_ids, "source")
-    with torch.no_grad():
+    limit = getattr(loaded.model.config, "max_position_embeddings", None)
+    if isinstance(limit, int):      # the teacher-forced pass must fit the positions, too
+        max_new_tokens = min(max_new_tokens, limit - 1)
+    with loaded.lock, torch.no_grad():
         out = loaded.model.generate(input_ids=torch.tensor([src_ids]), num_beams=1,
                                     do_sample=False, max_new_tokens=max_new_tokens)
     ids = out[0].tolist()
@@ -166,7 +169,7 @@ def _forward(loaded: LoadedModel, src_ids, tgt_ids):
 
     _check_length(loaded, src_ids, "source")
     _check_length(loaded, tgt_ids, "target")
-    with torch.no_grad():
+    with loaded.lock, torch.no_grad():
         return loaded.model(input_ids=torch.tensor([list(src_ids)]),
                             labels=torch.tensor([list(tgt_ids)]), output_attentions=True,
                             use_cache=False, return_dict=True)

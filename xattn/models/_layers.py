@@ -84,7 +84,7 @@ def _capture(loaded: LoadedModel, attention, layer) -> dict:
     hooks = [(attn, "pre", keep_inputs), (attn.out_proj, "pre", keep_concat),
              (attn.q_proj, "out", keep_output("q")), (attn.k_proj, "out", keep_output("k")),
              (attn.v_proj, "out", keep_output("v")), (attn.out_proj, "out", keep_output("y"))]
-    with _hooked(hooks):
+    with loaded.lock, _hooked(hooks):
         out = _forward(loaded, *_ids(attention))
     got["weights"] = out.cross_attentions[int(layer)][0]                    # (h, T, S)
     got["attn"] = attn
@@ -185,7 +185,8 @@ def layer_ablation(loaded: LoadedModel, attention, layer: int, heads_off=()) -> 
     AblationResult
         ``per_head`` (n_heads,), ``chosen``, ``per_token`` (n_tgt,) at piece level.
     """
-    got = _capture(loaded, attention, layer)
-    module = _GatedCrossAttention(got["attn"], got["mask"])
-    return ablation(module, got["x_t"].float().numpy(), got["x_s"].float().numpy(), None,
-                    heads_off)
+    with loaded.lock:     # the gate hook must never switch off heads of another pass
+        got = _capture(loaded, attention, layer)
+        module = _GatedCrossAttention(got["attn"], got["mask"])
+        return ablation(module, got["x_t"].float().numpy(), got["x_s"].float().numpy(), None,
+                        heads_off)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import threading
 import warnings
 
 __all__ = ["DEFAULT_MODELS", "MODELS_ENV", "LoadedModel", "ModelUnavailable", "allowed_models",
@@ -60,6 +61,11 @@ class LoadedModel:
         the default SDPA attention reports no weights.
     tokenizer : transformers tokenizer
     name : str, default "custom"
+
+    Attributes
+    ----------
+    lock : threading.RLock
+        Held by every pass through the model (a server shares one model between sessions).
     """
 
     def __init__(self, model, tokenizer, name: str = "custom") -> None:
@@ -73,6 +79,9 @@ class LoadedModel:
         if not isinstance(name, str):
             raise TypeError(f"name must be a string; received {type(name).__name__}.")
         self.model, self.tokenizer, self.name = model.eval(), tokenizer, name
+        # One pass at a time through this model: the hooks of layer_trace and layer_ablation
+        # would otherwise record (or switch heads off in) another session's pass.
+        self.lock = threading.RLock()
 
     def _config(self, *keys: str) -> int:
         for key in keys:
