@@ -8,6 +8,7 @@ missing-packages message, the import boundary and the CLI's errors run everywher
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -123,8 +124,9 @@ def test_names_off_the_list_are_refused_before_anything_is_loaded(monkeypatch):
                                         "pip install -r requirements-models.txt"),
 ])
 def test_missing_packages_message(monkeypatch, absent, expected):
-    for name in absent:
-        monkeypatch.setitem(sys.modules, name, None)   # `import name` now raises ImportError
+    for name in ("torch", "transformers", "sentencepiece"):
+        # None: `import name` raises ImportError; a module object: it is there
+        monkeypatch.setitem(sys.modules, name, None if name in absent else types.ModuleType(name))
     assert missing_packages() == expected
     with pytest.raises(ModelUnavailable) as info:
         load_model(DEFAULT_MODELS[0])
