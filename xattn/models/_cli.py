@@ -1,0 +1,75 @@
+"""``python -m xattn.models``: list the allowed models, or export one sentence's attention.
+
+    python -m xattn.models --list
+    python -m xattn.models export --model NAME --src TEXT [--tgt TEXT] [--pieces] -o FILE.npz
+
+Errors print one line and exit with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from xattn.models._attention import cross_attention
+from xattn.models._loading import ModelUnavailable, allowed_models, load_model
+
+__all__ = ["main"]
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):   # argparse would print the usage and exit by itself
+        raise _UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m xattn.models",
+                     description="Cross-attention of real translation models.")
+    parser.add_argument("--list", action="store_true", help="print the models allowed here")
+    commands = parser.add_subparsers(dest="command")
+    export = commands.add_parser("export", help="write one sentence's attention to an .npz")
+    export.add_argument("--model", required=True, help="a name from --list")
+    export.add_argument("--src", required=True, help="source sentence")
+    export.add_argument("--tgt", help="target sentence (default: the model's own translation)")
+    export.add_argument("--pieces", action="store_true", help="keep subword pieces, not words")
+    export.add_argument("--max-new-tokens", type=int, default=64,
+                        help="longest translation, in pieces (default 64)")
+    export.add_argument("-o", "--output", required=True, help="the .npz file to write")
+    return parser
+
+
+def _quiet_libraries() -> None:
+    """No retry warnings or progress bars from the hub and transformers: errors stay one line.
+    (Read when they are first imported; in a process that imported them already, no change.)"""
+    for name, value in (("TRANSFORMERS_VERBOSITY", "error"), ("HF_HUB_VERBOSITY", "error"),
+                        ("HF_HUB_DISABLE_PROGRESS_BARS", "1")):
+        os.environ.setdefault(name, value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0, or 2 after printing one error line)."""
+    try:
+        args = _parser().parse_args(argv)
+        if args.list:
+            print("\n".join(allowed_models()))
+            return 0
+        if args.command != "export":
+            raise _UsageError("give --list or the export command (see --help)")
+        _quiet_libraries()
+        print(f"loading {args.model} (a hub model is downloaded on its first use)", flush=True)
+        result = cross_attention(load_model(args.model), args.src, args.tgt,
+                                 words=not args.pieces, max_new_tokens=args.max_new_tokens)
+        result.save(args.output)
+    except (_UsageError, ValueError, TypeError, ModelUnavailable, OSError) as err:
+        message = " ".join(str(err).split()) or type(err).__name__
+        print(f"python -m xattn.models: error: {message}", file=sys.stderr)
+        return 2
+    if result.translated:
+        print(f"translation: {result.tgt_text}")
+    print(f"wrote {args.output}: {result!r}")
+    return 0

@@ -1,0 +1,162 @@
+"""Which models may be loaded, whether the packages are there, and loading one.
+
+torch and transformers are imported inside ``load_model`` only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+import warnings
+
+__all__ = ["DEFAULT_MODELS", "MODELS_ENV", "LoadedModel", "ModelUnavailable", "allowed_models",
+           "load_model", "missing_packages"]
+
+DEFAULT_MODELS = ("Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-de",
+                  "Helsinki-NLP/opus-mt-fr-en", "Helsinki-NLP/opus-mt-de-en")
+MODELS_ENV = "XATTN_MODELS"
+_PACKAGES = ("torch", "transformers", "sentencepiece")
+_INSTALL = "pip install -r requirements-models.txt"
+
+
+class ModelUnavailable(RuntimeError):
+    """A model cannot be loaded or used here; the message says why in plain words."""
+
+
+def allowed_models() -> tuple[str, ...]:
+    """Names ``load_model`` accepts: env ``XATTN_MODELS`` (comma-separated hub ids or local
+    ``save_pretrained`` folders), else ``DEFAULT_MODELS``."""
+    names = tuple(n.strip() for n in os.environ.get(MODELS_ENV, "").split(",") if n.strip())
+    return names or DEFAULT_MODELS
+
+
+def _installed(package: str) -> bool:
+    if package in sys.modules:           # None there means "import refused" (as in the tests)
+        return sys.modules[package] is not None
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing_packages() -> str | None:
+    """None when torch, transformers and sentencepiece are installed, else one line saying what
+    is missing and the command that installs it. Nothing is imported."""
+    missing = [p for p in _PACKAGES if not _installed(p)]
+    if not missing:
+        return None
+    return (f"Real translation models need {', '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: {_INSTALL}")
+
+
+class LoadedModel:
+    """A tokenizer and an encoder-decoder model, ready for ``cross_attention``.
+
+    Parameters
+    ----------
+    model : transformers encoder-decoder model
+        E.g. ``MarianMTModel``; switched to eval mode. Use ``attn_implementation="eager"``:
+        the default SDPA attention reports no weights.
+    tokenizer : transformers tokenizer
+    name : str, default "custom"
+
+    Attributes
+    ----------
+    lock : threading.RLock
+        Held by every pass through the model (a server shares one model between sessions).
+    """
+
+    def __init__(self, model, tokenizer, name: str = "custom") -> None:
+        config = getattr(model, "config", None)
+        if not getattr(config, "is_encoder_decoder", False):
+            raise TypeError(f"model must be a transformers encoder-decoder model (e.g. "
+                            f"MarianMTModel); received {type(model).__name__}.")
+        if not callable(tokenizer) or not hasattr(tokenizer, "convert_ids_to_tokens"):
+            raise TypeError(f"tokenizer must be a transformers tokenizer; received "
+                            f"{type(tokenizer).__name__}.")
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a string; received {type(name).__name__}.")
+        self.model, self.tokenizer, self.name = model.eval(), tokenizer, name
+        # One pass at a time through this model: the hooks of layer_trace and layer_ablation
+        # would otherwise record (or switch heads off in) another session's pass.
+        self.lock = threading.RLock()
+
+    def _config(self, *keys: str) -> int:
+        for key in keys:
+            if isinstance(getattr(self.model.config, key, None), int):
+                return getattr(self.model.config, key)
+        raise ValueError(f"the model's config has none of {keys}.")
+
+    @property
+    def n_layers(self) -> int:
+        """Decoder layers, each with its own cross-attention."""
+        return self._config("decoder_layers", "num_decoder_layers", "num_layers")
+
+    @property
+    def n_heads(self) -> int:
+        return self._config("decoder_attention_heads", "num_heads")
+
+    @property
+    def d_model(self) -> int:
+        return self._config("d_model", "hidden_size")
+
+    def __repr__(self) -> str:
+        n_params = sum(p.numel() for p in self.model.parameters())
+        return (f"LoadedModel(name={self.name!r}, n_layers={self.n_layers}, "
+                f"n_heads={self.n_heads}, d_model={self.d_model}, "
+                f"parameters={n_params / 1e6:.3g}M)")
+
+
+def load_model(name: str, *, allowed=None) -> LoadedModel:
+    """Load a tokenizer and model by name (a hub id, or a local ``save_pretrained`` folder).
+
+    Parameters
+    ----------
+    name : str
+        Must be in ``allowed``: a link to the page must never make the server download an
+        arbitrary model.
+    allowed : iterable of str, optional
+        Defaults to ``allowed_models()``.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not allowed.
+    ModelUnavailable
+        Packages missing, no network on first use, not a model...: said in one or two sentences.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string; received {type(name).__name__}.")
+    if isinstance(allowed, str):
+        raise TypeError("allowed must be a list of names, not one string.")
+    names = allowed_models() if allowed is None else tuple(allowed)
+    if name not in names:
+        raise ValueError(f"{name[:80]!r} is not on this server's list of models; allowed: "
+                         f"{', '.join(names)}. A deployer sets the list with the environment "
+                         f"variable {MODELS_ENV} (names separated by commas).")
+    reason = missing_packages()
+    if reason:
+        raise ModelUnavailable(reason)
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Recommended: pip install sacremoses")
+        tokenizer = _load("tokenizer", name, AutoTokenizer.from_pretrained)
+        model = _load("model", name, AutoModelForSeq2SeqLM.from_pretrained,
+                      attn_implementation="eager")
+    return LoadedModel(model, tokenizer, name)
+
+
+def _load(part: str, name: str, from_pretrained, **kwargs):
+    try:
+        return from_pretrained(name, trust_remote_code=False, **kwargs)
+    except Exception as err:    # any failure of a third-party loader becomes one plain message
+        text = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        if "connect" in text or "offline" in text.lower():
+            raise ModelUnavailable(
+                f"The {part} of {name!r} is not on this machine and the Hugging Face hub cannot "
+                f"be reached. The first use downloads it once; later loads read the local "
+                f"cache (HF_HOME).") from err
+        raise ModelUnavailable(f"Could not load the {part} of {name!r}: {text[:200]}") from err
