@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 LIBRARY = sorted(m.name for m in pkgutil.walk_packages(xattn.__path__, "xattn.")
-                 if not m.name.startswith("xattn.ui"))
+                 if not m.name.startswith("xattn.ui") and not m.name.endswith("__main__"))
 
 
 def imported_after(modules: list[str]) -> set[str]:
@@ -42,3 +42,8 @@ def test_app_script_stays_thin():
     lines = [ln for ln in (ROOT / "app.py").read_text().splitlines()
              if ln.strip() and not ln.startswith(("#", '"""'))]
     assert len(lines) <= 5
+
+
+def test_real_models_need_torch_only_when_used():
+    """``xattn.models`` is importable (and lists its models) without loading torch."""
+    assert not {"torch", "transformers", "sentencepiece"} & imported_after(["xattn.models"])

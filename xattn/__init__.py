@@ -11,7 +11,20 @@ from xattn.alignment import (
     alignment_by_head,
     chance_accuracy,
 )
-from xattn.attention import AttentionTrace, MultiHeadCrossAttention
+from xattn.attention import (
+    AttentionTrace,
+    MultiHeadCrossAttention,
+    masked_softmax,
+    merge_heads,
+    split_heads,
+)
+from xattn.attnfile import (
+    AttentionFile,
+    AttentionFileError,
+    attention_to_bytes,
+    load_attention,
+    save_attention,
+)
 from xattn.corpus import (
     LEXICON,
     LexiconEntry,
@@ -23,7 +36,7 @@ from xattn.corpus import (
     unknown_words,
 )
 from xattn.embedder import EMBEDDER_MODES, ToyEmbedder, sinusoidal_positions
-from xattn.export import standalone_html, toolbar_config
+from xattn.export import standalone_html, toolbar_config, weights_csv
 from xattn.figures import average_figure, lines_figure, output_figure, per_head_figure
 from xattn.masks import MASK_MODES, local_window_mask, padding_mask, wait_k_mask
 from xattn.metrics import (
@@ -36,12 +49,13 @@ from xattn.metrics import (
     monotonicity,
     normalised_entropy,
 )
+from xattn.subwords import hide_sinks, merge_words, sink_columns, word_groups
 from xattn.tokenize import TOKENIZER_MODES, tokenize
 from xattn.train import TrainConfig, TrainResult, embed_pair, train
 
 __all__ = [
     # the attention module
-    "AttentionTrace", "MultiHeadCrossAttention",
+    "AttentionTrace", "MultiHeadCrossAttention", "masked_softmax", "merge_heads", "split_heads",
     # tokens to vectors, masks
     "EMBEDDER_MODES", "TOKENIZER_MODES", "ToyEmbedder", "sinusoidal_positions", "tokenize",
     "MASK_MODES", "local_window_mask", "padding_mask", "wait_k_mask",
@@ -50,7 +64,10 @@ __all__ = [
     "effective_keys", "entropy", "head_statistics", "monotonicity", "normalised_entropy",
     # figures and export
     "average_figure", "lines_figure", "output_figure", "per_head_figure", "standalone_html",
-    "toolbar_config",
+    "toolbar_config", "weights_csv",
+    # attention arrays from anywhere: the .npz format, subwords to words, attention sinks
+    "AttentionFile", "AttentionFileError", "attention_to_bytes", "load_attention",
+    "save_attention", "hide_sinks", "merge_words", "sink_columns", "word_groups",
     # toy translation task and training
     "LEXICON", "LexiconEntry", "SentencePair", "align", "generate_pairs", "sentence_words",
     "translate", "unknown_words", "ALIGNMENT_MEASURES", "TrainConfig", "TrainResult",

@@ -19,21 +19,16 @@ import zlib
 
 import numpy as np
 
+from xattn._checks import quote
+
 __all__ = ["UnreadableNpz", "quote", "read_npz", "size_text"]
 
-_QUOTE = 60
 _READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, RuntimeError,
                 NotImplementedError, UnicodeDecodeError, SyntaxError)
 
 
 class UnreadableNpz(Exception):
     """Nothing in the file can be checked: too big, not a zip, or too big once unpacked."""
-
-
-def quote(value) -> str:
-    """``repr(value)`` cut to about 60 characters: received values are shown, never run."""
-    text = repr(value)
-    return text if len(text) <= _QUOTE else text[:_QUOTE - 1] + "…"
 
 
 def size_text(n: int) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from xattn._checks import _shape, as_finite
+from xattn._checks import as_finite, shape_text
 
 __all__ = ["SPECIAL_TOKENS", "WORD_START", "word_marker", "word_groups", "word_texts",
            "merge_words", "sink_columns", "hide_sinks"]
@@ -119,7 +119,7 @@ def _check_groups(groups, n: int, name: str) -> list[int]:
                         f"{g.dtype}.")
     if g.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), one word index per piece; received "
-                         f"shape {_shape(g)}.")
+                         f"shape {shape_text(g)}.")
     steps = np.diff(g)
     if n and (g[0] != 0 or steps.min(initial=0) < 0 or steps.max(initial=0) > 1):
         raise ValueError(f"{name} must start at 0 and go up by 0 or 1 per piece (see "
@@ -157,7 +157,7 @@ def merge_words(weights, src_groups, tgt_groups) -> np.ndarray:
     w = as_finite(w, "weights", w.dtype if w.dtype.kind == "f" else np.float64)
     if w.ndim < 2:
         raise ValueError(f"weights must have shape (..., n_tgt, n_src); received shape "
-                         f"{_shape(w)}.")
+                         f"{shape_text(w)}.")
     src_starts = _check_groups(src_groups, w.shape[-1], "src_groups")
     tgt_starts = _check_groups(tgt_groups, w.shape[-2], "tgt_groups")
     if not src_starts or not tgt_starts:
@@ -231,8 +231,8 @@ def hide_sinks(weights, sinks) -> tuple[np.ndarray, np.ndarray]:
                         f"Use sink_columns(tokens).")
     if w.ndim < 2 or s.shape != (w.shape[-1],):
         raise ValueError(f"sinks must have shape (n_src,) for weights of shape (..., n_tgt, "
-                         f"n_src); received sinks of shape {_shape(s)} and weights of shape "
-                         f"{_shape(w)}.")
+                         f"n_src); received sinks of shape {shape_text(s)} and weights of shape "
+                         f"{shape_text(w)}.")
     removed = w[..., s].sum(axis=-1)                                   # (..., n_tgt)
     kept = w[..., ~s]                                                  # (..., n_tgt, n_kept)
     mass = kept.sum(axis=-1, keepdims=True)                            # (..., n_tgt, 1)

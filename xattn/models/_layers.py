@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from xattn.ablation import AblationResult, ablation
 from xattn.attention import AttentionTrace
-from xattn.metrics import AblationResult, ablation
 from xattn.models._attention import ModelAttention, _forward
 from xattn.models._loading import LoadedModel
 
