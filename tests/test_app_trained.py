@@ -81,7 +81,7 @@ def test_default_view_trains_once_and_shows_both_models_on_the_same_pair(default
     assert any("Trained just now" in c.value for c in at.caption)
     assert_pair_figures(at, default_result, translate(DEFAULT_SRC))
     assert heldout_accuracy(at) >= 0.9
-    table = at.table[0].value
+    table = tables(at, "exact (right position)")[0].set_index("model")
     assert float(table.loc["trained", "word"].rstrip("%")) >= 90
     assert float(table.loc["untrained (random start)", "word"].rstrip("%")) < 40
     loss = decode(chart(at, "tr_loss")["data"][0]["y"])

@@ -1,5 +1,8 @@
 """AppTest for the teaching views: step-through, statistics, ablation, lines, compare, export."""
 
+import json
+import re
+
 import numpy as np
 import pytest
 from apptest_helpers import chart, decode, heatmaps, run_app
@@ -8,6 +11,7 @@ from xattn.ablation import ablation
 from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, run
 from xattn.ui.compute import clear_caches
+from xattn.ui.export import export_page
 
 
 @pytest.fixture(autouse=True)
@@ -76,8 +80,15 @@ def test_ablation_reports_each_head_and_the_chosen_set():
 
 def test_lines_view_draws_the_chosen_heads_above_the_threshold():
     at = open_view("Lines", lines_heads=["2"], threshold="0.2")
-    groups = {t.get("legendgroup") for t in chart(at, "lines")["data"] if t.get("legendgroup")}
-    assert groups == {"head 2"}
+    lines = [t for t in chart(at, "lines")["data"] if t.get("mode") == "lines"]
+    assert {t["legendgroup"] for t in lines} == {"head 2"}
+    w = run(Settings()).weights[1]                                   # head 2: (n_tgt, n_src)
+    drawn = sorted((y[k], y[k + 1]) for t in lines for y in [t["y"]]
+                   for k in range(0, len(y), 3))
+    assert drawn == sorted(zip(*np.nonzero(w >= 0.2), strict=True))  # exactly those >= 0.2
+    at.slider(key="threshold").set_value(0.4).run()
+    lines = [t for t in chart(at, "lines")["data"] if t.get("mode") == "lines"]
+    assert sum(len(t["y"]) // 3 for t in lines) == int((w >= 0.4).sum())
 
 
 def test_compare_puts_two_settings_side_by_side():
@@ -89,10 +100,17 @@ def test_compare_puts_two_settings_side_by_side():
     assert "seed 0 → 5" in at.markdown[-1].value
 
 
-def test_export_offers_a_standalone_html_download():
-    at = open_view("Export")
+def test_export_offers_a_standalone_html_download_of_every_figure():
+    at = open_view("Export", heads="2", tok="whitespace", src="<s> the $cat$", tgt="le **chat**")
     button = at.get("download_button")[0]
-    assert "standalone HTML" in button.proto.label
+    assert "standalone HTML" in button.proto.label and button.proto.deferred_file_id
+    r = run(Settings(n_heads=2, tokenizer="whitespace", src="<s> the $cat$", tgt="le **chat**"))
+    page = export_page(r)                            # what the button's callable returns
+    figures = re.findall(r'xattnPlot\("xattn-figure-\d+", (\{.*?\}), \{', page)
+    assert len(figures) == 4
+    heads = [t for t in json.loads(figures[0])["data"] if t["type"] == "heatmap"]
+    np.testing.assert_allclose([decode(t["z"]) for t in heads], r.weights, rtol=1e-6)
+    assert "Source: &lt;s&gt; the $cat$" in page and "<s> the" not in page
 
 
 def test_image_format_choice_reaches_the_chart_toolbar():

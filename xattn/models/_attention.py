@@ -163,7 +163,7 @@ def _translate(loaded: LoadedModel, src_ids: list[int], max_new_tokens: int) -> 
     return ids[:ids.index(eos) + 1] if eos in ids else ids
 
 
-def _forward(loaded: LoadedModel, src_ids, tgt_ids):
+def teacher_forced(loaded: LoadedModel, src_ids, tgt_ids):
     """One teacher-forced pass: the decoder reads ``tgt_ids`` shifted right by one."""
     import torch
 
@@ -178,7 +178,7 @@ def _forward(loaded: LoadedModel, src_ids, tgt_ids):
 def _attention(loaded: LoadedModel, src_ids, tgt_ids) -> np.ndarray:
     import torch
 
-    layers = _forward(loaded, src_ids, tgt_ids).cross_attentions
+    layers = teacher_forced(loaded, src_ids, tgt_ids).cross_attentions
     if not layers or any(a is None for a in layers):
         impl = getattr(loaded.model.config, "_attn_implementation", "?")
         raise ModelUnavailable(

@@ -14,7 +14,7 @@ import numpy as np
 
 from xattn.ablation import AblationResult, ablation
 from xattn.attention import AttentionTrace
-from xattn.models._attention import ModelAttention, _forward
+from xattn.models._attention import ModelAttention, teacher_forced
 from xattn.models._loading import LoadedModel
 
 __all__ = ["layer_trace", "layer_ablation"]
@@ -85,7 +85,7 @@ def _capture(loaded: LoadedModel, attention, layer) -> dict:
              (attn.q_proj, "out", keep_output("q")), (attn.k_proj, "out", keep_output("k")),
              (attn.v_proj, "out", keep_output("v")), (attn.out_proj, "out", keep_output("y"))]
     with loaded.lock, _hooked(hooks):
-        out = _forward(loaded, *_ids(attention))
+        out = teacher_forced(loaded, *_ids(attention))
     got["weights"] = out.cross_attentions[int(layer)][0]                    # (h, T, S)
     got["attn"] = attn
     return got

@@ -16,7 +16,7 @@ def export_view(r: Run) -> None:
                 "Each chart in it has two download buttons in its toolbar: PNG (camera) and SVG "
                 "(disk).")
     stem = file_stem(r)
-    st.download_button("Download the figures as standalone HTML", lambda: _html(r),
+    st.download_button("Download the figures as standalone HTML", lambda: export_page(r),
                        f"{stem}.html", "text/html", key="dl_html", on_click="ignore",
                        type="primary")
     st.caption("In the app itself, the camera button in each chart's toolbar saves a PNG or "
@@ -24,7 +24,8 @@ def export_view(r: Run) -> None:
                f"settings, e.g. `{stem}-per-head.png`.")
 
 
-def _html(r: Run) -> str:
+def export_page(r: Run) -> str:
+    """The standalone HTML file the Export view offers: every figure of the Heads view."""
     figures = [
         ("One heatmap per head", per_head_figure(r.weights, r.src_tokens, r.tgt_tokens,
                                                   mask=r.mask)),

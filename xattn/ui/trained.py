@@ -8,7 +8,6 @@ Training is shared through ``_store``; reading the pair is ``xattn.pairs``.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from xattn.alignment import (
@@ -87,13 +86,14 @@ def _column_config(columns: dict, *, narrow: bool = False) -> dict:
     return config
 
 
-def _frame(data: dict, columns: dict) -> pd.DataFrame:
+def _frame(data: dict, columns: dict) -> dict[str, list]:
     """A table in ``columns``' order, shares in percent where the format says "pct"."""
-    return pd.DataFrame({"head": data["head"]} | {
-        k: 100 * data[k] if columns[k][2] == "pct" else data[k] for k in columns})
+    return {"head": list(data["head"])} | {
+        k: list(100 * np.asarray(data[k]) if columns[k][2] == "pct" else data[k])
+        for k in columns}
 
 
-def pair_table(model, embedder, pair: SentencePair, weights: np.ndarray) -> pd.DataFrame:
+def pair_table(model, embedder, pair: SentencePair, weights: np.ndarray) -> dict[str, list]:
     """One row per head: gold-based scores on this pair, then the gold-free measures."""
     stats = head_statistics(weights)                                 # (n_heads,) each
     gold = alignment_by_head(model, embedder, [pair])
@@ -101,19 +101,20 @@ def pair_table(model, embedder, pair: SentencePair, weights: np.ndarray) -> pd.D
     return _frame(data, PAIR_COLUMNS)
 
 
-def heldout_table(run: Evaluated) -> pd.DataFrame:
+def heldout_table(run: Evaluated) -> dict[str, list]:
     t = run.by_head["trained"]
     data = {"head": t["head"] + 1} | {k: t[k] for k in HELDOUT_COLUMNS if k in t}
     data["untrained_word"] = run.by_head["untrained"]["word_accuracy"]
     return _frame(data, HELDOUT_COLUMNS)
 
 
-def lexicon_table(categories: tuple[str, ...]) -> pd.DataFrame:
+def lexicon_table(categories: tuple[str, ...]) -> dict[str, list]:
     rows = [(e.english, " / ".join(e.french),
              e.category + (f" ({e.gender})" if e.gender else "")
              + (", transitive" if e.transitive else ""))
             for e in LEXICON if e.category in categories]
-    return pd.DataFrame(rows, columns=["English", "French", "category"])
+    return dict(zip(("English", "French", "category"), map(list, zip(*rows, strict=True)),
+                    strict=True))
 
 
 # ----------------------------------------------------------------------- the view
@@ -161,9 +162,10 @@ def accuracy_summary(run: Evaluated) -> None:
               delta=f"{100 * (tw - uw):+.1f} points over the random start",
               help=f"On {n} test sentences never seen in training: share of French words whose "
                    "strongest attention (averaged over heads) falls on their gold English word.")
-    st.table(pd.DataFrame({"word": [f"{tw:.1%}", f"{uw:.1%}", f"{cw:.1%}"],
-                           "exact (right position)": [f"{te:.1%}", f"{ue:.1%}", f"{ce:.1%}"]},
-                          index=["trained", "untrained (random start)", "chance (random guess)"]))
+    st.dataframe({"model": ["trained", "untrained (random start)", "chance (random guess)"],
+                  "word": [f"{tw:.1%}", f"{uw:.1%}", f"{cw:.1%}"],
+                  "exact (right position)": [f"{te:.1%}", f"{ue:.1%}", f"{ce:.1%}"]},
+                 hide_index=True)
     st.caption(f"{n} held-out sentences. *Word*: either *the* counts for *le*; *exact*: it must "
                "be the right one. *Chance*: the strongest weight falls on a random source word.")
 
@@ -191,7 +193,7 @@ def lexicon_expander() -> None:
         groups = (("determiner", "verb"), ("noun",), ("adjective",))
         for col, categories in zip(st.columns(3), groups, strict=True):
             table = lexicon_table(categories)
-            col.dataframe(table, hide_index=True, height=35 * (len(table) + 1) + 3)
+            col.dataframe(table, hide_index=True, height=35 * (len(table["English"]) + 1) + 3)
 
 
 def pair_column(run: Evaluated, name: str, pair: SentencePair, weights: np.ndarray) -> None:
