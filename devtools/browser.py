@@ -188,6 +188,10 @@ CHART_JS = """
 }
 """
 
+# The page's notices (link and "changed" notices, errors), not the banner naming the weights.
+NOTICES = '[data-testid="stAlert"]:not(.st-key-banner *)'
+BANNER = '.st-key-banner [data-testid="stAlert"]'
+
 APP_IDLE_JS = """
 () => !!document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]')
       && !document.querySelector('[data-testid="stSkeleton"]')

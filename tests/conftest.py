@@ -40,6 +40,30 @@ def pytest_runtest_makereport(item, call):
 # --- fixtures --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory) -> str:
+    """A tiny random Marian translation model saved in a folder (no download)."""
+    from model_helpers import models_or_skip
+
+    models_or_skip()
+    import torch
+
+    from devtools.tiny_marian import save_tiny
+    # A 16-wide model gains nothing from threads, and on a busy 2-core machine torch's thread
+    # pool waiting for a core made single passes take seconds.
+    torch.set_num_threads(1)
+    return str(save_tiny(tmp_path_factory.mktemp("tiny-marian")))
+
+
+@pytest.fixture
+def tiny_model(tiny_dir, monkeypatch) -> str:
+    """The tiny model as the server's only allowed model (what ``weights=model`` offers)."""
+    from xattn.models import MODELS_ENV
+
+    monkeypatch.setenv(MODELS_ENV, tiny_dir)
+    return tiny_dir
+
+
+@pytest.fixture(scope="session")
 def trained():
     """The default training run (d_model 32, 4 heads, 100 steps of 32 sentences), shared."""
     from xattn.train import TrainConfig, train

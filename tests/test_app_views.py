@@ -10,6 +10,7 @@ from apptest_helpers import chart, decode, heatmaps, run_app
 from xattn.ablation import ablation
 from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, run
+from xattn.sources import random_attention
 from xattn.ui.compute import clear_caches
 from xattn.ui.export import export_page
 
@@ -66,11 +67,16 @@ def test_head_statistics_table_equals_the_metrics():
     assert len(chart(at, "stats_chart")["data"]) == 5
 
 
-def test_ablation_reports_each_head_and_the_chosen_set():
+def test_ablation_reports_each_head_sorted_by_importance_and_the_chosen_set():
     at = open_view("Switch heads off", off=["2", "3"])
     r = run(Settings())
     res = ablation(r.module(), r.decoder_state, r.encoder_output, r.mask, heads_off=(1, 2))
-    np.testing.assert_allclose(table(at)["relative output change"], res.per_head.round(3))
+    order = np.argsort(-res.per_head)
+    t = table(at)
+    assert list(t["head"]) == [f"head {h + 1}" for h in order]     # most important first
+    assert list(t["output change when switched off alone"]) == [
+        f"{res.per_head[h]:.1%}" for h in order]                    # percent, as the metric
+    assert list(t[""]) == ["most important"] + [""] * 3
     assert at.metric[0].value == f"{res.chosen:.1%}"
     np.testing.assert_allclose(decode(chart(at, "ablation_chart")["data"][0]["y"]),
                                res.per_token, rtol=1e-9)
@@ -91,13 +97,21 @@ def test_lines_view_draws_the_chosen_heads_above_the_threshold():
     assert sum(len(t["y"]) // 3 for t in lines) == int((w >= 0.4).sum())
 
 
-def test_compare_puts_two_settings_side_by_side():
-    at = open_view("Compare", cmp_seed="5", cmp_heads="2")
+def test_compare_changes_one_thing_by_default_another_seed():
+    at = open_view("Compare")
+    b = [decode(t["z"]) for t in heatmaps(chart(at, "compare_b"))]
+    assert len(b) == 4 and at.selectbox(key="cmp").value == "seed"
+    np.testing.assert_allclose(b[1], run(Settings(seed=1)).weights[1], rtol=1e-6)
+    assert "the seed (0 → 1)" in at.markdown[-1].value and "True" not in at.markdown[-1].value
+
+
+def test_compare_another_number_of_heads():
+    at = open_view("Compare", cmp="heads", cmp_heads="2")
     a = [decode(t["z"]) for t in heatmaps(chart(at, "compare_a"))]
     b = [decode(t["z"]) for t in heatmaps(chart(at, "compare_b"))]
     assert len(a) == 4 and len(b) == 2
-    np.testing.assert_allclose(b[1], run(Settings(seed=5, n_heads=2)).weights[1], rtol=1e-6)
-    assert "seed 0 → 5" in at.markdown[-1].value
+    np.testing.assert_allclose(b[1], run(Settings(n_heads=2)).weights[1], rtol=1e-6)
+    assert "4 → 2 heads" in at.markdown[-1].value
 
 
 def test_export_offers_a_standalone_html_download_of_every_figure():
@@ -105,12 +119,13 @@ def test_export_offers_a_standalone_html_download_of_every_figure():
     button = at.get("download_button")[0]
     assert "standalone HTML" in button.proto.label and button.proto.deferred_file_id
     r = run(Settings(n_heads=2, tokenizer="whitespace", src="<s> the $cat$", tgt="le **chat**"))
-    page = export_page(r)                            # what the button's callable returns
+    page = export_page(random_attention(r))          # what the button's callable returns
     figures = re.findall(r'xattnPlot\("xattn-figure-\d+", (\{.*?\}), \{', page)
     assert len(figures) == 4
     heads = [t for t in json.loads(figures[0])["data"] if t["type"] == "heatmap"]
     np.testing.assert_allclose([decode(t["z"]) for t in heads], r.weights, rtol=1e-6)
-    assert "Source: &lt;s&gt; the $cat$" in page and "<s> the" not in page
+    assert "Source tokens: &lt;s&gt; the $cat$" in page and "<s> the" not in page
+    assert "MultiHead(<i>Q</i>" in page and "\\begin{aligned}" not in page   # reads as maths
 
 
 def test_image_format_choice_reaches_the_chart_toolbar():

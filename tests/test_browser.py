@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from devtools.browser import (
+    NOTICES,
     Page,
     heatmaps,
     tick_texts,
@@ -103,7 +104,7 @@ def test_controls_change_the_drawing_and_the_url_reproduces_it_in_a_fresh_page(a
     other.open(url=url, condition=heads_are(8))
     assert other.traces() == app.traces()                        # names, x, y, z: all equal
     assert [z.tolist() for z in other.zs()] == [z.tolist() for z in zs]
-    assert other.page.locator('[data-testid="stAlert"]').count() == 0   # no URL notices
+    assert other.page.locator(NOTICES).count() == 0   # no URL notices
     other.assert_clean()
     app.timings += [(f"fresh {label}", took) for label, took in other.timings]
 
@@ -159,8 +160,8 @@ def test_a_choice_another_control_makes_invalid_is_kept_and_comes_back(app):
     d_model = app.page.locator(".st-key-d_model input[type=range]")
     app.act(lambda: d_model.press("ArrowLeft"), heads_are(12), "d_model 24")  # 16 ∤ 24: nearest
     assert app.query()["heads"] == ["12"] and app.query()["d_model"] == ["24"], app.page.url
-    notice = app.page.locator('[data-testid="stAlert"]').all_inner_texts()
+    notice = app.page.locator(NOTICES).all_inner_texts()
     assert len(notice) == 1 and "16" in notice[0] and "showing 12 until it is" in notice[0]
     app.act(lambda: d_model.press("ArrowRight"), heads_are(16), "d_model 32")  # 16 is back
     assert app.query().get("heads") == ["16"], app.page.url
-    assert app.page.locator('[data-testid="stAlert"]').count() == 0
+    assert app.page.locator(NOTICES).count() == 0

@@ -58,7 +58,7 @@ def open_view(app, view: str, **extra) -> None:
     app.open(query, condition)
 
 
-@pytest.mark.parametrize("view", [v for v in VIEWS if v != "Trained vs random"])
+@pytest.mark.parametrize("view", list(VIEWS))
 def test_every_view_draws_hostile_tokens_literally(app, view):
     extra = ({"mask": "padding", "pad": ["1: <b>BB</b>", "3: **bold**"]} if view == "Heads"
              else {"step_tgt": LINK} if view == "Step through" else {})
@@ -86,7 +86,7 @@ def test_every_view_draws_hostile_tokens_literally(app, view):
 
 
 def test_the_trained_view_quotes_hostile_words(app):
-    app.open({"view": "Trained vs random", "tr_src": "the <b>cat</b> $x$ :red[RED] sees"}, "true")
+    app.open({"weights": "trained", "tr_src": "the <b>cat</b> $x$ :red[RED] sees"}, "true")
     assert app.page.evaluate(INTERPRETED_JS) == []
     body = app.page.evaluate("document.body.innerText")
     assert "Words outside the lexicon" in body and "<b>" in body

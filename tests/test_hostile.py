@@ -55,7 +55,7 @@ def figure_strings(at) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("view", [v for v in VIEWS if v != "Trained vs random"])
+@pytest.mark.parametrize("view", list(VIEWS))
 @pytest.mark.parametrize("mask", ["none", "padding"])
 def test_hostile_tokens_are_never_interpreted(view, mask):
     query = {"tok": "whitespace", "src": SRC, "tgt": TGT, "view": view, "mask": mask}
@@ -82,7 +82,7 @@ def test_hostile_tokens_are_never_interpreted(view, mask):
 
 
 def test_hostile_words_in_the_trained_view_are_quoted():
-    at = run_app({"view": "Trained vs random", "tr_src": "the **cat** [x](https://e.com) sees",
+    at = run_app({"weights": "trained", "tr_src": "the **cat** [x](https://e.com) sees",
                   "tr_tgt": "le $chat$ :red[voit]"})
     assert not at.exception
     warnings = [t for t in markdown_texts(at) if "Words outside the lexicon" in t]

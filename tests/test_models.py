@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from model_helpers import REQUIRE_ENV, models_or_skip
 
 from xattn.attnfile import load_attention
 from xattn.models import (
@@ -31,32 +32,8 @@ from xattn.steps import stages
 from xattn.subwords import merge_words, word_groups, word_texts
 
 ROOT = Path(__file__).resolve().parent.parent
-REQUIRE_ENV = "XATTN_REQUIRE_MODELS"
 SRC = "the cat sat on the mat."
 TGT = "le chat est assis."
-
-
-def models_or_skip() -> None:
-    """Skip with the reason where the packages are missing; fail where they are required."""
-    reason = missing_packages()
-    if reason is None:
-        return
-    if os.environ.get(REQUIRE_ENV, "").strip() not in ("", "0", "false", "no"):
-        pytest.fail(f"{REQUIRE_ENV} is set but the model tests cannot run: {reason}",
-                    pytrace=False)
-    pytest.skip(f"model tests skipped: {reason}")
-
-
-@pytest.fixture(scope="session")
-def tiny_dir(tmp_path_factory) -> str:
-    models_or_skip()
-    import torch
-
-    from devtools.tiny_marian import save_tiny
-    # A 16-wide model gains nothing from threads, and on a busy 2-core machine torch's thread
-    # pool waiting for a core made single passes take seconds.
-    torch.set_num_threads(1)
-    return str(save_tiny(tmp_path_factory.mktemp("tiny-marian")))
 
 
 @pytest.fixture(scope="session")
@@ -287,9 +264,27 @@ def test_no_network_gives_one_plain_sentence(monkeypatch):
     with pytest.raises(ModelUnavailable) as info:
         load_model(name, allowed=[name])
     assert str(info.value) == (
-        "The tokenizer of 'xattn-tests/no-such-model' is not on this machine and the Hugging "
-        "Face hub cannot be reached. The first use downloads it once; later loads read the "
-        "local cache (HF_HOME).")
+        "'xattn-tests/no-such-model' is not on this machine and the Hugging Face hub cannot be "
+        "reached. The first use downloads it once; later loads read the local cache (HF_HOME).")
+
+
+def test_an_unreachable_hub_is_found_out_before_transformers_retries(monkeypatch):
+    """Without network, transformers retries for about 50 s before it gives up: a quick
+    connection check answers first (the same sentence), and transformers is never asked."""
+    models_or_skip()
+    import socket
+
+    from xattn.models import _loading
+
+    def no_network(*args, **kwargs):
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(_loading, "_load", lambda *a, **k: pytest.fail("transformers asked"))
+    name = "xattn-tests/no-such-model"
+    with pytest.raises(ModelUnavailable, match="hub cannot be reached"):
+        load_model(name, allowed=[name])
 
 
 # ---------------------------------------------------------------- one layer, opened up

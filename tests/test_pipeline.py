@@ -1,13 +1,11 @@
 """pipeline: settings to weights, user-facing errors, downloads."""
 
-import io
-import json
 
 import numpy as np
 import pytest
 
 from xattn import MultiHeadCrossAttention, ToyEmbedder, tokenize
-from xattn.pipeline import MAX_TOKENS, Settings, head_choices, run, run_npz
+from xattn.pipeline import MAX_TOKENS, Settings, head_choices, run, run_tokens
 
 
 def test_run_equals_the_library_called_by_hand():
@@ -53,12 +51,10 @@ def test_bad_settings_say_what_to_change(changes, match):
         run(Settings(**changes))
 
 
-def test_npz_holds_everything_needed_to_reproduce_the_view():
-    r = run(Settings(mask_mode="padding", padded=(1,)))
-    data = np.load(io.BytesIO(run_npz(r)))
-    np.testing.assert_array_equal(data["weights"], r.weights)
-    np.testing.assert_array_equal(data["output"], r.output)
-    np.testing.assert_array_equal(data["mask"], r.mask)
-    assert list(data["src_tokens"]) == r.src_tokens
-    settings = json.loads(str(data["settings"]))
-    assert Settings(**{**settings, "padded": tuple(settings["padded"])}) == r.settings
+def test_run_tokens_takes_tokens_as_they_are():
+    r = run_tokens(["a b", "<s>"], ["x"], Settings(n_heads=2))
+    assert r.src_tokens == ["a b", "<s>"] and r.weights.shape == (2, 1, 2)
+    with pytest.raises(TypeError, match="src must hold str tokens"):
+        run_tokens([1], ["x"], Settings())
+    with pytest.raises(ValueError, match="at least one token"):
+        run_tokens([], ["x"], Settings())

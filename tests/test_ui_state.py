@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from markdown_helpers import user_text_is_inert
 
 from xattn.pipeline import Settings, run
+from xattn.ui.compare import CHOICES
 from xattn.ui.compute import clear_caches
 from xattn.ui.page import VIEWS
 from xattn.ui.params import REGISTRY, clean_text, whole_number
@@ -25,7 +26,9 @@ def fresh_cache():
 
 
 def notices(at) -> list[str]:
-    return [a.value for a in (*at.warning, *at.info, *at.error)]
+    """Warnings, errors and the page's "changed" notices (not the weights banner)."""
+    changed = [i for i in at.info if i.icon == ":material/sync:"]
+    return [a.value for a in (*at.warning, *changed, *at.error)]
 
 
 def per_head_z(at) -> list[np.ndarray]:
@@ -62,8 +65,8 @@ def test_clean_text_turns_line_breaks_into_spaces_and_cuts():
 @pytest.mark.parametrize("key", ["seed", "cmp_seed", "tr_seed"])
 @pytest.mark.parametrize("value", ["1e400", "inf", "-inf"])
 def test_overflowing_seeds_fall_back_with_a_notice(key, value):
-    view = {"cmp_seed": "Compare", "tr_seed": "Trained vs random"}.get(key, "Heads")
-    at = run_app({key: value, "view": view})
+    query = {"cmp_seed": {"view": "Compare"}, "tr_seed": {"weights": "trained"}}.get(key, {})
+    at = run_app({key: value, **query})
     assert_clean(at)
     warning = messages(at)["warning"]
     assert len(warning) == 1 and f"`{key}={value}`" in warning[0]
@@ -178,7 +181,7 @@ def widget_keys(at) -> set[str]:
     return {w.key for kind in WIDGETS for w in getattr(at, kind) if w.key}
 
 
-def test_every_control_is_a_url_parameter_and_every_parameter_a_control():
+def test_every_control_is_a_url_parameter_and_every_parameter_a_control(tiny_model):
     seen = set()
     for view in VIEWS:
         at = run_app({"view": view, "mask": "padding"})
@@ -187,6 +190,15 @@ def test_every_control_is_a_url_parameter_and_every_parameter_a_control():
         for mode in ("wait-k", "window"):
             at.radio(key="mask").set_value(mode).run()
             seen |= widget_keys(at)
+    for source in ("trained", "model", "file"):
+        for view in VIEWS:
+            at = run_app({"weights": source, "view": view})
+            assert not at.exception, (source, view, at.exception)
+            seen |= widget_keys(at)
+            if view == "Compare" and source != "file":
+                for choice in CHOICES[source]:
+                    at.selectbox(key="cmp").set_value(choice).run()
+                    seen |= widget_keys(at)
     assert seen - set(REGISTRY) == set()                  # no control left out of the link
     assert set(REGISTRY) - seen == {"view"}               # the tabs carry "view"
 

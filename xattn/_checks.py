@@ -74,7 +74,8 @@ def check_seed(seed, name: str = "seed") -> int:
 
 def as_finite(x, name: str, dtype: np.dtype) -> np.ndarray:
     """Cast ``x`` to the float ``dtype``; refuse complex, non-numeric, NaN and infinity."""
-    if np.iscomplexobj(x):
+    kind = x.dtype.kind if isinstance(x, np.ndarray) else np.asarray(x).dtype.kind
+    if kind == "c":
         raise TypeError(f"{name} must hold real numbers; received a complex array (its imaginary "
                         "part would be dropped silently). Pass x.real if that is what you mean.")
     try:

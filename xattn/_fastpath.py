@@ -12,7 +12,11 @@ import math
 
 import numpy as np
 
-__all__ = ["attend", "EXP_SAFE"]
+__all__ = ["attend", "EXP_SAFE", "Overflow"]
+
+
+class Overflow(ArithmeticError):
+    """The scores overflowed the dtype (inputs near its largest value)."""
 
 # ln of the largest finite value, less a margin. If every score of a row is below
 # EXP_SAFE - ln(n_src) in absolute value, exp() of each is finite and normal and so is their
@@ -44,6 +48,8 @@ def attend(q, k_t, v, mask, weights, heads):
     k_norm_max = np.sqrt(np.einsum("bhds,bhds->bhs", k_t, k_t).max(axis=-1))  # (B, h)
     row_bound = np.sqrt(np.einsum("bhtd,bhtd->bht", q, q))                     # (B, h, T)
     row_bound *= k_norm_max[..., None]
+    if not np.isfinite(row_bound).all():   # a score might not be finite: refuse, not NaN
+        raise Overflow
     safe_rows = row_bound < EXP_SAFE[weights.dtype] - math.log(n_src)        # (B, h, T)
     for b in range(n_b):
         for r0 in range(0, n_tgt, rows_per_chunk):
@@ -61,6 +67,8 @@ def _attend_whole(q, k_t, v, mask, weights, heads):
     np.matmul(q, k_t, out=weights)                                            # (B, h, T, S)
     # Here the scores themselves bound |score|, in two calls (chunks use norms, see _attend).
     high = max(np.maximum.reduce(weights, axis=None), -np.minimum.reduce(weights, axis=None))
+    if not math.isfinite(high):            # a score is not finite: refuse, not NaN weights
+        raise Overflow
     safe = high < EXP_SAFE[weights.dtype] - math.log(n_src)
     if mask is None or mask.shape[1] == 1:  # the same keys for every row: rows of all heads
         s, drop = weights.reshape(n_b, n_heads * n_tgt, n_src), mask          # (B, h*T, S)

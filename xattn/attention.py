@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xattn._checks import check_attention_inputs, check_int, check_seed
-from xattn._fastpath import EXP_SAFE, attend
+from xattn._fastpath import EXP_SAFE, Overflow, attend
 
 __all__ = ["MultiHeadCrossAttention", "AttentionTrace", "split_heads", "merge_heads",
            "masked_softmax"]
@@ -41,13 +41,13 @@ def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
     """
     *lead, n, d_model = x.shape
     x = x.reshape(*lead, n, n_heads, d_model // n_heads)               # (..., n, h, d_head)
-    return np.moveaxis(x, -2, -3)                                      # (..., h, n, d_head)
+    return x.swapaxes(-2, -3)                                          # (..., h, n, d_head)
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
     """The inverse of `split_heads`: ``(..., n_heads, n, d_head)`` to ``(..., n, d_model)``."""
     *lead, n_heads, n, d_head = x.shape
-    x = np.moveaxis(x, -3, -2)                                         # (..., n, h, d_head)
+    x = x.swapaxes(-3, -2)                                             # (..., n, h, d_head)
     return x.reshape(*lead, n, n_heads * d_head)                       # (..., n, d_model)
 
 
@@ -220,7 +220,6 @@ class MultiHeadCrossAttention:
         q = x_t @ self.W_Q                                                     # (B, T, d_model)
         q *= self.dtype.type(1.0 / math.sqrt(self.d_head))  # scale queries, not T x S scores
         k, v = x_s @ self.W_K, x_s @ self.W_V                                  # (B, S, d_model)
-        _check_projections(q, k, v, self.d_head)
         # Heads are strided views of the projections: BLAS reads them in place (no copies).
         q = split_heads(q, self.n_heads)                                       # (B, h, T, dh)
         k_t = split_heads(k, self.n_heads).swapaxes(-1, -2)                    # (B, h, dh, S)
@@ -228,10 +227,14 @@ class MultiHeadCrossAttention:
         weights = np.empty((n_b, self.n_heads, n_tgt, n_src), dtype=self.dtype)  # (B,h,T,S)
         concat = np.empty((n_b, n_tgt, self.d_model), dtype=self.dtype)       # (B, T, d_model)
         heads = split_heads(concat, self.n_heads)                 # (B, h, T, dh), a view
-        attend(q, k_t, v, mask, weights, heads)
+        try:
+            attend(q, k_t, v, mask, weights, heads)
+        except Overflow:
+            raise _too_large(self.dtype) from None
         if gate is not None:
             heads *= gate[None, :, None, None]
         output = concat @ self.W_O                                             # (B, T, d_model)
+        _check_finite(output)
         if not batched:
             return output[0], weights[0]
         return output, weights
@@ -256,9 +259,9 @@ class MultiHeadCrossAttention:
         n_src = x_s.shape[1]
         factor = 1.0 / math.sqrt(self.d_head) if scale else 1.0
         q, k, v = x_t @ self.W_Q, x_s @ self.W_K, x_s @ self.W_V               # (B, T|S, d)
-        _check_projections(q, k, v, self.d_head)
         q, k, v = (split_heads(x, self.n_heads) for x in (q, k, v))            # (B, h, T|S, dh)
         scores = q @ k.swapaxes(-1, -2)                                        # (B, h, T, S)
+        _check_finite(scores)
         scaled = scores * self.dtype.type(factor)
         full_mask = np.broadcast_to(mask, (n_b, n_tgt, n_src)) if mask is not None \
             else np.ones((n_b, n_tgt, n_src), dtype=bool)
@@ -269,6 +272,7 @@ class MultiHeadCrossAttention:
             head_outputs = head_outputs * gate[None, :, None, None]
         concat = merge_heads(head_outputs)                                     # (B, T, d_model)
         output = concat @ self.W_O                                             # (B, T, d_model)
+        _check_finite(output)
         fields = dict(q=q, k=k, v=v, scores=scores, scaled_scores=scaled, masked_scores=masked,
                       mask=np.array(full_mask), weights=weights, head_outputs=head_outputs,
                       concat=concat, output=output)
@@ -279,13 +283,14 @@ class MultiHeadCrossAttention:
 
 
 
-def _check_projections(q: np.ndarray, k: np.ndarray, v: np.ndarray, d_head: int) -> None:
-    """Refuse inputs so large that ``x @ W`` or a score ``q . k`` overflows the dtype: they
-    would give NaN weights (and the two paths would disagree on what NaN becomes)."""
-    limit = float(np.finfo(q.dtype).max)
-    top = [float(np.maximum.reduce(np.abs(x), axis=None)) for x in (q, k, v)]
-    # |q . k| <= d_head * max|q| * max|k|, computed in Python floats (they do not overflow).
-    if not all(math.isfinite(t) for t in top) or top[0] * top[1] * d_head >= limit:
-        raise ValueError(f"the inputs are too large: their projections x @ W_Q, W_K, W_V reach "
-                         f"{max(top):.3g}, and the scores q . k could overflow {q.dtype} "
-                         f"(largest {limit:.3g}). Scale the inputs down, e.g. to unit variance.")
+def _too_large(dtype: np.dtype) -> ValueError:
+    limit = float(np.finfo(dtype).max)
+    return ValueError(f"the inputs are too large: the projections x @ W or the scores q . k "
+                      f"overflow {dtype} (largest {limit:.3g}), which would give NaN weights. "
+                      "Scale the inputs down, e.g. to unit variance.")
+
+
+def _check_finite(x: np.ndarray) -> None:
+    """One sum (cheap: this runs on every call); inexact only when it overflows itself."""
+    if x.size and not math.isfinite(np.add.reduce(x, axis=None)) and not np.isfinite(x).all():
+        raise _too_large(x.dtype)

@@ -88,7 +88,8 @@ class AttentionFile:
 
 # ------------------------------------------------------------------ writing
 def save_attention(file, weights, src_tokens, tgt_tokens, *, model: str | None = None,
-                   src_text: str | None = None, tgt_text: str | None = None) -> None:
+                   src_text: str | None = None, tgt_text: str | None = None,
+                   extra: dict | None = None) -> None:
     """Write an attention file.
 
     Parameters
@@ -99,6 +100,9 @@ def save_attention(file, weights, src_tokens, tgt_tokens, *, model: str | None =
     src_tokens : sequence of str, length n_src
     tgt_tokens : sequence of str, length n_tgt
     model, src_text, tgt_text : str, optional
+    extra : dict of str to array_like, optional
+        More arrays to keep beside the format's own (e.g. the output, the inputs); readers of
+        the format ignore them. Their names must not be the format's.
 
     Raises
     ------
@@ -107,6 +111,11 @@ def save_attention(file, weights, src_tokens, tgt_tokens, *, model: str | None =
     """
     arrays = _arrays(weights, src_tokens, tgt_tokens, model=model, src_text=src_text,
                      tgt_text=tgt_text)
+    clash = sorted(set(extra or {}) & {_WEIGHTS, *_TOKENS, *_TEXTS})
+    if clash:
+        raise AttentionFileError([f"extra arrays must not be named like the format's own; "
+                                  f"received {', '.join(clash)}."])
+    arrays.update({name: np.asarray(value) for name, value in (extra or {}).items()})
     if isinstance(file, (str, os.PathLike)):
         with open(file, "wb") as fh:
             np.savez_compressed(fh, **arrays)

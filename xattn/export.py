@@ -30,7 +30,8 @@ from plotly.offline import get_plotlyjs
 from xattn._checks import check_tokens
 from xattn.literal import csv_cell
 
-__all__ = ["standalone_html", "toolbar_config", "IMAGE_FORMATS", "weights_csv", "file_name"]
+__all__ = ["standalone_html", "toolbar_config", "IMAGE_FORMATS", "weights_csv", "file_name",
+           "FORMULA_HTML"]
 
 IMAGE_FORMATS = ("png", "svg", "jpeg", "webp")
 _FALLBACK_NAME = "xattn-figure"
@@ -55,6 +56,8 @@ body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 2em auto; 
        color: #222; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 2em; }
 .xattn-figure { width: 100%; }
+.formula { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math", serif;
+           font-size: 1.15em; line-height: 1.9; }
 """
 
 
@@ -159,8 +162,19 @@ def _script_json(obj) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
+# The cross-attention formula as HTML (no MathJax in an offline page): it reads as maths.
+FORMULA_HTML = (
+    "MultiHead(<i>Q</i>, <i>K</i>, <i>V</i>) = Concat(head<sub>1</sub>, …, "
+    "head<sub><i>h</i></sub>)&#8201;<i>W</i><sup>O</sup><br>"
+    "head<sub><i>i</i></sub> = softmax(&#8201;<i>Q</i>&#8201;<i>W</i><sub><i>i</i></sub>"
+    "<sup>Q</sup>&#8201;(<i>K</i>&#8201;<i>W</i><sub><i>i</i></sub><sup>K</sup>)<sup>⊤</sup> "
+    "/ √<i>d</i><sub>k</sub> + <i>M</i>&#8201;)&#8201;<i>V</i>&#8201;<i>W</i><sub><i>i</i></sub>"
+    "<sup>V</sup>")
+
+
 def standalone_html(figures: list[tuple[str, go.Figure]], *, title: str,
-                    description: str = "") -> str:
+                    description: str = "", name: str | None = None,
+                    formula: bool = False) -> str:
     """One self-contained HTML page holding every figure; it opens offline in any browser.
 
     Plotly's JavaScript bundle is inlined once in the page head (about 4.8 MB); no CDN, no
@@ -176,6 +190,10 @@ def standalone_html(figures: list[tuple[str, go.Figure]], *, title: str,
         Page title and top heading (plain text).
     description : str, default ""
         Plain text under the title; blank lines separate paragraphs.
+    name : str, optional
+        Start of every image file name (e.g. the settings); default the title.
+    formula : bool, default False
+        Show the multi-head cross-attention formula (`FORMULA_HTML`) under the description.
 
     Returns
     -------
@@ -196,9 +214,11 @@ def standalone_html(figures: list[tuple[str, go.Figure]], *, title: str,
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", description) if p.strip()]
     body = [f"<h1>{html.escape(title)}</h1>"]
     body += [f"<p>{html.escape(p)}</p>" for p in paragraphs]
+    if formula:
+        body.append(f'<p class="formula">{FORMULA_HTML}</p>')
     for k, (heading, fig) in enumerate(figures):
         div_id = f"xattn-figure-{k}"
-        config = toolbar_config(f"{title} {heading}") | {"responsive": True}
+        config = toolbar_config(f"{name or title} {heading}") | {"responsive": True}
         body.append(
             f'<section>\n<h2>{html.escape(heading)}</h2>\n'
             f'<div id="{div_id}" class="xattn-figure"></div>\n'

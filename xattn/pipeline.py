@@ -7,18 +7,17 @@ URL can carry it. ``run(settings)`` tokenizes, embeds, masks and attends; it rai
 
 from __future__ import annotations
 
-import io
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from xattn._checks import check_tokens
 from xattn.attention import MultiHeadCrossAttention
 from xattn.embedder import EMBEDDER_MODES, ToyEmbedder
 from xattn.masks import MASK_MODES, local_window_mask, padding_mask, wait_k_mask
 from xattn.tokenize import TOKENIZER_MODES, tokenize
 
-__all__ = ["Settings", "Run", "run", "run_npz", "MAX_TOKENS",
+__all__ = ["Settings", "Run", "run", "run_tokens", "MAX_TOKENS",
            "D_MODEL_CHOICES", "MAX_HEADS", "head_choices", "EMBEDDER_SEED"]
 
 MAX_TOKENS = 64
@@ -132,8 +131,17 @@ def run(s: Settings) -> Run:
         says what to change.
     """
     _check(s)
-    src = _tokens(s.src, "source", s.tokenizer)
-    tgt = _tokens(s.tgt, "target", s.tokenizer)
+    return run_tokens(_tokens(s.src, "source", s.tokenizer),
+                      _tokens(s.tgt, "target", s.tokenizer), s)
+
+
+def run_tokens(src: list[str], tgt: list[str], s: Settings) -> Run:
+    """`run` on tokens given as they are (``s.src``, ``s.tgt`` and the tokenizer are not
+    used): random weights for the tokens of another source, e.g. a file or a real model."""
+    _check(s)
+    src, tgt = check_tokens(src, None, "src"), check_tokens(tgt, None, "tgt")
+    if not src or not tgt:
+        raise ValueError("Both sides need at least one token.")
     embedder = ToyEmbedder(s.d_model, seed=EMBEDDER_SEED, positional=s.positional,
                            mode=s.embedder)
     x_s, x_t = embedder.embed(src), embedder.embed(tgt)
@@ -141,14 +149,3 @@ def run(s: Settings) -> Run:
     mha = MultiHeadCrossAttention(s.d_model, s.n_heads, seed=s.seed)
     output, weights = mha(x_t, x_s, mask)
     return Run(src, tgt, x_s, x_t, mask, weights, output, s)
-
-
-def run_npz(r: Run) -> bytes:
-    """An ``.npz`` archive: weights, output, mask, inputs, tokens and settings (as JSON)."""
-    buf = io.BytesIO()
-    np.savez_compressed(
-        buf, weights=r.weights, output=r.output, mask=r.mask,
-        encoder_output=r.encoder_output, decoder_state=r.decoder_state,
-        src_tokens=np.array(r.src_tokens, dtype=str), tgt_tokens=np.array(r.tgt_tokens, dtype=str),
-        settings=np.array(json.dumps(asdict(r.settings))))
-    return buf.getvalue()

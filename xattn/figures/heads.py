@@ -26,7 +26,7 @@ from xattn.figures._style import (
     tick_font,
 )
 
-__all__ = ["per_head_figure", "average_figure", "output_figure", "mask_marks"]
+__all__ = ["per_head_figure", "head_figure", "average_figure", "output_figure", "mask_marks"]
 
 
 def _grid(n_panels: int, max_cols: int) -> tuple[int, int]:
@@ -75,6 +75,67 @@ def _axes(layout: dict, axis: str, xd, yd, ticks_x, ticks_y, *, x_title: str | N
                                            domain=xd, anchor=f"y{axis}")
     layout[f"yaxis{axis}"] = category_axis(ticks_y, title=y_title, reverse=True, font=font,
                                            domain=yd, anchor=f"x{axis}", showticklabels=y_ticks)
+
+
+def head_figure(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
+                mask: np.ndarray | None = None, zmax: float = 1.0, title: str | None = None,
+                max_x_labels: int = 40, colorbar: bool = False,
+                font_scale: float = 1.0) -> go.Figure:
+    """One head's heatmap, a chart of its own: a page lays several out in columns (which stack
+    on a phone) instead of squeezing them into one figure.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_tgt, n_src)
+    head : int
+        0-based (shown as ``head + 1``).
+    mask : ndarray of bool, shape (n_tgt, n_src), optional
+        Masked cells get a grey cross.
+    zmax : float, default 1
+        Top of the colour scale (1: comparable across heads; a picture's maximum shows the
+        structure of long sentences, whose weights are all small).
+    title : str, optional
+        Trusted text (never a raw token); default "head h".
+    max_x_labels : int, default 40
+        Every k-th source label when there are more (hover names every cell).
+    colorbar : bool, default False
+        Draw the colour bar (a page draws it once for the grid).
+    font_scale : float, default 1
+        Larger text for a projector.
+    """
+    weights = np.asarray(weights)
+    src_tokens = check_tokens(src_tokens, weights.shape[1] if weights.ndim == 2 else None,
+                              "src_tokens")
+    tgt_tokens = check_tokens(tgt_tokens, weights.shape[0] if weights.ndim == 2 else None,
+                              "tgt_tokens")
+    if weights.ndim != 2:
+        raise ValueError(f"weights must have shape (n_tgt, n_src) for one head; received "
+                         f"{weights.shape}.")
+    max_x_labels = check_int(max_x_labels, "max_x_labels", minimum=1)
+    n_tgt, n_src = weights.shape
+    x, x_text = axis_labels(src_tokens)
+    y, y_text = axis_labels(tgt_tokens)
+    font = tick_font(max(n_src, n_tgt), font_scale)
+    step = math.ceil(n_src / max_x_labels)
+    label_px = 40 + int(0.55 * font * min(max(map(len, src_tokens)), TICK_CHARS))
+    height = 40 + max(150, int((font + 3) * n_tgt)) + label_px
+    name = f"head {head + 1}"
+    layout = base_layout(title or name, height, top=36, font_scale=font_scale, showlegend=False,
+                         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=float(zmax),
+                                        showscale=colorbar,
+                                        colorbar=dict(title=dict(text="weight"), thickness=12)),
+                         xaxis=category_axis((x[::step], x_text[::step]), title="source (keys)",
+                                             angle=-60, font=font),
+                         yaxis=category_axis((y, y_text), title="target (queries)",
+                                             reverse=True, font=font))
+    layout["xaxis"]["range"] = [-0.5, n_src - 0.5]   # every category, labelled or not
+    data = [_heatmap(weights, x, y, "", name)]
+    if mask is not None:
+        mark = mask_marks(np.broadcast_to(np.asarray(mask, bool), weights.shape), x, y, "",
+                          size=max(4, 14 - n_src // 6))
+        if mark:
+            data.append(mark)
+    return go.Figure(data=data, layout=layout, _validate=False)
 
 
 def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,

@@ -29,8 +29,9 @@ from xattn.models._loading import (
     allowed_models,
     load_model,
     missing_packages,
+    use_threads,
 )
 
 __all__ = ["DEFAULT_MODELS", "MODELS_ENV", "LoadedModel", "ModelAttention", "ModelUnavailable",
            "allowed_models", "cross_attention", "layer_ablation", "layer_trace", "load_model",
-           "main", "missing_packages"]
+           "main", "missing_packages", "use_threads"]

@@ -12,7 +12,7 @@ import threading
 import warnings
 
 __all__ = ["DEFAULT_MODELS", "MODELS_ENV", "LoadedModel", "ModelUnavailable", "allowed_models",
-           "load_model", "missing_packages"]
+           "load_model", "missing_packages", "use_threads"]
 
 DEFAULT_MODELS = ("Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-de",
                   "Helsinki-NLP/opus-mt-fr-en", "Helsinki-NLP/opus-mt-de-en")
@@ -109,6 +109,18 @@ class LoadedModel:
                 f"parameters={n_params / 1e6:.3g}M)")
 
 
+def use_threads(n: int) -> None:
+    """Run torch's CPU kernels on ``n`` threads. A classroom server wants 1: with several
+    sessions at once, one thread per pass is steadier than two passes each fighting for two
+    (measured in benchmarks/bench_models.py)."""
+    from xattn._checks import check_int
+
+    n = check_int(n, "n", minimum=1)
+    import torch
+
+    torch.set_num_threads(n)
+
+
 def load_model(name: str, *, allowed=None) -> LoadedModel:
     """Load a tokenizer and model by name (a hub id, or a local ``save_pretrained`` folder).
 
@@ -141,6 +153,8 @@ def load_model(name: str, *, allowed=None) -> LoadedModel:
         raise ModelUnavailable(reason)
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+    if not _on_disk(name) and not _hub_reachable():
+        raise ModelUnavailable(_offline(name))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Recommended: pip install sacremoses")
         tokenizer = _load("tokenizer", name, AutoTokenizer.from_pretrained)
@@ -149,14 +163,40 @@ def load_model(name: str, *, allowed=None) -> LoadedModel:
     return LoadedModel(model, tokenizer, name)
 
 
+def _offline(name: str) -> str:
+    return (f"{name!r} is not on this machine and the Hugging Face hub cannot be reached. The "
+            "first use downloads it once; later loads read the local cache (HF_HOME).")
+
+
+def _on_disk(name: str) -> bool:
+    """A local folder, or a hub model already in the local cache."""
+    if os.path.isdir(name):
+        return True
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(name, "config.json"), str)
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether huggingface.co answers within ``timeout`` seconds: transformers' own retries
+    take about 50 s to give up on a machine without network, and a class would wait."""
+    import socket
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0"):
+        return False
+    host = os.environ.get("HF_ENDPOINT", "https://huggingface.co").split("//")[-1].split("/")[0]
+    try:
+        with socket.create_connection((host.split(":")[0], 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
 def _load(part: str, name: str, from_pretrained, **kwargs):
     try:
         return from_pretrained(name, trust_remote_code=False, **kwargs)
     except Exception as err:    # any failure of a third-party loader becomes one plain message
         text = (str(err).strip().splitlines() or [type(err).__name__])[0]
         if "connect" in text or "offline" in text.lower():
-            raise ModelUnavailable(
-                f"The {part} of {name!r} is not on this machine and the Hugging Face hub cannot "
-                f"be reached. The first use downloads it once; later loads read the local "
-                f"cache (HF_HOME).") from err
+            raise ModelUnavailable(_offline(name)) from err
         raise ModelUnavailable(f"Could not load the {part} of {name!r}: {text[:200]}") from err

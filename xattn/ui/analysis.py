@@ -5,14 +5,16 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from xattn.ablation import ablation
 from xattn.figures import ablation_figure, statistics_figure
 from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
-from xattn.pipeline import MAX_HEADS, Run
+from xattn.pipeline import MAX_HEADS
+from xattn.sources import Attention
 from xattn.ui.compute import derived
 from xattn.ui.controls import chart_config
+from xattn.ui.heads import file_stem
 from xattn.ui.params import list_param, whole_number
 from xattn.ui.state import PageState
+from xattn.ui.trained import trained_statistics
 
 OFF = list_param("off", whole_number(1, MAX_HEADS), what="the heads switched off")
 MEASURE_NAMES = {
@@ -28,46 +30,62 @@ SHORT_NAMES = {"normalised_entropy": "spread", "effective_keys": "effective toke
                "monotonicity": "monotonicity"}
 
 
-def stats_view(r: Run) -> None:
-    stats = derived(("stats", r.settings), lambda: head_statistics(r.weights, r.mask))
+def stats_view(a: Attention, layer: int, state: PageState) -> None:
+    weights = a.layer(layer)
+    stats = derived(("stats", a.key, layer), lambda: head_statistics(weights, a.mask))
     table = {"head": [f"head {h + 1}" for h in stats["head"]]}
     table.update({MEASURE_NAMES[k]: np.round(stats[k], 3) for k in MEASURE_NAMES})
     st.dataframe(table, hide_index=True)
     st.plotly_chart(statistics_figure(stats, SHORT_NAMES), key="stats_chart",
-                    config=chart_config(f"xattn-head-statistics-seed{r.settings.seed}"),
+                    config=chart_config(f"{file_stem(a, layer)}-head-statistics"),
                     alt="Bar charts of the five head statistics, one bar per head.")
     st.markdown("\n".join(f"- **{MEASURE_NAMES[k]}**: {MEASURE_DESCRIPTIONS[k]}"
                           for k in MEASURE_NAMES))
-    st.caption("Means are over target tokens that have at least one source token to attend to. "
-               "With random weights these numbers describe the seed, not language.")
+    st.caption("Means are over target tokens that have at least one source token to attend to."
+               + (" With random weights these numbers describe the seed, not language."
+                  if a.source == "random" else ""))
+    if a.source == "trained":
+        trained_statistics(a)
 
 
-def ablation_view(r: Run, state: PageState) -> None:
-    n_heads = r.settings.n_heads
+def ablation_view(a: Attention, layer: int, state: PageState) -> None:
+    if a.ablate is None:
+        st.info(f"Switching heads off is not available for these weights: "
+                f"{a.why_no_projections} It needs the heads' outputs and W_O (random, trained or "
+                "model weights).", icon=":material/info:")
+        return
+    n_heads = a.n_heads
     st.markdown("Switch heads off (their output is multiplied by 0 before $W^O$, as in Michel, "
                 "Levy and Neubig 2019) and see how much the output changes: "
                 "$\\lVert Y - Y_{\\text{ablated}} \\rVert / \\lVert Y \\rVert$.")
-    labels = [str(h) for h in range(1, n_heads + 1)]
-    off = state.value("off", range(1, n_heads + 1), why=f"(there are {n_heads} heads)")
-    st.multiselect("Heads to switch off", range(1, n_heads + 1), key="off",
-                   placeholder="choose heads by number")
-    heads_off = tuple(h - 1 for h in off)
-    res = derived(("ablation", r.settings, heads_off), lambda: ablation(
-        r.module(), r.decoder_state, r.encoder_output, r.mask, heads_off=heads_off))
-    a, b = st.columns([1, 2])
-    with a:
-        st.dataframe({"head switched off alone": [f"head {h}" for h in labels],
-                      "relative output change": np.round(res.per_head, 3)}, hide_index=True)
-        if heads_off:
+    heads = range(1, n_heads + 1)
+    off = state.value("off", heads, why=f"(there are {n_heads} heads)")
+    st.multiselect("Heads to switch off", heads, key="off", placeholder="choose heads by number")
+    alone = derived(("ablation", a.key, layer, ()), lambda: a.ablate(layer, ()))
+    order = np.argsort(-np.nan_to_num(alone.per_head, nan=-1.0), kind="stable")   # most first
+    shown = tuple(h - 1 for h in off) or (int(order[0]),)
+    res = derived(("ablation", a.key, layer, shown), lambda: a.ablate(layer, shown))
+    left, right = st.columns([1, 2])
+    with left:
+        st.dataframe({"head": [f"head {h + 1}" for h in order],
+                      "output change when switched off alone": [
+                          f"{alone.per_head[h]:.1%}" for h in order],
+                      "": ["most important" if k == 0 else "" for k in range(n_heads)]},
+                     hide_index=True)
+        if off:
             st.metric(f"Change with heads {', '.join(map(str, off))} off", f"{res.chosen:.1%}")
-            if len(heads_off) == n_heads:
+            if len(off) == n_heads and a.source != "model":
                 st.caption("Every head is off: the output is all zeros (a change of 100%).")
         else:
-            st.info("Choose heads above to see the change for that set and per target token.")
-    with b:
-        st.plotly_chart(ablation_figure(res, r.tgt_tokens, [h + 1 for h in heads_off]),
+            st.caption(f"Sorted by importance. The chart shows head {order[0] + 1}, the most "
+                       "important; choose heads above to switch off a set of your own.")
+    tgt_tokens = (a.trace_tokens or (a.src_tokens, a.tgt_tokens))[1]
+    with right:
+        st.plotly_chart(ablation_figure(res, list(tgt_tokens), [h + 1 for h in shown]),
                         key="ablation_chart", config=chart_config("xattn-ablation"),
                         alt="Bar chart of the relative output change per target token.")
     st.caption("Weights of the remaining heads do not change: a head's gate scales its output, "
-               "not its attention. A change near 0 means the output barely depends on that "
-               "head; the changes of single heads do not add up, since norms are not additive.")
+               "not its attention. A change near 0 % means the output barely depends on that "
+               "head; the changes of single heads do not add up, since norms are not additive."
+               + (" For a real model the output is that of one layer's cross-attention, its "
+                  "bias included." if a.source == "model" else ""))

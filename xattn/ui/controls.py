@@ -72,15 +72,22 @@ WINDOW = int_param("window", DEFAULTS.window, 0, 16, "the window")
 IMG = choice_param("img", "png", ("png", "svg"), "the image format")
 
 
-def sentence_inputs(state: PageState) -> tuple[str, str]:
-    """The two sentences, side by side at the top of the page."""
+def sentence_inputs(state: PageState, *, translate: bool = False) -> tuple[str, str]:
+    """The two sentences, side by side at the top of the page; ``translate``: an empty target
+    means "let the model translate"."""
     left, right = st.columns(2)
     src, tgt = text_value(state, "src", MAX_CHARS), text_value(state, "tgt", MAX_CHARS)
     left.text_input("Source sentence (encoder: keys and values)", key="src",
                     max_chars=MAX_CHARS,
                     help=f"The sentence being translated. Up to {MAX_TOKENS} tokens.")
-    right.text_input("Target sentence (decoder: queries)", key="tgt", max_chars=MAX_CHARS,
-                     help=f"The translation being produced. Up to {MAX_TOKENS} tokens.")
+    if translate:
+        right.text_input("Target sentence (decoder: queries), optional", key="tgt",
+                         max_chars=MAX_CHARS, placeholder="empty: the model translates",
+                         help="The translation whose attention is shown (teacher forcing). "
+                              "Empty: the model translates the source first.")
+    else:
+        right.text_input("Target sentence (decoder: queries)", key="tgt", max_chars=MAX_CHARS,
+                         help=f"The translation being produced. Up to {MAX_TOKENS} tokens.")
     return src, tgt
 
 
@@ -92,7 +99,7 @@ def nearest(options):
 
 def model_controls(state: PageState) -> dict:
     sb = st.sidebar
-    sb.header("Model")
+    sb.header("Random projections")
     d_model = state.value("d_model", D_MODEL_CHOICES, closest=nearest(D_MODEL_CHOICES),
                           why=f"(d_model is one of {', '.join(map(str, D_MODEL_CHOICES))})")
     sb.select_slider("d_model (width of every token vector)", D_MODEL_CHOICES, key="d_model")
@@ -185,10 +192,6 @@ def chart_config(name: str) -> dict:
     return toolbar_config(name, fmt if fmt in IMAGE_FORMATS else "png")
 
 
-def settings_from_controls(state: PageState) -> Settings:
-    """Draw the sentences and every control of the sidebar; return the settings."""
-    src, tgt = sentence_inputs(state)
-    model = model_controls(state)
-    masks = mask_controls(state, src, model["tokenizer"])
-    export_controls(state)
+def settings_from_parts(src: str, tgt: str, model: dict, masks: dict) -> Settings:
+    """The settings of the random weights from what the controls returned."""
     return replace(DEFAULTS, src=src, tgt=tgt, **model, **masks)

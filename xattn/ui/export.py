@@ -5,18 +5,24 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.export import standalone_html
-from xattn.figures import average_figure, lines_figure, output_figure, per_head_figure
-from xattn.pipeline import Run
-from xattn.ui.heads import FORMULA, file_stem, shapes_text
+from xattn.figures import (
+    add_gold_marks,
+    average_figure,
+    lines_figure,
+    output_figure,
+    per_head_figure,
+)
+from xattn.sources import Attention
+from xattn.ui.heads import file_stem
 
 
-def export_view(r: Run) -> None:
+def export_view(a: Attention, layer: int, state) -> None:
     st.markdown("Everything on the *Heads* tab in one HTML file that opens offline in any "
                 "browser (Plotly's JavaScript is inside it): for slides, handouts and papers. "
                 "Each chart in it has two download buttons in its toolbar: PNG (camera) and SVG "
                 "(disk).")
-    stem = file_stem(r)
-    st.download_button("Download the figures as standalone HTML", lambda: export_page(r),
+    stem = file_stem(a, layer)
+    st.download_button("Download the figures as standalone HTML", lambda: export_page(a, layer),
                        f"{stem}.html", "text/html", key="dl_html", on_click="ignore",
                        type="primary")
     st.caption("In the app itself, the camera button in each chart's toolbar saves a PNG or "
@@ -24,20 +30,39 @@ def export_view(r: Run) -> None:
                f"settings, e.g. `{stem}-per-head.png`.")
 
 
-def export_page(r: Run) -> str:
+def export_page(a: Attention, layer: int = 0) -> str:
     """The standalone HTML file the Export view offers: every figure of the Heads view."""
-    figures = [
-        ("One heatmap per head", per_head_figure(r.weights, r.src_tokens, r.tgt_tokens,
-                                                  mask=r.mask)),
-        ("Average over heads", average_figure(r.weights, r.src_tokens, r.tgt_tokens,
-                                              mask=r.mask)),
-        ("Lines view", lines_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask)),
-        ("Output representation", output_figure(r.output, r.tgt_tokens)),
-    ]
-    s = r.settings
-    description = (f"Source: {s.src} | Target: {s.tgt} | d_model {s.d_model}, {s.n_heads} "
-                   f"heads, seed {s.seed}, tokenizer {s.tokenizer}, embedder {s.embedder}, "
-                   f"positions {'on' if s.positional else 'off'}, mask {s.mask_mode}. "
-                   f"Shapes: {shapes_text(r)}. Formula: {FORMULA}")
+    weights, src, tgt = a.layer(layer), list(a.src_tokens), list(a.tgt_tokens)
+    per_head = per_head_figure(weights, src, tgt, mask=a.mask)
+    if a.gold is not None:
+        add_gold_marks(per_head, a.gold, src, tgt)
+    figures = [("One heatmap per head", per_head),
+               ("Average over heads", average_figure(weights, src, tgt, mask=a.mask)),
+               ("Lines view", lines_figure(weights, src, tgt, mask=a.mask))]
+    if a.output is not None:
+        figures.append(("Output representation", output_figure(a.output, tgt)))
     return standalone_html(figures, title="xattn: multi-head cross-attention",
-                           description=description)
+                           description=describe(a, layer), name=file_stem(a, layer),
+                           formula=True)
+
+
+def describe(a: Attention, layer: int) -> str:
+    """Plain text (escaped by the page): what the figures show and how they were made."""
+    lines = [f"Source tokens: {' '.join(a.src_tokens)}",
+             f"Target tokens: {' '.join(a.tgt_tokens)}"]
+    if a.source == "random":
+        s = a.context.settings
+        lines.append(f"Random weights: d_model {s.d_model}, {s.n_heads} heads, seed {s.seed}, "
+                     f"tokenizer {s.tokenizer}, embedder {s.embedder}, positions "
+                     f"{'on' if s.positional else 'off'}, mask {s.mask_mode}.")
+    elif a.source == "trained":
+        config = a.context[0].result.config
+        lines.append(f"Trained on the toy English-French task: {config.n_heads} heads, "
+                     f"{config.steps} steps, seed {config.seed}. Gold cells are outlined.")
+    else:
+        name = a.context.model or "an unnamed model"
+        lines.append(f"{'Model' if a.source == 'model' else 'File of'} {name}: layer "
+                     f"{layer + 1} of {a.n_layers}.")
+    if a.details:
+        lines.append(f"Shapes: {a.details}.")
+    return "\n\n".join(lines)

@@ -1,38 +1,53 @@
-"""The Heads view: one heatmap per head, their average, the tensor shapes, the output, downloads."""
+"""The Heads view: one heatmap per head, their average, the output, the formula, downloads.
+
+Works on every weights source: a layers x heads overview first where there are layers, gold
+marks where a gold alignment is known, the output representation where the source has one.
+"""
 
 from __future__ import annotations
+
+import json
+from dataclasses import asdict
 
 import numpy as np
 import streamlit as st
 
+from xattn.attnfile import attention_to_bytes
 from xattn.export import file_name, weights_csv
-from xattn.figures import average_figure, output_figure, per_head_figure
+from xattn.figures import (
+    add_gold_marks,
+    average_figure,
+    head_figure,
+    output_figure,
+    per_head_figure,
+)
 from xattn.literal import md_code
-from xattn.pipeline import Run, run_npz
+from xattn.sources import Attention
 from xattn.ui.controls import chart_config
+from xattn.ui.overview import layers_overview
 
 FORMULA = (r"\begin{aligned} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mathrm{head}_1, "
            r"\dots, \mathrm{head}_h)\, W^O \\ \mathrm{head}_i &= \mathrm{softmax}\!\left("
            r"\frac{Q W_i^Q (K W_i^K)^\top}{\sqrt{d_k}} + M\right) V W_i^V \end{aligned}")
 
 
-def file_stem(r: Run) -> str:
+def file_stem(a: Attention, layer: int = 0) -> str:
     """A file name that says what is in the file: xattn-4heads-d32-seed0-the-black-cat."""
-    s = r.settings
-    return file_name(f"xattn-{s.n_heads}heads-d{s.d_model}-seed{s.seed} "
-                     + " ".join(r.src_tokens[:4])).lower()
+    words = " ".join(a.src_tokens[:4])
+    if a.source == "random":
+        s = a.context.settings
+        what = f"{s.n_heads}heads-d{s.d_model}-seed{s.seed}"
+    elif a.source == "trained":
+        config = a.context[0].result.config
+        what = f"trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
+    elif a.source == "model":
+        what = f"{a.context.model.rsplit('/', 1)[-1]}-layer{layer + 1}"
+    else:
+        what = f"file-layer{layer + 1}"
+    return file_name(f"xattn-{what} {words}").lower()
 
 
-def shapes_text(r: Run) -> str:
-    s = r.settings
-    n_src, n_tgt, d_head = len(r.src_tokens), len(r.tgt_tokens), s.d_model // s.n_heads
-    return (f"encoder output ({n_src}, {s.d_model}) · decoder state ({n_tgt}, {s.d_model}) · "
-            f"per head Q ({n_tgt}, {d_head}), K and V ({n_src}, {d_head}) · weights "
-            f"({s.n_heads}, {n_tgt}, {n_src}) = heads × target × source · output "
-            f"({n_tgt}, {s.d_model})")
-
-
-def text_alternative(weights: np.ndarray, mask: np.ndarray, src_tokens, tgt_tokens) -> str:
+def text_alternative(weights: np.ndarray, mask, src_tokens, tgt_tokens) -> str:
     """For screen readers and print: the source token each target token attends to most.
 
     Markdown in which every token is a code span, so nothing a user typed is interpreted.
@@ -41,7 +56,7 @@ def text_alternative(weights: np.ndarray, mask: np.ndarray, src_tokens, tgt_toke
     for h, head in enumerate(weights):
         pairs = []
         for i, row in enumerate(head):
-            if not mask[i].any():
+            if (mask is not None and not mask[i].any()) or not row.any():
                 pairs.append(f"{md_code(tgt_tokens[i])} → (nothing to attend to)")
                 continue
             j = int(np.argmax(row))
@@ -50,45 +65,93 @@ def text_alternative(weights: np.ndarray, mask: np.ndarray, src_tokens, tgt_toke
     return "\n".join(lines)
 
 
-def heads_view(r: Run) -> None:
-    st.caption(f"**Shapes in this run:** {shapes_text(r)}")
-    stem = file_stem(r)
-    fig = per_head_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask)
+def heads_view(a: Attention, layer: int, state) -> None:
+    weights = a.layer(layer)
+    stem = file_stem(a, layer)
+    if a.n_layers > 1:
+        focus = layers_overview(a, layer, state)
+        if focus is not None:
+            fig = head_figure(weights[focus], a.src_tokens, a.tgt_tokens, head=focus,
+                              mask=a.mask, title=f"Layer {layer + 1}, head {focus + 1}",
+                              colorbar=True, max_x_labels=64)
+            st.plotly_chart(fig, key="focus_head", config=chart_config(f"{stem}-head{focus + 1}"),
+                            alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
+    if a.details:
+        st.caption(f"**Shapes:** {a.details}")
+    fig = per_head_figure(weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask)
+    if a.gold is not None:
+        add_gold_marks(fig, a.gold, a.src_tokens, a.tgt_tokens)
     st.plotly_chart(fig, key="per_head", config=chart_config(f"{stem}-per-head"),
                     alt="Heatmaps of cross-attention weights, one per head; a text version "
                         "is in the expander below.")
-    if (~r.mask).any():
+    if a.gold is not None:
+        st.caption("◻ marks each target word's gold source word (the word it translates).")
+    if a.mask is not None and (~a.mask).any():
         st.caption("Grey crosses mark masked cells: that source token may not be attended "
                    "from that target token, so its weight is exactly 0.")
     with st.expander("Text description of the heatmaps (strongest source token per row)"):
-        st.markdown(text_alternative(r.weights, r.mask, r.src_tokens, r.tgt_tokens))
-    st.markdown(f"**The formula.** $Q$ = decoder state (target), $K = V$ = encoder output "
-                f"(source), $d_k = d_{{model}} / h = {r.settings.d_model // r.settings.n_heads}$, "
-                "and $M$ is 0 where a key may be attended and $-\\infty$ where it is masked.")
-    st.latex(FORMULA)
+        st.markdown(text_alternative(weights, a.mask, a.src_tokens, a.tgt_tokens))
+    formula(a)
     left, right = st.columns([2, 3])
     with left:
-        st.plotly_chart(average_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask),
+        st.plotly_chart(average_figure(weights, list(a.src_tokens), list(a.tgt_tokens),
+                                       mask=a.mask),
                         key="average", config=chart_config(f"{stem}-average"),
                         alt="Heatmap of the attention weights averaged over heads.")
-    with right:
-        st.plotly_chart(output_figure(r.output, r.tgt_tokens), key="output",
-                        config=chart_config(f"{stem}-output"),
-                        alt="Heatmap of the output representation: target tokens by model "
-                            "dimensions.")
-    downloads(r, stem)
+    if a.output is not None:
+        with right:
+            st.plotly_chart(output_figure(a.output, list(a.tgt_tokens)), key="output",
+                            config=chart_config(f"{stem}-output"),
+                            alt="Heatmap of the output representation: target tokens by model "
+                                "dimensions.")
+    downloads(a, stem)
 
 
-def downloads(r: Run, stem: str) -> None:
+def formula(a: Attention) -> None:
+    d_k = f" = {a.d_head}" if a.d_head else ""
+    st.markdown(f"**The formula.** $Q$ = decoder state (target), $K = V$ = encoder output "
+                f"(source), $d_k = d_{{model}} / h{d_k}$, and $M$ is 0 where a key may be "
+                "attended and $-\\infty$ where it is masked.")
+    st.latex(FORMULA)
+
+
+def attention_npz(a: Attention) -> bytes:
+    """The ``.npz`` download: the attention file format (it uploads back as *file* weights),
+    plus, for random weights, what reproduces them (output, mask, inputs, settings)."""
+    extra, model = {}, None
+    if a.source == "random":
+        r = a.context
+        extra = dict(output=r.output, mask=r.mask, encoder_output=r.encoder_output,
+                     decoder_state=r.decoder_state,
+                     settings=np.array(json.dumps(asdict(r.settings))))
+    elif a.source == "trained":
+        extra = {"gold": a.gold}
+        model = "xattn toy EN-FR model, trained"
+    elif a.source == "model":
+        model = a.context.model
+    texts = {}
+    if a.source in ("random", "model"):
+        texts = dict(src_text=a.context.settings.src if a.source == "random" else
+                     a.context.src_text,
+                     tgt_text=a.context.settings.tgt if a.source == "random" else
+                     a.context.tgt_text)
+    return attention_to_bytes(a.weights, list(a.src_tokens), list(a.tgt_tokens), model=model,
+                              extra=extra, **texts)
+
+
+def downloads(a: Attention, stem: str) -> None:
     st.markdown("**Download the numbers**")
-    a, b, _ = st.columns([1, 1, 2])
-    a.download_button("Weights as CSV", lambda: weights_csv(r.weights, r.src_tokens,
-                                                            r.tgt_tokens),
-                      f"{stem}-weights.csv", "text/csv", key="dl_csv", on_click="ignore",
-                      help="Long format: head, tgt_pos, tgt_token, src_pos, src_token, weight. "
-                           "Heads count from 1, positions from 0. A token a spreadsheet would "
-                           "read as a formula (=, +, -, @ first) gets a ' in front.")
-    b.download_button("Everything as .npz", lambda: run_npz(r), f"{stem}.npz",
-                      "application/octet-stream", key="dl_npz", on_click="ignore",
-                      help="NumPy archive: weights, output, mask, inputs, tokens (exactly as "
-                           "typed), settings.")
+    left, right, _ = st.columns([1, 1, 2])
+    layers = "layer, " if a.n_layers > 1 else ""
+    left.download_button("Weights as CSV", lambda: weights_csv(a.weights if a.n_layers > 1
+                                                               else a.weights[0],
+                                                               a.src_tokens, a.tgt_tokens),
+                         f"{stem}-weights.csv", "text/csv", key="dl_csv", on_click="ignore",
+                         help=f"Long format: {layers}head, tgt_pos, tgt_token, src_pos, "
+                              "src_token, weight. Heads count from 1, positions from 0. A token "
+                              "a spreadsheet would read as a formula (=, +, -, @ first) gets a "
+                              "' in front.")
+    right.download_button("Everything as .npz", lambda: attention_npz(a), f"{stem}.npz",
+                          "application/octet-stream", key="dl_npz", on_click="ignore",
+                          help="NumPy archive in the attention file format (it uploads back "
+                               "as Weights: file), tokens exactly as typed.")

@@ -1,37 +1,36 @@
-"""The whole page: controls, the computation (cached), and the views in tabs."""
+"""The whole page: the weights (random, trained, a real model or a file), and views in tabs.
+
+Every view draws an ``xattn.sources.Attention``; only the open view's code runs.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from xattn.literal import md_code
-from xattn.pipeline import Settings
 from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.compare import compare_view
-from xattn.ui.compute import cached_run
-from xattn.ui.controls import settings_from_controls
+from xattn.ui.controls import export_controls
 from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
 from xattn.ui.lines import lines_view
 from xattn.ui.params import choice_param
+from xattn.ui.sources import layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
-from xattn.ui.trained import trained_view
 
-# Each view: (function, what it needs: "run" = this run's result and the page state, "state" =
-# the page state only, None = nothing). Only the open view's code runs.
-VIEWS = {
-    "Heads": (lambda r, state: heads_view(r), "run"),
-    "Step through": (step_view, "run"),
-    "Head statistics": (lambda r, state: stats_view(r), "run"),
-    "Switch heads off": (ablation_view, "run"),
-    "Lines": (lines_view, "run"),
-    "Compare": (compare_view, "run"),
-    "Trained vs random": (trained_view, "state"),
-    "Export": (lambda r, state: export_view(r), "run"),
-    "How to read this": (lambda: st.markdown(HOW_TO_READ), None),
+VIEWS = {   # each draws (attention, layer, state); None: the reading guide
+    "Heads": heads_view,
+    "Step through": step_view,
+    "Head statistics": stats_view,
+    "Switch heads off": ablation_view,
+    "Lines": lines_view,
+    "Compare": compare_view,
+    "Export": export_view,
+    "How to read this": None,
 }
 VIEW = choice_param("view", "Heads", tuple(VIEWS), "the view")
+ICONS = {"random": ":material/casino:", "trained": ":material/school:",
+         "model": ":material/translate:", "file": ":material/description:"}
 
 
 HOW_TO_READ = """
@@ -52,10 +51,15 @@ interpreter who must speak before the sentence ends; a *local window* allows onl
 near the diagonal. If every source token is masked for a target token, that row has nothing to
 attend to: its weights and output are all zero.
 
-**These weights are random.** Nothing here was trained. The token vectors come from a hash of
-each word, and the projection matrices from the seed: change the seed and every pattern changes.
-Any resemblance to a word alignment is chance (or spelling, in the n-gram embedder, or position,
-with positional encoding). The *Trained vs random* view shows what training changes.
+**Where the weights come from** (sidebar, *Weights*). *Random*: nothing was trained; the token
+vectors come from a hash of each word and the projection matrices from the seed, so change the
+seed and every pattern changes, and any resemblance to a word alignment is chance (or spelling,
+in the n-gram embedder, or position, with positional encoding). *Trained*: the same module
+trained on a toy English→French task, where each French word must find the English word it
+translates; ◻ marks the gold word. *Model*: a real translation model (opus-mt); row *i* is the
+step that *produces* target token *i* (its query is the previous token), and much of the weight
+parks on `</s>` and punctuation ("attention sinks"). *File*: weights from any model, uploaded.
+*Compare* puts random and trained (or two layers) side by side.
 
 **Attention is not explanation.** Even in a trained model, a high weight says where a head
 looked, not why the model produced its output: values can be small, other heads and layers mix
@@ -79,9 +83,14 @@ def _page(state: PageState) -> None:
     st.caption("How a decoder (the target sentence) looks up the encoder's output (the source "
                "sentence). Type two sentences; every control is in the link, so a shared URL "
                "shows the same picture.")
-    notice_area = st.container()   # filled last, once every control of this run is drawn
-    settings = settings_from_controls(state)
-    _views(state, settings)
+    notice_area = st.container()   # filled once the controls are drawn
+    banner = st.container(key="banner")
+    a, source = weights_source(state)
+    layer = layer_control(state, a) if a is not None else 0
+    export_controls(state)
+    if a is not None:
+        banner.info(a.describe(layer), icon=ICONS[source])
+    _views(state, a, layer)
     with notice_area:
         for notice in state.finish():
             if notice.kind == "link":
@@ -90,31 +99,16 @@ def _page(state: PageState) -> None:
                 st.info(notice.text, icon=":material/sync:")
 
 
-def _views(state: PageState, settings: Settings) -> None:
-    result = None
-    try:
-        result = cached_run(settings)
-    except ValueError as err:
-        st.error(f"{err}", icon=":material/error:")
-        st.info("The page keeps working: change the sentences or the settings and it redraws.")
-    if result is not None and len(result.empty_rows):
-        rows = ", ".join(md_code(f"{i}: {result.tgt_tokens[i]}") for i in result.empty_rows[:12])
-        more = f" and {len(result.empty_rows) - 12} more" if len(result.empty_rows) > 12 else ""
-        st.warning(f"Every source token is masked for target token(s) {rows}{more}. Those rows "
-                   "have nothing to attend to, so their weights and output are all zero. Unmask "
-                   "a source token (sidebar, Masking) to give them something to look at.",
-                   icon=":material/warning:")
+def _views(state: PageState, a, layer: int) -> None:
     state.value("view")
     tabs = st.tabs(list(VIEWS), key="view", on_change="rerun")
-    for tab, (view, needs) in zip(tabs, VIEWS.values(), strict=True):
+    for tab, view in zip(tabs, VIEWS.values(), strict=True):
         if not tab.open:
             continue
         with tab:
-            if needs == "run" and result is None:
-                st.info("This view appears once the sentences above are valid.")
-            elif needs == "run":
-                view(result, state)
-            elif needs == "state":
-                view(state)
+            if view is None:
+                st.markdown(HOW_TO_READ)
+            elif a is None:
+                st.info("This view appears once the weights above can be computed.")
             else:
-                view()
+                view(a, layer, state)

@@ -10,6 +10,7 @@ import streamlit as st
 from xattn.embedder import ToyEmbedder
 from xattn.figures import clickable_head_figure, saturation_figure, weights_bar_figure
 from xattn.pipeline import EMBEDDER_SEED, MAX_HEADS, Run
+from xattn.sources import Attention
 from xattn.steps import row_entropy, saturation, stages
 from xattn.ui.compute import derived
 from xattn.ui.controls import chart_config, token_label
@@ -32,6 +33,7 @@ def _on_pick(labels: list[str]) -> None:
 
 
 def _saturation_curve(r: Run) -> dict:
+    """Entropy against d_head, scaled and not, for random weights of this run's shape."""
     s = r.settings
 
     def embed(tokens):
@@ -51,53 +53,68 @@ def _table(values: np.ndarray, row_labels: list[str] | None = None) -> None:
                  hide_index=True, height=min(36 * (len(arr) + 1) + 4, 260))
 
 
-def step_view(r: Run, state: PageState) -> None:
-    s = r.settings
-    tgt_labels = [token_label(i, t) for i, t in enumerate(r.tgt_tokens)]
+def step_view(a: Attention, layer: int, state: PageState) -> None:
+    if a.trace is None:
+        st.info(f"Step through is not available for these weights: {a.why_no_projections} It "
+                "needs the projections W_Q, W_K, W_V, W_O (random, trained or model weights).",
+                icon=":material/info:")
+        return
+    src_tokens, tgt_tokens = a.trace_tokens or (a.src_tokens, a.tgt_tokens)
+    tgt_labels = [token_label(i, t) for i, t in enumerate(tgt_tokens)]
     st.markdown("Pick a head and a target token (or click a cell of the heatmap) and follow one "
                 "row of weights from the query vector to the output row. Every number is from "
-                "this run.")
+                "these weights" + (", at the level of subword pieces." if a.trace_tokens
+                                    else "."))
     c1, c2, c3 = st.columns([1, 2, 2])
-    heads = range(1, s.n_heads + 1)
-    head = state.value("step_head", heads, why=f"(there are {s.n_heads} heads)") - 1
+    heads = range(1, a.n_heads + 1)
+    head = state.value("step_head", heads, why=f"(there are {a.n_heads} heads)") - 1
     c1.selectbox("Head", heads, key="step_head")
     label = state.value("step_tgt", tgt_labels, why="in the target sentence")
     c2.selectbox("Target token (query)", tgt_labels, key="step_tgt")
     i = tgt_labels.index(label)
-    scaled = state.value("scale")
-    c3.toggle("Divide scores by √d_head", key="scale",
-              help="Switch off to see the softmax saturate: a few keys take all the weight as "
-                   "d_head grows.")
-    trace = derived(("trace", s, scaled), lambda: r.module().trace(
-        r.decoder_state, r.encoder_output, r.mask, scale=scaled))
+    scaled = True
+    if a.source == "model":
+        c3.caption("A trained model divides by √d_head as it was trained: the scaling cannot be "
+                   "switched off here.")
+    else:
+        scaled = state.value("scale")
+        c3.toggle("Divide scores by √d_head", key="scale",
+                  help="Switch off to see the softmax saturate: a few keys take all the weight "
+                       "as d_head grows.")
+    trace = derived(("trace", a.key, layer, scaled), lambda: a.trace(layer, scaled))
+    mask = trace.mask
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(
-            clickable_head_figure(trace.weights[head], r.src_tokens, r.tgt_tokens, head=head,
-                                  selected=i, mask=r.mask),
+            clickable_head_figure(trace.weights[head], list(src_tokens), list(tgt_tokens),
+                                  head=head, selected=i, mask=mask),
             key=PICK_KEY, on_select=partial(_on_pick, tgt_labels), selection_mode="points",
             config=chart_config(f"xattn-head{head + 1}-step"),
             alt=f"Heatmap of head {head + 1}; click a cell to choose its target token.")
     with right:
-        allowed = r.mask[i]
-        st.plotly_chart(weights_bar_figure(trace.weights[head, i], r.src_tokens,
-                                           allowed=allowed, query=r.tgt_tokens[i], head=head),
+        st.plotly_chart(weights_bar_figure(trace.weights[head, i], list(src_tokens),
+                                           allowed=mask[i], query=tgt_tokens[i], head=head),
                         key="step_bar", config=chart_config(f"xattn-head{head + 1}-weights"),
                         alt="Bar chart of the softmax weights of the chosen target token.")
-        _entropy_note(r, trace, head, i, scaled)
-    _stages(r, trace, head, i)
+        _entropy_note(mask, trace, head, i, scaled)
+    _stages(list(src_tokens), trace, head, i)
+    if a.source == "random":
+        _saturation(a.context)
+
+
+def _saturation(r: Run) -> None:
     with st.expander("Why divide by √d_head? Entropy as d_head grows"):
-        curve = _saturation_curve(r)
-        st.plotly_chart(saturation_figure(curve, s.d_model // s.n_heads), key="saturation",
-                        config=chart_config("xattn-saturation"),
+        s = r.settings
+        st.plotly_chart(saturation_figure(_saturation_curve(r), s.d_model // s.n_heads),
+                        key="saturation", config=chart_config("xattn-saturation"),
                         alt="Line chart: mean normalised entropy against d_head, scaled and "
                             "unscaled.")
         st.caption("Dot products of random d_head-dimensional vectors grow like √d_head; "
                    "dividing by √d_head keeps the softmax from collapsing onto one key.")
 
 
-def _entropy_note(r: Run, trace, head: int, i: int, scaled: bool) -> None:
-    allowed = r.mask[i]
+def _entropy_note(mask, trace, head: int, i: int, scaled: bool) -> None:
+    allowed = mask[i]
     if not allowed.any():
         st.warning("This target token has no source token to attend to: every key is masked, "
                    "so its weights and output are all zero.")
@@ -110,8 +127,8 @@ def _entropy_note(r: Run, trace, head: int, i: int, scaled: bool) -> None:
     st.caption(f"Scaling is {'on' if scaled else 'off'}: scores × {trace.scale:.3f}.")
 
 
-def _stages(r: Run, trace, head: int, i: int) -> None:
-    src_labels = [token_label(j, t) for j, t in enumerate(r.src_tokens)]
+def _stages(src_tokens: list[str], trace, head: int, i: int) -> None:
+    src_labels = [token_label(j, t) for j, t in enumerate(src_tokens)]
     q, k, dots, scaled, mask, weights, weighted, out, concat, y = stages(trace, head, i)
     st.markdown(f"**1. {q.title}** · shape {q.shape} · ${q.formula}$")
     _table(q.values)
@@ -132,7 +149,7 @@ def _stages(r: Run, trace, head: int, i: int) -> None:
     st.markdown(f"**8. {out.title}**, the column sums of step 7 · shape {out.shape} · "
                 f"${out.formula}$")
     _table(out.values)
-    d_head = r.settings.d_model // r.settings.n_heads
+    d_head = trace.q.shape[-1]
     st.markdown(f"**9. {concat.title}** · shape {concat.shape} · ${concat.formula}$ — head "
                 f"{head + 1} fills dimensions {head * d_head}..{(head + 1) * d_head - 1}")
     _table(concat.values)

@@ -1,8 +1,10 @@
-"""The "Trained vs random" view: the toy EN->FR task, trained once per setting for the class.
+"""The trained weights: the toy EN->FR task, trained once per setting for the whole class.
 
-The user's own sentence pair is drawn under the random start and the trained weights side by
-side, with its gold alignment marked, and the per-head tables say which head learned what.
-Training is shared through ``_store``; reading the pair is ``xattn.pairs``.
+`trained_source` draws the English and French boxes, the lexicon, the training controls (in
+the sidebar) and the training run (a live progress bar and loss curve when it trains), and
+returns the pair's weights with its gold alignment. `trained_statistics` is what the Head
+statistics view adds for these weights: which head learned what. Training is shared through
+``_store``; reading the pair is ``xattn.pairs``.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from xattn.alignment import (
 )
 from xattn.corpus import LEXICON, SentencePair
 from xattn.export import toolbar_config
-from xattn.figures import add_gold_marks, loss_figure, per_head_figure
+from xattn.figures import loss_figure
 from xattn.literal import md_code
 from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
 from xattn.pairs import Problem, gold_text, read_pair
-from xattn.train import TrainConfig, embed_pair
-from xattn.ui._store import obtain
+from xattn.sources import Attention, trained_attention
+from xattn.train import TrainConfig
+from xattn.ui._store import obtain, store
 from xattn.ui.params import int_param, text_param
 from xattn.ui.state import PageState, text_value
 
@@ -117,41 +120,48 @@ def lexicon_table(categories: tuple[str, ...]) -> dict[str, list]:
                     strict=True))
 
 
-# ----------------------------------------------------------------------- the view
+# ----------------------------------------------------------------------- the source
 def training_controls(state: PageState) -> TrainConfig:
-    a, b, c = st.columns(3)
+    sb = st.sidebar
+    sb.header("Training")
     heads = state.value("tr_heads", HEAD_CHOICES, why="(1, 2, 4 or 8 heads of d_model 32)")
-    a.select_slider("Number of heads", HEAD_CHOICES, key="tr_heads",
-                    help="d_model is 32, so each head gets 32 / h dimensions.")
+    sb.select_slider("Number of heads", HEAD_CHOICES, key="tr_heads",
+                     help="d_model is 32, so each head gets 32 / h dimensions.")
     steps = state.value("tr_steps", STEP_CHOICES, why="(25, 50, 100, 200 or 400 steps)")
-    b.select_slider("Training steps", STEP_CHOICES, key="tr_steps",
-                    help="Adam updates, each on 32 fresh random sentences.")
+    sb.select_slider("Training steps", STEP_CHOICES, key="tr_steps",
+                     help="Adam updates, each on 32 fresh random sentences.")
     seed = state.value("tr_seed")
-    c.number_input("Seed", 0, MAX_SEED, step=1, key="tr_seed",
-                   help="Draws the random starting weights and the training sentences: "
-                               "another seed, other heads.")
+    sb.number_input("Training seed", 0, MAX_SEED, step=1, key="tr_seed",
+                    help="Draws the random starting weights and the training sentences: another "
+                         "seed, other heads.")
     return TrainConfig(n_heads=int(heads), steps=int(steps), seed=int(seed))
 
 
-def training_section(config: TrainConfig) -> Evaluated | None:
-    left, right = st.columns([3, 2], gap="large")
-    with left:
-        bar_slot, curve_slot = st.empty(), st.empty()
-    try:
-        run, made = obtain(config, bar_slot, curve_slot)
-    except ValueError as err:  # not expected with the offered choices; never a traceback
-        st.error(f"Training failed: {err}", icon=":material/error:")
-        return None
-    stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
-    curve_slot.plotly_chart(loss_figure(run.result.losses, config.steps), key="tr_loss",
-                            config=toolbar_config(f"{stem}-loss"),
-                            alt="Line chart of the training loss per step, falling.")
-    left.caption(f"Trained just now in {run.seconds:.1f} s and stored for the whole class: "
-                 "anyone choosing these settings gets this very run." if made else
-                 f"The class's shared run of these settings (it trained once, in "
-                 f"{run.seconds:.1f} s). Change heads, steps or seed to train another.")
-    with right:
-        accuracy_summary(run)
+def training_panel(config: TrainConfig) -> Evaluated | None:
+    """The class's run of ``config``, in an expander: open (with live progress) while it
+    trains, closed once everyone shares it."""
+    fresh = store().get(config) is None
+    with st.expander("The toy task and its training run: loss curve, held-out accuracy",
+                     expanded=fresh):
+        st.markdown(TASK)
+        left, right = st.columns([3, 2], gap="large")
+        with left:
+            bar_slot, curve_slot = st.empty(), st.empty()
+        try:
+            run, made = obtain(config, bar_slot, curve_slot)
+        except ValueError as err:  # not expected with the offered choices; never a traceback
+            st.error(f"Training failed: {err}", icon=":material/error:")
+            return None
+        stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
+        curve_slot.plotly_chart(loss_figure(run.result.losses, config.steps), key="tr_loss",
+                                config=toolbar_config(f"{stem}-loss"),
+                                alt="Line chart of the training loss per step, falling.")
+        left.caption(f"Trained just now in {run.seconds:.1f} s and stored for the whole class: "
+                     "anyone choosing these settings gets this very run." if made else
+                     f"The class's shared run of these settings (it trained once, in "
+                     f"{run.seconds:.1f} s). Change heads, steps or seed to train another.")
+        with right:
+            accuracy_summary(run)
     return run
 
 
@@ -177,7 +187,7 @@ def sentence_controls(state: PageState) -> tuple[str, str]:
                     max_chars=MAX_CHARS,
                     help="Words of the lexicon below; e.g. 'a sad king follows the dog'.")
     right.text_input("French sentence (target: queries), optional", key="tr_tgt",
-                     max_chars=MAX_CHARS, placeholder="empty: translated automatically",
+                     max_chars=MAX_CHARS, placeholder="empty: translated by the grammar",
                      help="Leave empty to translate the English with the grammar. Typed "
                           "French is aligned word by word through the lexicon.")
     return src, tgt
@@ -196,53 +206,45 @@ def lexicon_expander() -> None:
             col.dataframe(table, hide_index=True, height=35 * (len(table["English"]) + 1) + 3)
 
 
-def pair_column(run: Evaluated, name: str, pair: SentencePair, weights: np.ndarray) -> None:
+def trained_source(state: PageState, *, untrained: bool = False) -> Attention | None:
+    """The trained (or, ``untrained``, the starting) weights on the typed pair, or None after
+    saying what is wrong with the pair."""
+    src, tgt = sentence_controls(state)
+    lexicon_expander()
+    config = training_controls(state)
+    run = training_panel(config)
+    if run is None:
+        return None
+    pair = read_pair(src, tgt)
+    if isinstance(pair, Problem):
+        show = st.warning if pair.level == "warning" else st.error
+        show(pair.message, icon=f":material/{pair.level}:")   # material: no emoji font needed
+        return None
+    loose = [t for t, j in zip(pair.target, pair.alignment, strict=True) if j is None]
+    st.caption(f"Gold alignment: {gold_text(pair)}"
+               + (f". No unused English word translates {', '.join(map(md_code, loose))}: no "
+                  "gold mark there, and left out of the accuracy." if loose else ""))
+    return trained_attention(run, pair, untrained=untrained)
+
+
+# ----------------------------------------------------------------------- statistics
+def trained_statistics(a: Attention) -> None:
+    """For trained weights: this pair's per-head scores and each head on held-out sentences."""
+    run, pair = a.context
     result = run.result
-    model = result.model if name == "trained" else result.untrained
-    heading = (f"Trained ({result.config.steps} steps)" if name == "trained"
-               else "Random start (untrained)")
-    st.markdown(f"##### {heading}")
-    fig = per_head_figure(weights, list(pair.source), list(pair.target), max_cols=2,
-                          title="Attention weights; ◻ marks the gold word")
-    add_gold_marks(fig, pair.alignment_matrix(), pair.source, pair.target)
-    # Half a page holds two heatmaps a row: the right one's row labels would overlap the left
-    # heatmap, and they repeat its rows anyway.
-    fig.update_layout({f"yaxis{h + 1}": dict(showticklabels=False)
-                       for h in range(1, len(weights), 2)})
-    stem = "-".join(pair.target[:4])
-    st.plotly_chart(fig, key=f"tr_{name}", config=toolbar_config(f"xattn-{name}-{stem}"),
-                    alt=f"Heatmaps of the {heading.lower()} attention weights, one per head, "
-                        "gold cells outlined.")
+    model = result.model
+    weights = a.layer(0)
     n_gold = sum(j is not None for j in pair.alignment)
     word = alignment_accuracy(model, result.embedder, [pair])
     exact = alignment_accuracy(model, result.embedder, [pair], exact=True)
+    st.markdown("#### On this sentence pair")
     st.metric("Aligned words in this sentence (heads averaged)",
               "n/a" if np.isnan(word) else f"{round(word * n_gold)} of {n_gold}",
               help=f"Exact (right position): {pct(exact)}.")
     st.dataframe(pair_table(model, result.embedder, pair, weights), hide_index=True,
                  column_config=_column_config(PAIR_COLUMNS, narrow=True))
-
-
-def pair_section(run: Evaluated, pair: SentencePair) -> None:
-    st.markdown(f"**{' '.join(pair.source)}** → **{' '.join(pair.target)}**  \n"
-                f"Gold alignment: {gold_text(pair)}")
-    loose = [t for t, j in zip(pair.target, pair.alignment, strict=True) if j is None]
-    if loose:
-        st.info(f"No unused English word translates {', '.join(map(md_code, loose))}: "
-                "no gold mark, and left out of the accuracy.", icon=":material/info:")
-    x_t, x_s = embed_pair(pair, run.result.embedder)          # (n_tgt, 32), (n_src, 32)
-    for col, name in zip(st.columns(2, gap="medium"), ("untrained", "trained"), strict=True):
-        model = run.result.model if name == "trained" else run.result.untrained
-        _, weights = model(x_t, x_s)                           # (n_heads, n_tgt, n_src)
-        with col:
-            pair_column(run, name, pair, weights)
-    st.caption("Table columns (hover a header for its meaning): the first two use the gold "
-               "alignment; the others describe the weights alone (metrics.head_statistics).")
-
-
-def heads_section(run: Evaluated) -> None:
     st.markdown("#### Which head learned what")
-    st.caption(f"Each trained head on its own, on the {len(run.result.heldout)} held-out "
+    st.caption(f"Each trained head on its own, on the {len(result.heldout)} held-out "
                "sentences: where does its strongest weight fall?")
     st.markdown("\n".join(f"- {line}" for line in
                           head_sentences(run.by_head["trained"], run.by_head["untrained"])))
@@ -250,20 +252,16 @@ def heads_section(run: Evaluated) -> None:
                  column_config=_column_config(HELDOUT_COLUMNS))
 
 
-def trained_view(state: PageState) -> None:
-    """The whole "Trained vs random" view, with its own controls (keys ``tr_*``)."""
-    st.markdown(TASK)
-    st.markdown("#### 1. Train")
-    run = training_section(training_controls(state))
-    st.markdown("#### 2. Compare on one sentence pair")
-    src, tgt = sentence_controls(state)
-    lexicon_expander()
-    if run is None:
-        return
-    pair = read_pair(src, tgt)
+def default_trained(a: Attention) -> Attention | None:
+    """The toy task's default run on the tokens of ``a`` (for Compare), or None after saying
+    why these sentences cannot be shown by it."""
+    config = TrainConfig()
+    bar_slot, curve_slot = st.empty(), st.empty()
+    run, _ = obtain(config, bar_slot, curve_slot)
+    pair = read_pair(" ".join(a.src_tokens), " ".join(a.tgt_tokens))
     if isinstance(pair, Problem):
-        show = st.warning if pair.level == "warning" else st.error
-        show(pair.message, icon=f":material/{pair.level}:")   # material: no emoji font needed
-    else:
-        pair_section(run, pair)
-    heads_section(run)
+        st.info("B cannot be the trained weights here: the toy model knows only the words of "
+                "its lexicon (choose *trained* weights in the sidebar to see it). "
+                + pair.message, icon=":material/info:")
+        return None
+    return trained_attention(run, pair)

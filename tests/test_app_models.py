@@ -1,0 +1,98 @@
+"""A real translation model (``weights=model``) under AppTest, with a tiny random Marian as the
+server's only allowed model (no download). Skips with the reason where torch is missing, fails
+instead in CI (XATTN_REQUIRE_MODELS=1)."""
+
+import numpy as np
+import pytest
+from apptest_helpers import chart, decode, heatmaps, messages, run_app
+
+from xattn.ui.compute import clear_caches
+
+SRC, TGT = "the cat sat on the mat.", "le chat est assis."
+
+
+@pytest.fixture(autouse=True)
+def fresh(tiny_model):
+    clear_caches()
+    return tiny_model
+
+
+def model_page(**query):
+    at = run_app({"weights": "model", "src": SRC, "tgt": TGT, **query})
+    assert not at.exception, at.exception
+    return at
+
+
+def expected(tiny_model, *, tgt=TGT, words=True):
+    from xattn.models import cross_attention, load_model
+
+    return cross_attention(load_model(tiny_model, allowed=[tiny_model]), SRC, tgt, words=words)
+
+
+def zs(at, key="per_head"):
+    return [decode(t["z"]) for t in heatmaps(chart(at, key))]
+
+
+def test_the_page_shows_the_model_s_chosen_layer_and_says_which(tiny_model):
+    at = model_page()
+    r = expected(tiny_model)
+    banner = at.info[0].value
+    assert banner == f"`{tiny_model}`: a trained translation model. Layer 1 of 2."
+    np.testing.assert_allclose(zs(at), r.weights[0], rtol=1e-5)     # layer 1 by default
+    overview = chart(at, "overview_pick")
+    assert len(heatmaps(overview)) == 2 * 4                          # layers x heads
+    at.select_slider(key="layer").set_value(2).run()
+    np.testing.assert_allclose(zs(at), r.weights[1], rtol=1e-5)
+    assert at.info[0].value.endswith("Layer 2 of 2.") and at.query_params["layer"] == "2"
+
+
+def test_opening_a_head_of_the_overview_draws_it_large(tiny_model):
+    at = model_page(layer="2", focus="3")
+    big = decode(heatmaps(chart(at, "focus_head"))[0]["z"])
+    np.testing.assert_allclose(big, expected(tiny_model).weights[1, 2], rtol=1e-5)
+
+
+def test_without_a_target_the_model_translates_first(tiny_model):
+    at = model_page(tgt="")
+    r = expected(tiny_model, tgt=None)
+    assert any("The model's own translation (greedy)" in c.value for c in at.caption)
+    assert r.translated and "The target is the model's own translation." in at.info[0].value
+    np.testing.assert_allclose(zs(at), r.weights[0], rtol=1e-5)
+
+
+def test_pieces_and_hidden_sinks(tiny_model):
+    at = model_page(words="false")
+    pieces = expected(tiny_model, words=False)
+    assert heatmaps(chart(at, "per_head"))[0]["x"][0] == f"0: {pieces.src_pieces[0]}"
+    at = model_page(sinks="true")
+    x = heatmaps(chart(at, "per_head"))[0]["x"]
+    assert not any(label.endswith(": </s>") for label in x)
+    assert any("Hidden: special tokens and punctuation took" in c.value for c in at.caption)
+
+
+def test_a_model_outside_the_allow_list_falls_back_with_a_notice(tiny_model):
+    at = model_page(model="evil/model-that-downloads-gigabytes")
+    warning = messages(at)["warning"]
+    assert len(warning) == 1 and "`model=evil/model-that-downloads-gigabytes`" in warning[0]
+    assert at.selectbox(key="model").value == tiny_model
+    assert len(zs(at)) == 4
+
+
+@pytest.mark.parametrize("view,key", [("Step through", "step_bar"),
+                                      ("Switch heads off", "ablation_chart"),
+                                      ("Head statistics", "stats_chart"), ("Lines", "lines"),
+                                      ("Compare", "compare_b")])
+def test_every_view_works_on_a_model(view, key):
+    at = model_page(view=view)
+    assert chart(at, key)
+
+
+def test_missing_packages_say_what_to_install_and_files_still_work(monkeypatch):
+    import xattn.models
+
+    monkeypatch.setattr(xattn.models, "missing_packages",
+                        lambda: "torch is not installed: pip install -r requirements-models.txt")
+    at = model_page()
+    assert any("pip install -r requirements-models.txt" in w for w in messages(at)["warning"])
+    at = run_app({"weights": "file"})
+    assert not at.exception and any("Upload a file" in i.value for i in at.info)

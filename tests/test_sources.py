@@ -1,0 +1,80 @@
+"""Weights from anywhere in one shape: random, trained, a real model, a file."""
+
+import numpy as np
+import pytest
+
+from xattn.ablation import ablation
+from xattn.attnfile import load_attention, save_attention
+from xattn.corpus import translate
+from xattn.pipeline import Settings, run
+from xattn.sources import Attention, file_attention, model_attention, random_attention
+
+
+def test_random_weights_are_the_run_s_with_its_projections():
+    r = run(Settings(n_heads=2, seed=3))
+    a = random_attention(r)
+    assert a.weights.shape == (1, 2, 8, 7) and a.n_layers == 1 and a.n_heads == 2
+    np.testing.assert_array_equal(a.layer(0), r.weights)
+    assert a.label.startswith("Random weights (seed 3): the patterns come from the seed")
+    np.testing.assert_allclose(a.trace(0, True).weights, r.weights)
+    np.testing.assert_allclose(a.ablate(0, (1,)).per_head,
+                               ablation(r.module(), r.decoder_state, r.encoder_output,
+                                        r.mask).per_head)
+    assert a.describe(0) == a.label and a.key == ("random", r.settings)
+
+
+def test_trained_weights_carry_the_gold_alignment(trained):
+    from xattn.alignment import evaluate
+    from xattn.sources import trained_attention
+    from xattn.train import embed_pair
+
+    pair = translate("the red cat sees the dog")
+    run_ = evaluate(trained, 1.0)
+    a, b = trained_attention(run_, pair), trained_attention(run_, pair, untrained=True)
+    x_t, x_s = embed_pair(pair, trained.embedder)
+    np.testing.assert_allclose(a.layer(0), trained.model(x_t, x_s)[1])
+    np.testing.assert_allclose(b.layer(0), trained.untrained(x_t, x_s)[1])
+    assert a.gold.sum() == len(pair.target) and a.label.startswith("Trained on the toy task")
+    assert "before training" in b.label and a.key != b.key
+
+
+def test_a_file_s_weights_have_no_projections_and_quote_its_names(tmp_path):
+    w = np.full((2, 3, 2, 4), 0.25, dtype=np.float32)
+    w[1, 0, 1] = 0                                        # a row with nothing to attend
+    path = tmp_path / "a.npz"
+    save_attention(path, w, ["a", "b", "c", "d"], ["x", "y"], model="**m** [l](x)")
+    a = file_attention(load_attention(path.read_bytes()), "<b>f</b>.npz", "abc")
+    assert a.mask is None and a.trace is None and a.ablate is None
+    assert "projections" in a.why_no_projections
+    assert a.label == "Weights of `**m** [l](x)` read from `<b>f</b>.npz`."
+    assert a.describe(1) == a.label + " Layer 2 of 2." and a.key == ("file", "abc")
+
+
+def test_shapes_are_checked():
+    with pytest.raises(ValueError, match=r"weights must have shape \(n_layers, n_heads, 1, 2\)"):
+        Attention(np.ones((2, 1, 2)), ("a", "b"), ("x",), None, "file", "")
+    with pytest.raises(ValueError, match="source must be one of"):
+        Attention(np.ones((1, 1, 1, 2)) / 2, ("a", "b"), ("x",), None, "magic", "")
+
+
+def test_a_real_model_s_weights_with_and_without_sinks(tiny_dir):
+    from xattn.models import cross_attention, load_model
+
+    loaded = load_model(tiny_dir, allowed=[tiny_dir])
+    result = cross_attention(loaded, "the cat sat on the mat.", "le chat est assis.")
+    a = model_attention(result, loaded=loaded)
+    np.testing.assert_array_equal(a.weights, result.weights)
+    hidden = model_attention(result, hide_sinks=True, loaded=loaded)
+    assert "</s>" in a.src_tokens and "</s>" not in hidden.src_tokens
+    kept = [j for j, t in enumerate(a.src_tokens) if t in hidden.src_tokens]
+    expected = a.weights[..., kept]
+    expected = expected / expected.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(hidden.weights, expected, rtol=1e-5)
+    np.testing.assert_allclose(hidden.hidden, 1 - a.weights[..., kept].sum(-1), atol=1e-6)
+    trace = a.trace(1, True)                              # pieces, the model's own numbers
+    np.testing.assert_allclose(trace.weights, cross_attention(
+        loaded, "the cat sat on the mat.", "le chat est assis.", words=False).weights[1],
+        rtol=1e-4, atol=1e-6)
+    assert a.trace_tokens == (result.src_pieces, result.tgt_pieces)
+    assert a.ablate(1, (0,)).per_head.shape == (a.n_heads,)
+    assert "Layer 2 of 2" in a.describe(1)

@@ -1,0 +1,41 @@
+"""The layers x heads overview of the Heads view: a click opens that layer and head."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from xattn.figures import overview_figure
+from xattn.sources import Attention
+from xattn.ui.controls import chart_config
+from xattn.ui.params import int_param
+from xattn.ui.state import PageState
+
+__all__ = ["layers_overview", "FOCUS"]
+
+FOCUS = int_param("focus", 0, 0, 16, "the head opened")   # 0: none (from 1 otherwise)
+PICK_KEY = "overview_pick"
+
+
+def _on_pick() -> None:
+    """A clicked panel opens its layer and head (before the widgets of the next run)."""
+    points = st.session_state.get(PICK_KEY, {}).get("selection", {}).get("points", [])
+    if points:
+        layer, head = (int(v) for v in points[0]["customdata"])
+        st.session_state["layer"], st.session_state["focus"] = layer, head
+
+
+def layers_overview(a: Attention, layer: int, state: PageState) -> int | None:
+    """Draw the overview; return the opened head (0-based), or None."""
+    heads = range(0, a.n_heads + 1)
+    focus = state.value("focus", heads, why=f"(there are {a.n_heads} heads)")
+    st.markdown(f"**Every layer and head** ({a.n_layers} layers × {a.n_heads} heads): click "
+                "one to open it below.")
+    fig = overview_figure(a.weights, selected=(layer, focus - 1) if focus else None)
+    st.plotly_chart(fig, key=PICK_KEY, on_select=_on_pick, selection_mode="points",
+                    config=chart_config("xattn-layers-heads") | {"displayModeBar": False},
+                    width="content",
+                    alt=f"Small heatmaps of all {a.n_layers * a.n_heads} heads, one row per "
+                        "layer; click one to open it.")
+    st.selectbox("Open one head of this layer (or click it above)", heads, key="focus",
+                 format_func=lambda h: "none: every head below" if h == 0 else f"head {h}")
+    return focus - 1 if focus else None

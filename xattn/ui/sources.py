@@ -1,0 +1,89 @@
+"""The Weights choice: random, trained, a real model or a file, each with its own controls.
+
+`weights_source` draws the choice at the top of the sidebar, the chosen source's controls (and
+only those: no control is silently ignored) and the sentence boxes, computes the weights
+(cached) and returns an ``xattn.sources.Attention`` for the views, or None after saying on the
+page what is missing and how to fix it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from xattn.literal import md_code
+from xattn.sources import SOURCES, Attention, random_attention
+from xattn.ui.compute import cached_run
+from xattn.ui.controls import mask_controls, model_controls, sentence_inputs, settings_from_parts
+from xattn.ui.params import choice_param, int_param
+from xattn.ui.state import PageState
+
+__all__ = ["WEIGHTS", "LAYER", "weights_source", "layer_control"]
+
+WEIGHTS = choice_param("weights", "random", SOURCES, "the weights")
+LAYER = int_param("layer", 0, 1, 99, "the layer")     # 0: "not chosen" (see layer_control)
+
+CAPTIONS = {
+    "random": "random projections from a seed: patterns from the seed, not from language",
+    "trained": "the same module trained on a toy English→French task",
+    "model": "a real translation model (Helsinki-NLP opus-mt)",
+    "file": "an .npz file of attention weights from any model",
+}
+
+
+def weights_choice(state: PageState) -> str:
+    source = state.value("weights")
+    st.sidebar.radio("Weights", SOURCES, key="weights", captions=[CAPTIONS[s] for s in SOURCES],
+                     help="Where the attention weights come from. Every view shows the chosen "
+                          "weights; the controls below belong to them.")
+    return source
+
+
+def weights_source(state: PageState) -> tuple[Attention | None, str]:
+    """The weights to show and the chosen source; None when they cannot be computed (the page
+    then already says why)."""
+    source = weights_choice(state)
+    if source == "random":
+        return _random(state), source
+    if source == "trained":
+        from xattn.ui.trained import trained_source
+        return trained_source(state), source
+    if source == "model":
+        from xattn.ui.models import model_source
+        return model_source(state), source
+    from xattn.ui.upload import file_source
+    return file_source(state), source
+
+
+def _random(state: PageState) -> Attention | None:
+    src, tgt = sentence_inputs(state)
+    model = model_controls(state)
+    masks = mask_controls(state, src, model["tokenizer"])
+    try:
+        run = cached_run(settings_from_parts(src, tgt, model, masks))
+    except ValueError as err:
+        st.error(f"{err}", icon=":material/error:")
+        st.info("The page keeps working: change the sentences or the settings and it redraws.")
+        return None
+    if len(run.empty_rows):
+        rows = ", ".join(md_code(f"{i}: {run.tgt_tokens[i]}") for i in run.empty_rows[:12])
+        more = f" and {len(run.empty_rows) - 12} more" if len(run.empty_rows) > 12 else ""
+        st.warning(f"Every source token is masked for target token(s) {rows}{more}. Those rows "
+                   "have nothing to attend to, so their weights and output are all zero. Unmask "
+                   "a source token (sidebar, Masking) to give them something to look at.",
+                   icon=":material/warning:")
+    return random_attention(run)
+
+
+def layer_control(state: PageState, a: Attention) -> int:
+    """The layer to show (from 0). Sources with several layers get a choice (``layer=``, from
+    1); by default the second-to-last layer, where word alignment tends to be clearest."""
+    if a.n_layers == 1:
+        return 0
+    layers = range(1, a.n_layers + 1)
+    layer = state.value("layer", layers, default=max(1, a.n_layers - 1),
+                        why=f"(this model has {a.n_layers} layers)")
+    st.sidebar.select_slider("Layer", layers, key="layer",
+                             help="Decoder layer whose cross-attention is shown. The layers × "
+                                  "heads overview (Heads view) shows them all.")
+    return layer - 1
+
