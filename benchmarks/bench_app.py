@@ -8,6 +8,12 @@ done), for two cases: the cache already holding the computation (a student openi
 lecturer opened before) and a cold cache (new settings). A breakdown times the pieces of the
 per-head figure outside Streamlit. Targets: default example < 100 ms; 16 heads with 64 x 64
 tokens < 300 ms; the per-head figure's JSON for 16 x 64 x 64 < 500 KB.
+
+The other weights sources (``--sources``, needs requirements-models.txt for the model): the
+trained source's first load (training included, nothing stored yet) < 2 s; with a loaded
+model of opus-mt's shape (6 layers x 8 heads, a sentence pair of 30 pieces each, random
+weights saved and loaded like a cached download), a rerun that switches the layer or opens a
+head < 150 ms.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.machine import machine_line
 from xattn.figures import per_head_figure
 from xattn.pipeline import Settings, run
 from xattn.ui.compute import clear_caches
@@ -43,11 +50,15 @@ def quiet_streamlit_logs() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def full_runs(query: dict, repeats: int, *, cold: bool) -> list[float]:
+def full_runs(query: dict, repeats: int, *, cold: bool, first: bool = False) -> list[float]:
+    """Times of ``repeats`` reruns after a warm-up run (``first``: the time of that run)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     for key, value in query.items():
         at.query_params[key] = value
+    t0 = time.perf_counter()
     at.run()  # warm-up: imports, first figure
+    if first:
+        return [time.perf_counter() - t0]
     quiet_streamlit_logs()
     times = []
     for _ in range(repeats):
@@ -83,10 +94,67 @@ def breakdown(settings: Settings, repeats: int) -> dict[str, float]:
     return out
 
 
+def sources(repeats: int) -> list[str]:
+    """Rows of the table of the trained and model sources."""
+    import os
+    import tempfile
+
+    import streamlit as st
+
+    rows = []
+    firsts = []
+    for _ in range(3):
+        st.cache_resource.clear()                     # nothing trained, nothing stored
+        firsts.append(full_runs({"weights": "trained"}, 0, cold=False, first=True)[0])
+    stored = statistics.median(full_runs({"weights": "trained"}, repeats, cold=False))
+    rows.append(f"| trained: first load, training included | "
+                f"{statistics.median(firsts) * 1e3:.0f} | < 2000 |")
+    rows.append(f"| trained: a rerun, the class's run stored | {stored * 1e3:.0f} | |")
+    from benchmarks.bench_models import OPUS_SHAPE, sentence
+    from devtools.tiny_marian import SRC_SENTENCES, TGT_SENTENCES, make_tokenizer, save_tiny
+    from xattn.models import MODELS_ENV
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = str(save_tiny(os.path.join(tmp, "opus"), **OPUS_SHAPE))
+        os.environ[MODELS_ENV] = folder
+        tok = make_tokenizer(os.path.join(tmp, "tok"))
+        query = {"weights": "model", "src": sentence(tok, SRC_SENTENCES, target=False),
+                 "tgt": sentence(tok, TGT_SENTENCES, target=True)}
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+        for key, value in query.items():
+            at.query_params[key] = value
+        start = time.perf_counter()
+        at.run()
+        rows.append(f"| model (opus-mt shape): first page, load and one pass | "
+                    f"{(time.perf_counter() - start) * 1e3:.0f} | |")
+        for label, change in (("switch the layer", lambda i: at.select_slider(key="layer")
+                               .set_value(1 + i % 6)),
+                              ("open a head", lambda i: at.selectbox(key="focus")
+                               .set_value(1 + i % 8))):
+            times = []
+            for i in range(repeats):
+                change(i)
+                t0 = time.perf_counter()
+                at.run()
+                times.append(time.perf_counter() - t0)
+                assert not at.exception, at.exception
+            rows.append(f"| model (opus-mt shape): {label} | "
+                        f"{statistics.median(times) * 1e3:.0f} | < 150 |")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--sources", action="store_true",
+                    help="only the trained and model sources (needs requirements-models.txt)")
     args = ap.parse_args()
+    print(machine_line())
+    if args.sources:
+        print("| weights source | full run (ms, median) | target |")
+        print("|---|---:|---:|")
+        print("\n".join(sources(args.repeats)))
+        return
     print("| case | full run, cached (ms, median) | full run, cold cache (ms, median) |")
     print("|---|---:|---:|")
     for name, query in CASES.items():

@@ -20,3 +20,17 @@ def test_readme_gives_exactly_the_two_commands_and_ci_runs_the_test_one():
                         "pip install -r requirements-dev.txt && python -m pytest"]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert commands[1] in ci
+
+
+def test_the_snippet_that_writes_an_attention_file_runs(tiny_dir, tmp_path, monkeypatch):
+    """README's six lines, on the tiny offline model instead of a download."""
+    block = next(b for b in re.findall(r"```text\n(.*?)```", README, flags=re.S)
+                 if "save_attention(" in b)
+    assert len(block.strip().splitlines()) == 6
+    code = block.replace('"Helsinki-NLP/opus-mt-en-de"', repr(tiny_dir))
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    from xattn.attnfile import load_attention
+
+    loaded = load_attention((tmp_path / "attention.npz").read_bytes())
+    assert loaded.n_layers == 2 and loaded.model == tiny_dir
