@@ -96,3 +96,10 @@ def test_missing_packages_say_what_to_install_and_files_still_work(monkeypatch):
     assert any("pip install -r requirements-models.txt" in w for w in messages(at)["warning"])
     at = run_app({"weights": "file"})
     assert not at.exception and any("Upload a file" in i.value for i in at.info)
+
+
+def test_a_layer_the_model_does_not_have_falls_back_with_a_notice():
+    at = model_page(layer="9")
+    warning = messages(at)["warning"]
+    assert len(warning) == 1 and "`layer=9`" in warning[0] and "2 layers" in warning[0]
+    assert at.info[0].value.endswith("Layer 1 of 2.")

@@ -1,5 +1,6 @@
 """AppTest for the teaching views: step-through, statistics, ablation, lines, compare, export."""
 
+import io
 import json
 import re
 
@@ -132,3 +133,19 @@ def test_image_format_choice_reaches_the_chart_toolbar():
     at = run_app({"img": "svg"})
     el = at.get_by_key("per_head")
     assert '"format": "svg"' in el.proto.config or '"format":"svg"' in el.proto.config
+
+
+def test_the_npz_download_uploads_back_as_the_same_weights():
+    from xattn.attnfile import load_attention
+    from xattn.ui.heads import attention_npz
+
+    r = run(Settings(mask_mode="padding", padded=(1,)))
+    data = attention_npz(random_attention(r))
+    loaded = load_attention(data)                             # what the file source reads
+    np.testing.assert_array_equal(loaded.weights[0], r.weights.astype(np.float32))
+    assert list(loaded.src_tokens) == r.src_tokens and loaded.src_text == r.settings.src
+    extra = np.load(io.BytesIO(data))
+    np.testing.assert_array_equal(extra["output"], r.output)
+    np.testing.assert_array_equal(extra["mask"], r.mask)
+    settings = json.loads(str(extra["settings"]))
+    assert Settings(**{**settings, "padded": tuple(settings["padded"])}) == r.settings
