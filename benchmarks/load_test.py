@@ -102,6 +102,22 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def runqueue_wait_seconds(pid: int) -> float:
+    """Time the process's main thread (Streamlit's event loop: every websocket send and
+    receive) was ready to run but waited for a CPU (/proc/PID/schedstat, second field)."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[1]) / 1e9
+
+
+def cpu_pressure_seconds() -> float | None:
+    """Machine-wide time during which some runnable task waited for a CPU (Linux PSI)."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return int(f.readline().rsplit("total=", 1)[1]) / 1e6
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class MemorySampler(threading.Thread):
     """RSS of each server process every ``every`` seconds: ``samples[name]`` = [(t, MB)]."""
 
@@ -343,9 +359,11 @@ class Session:
             status, headers, _, body = await http_get(url, self.cookies)
         except (OSError, TimeoutError, ValueError, IndexError) as err:
             return failed(f"GET {url}: {type(err).__name__}: {err}")
-        served = headers.get("x-xattn-server", "?")
+        served = headers.get("x-xattn-server", self.backend)
         if status != 200 or not body.startswith(CSV_HEADER):
-            return failed(f"GET /media/...csv: HTTP {status} from {served}")
+            where = ("its own process: the file was already gone" if served == self.backend
+                     else "ANOTHER process")
+            return failed(f"GET /media/...csv: HTTP {status} from {served}, {where}")
         self.stats.downloads.append(time.perf_counter() - start)
 
     async def _open_page(self) -> bool:
@@ -468,6 +486,7 @@ class Target:
     label: str
     pids: dict[str, int]                                  # process name -> pid
     direct: dict[str, str] = field(default_factory=dict)  # process name -> its own URL
+    proxy_pid: int = 0                                    # HAProxy, when there is one
 
 
 @contextlib.contextmanager
@@ -485,7 +504,7 @@ def serve(a, extra: tuple[str, ...]):
             yield Target(hall.url, f"{a.processes} processes behind HAProxy, {affinity}",
                          {name: pid for name, (pid, _) in hall.backends.items()},
                          {name: f"http://127.0.0.1:{port}/"
-                          for name, (_, port) in hall.backends.items()})
+                          for name, (_, port) in hall.backends.items()}, hall.haproxy_pid)
     else:
         log = ROOT / "test-artifacts" / "load-test-server.log"
         with StreamlitServer(log=log, extra_args=extra) as server:
@@ -564,10 +583,14 @@ def main() -> int:
                                     "50", "--nonblocking", "--duration",
                                     str(int(a.duration + a.ramp))],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        wall = client_cpu = 0.0
+        wall = client_cpu = proxy_cpu = pressure = 0.0
         server_cpu = dict.fromkeys(pids, 0.0)
+        loop_wait = dict.fromkeys(pids, 0.0)
         for wave in range(a.waves):
             cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
+            wait0 = {name: runqueue_wait_seconds(pid) for name, pid in pids.items()}
+            proxy0 = cpu_seconds(target.proxy_pid) if target.proxy_pid else 0.0
+            pressure0 = cpu_pressure_seconds()
             client_cpu0, wall0 = time.process_time(), time.monotonic()
             wave_stats = asyncio.run(run_sessions(target.url, a.sessions, a.duration, a.ramp,
                                                   a.seed + 7919 * wave, stats.seen, a.seeds,
@@ -575,6 +598,11 @@ def main() -> int:
             wall += time.monotonic() - wall0
             for name, pid in pids.items():
                 server_cpu[name] += cpu_seconds(pid) - cpu0[name]
+                loop_wait[name] += runqueue_wait_seconds(pid) - wait0[name]
+            if target.proxy_pid:
+                proxy_cpu += cpu_seconds(target.proxy_pid) - proxy0
+            if pressure0 is not None:
+                pressure += cpu_pressure_seconds() - pressure0
             client_cpu += time.process_time() - client_cpu0
             stats.merge(wave_stats)
             closed = time.monotonic()
@@ -593,14 +621,15 @@ def main() -> int:
         sampler.stop()
         load_after = os.getloadavg()
     report(a, target, stats, load_before, load_after, rss_start, rss_before, sampler,
-           after_waves, server_cpu, client_cpu, wall)
+           after_waves, server_cpu, client_cpu, wall,
+           {"loop_wait": loop_wait, "proxy_cpu": proxy_cpu, "pressure": pressure})
     ok = (pct(stats.latencies, 95) < 2.0 and not stats.errors and not stats.failed_downloads
           and all(after_waves[-1][n][1] - rss_before[n] <= 50 for n in pids))
     return 0 if ok else 1
 
 
 def report(a, target: Target, stats: Stats, load_before, load_after, rss_start, rss_before,
-           sampler: MemorySampler, after_waves, server_cpu, client_cpu, wall) -> None:
+           sampler: MemorySampler, after_waves, server_cpu, client_cpu, wall, waits) -> None:
     changes = len(stats.latencies)
     runs = changes + len(stats.loads)
     ok_p95 = pct(stats.latencies, 95) < 2.0
@@ -651,6 +680,13 @@ def report(a, target: Target, stats: Stats, load_before, load_after, rss_start, 
          if runs and names else "n/a", ""),
         ("load generator CPU", f"{client_cpu:.1f} s ({100 * client_cpu / wall:.0f} % of one core)",
          ""),
+        ("HAProxy CPU", f"{waits['proxy_cpu']:.1f} s ({100 * waits['proxy_cpu'] / wall:.0f} % "
+         "of one core)" if target.proxy_pid else "no proxy", ""),
+        ("event loop ready but waiting for a CPU (run queue)",
+         per_process({n: f"{waits['loop_wait'][n]:.1f} s ({100 * waits['loop_wait'][n] / wall:.0f}"
+                         " % of the time)" for n in names}), ""),
+        ("machine: some task waiting for a CPU (PSI)",
+         f"{100 * waits['pressure'] / wall:.0f} % of the time", ""),
     ]
     print(f"\n{machine_line()}")
     print("\n| measure | value | target |\n|---|---|---|")
