@@ -204,9 +204,11 @@ class Session:
     HTTP requests a browser makes (the page, one CSV download), with its cookies."""
 
     def __init__(self, n: int, base: str, stats: Stats, rng: random.Random, seeds: int = SEEDS,
-                 *, cache: bool = False, download: bool = True):
+                 *, cache: bool = False, download: bool = True,
+                 query: dict[str, str] | None = None):
         self.n, self.base, self.stats, self.rng, self.seeds = n, base, stats, rng, seeds
         self.download = download
+        self.query = query or {}     # URL parameters of every run, e.g. src, tgt, d_model
         self.values = dict(DEFAULTS)
         self.ids: dict[str, str] = {}
         self.page_hash = ""
@@ -215,6 +217,7 @@ class Session:
         self.backend = ""
         # hash -> message, like the browser's ForwardMsgCache (None: no cache, full messages)
         self.cache: dict[str, ForwardMsg] | None = {} if cache else None
+        self.reader: asyncio.Task | None = None
         self._csv_file_id = ""
         self._operations: dict[str, asyncio.Future] = {}
         self._done: asyncio.Future | None = None
@@ -280,8 +283,8 @@ class Session:
         state.page_script_hash = self.page_hash
         if self.cache:
             state.cached_message_hashes.extend(self.cache)
-        state.query_string = urlencode({k: v for k, v in self.values.items()
-                                        if v != DEFAULTS[k]})
+        state.query_string = urlencode({**self.query, **{k: v for k, v in self.values.items()
+                                                         if v != DEFAULTS[k]}})
         for key in KEYS:          # like the frontend: every widget the client has a value for
             if key not in self.ids:
                 continue
@@ -296,7 +299,9 @@ class Session:
                 w.string_value = value
         return msg.SerializeToString()
 
-    async def _rerun(self, ws) -> float | None:
+    async def rerun(self, ws) -> float | None:
+        """Send a rerun with the current values; the time to script_finished, or None after an
+        error (recorded in stats)."""
         self._done = asyncio.get_running_loop().create_future()
         self._heatmaps, self._crosses, self._config, self._problems = None, None, "", []
         start = time.perf_counter()
@@ -378,33 +383,43 @@ class Session:
             self.stats.errors.append(f"session {self.n}: GET / answered {status}")
         return status == 200
 
-    async def run(self, start_at: float, stop_at: float, pause=(2.0, 4.0)) -> None:
-        await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    @contextlib.asynccontextmanager
+    async def connected(self):
+        """GET / (cookies), then the websocket with those cookies, read by a background task."""
         if not await self._open_page():
-            return
+            raise ConnectionError("GET / failed")
         stream = "ws" + self.base.removeprefix("http").rstrip("/") + "/_stcore/stream"
         cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        async with connect(stream, subprotocols=["streamlit"], max_size=None, open_timeout=30,
+                           additional_headers={"Cookie": cookie} if cookie else None) as ws:
+            # which process holds the session: HAProxy says so on the handshake
+            self.backend = ws.response.headers.get("X-Xattn-Server", "streamlit")
+            self.stats.backends[self.backend] = self.stats.backends.get(self.backend, 0) + 1
+            self.reader = asyncio.create_task(self._read(ws))
+            try:
+                yield ws
+            finally:
+                if self.reader.done() and self.reader.exception():
+                    self.stats.errors.append(f"session {self.n}: {self.reader.exception()!r}")
+                self.reader.cancel()
+
+    async def run(self, start_at: float, stop_at: float, pause=(2.0, 4.0)) -> None:
+        await asyncio.sleep(max(0.0, start_at - time.monotonic()))
         try:
-            async with connect(stream, subprotocols=["streamlit"], max_size=None,
-                               open_timeout=30,
-                               additional_headers={"Cookie": cookie} if cookie else None) as ws:
-                # which process holds the session: HAProxy says so on the handshake
-                self.backend = ws.response.headers.get("X-Xattn-Server", "streamlit")
-                self.stats.backends[self.backend] = self.stats.backends.get(self.backend, 0) + 1
-                reader = asyncio.create_task(self._read(ws))
-                load = await self._rerun(ws)
+            async with self.connected() as ws:
+                load = await self.rerun(ws)
                 if load is not None:
                     self.stats.loads.append(load)
                 changes = 0
                 while True:
                     await asyncio.sleep(self.rng.uniform(*pause))
-                    if time.monotonic() >= stop_at or reader.done():
+                    if time.monotonic() >= stop_at or self.reader.done():
                         break
                     self._change()
                     settings = tuple(self.values.items())
                     fresh = settings not in self.stats.seen
                     self.stats.seen.add(settings)
-                    took = await self._rerun(ws)
+                    took = await self.rerun(ws)
                     if took is not None:
                         self.stats.latencies.append(took)
                         (self.stats.fresh if fresh else self.stats.repeat).append(took)
@@ -413,9 +428,6 @@ class Session:
                         # this student's own numbers, not the default page's (a file other
                         # sessions, or the warm-up, may already have put in every process)
                         await self._download_csv(ws)
-                if reader.done() and reader.exception():
-                    self.stats.errors.append(f"session {self.n}: {reader.exception()!r}")
-                reader.cancel()
         except Exception as err:  # a refused or dropped connection is an error to report
             self.stats.errors.append(f"session {self.n}: {type(err).__name__}: {err}")
 
