@@ -8,7 +8,7 @@ crashed process is restarted, and that SIGTERM stops every process serve.sh star
 
 Skipped, with the reason printed, where HAProxy is missing; failed instead when
 XATTN_REQUIRE_HAPROXY=1 (CI installs haproxy and sets it). The browser part follows the
-browser tests' rule (XATTN_REQUIRE_BROWSER). Nothing here asserts on time.
+browser tests' rule (XATTN_REQUIRE_BROWSER) and shares their Chromium (conftest). Nothing here asserts on time.
 """
 
 from __future__ import annotations
@@ -22,14 +22,7 @@ import urllib.request
 
 import pytest
 
-from devtools.browser import (
-    ARTIFACTS,
-    RUN_COUNTER_JS,
-    browser_missing,
-    launch_chromium,
-    unavailable,
-    wait_for_app,
-)
+from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, wait_for_app
 from devtools.lecture_hall import (
     REQUIRE_ENV,
     ROOT,
@@ -112,21 +105,11 @@ def test_bad_arguments_are_refused():
 
 # --- end to end --------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def chromium():
+@pytest.fixture
+def haproxy():
+    """Skip (or fail, where required) before anything starts when HAProxy is missing."""
     if haproxy_missing():
         no_haproxy(haproxy_missing())
-    reason = browser_missing()
-    if reason:
-        unavailable(reason)
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        try:
-            browser = launch_chromium(p)
-        except Exception as err:  # a broken install: same rule as a missing one
-            unavailable(f"Chromium did not start: {str(err).splitlines()[0]}")
-        yield browser
-        browser.close()
 
 
 def open_session(browser, url: str):
@@ -176,7 +159,8 @@ def healthy(port: int) -> bool:
         return False
 
 
-def test_two_sessions_on_two_processes_through_the_proxy_then_sigterm_stops_all(chromium):
+def test_two_sessions_on_two_processes_through_the_proxy_then_sigterm_stops_all(
+        haproxy, chromium):
     with LectureHall(processes=2, run_dir=ARTIFACTS / "lecture-hall") as hall:
         assert sorted(hall.backends) == ["s1", "s2"], hall.output()
         started = list(hall.pids)
