@@ -30,13 +30,15 @@
 #   XATTN_MAX_RESTARTS=5      restarts of dead Streamlit processes before giving up
 #   XATTN_STREAMLIT_ARGS      extra arguments for every `streamlit run`, e.g.
 #                             "--server.enableWebsocketCompression true"
-#   PYTHON=python3, HAPROXY=haproxy   the programs to run
+#   PYTHON=python3            the Python that has the requirements (e.g. .venv/bin/python)
+#   HAPROXY                   HAProxy (default: haproxy on PATH, else /usr/sbin/haproxy)
 set -euo pipefail
 shopt -s inherit_errexit
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
-HAPROXY="${HAPROXY:-haproxy}"
+# Debian installs haproxy in /usr/sbin, which a normal user's PATH lacks
+HAPROXY="${HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}"
 
 usage() {
   sed -n '2,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2

@@ -28,11 +28,11 @@ _HAPROXY = re.compile(r"^xattn: haproxy pid (\d+) port (\d+)")
 
 
 def haproxy_path() -> str | None:
-    """HAProxy as serve.sh will find it: $HAPROXY if set, else `haproxy` on PATH (Debian puts
-    it in /usr/sbin, which a non-root PATH may lack: serve.sh then needs HAPROXY=...)."""
+    """HAProxy as serve.sh finds it: $HAPROXY if set, else `haproxy` on PATH, else Debian's
+    /usr/sbin/haproxy (a normal user's PATH lacks /usr/sbin)."""
     if os.environ.get("HAPROXY"):
         return shutil.which(os.environ["HAPROXY"])
-    return shutil.which("haproxy")
+    return shutil.which("haproxy") or shutil.which("/usr/sbin/haproxy")
 
 
 def haproxy_missing() -> str | None:
