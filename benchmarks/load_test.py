@@ -513,7 +513,8 @@ def serve(a, extra: tuple[str, ...]):
         with LectureHall(a.processes, affinity=not a.no_affinity,
                          run_dir=ROOT / "test-artifacts" / "load-test-hall",
                          env={"XATTN_STREAMLIT_ARGS": " ".join(extra)}) as hall:
-            yield Target(hall.url, f"{a.processes} processes behind HAProxy, {affinity}",
+            yield Target(hall.url, f"{a.processes} process{'es' if a.processes > 1 else ''} "
+                         f"behind HAProxy, {affinity}",
                          {name: pid for name, (pid, _) in hall.backends.items()},
                          {name: f"http://127.0.0.1:{port}/"
                           for name, (_, port) in hall.backends.items()}, hall.haproxy_pid)
