@@ -33,6 +33,10 @@
 #   PYTHON=python3            the Python that has the requirements (e.g. .venv/bin/python)
 #   HAPROXY                   HAProxy (default: haproxy on PATH, else /usr/sbin/haproxy)
 set -euo pipefail
+if (( BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1) )); then
+  echo "serve.sh: needs bash 5.1 or later (wait -n -p), this is $BASH_VERSION" >&2
+  exit 1
+fi
 shopt -s inherit_errexit
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -113,7 +113,7 @@ class LectureHall:
         self.proc = subprocess.Popen(["bash", str(SERVE), str(self.processes), str(self.port)],
                                      cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     text=True)
+                                     text=True, start_new_session=True)
         ready = threading.Event()
         threading.Thread(target=self._read, args=(ready,), daemon=True).start()
         deadline = time.monotonic() + timeout
@@ -137,12 +137,17 @@ class LectureHall:
     def output(self) -> str:
         return "\n".join(self.lines)
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 40.0) -> int | None:
-        """Signal serve.sh and wait for it; return its exit status (None if it was gone)."""
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 40.0, *,
+             group: bool = False) -> int | None:
+        """Signal serve.sh (``group``: its whole process group, as Ctrl-C in a terminal does)
+        and wait for it; return its exit status (None if it was never started)."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
-            self.proc.send_signal(sig)
+            if group:
+                os.killpg(self.proc.pid, sig)   # its own session: the group is serve.sh's
+            else:
+                self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:

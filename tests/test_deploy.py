@@ -4,11 +4,13 @@ The end-to-end test starts 2 processes behind HAProxy on free ports, opens two s
 headless Chromium (separate browser contexts, so separate cookie jars), checks that each got
 the per-head heatmaps and its CSV download through the proxy, that the two were held by
 different processes, that a download URL is served only with its own session's cookie, that a
-crashed process is restarted, and that SIGTERM stops every process serve.sh started.
+crashed process is restarted, and that SIGTERM stops every process serve.sh started; another
+test sends SIGINT to the whole process group, as Ctrl-C in a terminal does.
 
 Skipped, with the reason printed, where HAProxy is missing; failed instead when
 XATTN_REQUIRE_HAPROXY=1 (CI installs haproxy and sets it). The browser part follows the
-browser tests' rule (XATTN_REQUIRE_BROWSER) and shares their Chromium (conftest). Nothing here asserts on time.
+browser tests' rule (XATTN_REQUIRE_BROWSER) and shares their Chromium (conftest). Nothing here
+asserts on time.
 """
 
 from __future__ import annotations
@@ -193,5 +195,17 @@ def test_two_sessions_on_two_processes_through_the_proxy_then_sigterm_stops_all(
         status = hall.stop(signal.SIGTERM)
         assert status == 128 + signal.SIGTERM, hall.output()
         assert hall.leftovers() == [], f"left running after SIGTERM:\n{hall.output()}"
+        assert not any(alive(pid) for pid in started)
+        assert hall.lines[-1] == "xattn: stopped", hall.output()
+
+
+def test_ctrl_c_stops_everything(haproxy):
+    """Ctrl-C in a terminal signals the whole foreground process group, serve.sh and its
+    children at once: everything must still stop, and serve.sh say so."""
+    with LectureHall(processes=1) as hall:
+        started = list(hall.pids)
+        status = hall.stop(signal.SIGINT, group=True)
+        assert status == 128 + signal.SIGINT, hall.output()
+        assert hall.leftovers() == [], f"left running after Ctrl-C:\n{hall.output()}"
         assert not any(alive(pid) for pid in started)
         assert hall.lines[-1] == "xattn: stopped", hall.output()
