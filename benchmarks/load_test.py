@@ -458,11 +458,20 @@ def fmt_s(values: list[float]) -> str:
     return f"{pct(values, 50):.2f} / {pct(values, 95):.2f} / {max(values):.2f} s"
 
 
-def print_profile(path: Path, top: int = 25) -> None:
+PROFILE_RATE = 50     # py-spy samples per second
+
+
+def print_profile(path: Path, top: int = 25, instants: int = 0) -> None:
     """Inclusive share of the server's CPU samples per function, from py-spy's collapsed
-    stacks ("frame;frame;... count"), for the frames of the app, Streamlit and Plotly."""
+    stacks ("frame;frame;... count"), for the frames of the app, Streamlit and Plotly.
+
+    Stacks recorded with --threads start with "thread (tid): name": then the share of the
+    ``instants`` (rate × seconds) at which each kind of thread was sampled comes first; with
+    --gil that is how often that kind of thread held the GIL.
+    """
     inclusive: dict[str, int] = {}
     leaf: dict[str, int] = {}
+    threads: dict[str, int] = {}
     total = 0
     for line in path.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
@@ -471,6 +480,9 @@ def print_profile(path: Path, top: int = 25) -> None:
         n = int(count)
         total += n
         frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";")]
+        if frames[0].startswith("thread ("):
+            kind = re.sub(r"_\d+$", "_N", frames.pop(0).partition(": ")[2])
+            threads[kind] = threads.get(kind, 0) + n
         for f in set(frames):
             inclusive[f] = inclusive.get(f, 0) + n
         leaf[frames[-1]] = leaf.get(frames[-1], 0) + n
@@ -479,6 +491,11 @@ def print_profile(path: Path, top: int = 25) -> None:
         return
     interesting = ("xattn", "app.py", "streamlit/elements", "streamlit/runtime", "plotly",
                    "numpy", "json", "protobuf", "websockets", "uvicorn", "starlette")
+    if threads and instants:
+        print(f"\nSampled threads ({total} samples at {instants} sampling instants; with "
+              f"--profile-gil: who held the GIL): {100 * total / instants:.0f} % of instants")
+        for kind, n in sorted(threads.items(), key=lambda kv: -kv[1])[:8]:
+            print(f"  {100 * n / instants:5.1f} %  {kind}")
     print(f"\nServer CPU profile ({total} samples, py-spy): inclusive share per function")
     print("\n| share | function |\n|---|---|")
     ranked = sorted(inclusive.items(), key=lambda kv: -kv[1])
@@ -554,6 +571,10 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--profile", type=Path, metavar="FILE",
                     help="sample the (first) server process with py-spy during the sessions "
                          "and write its collapsed stacks to FILE; prints where the time goes")
+    ap.add_argument("--profile-gil", action="store_true",
+                    help="with --profile: sample only the thread holding the GIL, idle frames "
+                         "included, per thread (py-spy --gil --idle --threads); prints how "
+                         "often the GIL was held, and by which kind of thread")
     ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                     help="a Streamlit config option for the server(s), e.g. "
                          "server.enableWebsocketCompression=true (repeatable)")
@@ -591,10 +612,11 @@ def main() -> int:
         sampler.start()
         spy = None
         if a.profile and pids:
+            gil = ["--gil", "--idle", "--threads"] if a.profile_gil else []
             spy = subprocess.Popen(["py-spy", "record", "--pid", str(next(iter(pids.values()))),
                                     "--format", "raw", "--output", str(a.profile), "--rate",
-                                    "50", "--nonblocking", "--duration",
-                                    str(int(a.duration + a.ramp))],
+                                    str(PROFILE_RATE), "--nonblocking", "--duration",
+                                    str(int(a.duration + a.ramp)), *gil],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         wall = client_cpu = proxy_cpu = pressure = 0.0
         server_cpu = dict.fromkeys(pids, 0.0)
@@ -706,7 +728,7 @@ def report(a, target: Target, stats: Stats, load_before, load_after, rss_start, 
     for name, value, verdict in rows:
         print(f"| {name} | {value} | {verdict} |")
     if a.profile:
-        print_profile(a.profile)
+        print_profile(a.profile, instants=PROFILE_RATE * int(a.duration + a.ramp))
     for label, problems in (("ERROR", stats.errors), ("FAILED DOWNLOAD", stats.failed_downloads)):
         for e in problems[:10]:
             print(f"{label}: {e}")
