@@ -43,14 +43,15 @@ def free_port() -> int:
 
 
 class StreamlitServer:
-    """``python -m streamlit run app.py`` as a subprocess on 127.0.0.1, stopped by ``stop()``.
+    """``python -m streamlit run app.py`` (or ``script``) on 127.0.0.1, stopped by ``stop()``.
 
     Use as a context manager: ``with StreamlitServer() as server: ...`` gives ``server.url``
     (ready: its health endpoint answered) and ``server.pid``; the process ends on exit.
     """
 
     def __init__(self, port: int | None = None, *, log: Path | None = None,
-                 extra_args: tuple[str, ...] = ()):
+                 extra_args: tuple[str, ...] = (), script: str = "app.py"):
+        self.script = script      # relative to the repository root
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = log
@@ -64,7 +65,7 @@ class StreamlitServer:
         return self.proc.pid
 
     def start(self, timeout: float = 90.0) -> StreamlitServer:
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
+        cmd = [sys.executable, "-m", "streamlit", "run", self.script,
                "--server.port", str(self.port), "--server.address", "127.0.0.1",
                "--server.headless", "true", "--browser.gatherUsageStats", "false",
                # other people edit the checkout while tests run: no reloads mid-test

@@ -81,15 +81,25 @@ def server():
 
 
 @pytest.fixture(scope="session")
-def browser(server):
+def chromium():
+    """One headless Chromium for the whole run: playwright's sync API allows one per thread."""
+    reason = browser_missing()
+    if reason:
+        unavailable(reason)
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         try:
-            chromium = launch_chromium(p)
+            browser = launch_chromium(p)
         except Exception as err:  # a broken install: same rule as a missing one
             unavailable(f"Chromium did not start: {str(err).splitlines()[0]}")
-        yield chromium
-        chromium.close()
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def browser(server, chromium):
+    """Chromium, with the app's server running."""
+    return chromium
 
 
 @pytest.fixture

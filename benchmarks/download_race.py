@@ -1,0 +1,72 @@
+"""Why a few CSV downloads fail under load even with affinity: a reproduction, no timing.
+
+    python -m benchmarks.download_race
+
+``st.download_button`` with callable data (the app's "Weights as CSV", ``on_click="ignore"``)
+works in two steps: the browser asks the session's process to run the callable (a
+``backend_operation_request`` over the websocket) and gets a ``/media/<id>.csv`` URL back, then
+fetches that URL. Streamlit 1.67 stores the generated file without tying it to any session
+(``MediaFileManager.execute_deferred``), and every script run of *any* session ends with
+``remove_orphaned_files``, which marks an unreferenced download on its first pass and deletes it
+on the second. So if two other script runs finish between the two steps, the fetch gets 404.
+In a classroom that is one student's download racing the others' clicks, on one process or many.
+
+This starts one server and shows it deterministically: session A gets the URL; fetched at once
+it works; then A gets a second URL, session B reruns twice, and A's fetch answers 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+
+from benchmarks.load_test import CSV_HEADER, Session, Stats, http_get
+from devtools.browser import ARTIFACTS, StreamlitServer
+
+
+async def csv_url(session: Session, ws) -> str:
+    """Step one of a download: the URL the session's process answers with."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    msg = BackMsg()
+    op = msg.backend_operation_request
+    op.request_id, op.session_id = f"race-{random.getrandbits(32)}", session.session_id
+    op.deferred_file.file_id = session._csv_file_id
+    future = asyncio.get_running_loop().create_future()
+    session._operations[op.request_id] = future
+    await ws.send(msg.SerializeToString())
+    response = await asyncio.wait_for(future, 30)
+    assert not response.error_msg, response.error_msg
+    return session.base.rstrip("/") + response.deferred_file.url
+
+
+async def race(url: str) -> list[tuple[str, int]]:
+    stats = Stats()
+    a = Session(0, url, stats, random.Random(0), download=False)
+    b = Session(1, url, stats, random.Random(1), download=False)
+    out = []
+    async with a.connected() as ws_a, b.connected() as ws_b:
+        await a.rerun(ws_a)
+        await b.rerun(ws_b)
+        status, _, _, body = await http_get(await csv_url(a, ws_a), a.cookies)
+        out.append(("fetched at once", status if body.startswith(CSV_HEADER) else -status))
+        first = await csv_url(a, ws_a)
+        for seed in (5, 6):          # two script runs of another session finish meanwhile
+            b.values["seed"] = seed
+            await b.rerun(ws_b)
+        status, _, _, _ = await http_get(first, a.cookies)
+        out.append(("fetched after two runs of another session", status))
+    return out
+
+
+def main() -> int:
+    with StreamlitServer(log=ARTIFACTS / "download-race.log") as server:
+        results = asyncio.run(race(server.url))
+    for what, status in results:
+        print(f"{what}: HTTP {status}")
+    return 0 if results[-1][1] == 404 else 1     # 0: the race reproduced
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# A lecture hall: N `streamlit run app.py` processes behind HAProxy, with cookie affinity.
+#
+#   deploy/serve.sh N [PORT]            start N processes and HAProxy on PORT (default 8501)
+#   deploy/serve.sh --config N [PORT]   print the HAProxy configuration it would use, and exit
+#
+# One Streamlit server is one Python process on about one core. This starts N of them on
+# 127.0.0.1, ports PORT+1 .. PORT+N, waits until each answers /_stcore/health, writes an HAProxy
+# configuration (checked with `haproxy -c`) and runs HAProxy in the foreground on PORT. A
+# student's first request gets a cookie (XATTN_SERVER) naming one process; the page's
+# websocket, its downloads (/media/...) and uploads carry the cookie back to the process that
+# holds the session. Ctrl-C or SIGTERM stops HAProxy and every Streamlit process; so does the
+# exit of HAProxy or a clean stop of any process. A Streamlit process that crashes (non-zero
+# status, killed) is restarted, at most XATTN_MAX_RESTARTS times in all; meanwhile its students
+# reconnect to another process (option redispatch) and start a new session there.
+#
+# Needs bash 5.1+, Python with the requirements installed, and HAProxy 2.4+ (Debian:
+# apt-get install -y haproxy; it need not run as a service: stop that one if it holds PORT).
+#
+# Environment (all optional):
+#   XATTN_AFFINITY=0          no cookie: every request goes to the next process. Only to show
+#                             what breaks without affinity (downloads, reconnects); never teach so.
+#   XATTN_BIND=0.0.0.0        address HAProxy listens on (127.0.0.1: this machine only)
+#   XATTN_BACKEND_PORT        first Streamlit port (default PORT+1)
+#   XATTN_MAXCONN=1000        connections HAProxy accepts at once (each student holds one
+#                             websocket plus short HTTP requests); more wait in the kernel
+#   XATTN_SERVER_MAXCONN=300  connections per Streamlit process; more wait in HAProxy's queue
+#   XATTN_RUN_DIR             where the configuration and logs go (default: a new temp dir)
+#   XATTN_START_TIMEOUT=120   seconds to wait for the processes to become healthy
+#   XATTN_MAX_RESTARTS=5      restarts of dead Streamlit processes before giving up
+#   XATTN_STREAMLIT_ARGS      extra arguments for every `streamlit run`, e.g.
+#                             "--server.enableWebsocketCompression true"
+#   PYTHON=python3            the Python that has the requirements (e.g. .venv/bin/python)
+#   HAPROXY                   HAProxy (default: haproxy on PATH, else /usr/sbin/haproxy)
+set -euo pipefail
+if (( BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1) )); then
+  echo "serve.sh: needs bash 5.1 or later (wait -n -p), this is $BASH_VERSION" >&2
+  exit 1
+fi
+shopt -s inherit_errexit
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYTHON="${PYTHON:-python3}"
+# Debian installs haproxy in /usr/sbin, which a normal user's PATH lacks
+HAPROXY="${HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}"
+
+usage() {
+  sed -n '2,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+say() { printf 'xattn: %s\n' "$*"; }
+
+# --- configuration ----------------------------------------------------------------------------
+
+haproxy_config() {  # N PORT BACKEND_PORT: the configuration on stdout
+  local n=$1 port=$2 first=$3 affinity="${XATTN_AFFINITY:-1}" i
+  cat <<EOF
+# HAProxy in front of $n \`streamlit run app.py\` processes: deploy/serve.sh --config $n $port
+# Cookie affinity: a session's websocket, downloads (/media/...) and uploads must reach the
+# process that holds it. Source-IP affinity would send a classroom behind one NAT to one process.
+global
+    maxconn $(( ${XATTN_MAXCONN:-1000} + 100 ))
+    log stdout format raw local0 info
+
+defaults
+    mode http
+    log global
+    option httplog
+    option dontlognull
+    option forwardfor
+    # a request carrying the cookie of a process that is down goes to another one
+    option redispatch
+    retries 2
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-request 10s
+    timeout http-keep-alive 10s
+    timeout queue 30s
+    # an upgraded websocket: a whole lecture, even while a student only reads
+    timeout tunnel 2h
+    timeout client-fin 10s
+    timeout server-fin 10s
+
+frontend xattn
+    bind ${XATTN_BIND:-0.0.0.0}:$port
+    maxconn ${XATTN_MAXCONN:-1000}
+    default_backend streamlit
+
+backend streamlit
+EOF
+  if [[ "$affinity" == 0 ]]; then
+    cat <<EOF
+    # XATTN_AFFINITY=0: NO session affinity, a demonstration of what breaks without it
+    balance roundrobin
+EOF
+  else
+    cat <<EOF
+    # fewest open connections: students (one websocket each) spread evenly, also after a restart
+    balance leastconn
+    cookie XATTN_SERVER insert indirect nocache httponly attr "SameSite=Lax"
+EOF
+  fi
+  cat <<EOF
+    # which process answered (the cookie says the same when affinity is on): for load tests
+    http-response set-header X-Xattn-Server %[srv_name]
+    option httpchk
+    http-check send meth GET uri /_stcore/health
+    http-check expect string ok
+    default-server check inter 2s fall 3 rise 2 maxconn ${XATTN_SERVER_MAXCONN:-300}
+EOF
+  for (( i = 1; i <= n; i++ )); do
+    if [[ "$affinity" == 0 ]]; then
+      printf '    server s%d 127.0.0.1:%d\n' "$i" $(( first + i - 1 ))
+    else
+      printf '    server s%d 127.0.0.1:%d cookie s%d\n' "$i" $(( first + i - 1 )) "$i"
+    fi
+  done
+}
+
+# --- arguments --------------------------------------------------------------------------------
+
+print_only=0
+if [[ "${1:-}" == "--config" ]]; then
+  print_only=1
+  shift
+fi
+[[ $# -ge 1 && $# -le 2 ]] || usage
+N=$1
+PORT=${2:-8501}
+[[ "$N" =~ ^[1-9][0-9]*$ && "$PORT" =~ ^[1-9][0-9]*$ ]] || usage
+BACKEND_PORT=${XATTN_BACKEND_PORT:-$(( PORT + 1 ))}
+if (( PORT >= BACKEND_PORT && PORT < BACKEND_PORT + N )); then
+  echo "serve.sh: PORT $PORT collides with the Streamlit ports $BACKEND_PORT.." >&2
+  exit 2
+fi
+
+if (( print_only )); then
+  haproxy_config "$N" "$PORT" "$BACKEND_PORT"
+  exit 0
+fi
+
+command -v "$HAPROXY" >/dev/null || { echo "serve.sh: $HAPROXY not found (apt-get install -y haproxy)" >&2; exit 1; }
+command -v "$PYTHON" >/dev/null || { echo "serve.sh: $PYTHON not found" >&2; exit 1; }
+
+RUN_DIR="${XATTN_RUN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xattn-serve.XXXXXX")}"
+mkdir -p "$RUN_DIR"
+CFG="$RUN_DIR/haproxy.cfg"
+haproxy_config "$N" "$PORT" "$BACKEND_PORT" >"$CFG"
+"$HAPROXY" -c -q -f "$CFG" || { echo "serve.sh: haproxy -c rejected $CFG" >&2; exit 1; }
+
+# The processes share one cookie secret (signed auth cookies must verify on every process);
+# through the environment, not the command line, so `ps` does not show it.
+if [[ -z "${STREAMLIT_SERVER_COOKIE_SECRET:-}" ]]; then
+  STREAMLIT_SERVER_COOKIE_SECRET="$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')"
+  export STREAMLIT_SERVER_COOKIE_SECRET
+fi
+
+# --- processes --------------------------------------------------------------------------------
+
+declare -a backend_pid=()   # index i-1: pid of process s<i>
+haproxy_pid=""
+stopping=0
+restarts=0
+
+start_backend() {  # i: start process s<i> on BACKEND_PORT+i-1
+  local i=$1 port=$(( BACKEND_PORT + $1 - 1 ))
+  # shellcheck disable=SC2086  # XATTN_STREAMLIT_ARGS is a list of words on purpose
+  (cd "$ROOT" && exec "$PYTHON" -m streamlit run app.py \
+      --server.port "$port" --server.address 127.0.0.1 --server.headless true \
+      --server.fileWatcherType none --server.runOnSave false \
+      --browser.gatherUsageStats false ${XATTN_STREAMLIT_ARGS:-}) \
+      </dev/null >>"$RUN_DIR/s$i.log" 2>&1 &
+  backend_pid[i - 1]=$!
+  say "backend s$i pid ${backend_pid[i - 1]} port $port log $RUN_DIR/s$i.log"
+}
+
+all_pids() {
+  local pid
+  for pid in "${backend_pid[@]}" "$haproxy_pid"; do
+    [[ -n "$pid" ]] && printf '%s\n' "$pid"
+  done
+  return 0
+}
+
+stop_all() {
+  stopping=1
+  trap - INT TERM
+  local pids pid deadline
+  mapfile -t pids < <(all_pids)
+  [[ ${#pids[@]} -gt 0 ]] || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  deadline=$(( SECONDS + 15 ))
+  for pid in "${pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && (( SECONDS < deadline )); do
+      sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      say "pid $pid did not stop within 15 s: killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  wait 2>/dev/null || true
+  backend_pid=()
+  haproxy_pid=""
+  say "stopped"
+}
+
+trap 'say "signal: stopping"; stop_all; exit 130' INT
+trap 'say "signal: stopping"; stop_all; exit 143' TERM
+trap 'stop_all' EXIT
+
+healthy() {  # PID URL [PID URL ...]: wait until each URL answers "ok" while its PID lives
+  # In the background, so that a signal is handled at once rather than after this returns.
+  "$PYTHON" - "${XATTN_START_TIMEOUT:-120}" "$@" <<'EOF' &
+import sys, time, urllib.request
+deadline = time.monotonic() + float(sys.argv[1])
+pairs = list(zip(sys.argv[2::2], sys.argv[3::2]))
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+for pid, url in pairs:
+    while True:
+        if not alive(pid):
+            sys.exit(f"serve.sh: pid {pid} exited before {url} answered")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            sys.exit(f"serve.sh: {url} did not answer ok in time")
+        time.sleep(0.25)
+EOF
+  wait $!
+}
+
+for (( i = 1; i <= N; i++ )); do
+  start_backend "$i"
+done
+checks=()
+for (( i = 1; i <= N; i++ )); do
+  checks+=("${backend_pid[i - 1]}" "http://127.0.0.1:$(( BACKEND_PORT + i - 1 ))/_stcore/health")
+done
+healthy "${checks[@]}"
+say "$N Streamlit processes healthy"
+
+"$HAPROXY" -db -f "$CFG" </dev/null >>"$RUN_DIR/haproxy.log" 2>&1 &
+haproxy_pid=$!
+say "haproxy pid $haproxy_pid port $PORT config $CFG log $RUN_DIR/haproxy.log"
+healthy "$haproxy_pid" "http://127.0.0.1:$PORT/_stcore/health"
+affinity_text="cookie affinity"
+[[ "${XATTN_AFFINITY:-1}" == 0 ]] && affinity_text="NO affinity (XATTN_AFFINITY=0: a demonstration)"
+say "ready http://127.0.0.1:$PORT/ ($N processes, $affinity_text; Ctrl-C stops everything)"
+
+# --- supervise --------------------------------------------------------------------------------
+
+while true; do
+  dead=""
+  status=0
+  wait -n -p dead || status=$?
+  (( stopping )) && exit 0
+  [[ -n "$dead" ]] || continue          # a trapped signal interrupted wait
+  if [[ "$dead" == "$haproxy_pid" ]]; then
+    haproxy_pid=""
+    say "haproxy exited with status $status: stopping"
+    exit 1
+  fi
+  for (( i = 1; i <= N; i++ )); do
+    [[ "${backend_pid[i - 1]}" == "$dead" ]] || continue
+    if (( status == 0 || status == 130 || status == 143 )); then
+      # a clean stop (SIGINT, SIGTERM from someone else): the operator wants it down
+      backend_pid[i - 1]=""
+      say "backend s$i stopped (status $status): stopping everything"
+      exit 0
+    fi
+    if (( restarts >= ${XATTN_MAX_RESTARTS:-5} )); then
+      backend_pid[i - 1]=""
+      say "backend s$i exited with status $status after $restarts restarts: stopping"
+      exit 1
+    fi
+    restarts=$(( restarts + 1 ))
+    say "backend s$i exited with status $status: restarting it (restart $restarts)"
+    start_backend "$i"
+  done
+done

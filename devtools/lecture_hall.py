@@ -1,0 +1,173 @@
+"""Run ``deploy/serve.sh N PORT`` (N Streamlit processes behind HAProxy) from Python.
+
+Used by tests/test_deploy.py and benchmarks/load_test.py. ``LectureHall`` starts the script on
+free local ports, reads the lines it prints (``xattn: backend s1 pid 123 port 8702 ...``,
+``xattn: ready ...``) to learn every process id, and stops it with SIGTERM, the way an operator
+or systemd would, then checks that every process it started is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVE = ROOT / "deploy" / "serve.sh"
+REQUIRE_ENV = "XATTN_REQUIRE_HAPROXY"
+
+_BACKEND = re.compile(r"^xattn: backend (s\d+) pid (\d+) port (\d+)")
+_HAPROXY = re.compile(r"^xattn: haproxy pid (\d+) port (\d+)")
+
+
+def haproxy_path() -> str | None:
+    """HAProxy as serve.sh finds it: $HAPROXY if set, else `haproxy` on PATH, else Debian's
+    /usr/sbin/haproxy (a normal user's PATH lacks /usr/sbin)."""
+    if os.environ.get("HAPROXY"):
+        return shutil.which(os.environ["HAPROXY"])
+    return shutil.which("haproxy") or shutil.which("/usr/sbin/haproxy")
+
+
+def haproxy_missing() -> str | None:
+    """Why the lecture-hall deployment cannot run here, or None when it can."""
+    if haproxy_path() is None:
+        return "HAProxy is not installed (`apt-get install -y haproxy` gives /usr/sbin/haproxy)"
+    return None
+
+
+def haproxy_required() -> bool:
+    return os.environ.get(REQUIRE_ENV, "").strip() not in ("", "0", "false", "no")
+
+
+def free_ports(count: int, tries: int = 200) -> int:
+    """The first of ``count`` consecutive ports that are free on 127.0.0.1 right now."""
+    for _ in range(tries):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            first = s.getsockname()[1]
+        if first + count > 65535:
+            continue
+        socks = []
+        try:
+            for port in range(first, first + count):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {count} consecutive free ports found")
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@dataclass
+class LectureHall:
+    """``deploy/serve.sh processes PORT`` on 127.0.0.1, PORT and the next ones free.
+
+    Use as a context manager; ``url`` is the proxy's, ``backends`` maps each server name
+    (``s1``, the value of its affinity cookie) to its (pid, port).
+    """
+
+    processes: int = 2
+    affinity: bool = True
+    run_dir: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    port: int = 0
+    backends: dict[str, tuple[int, int]] = field(default_factory=dict)
+    haproxy_pid: int = 0
+    lines: list[str] = field(default_factory=list)
+    proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def pids(self) -> list[int]:
+        return [pid for pid, _ in self.backends.values()] + [self.haproxy_pid]
+
+    def start(self, timeout: float = 180.0) -> LectureHall:
+        self.port = self.port or free_ports(self.processes + 1)
+        env = {**os.environ, "XATTN_BIND": "127.0.0.1",
+               "XATTN_AFFINITY": "1" if self.affinity else "0", **self.env}
+        if self.run_dir is not None:
+            env["XATTN_RUN_DIR"] = str(self.run_dir)
+        self.proc = subprocess.Popen(["bash", str(SERVE), str(self.processes), str(self.port)],
+                                     cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     text=True, start_new_session=True)
+        ready = threading.Event()
+        threading.Thread(target=self._read, args=(ready,), daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while not ready.wait(0.2):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("deploy/serve.sh did not become ready:\n" + self.output())
+        return self
+
+    def _read(self, ready: threading.Event) -> None:
+        for line in self.proc.stdout:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            if m := _BACKEND.match(line):
+                self.backends[m[1]] = (int(m[2]), int(m[3]))
+            elif m := _HAPROXY.match(line):
+                self.haproxy_pid = int(m[1])
+            elif line.startswith("xattn: ready "):
+                ready.set()
+
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 40.0, *,
+             group: bool = False) -> int | None:
+        """Signal serve.sh (``group``: its whole process group, as Ctrl-C in a terminal does)
+        and wait for it; return its exit status (None if it was never started)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            if group:
+                os.killpg(self.proc.pid, sig)   # its own session: the group is serve.sh's
+            else:
+                self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()   # the test then fails on the processes left behind
+                self.proc.wait(timeout=10)
+        return self.proc.returncode
+
+    def leftovers(self, within: float = 20.0) -> list[int]:
+        """Processes serve.sh started that are still alive after ``within`` seconds."""
+        deadline = time.monotonic() + within
+        while True:
+            left = [pid for pid in self.pids if pid and alive(pid)]
+            if not left or time.monotonic() > deadline:
+                return left
+            time.sleep(0.2)
+
+    def __enter__(self) -> LectureHall:
+        return self.start() if self.proc is None else self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        for pid in self.leftovers(within=5.0):   # never leave a server behind a failed test
+            os.kill(pid, signal.SIGKILL)
