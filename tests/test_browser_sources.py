@@ -12,6 +12,8 @@ from xattn.attnfile import save_attention
 
 pytestmark = pytest.mark.browser
 
+CANNOT_BE_SHOWN = """[...document.querySelectorAll('[data-testid="stAlert"]')]
+                     .some((e) => e.innerText.includes('cannot be shown'))"""
 PANEL_JS = """
 ([row, col]) => {
   const gd = document.querySelector('.st-key-overview_pick .js-plotly-plot');
@@ -63,9 +65,7 @@ def test_a_file_that_is_not_attention_says_what_is_wrong(app, tmp_path):
     np.savez(bad, cross_attention=np.full((2, 3), 0.7))
     app.open({"weights": "file"}, "true")
     upload = app.page.locator(".st-key-upload input[type=file]")
-    app.act(lambda: upload.set_input_files(str(bad)),
-            "!!document.querySelector('[data-testid=\"stAlert\"]')", "upload")
-    wait_for_app(app.page, "true", after_runs=-1)
+    app.act(lambda: upload.set_input_files(str(bad)), CANNOT_BE_SHOWN, "upload")
     text = " ".join(app.page.locator('[data-testid="stAlert"], [data-testid="stCode"]')
                     .all_inner_texts())
     assert "bad.npz" in text and "src_tokens" in text
