@@ -173,10 +173,16 @@ new MutationObserver((ms) => {
 # The figure of one st.plotly_chart, read from Plotly's own `gd.data`, as plain JSON lists.
 # z arrives as Plotly's typed-array spec {dtype, bdata, shape}, which plotly.js decodes into
 # `_inputArray` (an array of Float32Array rows); older builds keep plain arrays of arrays.
+# The key "heads" gathers the Heads view's charts (one per head, keys head_1, head_2, ...): every
+# head's heatmap in order, then their other traces (mask crosses, gold marks).
 CHART_JS = """
 (key) => {
-  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-  if (!gd || !Array.isArray(gd.data)) return null;
+  const plots = key === 'heads'
+    ? [...Array(16).keys()]
+        .map((h) => document.querySelector(`.st-key-head_${h + 1} .js-plotly-plot`))
+        .filter((gd) => gd)
+    : [document.querySelector(`.st-key-${key} .js-plotly-plot`)].filter((gd) => gd);
+  if (!plots.length || !plots.every((gd) => Array.isArray(gd.data))) return null;
   const plain = (v) => {
     if (v === undefined || v === null) return null;
     if (v._inputArray !== undefined) v = v._inputArray;
@@ -184,10 +190,15 @@ CHART_JS = """
     if (ArrayBuffer.isView(v)) return Array.from(v);
     return Array.from(v, (r) => (r !== null && typeof r === 'object') ? Array.from(r) : r);
   };
-  return gd.data.map((t) => ({type: t.type, name: t.name, x: plain(t.x), y: plain(t.y),
-                              z: t.type === 'heatmap' ? plain(t.z) : null}));
+  const traces = plots.flatMap((gd) => gd.data.map((t) => ({
+      type: t.type, name: t.name, x: plain(t.x), y: plain(t.y),
+      z: t.type === 'heatmap' ? plain(t.z) : null})));
+  return traces.filter((t) => t.type === 'heatmap').concat(
+      traces.filter((t) => t.type !== 'heatmap'));
 }
 """
+# Plotly has drawn every head (its image of the heatmap is in the page).
+HEADS_DRAWN_JS = """[...document.querySelectorAll('[class*="st-key-head_"] g.hm image')].length"""
 
 # The page's notices (link and "changed" notices, errors), not the banner naming the weights.
 NOTICES = '[data-testid="stAlert"]:not(.st-key-banner *)'
@@ -203,7 +214,7 @@ def runs(page) -> int:
     return page.evaluate("window.__xattnRuns || 0")
 
 
-def wait_for_app(page, condition: str = "true", *, after_runs: int = 0, key: str = "per_head",
+def wait_for_app(page, condition: str = "true", *, after_runs: int = 0, key: str = "heads",
                  timeout: float = TIMEOUT_MS) -> None:
     """Wait until the script finished more than ``after_runs`` times, the page is idle and the
     JS expression ``condition`` holds, where ``traces`` is the chart's trace list (or null)."""
@@ -216,7 +227,7 @@ def wait_for_app(page, condition: str = "true", *, after_runs: int = 0, key: str
         arg=[key, after_runs], timeout=timeout, polling=100)
 
 
-def chart(page, key: str = "per_head") -> list[dict] | None:
+def chart(page, key: str = "heads") -> list[dict] | None:
     return page.evaluate(CHART_JS, key)
 
 
@@ -235,8 +246,8 @@ def heatmaps(traces: list[dict]) -> list[dict]:
     return [t for t in traces if t["type"] == "heatmap"]
 
 
-def tick_texts(page, axis: str, key: str = "per_head") -> list[str]:
-    """Rendered tick labels (SVG textContent) of the first subplot's x or y axis."""
+def tick_texts(page, axis: str, key: str = "head_1") -> list[str]:
+    """Rendered tick labels (SVG textContent) of a chart's (first subplot's) x or y axis."""
     return page.evaluate(
         """([key, axis]) => [...document.querySelectorAll(
                `.st-key-${key} .${axis}axislayer-above .${axis}tick text`)]
@@ -293,7 +304,7 @@ class Page:
         before = runs(self.page)
         already = self.page.evaluate(
             f"(key) => {{ const traces = ({CHART_JS})(key); return !!({condition}); }}",
-            "per_head")
+            "heads")
         action()
         wait_for_app(self.page, condition, after_runs=before if already else -1)
         self.timings.append((label, time.perf_counter() - start))

@@ -43,3 +43,22 @@ def heatmaps(fig: dict) -> list[dict]:
 
 def messages(at: AppTest) -> dict[str, list[str]]:
     return {"error": [e.value for e in at.error], "warning": [e.value for e in at.warning]}
+
+
+def heads_chart(at: AppTest) -> dict:
+    """The Heads view's charts (one per head, keys head_1, head_2, ...) as one figure: the
+    heatmaps of every head in order, then every other trace (mask crosses, gold marks), with
+    each trace's ``head`` (from 1) added; the layout is head 1's."""
+    figures = []
+    for h in range(1, 17):
+        try:
+            figures.append(chart(at, f"head_{h}"))
+        except KeyError:
+            break
+    if not figures:
+        raise KeyError("no head_1 chart on the page")
+    data = [dict(t, head=h) for h, f in enumerate(figures, 1) for t in f["data"]
+            if t["type"] == "heatmap"]
+    data += [dict(t, head=h) for h, f in enumerate(figures, 1) for t in f["data"]
+             if t["type"] != "heatmap"]
+    return {"data": data, "layout": figures[0]["layout"]}

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode, heatmaps, messages, run_app
+from apptest_helpers import decode, heads_chart, heatmaps, messages, run_app
 
 from xattn.pipeline import Settings, run
 from xattn.ui.compute import clear_caches
@@ -18,7 +18,7 @@ def fresh_cache():
 
 
 def per_head_z(at) -> list[np.ndarray]:
-    return [decode(t["z"]) for t in heatmaps(chart(at, "per_head"))]
+    return [decode(t["z"]) for t in heatmaps(heads_chart(at))]
 
 
 def assert_figure_matches(at, settings: Settings):
@@ -35,7 +35,7 @@ def test_default_page_draws_one_heatmap_per_head_equal_to_the_library():
     assert not at.exception
     assert messages(at) == {"error": [], "warning": []}
     expected = assert_figure_matches(at, Settings())
-    fig = chart(at, "per_head")
+    fig = heads_chart(at)
     first = heatmaps(fig)[0]
     assert first["x"] == [f"{j}: {t}" for j, t in enumerate(expected.src_tokens)]
     assert first["y"][:2] == ["0: le", "1: chat"]
@@ -85,7 +85,7 @@ def test_padding_a_source_token_zeroes_its_column_and_marks_it():
     for z in zs:
         assert np.all(z[:, [2, 6]] == 0) and np.allclose(z.sum(axis=1), 1, atol=1e-6)
     assert_figure_matches(at, Settings(mask_mode="padding", padded=(2, 6)))
-    marks = [t for t in chart(at, "per_head")["data"] if t["type"] == "scatter"]
+    marks = [t for t in heads_chart(at)["data"] if t["type"] == "scatter"]
     assert len(marks) == 4 and set(marks[0]["x"]) == {"2: cat", "6: mat"}
 
 
@@ -143,7 +143,7 @@ def test_bad_url_values_fall_back_to_defaults_with_a_notice(query, bad):
 def test_html_like_tokens_are_escaped_in_labels_and_repeated_words_keep_their_own_column():
     at = run_app({"src": "<s> the <b>cat</b> & the </s>", "tgt": "<script>alert(1)</script>"})
     assert not at.exception
-    fig = chart(at, "per_head")
+    fig = heads_chart(at)
     x = heatmaps(fig)[0]["x"]
     assert x == ["0: &lt;s&gt;", "1: the", "2: &lt;b&gt;", "3: cat", "4: &lt;/b&gt;",
                  "5: &amp;", "6: the", "7: &lt;/s&gt;"]

@@ -4,7 +4,7 @@ instead in CI (XATTN_REQUIRE_MODELS=1)."""
 
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode, heatmaps, messages, run_app
+from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
 
 from xattn.ui.compute import clear_caches
 
@@ -30,7 +30,8 @@ def expected(tiny_model, *, tgt=TGT, words=True):
 
 
 def zs(at, key="per_head"):
-    return [decode(t["z"]) for t in heatmaps(chart(at, key))]
+    fig = heads_chart(at) if key == "per_head" else chart(at, key)     # one chart per head
+    return [decode(t["z"]) for t in heatmaps(fig)]
 
 
 def test_the_page_shows_the_model_s_chosen_layer_and_says_which(tiny_model):
@@ -63,9 +64,9 @@ def test_without_a_target_the_model_translates_first(tiny_model):
 def test_pieces_and_hidden_sinks(tiny_model):
     at = model_page(words="false")
     pieces = expected(tiny_model, words=False)
-    assert heatmaps(chart(at, "per_head"))[0]["x"][0] == f"0: {pieces.src_pieces[0]}"
+    assert heatmaps(heads_chart(at))[0]["x"][0] == f"0: {pieces.src_pieces[0]}"
     at = model_page(sinks="true")
-    x = heatmaps(chart(at, "per_head"))[0]["x"]
+    x = heatmaps(heads_chart(at))[0]["x"]
     assert not any(label.endswith(": </s>") for label in x)
     assert any("Hidden: special tokens and punctuation took" in c.value for c in at.caption)
 

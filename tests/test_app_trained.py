@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 import streamlit as st
-from apptest_helpers import chart, decode, heatmaps, messages, run_app
+from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
 
 from xattn.corpus import LEXICON, translate
 from xattn.pairs import read_pair
@@ -33,7 +33,8 @@ def trained_page(**query):
 
 
 def zs(at, key: str) -> list[np.ndarray]:
-    return [decode(t["z"]) for t in heatmaps(chart(at, key))]
+    fig = heads_chart(at) if key == "per_head" else chart(at, key)     # one chart per head
+    return [decode(t["z"]) for t in heatmaps(fig)]
 
 
 def assert_weights(at, key: str, model, result, pair) -> None:
@@ -71,8 +72,8 @@ def test_the_heads_view_trains_once_and_shows_the_trained_weights(trained):
 def test_gold_cells_are_marked_in_every_head():
     at = trained_page()
     pair = translate(DEFAULT_SRC)
-    marks = [t for t in chart(at, "per_head")["data"] if t["type"] == "scatter"]
-    assert len(marks) == 4 and {m["xaxis"] for m in marks} == {"x", "x2", "x3", "x4"}
+    marks = [t for t in heads_chart(at)["data"] if t["type"] == "scatter"]
+    assert len(marks) == 4 and [m["head"] for m in marks] == [1, 2, 3, 4]   # one a head
     cells = set(zip(marks[0]["y"], marks[0]["x"], strict=True))
     assert cells == {(f"{i}: {pair.target[i]}", f"{j}: {pair.source[j]}")
                      for i, j in enumerate(pair.alignment)}
@@ -148,7 +149,7 @@ def test_typed_french_is_aligned_through_the_lexicon_and_unaligned_words_are_nam
     pair = read_pair("the cat sleeps", "le chien dort")
     assert pair.alignment == (0, None, 2)
     assert_weights(at, "per_head", trained.model, trained, pair)
-    marks = [t for t in chart(at, "per_head")["data"] if t["type"] == "scatter"]
+    marks = [t for t in heads_chart(at)["data"] if t["type"] == "scatter"]
     assert marks[0]["y"] == ["0: le", "2: dort"]
 
 

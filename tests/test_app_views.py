@@ -32,15 +32,20 @@ def table(at, index=0) -> dict:
     return at.dataframe[index].value
 
 
+def table_with(at, column: str):
+    """The dataframe that has ``column``."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
 def test_step_through_shows_the_numbers_of_the_chosen_head_and_token():
     at = open_view("Step through", step_head="3", step_tgt="2: noir")
     r = run(Settings())
     tr = r.module().trace(r.decoder_state, r.encoder_output, r.mask)
     bar = chart(at, "step_bar")["data"][0]
     np.testing.assert_allclose(decode(bar["y"]), tr.weights[2, 2], rtol=1e-6)
-    scores = table(at, 2)
-    np.testing.assert_allclose(scores["3. dot product q·k"], tr.scores[2, 2].round(4))
-    np.testing.assert_allclose(scores["6. softmax weight"], tr.weights[2, 2].round(4))
+    scores = table_with(at, "3. dot product q·k")
+    np.testing.assert_allclose(scores["3. dot product q·k"], tr.scores[2, 2].round(3))
+    np.testing.assert_allclose(scores["6. softmax weight"], tr.weights[2, 2].round(3))
     pick = chart(at, "step_pick")
     np.testing.assert_allclose(decode(pick["data"][0]["z"]), tr.weights[2], rtol=1e-6)
     assert pick["layout"]["shapes"][0]["y0"] == 1.5  # the chosen row is outlined
@@ -50,11 +55,12 @@ def test_step_through_shows_the_numbers_of_the_chosen_head_and_token():
 def test_switching_scaling_off_changes_the_scores_and_the_entropy():
     at = open_view("Step through", d_model="256", heads="2")
     entropy_on = at.metric[0].value
-    at.toggle(key="scale").set_value(False).run()
+    at.toggle(key="sqrt").set_value(False).run()
     assert not at.exception
     r = run(Settings(d_model=256, n_heads=2))
     tr = r.module().trace(r.decoder_state, r.encoder_output, r.mask, scale=False)
-    np.testing.assert_allclose(table(at, 2)["4. scaled score"], tr.scores[0, 0].round(4))
+    np.testing.assert_allclose(table_with(at, "4. scaled score")["4. scaled score"],
+                               tr.scores[0, 0].round(3))
     assert float(at.metric[0].value.split()[0]) < float(entropy_on.split()[0])
 
 
@@ -131,7 +137,7 @@ def test_export_offers_a_standalone_html_download_of_every_figure():
 
 def test_image_format_choice_reaches_the_chart_toolbar():
     at = run_app({"img": "svg"})
-    el = at.get_by_key("per_head")
+    el = at.get_by_key("head_1")
     assert '"format": "svg"' in el.proto.config or '"format":"svg"' in el.proto.config
 
 

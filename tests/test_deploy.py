@@ -24,7 +24,7 @@ import urllib.request
 
 import pytest
 
-from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, wait_for_app
+from devtools.browser import ARTIFACTS, HEADS_DRAWN_JS, RUN_COUNTER_JS, wait_for_app
 from devtools.lecture_hall import (
     REQUIRE_ENV,
     ROOT,
@@ -38,7 +38,7 @@ from devtools.lecture_hall import (
 
 CSV_HEADER = "head,tgt_pos,tgt_token,src_pos,src_token,weight"
 FOUR_HEADS_DRAWN = ("traces && traces.filter((t) => t.type === 'heatmap').length === 4 && "
-                    "document.querySelectorAll('.st-key-per_head g.hm image').length === 4")
+                    f"{HEADS_DRAWN_JS} === 4")
 
 
 def no_haproxy(reason: str):

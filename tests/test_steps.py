@@ -25,7 +25,7 @@ def test_stages_follow_one_row_from_query_to_output(trace):
     np.testing.assert_allclose(weighted.values.sum(axis=0), out.values)
     np.testing.assert_allclose(concat.values[4:8], out.values)
     np.testing.assert_allclose(concat.values @ mha.W_O, y.values)
-    assert [s.shape for s in (q, k, dots, out, y)] == ["(4,)", "(4, 4)", "(4,)", "(4,)", "(8,)"]
+    assert [s.shape for s in (q, k, dots, out, y)] == ["4", "4 × 4", "4", "4", "8"]
 
 
 def test_stages_refuse_out_of_range_choices(trace):

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode, heatmaps, messages, run_app
+from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_helpers import user_text_is_inert
@@ -32,7 +32,7 @@ def notices(at) -> list[str]:
 
 
 def per_head_z(at) -> list[np.ndarray]:
-    return [decode(t["z"]) for t in heatmaps(chart(at, "per_head"))]
+    return [decode(t["z"]) for t in heatmaps(heads_chart(at))]
 
 
 def assert_clean(at) -> None:
@@ -152,7 +152,7 @@ def test_line_breaks_in_a_linked_sentence_become_spaces_in_the_box_and_the_token
     at = run_app({"src": "a\nb\rc"})
     assert_clean(at)
     assert at.text_input(key="src").value == "a b c"
-    assert heatmaps(chart(at, "per_head"))[0]["x"] == ["0: a", "1: b", "2: c"]
+    assert heatmaps(heads_chart(at))[0]["x"] == ["0: a", "1: b", "2: c"]
     assert any("line breaks or control characters became spaces" in i.value for i in at.info)
 
 
@@ -190,6 +190,9 @@ def test_every_control_is_a_url_parameter_and_every_parameter_a_control(tiny_mod
         for mode in ("wait-k", "window"):
             at.radio(key="mask").set_value(mode).run()
             seen |= widget_keys(at)
+    long = " ".join(f"w{i}" for i in range(40))          # long sentences: pages of heads
+    at = run_app({"src": long, "tgt": long, "d_model": "64", "heads": "16"})
+    seen |= widget_keys(at) | ({"hpage"} if at.get_by_key("hpage") else set())
     for source in ("trained", "model", "file"):
         for view in VIEWS:
             at = run_app({"weights": source, "view": view})

@@ -53,6 +53,9 @@ class Attention:
         Every intermediate of one layer (``scale=False``: without 1/sqrt(d_head)).
     ablate : callable (layer, heads_off) -> AblationResult, optional
         Head importance by switching heads off in one layer.
+    inputs : callable (layer) -> (ndarray (n_tgt, d_model), ndarray (d_model, d_model)), optional
+        The decoder state and W_Q of a layer: step 1 of the step-through, ``q_i = x_i W_Q``, can
+        then be checked by hand.
     trace_tokens : (tuple of str, tuple of str), optional
         The tokens of ``trace`` (source, target) when they differ from the weights' (a real
         model's trace works on subword pieces).
@@ -81,6 +84,7 @@ class Attention:
     hidden: np.ndarray | None = None
     trace: Callable[[int, bool], AttentionTrace] | None = None
     ablate: Callable[[int, tuple[int, ...]], AblationResult] | None = None
+    inputs: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None
     trace_tokens: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     why_no_projections: str = ""
     output: np.ndarray | None = None
@@ -151,7 +155,8 @@ def random_attention(run) -> Attention:
     return Attention(
         run.weights[None], tuple(run.src_tokens), tuple(run.tgt_tokens), run.mask, "random",
         f"Random weights (seed {s.seed}): the patterns come from the seed, not from language.",
-        trace=trace, ablate=ablate, output=run.output, d_head=s.d_model // s.n_heads,
+        trace=trace, ablate=ablate, inputs=lambda layer: (run.decoder_state, run.module().W_Q),
+        output=run.output, d_head=s.d_model // s.n_heads,
         details=shapes(n_src, n_tgt, s.d_model, s.n_heads), context=run, key=("random", s))
 
 
@@ -175,7 +180,7 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
     output, _ = model(x_t, x_s)                                  # (n_tgt, 32)
     return Attention(weights[None], tuple(pair.source), tuple(pair.target), mask, "trained",
                      label, gold=pair.alignment_matrix(), trace=trace, ablate=ablate,
-                     output=output, d_head=model.d_head,
+                     inputs=lambda layer: (x_t, model.W_Q), output=output, d_head=model.d_head,
                      details=shapes(len(pair.source), len(pair.target), model.d_model,
                                     model.n_heads),
                      context=(evaluated, pair),

@@ -19,7 +19,8 @@ __all__ = ["Stage", "stages", "saturation", "row_entropy"]
 
 @dataclass(frozen=True)
 class Stage:
-    """One step: a title, its formula (LaTeX), the shape in words, and the numbers."""
+    """One step: a title, its formula (LaTeX), the shape as a reader writes it ("8", "7 × 8"),
+    and the numbers."""
 
     title: str
     formula: str
@@ -63,24 +64,24 @@ def stages(trace: AttentionTrace, head: int, i: int) -> list[Stage]:
     w = trace.weights[head, i]                                         # (n_src,)
     scale = "1/\\sqrt{d_{head}}" if trace.scale != 1.0 else "1 \\;(\\text{scaling off})"
     return [
-        Stage("Query of this target token", r"q_i = x_i W^Q_h", f"({d_head},)",
+        Stage("Query of this target token", r"q_i = x_i W^Q_h", f"{d_head}",
               trace.q[head, i]),
-        Stage("Keys of the source tokens", r"k_j = s_j W^K_h", f"({n_src}, {d_head})",
+        Stage("Keys of the source tokens", r"k_j = s_j W^K_h", f"{n_src} × {d_head}",
               trace.k[head]),
-        Stage("Dot products", r"q_i \cdot k_j", f"({n_src},)", trace.scores[head, i]),
-        Stage("Scaled scores", rf"q_i \cdot k_j \times {scale}", f"({n_src},)",
+        Stage("Dot products", r"q_i \cdot k_j", f"{n_src}", trace.scores[head, i]),
+        Stage("Scaled scores", rf"q_i \cdot k_j \times {scale}", f"{n_src}",
               trace.scaled_scores[head, i]),
-        Stage("Mask", r"M_{ij} = 0 \text{ (may attend) or } -\infty", f"({n_src},)",
+        Stage("Mask", r"M_{ij} = 0 \text{ (may attend) or } -\infty", f"{n_src}",
               trace.mask[i]),
         Stage("Softmax weights", r"a_{ij} = \frac{e^{z_{ij}}}{\sum_{j'} e^{z_{ij'}}}",
-              f"({n_src},)", w),
+              f"{n_src}", w),
         Stage("Weighted values", r"a_{ij}\, v_j \quad (v_j = s_j W^V_h)",
-              f"({n_src}, {d_head})", w[:, None] * trace.v[head]),
-        Stage("Head output", r"o_i^h = \sum_j a_{ij} v_j", f"({d_head},)",
+              f"{n_src} × {d_head}", w[:, None] * trace.v[head]),
+        Stage("Head output", r"o_i^h = \sum_j a_{ij} v_j", f"{d_head}",
               trace.head_outputs[head, i]),
-        Stage("All heads side by side", r"[o_i^1, \dots, o_i^{h}]", f"({d_model},)",
+        Stage("All heads side by side", r"[o_i^1, \dots, o_i^{h}]", f"{d_model}",
               trace.concat[i]),
-        Stage("Output row", r"y_i = [o_i^1, \dots, o_i^{h}]\, W^O", f"({d_model},)",
+        Stage("Output row", r"y_i = [o_i^1, \dots, o_i^{h}]\, W^O", f"{d_model}",
               trace.output[i]),
     ]
 

@@ -207,11 +207,13 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
 
 
 def average_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
-                   mask: np.ndarray | None = None) -> go.Figure:
-    """One heatmap of the weights averaged over heads, shape (n_tgt, n_src)."""
+                   mask: np.ndarray | None = None, zmax: float = 1.0) -> go.Figure:
+    """One heatmap of the weights averaged over heads, shape (n_tgt, n_src); ``zmax`` is the
+    top of the colour scale."""
     mean = np.asarray(weights).mean(axis=0, keepdims=True)         # (1, n_tgt, n_src)
     fig = per_head_figure(mean, src_tokens, tgt_tokens, mask=mask, max_cols=1,
                           title=f"Average over the {len(weights)} heads")
+    fig.layout.coloraxis.cmax = float(zmax)
     fig.data[0].hovertemplate = ("<b>mean of heads</b><br>target (query) %{y}<br>source (key) "
                                  "%{x}<br>weight %{z:.3f}<extra></extra>")
     fig.layout.annotations = ()

@@ -29,7 +29,8 @@ BAR, MUTED = "#21918c", "#bdbdbd"   # viridis' teal for weights, grey for masked
 
 def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
                           head: int, selected: int | None = None,
-                          mask: np.ndarray | None = None) -> go.Figure:
+                          mask: np.ndarray | None = None,
+                          column: int | None = None) -> go.Figure:
     """One head's heatmap where clicking a cell selects its target row.
 
     Parameters
@@ -40,6 +41,8 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
         0-based head index (shown as ``head + 1``).
     selected : int, optional
         Target row to outline.
+    column : int, optional
+        Source column of the clicked cell: that cell is outlined too.
     mask : ndarray of bool, shape (n_tgt, n_src), optional
 
     Returns
@@ -67,6 +70,10 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
         shapes.append(dict(type="rect", xref="x", x0=-0.5, x1=n_src - 0.5, yref="y",
                            y0=selected - 0.5, y1=selected + 0.5,
                            line=dict(color=HIGHLIGHT, width=3)))
+        if column is not None and 0 <= column < n_src:
+            shapes.append(dict(type="rect", xref="x", x0=column - 0.5, x1=column + 0.5,
+                               yref="y", y0=selected - 0.5, y1=selected + 0.5,
+                               line=dict(color="white", width=3)))
     font = tick_font(max(n_tgt, n_src))
     layout = base_layout(
         f"Head {head + 1}: click a cell to pick its target token", 160 + 22 * n_tgt,
@@ -79,7 +86,8 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
 
 
 def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
-                       allowed: np.ndarray, query: str, head: int) -> go.Figure:
+                       allowed: np.ndarray, query: str, head: int,
+                       marked: int | None = None) -> go.Figure:
     """The softmax weights of one target token as bars over the source tokens.
 
     Parameters
@@ -91,13 +99,17 @@ def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
         The target token whose weights these are (shown literally in the title).
     head : int
         0-based head index (shown as ``head + 1``).
+    marked : int, optional
+        A source position to outline (the clicked cell's column).
     """
     token = axis_labels([query])[1][0]                                # literal, cut
     x, x_text = axis_labels(src_tokens)
     colours = [BAR if a else MUTED for a in allowed]
     text = [f"{w:.3f}" if a else "masked" for w, a in zip(weights_row, allowed, strict=True)]
+    outline = [3 if j == marked else 0 for j in range(len(x))]
     bar = dict(type="bar", x=x, y=np.asarray(weights_row, np.float32), text=text,
-               marker=dict(color=colours), textposition="outside",
+               marker=dict(color=colours, line=dict(color=HIGHLIGHT, width=outline)),
+               textposition="outside",
                hovertemplate="source %{x}<br>weight %{y:.3f}<extra></extra>")
     layout = base_layout(f"Weights of {token} (head {head + 1})", 300, xaxis=category_axis(
         (x, x_text), title="source (keys)", angle=-60, font=tick_font(len(x))),

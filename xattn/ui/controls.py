@@ -70,6 +70,8 @@ PAD = list_param("pad", _label, what="the masked source tokens")
 K = int_param("k", DEFAULTS.wait_k, 1, MAX_TOKENS, "k")
 WINDOW = int_param("window", DEFAULTS.window, 0, 16, "the window")
 IMG = choice_param("img", "png", ("png", "svg"), "the image format")
+SCALE = choice_param("scale", "fixed", ("fixed", "max"), "the colour scale")
+PRESENT = bool_param("present", False, "presenter mode")
 
 
 def sentence_inputs(state: PageState, *, translate: bool = False) -> tuple[str, str]:
@@ -177,13 +179,24 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
     return out
 
 
-def export_controls(state: PageState) -> str:
-    st.sidebar.header("Export")
-    fmt = state.value("img")
-    st.sidebar.radio("Charts' camera button saves", ("png", "svg"), horizontal=True, key="img",
-                     help="The download button in the toolbar of every chart. SVG stays sharp "
-                          "on slides and in papers.")
-    return fmt
+def display_controls(state: PageState) -> None:
+    """How the page looks: presenter mode, colour scale, image format (sidebar, *Display*)."""
+    sb = st.sidebar
+    sb.header("Display")
+    state.value("present")
+    sb.toggle("Presenter mode (projector)", key="present",
+              help="Bigger text and charts, the sidebar folded away, the heatmaps on the first "
+                   "screen. Share the link with present=1 to open it this way.")
+    state.value("scale")
+    sb.radio("Colour scale", ("fixed", "max"), key="scale", horizontal=True,
+             format_func={"fixed": "0 to 1", "max": "0 to the maximum"}.get,
+             help="0 to 1: a colour means the same weight in every head and picture. 0 to the "
+                  "maximum: with 40 tokens every weight is about 1/40, and this shows the "
+                  "pattern anyway.")
+    state.value("img")
+    sb.radio("Charts' camera button saves", ("png", "svg"), horizontal=True, key="img",
+             help="The download button in the toolbar of every chart. SVG stays sharp on "
+                  "slides and in papers.")
 
 
 def chart_config(name: str) -> dict:

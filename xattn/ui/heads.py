@@ -14,16 +14,12 @@ import streamlit as st
 
 from xattn.attnfile import attention_to_bytes
 from xattn.export import file_name, weights_csv
-from xattn.figures import (
-    add_gold_marks,
-    average_figure,
-    head_figure,
-    output_figure,
-    per_head_figure,
-)
+from xattn.figures import average_figure, head_figure, output_figure
 from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.controls import chart_config
+from xattn.ui.grid import colour_top, head_grid
+from xattn.ui.look import FONT_SCALE
 from xattn.ui.overview import layers_overview
 
 FORMULA = (r"\begin{aligned} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mathrm{head}_1, "
@@ -73,17 +69,15 @@ def heads_view(a: Attention, layer: int, state) -> None:
         if focus is not None:
             fig = head_figure(weights[focus], a.src_tokens, a.tgt_tokens, head=focus,
                               mask=a.mask, title=f"Layer {layer + 1}, head {focus + 1}",
-                              colorbar=True, max_x_labels=64)
+                              zmax=colour_top(weights, state), colorbar=True, max_x_labels=64)
             st.plotly_chart(fig, key="focus_head", config=chart_config(f"{stem}-head{focus + 1}"),
                             alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
     if a.details:
         st.caption(f"**Shapes:** {a.details}")
-    fig = per_head_figure(weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask)
-    if a.gold is not None:
-        add_gold_marks(fig, a.gold, a.src_tokens, a.tgt_tokens)
-    st.plotly_chart(fig, key="per_head", config=chart_config(f"{stem}-per-head"),
-                    alt="Heatmaps of cross-attention weights, one per head; a text version "
-                        "is in the expander below.")
+    top = colour_top(weights, state)
+    present = bool(state.drawn.get("present"))
+    head_grid(a, weights, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
+              max_cols=2 if present else 4)
     if a.gold is not None:
         st.caption("◻ marks each target word's gold source word (the word it translates).")
     if a.mask is not None and (~a.mask).any():
@@ -95,7 +89,7 @@ def heads_view(a: Attention, layer: int, state) -> None:
     left, right = st.columns([2, 3])
     with left:
         st.plotly_chart(average_figure(weights, list(a.src_tokens), list(a.tgt_tokens),
-                                       mask=a.mask),
+                                       mask=a.mask, zmax=top),
                         key="average", config=chart_config(f"{stem}-average"),
                         alt="Heatmap of the attention weights averaged over heads.")
     if a.output is not None:

@@ -5,20 +5,25 @@ Every view draws an ``xattn.sources.Attention``; only the open view's code runs.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.compare import compare_view
-from xattn.ui.controls import export_controls
+from xattn.ui.controls import display_controls
 from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
+from xattn.ui.lesson import lesson_setup, lesson_view
 from xattn.ui.lines import lines_view
+from xattn.ui.look import page_style
 from xattn.ui.params import choice_param
 from xattn.ui.sources import layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
 
-VIEWS = {   # each draws (attention, layer, state); None: the reading guide
+VIEWS = {   # each draws (attention, layer, state); None: the lesson, the reading guide
+    "Lesson": None,
     "Heads": heads_view,
     "Step through": step_view,
     "Head statistics": stats_view,
@@ -80,17 +85,26 @@ def main() -> None:
 
 def _page(state: PageState) -> None:
     st.title("Multi-head cross-attention, head by head")
-    st.caption("How a decoder (the target sentence) looks up the encoder's output (the source "
-               "sentence). Type two sentences; every control is in the link, so a shared URL "
-               "shows the same picture.")
+    st.container(key="subtitle").caption(
+        "How a decoder (the target sentence) looks up the encoder's output (the source "
+        "sentence). Type two sentences; every control is in the link, so a shared URL shows "
+        "the same picture.")
     notice_area = st.container()   # filled once the controls are drawn
-    banner = st.container(key="banner")
+    banner, share_area = st.columns([5, 1.4], vertical_alignment="center")
+    banner = banner.container(key="banner")
+    step = lesson_setup(state, state.value("view"))   # a new lesson step sets the controls
     a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
-    export_controls(state)
+    display_controls(state)
+    present = bool(state.drawn.get("present"))
+    page_style(present)
+    if present:
+        st.set_page_config(initial_sidebar_state="collapsed")
     if a is not None:
         banner.info(a.describe(layer), icon=ICONS[source])
-    _views(state, a, layer)
+    _views(state, a, layer, step)
+    with share_area:
+        share(state)
     with notice_area:
         for notice in state.finish():
             if notice.kind == "link":
@@ -99,14 +113,26 @@ def _page(state: PageState) -> None:
                 st.info(notice.text, icon=":material/sync:")
 
 
-def _views(state: PageState, a, layer: int) -> None:
-    state.value("view")
+def share(state: PageState) -> None:
+    """The full link of this view, with a copy button (the link holds every control)."""
+    base = st.context.url or "http://localhost:8501/"
+    query = urlencode(state.url(), doseq=True)
+    with st.popover("Share this view", icon=":material/link:"):
+        st.code(base + (f"?{query}" if query else ""), language=None, wrap_lines=True)
+        st.caption("The copy button is at the right of the link. Everyone who opens it sees "
+                   "this view with the same numbers; add present=1 for presenter mode.")
+
+
+def _views(state: PageState, a, layer: int, step) -> None:
     tabs = st.tabs(list(VIEWS), key="view", on_change="rerun")
-    for tab, view in zip(tabs, VIEWS.values(), strict=True):
+    for tab, (name, view) in zip(tabs, VIEWS.items(), strict=True):
         if not tab.open:
             continue
         with tab:
-            if view is None:
+            if name == "Lesson":
+                lesson_view(a, layer, state, step,
+                            lambda view, a, layer: VIEWS[view](a, layer, state))
+            elif view is None:
                 st.markdown(HOW_TO_READ)
             elif a is None:
                 st.info("This view appears once the weights above can be computed.")

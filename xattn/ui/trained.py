@@ -28,7 +28,7 @@ from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
 from xattn.pairs import Problem, gold_text, read_pair
 from xattn.sources import Attention, trained_attention
 from xattn.train import TrainConfig
-from xattn.ui._store import obtain, store
+from xattn.ui._store import obtain
 from xattn.ui.params import int_param, text_param
 from xattn.ui.state import PageState, text_value
 
@@ -138,20 +138,21 @@ def training_controls(state: PageState) -> TrainConfig:
 
 
 def training_panel(config: TrainConfig) -> Evaluated | None:
-    """The class's run of ``config``, in an expander: open (with live progress) while it
-    trains, closed once everyone shares it."""
-    fresh = store().get(config) is None
-    with st.expander("The toy task and its training run: loss curve, held-out accuracy",
-                     expanded=fresh):
+    """The class's run of ``config``: while it trains, a progress bar and the live loss curve;
+    then, folded in an expander, the task, the loss curve and the held-out accuracy."""
+    live = st.container()                     # the progress of a run training now
+    with live:
+        bar_slot, live_curve = st.empty(), st.empty()
+    try:
+        run, made = obtain(config, bar_slot, live_curve)
+    except ValueError as err:  # not expected with the offered choices; never a traceback
+        st.error(f"Training failed: {err}", icon=":material/error:")
+        return None
+    live_curve.empty()
+    with st.expander("The toy task and its training run: loss curve, held-out accuracy"):
         st.markdown(TASK)
         left, right = st.columns([3, 2], gap="large")
-        with left:
-            bar_slot, curve_slot = st.empty(), st.empty()
-        try:
-            run, made = obtain(config, bar_slot, curve_slot)
-        except ValueError as err:  # not expected with the offered choices; never a traceback
-            st.error(f"Training failed: {err}", icon=":material/error:")
-            return None
+        curve_slot = left.empty()
         stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
         curve_slot.plotly_chart(loss_figure(run.result.losses, config.steps), key="tr_loss",
                                 config=toolbar_config(f"{stem}-loss"),

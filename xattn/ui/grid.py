@@ -1,0 +1,86 @@
+"""One chart per head, in columns: on a phone the columns stack, one readable head a row.
+
+A single figure of all heads squeezes them into the page's width (four heads in 358 px on a
+phone, titles overlapping); separate charts let Streamlit's columns do the layout. Long
+sentences get fewer, bigger columns, and pages of heads instead of a grid taller than a screen
+or two. One colour legend serves every chart.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import streamlit as st
+
+from xattn.figures import add_gold_marks, head_figure
+from xattn.figures._style import TICK_CHARS, tick_font
+from xattn.sources import Attention
+from xattn.ui.controls import chart_config
+from xattn.ui.params import int_param
+from xattn.ui.state import PageState
+
+__all__ = ["head_grid", "colour_top", "HPAGE"]
+
+HPAGE = int_param("hpage", 1, 1, 16, "the page of heads")
+GRID_PX = 1400            # a page of heads at most this tall
+VIRIDIS = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779",
+           "#6ece58", "#b5de2b", "#fde725")
+
+
+def colour_top(weights: np.ndarray, state: PageState) -> float:
+    """The top of the colour scale (sidebar, *Display*): 1 (fixed, comparable across heads)
+    or the picture's maximum (its structure shows even when every weight is small)."""
+    top = float(np.max(weights)) if state.drawn.get("scale") == "max" else 1.0
+    return top if top > 0 else 1.0
+
+
+def legend(top: float) -> None:
+    """The colour scale of the charts below, as one bar (constant HTML, no user text)."""
+    stops = ", ".join(VIRIDIS)
+    st.html(f'<div style="display:flex;align-items:center;gap:8px;font-size:0.85rem;'
+            f'color:#555;white-space:nowrap"><span>weight 0</span><span style="flex:0 1 '
+            f'280px;min-width:80px;height:12px;border-radius:3px;background:linear-gradient('
+            f'to right, {stops})"></span><span>{top:.3f}</span></div>')
+
+
+def _layout(n_heads: int, n_tokens: int, n_tgt: int, src_tokens,
+            max_cols: int = 4) -> tuple[int, int]:
+    """Columns, and heads on a page, so that a page stays under GRID_PX."""
+    cols = min(n_heads, max_cols, 4 if n_tokens <= 16 else 3 if n_tokens <= 32 else 2)
+    font = tick_font(n_tokens)
+    label_px = 40 + int(0.55 * font * min(max(map(len, src_tokens)), TICK_CHARS))
+    height = 40 + max(150, (font + 3) * n_tgt) + label_px      # as head_figure draws it
+    return cols, cols * max(1, GRID_PX // height)
+
+
+def head_grid(a: Attention, weights: np.ndarray, state: PageState, *, top: float,
+              stem: str, font_scale: float = 1.0, max_cols: int = 4) -> None:
+    """Draw one chart per head of ``weights`` (n_heads, n_tgt, n_src), paged if needed."""
+    n_heads, n_tgt, n_src = weights.shape
+    cols, per_page = _layout(n_heads, max(n_tgt, n_src), n_tgt, a.src_tokens, max_cols)
+    pages = math.ceil(n_heads / per_page)
+    first = 0
+    if pages > 1:
+        names = {p: f"heads {(p - 1) * per_page + 1}–{min(p * per_page, n_heads)}"
+                 for p in range(1, pages + 1)}
+        page = state.value("hpage", list(names), why=f"(there are {pages} pages of heads)")
+        st.segmented_control("Heads", list(names), key="hpage", format_func=names.get,
+                             help="Long sentences make tall charts: the heads come a page at a "
+                                  "time.")
+        first = (page - 1) * per_page
+    legend(top)
+    shown = range(first, min(first + per_page, n_heads))
+    labels = {4: 16, 3: 20, 2: 24}.get(cols, 32)
+    for row in range(0, len(shown), cols):
+        for col, h in zip(st.columns(cols), shown[row:row + cols], strict=False):
+            fig = head_figure(weights[h], a.src_tokens, a.tgt_tokens, head=h, mask=a.mask,
+                              zmax=top, max_x_labels=labels, font_scale=font_scale)
+            if a.gold is not None:
+                add_gold_marks(fig, a.gold, a.src_tokens, a.tgt_tokens)
+            with col:
+                st.plotly_chart(fig, key=f"head_{h + 1}",
+                                config=chart_config(f"{stem}-head{h + 1}"),
+                                alt=f"Heatmap of head {h + 1}: target tokens (rows) by source "
+                                    "tokens (columns); a text version is in the expander "
+                                    "below.")
