@@ -46,19 +46,19 @@ def messages(at: AppTest) -> dict[str, list[str]]:
 
 
 def heads_chart(at: AppTest) -> dict:
-    """The Heads view's charts (one per head, keys head_1, head_2, ...) as one figure: the
+    """The Heads view's charts on the page (one per head, keys head_1, head_2, ...; a page of heads may start later) as one figure: the
     heatmaps of every head in order, then every other trace (mask crosses, gold marks), with
     each trace's ``head`` (from 1) added; the layout is head 1's."""
-    figures = []
+    figures = {}
     for h in range(1, 17):
         try:
-            figures.append(chart(at, f"head_{h}"))
+            figures[h] = chart(at, f"head_{h}")
         except KeyError:
-            break
+            continue
     if not figures:
-        raise KeyError("no head_1 chart on the page")
-    data = [dict(t, head=h) for h, f in enumerate(figures, 1) for t in f["data"]
+        raise KeyError("no head_N chart on the page")
+    data = [dict(t, head=h) for h, f in figures.items() for t in f["data"]
             if t["type"] == "heatmap"]
-    data += [dict(t, head=h) for h, f in enumerate(figures, 1) for t in f["data"]
+    data += [dict(t, head=h) for h, f in figures.items() for t in f["data"]
              if t["type"] != "heatmap"]
-    return {"data": data, "layout": figures[0]["layout"]}
+    return {"data": data, "layout": next(iter(figures.values()))["layout"]}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["tokenize", "TOKENIZER_MODES"]
+__all__ = ["tokenize", "TOKENIZER_MODES", "splits_words"]
 
 TOKENIZER_MODES = ("words", "whitespace", "chars")
 
@@ -21,6 +21,7 @@ _WORDS = re.compile(
     rf"|[^\W{_CJK}]+(?:['\u2019][^\W{_CJK}]+)*'?"  # a word; apostrophes inside stay: s'est, don't
     r"|\S"                                        # anything else: one punctuation mark or symbol
 )
+_CJK_WORD = re.compile(rf"[{_CJK}]{{2,}}")    # two CJK characters in a row: a word to split
 # Characters that attach to the previous one in a user-perceived character (a simplified
 # grapheme cluster): combining marks, variation selectors, emoji skin tones, zero-width joiner.
 _ATTACH = {"Mn", "Me", "Mc", "Sk"}
@@ -85,3 +86,15 @@ def tokenize(text: str, mode: str = "words") -> list[str]:
         else:
             spans.append([start, end])
     return [text[a:b] for a, b in spans]
+
+
+def splits_words(text: str) -> bool:
+    """Whether the "words" mode would cut space-separated words of ``text`` into characters:
+    Chinese, Japanese or Korean words of two characters or more, written between spaces.
+
+    Examples
+    --------
+    >>> splits_words("我们 喜欢 猫"), splits_words("我喜欢猫"), splits_words("the cat")
+    (True, False, False)
+    """
+    return any(c.isspace() for c in text) and bool(_CJK_WORD.search(text))

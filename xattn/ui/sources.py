@@ -12,6 +12,7 @@ import streamlit as st
 
 from xattn.literal import md_code
 from xattn.sources import SOURCES, Attention, random_attention
+from xattn.tokenize import splits_words
 from xattn.ui.compute import cached_run
 from xattn.ui.controls import mask_controls, model_controls, sentence_inputs, settings_from_parts
 from xattn.ui.params import choice_param, int_param
@@ -64,6 +65,11 @@ def _random(state: PageState) -> Attention | None:
         st.error(f"{err}", icon=":material/error:")
         st.info("The page keeps working: change the sentences or the settings and it redraws.")
         return None
+    if model["tokenizer"] == "words" and (splits_words(src) or splits_words(tgt)):
+        st.info("Chinese, Japanese and Korean words are split into single characters by the "
+                "*words* tokenizer (it has no word segmenter). To keep the words you separated "
+                "with spaces whole, choose the *whitespace* tokenizer (sidebar).",
+                icon=":material/translate:")
     if len(run.empty_rows):
         rows = ", ".join(md_code(f"{i}: {run.tgt_tokens[i]}") for i in run.empty_rows[:12])
         more = f" and {len(run.empty_rows) - 12} more" if len(run.empty_rows) > 12 else ""
