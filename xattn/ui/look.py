@@ -1,5 +1,6 @@
-"""The page's own CSS: phones (the formula fits), presenter mode (big text, compact top, every
-tab in view). Constant text only: nothing a user typed ever reaches a style sheet."""
+"""The page's own CSS: phones (the formula fits, every tab in view), presenter mode (big
+text, compact top, every tab in view). Constant text only: nothing a user typed ever reaches
+a style sheet."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ _ALWAYS = """
 @media (max-width: 640px) {
   .katex-display { font-size: 0.78em; overflow-x: auto; overflow-y: hidden; }
   h1 { font-size: 1.7rem !important; }
+  [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* all in sight */
 }
 </style>
 """
@@ -26,8 +28,7 @@ html { font-size: 19px; }                                   /* every rem-sized t
   padding-top: 3.6rem !important; max-width: 100% !important; }   /* just below the header */
 h1 { font-size: 1.7rem !important; padding-top: 0 !important; }
 .st-key-subtitle { display: none; }
-[data-baseweb="tab-list"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* every tab in view */
-[data-baseweb="tab-border"], [data-baseweb="tab-highlight"] { display: none; }
+[data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* all tabs */
 </style>
 """
 
