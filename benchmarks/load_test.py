@@ -10,8 +10,8 @@ load the page and then, every 2 to 4 seconds for ``--duration`` seconds, change 
 (number of heads, seed or mask), and reports:
 
 - p50 / p95 / max time from a control change to the updated figure: from sending the rerun to
-  receiving ``script_finished``, checking that the ``per_head`` Plotly element of that run
-  arrived with one heatmap per head asked for;
+  receiving ``script_finished``, checking that the Heads view's charts of that run (one per
+  head, keys ``head_1``, ``head_2``, …) arrived with one heatmap per head asked for;
 - errors: exception elements, error alerts, URL notices, missing or wrong figures, timeouts,
   closed connections;
 - the server's resident memory (VmRSS from /proc) before, at peak and after the sessions close,
@@ -20,12 +20,13 @@ load the page and then, every 2 to 4 seconds for ``--duration`` seconds, change 
   affinity cookie ``XATTN_SERVER``, Streamlit's XSRF cookie) and sending them on the websocket
   and every later request; which process held the session (HAProxy's ``X-Xattn-Server`` header
   on the websocket handshake), and how the sessions spread over the processes;
-- one CSV download per session after its first change, the way the frontend does it for
-  ``st.download_button`` with callable data: a ``backend_operation_request`` (``deferred_file``
-  with the button's ``deferred_file_id``) over the websocket, which runs the callable in the
-  session's process and answers with a ``/media/<id>.csv`` URL, then an HTTP GET of that URL
-  with the session's cookies. The file exists only in that process: without affinity the GET
-  can reach another one and fail (404). Failed downloads are counted apart from errors.
+- one CSV download per session after its first change, the way the frontend does it: an HTTP
+  GET of the button's ``/media/<id>.csv`` URL with the session's cookies. (For large settings
+  the app makes the file on click, Streamlit's deferred download: the client first sends a
+  ``backend_operation_request`` over the websocket, which runs the callable in the session's
+  process and answers with the URL.) The file exists only in that process: without affinity
+  the GET can reach another one and fail (404). Failed downloads are counted apart from
+  errors.
 
 Targets: no errors, no failed downloads, p95 < 2 s with 30 sessions, memory after within 50 MB
 of before (each process).
@@ -86,6 +87,7 @@ KEYS = ("heads", "seed", "mask")
 RUN_TIMEOUT = 60.0
 CSV_HEADER = b"head,tgt_pos,tgt_token,src_pos,src_token,weight"
 CACHED_MESSAGES = 200             # like the browser's cache: recent large messages only
+HEAD_CHART = re.compile(r"-head_\d+$")   # the Heads view: one chart per head, head_1, head_2, …
 
 
 def rss_mb(pid: int) -> float:
@@ -218,7 +220,8 @@ class Session:
         # hash -> message, like the browser's ForwardMsgCache (None: no cache, full messages)
         self.cache: dict[str, ForwardMsg] | None = {} if cache else None
         self.reader: asyncio.Task | None = None
-        self._csv_file_id = ""
+        self._csv_file_id = ""       # a file made on click (deferred), or
+        self._csv_url = ""           # one sent with the page
         self._operations: dict[str, asyncio.Future] = {}
         self._done: asyncio.Future | None = None
         self._heatmaps: int | None = None
@@ -264,13 +267,15 @@ class Session:
         for key in KEYS:
             if wid.endswith(f"-{key}"):
                 self.ids[key] = wid
-        if kind == "plotly_chart" and wid.endswith("-per_head"):
+        if kind == "plotly_chart" and HEAD_CHART.search(wid):
             traces = json.loads(proto.spec)["data"]
-            self._heatmaps = sum(t.get("type") == "heatmap" for t in traces)
-            self._crosses = any(t.get("type") == "scatter" for t in traces)
-            self._config = proto.config
+            self._heatmaps = (self._heatmaps or 0) + sum(t.get("type") == "heatmap"
+                                                         for t in traces)
+            self._crosses = bool(self._crosses) or any(t.get("type") == "scatter"
+                                                       for t in traces)
+            self._config = self._config or proto.config
         elif kind == "download_button" and wid.endswith("-dl_csv"):
-            self._csv_file_id = proto.deferred_file_id
+            self._csv_file_id, self._csv_url = proto.deferred_file_id, proto.url
         elif kind == "exception":
             self._problems.append(f"exception: {proto.type}: {proto.message[:120]}")
         elif kind == "alert" and proto.format in (Alert.ERROR, Alert.WARNING):
@@ -316,11 +321,11 @@ class Session:
         if status != ForwardMsg.FINISHED_SUCCESSFULLY:
             self._problems.append(f"script finished with status {status}")
         if self._heatmaps != want:
-            self._problems.append(f"per_head figure: {self._heatmaps} heatmaps, expected {want}")
+            self._problems.append(f"Heads view: {self._heatmaps} heatmaps, expected {want}")
         elif self._crosses != (self.values["mask"] != "none"):
-            self._problems.append(f"per_head figure: mask crosses {self._crosses}")
+            self._problems.append(f"Heads view: mask crosses {self._crosses}")
         elif "-seed" in self._config and f"-seed{self.values['seed']}-" not in self._config:
-            self._problems.append("per_head figure: not drawn with the seed asked for")
+            self._problems.append("Heads view: not drawn with the seed asked for")
         for p in self._problems:
             self.stats.errors.append(f"session {self.n} ({self.values}): {p}")
         return None if self._problems else elapsed
@@ -337,14 +342,35 @@ class Session:
         return key
 
     async def _download_csv(self, ws) -> None:
-        """"Weights as CSV" as the frontend does it: ask the session's process to run the
-        button's callable, then GET the /media URL it returns, with this session's cookies."""
+        """"Weights as CSV" as the frontend does it: GET the button's /media URL with this
+        session's cookies; for a file made on click (large settings), ask the session's process
+        to run the button's callable first, for that URL."""
         def failed(why: str) -> None:
             self.stats.failed_downloads.append(f"session {self.n} (on {self.backend}): {why}")
 
-        if not self._csv_file_id:
-            return failed("no dl_csv button with a deferred_file_id in the page")
         start = time.perf_counter()
+        if self._csv_url:            # sent with the page: fetch it, as the browser does
+            url = self.base.rstrip("/") + self._csv_url
+        elif self._csv_file_id:      # made on click: ask the session's process first
+            url = await self._deferred_url(ws, failed)
+            if url is None:
+                return None
+        else:
+            return failed("no dl_csv button (with a URL or a deferred_file_id) in the page")
+        try:
+            status, headers, _, body = await http_get(url, self.cookies)
+        except (OSError, TimeoutError, ValueError, IndexError) as err:
+            return failed(f"GET {url}: {type(err).__name__}: {err}")
+        served = headers.get("x-xattn-server", self.backend)
+        if status != 200 or not body.startswith(CSV_HEADER):
+            where = ("its own process: the file was already gone" if served == self.backend
+                     else "ANOTHER process")
+            return failed(f"GET /media/...csv: HTTP {status} from {served}, {where}")
+        self.stats.downloads.append(time.perf_counter() - start)
+
+    async def _deferred_url(self, ws, failed) -> str | None:
+        """A deferred download's step one: the session's process runs the button's callable
+        and answers with the file's URL (None after a failure, recorded)."""
         msg = BackMsg()
         op = msg.backend_operation_request
         op.request_id = f"csv-{self.n}-{self.rng.getrandbits(32):08x}"
@@ -359,17 +385,7 @@ class Session:
             return failed(f"no backend_operation_response in {RUN_TIMEOUT} s")
         if response.error_msg:
             return failed(f"server: {response.error_msg}")
-        url = self.base.rstrip("/") + response.deferred_file.url
-        try:
-            status, headers, _, body = await http_get(url, self.cookies)
-        except (OSError, TimeoutError, ValueError, IndexError) as err:
-            return failed(f"GET {url}: {type(err).__name__}: {err}")
-        served = headers.get("x-xattn-server", self.backend)
-        if status != 200 or not body.startswith(CSV_HEADER):
-            where = ("its own process: the file was already gone" if served == self.backend
-                     else "ANOTHER process")
-            return failed(f"GET /media/...csv: HTTP {status} from {served}, {where}")
-        self.stats.downloads.append(time.perf_counter() - start)
+        return self.base.rstrip("/") + response.deferred_file.url
 
     async def _open_page(self) -> bool:
         """GET / like a browser: the affinity and XSRF cookies come with it."""

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import decode, heads_chart, heatmaps, messages, run_app
+from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
 
 from xattn.pipeline import Settings, run
 from xattn.ui.compute import clear_caches
@@ -44,7 +44,25 @@ def test_default_page_draws_one_heatmap_per_head_equal_to_the_library():
         fig["layout"]["coloraxis"]["colorscale"][0][1] == "#440154"
     assert "source (keys)" in str(fig["layout"]) and "target (queries)" in str(fig["layout"])
     assert any("(4, 8, 7) = heads × target × source" in c.value for c in at.caption)
-    assert at.get("latex")
+    assert not at.get("latex")                      # folded: not built, not sent
+
+
+def test_the_folded_sections_are_drawn_when_opened():
+    at = run_app()
+    for key in ("average", "output"):
+        with pytest.raises(KeyError):
+            at.get_by_key(key)
+    at.session_state["heads_more"] = True           # what opening the expander does
+    at.session_state["heads_text"] = True
+    at.run()
+    assert not at.exception
+    assert "MultiHead" in at.get("latex")[0].proto.body
+    r = run(Settings())
+    z = decode(heatmaps(chart(at, "average"))[0]["z"])
+    np.testing.assert_allclose(z, r.weights.mean(axis=0), rtol=1e-6, atol=1e-7)
+    assert heatmaps(chart(at, "output"))
+    description = next(e for e in at.expander if e.label.startswith("Text description"))
+    assert "**Head 4**" in description.markdown[0].value
 
 
 @pytest.mark.parametrize("change", [

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from devtools.browser import APP_IDLE_JS
 from xattn.ui.page import VIEWS
 
 pytestmark = pytest.mark.browser
@@ -64,9 +63,11 @@ def test_every_view_draws_hostile_tokens_literally(app, view):
              else {"step_tgt": LINK} if view == "Step through" else {})
     open_view(app, view, **extra)
     page = app.page
-    if view == "Heads":   # the text description sits in an expander: open it
-        page.get_by_text("Text description of the heatmaps").click()
-        page.wait_for_function(APP_IDLE_JS)
+    if view == "Heads":   # the text description and the average are folded: open them
+        app.act(lambda: page.get_by_text("Text description of the heatmaps").click(),
+                "document.body.innerText.includes('Head 1:')", "open the description")
+        app.act(lambda: page.get_by_text("The formula, the average over heads").click(),
+                "!!document.querySelector('.st-key-average g.hm image')", "open the average")
     assert page.evaluate(INTERPRETED_JS) == []
     app.assert_clean()
     svg = set(page.evaluate(SVG_TEXT_JS))

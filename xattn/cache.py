@@ -39,6 +39,9 @@ def nbytes(value) -> int:
         return sys.getsizeof(value) + sum(nbytes(k) + nbytes(v) for k, v in value.items())
     if isinstance(value, (list, tuple, set, frozenset)):
         return sys.getsizeof(value) + sum(nbytes(v) for v in value)
+    own = getattr(type(value), "nbytes", None)       # an object that reports its own size
+    if isinstance(own, property):
+        return int(value.nbytes)
     return sys.getsizeof(value)
 
 

@@ -14,15 +14,18 @@ import numpy as np
 import streamlit as st
 
 from xattn.cache import ByteLRU
+from xattn.figures.frozen import FrozenFigure, freeze
 from xattn.pipeline import Run, Settings, run
 from xattn.tokenize import tokenize
 
-__all__ = ["cached_run", "tokens_of", "derived", "CACHE_BYTES", "caches", "clear_caches"]
+__all__ = ["cached_run", "tokens_of", "derived", "figure", "CACHE_BYTES", "caches",
+           "clear_caches"]
 
 CACHE_BYTES = {
     "runs": 160 << 20,      # Run per Settings: ~120 of the largest (1.3 MB), thousands of small
     "tokens": 8 << 20,      # token lists per (text, tokenizer)
     "derived": 32 << 20,    # per-view results derived from a run (traces, curves, statistics)
+    "figures": 32 << 20,    # built figures (Plotly's dicts), ~20 kB a small heatmap
 }
 
 
@@ -55,6 +58,19 @@ def derived(key: tuple, make):
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
     return value
+
+
+def figure(key: tuple, make) -> FrozenFigure:
+    """The figure ``make()`` builds, built and converted once per server under ``key``.
+
+    A rerun that draws an unchanged chart (another student's click, a widget elsewhere on the
+    page) then skips Plotly's object tree, deep copy and encoding: see
+    ``xattn.figures.frozen``. ``key`` must hold everything the figure depends on; an empty
+    key (weights of unknown origin) builds the figure every time.
+    """
+    if not key or not key[0]:
+        return freeze(make())
+    return caches()["figures"].get_or_make(key, lambda: freeze(make()))
 
 
 def clear_caches() -> None:

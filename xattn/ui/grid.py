@@ -9,6 +9,7 @@ or two. One colour legend serves every chart.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -16,6 +17,7 @@ import streamlit as st
 from xattn.figures import add_gold_marks, head_figure
 from xattn.figures._style import TICK_CHARS, tick_font
 from xattn.sources import Attention
+from xattn.ui.compute import figure
 from xattn.ui.controls import chart_config
 from xattn.ui.params import int_param
 from xattn.ui.state import PageState
@@ -54,9 +56,21 @@ def _layout(n_heads: int, n_tokens: int, n_tgt: int, src_tokens,
     return cols, cols * max(1, GRID_PX // height)
 
 
-def head_grid(a: Attention, weights: np.ndarray, state: PageState, *, top: float,
+def _head(a: Attention, weights: np.ndarray, h: int, top: float, font_scale: float,
+          labels: int):
+    fig = head_figure(weights[h], a.src_tokens, a.tgt_tokens, head=h, mask=a.mask, zmax=top,
+                      max_x_labels=labels, font_scale=font_scale)
+    if a.gold is not None:
+        add_gold_marks(fig, a.gold, a.src_tokens, a.tgt_tokens)
+    return fig
+
+
+def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
               stem: str, font_scale: float = 1.0, max_cols: int = 4) -> None:
-    """Draw one chart per head of ``weights`` (n_heads, n_tgt, n_src), paged if needed."""
+    """Draw one chart per head of ``a``'s layer ``layer``, paged if needed. Each chart is built
+    once per server (``xattn.ui.compute.figure``): a rerun that does not change it, or another
+    student asking for the same, only sends it."""
+    weights = a.layer(layer)
     n_heads, n_tgt, n_src = weights.shape
     cols, per_page = _layout(n_heads, max(n_tgt, n_src), n_tgt, a.src_tokens, max_cols)
     pages = math.ceil(n_heads / per_page)
@@ -74,10 +88,8 @@ def head_grid(a: Attention, weights: np.ndarray, state: PageState, *, top: float
     labels = {4: 16, 3: 20, 2: 24}.get(cols, 32)
     for row in range(0, len(shown), cols):
         for col, h in zip(st.columns(cols), shown[row:row + cols], strict=False):
-            fig = head_figure(weights[h], a.src_tokens, a.tgt_tokens, head=h, mask=a.mask,
-                              zmax=top, max_x_labels=labels, font_scale=font_scale)
-            if a.gold is not None:
-                add_gold_marks(fig, a.gold, a.src_tokens, a.tgt_tokens)
+            fig = figure((a.key, layer, "head", h, top, font_scale, labels),
+                         partial(_head, a, weights, h, top, font_scale, labels))
             with col:
                 st.plotly_chart(fig, key=f"head_{h + 1}",
                                 config=chart_config(f"{stem}-head{h + 1}"),

@@ -17,6 +17,7 @@ from xattn.export import file_name, weights_csv
 from xattn.figures import average_figure, head_figure, output_figure
 from xattn.literal import md_code
 from xattn.sources import Attention
+from xattn.ui.compute import derived, figure
 from xattn.ui.controls import chart_config
 from xattn.ui.grid import colour_top, head_grid
 from xattn.ui.look import FONT_SCALE
@@ -67,38 +68,58 @@ def heads_view(a: Attention, layer: int, state) -> None:
     if a.n_layers > 1:
         focus = layers_overview(a, layer, state)
         if focus is not None:
-            fig = head_figure(weights[focus], a.src_tokens, a.tgt_tokens, head=focus,
-                              mask=a.mask, title=f"Layer {layer + 1}, head {focus + 1}",
-                              zmax=colour_top(weights, state), colorbar=True, max_x_labels=64)
+            top = colour_top(weights, state)
+            fig = figure((a.key, layer, "focus", focus, top), lambda: head_figure(
+                weights[focus], a.src_tokens, a.tgt_tokens, head=focus, mask=a.mask,
+                title=f"Layer {layer + 1}, head {focus + 1}", zmax=top, colorbar=True,
+                max_x_labels=64))
             st.plotly_chart(fig, key="focus_head", config=chart_config(f"{stem}-head{focus + 1}"),
                             alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
     if a.details:
         st.caption(f"**Shapes:** {a.details}")
     top = colour_top(weights, state)
     present = bool(state.drawn.get("present"))
-    head_grid(a, weights, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
+    head_grid(a, layer, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
               max_cols=2 if present else 4)
+    notes = ["Each heatmap is one head's softmax(Q W_Q (K W_K)ᵀ / √d_k + M): a row per target "
+             "token (query), a column per source token (key); every row sums to 1."]
     if a.gold is not None:
-        st.caption("◻ marks each target word's gold source word (the word it translates).")
+        notes.append("◻ marks each target word's gold source word (the word it translates).")
     if a.mask is not None and (~a.mask).any():
-        st.caption("Grey crosses mark masked cells: that source token may not be attended "
-                   "from that target token, so its weight is exactly 0.")
-    with st.expander("Text description of the heatmaps (strongest source token per row)"):
-        st.markdown(text_alternative(weights, a.mask, a.src_tokens, a.tgt_tokens))
-    formula(a)
+        notes.append("Grey crosses mark masked cells: that source token may not be attended "
+                     "from that target token, so its weight is exactly 0 (a row with every "
+                     "cell masked sums to 0).")
+    st.caption("  \n".join(notes))     # one element: each is a message on every rerun
+    text = st.expander("Text description of the heatmaps (strongest source token per row)",
+                       key="heads_text", on_change="rerun")
+    if text.open:      # drawn only when opened: nothing to build or send on other reruns
+        with text:
+            st.markdown(text_alternative(weights, a.mask, a.src_tokens, a.tgt_tokens))
+    more = st.expander("The formula, the average over heads and the output", key="heads_more",
+                       on_change="rerun", icon=":material/functions:")
+    if more.open:
+        with more:
+            formula(a)
+            average_and_output(a, layer, top, stem)
+    downloads(a, stem)
+
+
+def average_and_output(a: Attention, layer: int, top: float, stem: str) -> None:
+    """The heads' average and, where the source has it, the output representation."""
+    weights = a.layer(layer)
     left, right = st.columns([2, 3])
     with left:
-        st.plotly_chart(average_figure(weights, list(a.src_tokens), list(a.tgt_tokens),
-                                       mask=a.mask, zmax=top),
-                        key="average", config=chart_config(f"{stem}-average"),
+        fig = figure((a.key, layer, "average", top), lambda: average_figure(
+            weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask, zmax=top))
+        st.plotly_chart(fig, key="average", config=chart_config(f"{stem}-average"),
                         alt="Heatmap of the attention weights averaged over heads.")
     if a.output is not None:
         with right:
-            st.plotly_chart(output_figure(a.output, list(a.tgt_tokens)), key="output",
-                            config=chart_config(f"{stem}-output"),
+            fig = figure((a.key, layer, "output"),
+                         lambda: output_figure(a.output, list(a.tgt_tokens)))
+            st.plotly_chart(fig, key="output", config=chart_config(f"{stem}-output"),
                             alt="Heatmap of the output representation: target tokens by model "
                                 "dimensions.")
-    downloads(a, stem)
 
 
 def formula(a: Attention) -> None:
@@ -133,19 +154,38 @@ def attention_npz(a: Attention) -> bytes:
                               extra=extra, **texts)
 
 
+SMALL_DOWNLOAD = 8_000     # weights; the CSV then holds at most ~320 kB, the .npz ~40 kB
+
+
+def prepared(a: Attention, kind: str, make):
+    """A download's data: for a small file the bytes themselves, made once per server; for a
+    large one the function that makes them when the button is clicked.
+
+    Bytes go with the page and belong to the session. A file made on click (Streamlit 1.67's
+    deferred download) is not tied to any session, and the end of any two other script runs
+    of the process deletes it: in a busy class the student's browser then fetches a 404
+    (``python -m benchmarks.download_race`` reproduces it). Large files keep the deferred
+    path, since sending them with every rerun would cost more than the rare failure.
+    """
+    if a.weights.size > SMALL_DOWNLOAD:
+        return make
+    return derived((a.key, kind), make) if a.key else make()
+
+
 def downloads(a: Attention, stem: str) -> None:
     st.markdown("**Download the numbers**")
     left, right, _ = st.columns([1, 1, 2])
     layers = "layer, " if a.n_layers > 1 else ""
-    left.download_button("Weights as CSV", lambda: weights_csv(a.weights if a.n_layers > 1
-                                                               else a.weights[0],
-                                                               a.src_tokens, a.tgt_tokens),
-                         f"{stem}-weights.csv", "text/csv", key="dl_csv", on_click="ignore",
+    weights = a.weights if a.n_layers > 1 else a.weights[0]
+    csv = prepared(a, "csv", lambda: weights_csv(weights, a.src_tokens, a.tgt_tokens))
+    left.download_button("Weights as CSV", csv, f"{stem}-weights.csv", "text/csv",
+                         key="dl_csv", on_click="ignore",
                          help=f"Long format: {layers}head, tgt_pos, tgt_token, src_pos, "
                               "src_token, weight. Heads count from 1, positions from 0. A token "
                               "a spreadsheet would read as a formula (=, +, -, @ first) gets a "
                               "' in front.")
-    right.download_button("Everything as .npz", lambda: attention_npz(a), f"{stem}.npz",
-                          "application/octet-stream", key="dl_npz", on_click="ignore",
+    right.download_button("Everything as .npz", prepared(a, "npz", lambda: attention_npz(a)),
+                          f"{stem}.npz", "application/octet-stream", key="dl_npz",
+                          on_click="ignore",
                           help="NumPy archive in the attention file format (it uploads back "
                                "as Weights: file), tokens exactly as typed.")

@@ -1,0 +1,52 @@
+"""The CSV download of a busy class: a student's file must still be there when the browser
+fetches it, however many other students clicked meanwhile.
+
+Streamlit 1.67 deletes a file made on click (a deferred download) once two script runs of any
+session end before the fetch (``benchmarks/download_race.py``); the page sends small files
+with the page instead. Spoken over Streamlit's own websocket protocol against a real server
+(``benchmarks.load_test.Session``), like the browser does, without a browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import random
+
+import numpy as np
+
+from benchmarks.download_race import race
+from benchmarks.load_test import Session, Stats, http_get
+from devtools.browser import ARTIFACTS, StreamlitServer
+from xattn.pipeline import Settings, run
+
+
+def test_a_small_csv_survives_other_students_clicks():
+    with StreamlitServer(log=ARTIFACTS / "downloads-server.log") as server:
+        results = dict(asyncio.run(race(server.url, {"heads": "8", "seed": "3"})))
+    assert results == {"sent with the page: fetched at once": 200,
+                       "sent with the page: fetched after two runs of another session": 200}
+
+
+def test_the_csv_holds_the_weights_of_the_students_own_settings():
+    async def fetch(url: str) -> bytes:
+        session = Session(0, url, Stats(), random.Random(0), download=False,
+                          query={"src": "a = b", "tgt": "x y"})
+        session.values.update(heads=2, seed=9)
+        async with session.connected() as ws:
+            await session.rerun(ws)
+            assert session._csv_url, "the small CSV comes with the page"
+            status, _, _, body = await http_get(url.rstrip("/") + session._csv_url,
+                                                session.cookies)
+        assert status == 200
+        return body
+
+    with StreamlitServer(log=ARTIFACTS / "downloads-server.log") as server:
+        body = asyncio.run(fetch(server.url))
+    rows = list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
+    w = run(Settings(src="a = b", tgt="x y", n_heads=2, seed=9)).weights
+    assert len(rows) == w.size
+    assert {r["src_token"] for r in rows} == {"a", "'=", "b"}    # a formula is defused
+    got = np.array([float(r["weight"]) for r in rows]).reshape(w.shape)
+    np.testing.assert_allclose(got, w, atol=1e-6)
