@@ -50,8 +50,10 @@ class StreamlitServer:
     """
 
     def __init__(self, port: int | None = None, *, log: Path | None = None,
-                 extra_args: tuple[str, ...] = (), script: str = "app.py"):
-        self.script = script      # relative to the repository root
+                 extra_args: tuple[str, ...] = (), script: str = "app.py",
+                 root: Path = ROOT):
+        self.script = script      # relative to ``root``: this checkout, or another one
+        self.root = Path(root)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = log
@@ -74,7 +76,7 @@ class StreamlitServer:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         out = self._log if self._log is not None else subprocess.DEVNULL
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen(cmd, cwd=self.root, stdout=out, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
         try:
             self._wait_healthy(timeout)

@@ -104,7 +104,12 @@ def test_sides_are_labelled_and_template_is_explicit(weights):
     fig = lines_figure(weights, SRC, TGT)
     texts = [a.text for a in fig.layout.annotations]
     assert "<b>target (queries)</b>" in texts and "<b>source (keys)</b>" in texts
-    assert fig.layout.template == pio.templates["plotly_white"]
+    white = pio.templates["plotly_white"]          # its look, without the parts never drawn
+    template = fig.layout.template
+    for part in ("paper_bgcolor", "plot_bgcolor", "xaxis", "yaxis", "font", "colorway"):
+        assert template.layout[part] == white.layout[part], part
+    assert template.data.scatter == white.data.scatter
+    assert "polar" not in template.to_plotly_json()["layout"] and not template.data.surface
     assert isinstance(fig, go.Figure)
     go.Figure(fig.to_dict())  # everything passes Plotly's validation
 
