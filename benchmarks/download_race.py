@@ -2,11 +2,11 @@
 
     python -m benchmarks.download_race
 
-``st.download_button`` with callable data (the app's "Weights as CSV", ``on_click="ignore"``)
-works in two steps: the browser asks the session's process to run the callable (a
-``backend_operation_request`` over the websocket) and gets a ``/media/<id>.csv`` URL back, then
-fetches that URL. Streamlit 1.67 stores the generated file without tying it to any session
-(``MediaFileManager.execute_deferred``), and every script run of *any* session ends with
+``st.download_button`` with callable data (the app's "Download the weights as CSV",
+``on_click="ignore"``) works in two steps: the browser asks the session's process to run the
+callable (a ``backend_operation_request`` over the websocket) and gets a ``/media/<id>.csv`` URL
+back, then fetches that URL. Streamlit 1.67 stores the generated file without tying it to any
+session (``MediaFileManager.execute_deferred``), and every script run of *any* session ends with
 ``remove_orphaned_files``, which marks an unreferenced download on its first pass and deletes it
 on the second. So if two other script runs finish between the two steps, the fetch gets 404.
 In a classroom that is one student's download racing the others' clicks, on one process or many.

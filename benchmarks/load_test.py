@@ -348,9 +348,9 @@ class Session:
         return key
 
     async def _download_csv(self, ws) -> None:
-        """"Weights as CSV" as the frontend does it: GET the button's /media URL with this
-        session's cookies; for a file made on click (large settings), ask the session's process
-        to run the button's callable first, for that URL."""
+        """"Download the weights as CSV" as the frontend does it: GET the button's /media URL
+        with this session's cookies; for a file made on click (large settings), ask the
+        session's process to run the button's callable first, for that URL."""
         def failed(why: str) -> None:
             self.stats.failed_downloads.append(f"session {self.n} (on {self.backend}): {why}")
 

@@ -128,9 +128,10 @@ def open_session(browser, url: str):
 
 
 def download_csv(page) -> tuple[str, str]:
-    """Click "Weights as CSV": the URL the browser fetched and the file's text."""
+    """Click "Download the weights as CSV": the URL the browser fetched and the file's text."""
     with page.expect_download() as info:
-        page.locator(".st-key-dl_csv").get_by_role("button", name="Weights as CSV").click()
+        page.locator(".st-key-dl_csv").get_by_role("button",
+                                                    name="Download the weights as CSV").click()
     download = info.value
     assert download.failure() is None, download.failure()
     return download.url, open(download.path(), encoding="utf-8").read()
@@ -167,7 +168,7 @@ def test_two_sessions_on_two_processes_through_the_proxy_then_sigterm_stops_all(
         assert sorted(hall.backends) == ["s1", "s2"], hall.output()
         started = list(hall.pids)
 
-        ctx_a, page_a, server_a = open_session(chromium, hall.url)
+        ctx_a, page_a, server_a = open_session(chromium, hall.url + "?seed=7")   # A's own numbers
         url_a, csv_a = download_csv(page_a)
         ctx_b, page_b, server_b = open_session(chromium, hall.url)
 
@@ -181,7 +182,7 @@ def test_two_sessions_on_two_processes_through_the_proxy_then_sigterm_stops_all(
         assert fetch(url_a, server_b) == (404, server_b)
 
         url_b, csv_b = download_csv(page_b)
-        assert csv_b == csv_a                  # same default view, same numbers
+        assert csv_b.splitlines()[0] == CSV_HEADER and csv_b != csv_a   # B's numbers: seed 0
         assert fetch(url_b, server_b) == (200, server_b)
         ctx_a.close()
         ctx_b.close()

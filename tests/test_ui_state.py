@@ -167,6 +167,8 @@ def test_the_masked_rows_warning_shows_tokens_literally():
 
 def test_the_text_description_shows_tokens_literally():
     at = run_app({"tok": "whitespace", "tgt": "**bold** [click](https://example.com) $x^2$"})
+    at.session_state["heads_text"] = True            # open the folded description
+    at.run()
     description = next(m.value for m in at.markdown if m.value.startswith("- **Head 1**"))
     assert user_text_is_inert(description, *(f"**Head {h}**" for h in range(1, 5)))
     assert "`[click](https://example.com)`" in description

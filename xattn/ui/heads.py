@@ -81,8 +81,8 @@ def heads_view(a: Attention, layer: int, state) -> None:
     present = bool(state.drawn.get("present"))
     head_grid(a, layer, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
               max_cols=2 if present else 4)
-    notes = ["Each heatmap is one head's softmax(Q W_Q (K W_K)ᵀ / √d_k + M): a row per target "
-             "token (query), a column per source token (key); every row sums to 1."]
+    notes = ["Each heatmap is one head's softmax(Q W\\_Q (K W\\_K)ᵀ / √d\\_k + M): a row per "
+             "target token (query), a column per source token (key); every row sums to 1."]
     if a.gold is not None:
         notes.append("◻ marks each target word's gold source word (the word it translates).")
     if a.mask is not None and (~a.mask).any():
@@ -173,19 +173,18 @@ def prepared(a: Attention, kind: str, make):
 
 
 def downloads(a: Attention, stem: str) -> None:
-    st.markdown("**Download the numbers**")
-    left, right, _ = st.columns([1, 1, 2])
+    row = st.container(horizontal=True)      # one block: each block is a message per rerun
     layers = "layer, " if a.n_layers > 1 else ""
     weights = a.weights if a.n_layers > 1 else a.weights[0]
     csv = prepared(a, "csv", lambda: weights_csv(weights, a.src_tokens, a.tgt_tokens))
-    left.download_button("Weights as CSV", csv, f"{stem}-weights.csv", "text/csv",
-                         key="dl_csv", on_click="ignore",
-                         help=f"Long format: {layers}head, tgt_pos, tgt_token, src_pos, "
-                              "src_token, weight. Heads count from 1, positions from 0. A token "
-                              "a spreadsheet would read as a formula (=, +, -, @ first) gets a "
-                              "' in front.")
-    right.download_button("Everything as .npz", prepared(a, "npz", lambda: attention_npz(a)),
-                          f"{stem}.npz", "application/octet-stream", key="dl_npz",
-                          on_click="ignore",
-                          help="NumPy archive in the attention file format (it uploads back "
-                               "as Weights: file), tokens exactly as typed.")
+    row.download_button("Download the weights as CSV", csv, f"{stem}-weights.csv", "text/csv",
+                        key="dl_csv", on_click="ignore",
+                        help=f"Long format: {layers}head, tgt_pos, tgt_token, src_pos, "
+                             "src_token, weight. Heads count from 1, positions from 0. A token "
+                             "a spreadsheet would read as a formula (=, +, -, @ first) gets a "
+                             "' in front.")
+    npz = prepared(a, "npz", lambda: attention_npz(a))
+    row.download_button("Download everything as .npz", npz, f"{stem}.npz",
+                        "application/octet-stream", key="dl_npz", on_click="ignore",
+                        help="NumPy archive in the attention file format (it uploads back as "
+                             "Weights: file), tokens exactly as typed.")

@@ -16,6 +16,7 @@ _ALWAYS = """
 @media (max-width: 640px) {
   .katex-display { font-size: 0.78em; overflow-x: auto; overflow-y: hidden; }
   h1 { font-size: 1.7rem !important; }
+  [data-testid="stLayoutWrapper"]:has(> .st-key-banner) { min-width: 100%; }  /* share: below */
   [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* all in sight */
 }
 </style>

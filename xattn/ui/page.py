@@ -90,8 +90,8 @@ def _page(state: PageState) -> None:
         "sentence). Type two sentences; every control is in the link, so a shared URL shows "
         "the same picture.")
     notice_area = st.container()   # filled once the controls are drawn
-    banner, share_area = st.columns([5, 1.4], vertical_alignment="center")
-    banner = banner.container(key="banner")
+    row = st.container(horizontal=True, vertical_alignment="center")   # wraps on a phone
+    banner = row.container(key="banner")
     step = lesson_setup(state, state.value("view"))   # a new lesson step sets the controls
     a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
@@ -103,7 +103,7 @@ def _page(state: PageState) -> None:
     if a is not None:
         banner.info(a.describe(layer), icon=ICONS[source])
     _views(state, a, layer, step)
-    with share_area:
+    with row:
         share(state)
     with notice_area:
         for notice in state.finish():

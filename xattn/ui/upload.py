@@ -16,7 +16,7 @@ __all__ = ["file_source"]
 FORMAT = ("An `.npz` holding `cross_attention`, shape (layers, heads, target, source) or (heads, "
           "target, source), each row summing to 1 (or all zero), and `src_tokens`, "
           "`tgt_tokens` as strings; optionally `model`, `src_text`, `tgt_text`. The page's own "
-          "*Everything as .npz* download is one; so is `python -m xattn.models export`.")
+          "*Download everything as .npz* button is one; so is `python -m xattn.models export`.")
 
 
 def file_source(state) -> Attention | None:
