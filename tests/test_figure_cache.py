@@ -54,3 +54,27 @@ def test_a_frozen_figure_refuses_what_is_not_a_figure_dict():
     from xattn.figures.frozen import FrozenFigure
     with pytest.raises(TypeError, match="list 'data'"):
         FrozenFigure({"layout": {}})
+
+
+@pytest.mark.parametrize("settings", [
+    {}, {"mask_mode": "padding", "padded": (1, 3)}, {"mask_mode": "wait-k", "wait_k": 1},
+    {"src": " ".join(f"w{i}" for i in range(50)), "tgt": "<b>x</b> $y$ &amp;"},
+])
+@pytest.mark.parametrize("options", [{}, {"zmax": 0.42, "font_scale": 1.35, "max_x_labels": 16,
+                                          "colorbar": True, "title": "Layer 2, head 1"}])
+def test_a_figure_made_without_plotly_objects_is_the_same_figure(settings, options):
+    import json
+
+    import plotly.io as pio
+
+    from xattn.figures import head_figure
+    from xattn.figures.frozen import freeze, frozen
+    from xattn.figures.heads import head_parts
+    from xattn.pipeline import Settings, run
+
+    r = run(Settings(**settings))
+    args = (r.weights[1], r.src_tokens, r.tgt_tokens)
+    fast = frozen(*head_parts(*args, head=1, mask=r.mask, **options))
+    slow = freeze(head_figure(*args, head=1, mask=r.mask, **options))
+    assert json.loads(pio.to_json(fast.to_dict(), validate=False)) == \
+        json.loads(pio.to_json(slow.to_dict(), validate=False))

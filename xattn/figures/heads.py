@@ -103,6 +103,19 @@ def head_figure(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
     font_scale : float, default 1
         Larger text for a projector.
     """
+    data, layout = head_parts(weights, src_tokens, tgt_tokens, head=head, mask=mask, zmax=zmax,
+                              title=title, max_x_labels=max_x_labels, colorbar=colorbar,
+                              font_scale=font_scale)
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def head_parts(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
+               mask: np.ndarray | None = None, zmax: float = 1.0, title: str | None = None,
+               max_x_labels: int = 40, colorbar: bool = False,
+               font_scale: float = 1.0) -> tuple[list[dict], dict]:
+    """`head_figure`'s traces and layout as plain dicts, same parameters: ``go.Figure`` of them
+    is the figure, ``xattn.figures.frozen.frozen`` of them the converted figure, made without
+    Plotly's object tree (what a server does on every new setting)."""
     weights = np.asarray(weights)
     src_tokens = check_tokens(src_tokens, weights.shape[1] if weights.ndim == 2 else None,
                               "src_tokens")
@@ -135,7 +148,7 @@ def head_figure(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
                           size=max(4, 14 - n_src // 6))
         if mark:
             data.append(mark)
-    return go.Figure(data=data, layout=layout, _validate=False)
+    return data, layout
 
 
 def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,

@@ -61,16 +61,20 @@ def derived(key: tuple, make):
 
 
 def figure(key: tuple, make) -> FrozenFigure:
-    """The figure ``make()`` builds, built and converted once per server under ``key``.
+    """The figure ``make()`` builds (a ``go.Figure``, or already frozen), built and converted
+    once per server under ``key``.
 
     A rerun that draws an unchanged chart (another student's click, a widget elsewhere on the
     page) then skips Plotly's object tree, deep copy and encoding: see
     ``xattn.figures.frozen``. ``key`` must hold everything the figure depends on; an empty
     key (weights of unknown origin) builds the figure every time.
     """
+    def made() -> FrozenFigure:
+        fig = make()
+        return fig if isinstance(fig, FrozenFigure) else freeze(fig)
     if not key or not key[0]:
-        return freeze(make())
-    return caches()["figures"].get_or_make(key, lambda: freeze(make()))
+        return made()
+    return caches()["figures"].get_or_make(key, made)
 
 
 def clear_caches() -> None:
