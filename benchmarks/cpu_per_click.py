@@ -29,14 +29,12 @@ import contextlib
 import os
 import random
 import statistics
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
+from benchmarks.checkouts import checkouts
 from benchmarks.load_test import Session, Stats, cpu_seconds
 from benchmarks.machine import machine_line
-from devtools.browser import ARTIFACTS, ROOT, StreamlitServer
+from devtools.browser import ARTIFACTS, StreamlitServer
 
 BIG_SRC = " ".join(f"s{i}" for i in range(64))
 BIG_TGT = " ".join(f"t{i}" for i in range(64))
@@ -106,32 +104,6 @@ async def measure(servers: dict[str, StreamlitServer], clicks: int, rounds: int,
                     for label in order:
                         await clickers[label, case].batch(kind, per_batch)
     return clickers
-
-
-@contextlib.contextmanager
-def checkouts(refs: list[str]):
-    """This working tree as "this checkout", plus a temporary worktree for each REF."""
-    with tempfile.TemporaryDirectory(prefix="xattn-compare-") as tmp:
-        roots = {}
-        try:
-            for ref in refs:
-                path = Path(tmp) / ref.replace("/", "_")
-                subprocess.run(["git", "worktree", "add", "--detach", str(path), ref], cwd=ROOT,
-                               check=True, capture_output=True)
-                sha = subprocess.run(["git", "rev-parse", "--short", ref], cwd=ROOT, text=True,
-                                     check=True, capture_output=True).stdout.strip()
-                roots[f"commit {sha}"] = path
-            sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
-                                 check=True, capture_output=True).stdout.strip()
-            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                   cwd=ROOT, text=True, capture_output=True).stdout.strip()
-            roots[f"this checkout ({sha}{', modified' if dirty else ''})"] = ROOT
-            yield roots
-        finally:
-            for path in roots.values():
-                if path != ROOT:
-                    subprocess.run(["git", "worktree", "remove", "--force", str(path)],
-                                   cwd=ROOT, capture_output=True)
 
 
 def main() -> int:

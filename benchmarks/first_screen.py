@@ -1,20 +1,20 @@
 """Time to the first heatmap in a real browser: the app against a minimal Streamlit page.
 
-    python -m benchmarks.first_screen [--repeats 7]
+    python -m benchmarks.first_screen [--repeats 7] [--compare 53c1af1 ...]
 
-Starts two servers on free 127.0.0.1 ports, ``streamlit run app.py`` and ``streamlit run
-benchmarks/minimal_page.py`` (one Plotly heatmap, nothing else: the floor), loads each page once
+Starts servers on free 127.0.0.1 ports, ``streamlit run app.py`` and ``streamlit run
+benchmarks/minimal_page.py`` (one Plotly heatmap, nothing else: the floor), plus the app at each
+``--compare`` commit (a temporary git worktree, benchmarks/checkouts.py), loads each page once
 to warm the server (imports, caches), then in headless Chromium (Debian's /usr/bin/chromium)
-loads the pages in turn, the order swapped every round, each time in a fresh browser context
+loads the pages in turn, the order rotating every round, each time in a fresh browser context
 (no HTTP cache, no cookies), and measures the time from navigation to the first heatmap image
-drawn by Plotly (``.st-key-per_head g.hm image``: both charts are keyed ``per_head``).
+drawn by Plotly (``.st-key-head_1 g.hm image``; the app before the classroom issue drew one
+chart keyed ``per_head``).
 
 The time is read in the page: ``performance.now()`` (zero at navigation start) when a
 MutationObserver first sees that image; the wall time of ``goto`` + ``wait_for_selector``
-(visible) in Python is printed beside it as a check. A third row, the minimal page drawing the
-app's own per-head figure (``?figure=app``), separates the figure's cost from the rest of the
-page; three more (benchmarks/app_variants.py) take the real page without its controls, without
-what follows the chart, and without both.
+(visible) in Python is printed beside it as a check. One more row, the minimal page drawing the
+app's own four charts (``?figure=app``), separates the figures' cost from the rest of the page.
 
 Then one more load of each page is taken apart: the ForwardMsgs (decoded with
 ``streamlit.proto``) that arrived before the chart, with their arrival times and sizes; the
@@ -36,15 +36,17 @@ import time
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from benchmarks.checkouts import checkouts
 from benchmarks.machine import machine_line
 from devtools.browser import (
     ARTIFACTS,
+    ROOT,
     StreamlitServer,
     browser_missing,
     launch_chromium,
 )
 
-SELECTOR = ".st-key-per_head g.hm image"
+SELECTOR = ".st-key-head_1 g.hm image, .st-key-per_head g.hm image"
 TIMEOUT_MS = 120_000
 
 # Installed before the page's own scripts: timestamps of the first drawn heatmap, of every
@@ -151,7 +153,8 @@ def analyse(name: str, result: dict) -> None:
         msg = ForwardMsg()
         msg.ParseFromString(raw)
         rows.append((t, len(raw), describe(msg)))
-    chart_msg = next((t for t, _, what in rows if what.endswith("(per_head)")), None)
+    chart_msg = next((t for t, _, what in rows
+                      if what.endswith(("(head_1)", "(per_head)"))), None)
     before = [r for r in rows if chart_msg is None or r[0] <= chart_msg]
     kinds: dict[str, int] = {}
     for _, _, what in before:
@@ -195,9 +198,8 @@ def median(results: list[dict], key: str) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=7, help="loads per page (median)")
-    ap.add_argument("--no-variants", action="store_true",
-                    help="only the app and the minimal page (not the app with parts left out, "
-                         "benchmarks/app_variants.py, nor the minimal page with the app's figure)")
+    ap.add_argument("--compare", nargs="*", default=[], metavar="REF",
+                    help="also load the app at these commits, side by side in the same run")
     a = ap.parse_args()
     reason = browser_missing()
     if reason:
@@ -208,30 +210,24 @@ def main() -> int:
     print(machine_line())
     load_before = os.getloadavg()
     logs = ARTIFACTS / "first-screen"
-    with contextlib.ExitStack() as stack:
-        app, low, var = (stack.enter_context(StreamlitServer(log=logs / f"{name}.log",
-                                                              script=script))
-                         for name, script in (("app", "app.py"),
-                                              ("minimal", "benchmarks/minimal_page.py"),
-                                              ("variants", "benchmarks/app_variants.py")))
+    with checkouts(a.compare) as roots, contextlib.ExitStack() as stack:
+        def serve(name: str, script: str, root) -> StreamlitServer:
+            return stack.enter_context(StreamlitServer(log=logs / f"{name}.log", script=script,
+                                                       root=root))
+        app = serve("app", "app.py", roots.pop(next(k for k in roots if k.startswith("this"))))
+        low = serve("minimal", "benchmarks/minimal_page.py", ROOT)
+        pages = {"app (default view)": app.url, "minimal page: one heatmap": low.url,
+                 "minimal page with the app's four charts": low.url + "?figure=app"}
+        for n, (label, root) in enumerate(roots.items()):
+            pages[f"app at {label}"] = serve(f"app-{n}", "app.py", root).url
         p = stack.enter_context(sync_playwright())
-        pages = {"app (default view)": app.url, "minimal page: one heatmap": low.url}
-        if not a.no_variants:
-            pages.update({
-                "minimal page with the app's per-head figure": low.url + "?figure=app",
-                "app without its controls (sidebar, sentence inputs)":
-                    var.url + "?variant=no_controls",
-                "app with nothing after the chart in the Heads tab":
-                    var.url + "?variant=chart_only",
-                "app: title, tabs and the chart only": var.url + "?variant=both",
-            })
         browser = launch_chromium(p)
         for url in pages.values():
             load(browser, url)       # warm-up: imports and caches in the server
         results: dict[str, list[dict]] = {name: [] for name in pages}
         order = list(pages)
         for i in range(a.repeats):
-            for name in order if i % 2 == 0 else order[::-1]:
+            for name in order[i % len(order):] + order[:i % len(order)]:
                 results[name].append(load(browser, pages[name]))
         detail = {name: load(browser, pages[name], keep=True)
                   for name in ("app (default view)", "minimal page: one heatmap")}

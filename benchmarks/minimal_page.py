@@ -2,12 +2,11 @@
 
     python -m streamlit run benchmarks/minimal_page.py    # from the repository root
 
-An 8 x 7 heatmap and nothing else; ``?figure=app`` in the URL draws the app's per-head figure.
-
-Keyed ``per_head`` like the app's chart, so one selector (``.st-key-per_head g.hm image``) finds
-the first drawn heatmap in both. With ``?figure=app`` the page draws the app's own default
-per-head figure (4 heads, 8 x 7 tokens) and nothing else: the difference to the plain heatmap
-is the figure, the difference to the app is everything around it.
+An 8 x 7 heatmap and nothing else, keyed ``head_1`` like the app's first chart, so one selector
+(``.st-key-head_1 g.hm image``) finds the first drawn heatmap in both. ``?figure=app`` draws the
+app's own default charts instead (four heads, 8 x 7 tokens, one chart each, in columns) and
+nothing else: the difference to the plain heatmap is the figures, the difference to the app is
+everything around them.
 """
 
 import numpy as np
@@ -15,12 +14,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 if st.query_params.get("figure") == "app":
-    from xattn.figures import per_head_figure
+    from xattn.figures import head_figure
     from xattn.pipeline import Settings, run
 
     r = run(Settings())
-    fig = per_head_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask)
+    for h, col in enumerate(st.columns(len(r.weights))):
+        with col:
+            st.plotly_chart(head_figure(r.weights[h], r.src_tokens, r.tgt_tokens, head=h),
+                            key=f"head_{h + 1}")
 else:
     z = np.random.default_rng(0).random((8, 7))      # (n_tgt, n_src), like one head
-    fig = go.Figure(go.Heatmap(z=z, zmin=0, zmax=1, colorscale="Viridis"))
-st.plotly_chart(fig, key="per_head")
+    st.plotly_chart(go.Figure(go.Heatmap(z=z, zmin=0, zmax=1, colorscale="Viridis")),
+                    key="head_1")

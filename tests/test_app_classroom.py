@@ -70,7 +70,9 @@ def test_long_sentences_page_the_heads_and_scale_to_the_maximum():
 
 def test_the_share_popover_holds_the_link_of_this_view():
     at = run_app({"heads": "8", "mask": "padding", "pad": "6: mat"})
-    link = at.code[0].value
+    assert not at.code                                  # folded: drawn when opened
+    at.session_state["share"] = True
+    link = at.run().code[0].value
     assert link.startswith("http://localhost:8501/?")
     assert "heads=8" in link and "pad=6%3A+mat" in link and "mask=padding" in link
 

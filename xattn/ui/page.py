@@ -117,10 +117,14 @@ def share(state: PageState) -> None:
     """The full link of this view, with a copy button (the link holds every control)."""
     base = st.context.url or "http://localhost:8501/"
     query = urlencode(state.url(), doseq=True)
-    with st.popover("Share this view", icon=":material/link:"):
-        st.code(base + (f"?{query}" if query else ""), language=None, wrap_lines=True)
-        st.caption("The copy button is at the right of the link. Everyone who opens it sees "
-                   "this view with the same numbers; add present=1 for presenter mode.")
+    popover = st.popover("Share this view", icon=":material/link:", key="share",
+                         on_change="rerun")
+    if popover.open:       # drawn when opened: the code block's script is not on the first screen
+        with popover:
+            st.code(base + (f"?{query}" if query else ""), language=None, wrap_lines=True)
+            st.caption("The copy button is at the right of the link. Everyone who opens it "
+                       "sees this view with the same numbers; add present=1 for presenter "
+                       "mode.")
 
 
 def _views(state: PageState, a, layer: int, step) -> None:
