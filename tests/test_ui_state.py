@@ -192,6 +192,9 @@ def test_every_control_is_a_url_parameter_and_every_parameter_a_control(tiny_mod
         for mode in ("wait-k", "window"):
             at.radio(key="mask").set_value(mode).run()
             seen |= widget_keys(at)
+    at = run_app()
+    at.session_state["fold_tokens"] = at.session_state["fold_display"] = True   # opened
+    seen |= widget_keys(at.run())
     long = " ".join(f"w{i}" for i in range(40))          # long sentences: pages of heads
     at = run_app({"src": long, "tgt": long, "d_model": "64", "heads": "16"})
     seen |= widget_keys(at) | ({"hpage"} if at.get_by_key("hpage") else set())
@@ -206,6 +209,19 @@ def test_every_control_is_a_url_parameter_and_every_parameter_a_control(tiny_mod
                     seen |= widget_keys(at)
     assert seen - set(REGISTRY) == set()                  # no control left out of the link
     assert set(REGISTRY) - seen == {"view"}               # the tabs carry "view"
+
+
+def test_folded_sections_open_when_their_settings_are_not_the_defaults():
+    at = run_app()
+    assert not at.get("selectbox") and not at.get("toggle")        # folded: not drawn
+    at = run_app({"tok": "chars", "present": "1"})
+    assert at.selectbox(key="tok").value == "chars"                # the link's setting shows
+    assert at.toggle(key="present").value is True
+    at.session_state["fold_tokens"] = False                        # the student folds it
+    at.run()
+    assert not at.get("selectbox")
+    assert at.query_params["tok"] in ("chars", ["chars"])          # ... and it still applies
+    assert heads_chart(at)["data"][0]["x"][:2] == ["0: t", "1: h"]
 
 
 # ---------------------------------------------------------------- any link at all

@@ -114,18 +114,18 @@ def model_controls(state: PageState) -> dict:
     seed = state.value("seed")
     sb.number_input("Seed of the random weights", 0, MAX_SEED, step=1, key="seed",
                     help="Same seed, same numbers, on every machine.")
-    sb.header("Tokens to vectors")
-    tokenizer = state.value("tok")
-    sb.selectbox("Tokenizer", TOKENIZER_MODES, key="tok",
-                 help="words: punctuation split off, <s>-like tags kept whole; whitespace: "
-                      "split on spaces only; chars: one token per character.")
-    embedder = state.value("emb")
-    sb.radio("Embedder", EMBEDDER_MODES, key="emb",
-             captions=[EMBEDDER_LABELS[m] for m in EMBEDDER_MODES])
-    positional = state.value("pos")
-    sb.toggle("Add positional encoding", key="pos",
-              help="Sinusoidal positions (Vaswani et al. 2017): a repeated word gets a "
-                   "different vector at each position.")
+    tokenizer, embedder, positional = state.value("tok"), state.value("emb"), state.value("pos")
+    section = folded(state, "Tokens to vectors", "fold_tokens", ("tok", "emb", "pos"))
+    if section is not None:
+        section.selectbox("Tokenizer", TOKENIZER_MODES, key="tok",
+                          help="words: punctuation split off, <s>-like tags kept whole; "
+                               "whitespace: split on spaces only; chars: one token per "
+                               "character.")
+        section.radio("Embedder", EMBEDDER_MODES, key="emb",
+                      captions=[EMBEDDER_LABELS[m] for m in EMBEDDER_MODES])
+        section.toggle("Add positional encoding", key="pos",
+                       help="Sinusoidal positions (Vaswani et al. 2017): a repeated word gets a "
+                            "different vector at each position.")
     return dict(d_model=d_model, n_heads=n_heads, seed=seed, tokenizer=tokenizer,
                 embedder=embedder, positional=positional)
 
@@ -181,22 +181,36 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
 
 def display_controls(state: PageState) -> None:
     """How the page looks: presenter mode, colour scale, image format (sidebar, *Display*)."""
-    sb = st.sidebar
-    sb.header("Display")
-    state.value("present")
-    sb.toggle("Presenter mode (projector)", key="present",
-              help="Bigger text and charts, the sidebar folded away, the heatmaps on the first "
-                   "screen. Share the link with present=1 to open it this way.")
-    state.value("scale")
-    sb.radio("Colour scale", ("fixed", "max"), key="scale", horizontal=True,
-             format_func={"fixed": "0 to 1", "max": "0 to the maximum"}.get,
-             help="0 to 1: a colour means the same weight in every head and picture. 0 to the "
-                  "maximum: with 40 tokens every weight is about 1/40, and this shows the "
-                  "pattern anyway.")
-    state.value("img")
-    sb.radio("Charts' camera button saves", ("png", "svg"), horizontal=True, key="img",
-             help="The download button in the toolbar of every chart. SVG stays sharp on "
-                  "slides and in papers.")
+    state.value("present"), state.value("scale"), state.value("img")
+    section = folded(state, "Display: presenter mode, colour scale", "fold_display",
+                     ("present", "scale", "img"))
+    if section is None:
+        return
+    section.toggle("Presenter mode (projector)", key="present",
+                   help="Bigger text and charts, the sidebar folded away, the heatmaps on the "
+                        "first screen. Share the link with present=1 to open it this way.")
+    section.radio("Colour scale", ("fixed", "max"), key="scale", horizontal=True,
+                  format_func={"fixed": "0 to 1", "max": "0 to the maximum"}.get,
+                  help="0 to 1: a colour means the same weight in every head and picture. 0 to "
+                       "the maximum: with 40 tokens every weight is about 1/40, and this shows "
+                       "the pattern anyway.")
+    section.radio("Charts' camera button saves", ("png", "svg"), horizontal=True, key="img",
+                  help="The download button in the toolbar of every chart. SVG stays sharp "
+                       "on slides and in papers.")
+
+
+def folded(state: PageState, label: str, key: str, controls: tuple[str, ...]):
+    """A sidebar section folded away until opened, whose controls are drawn only then (a
+    first visit's browser loads no code for them). It opens by itself when one of its
+    ``controls`` leaves its default (a shared link, a lesson step, another control): what
+    shapes the picture is never hidden. The section, or None while it is folded."""
+    changed = any(state.drawn[k] != state.defaults[k] for k in controls)
+    memory = state.memory.setdefault(key, {})
+    if changed and not memory.get("changed"):
+        st.session_state[key] = True
+    memory["changed"] = changed
+    section = st.sidebar.expander(label, key=key, on_change="rerun")
+    return section if section.open else None
 
 
 def chart_config(name: str) -> dict:
