@@ -4,10 +4,12 @@
 
 A full run is what happens on every click: the whole script reruns. It is measured with
 Streamlit's AppTest, which executes the real script in-process, on a warm process (imports
-done), for two cases: the cache already holding the computation (a student opening a link the
-lecturer opened before) and a cold cache (new settings). A breakdown times the pieces of the
-per-head figure outside Streamlit. Targets: default example < 100 ms; 16 heads with 64 x 64
-tokens < 300 ms; the per-head figure's JSON for 16 x 64 x 64 < 500 KB.
+done), for the default example, 16 heads of 64 x 64 tokens, and both in presenter mode, each
+with the cache already holding the computation and its charts (a student opening a link the
+lecturer opened before) and with a cold cache (new settings); then every view, every lesson
+step, and the pieces of a new setting's charts outside Streamlit. Targets: a full run of the
+default example < 100 ms, of 16 heads with 64 x 64 tokens < 300 ms, presenter mode and every
+lesson step included; the JSON of the 16 heads' charts for 16 x 64 x 64 < 500 KB.
 
 The other weights sources (``--sources``, needs requirements-models.txt for the model): the
 trained source's first load (training included, nothing stored yet) < 2 s; with a loaded
@@ -28,7 +30,8 @@ import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
 from benchmarks.machine import machine_line
-from xattn.figures import per_head_figure
+from xattn.figures.frozen import frozen
+from xattn.figures.heads import head_parts
 from xattn.pipeline import Settings, run
 from xattn.ui.compute import clear_caches
 
@@ -36,10 +39,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 BIG_SRC = " ".join(f"s{i}" for i in range(64))
 BIG_TGT = " ".join(f"t{i}" for i in range(64))
+BIG = {"src": BIG_SRC, "tgt": BIG_TGT, "d_model": "64", "heads": "16"}
 CASES = {
     "default example (4 heads, 7 x 8 tokens)": {},
-    "16 heads, 64 x 64 tokens, d_model 64": {"src": BIG_SRC, "tgt": BIG_TGT, "d_model": "64",
-                                             "heads": "16"},
+    "16 heads, 64 x 64 tokens, d_model 64": BIG,
+    "presenter mode (present=1), default example": {"present": "1"},
+    "presenter mode, 16 heads, 64 x 64 tokens": {**BIG, "present": "1"},
 }
 
 
@@ -76,22 +81,38 @@ VIEWS = ("Heads", "Step through", "Head statistics", "Switch heads off", "Lines"
 
 
 def breakdown(settings: Settings, repeats: int) -> dict[str, float]:
-    parts = {"compute (tokenize, embed, attend)": [], "build per-head go.Figure": [],
-             "figure to JSON": []}
+    """The pieces of a new setting's Heads view outside Streamlit: the attention, one chart
+    per head as the page makes them (``head_parts`` + ``frozen``: Plotly's dict, no figure
+    objects), their JSON (what ``st.plotly_chart`` sends)."""
+    parts = {"compute (tokenize, embed, attend)": [], "make the 16 head charts (frozen dicts)": [],
+             "charts to JSON": []}
     size = 0
     for _ in range(repeats):
         t0 = time.perf_counter()
         r = run(settings)
         t1 = time.perf_counter()
-        fig = per_head_figure(r.weights, r.src_tokens, r.tgt_tokens, mask=r.mask)
+        charts = [frozen(*head_parts(r.weights[h], r.src_tokens, r.tgt_tokens, head=h,
+                                     mask=r.mask, max_x_labels=32))
+                  for h in range(len(r.weights))]
         t2 = time.perf_counter()
-        size = len(pio.to_json(fig, validate=False))
+        size = sum(len(pio.to_json(c.to_dict(), validate=False)) for c in charts)
         t3 = time.perf_counter()
         for name, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2), strict=True):
             parts[name].append(dt)
     out = {name: statistics.median(v) * 1e3 for name, v in parts.items()}
-    out["per-head JSON size (KB)"] = size / 1000
+    out["JSON of the 16 charts (KB; a page of heads sends 2 of them)"] = size / 1000
     return out
+
+
+def lesson(repeats: int) -> list[str]:
+    """Rows: a full rerun of each lesson step (opened from its link, then rerun, cached)."""
+    from xattn.lesson import STEPS
+    rows = []
+    for n, step in enumerate(STEPS, 1):
+        t = statistics.median(full_runs({"view": "Lesson", "lesson": str(n)},
+                                        max(3, repeats // 3), cold=False)) * 1e3
+        rows.append(f"| {n}. {step.title} | {step.state.get('view', 'Heads')} | {t:.0f} |")
+    return rows
 
 
 def sources(repeats: int) -> list[str]:
@@ -162,12 +183,17 @@ def main() -> None:
         cold = statistics.median(full_runs(query, args.repeats, cold=True)) * 1e3
         print(f"| {name} | {warm:.0f} | {cold:.0f} |")
     print()
-    print("| view (cached, median ms) | " + " | ".join(CASES) + " |")
-    print("|---|" + "---:|" * len(CASES))
+    sizes = dict(list(CASES.items())[:2])
+    print("| view (cached, median ms) | " + " | ".join(sizes) + " |")
+    print("|---|" + "---:|" * len(sizes))
     for view in VIEWS:
         cells = [statistics.median(full_runs({**q, "view": view}, max(3, args.repeats // 3),
-                                             cold=False)) * 1e3 for q in CASES.values()]
+                                             cold=False)) * 1e3 for q in sizes.values()]
         print(f"| {view} | " + " | ".join(f"{c:.0f}" for c in cells) + " |")
+    print()
+    print("| lesson step (cached, median ms) | its view | full run |")
+    print("|---|---|---:|")
+    print("\n".join(lesson(args.repeats)))
     print()
     big = Settings(src=BIG_SRC, tgt=BIG_TGT, d_model=64, n_heads=16)
     print("| piece, 16 heads x 64 x 64 | value |")
