@@ -13,6 +13,7 @@ import asyncio
 import csv
 import io
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -22,9 +23,16 @@ from devtools.browser import ARTIFACTS, StreamlitServer
 from xattn.pipeline import Settings, run
 
 
+def run_async(coroutine):
+    """``asyncio.run`` in a thread of its own: the browser tests' playwright keeps an event
+    loop running in this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_a_small_csv_survives_other_students_clicks():
     with StreamlitServer(log=ARTIFACTS / "downloads-server.log") as server:
-        results = dict(asyncio.run(race(server.url, {"heads": "8", "seed": "3"})))
+        results = dict(run_async(race(server.url, {"heads": "8", "seed": "3"})))
     assert results == {"sent with the page: fetched at once": 200,
                        "sent with the page: fetched after two runs of another session": 200}
 
@@ -43,7 +51,7 @@ def test_the_csv_holds_the_weights_of_the_students_own_settings():
         return body
 
     with StreamlitServer(log=ARTIFACTS / "downloads-server.log") as server:
-        body = asyncio.run(fetch(server.url))
+        body = run_async(fetch(server.url))
     rows = list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
     w = run(Settings(src="a = b", tgt="x y", n_heads=2, seed=9)).weights
     assert len(rows) == w.size

@@ -27,7 +27,7 @@ def export_view(a: Attention, layer: int, state) -> None:
                        type="primary")
     st.caption("In the app itself, the camera button in each chart's toolbar saves a PNG or "
                "an SVG (choose in the sidebar, under Export), named after the view and the "
-               f"settings, e.g. `{stem}-per-head.png`.")
+               f"settings, e.g. `{stem}-head1.png`.")
 
 
 def export_page(a: Attention, layer: int = 0) -> str:
