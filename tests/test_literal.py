@@ -3,7 +3,7 @@
 import html
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from markdown_helpers import split_code_spans, user_text_is_inert
 
@@ -15,6 +15,8 @@ HOSTILE = ["x` **BOLD** [click here](https://example.com) :red[RED] `", "``", "`
 
 
 @given(st.text())
+@example(" ")             # nothing but spaces: CommonMark strips no padding from it
+@example("  ")
 def test_a_code_span_holds_any_text_whole(text):
     outside, spans = split_code_spans(f"before {md_code(text)} after")
     assert outside == "before  CODE  after"

@@ -48,7 +48,8 @@ def md_code(text: str) -> str:
     """``text`` as a Markdown inline code span that nothing inside can close or escape.
 
     The fence is one backtick longer than the longest run inside; a space pads text that
-    starts or ends with a backtick (CommonMark strips one such space). Invisible characters are
+    starts or ends with a backtick or a space (CommonMark strips one such space, unless the
+    text is nothing but spaces). Invisible characters are
     made visible (`show_value`), since a code span must stay on one line.
 
     Examples
@@ -62,7 +63,8 @@ def md_code(text: str) -> str:
     if not text:
         return "` `"
     fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
-    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    # CommonMark strips one space from each end, except from a span of nothing but spaces
+    pad = " " if (text[0] in "` " or text[-1] in "` ") and text.strip(" ") else ""
     return f"{fence}{pad}{text.replace(_ICON, ':' + chr(0x200B) + _ICON[1:])}{pad}{fence}"
 
 
