@@ -25,6 +25,7 @@ from xattn.figures._style import (
     category_axis,
     tick_font,
 )
+from xattn.figures.training import gold_marks
 
 __all__ = ["per_head_figure", "head_figure", "average_figure", "output_figure", "mask_marks"]
 
@@ -79,8 +80,8 @@ def _axes(layout: dict, axis: str, xd, yd, ticks_x, ticks_y, *, x_title: str | N
 
 def head_figure(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
                 mask: np.ndarray | None = None, zmax: float = 1.0, title: str | None = None,
-                max_x_labels: int = 40, colorbar: bool = False,
-                font_scale: float = 1.0) -> go.Figure:
+                max_x_labels: int = 40, colorbar: bool = False, font_scale: float = 1.0,
+                gold: np.ndarray | None = None) -> go.Figure:
     """One head's heatmap, a chart of its own: a page lays several out in columns (which stack
     on a phone) instead of squeezing them into one figure.
 
@@ -102,17 +103,19 @@ def head_figure(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
         Draw the colour bar (a page draws it once for the grid).
     font_scale : float, default 1
         Larger text for a projector.
+    gold : ndarray of bool, shape (n_tgt, n_src), optional
+        Gold cells (trained weights) get an outlined square.
     """
     data, layout = head_parts(weights, src_tokens, tgt_tokens, head=head, mask=mask, zmax=zmax,
                               title=title, max_x_labels=max_x_labels, colorbar=colorbar,
-                              font_scale=font_scale)
+                              font_scale=font_scale, gold=gold)
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
 def head_parts(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
                mask: np.ndarray | None = None, zmax: float = 1.0, title: str | None = None,
-               max_x_labels: int = 40, colorbar: bool = False,
-               font_scale: float = 1.0) -> tuple[list[dict], dict]:
+               max_x_labels: int = 40, colorbar: bool = False, font_scale: float = 1.0,
+               gold: np.ndarray | None = None) -> tuple[list[dict], dict]:
     """`head_figure`'s traces and layout as plain dicts, same parameters: ``go.Figure`` of them
     is the figure, ``xattn.figures.frozen.frozen`` of them the converted figure, made without
     Plotly's object tree (what a server does on every new setting)."""
@@ -148,6 +151,8 @@ def head_parts(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
                           size=max(4, 14 - n_src // 6))
         if mark:
             data.append(mark)
+    if gold is not None:
+        data.append(gold_marks(gold, src_tokens, tgt_tokens))
     return data, layout
 
 

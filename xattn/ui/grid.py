@@ -14,7 +14,6 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from xattn.figures import add_gold_marks, head_figure
 from xattn.figures._style import TICK_CHARS, tick_font
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_parts
@@ -60,12 +59,10 @@ def _layout(n_heads: int, n_tokens: int, n_tgt: int, src_tokens,
 
 def _head(a: Attention, weights: np.ndarray, h: int, top: float, font_scale: float,
           labels: int):
-    args = dict(head=h, mask=a.mask, zmax=top, max_x_labels=labels, font_scale=font_scale)
-    if a.gold is None:      # the common case, made without Plotly's object tree
-        return frozen(*head_parts(weights[h], a.src_tokens, a.tgt_tokens, **args))
-    fig = head_figure(weights[h], a.src_tokens, a.tgt_tokens, **args)
-    add_gold_marks(fig, a.gold, a.src_tokens, a.tgt_tokens)
-    return fig
+    """Head ``h``'s chart, made as Plotly's dict without the figure objects."""
+    return frozen(*head_parts(weights[h], a.src_tokens, a.tgt_tokens, head=h, mask=a.mask,
+                              zmax=top, max_x_labels=labels, font_scale=font_scale,
+                              gold=a.gold))
 
 
 def head_grid(a: Attention, layer: int, state: PageState, *, top: float,

@@ -65,10 +65,10 @@ def text_alternative(weights: np.ndarray, mask, src_tokens, tgt_tokens) -> str:
 def heads_view(a: Attention, layer: int, state) -> None:
     weights = a.layer(layer)
     stem = file_stem(a, layer)
+    top = colour_top(weights, state)
     if a.n_layers > 1:
         focus = layers_overview(a, layer, state)
         if focus is not None:
-            top = colour_top(weights, state)
             fig = figure((a.key, layer, "focus", focus, top), lambda: head_figure(
                 weights[focus], a.src_tokens, a.tgt_tokens, head=focus, mask=a.mask,
                 title=f"Layer {layer + 1}, head {focus + 1}", zmax=top, colorbar=True,
@@ -77,7 +77,6 @@ def heads_view(a: Attention, layer: int, state) -> None:
                             alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
     if a.details:
         st.caption(f"**Shapes:** {a.details}")
-    top = colour_top(weights, state)
     present = bool(state.drawn.get("present"))
     head_grid(a, layer, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
               max_cols=2 if present else 4)
