@@ -1,0 +1,47 @@
+"""What a class store refuses, one exception per reason, all under `ClassroomError`.
+
+A page catches `ClassroomError` and shows its message (text to be shown literally: it may
+quote what a user typed). None of them says whether a room exists when a host link is wrong.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ClassroomError", "RoomNotFound", "HostRefused", "AnswerRefused", "LimitReached",
+           "StoreUnavailable"]
+
+
+class ClassroomError(Exception):
+    """Anything a class store refuses or cannot do."""
+
+
+class RoomNotFound(ClassroomError, LookupError):
+    """No live room has this code: never made, mistyped, or expired (and deleted)."""
+
+    @classmethod
+    def for_code(cls, code: str) -> RoomNotFound:
+        return cls(f"No class is running with the code {code}: check the code, or ask for the "
+                   "link again (a class ends some hours after it starts).")
+
+
+class HostRefused(ClassroomError):
+    """This host secret does not drive a live room. The same message for an unknown room, an
+    expired one and a wrong secret, so a guesser learns nothing."""
+
+    MESSAGE = ("This host link does not open a live class. Use the newest host link of your "
+               "class (after a new host link, the old one stops working), or start a new class.")
+
+    def __init__(self):
+        super().__init__(self.MESSAGE)
+
+
+class AnswerRefused(ClassroomError, ValueError):
+    """An answer the room does not take: outside the step's choices, for a step the class is
+    not on, or after the reveal."""
+
+
+class LimitReached(ClassroomError, ValueError):
+    """A bound of `Limits` is reached; the message names it."""
+
+
+class StoreUnavailable(ClassroomError, OSError):
+    """The backend cannot be reached or used (Redis down, SQLite file locked or unwritable)."""

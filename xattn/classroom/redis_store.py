@@ -1,0 +1,270 @@
+"""The class store in Redis (``$XATTN_REDIS_URL``): for classes served by several machines.
+
+Every operation is one Lua script, so it is atomic on the server however many processes and
+machines call it. Keys, all under ``prefix`` and tagged with the room code (``{CODE}``, so one
+room's keys share a Redis Cluster slot):
+
+- ``room:{CODE}``, a hash: ``secret`` (SHA-256 of the host secret), ``expires`` (ms since the
+  epoch, server clock), ``step``, ``n_steps``, ``n_answers``, and per step ``s``: ``r<s>`` (its
+  round), ``p<s>`` (its phase), ``q<s>.<r>`` (each round's question, JSON);
+- ``ans:{CODE}:<s>:<r>``, a hash student -> answer, and ``cnt:{CODE}:<s>:<r>``, a hash
+  answer -> count kept with it (so a poll reads counts without scanning answers);
+- ``seen:{CODE}``, a sorted set student -> last read (ms);
+- ``rooms``, a sorted set code -> expiry, to count live rooms.
+
+Each room key expires with the room (``PEXPIREAT``): Redis deletes expired rooms by itself.
+Rooms survive a restart of the app's processes; to survive a restart of Redis, run it with
+persistence (``appendonly yes``).
+"""
+
+from __future__ import annotations
+
+import redis
+
+from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
+from xattn.classroom.store import ClassStore, Limits, parse_question
+
+__all__ = ["RedisStore"]
+
+_NOW = """local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+# Host scripts start with the guard: the stored digest must equal ARGV[1] (else 'HOST'), and
+# ARGV[2] (a step) must be one of the room's steps (else 'STEP', n_steps).
+_GUARD = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps')
+if g[1] ~= ARGV[1] then return {'HOST', 0} end
+if ARGV[2] ~= '' and tonumber(ARGV[2]) > tonumber(g[2]) then return {'STEP', g[2]} end
+"""
+_CREATE = _NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'TAKEN', 0} end
+local n = redis.call('ZCARD', KEYS[1])
+if n >= tonumber(ARGV[3]) then return {'FULL', n} end
+local expires = string.format('%d', now + tonumber(ARGV[2]))
+local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 4,
+           'n_answers', 0}
+for i = 5, #ARGV do
+  local s = tostring(i - 4)
+  for _, v in ipairs({'r' .. s, 1, 'p' .. s, 'asking', 'q' .. s .. '.1', ARGV[i]}) do
+    f[#f + 1] = v
+  end
+end
+redis.call('HSET', KEYS[2], unpack(f))
+redis.call('PEXPIREAT', KEYS[2], expires)
+redis.call('ZADD', KEYS[1], expires, ARGV[1])
+return {'OK', 1}
+"""
+_ROTATE = _GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
+_SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) return {'OK', 1}"
+_REVEAL = _GUARD + "redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') return {'OK', 1}"
+_ASK_AGAIN = _GUARD + """local s = ARGV[2]
+local r = tonumber(redis.call('HGET', KEYS[1], 'r' .. s))
+if r >= tonumber(ARGV[3]) then return {'ROUNDS', r} end
+local q = ARGV[4]
+if q == '' then q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r) end
+redis.call('HSET', KEYS[1], 'r' .. s, r + 1, 'p' .. s, 'asking', 'q' .. s .. '.' .. (r + 1), q)
+return {'OK', r + 1}
+"""
+# ARGV: step, answers' key prefix, student ('' for none) -> the step's current round.
+_STEP_INFO = """local s = ARGV[1]
+local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'r' .. s, 'p' .. s)
+if not r[1] then return {'NOROOM', 0} end
+if tonumber(s) > tonumber(r[2]) then return {'STEP', r[2]} end
+local q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r[3])
+local mine = false
+if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[2] .. s .. ':' .. r[3], ARGV[3]) end
+return {'OK', r[1], r[3], r[4], q, mine}
+"""
+# KEYS: room, answers, counts of the round ARGV[2]; ARGV: step, round, student, value, max.
+_ANSWER = """local r = redis.call('HMGET', KEYS[1], 'step', 'r' .. ARGV[1], 'p' .. ARGV[1],
+                           'n_answers', 'expires')
+if not r[1] then return {'NOROOM', 0} end
+if r[1] ~= ARGV[1] then return {'NOTSTEP', r[1]} end
+if r[2] ~= ARGV[2] then return {'STALE', r[2]} end
+if r[3] ~= 'asking' then return {'CLOSED', 0} end
+local old = redis.call('HGET', KEYS[2], ARGV[3])
+if old == ARGV[4] then return {'OK', 0} end
+if old then
+  if redis.call('HINCRBY', KEYS[3], old, -1) <= 0 then redis.call('HDEL', KEYS[3], old) end
+else
+  if tonumber(r[4]) >= tonumber(ARGV[5]) then return {'FULL', r[4]} end
+  redis.call('HINCRBY', KEYS[1], 'n_answers', 1)
+end
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+redis.call('PEXPIREAT', KEYS[2], r[5])
+redis.call('PEXPIREAT', KEYS[3], r[5])
+return {'OK', 1}
+"""
+# KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms, max.
+_VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires')
+if not r[1] then return {'NOROOM'} end
+local m = redis.call('HMGET', KEYS[1], 'r' .. r[1], 'p' .. r[1])
+local q = redis.call('HGET', KEYS[1], 'q' .. r[1] .. '.' .. m[1])
+local round = r[1] .. ':' .. m[1]
+local mine = false
+if ARGV[3] ~= '' then
+  if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then
+    local n = redis.call('ZCARD', KEYS[2])
+    if n >= tonumber(ARGV[5]) then
+      n = n - redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[4]))
+      if n >= tonumber(ARGV[5]) then return {'FULL', n} end
+    end
+  end
+  redis.call('ZADD', KEYS[2], now, ARGV[3])
+  redis.call('PEXPIREAT', KEYS[2], r[3])
+  mine = redis.call('HGET', ARGV[1] .. round, ARGV[3])
+end
+local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
+return {'OK', r[1], r[2], m[2], m[1], q, redis.call('HGETALL', ARGV[2] .. round),
+        redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3]}
+"""
+
+
+class RedisStore(ClassStore):
+    """`ClassStore` in the Redis at ``url`` (``redis://host:port/db``, ``unix:///path``)."""
+
+    def __init__(self, url: str, limits: Limits | None = None, *, prefix: str = "xattn:"):
+        super().__init__(limits)
+        if not isinstance(url, str) or not isinstance(prefix, str):
+            raise TypeError("RedisStore takes a str url and prefix; received "
+                            f"{type(url).__name__} and {type(prefix).__name__}.")
+        self.url, self.prefix = url, prefix
+        self._r = redis.Redis.from_url(url, decode_responses=True, socket_timeout=10,
+                                       socket_connect_timeout=10, health_check_interval=30)
+        self._scripts = {name: self._r.register_script(src) for name, src in (
+            ("create", _CREATE), ("rotate", _ROTATE), ("set_step", _SET_STEP),
+            ("reveal", _REVEAL), ("ask_again", _ASK_AGAIN), ("step_info", _STEP_INFO),
+            ("answer", _ANSWER), ("view", _VIEW))}
+
+    def __repr__(self) -> str:
+        return f"RedisStore(prefix={self.prefix!r}, {self.limits!r})"
+
+    def _key(self, kind: str, code: str, *rest) -> str:
+        return f"{self.prefix}{kind}:{{{code}}}" + "".join(f":{x}" for x in rest)
+
+    def _run(self, name: str, keys: list, args: list):
+        try:
+            return self._scripts[name](keys=keys, args=args)
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+
+    def close(self) -> None:
+        self._r.close()
+
+    def purge_expired(self) -> int:
+        try:
+            now_s, now_us = self._r.time()
+            return self._r.zremrangebyscore(f"{self.prefix}rooms", "-inf",
+                                            now_s * 1000 + now_us // 1000)
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+
+    # --- the host ------------------------------------------------------------------------
+    def _create(self, code, digest, specs):
+        status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code)],
+                              [code, int(self.limits.ttl_seconds * 1000), self.limits.max_rooms,
+                               digest, *specs])
+        if status == "FULL":
+            raise LimitReached(f"this server already holds {n} live classes, the most it "
+                               f"keeps (Limits.max_rooms = {self.limits.max_rooms}); one "
+                               "frees up when a class expires.")
+        return status == "OK"
+
+    def _secret(self, code):
+        try:
+            return self._r.hget(self._key("room", code), "secret")
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+
+    def _host(self, name, code, digest, *args):
+        status, value = self._run(name, [self._key("room", code)], [digest, *args])
+        if status == "STEP":
+            raise ValueError(f"step must be from 1 to {value}; received {args[0]}.")
+        if status == "ROUNDS":
+            raise LimitReached(f"step {args[0]} was asked {value} times, the most a room keeps "
+                               f"(Limits.max_rounds = {self.limits.max_rounds}).")
+        return None if status == "HOST" else value
+
+    def _rotate(self, code, digest, new_digest):
+        # The guard's step slot is empty here: ARGV[2] is the new digest, not a step.
+        status, _ = self._run("rotate", [self._key("room", code)], [digest, "", new_digest])
+        return True if status == "OK" else None
+
+    def _set_step(self, code, digest, step):
+        return self._host("set_step", code, digest, step)
+
+    def _reveal(self, code, digest, step):
+        return self._host("reveal", code, digest, step)
+
+    def _ask_again(self, code, digest, step, spec):
+        return self._host("ask_again", code, digest, step, self.limits.max_rounds, spec or "")
+
+    def _results(self, code, digest):
+        try:
+            room = self._r.hgetall(self._key("room", code))
+            if room.get("secret") != digest:
+                return None
+            rounds = [(s, r) for s in range(1, int(room["n_steps"]) + 1)
+                      for r in range(1, int(room[f"r{s}"]) + 1)]
+            pipe = self._r.pipeline(transaction=False)
+            for s, r in rounds:
+                pipe.hgetall(self._key("cnt", code, s, r))
+            counts = pipe.execute()
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        return [(s, r, room[f"q{s}.{r}"], raw) for (s, r), raw in zip(rounds, counts)]
+
+    # --- the students --------------------------------------------------------------------
+    def _step_info(self, code, step, student=""):
+        reply = self._run("step_info", [self._key("room", code)],
+                          [step, self._key("ans", code) + ":", student])
+        if reply[0] == "NOROOM":
+            raise RoomNotFound.for_code(code)
+        if reply[0] == "STEP":
+            raise ValueError(f"step must be from 1 to {reply[1]}; received {step}.")
+        return reply[1:]
+
+    def _answer(self, code, step, student, value):
+        for _ in range(5):     # a new round between the two calls: read it and try again
+            current, rnd, phase, question, _ = self._step_info(code, step)
+            if int(current) != step:
+                raise AnswerRefused(f"the class is on step {current}, not step {step}.")
+            if phase != "asking":
+                raise AnswerRefused(f"step {step} is revealed: answers are closed.")
+            encoded = parse_question(question).encode(value)
+            status, n = self._run("answer", [self._key("room", code),
+                                             self._key("ans", code, step, rnd),
+                                             self._key("cnt", code, step, rnd)],
+                                  [step, rnd, student, encoded, self.limits.max_answers])
+            if status != "STALE":
+                break
+        if status == "FULL":
+            raise LimitReached(f"this class already holds {n} answers, the most a class keeps "
+                               f"(Limits.max_answers = {self.limits.max_answers}).")
+        if status == "NOTSTEP":
+            raise AnswerRefused(f"the class is on step {n}, not step {step}.")
+        if status == "CLOSED":
+            raise AnswerRefused(f"step {step} is revealed: answers are closed.")
+        if status == "NOROOM":
+            raise RoomNotFound.for_code(code)
+        if status == "STALE":
+            raise AnswerRefused(f"the host keeps restarting step {step}: answer again.")
+
+    def _view(self, code, student):
+        reply = self._run("view", [self._key("room", code), self._key("seen", code)],
+                          [self._key("ans", code) + ":", self._key("cnt", code) + ":",
+                           student or "", int(self.limits.present_seconds * 1000),
+                           self.limits.max_students])
+        if reply[0] == "NOROOM":
+            raise RoomNotFound.for_code(code)
+        if reply[0] == "FULL":
+            raise LimitReached(f"this class already has {reply[1]} students, the most a class "
+                               f"takes (Limits.max_students = {self.limits.max_students}).")
+        _, step, n_steps, phase, rnd, question, flat, present, mine, expires = reply
+        raw = dict(zip(flat[::2], flat[1::2]))
+        return (int(step), int(n_steps), phase, int(rnd), question, raw, int(present), mine,
+                int(expires) / 1000)
+
+    def _my_answer(self, code, step, student):
+        _, _, _, question, mine = self._step_info(code, step, student)
+        return question, mine

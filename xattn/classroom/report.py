@@ -1,0 +1,85 @@
+"""What a room shows outside the store: the class's answers as CSV, and the student link as a
+QR code.
+
+The CSV holds counts only (no student ids), one row per answer per round per step; it follows
+the project's CSV rules (`xattn.export.weights_csv`): RFC 4180 with CRLF line ends, and any
+text a spreadsheet would run as a formula gets a ``'`` in front (`xattn.literal.csv_cell`).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from urllib.parse import parse_qs, urlsplit
+
+import segno
+
+from xattn._checks import quote
+from xattn.classroom.store import Tally
+from xattn.literal import csv_cell
+
+__all__ = ["answers_csv", "qr_svg", "CSV_HEADER"]
+
+CSV_HEADER = ("step", "round", "kind", "index", "answer", "count")
+_MAX_URL = 2000
+
+
+def answers_csv(tallies) -> str:
+    """The class's answers (`ClassStore.results`) as CSV: counts only, no ids.
+
+    ``index`` is the 0-based position of a choice or token (empty for a number); every option
+    of a choice or token question has a row, zeros included.
+
+    Examples
+    --------
+    >>> from xattn.classroom import Question
+    >>> q = Question("token", ("=A1", "cat"))
+    >>> answers_csv([Tally(1, 1, q, {0: 3, 1: 0})]).splitlines()
+    ['step,round,kind,index,answer,count', "1,1,token,0,'=A1,3", '1,1,token,1,cat,0']
+    """
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(CSV_HEADER)
+    for t in tallies:
+        if not isinstance(t, Tally):
+            raise TypeError(f"answers_csv takes Tally records (ClassStore.results); received "
+                            f"{type(t).__name__} {quote(t)}.")
+        q = t.question
+        for value, n in t.counts.items():
+            if q.kind == "number":
+                writer.writerow((t.step, t.round, q.kind, "", f"{value:.{q.decimals}f}", n))
+            else:
+                index = value if q.kind == "token" else q.choices.index(value)
+                writer.writerow((t.step, t.round, q.kind, index, csv_cell(q.choices[index]), n))
+    return buf.getvalue()
+
+
+def qr_svg(url: str, *, label: str = "QR code of the class link") -> str:
+    """The QR code of ``url`` as an inline SVG element (``role="img"``, a ``<title>`` and an
+    ``aria-label``), black on white with its quiet zone, scaling to its container.
+
+    A host link is refused: a QR code on a projector is for students, and a ``host=`` secret
+    in it would let anyone in the room drive the class.
+
+    Examples
+    --------
+    >>> svg = qr_svg("https://example.org/?room=HJK23M")
+    >>> svg.startswith('<svg role="img" aria-label="QR code of the class link: https://'), "host" in svg
+    (True, False)
+    """
+    if not isinstance(url, str) or not isinstance(label, str):
+        raise TypeError(f"qr_svg takes a str url and label; received {type(url).__name__} "
+                        f"{quote(url)}.")
+    if not url or len(url) > _MAX_URL:
+        raise ValueError(f"a QR code's URL must have 1 to {_MAX_URL} characters; received "
+                         f"{len(url)}.")
+    if "host" in parse_qs(urlsplit(url).query, keep_blank_values=True):
+        raise ValueError("this URL carries the host secret (host=...): make the QR code of the "
+                         "student link (?room=CODE) instead.")
+    text = f"{label}: {url}"
+    buf = io.BytesIO()
+    segno.make(url, error="m").save(buf, kind="svg", xmldecl=False, svgns=True, title=text,
+                                    omitsize=True, border=4, dark="#000", light="#fff", scale=1)
+    svg = buf.getvalue().decode()
+    return svg.replace("<svg ", f'<svg role="img" aria-label="{html.escape(text)}" ', 1)

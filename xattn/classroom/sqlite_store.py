@@ -1,0 +1,278 @@
+"""The class store in one SQLite file: the default, for N processes on one machine.
+
+WAL mode lets readers (every student's poll) run beside the one writer; ``busy_timeout`` makes
+a writer wait for the lock instead of failing; every write is one ``BEGIN IMMEDIATE``
+transaction, so two processes never interleave inside an operation. ``synchronous=NORMAL``:
+a killed process loses nothing committed; a power cut may lose the last moments of answers.
+Each thread (and each process after a fork) opens its own connection. Expired rooms are
+deleted when the store opens and before each new room.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
+from xattn.classroom.store import ClassStore, Limits, parse_question
+
+__all__ = ["SQLiteStore"]
+
+BUSY_MS = 10_000    # a writer waits this long for the lock (a busy 2-core machine is slow)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
+  expires REAL NOT NULL, step INTEGER NOT NULL, n_steps INTEGER NOT NULL,
+  n_answers INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rooms_expires ON rooms (expires);
+CREATE TABLE IF NOT EXISTS rounds (code TEXT, step INTEGER, round INTEGER, phase TEXT NOT NULL,
+  question TEXT NOT NULL, PRIMARY KEY (code, step, round)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS answers (code TEXT, step INTEGER, round INTEGER, student TEXT,
+  value TEXT NOT NULL, PRIMARY KEY (code, step, round, student)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS answers_value ON answers (code, step, round, value);
+CREATE TABLE IF NOT EXISTS seen (code TEXT, student TEXT, at REAL NOT NULL,
+  PRIMARY KEY (code, student)) WITHOUT ROWID
+"""
+_ROOM = "SELECT secret, step, n_steps, n_answers, expires FROM rooms WHERE code = ? AND expires > ?"
+_ROUND = ("SELECT round, phase, question FROM rounds WHERE code = ? AND step = ? "
+          "ORDER BY round DESC LIMIT 1")
+
+
+class SQLiteStore(ClassStore):
+    """`ClassStore` in the SQLite file at ``path`` (made, with its directory, if missing)."""
+
+    def __init__(self, path, limits: Limits | None = None):
+        super().__init__(limits)
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._local = threading.local()
+        deadline = time.monotonic() + BUSY_MS / 1000
+        while True:        # switching to WAL needs a moment alone with a fresh file
+            try:
+                self._conn().execute("PRAGMA journal_mode = WAL")
+                with self._tx(write=True) as c:
+                    for statement in _SCHEMA.split(";"):
+                        c.execute(statement)
+                break
+            except (sqlite3.Error, StoreUnavailable) as err:
+                if time.monotonic() > deadline:
+                    raise StoreUnavailable(f"the class store cannot be opened: {err}") from None
+                time.sleep(0.05)
+        self.purge_expired()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r}, {self.limits!r})"
+
+    def _conn(self) -> sqlite3.Connection:
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            try:
+                conn = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            except sqlite3.Error as err:
+                raise StoreUnavailable(f"the class store cannot be opened: {err}") from None
+            local.conn, local.pid = conn, os.getpid()
+        return local.conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.pid = None
+
+    @contextmanager
+    def _tx(self, write: bool):
+        c = self._conn()
+        try:
+            c.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            yield c
+            c.execute("COMMIT")
+        except sqlite3.Error as err:
+            _rollback(c)
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        except BaseException:
+            _rollback(c)
+            raise
+
+    def purge_expired(self) -> int:
+        now = time.time()
+        with self._tx(write=True) as c:
+            gone = "SELECT code FROM rooms WHERE expires <= ?"
+            for table in ("answers", "rounds", "seen"):
+                c.execute(f"DELETE FROM {table} WHERE code IN ({gone})", (now,))
+            return c.execute("DELETE FROM rooms WHERE expires <= ?", (now,)).rowcount
+
+    # --- the host ------------------------------------------------------------------------
+    def _create(self, code, digest, specs):
+        self.purge_expired()
+        now = time.time()
+        with self._tx(write=True) as c:
+            if c.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone():
+                return False
+            n = c.execute("SELECT COUNT(*) FROM rooms").fetchone()[0]
+            if n >= self.limits.max_rooms:
+                raise LimitReached(f"this server already holds {n} live classes, the most it "
+                                   f"keeps (Limits.max_rooms = {self.limits.max_rooms}); one "
+                                   "frees up when a class expires.")
+            c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0)",
+                      (code, digest, now + self.limits.ttl_seconds, len(specs)))
+            c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?)",
+                          [(code, i, spec) for i, spec in enumerate(specs, 1)])
+        return True
+
+    def _secret(self, code):
+        with self._tx(write=False) as c:
+            row = c.execute(_ROOM, (code, time.time())).fetchone()
+        return row[0] if row else None
+
+    @contextmanager
+    def _host(self, code, digest):
+        """A write transaction on the room if ``digest`` still drives it (else None)."""
+        with self._tx(write=True) as c:
+            row = c.execute(_ROOM, (code, time.time())).fetchone()
+            yield (c, row) if row and hmac.compare_digest(row[0], digest) else (c, None)
+
+    @staticmethod
+    def _check_step(step, n_steps):
+        if step > n_steps:
+            raise ValueError(f"step must be from 1 to {n_steps}; received {step}.")
+
+    def _rotate(self, code, digest, new_digest):
+        with self._host(code, digest) as (c, room):
+            if room:
+                c.execute("UPDATE rooms SET secret = ? WHERE code = ?", (new_digest, code))
+            return True if room else None
+
+    def _set_step(self, code, digest, step):
+        with self._host(code, digest) as (c, room):
+            if room:
+                self._check_step(step, room[2])
+                c.execute("UPDATE rooms SET step = ? WHERE code = ?", (step, code))
+            return True if room else None
+
+    def _reveal(self, code, digest, step):
+        with self._host(code, digest) as (c, room):
+            if room:
+                self._check_step(step, room[2])
+                rnd = c.execute(_ROUND, (code, step)).fetchone()[0]
+                c.execute("UPDATE rounds SET phase = 'revealed' WHERE code = ? AND step = ? "
+                          "AND round = ?", (code, step, rnd))
+            return True if room else None
+
+    def _ask_again(self, code, digest, step, spec):
+        with self._host(code, digest) as (c, room):
+            if not room:
+                return None
+            self._check_step(step, room[2])
+            rnd, _, question = c.execute(_ROUND, (code, step)).fetchone()
+            if rnd >= self.limits.max_rounds:
+                raise LimitReached(f"step {step} was asked {rnd} times, the most a room keeps "
+                                   f"(Limits.max_rounds = {self.limits.max_rounds}).")
+            c.execute("INSERT INTO rounds VALUES (?, ?, ?, 'asking', ?)",
+                      (code, step, rnd + 1, spec or question))
+            return rnd + 1
+
+    def _results(self, code, digest):
+        with self._host(code, digest) as (c, room):
+            if not room:
+                return None
+            raw = {}
+            for step, rnd, value, n in c.execute(
+                    "SELECT step, round, value, COUNT(*) FROM answers WHERE code = ? "
+                    "GROUP BY step, round, value", (code,)):
+                raw.setdefault((step, rnd), {})[value] = n
+            return [(step, rnd, question, raw.get((step, rnd), {})) for step, rnd, question in
+                    c.execute("SELECT step, round, question FROM rounds WHERE code = ? "
+                              "ORDER BY step, round", (code,))]
+
+    # --- the students --------------------------------------------------------------------
+    def _answer(self, code, step, student, value):
+        with self._tx(write=True) as c:
+            room = c.execute(_ROOM, (code, time.time())).fetchone()
+            if room is None:
+                raise RoomNotFound.for_code(code)
+            _, current, _, n_answers, _ = room
+            if step != current:
+                raise AnswerRefused(f"the class is on step {current}, not step {step}.")
+            rnd, phase, question = c.execute(_ROUND, (code, step)).fetchone()
+            if phase != "asking":
+                raise AnswerRefused(f"step {step} is revealed: answers are closed.")
+            encoded = parse_question(question).encode(value)
+            key = (code, step, rnd, student)
+            old = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND round = ? "
+                            "AND student = ?", key).fetchone()
+            if old is None:
+                if n_answers >= self.limits.max_answers:
+                    raise LimitReached(f"this class already holds {n_answers} answers, the most "
+                                       f"a class keeps (Limits.max_answers = "
+                                       f"{self.limits.max_answers}).")
+                c.execute("INSERT INTO answers VALUES (?, ?, ?, ?, ?)", (*key, encoded))
+                c.execute("UPDATE rooms SET n_answers = n_answers + 1 WHERE code = ?", (code,))
+            elif old[0] != encoded:
+                c.execute("UPDATE answers SET value = ? WHERE code = ? AND step = ? "
+                          "AND round = ? AND student = ?", (encoded, *key))
+
+    def _view(self, code, student):
+        now = time.time()
+        since = now - self.limits.present_seconds
+        with self._tx(write=False) as c:
+            room = c.execute(_ROOM, (code, now)).fetchone()
+            if room is None:
+                raise RoomNotFound.for_code(code)
+            _, step, n_steps, _, expires = room
+            rnd, phase, question = c.execute(_ROUND, (code, step)).fetchone()
+            raw = dict(c.execute("SELECT value, COUNT(*) FROM answers WHERE code = ? AND "
+                                 "step = ? AND round = ? GROUP BY value", (code, step, rnd)))
+            present = c.execute("SELECT COUNT(*) FROM seen WHERE code = ? AND at > ?",
+                                (code, since)).fetchone()[0]
+            mine = at = None
+            if student is not None:
+                mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
+                                 "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
+                at = c.execute("SELECT at FROM seen WHERE code = ? AND student = ?",
+                               (code, student)).fetchone()
+        # Presence is rewritten at most every present_seconds / 10: most polls only read.
+        if student is not None and (at is None or at[0] < now - self.limits.present_seconds / 10):
+            self._touch(code, student, now, new=at is None)
+            if at is None or at[0] <= since:     # not counted above: now present
+                present += 1
+        return (step, n_steps, phase, rnd, question, raw, present, mine and mine[0], expires)
+
+    def _touch(self, code, student, now, new):
+        with self._tx(write=True) as c:
+            if new:
+                n = c.execute("SELECT COUNT(*) FROM seen WHERE code = ?", (code,)).fetchone()[0]
+                if n >= self.limits.max_students:
+                    c.execute("DELETE FROM seen WHERE code = ? AND at <= ?",
+                              (code, now - self.limits.present_seconds))
+                    n -= c.execute("SELECT changes()").fetchone()[0]
+                if n >= self.limits.max_students:
+                    raise LimitReached(f"this class already has {n} students, the most a class "
+                                       f"takes (Limits.max_students = "
+                                       f"{self.limits.max_students}).")
+            c.execute("INSERT INTO seen VALUES (?, ?, ?) ON CONFLICT (code, student) "
+                      "DO UPDATE SET at = excluded.at", (code, student, now))
+
+    def _my_answer(self, code, step, student):
+        with self._tx(write=False) as c:
+            room = c.execute(_ROOM, (code, time.time())).fetchone()
+            if room is None:
+                raise RoomNotFound.for_code(code)
+            self._check_step(step, room[2])
+            rnd, _, question = c.execute(_ROUND, (code, step)).fetchone()
+            mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
+                             "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
+        return question, mine and mine[0]
+
+
+def _rollback(c: sqlite3.Connection) -> None:
+    try:
+        if c.in_transaction:
+            c.execute("ROLLBACK")
+    except sqlite3.Error:      # the connection is broken: the transaction is gone with it
+        pass
