@@ -122,9 +122,9 @@ class Question:
         --------
         >>> Question("token", ("the", "cat", "the")).encode(2)
         '2'
-        >>> Question("token", ("the", "cat")).encode(True)
+        >>> Question("token", ("the", "cat")).encode(True)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
-        xattn.classroom.errors.AnswerRefused: this step takes a token position from 0 to 1; received True.
+        xattn.classroom.errors.AnswerRefused: this step takes a token position from 0 to 1; ...
         """
         if self.kind == "choice" and isinstance(value, str) and value in self.choices:
             return str(self.choices.index(value))

@@ -212,7 +212,7 @@ class RedisStore(ClassStore):
             counts = pipe.execute()
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
-        return [(s, r, room[f"q{s}.{r}"], raw) for (s, r), raw in zip(rounds, counts)]
+        return [(s, r, room[f"q{s}.{r}"], raw) for (s, r), raw in zip(rounds, counts, strict=True)]
 
     # --- the students --------------------------------------------------------------------
     def _step_info(self, code, step, student=""):
@@ -261,7 +261,7 @@ class RedisStore(ClassStore):
             raise LimitReached(f"this class already has {reply[1]} students, the most a class "
                                f"takes (Limits.max_students = {self.limits.max_students}).")
         _, step, n_steps, phase, rnd, question, flat, present, mine, expires = reply
-        raw = dict(zip(flat[::2], flat[1::2]))
+        raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return (int(step), int(n_steps), phase, int(rnd), question, raw, int(present), mine,
                 int(expires) / 1000)
 

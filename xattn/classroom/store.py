@@ -248,6 +248,7 @@ class ClassStore(ABC):
     def purge_expired(self) -> int:
         """Delete expired rooms now; returns how many (Redis deletes them by itself)."""
 
+    @abstractmethod
     def close(self) -> None:
         """Release connections (the store may be used again; it reconnects)."""
 
