@@ -107,6 +107,12 @@ class Question:
             raise ValueError(f"Question.decimals must be an int from 0 to 6; received "
                              f"{quote(self.decimals)}.")
 
+    def __repr__(self) -> str:
+        if self.kind == "number":
+            return (f"Question('number', low={self.low!r}, high={self.high!r}, "
+                    f"decimals={self.decimals!r})")
+        return f"Question({self.kind!r}, {self.choices!r})"
+
     def expects(self) -> str:
         """What an answer must be, in words (the end of every refusal)."""
         if self.kind == "choice":

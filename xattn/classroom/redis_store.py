@@ -68,7 +68,7 @@ return {'OK', r + 1}
 _STEP_INFO = """local s = ARGV[1]
 local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'r' .. s, 'p' .. s)
 if not r[1] then return {'NOROOM', 0} end
-if tonumber(s) > tonumber(r[2]) then return {'STEP', r[2]} end
+if tonumber(s) > tonumber(r[2]) then return {'STEP', r[2], r[1]} end
 local q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r[3])
 local mine = false
 if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[2] .. s .. ':' .. r[3], ARGV[3]) end
@@ -215,18 +215,20 @@ class RedisStore(ClassStore):
         return [(s, r, room[f"q{s}.{r}"], raw) for (s, r), raw in zip(rounds, counts, strict=True)]
 
     # --- the students --------------------------------------------------------------------
-    def _step_info(self, code, step, student=""):
+    def _step_info(self, code, step, student="", *, answering=False):
         reply = self._run("step_info", [self._key("room", code)],
                           [step, self._key("ans", code) + ":", student])
         if reply[0] == "NOROOM":
             raise RoomNotFound.for_code(code)
         if reply[0] == "STEP":
+            if answering:        # beyond the last step is one more step the class is not on
+                raise AnswerRefused(f"the class is on step {reply[2]}, not step {step}.")
             raise ValueError(f"step must be from 1 to {reply[1]}; received {step}.")
         return reply[1:]
 
     def _answer(self, code, step, student, value):
         for _ in range(5):     # a new round between the two calls: read it and try again
-            current, rnd, phase, question, _ = self._step_info(code, step)
+            current, rnd, phase, question, _ = self._step_info(code, step, answering=True)
             if int(current) != step:
                 raise AnswerRefused(f"the class is on step {current}, not step {step}.")
             if phase != "asking":

@@ -48,24 +48,34 @@ class SQLiteStore(ClassStore):
     def __init__(self, path, limits: Limits | None = None):
         super().__init__(limits)
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as err:
+            raise StoreUnavailable(f"the class store's folder cannot be made: {err}") from None
         self._local = threading.local()
-        deadline = time.monotonic() + BUSY_MS / 1000
-        while True:        # switching to WAL needs a moment alone with a fresh file
-            try:
-                self._conn().execute("PRAGMA journal_mode = WAL")
-                with self._tx(write=True) as c:
-                    for statement in _SCHEMA.split(";"):
-                        c.execute(statement)
-                break
-            except (sqlite3.Error, StoreUnavailable) as err:
-                if time.monotonic() > deadline:
-                    raise StoreUnavailable(f"the class store cannot be opened: {err}") from None
-                time.sleep(0.05)
+        self._setup()
         self.purge_expired()
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r}, {self.limits!r})"
+
+    def _setup(self) -> None:
+        c = self._conn()
+        deadline = time.monotonic() + BUSY_MS / 1000
+        while True:        # switching to WAL needs a moment alone with a fresh file
+            try:
+                c.execute("PRAGMA journal_mode = WAL")
+                c.execute("BEGIN IMMEDIATE")
+                for statement in _SCHEMA.split(";"):
+                    c.execute(statement)
+                c.execute("COMMIT")
+                return
+            except sqlite3.Error as err:
+                _rollback(c)
+                busy = getattr(err, "sqlite_errorcode", None) in (5, 6)   # BUSY, LOCKED
+                if not busy or time.monotonic() > deadline:
+                    raise StoreUnavailable(f"the class store cannot be opened: {err}") from None
+                time.sleep(0.05)
 
     def _conn(self) -> sqlite3.Connection:
         local = self._local

@@ -1,0 +1,62 @@
+"""The room outside the store: the class's answers as CSV, and the student link's QR code."""
+
+import csv
+import io
+import xml.etree.ElementTree as ET
+
+import pytest
+import segno
+
+from xattn.classroom import Question, Tally, answers_csv, qr_svg
+
+
+def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
+    tallies = [Tally(1, 1, Question("token", ("the", "=cmd|' /C calc'!A0", "the")), {0: 2, 1: 0, 2: 5}),
+               Tally(1, 2, Question("token", ("the", "cat")), {0: 0, 1: 7}),
+               Tally(2, 1, Question("number", low=-1, high=1), {-0.5: 1, 0.25: 3}),
+               Tally(3, 1, Question("choice", ("up", "@down")), {"up": 4, "@down": 0})]
+    text = answers_csv(tallies)
+    assert text.endswith("\r\n") and text.count("\r\n") == 10 and "\n" not in text.replace("\r\n", "")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == ["step", "round", "kind", "index", "answer", "count"]
+    assert rows[1:] == [
+        ["1", "1", "token", "0", "the", "2"],
+        ["1", "1", "token", "1", "'=cmd|' /C calc'!A0", "0"],     # a formula stays text
+        ["1", "1", "token", "2", "the", "5"],
+        ["1", "2", "token", "0", "the", "0"],
+        ["1", "2", "token", "1", "cat", "7"],
+        ["2", "1", "number", "", "-0.50", "1"],                   # a number stays a number
+        ["2", "1", "number", "", "0.25", "3"],
+        ["3", "1", "choice", "0", "up", "4"],
+        ["3", "1", "choice", "1", "'@down", "0"]]
+    with pytest.raises(TypeError, match="answers_csv takes Tally records"):
+        answers_csv([(1, 1, {})])
+
+
+def test_the_qr_code_is_an_accessible_svg_that_encodes_the_link():
+    url = "https://lecture.example.org/?room=HJK23M"
+    svg = qr_svg(url)
+    root = ET.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("role") == "img"
+    assert root.get("aria-label") == f"QR code of the class link: {url}"
+    assert root.find("{http://www.w3.org/2000/svg}title").text == root.get("aria-label")
+    assert root.get("viewBox") and root.get("width") is None      # scales to its container
+    assert '<path fill="#fff"' in svg                              # readable on a dark theme
+    expected = ET.fromstring(segno.make(url, error="m").svg_inline(border=4))
+    paths = [p.get("d") for p in root.iter("{http://www.w3.org/2000/svg}path")]
+    assert expected.find("path").get("d") in paths          # segno's modules for this URL
+    other = qr_svg("https://lecture.example.org/?room=HJK23N")
+    assert other != svg
+
+
+def test_the_qr_code_escapes_its_label_and_refuses_a_host_link():
+    svg = qr_svg("https://x.org/?room=HJK23M&a=<b>", label='Join "us" & <learn>')
+    root = ET.fromstring(svg)
+    assert root.get("aria-label") == 'Join "us" & <learn>: https://x.org/?room=HJK23M&a=<b>'
+    for url in ("https://x.org/?room=HJK23M&host=abc", "https://x.org/?host=&room=HJK23M"):
+        with pytest.raises(ValueError, match="carries the host secret"):
+            qr_svg(url)
+    with pytest.raises(ValueError, match="1 to 2000 characters; received 0"):
+        qr_svg("")
+    with pytest.raises(TypeError, match="qr_svg takes a str url"):
+        qr_svg(b"https://x.org")

@@ -1,0 +1,445 @@
+"""The class store: every behaviour, the same test functions against SQLite and a real
+redis-server (house style 15: shared state has one door, and the same tests run against each
+backend behind it)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import threading
+import time
+
+import pytest
+from classroom_helpers import BACKENDS, Backend, RedisServer, cast_answers, redis_or_skip, wait_for
+
+from xattn.classroom import (
+    ALPHABET,
+    AnswerRefused,
+    ClassroomError,
+    HostRefused,
+    LimitReached,
+    Limits,
+    Question,
+    RedisStore,
+    RoomNotFound,
+    SQLiteStore,
+    StoreUnavailable,
+    new_student_id,
+    open_store,
+)
+
+QUESTIONS = (Question("token", ("the", "cat", "the")),           # step 1: tap a word
+             Question("number", low=0, high=1, decimals=2),      # step 2: a weight
+             Question("choice", ("up", "down")))                 # step 3: which way
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    redis_or_skip()
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, tmp_path) -> Backend:
+    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
+    return Backend.fresh(request.param, tmp_path, url)
+
+
+@pytest.fixture
+def store(backend):
+    s = backend.open()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def room(store):
+    return store.create_room(QUESTIONS)
+
+
+def students(n: int) -> list[str]:
+    return [new_student_id() for _ in range(n)]
+
+
+# --- rooms -----------------------------------------------------------------------------------
+
+def test_a_new_room_is_at_step_one_asking_with_a_short_code_and_long_secret(store, room):
+    code, secret = room
+    assert len(code) == 6 and set(code) <= set(ALPHABET) and not set(code) & set("0O1IL")
+    assert len(secret) >= 32
+    t0 = time.time()
+    view = store.room_view(code)
+    assert (view.code, view.step, view.n_steps, view.phase, view.round) == \
+        (code, 1, 3, "asking", 1)
+    assert view.question == QUESTIONS[0] and view.counts == {0: 0, 1: 0, 2: 0}
+    assert (view.n_answered, view.n_present, view.mine) == (0, 0, None)
+    assert t0 - 5 < view.expires_at - 12 * 3600 < time.time() + 5      # 12 h from its start
+
+
+def test_codes_and_secrets_come_from_secrets_not_the_global_random(store):
+    random.seed(0)
+    first = store.create_room(QUESTIONS)
+    random.seed(0)
+    second = store.create_room(QUESTIONS)
+    assert first[0] != second[0] and first[1] != second[1]
+
+
+def test_the_store_keeps_a_hash_of_the_host_secret_never_the_secret(backend, store, room):
+    code, secret = room
+    store.rotate_host(code, secret)
+    dump = backend.dump()
+    assert code.encode() in dump                     # the dump is real...
+    assert secret.encode() not in dump               # ...and holds no secret
+
+
+def test_a_new_store_object_keeps_rooms_and_answers(backend, store, room):
+    code, secret = room
+    sid = new_student_id()
+    store.answer(code, 1, sid, 1)
+    store.close()
+    again = backend.open()                           # a restarted process
+    assert again.room_view(code, sid).mine == 1
+    again.set_step(code, secret, 2)
+    assert store.room_view(code).step == 2           # the first object reconnects
+
+
+def test_codes_are_read_as_typed_and_unknown_ones_refused(store, room):
+    code = room[0]
+    typed = f" {code[:3].lower()}-{code[3:].lower()} "
+    assert store.room_view(typed).code == code
+    for bad in ("ABC", "ABCDE0", "ABCDEFG", ""):
+        with pytest.raises(RoomNotFound, match="6 characters from ABCDEFGHJK"):
+            store.room_view(bad)
+    unknown = next(c * 6 for c in ALPHABET if c * 6 != code)
+    with pytest.raises(RoomNotFound, match=f"No class is running with the code {unknown}"):
+        store.room_view(unknown)
+    with pytest.raises(TypeError, match="a room code must be a str"):
+        store.room_view(123456)
+
+
+# --- the host --------------------------------------------------------------------------------
+
+def test_set_step_moves_the_class_and_keeps_each_steps_phase(store, room):
+    code, secret = room
+    store.reveal(code, secret, 1)
+    store.set_step(code, secret, 3)
+    assert (store.room_view(code).step, store.room_view(code).phase) == (3, "asking")
+    store.set_step(code, secret, 1)
+    assert store.room_view(code).phase == "revealed"
+    with pytest.raises(ValueError, match="step must be from 1 to 3; received 4"):
+        store.set_step(code, secret, 4)
+    with pytest.raises(ValueError, match="step must be an int >= 1; received 0"):
+        store.set_step(code, secret, 0)
+    with pytest.raises(TypeError, match="step must be an int; received bool"):
+        store.set_step(code, secret, True)
+
+
+@pytest.mark.parametrize("op", ["check_host", "rotate_host", "set_step", "reveal", "ask_again",
+                                "results"])
+def test_a_wrong_secret_is_refused_exactly_like_a_room_that_does_not_exist(store, room, op):
+    code, secret = room
+    args = {"set_step": (2,), "reveal": (1,), "ask_again": (1,)}.get(op, ())
+    other = next(c * 6 for c in ALPHABET if c * 6 != code)
+    tampered = secret[:-1] + ("A" if secret[-1] != "A" else "B")
+    attempts = [(code, tampered), (code, ""), (code, secret + "x"), (code, "x" * 100_000),
+                (other, secret), (other, tampered), ("!!", secret), (code.lower() + "Q", secret)]
+    messages = set()
+    for c, s in attempts:
+        with pytest.raises(HostRefused) as err:
+            getattr(store, op)(c, s, *args)
+        messages.add(str(err.value))
+    assert messages == {HostRefused.MESSAGE}
+    assert store.check_host(code.lower(), secret) == code
+    view = store.room_view(code)
+    assert (view.step, view.phase, view.round) == (1, "asking", 1)    # nothing changed
+
+
+def test_rotating_the_host_secret_keeps_the_answers_and_retires_the_old_one(store, room):
+    code, old = room
+    ids = students(3)
+    for sid, token in zip(ids, (0, 2, 2), strict=True):
+        store.answer(code, 1, sid, token)
+    new = store.rotate_host(code, old)
+    assert new != old
+    with pytest.raises(HostRefused):
+        store.reveal(code, old, 1)
+    store.reveal(code, new, 1)
+    view = store.room_view(code, ids[1])
+    assert view.counts == {0: 1, 1: 0, 2: 2} and view.phase == "revealed" and view.mine == 2
+
+
+def test_reveal_closes_the_step_and_ask_again_opens_a_new_round(store, room):
+    code, secret = room
+    a, b = students(2)
+    store.answer(code, 1, a, 1)
+    store.reveal(code, secret, 1)
+    with pytest.raises(AnswerRefused, match="step 1 is revealed: answers are closed"):
+        store.answer(code, 1, b, 0)
+    assert store.room_view(code, a).mine == 1                 # shown beside the truth
+    assert store.ask_again(code, secret, 1) == 2
+    view = store.room_view(code, a)
+    assert (view.phase, view.round, view.n_answered, view.mine) == ("asking", 2, 0, None)
+    store.answer(code, 1, a, 2)
+    store.answer(code, 1, b, 2)
+    rows = [(t.step, t.round, t.counts) for t in store.results(code, secret)]
+    assert rows[:2] == [(1, 1, {0: 0, 1: 1, 2: 0}), (1, 2, {0: 0, 1: 0, 2: 2})]
+
+
+def test_ask_again_may_bring_a_new_question_and_older_rounds_keep_theirs(store, room):
+    code, secret = room
+    store.answer(code, 1, new_student_id(), 2)
+    new_q = Question("token", ("le", "chat"))
+    store.ask_again(code, secret, 1, new_q)
+    assert store.room_view(code).question == new_q
+    with pytest.raises(AnswerRefused, match="token position from 0 to 1; received 2"):
+        store.answer(code, 1, new_student_id(), 2)
+    first, second = store.results(code, secret)[:2]
+    assert first.question == QUESTIONS[0] and first.counts[2] == 1
+    assert second.question == new_q and second.counts == {0: 0, 1: 0}
+
+
+# --- the students ----------------------------------------------------------------------------
+
+def test_answers_are_counted_per_value_and_the_last_answer_wins(store, room):
+    code, secret = room
+    a, b, c = students(3)
+    store.answer(code, 1, a, 0)
+    store.answer(code, 1, b, 0)
+    store.answer(code, 1, c, 1)
+    store.answer(code, 1, b, 2)                               # b changes their mind
+    view = store.room_view(code)
+    assert view.counts == {0: 1, 1: 1, 2: 1} and view.n_answered == 3
+    assert store.my_answer(code, 1, b) == 2 and store.my_answer(code, 2, b) is None
+    store.set_step(code, secret, 2)
+    store.answer(code, 2, a, 0.333)
+    store.answer(code, 2, b, 0.3349)                          # rounds to the same 0.33
+    store.answer(code, 2, c, 1)
+    assert store.room_view(code, a).counts == {0.33: 2, 1.0: 1}
+    store.set_step(code, secret, 3)
+    store.answer(code, 3, a, "down")
+    assert store.room_view(code, a).counts == {"up": 0, "down": 1}
+    assert store.room_view(code, a).mine == "down"
+
+
+def test_a_hundred_votes_from_one_student_count_once_and_store_one_record(backend, store, room):
+    code, _ = room
+    sid = new_student_id()
+    for i in range(100):
+        store.answer(code, 1, sid, i % 3)
+    view = store.room_view(code, sid)
+    assert view.n_answered == 1 and view.counts == {0: 1, 1: 0, 2: 0} and view.mine == 0
+    assert backend.answer_records(code) == 1
+
+
+@pytest.mark.parametrize("step, value, expected", [
+    (1, 3, "a token position from 0 to 2; received 3"),
+    (1, -1, "a token position from 0 to 2; received -1"),
+    (1, True, "a token position from 0 to 2; received True"),
+    (1, "cat", "a token position from 0 to 2; received 'cat'"),
+    (1, 1.0, "a token position from 0 to 2; received 1.0"),
+    (2, 1.5, "a number from 0 to 1; received 1.5"),
+    (2, float("nan"), "a number from 0 to 1; received nan"),
+    (2, False, "a number from 0 to 1; received False"),
+    (2, "0.5", "a number from 0 to 1; received '0.5'"),
+    (3, "sideways", "one of 'up', 'down'; received 'sideways'"),
+    (3, 0, "one of 'up', 'down'; received 0"),
+    (3, "UP", "one of 'up', 'down'; received 'UP'"),
+])
+def test_an_answer_outside_the_steps_choices_is_refused(store, room, step, value, expected):
+    code, secret = room
+    store.set_step(code, secret, step)
+    with pytest.raises(AnswerRefused, match=f"this step takes {expected}"):
+        store.answer(code, step, new_student_id(), value)
+    assert store.room_view(code).n_answered == 0
+
+
+def test_an_answer_to_a_step_the_class_is_not_on_is_refused(store, room):
+    code, secret = room
+    store.set_step(code, secret, 2)
+    for step in (1, 3, 9):
+        with pytest.raises(AnswerRefused, match=f"the class is on step 2, not step {step}"):
+            store.answer(code, step, new_student_id(), 0)
+    with pytest.raises(ValueError, match="student_id must be 8 to 64 URL-safe characters"):
+        store.answer(code, 2, "x y<script>", 0.5)
+    with pytest.raises(TypeError, match="student_id must be a str"):
+        store.answer(code, 2, 12345678, 0.5)
+
+
+def test_students_present_are_those_who_read_the_room_recently(backend):
+    store = backend.open(Limits(present_seconds=1.0))
+    code, _ = store.create_room(QUESTIONS)
+    a, b = students(2)
+    assert store.room_view(code, a).n_present == 1            # joining counts at once
+    assert store.room_view(code, b).n_present == 2
+    assert store.room_view(code).n_present == 2               # the host is not a student
+    wait_for(lambda: store.room_view(code).n_present == 0, what="students to leave")
+    assert store.room_view(code, a).n_present == 1
+
+
+# --- bounds and expiry -----------------------------------------------------------------------
+
+def test_rooms_per_server_are_bounded(backend):
+    store = backend.open(Limits(max_rooms=2))
+    store.create_room(QUESTIONS)
+    store.create_room(QUESTIONS)
+    with pytest.raises(LimitReached, match=r"holds 2 live classes.*Limits.max_rooms = 2"):
+        store.create_room(QUESTIONS)
+
+
+def test_answers_per_room_are_bounded_and_a_changed_answer_is_not_a_new_one(backend):
+    store = backend.open(Limits(max_answers=3))
+    code, _ = store.create_room(QUESTIONS)
+    ids = students(4)
+    for sid in ids[:3]:
+        store.answer(code, 1, sid, 0)
+    store.answer(code, 1, ids[0], 1)                          # a replacement still fits
+    with pytest.raises(LimitReached, match=r"holds 3 answers.*Limits.max_answers = 3"):
+        store.answer(code, 1, ids[3], 0)
+    assert store.room_view(code).counts == {0: 2, 1: 1, 2: 0}
+
+
+def test_bytes_per_answer_are_bounded(backend):
+    store = backend.open(Limits(max_answer_bytes=8))
+    with pytest.raises(LimitReached, match="at most 8 bytes.*Limits.max_answer_bytes"):
+        store.create_room([Question("choice", ("short", "much too long"))])
+    code, _ = store.create_room([Question("choice", ("short", "ééé"))])
+    for value in ("x" * 9, "é" * 5, "x" * 10_000_000):
+        with pytest.raises(LimitReached, match=r"at most 8 bytes \(Limits.max_answer_bytes\)"):
+            store.answer(code, 1, new_student_id(), value)
+    store.answer(code, 1, new_student_id(), "ééé")            # 6 bytes
+
+
+def test_students_per_room_are_bounded_and_those_gone_make_room(backend):
+    store = backend.open(Limits(max_students=2, present_seconds=1.0))
+    code, _ = store.create_room(QUESTIONS)
+    a, b, c = students(3)
+    store.room_view(code, a)
+    store.room_view(code, b)
+    with pytest.raises(LimitReached, match=r"has 2 students.*Limits.max_students = 2"):
+        store.room_view(code, c)
+    store.room_view(code, a)                                  # one already in stays in
+    wait_for(lambda: store.room_view(code).n_present == 0, what="students to leave")
+    assert store.room_view(code, c).n_present == 1
+
+
+def test_steps_and_rounds_per_room_are_bounded(backend):
+    store = backend.open(Limits(max_steps=3, max_rounds=2))
+    with pytest.raises(LimitReached, match=r"1 to 3 questions \(Limits.max_steps\); received 4"):
+        store.create_room(QUESTIONS + QUESTIONS[:1])
+    with pytest.raises(LimitReached, match="received 0"):
+        store.create_room([])
+    with pytest.raises(TypeError, match="questions must be Question objects"):
+        store.create_room(["up or down?"])
+    code, secret = store.create_room(QUESTIONS)
+    assert store.ask_again(code, secret, 2) == 2
+    with pytest.raises(LimitReached, match=r"asked 2 times.*Limits.max_rounds = 2"):
+        store.ask_again(code, secret, 2)
+
+
+def test_rooms_expire_and_are_deleted(backend):
+    store = backend.open(Limits(ttl_seconds=1.0))
+    code, secret = store.create_room(QUESTIONS)
+    if _alive(store, code):
+        store.answer(code, 1, new_student_id(), 1)
+    wait_for(lambda: _gone(store, code), what="the room to expire")
+    with pytest.raises(HostRefused):
+        store.set_step(code, secret, 2)
+    with pytest.raises(RoomNotFound):
+        store.answer(code, 1, new_student_id(), 1)
+    store.create_room(QUESTIONS)                              # a write cleans up (SQLite)
+    wait_for(lambda: backend.records(code) == 0, what="the expired room's records to go")
+
+
+def _alive(store, code) -> bool:
+    try:
+        store.room_view(code)
+        return True
+    except RoomNotFound:       # a very slow machine took more than the room's second
+        return False
+
+
+def _gone(store, code) -> bool:
+    return not _alive(store, code)
+
+
+# --- concurrency -----------------------------------------------------------------------------
+
+def test_two_processes_cast_500_answers_each_and_none_is_lost(backend, store, room):
+    code, _ = room
+    ctx = multiprocessing.get_context("spawn")
+    go = ctx.Event()
+    procs = [ctx.Process(target=cast_answers, args=(backend, code, who, 500, go))
+             for who in ("p1", "p2")]
+    for p in procs:
+        p.start()
+    go.set()
+    for p in procs:
+        p.join(600)
+        assert p.exitcode == 0, f"a writer process failed (exit code {p.exitcode})"
+    view = store.room_view(code)
+    assert view.n_answered == 1000 and view.counts == {0: 334, 1: 334, 2: 332}
+    assert backend.answer_records(code) == 1000
+
+
+def test_threads_sharing_one_store_object_lose_no_answer(store, room):
+    code, _ = room
+    errors = []
+
+    def cast(who):
+        try:
+            for i in range(50):
+                store.answer(code, 1, f"{who}-{i:04d}", i % 3)
+                store.room_view(code, f"{who}-{i:04d}")
+        except ClassroomError as err:
+            errors.append(err)
+    threads = [threading.Thread(target=cast, args=(f"thread{t}",)) for t in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    view = store.room_view(code)
+    assert view.n_answered == 300 and view.n_present == 300
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+def test_open_store_is_sqlite_in_the_data_directory_unless_configured(tmp_path, monkeypatch):
+    monkeypatch.delenv("XATTN_REDIS_URL", raising=False)
+    monkeypatch.delenv("XATTN_CLASS_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    store = open_store()
+    assert isinstance(store, SQLiteStore)
+    assert store.path == tmp_path / "data" / "xattn" / "classes.sqlite3" and store.path.exists()
+    monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "here" / "class.db"))
+    assert open_store().path == tmp_path / "here" / "class.db"
+
+
+def test_open_store_is_redis_when_its_url_is_set(redis_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "unused.sqlite3"))
+    monkeypatch.setenv("XATTN_REDIS_URL", redis_server.url)
+    store = open_store(Limits(max_rooms=7))
+    assert isinstance(store, RedisStore) and store.limits.max_rooms == 7
+    code, _ = store.create_room(QUESTIONS)
+    assert store.room_view(code).step == 1
+
+
+def test_a_store_that_cannot_be_used_says_so(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(StoreUnavailable, match="folder cannot be made"):
+        SQLiteStore(tmp_path / "file" / "classes.sqlite3")
+    (tmp_path / "not-sqlite").write_bytes(b"\x00" * 4096)
+    with pytest.raises(StoreUnavailable, match="cannot be opened"):
+        SQLiteStore(tmp_path / "not-sqlite")
+    import socket
+    with socket.socket() as s:              # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(StoreUnavailable, match="not available.*onnect"):
+        RedisStore(f"redis://127.0.0.1:{port}/0").room_view("HJK23M")
+    with pytest.raises(ValueError, match="Limits.max_rooms must be an int >= 1; received 0"):
+        Limits(max_rooms=0)
+    with pytest.raises(ValueError, match="Limits.ttl_seconds must be a positive number"):
+        Limits(ttl_seconds=-1)
