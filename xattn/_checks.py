@@ -13,8 +13,8 @@ import numbers
 import numpy as np
 
 __all__ = ["MAX_SEED", "as_finite", "check_attention_inputs", "check_bool", "check_int",
-           "check_seed", "check_heads", "check_tokens", "check_weights", "check_mask", "quote",
-           "shape_text"]
+           "check_seed", "check_heads", "check_tokens", "check_weights", "check_mask",
+           "check_projection", "check_source", "quote", "shape_text"]
 
 MAX_SEED = 2**63 - 1   # every seed fits an int64 and the embedder's 16-byte BLAKE2b key
 _QUOTE = 60
@@ -206,31 +206,29 @@ def check_weights(weights, mask=None) -> tuple[np.ndarray, np.ndarray, bool]:
 
 
 def check_attention_inputs(decoder_state, encoder_output, encoder_mask, head_mask, *,
-                           d_model: int, n_heads: int, dtype: np.dtype):
+                           d_model: int, n_heads: int, dtype: np.dtype,
+                           source=None):
     """Validate and normalise the arguments of a cross-attention call.
+
+    ``source`` is keys and values projected already (a decoder's cache, ``KeyValues``);
+    ``encoder_output`` is then not read.
 
     Returns
     -------
     x_t : ndarray of shape (B, n_tgt, d_model)
-    x_s : ndarray of shape (B, n_src, d_model)
+    x_s : ndarray of shape (B, n_src, d_model), or None when ``source`` is given
     mask : ndarray of bool, shape (B, 1 | n_tgt, n_src), or None
     gate : ndarray of shape (n_heads,), or None
     batched : bool
         Whether the inputs came with a batch axis (B = 1 was added otherwise).
     """
     x_t = as_finite(decoder_state, "decoder_state", dtype)
+    if source is not None:   # keys and values projected already: only their shape to check
+        return _check_with_source(x_t, source, encoder_mask, head_mask, d_model=d_model,
+                                  n_heads=n_heads, dtype=dtype)
     x_s = as_finite(encoder_output, "encoder_output", dtype)
     for name, x, rows in (("decoder_state", x_t, "n_tgt"), ("encoder_output", x_s, "n_src")):
-        if x.ndim not in (2, 3):
-            raise ValueError(f"{name} must have shape ({rows}, {d_model}) or (B, {rows}, "
-                             f"{d_model}); received shape {shape_text(x)}.")
-        if x.shape[-1] != d_model:
-            raise ValueError(f"{name} must have last dimension d_model={d_model}; received "
-                             f"shape {shape_text(x)}. Embed tokens with the same d_model.")
-        if x.shape[-2] == 0:
-            side = "target" if rows == "n_tgt" else "source"
-            raise ValueError(f"{name} must hold at least one token ({rows} >= 1); received "
-                             f"shape {shape_text(x)}. Give a non-empty {side} sentence.")
+        _check_side(x, name, rows, d_model)
     if x_t.ndim != x_s.ndim:
         raise ValueError(f"decoder_state and encoder_output must both be batched or both not; "
                          f"received shapes {shape_text(x_t)} and {shape_text(x_s)}.")
@@ -243,20 +241,89 @@ def check_attention_inputs(decoder_state, encoder_output, encoder_mask, head_mas
                          f"{shape_text(x_t)} and {shape_text(x_s)}.")
     if not batched:
         x_t, x_s = x_t[None], x_s[None]
-    mask = None
-    if encoder_mask is not None:
-        n_b, n_tgt, n_src = x_t.shape[0], x_t.shape[1], x_s.shape[1]
-        allowed = ((n_b, n_src), (n_b, n_tgt, n_src)) if batched else ((n_src,), (n_tgt, n_src))
-        mask = check_mask(encoder_mask, allowed, "encoder_mask",
-                          "(batch, target, source)" if batched else "(target, source)")
-        if not batched:
-            mask = mask[None]
-        if mask.ndim == 2:  # key padding: the same keys for every target row
-            mask = mask[:, None, :]
-    gate = None
-    if head_mask is not None:
-        gate = as_finite(head_mask, "head_mask", dtype)
-        if gate.shape != (n_heads,):
-            raise ValueError(f"head_mask must have shape ({n_heads},), one gate per head; "
-                             f"received shape {shape_text(gate)}.")
-    return x_t, x_s, mask, gate, batched
+    mask = _check_encoder_mask(encoder_mask, x_t.shape[0], x_t.shape[1], x_s.shape[1], batched)
+    return x_t, x_s, mask, _check_gate(head_mask, n_heads, dtype), batched
+
+
+def check_source(x, name: str, rows: str, d_model: int, dtype: np.dtype) -> np.ndarray:
+    """One side of an attention call as an array of ``dtype``, ``(n, d_model)`` or
+    ``(B, n, d_model)`` with ``n >= 1``; ``rows`` names ``n`` in messages."""
+    x = as_finite(x, name, dtype)
+    _check_side(x, name, rows, d_model)
+    return x
+
+
+def _check_side(x: np.ndarray, name: str, rows: str, d_model: int) -> None:
+    if x.ndim not in (2, 3):
+        raise ValueError(f"{name} must have shape ({rows}, {d_model}) or (B, {rows}, "
+                         f"{d_model}); received shape {shape_text(x)}.")
+    if x.shape[-1] != d_model:
+        raise ValueError(f"{name} must have last dimension d_model={d_model}; received "
+                         f"shape {shape_text(x)}. Embed tokens with the same d_model.")
+    if x.shape[-2] == 0:
+        side = "target" if rows == "n_tgt" else "source"
+        raise ValueError(f"{name} must hold at least one token ({rows} >= 1); received "
+                         f"shape {shape_text(x)}. Give a non-empty {side} sentence.")
+
+
+def check_projection(w, name: str, dtype: np.dtype, shape: tuple[int, ...] | None = None):
+    """A given projection (``shape``, or square when None) or bias, finite. Kept as given,
+    without a copy, when of ``dtype`` or float16 (storage only); cast to ``dtype`` otherwise."""
+    a = np.asarray(w)
+    if a.dtype in (dtype, np.dtype(np.float16)):
+        if not np.isfinite(a).all():
+            raise ValueError(f"{name} must hold finite numbers; received NaN or infinity.")
+    else:
+        a = as_finite(a, name, dtype)
+    square = shape is None and a.ndim == 2 and a.shape[0] == a.shape[1]
+    if (a.shape != shape and not square) or 0 in a.shape:
+        expected = "(d_model,)" if shape is not None and len(shape) == 1 else "(d_model, d_model)"
+        size = "" if shape is None else f" = {shape_text(np.empty(shape, bool))}"
+        raise ValueError(f"{name} must have shape {expected}{size}; received shape "
+                         f"{shape_text(a)}.")
+    return a
+
+
+def _check_with_source(x_t, kv, encoder_mask, head_mask, *, d_model, n_heads, dtype):
+    """``check_attention_inputs`` when keys and values ``kv`` (``KeyValues``) come projected."""
+    d_head = d_model // n_heads
+    if kv.k.ndim != 4 or kv.k.shape[1::2] != (n_heads, d_head) or kv.v.shape != kv.k.shape:
+        raise ValueError(f"keys and values must have shape (B, {n_heads}, n_src, {d_head}) for "
+                         f"this module; received {kv.k.shape} and {kv.v.shape}. Make them with "
+                         f"this module's keys_values.")
+    n_b, n_src, batched = kv.k.shape[0], kv.k.shape[2], kv.batched
+    if x_t.ndim != (3 if batched else 2) or x_t.shape[-1] != d_model or x_t.shape[-2] == 0:
+        lead = f"({n_b}, " if batched else "("
+        raise ValueError(f"decoder_state must have shape {lead}n_tgt, {d_model}) with n_tgt >= 1 "
+                         f"to match the keys and values; received shape {shape_text(x_t)}.")
+    if batched and x_t.shape[0] != n_b:
+        raise ValueError(f"decoder_state and the keys and values must have the same batch size; "
+                         f"received {x_t.shape[0]} and {n_b}.")
+    if not batched:
+        x_t = x_t[None]
+    mask = _check_encoder_mask(encoder_mask, n_b, x_t.shape[1], n_src, batched)
+    return x_t, None, mask, _check_gate(head_mask, n_heads, dtype), batched
+
+
+def _check_encoder_mask(encoder_mask, n_b: int, n_tgt: int, n_src: int, batched: bool):
+    """The mask as bool (B, 1 | n_tgt, n_src), or None."""
+    if encoder_mask is None:
+        return None
+    allowed = ((n_b, n_src), (n_b, n_tgt, n_src)) if batched else ((n_src,), (n_tgt, n_src))
+    mask = check_mask(encoder_mask, allowed, "encoder_mask",
+                      "(batch, target, source)" if batched else "(target, source)")
+    if not batched:
+        mask = mask[None]
+    if mask.ndim == 2:  # key padding: the same keys for every target row
+        mask = mask[:, None, :]
+    return mask
+
+
+def _check_gate(head_mask, n_heads: int, dtype):
+    if head_mask is None:
+        return None
+    gate = as_finite(head_mask, "head_mask", dtype)
+    if gate.shape != (n_heads,):
+        raise ValueError(f"head_mask must have shape ({n_heads},), one gate per head; "
+                         f"received shape {shape_text(gate)}.")
+    return gate

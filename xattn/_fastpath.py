@@ -4,19 +4,86 @@ Same numbers as the teaching path (``MultiHeadCrossAttention.trace``), for speed
 the scores are written straight into the returned weights array (the only large allocation),
 turned into probabilities in place block by block while in cache, and keys that no target row
 of a chunk may attend (padding, typically) are left out of QK^T, exp and AV altogether.
+``KeyValues`` holds a source's keys and values projected once, for a decoder that attends to the
+same source at every step.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["attend", "EXP_SAFE", "Overflow"]
+__all__ = ["attend", "EXP_SAFE", "KeyValues", "Overflow", "merge_heads", "project",
+           "split_heads"]
 
 
 class Overflow(ArithmeticError):
     """The scores overflowed the dtype (inputs near its largest value)."""
+
+@dataclass(frozen=True)
+class KeyValues:
+    """Keys and values of a source, projected once (``MultiHeadCrossAttention.keys_values``).
+
+    A decoder's cache: passed in place of ``encoder_output``, they are not projected again.
+
+    Attributes
+    ----------
+    k, v : ndarray of shape (B, n_heads, n_src, d_head)
+        ``encoder_output @ W_K + b_K`` and ``encoder_output @ W_V + b_V`` split by heads.
+    batched : bool
+        Whether the source came with a batch axis (calls with it must have one too).
+    """
+
+    k: np.ndarray
+    v: np.ndarray
+    batched: bool
+
+    @property
+    def n_src(self) -> int:
+        return self.k.shape[-2]
+
+    def append(self, other: KeyValues) -> KeyValues:
+        """Keys and values of more source positions after these (a growing self-attention
+        cache): ``(B, h, n_src + n_other, d_head)``."""
+        return KeyValues(np.concatenate([self.k, other.k], axis=-2),
+                         np.concatenate([self.v, other.v], axis=-2), self.batched)
+
+    def __repr__(self) -> str:
+        return f"KeyValues(shape={self.k.shape}, batched={self.batched})"
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """Cut the last axis into heads: ``(..., n, d_model)`` to ``(..., n_heads, n, d_head)``.
+
+    Head ``i`` gets columns ``i*d_head:(i+1)*d_head``. A view when possible (no copy).
+
+    Examples
+    --------
+    >>> split_heads(np.arange(12.0).reshape(2, 6), 3)[1].tolist()  # head 2 of 3
+    [[2.0, 3.0], [8.0, 9.0]]
+    """
+    *lead, n, d_model = x.shape
+    x = x.reshape(*lead, n, n_heads, d_model // n_heads)               # (..., n, h, d_head)
+    return x.swapaxes(-2, -3)                                          # (..., h, n, d_head)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """The inverse of `split_heads`: ``(..., n_heads, n, d_head)`` to ``(..., n, d_model)``."""
+    *lead, n_heads, n, d_head = x.shape
+    x = x.swapaxes(-3, -2)                                             # (..., n, h, d_head)
+    return x.reshape(*lead, n, n_heads * d_head)                       # (..., n, d_model)
+
+
+def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """``x @ w (+ b)``: (B, n, d_model) to (B, n, d_model), in the dtype of ``x`` (float16
+    weights are read as float32)."""
+    y = x @ w                                                                  # (B, n, d_model)
+    if b is not None:
+        y += b
+    return y
+
 
 # ln of the largest finite value, less a margin. If every score of a row is below
 # EXP_SAFE - ln(n_src) in absolute value, exp() of each is finite and normal and so is their

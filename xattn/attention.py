@@ -7,9 +7,10 @@ source sentence)::
     head_i = softmax(Q W_Q_i (K W_K_i)^T / sqrt(d_head) + M) V W_V_i
 
 All heads are projected with one matrix each and split by reshaping: head ``i`` owns columns
-``i*d_head:(i+1)*d_head`` of ``W_Q``, ``W_K`` and ``W_V``. Attention weights always have shape
-``(n_heads, n_tgt, n_src)`` (with a leading batch axis when batched): rows are target queries,
-columns are source keys.
+``i*d_head:(i+1)*d_head`` of ``W_Q``, ``W_K`` and ``W_V``. A real model's projections carry
+biases too (``q = x W_Q + b_Q``, ...: ``MultiHeadCrossAttention.from_weights``). Attention
+weights always have shape ``(n_heads, n_tgt, n_src)`` (with a leading batch axis when batched):
+rows are target queries, columns are source keys.
 
 The fast path (``__call__``) and the teaching path (``trace``) compute the same numbers; the
 first is built for speed and memory, the second keeps every intermediate.
@@ -22,33 +23,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xattn._checks import check_attention_inputs, check_int, check_seed
-from xattn._fastpath import EXP_SAFE, Overflow, attend
+from xattn._checks import (
+    check_attention_inputs,
+    check_int,
+    check_projection,
+    check_seed,
+    check_source,
+)
+from xattn._fastpath import (
+    EXP_SAFE,
+    KeyValues,
+    Overflow,
+    attend,
+    merge_heads,
+    project,
+    split_heads,
+)
 
-__all__ = ["MultiHeadCrossAttention", "AttentionTrace", "split_heads", "merge_heads",
-           "masked_softmax"]
-
-
-def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
-    """Cut the last axis into heads: ``(..., n, d_model)`` to ``(..., n_heads, n, d_head)``.
-
-    Head ``i`` gets columns ``i*d_head:(i+1)*d_head``. A view when possible (no copy).
-
-    Examples
-    --------
-    >>> split_heads(np.arange(12.0).reshape(2, 6), 3)[1].tolist()  # head 2 of 3
-    [[2.0, 3.0], [8.0, 9.0]]
-    """
-    *lead, n, d_model = x.shape
-    x = x.reshape(*lead, n, n_heads, d_model // n_heads)               # (..., n, h, d_head)
-    return x.swapaxes(-2, -3)                                          # (..., h, n, d_head)
-
-
-def merge_heads(x: np.ndarray) -> np.ndarray:
-    """The inverse of `split_heads`: ``(..., n_heads, n, d_head)`` to ``(..., n, d_model)``."""
-    *lead, n_heads, n, d_head = x.shape
-    x = x.swapaxes(-3, -2)                                             # (..., n, h, d_head)
-    return x.reshape(*lead, n, n_heads * d_head)                       # (..., n, d_model)
+__all__ = ["MultiHeadCrossAttention", "AttentionTrace", "KeyValues", "split_heads",
+           "merge_heads", "masked_softmax"]
 
 
 def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
@@ -79,6 +72,7 @@ def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.nda
     total = e.sum(axis=-1, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=has_key)
 
+
 @dataclass(frozen=True)
 class AttentionTrace:
     """Every intermediate of one cross-attention call, for teaching views.
@@ -88,11 +82,11 @@ class AttentionTrace:
     Attributes
     ----------
     q : ndarray of shape (n_heads, n_tgt, d_head)
-        Queries per head, ``decoder_state @ W_Q`` split by heads (not yet scaled).
+        Queries per head, ``decoder_state @ W_Q (+ b_Q)`` split by heads (not yet scaled).
     k : ndarray of shape (n_heads, n_src, d_head)
-        Keys per head, ``encoder_output @ W_K`` split by heads.
+        Keys per head, ``encoder_output @ W_K (+ b_K)`` split by heads.
     v : ndarray of shape (n_heads, n_src, d_head)
-        Values per head, ``encoder_output @ W_V`` split by heads.
+        Values per head, ``encoder_output @ W_V (+ b_V)`` split by heads.
     scores : ndarray of shape (n_heads, n_tgt, n_src)
         Raw dot products ``q @ k^T``.
     scaled_scores : ndarray of shape (n_heads, n_tgt, n_src)
@@ -108,7 +102,7 @@ class AttentionTrace:
     concat : ndarray of shape (n_tgt, d_model)
         The head outputs side by side (head 0 first).
     output : ndarray of shape (n_tgt, d_model)
-        ``concat @ W_O``.
+        ``concat @ W_O (+ b_O)``.
     scale : float
         The factor applied to the scores.
     """
@@ -149,6 +143,8 @@ class MultiHeadCrossAttention:
         Projections applied as ``x @ W`` (rows are tokens), drawn in that order as standard
         normal times ``sqrt(1/d_model)``. They may be replaced (e.g. after training) with arrays
         of the same shape.
+    b_Q, b_K, b_V, b_O : ndarray of shape (d_model,), or None
+        Biases added after each projection; None (no bias) unless given to ``from_weights``.
 
     Examples
     --------
@@ -183,6 +179,84 @@ class MultiHeadCrossAttention:
         shape = (self.d_model, self.d_model)
         self.W_Q, self.W_K, self.W_V, self.W_O = (
             (rng.standard_normal(shape) * std).astype(self.dtype) for _ in range(4))
+        self.b_Q = self.b_K = self.b_V = self.b_O = None
+
+    @classmethod
+    def from_weights(cls, W_Q, W_K, W_V, W_O, *, n_heads: int, b_Q=None, b_K=None, b_V=None,
+                     b_O=None, dtype: np.typing.DTypeLike = np.float32) -> MultiHeadCrossAttention:
+        """A module with given projections (a trained or real model's), nothing drawn.
+
+        Parameters
+        ----------
+        W_Q, W_K, W_V, W_O : array_like of shape (d_model, d_model)
+            Applied as ``x @ W``: for a torch ``nn.Linear``, its ``weight.T`` (a view: no copy).
+        n_heads : int
+            Must divide ``d_model``.
+        b_Q, b_K, b_V, b_O : array_like of shape (d_model,), optional
+            Biases: ``q = x W_Q + b_Q``, ..., ``output = concat W_O + b_O``.
+        dtype : float32 or float64, default float32
+            Dtype of every computation. Weights of this dtype, or float16 (storage only, half
+            the memory), are kept as given, without a copy; others are cast to it.
+
+        Examples
+        --------
+        >>> W = np.eye(4, dtype=np.float32)
+        >>> mha = MultiHeadCrossAttention.from_weights(W, W, W, W, n_heads=2, b_O=np.ones(4))
+        >>> mha(np.zeros((1, 4)), np.zeros((3, 4)))[0].tolist()
+        [[1.0, 1.0, 1.0, 1.0]]
+        """
+        self = cls.__new__(cls)
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in EXP_SAFE:
+            raise ValueError(f"dtype must be float32 or float64; received {self.dtype}.")
+        self.W_Q = check_projection(W_Q, "W_Q", self.dtype)
+        self.d_model = self.W_Q.shape[0]
+        self.n_heads = check_int(n_heads, "n_heads", minimum=1)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model must be divisible by n_heads; received d_model="
+                             f"{self.d_model} (W_Q's size), n_heads={self.n_heads}.")
+        self.d_head = self.d_model // self.n_heads
+        square, vector = (self.d_model, self.d_model), (self.d_model,)
+        self.W_K, self.W_V, self.W_O = (check_projection(w, name, self.dtype, square) for name, w
+                                        in (("W_K", W_K), ("W_V", W_V), ("W_O", W_O)))
+        self.b_Q, self.b_K, self.b_V, self.b_O = (
+            None if b is None else check_projection(b, name, self.dtype, vector)
+            for name, b in (("b_Q", b_Q), ("b_K", b_K), ("b_V", b_V), ("b_O", b_O)))
+        return self
+
+    def keys_values(self, encoder_output) -> KeyValues:
+        """Project the source once, for calls that reuse it (a decoder's cross-attention cache).
+
+        Parameters
+        ----------
+        encoder_output : array_like of shape (n_src, d_model) or (B, n_src, d_model)
+
+        Returns
+        -------
+        KeyValues
+            ``k``, ``v`` of shape (B, n_heads, n_src, d_head); pass it as ``encoder_output``.
+        """
+        x_s = check_source(encoder_output, "encoder_output", "n_src", self.d_model, self.dtype)
+        batched = x_s.ndim == 3
+        x_s = x_s if batched else x_s[None]                                    # (B, S, d_model)
+        k, v = project(x_s, self.W_K, self.b_K), project(x_s, self.W_V, self.b_V)  # (B, S, d)
+        _check_finite(k)
+        _check_finite(v)
+        return KeyValues(split_heads(k, self.n_heads), split_heads(v, self.n_heads), batched)
+
+    def _inputs(self, decoder_state, encoder_output, encoder_mask, head_mask):
+        """Checked inputs, and the keys and values split by heads (B, h, S, dh)."""
+        if isinstance(encoder_output, KeyValues):
+            kv = encoder_output
+            x_t, _, mask, gate, batched = check_attention_inputs(
+                decoder_state, None, encoder_mask, head_mask, d_model=self.d_model,
+                n_heads=self.n_heads, dtype=self.dtype, source=kv)
+            return x_t, kv.k, kv.v, mask, gate, batched
+        x_t, x_s, mask, gate, batched = check_attention_inputs(
+            decoder_state, encoder_output, encoder_mask, head_mask,
+            d_model=self.d_model, n_heads=self.n_heads, dtype=self.dtype)
+        k, v = project(x_s, self.W_K, self.b_K), project(x_s, self.W_V, self.b_V)  # (B, S, d)
+        return x_t, split_heads(k, self.n_heads), split_heads(v, self.n_heads), mask, gate, batched
 
     def __repr__(self) -> str:
         return (f"MultiHeadCrossAttention(d_model={self.d_model}, n_heads={self.n_heads}, "
@@ -197,7 +271,8 @@ class MultiHeadCrossAttention:
         decoder_state : array_like of shape (n_tgt, d_model) or (B, n_tgt, d_model)
             Queries: one row per target token.
         encoder_output : array_like of shape (n_src, d_model) or (B, n_src, d_model)
-            Keys and values: one row per source token.
+            Keys and values: one row per source token. Or a ``KeyValues`` from
+            ``keys_values`` (projected once, reused: a decoder's cache).
         encoder_mask : array_like of bool, optional
             True where a source token may be attended. Unbatched: ``(n_src,)`` or
             ``(n_tgt, n_src)``; batched: ``(B, n_src)`` or ``(B, n_tgt, n_src)``. A target row
@@ -212,18 +287,15 @@ class MultiHeadCrossAttention:
         weights : ndarray of shape (n_heads, n_tgt, n_src) or (B, n_heads, n_tgt, n_src)
             Rows sum to 1, or to 0 where every key is masked.
         """
-        x_t, x_s, mask, gate, batched = check_attention_inputs(
-            decoder_state, encoder_output, encoder_mask, head_mask,
-            d_model=self.d_model, n_heads=self.n_heads, dtype=self.dtype)
+        x_t, k, v, mask, gate, batched = self._inputs(decoder_state, encoder_output,
+                                                      encoder_mask, head_mask)
         n_b, n_tgt, _ = x_t.shape
-        n_src = x_s.shape[1]
-        q = x_t @ self.W_Q                                                     # (B, T, d_model)
+        n_src = k.shape[-2]
+        q = project(x_t, self.W_Q, self.b_Q)                                  # (B, T, d_model)
         q *= self.dtype.type(1.0 / math.sqrt(self.d_head))  # scale queries, not T x S scores
-        k, v = x_s @ self.W_K, x_s @ self.W_V                                  # (B, S, d_model)
         # Heads are strided views of the projections: BLAS reads them in place (no copies).
         q = split_heads(q, self.n_heads)                                       # (B, h, T, dh)
-        k_t = split_heads(k, self.n_heads).swapaxes(-1, -2)                    # (B, h, dh, S)
-        v = split_heads(v, self.n_heads)                                       # (B, h, S, dh)
+        k_t = k.swapaxes(-1, -2)                                               # (B, h, dh, S)
         weights = np.empty((n_b, self.n_heads, n_tgt, n_src), dtype=self.dtype)  # (B,h,T,S)
         concat = np.empty((n_b, n_tgt, self.d_model), dtype=self.dtype)       # (B, T, d_model)
         heads = split_heads(concat, self.n_heads)                 # (B, h, T, dh), a view
@@ -233,7 +305,7 @@ class MultiHeadCrossAttention:
             raise _too_large(self.dtype) from None
         if gate is not None:
             heads *= gate[None, :, None, None]
-        output = concat @ self.W_O                                             # (B, T, d_model)
+        output = project(concat, self.W_O, self.b_O)                          # (B, T, d_model)
         _check_finite(output)
         if not batched:
             return output[0], weights[0]
@@ -252,14 +324,12 @@ class MultiHeadCrossAttention:
         AttentionTrace
             Shapes as documented there, with a leading batch axis for batched inputs.
         """
-        x_t, x_s, mask, gate, batched = check_attention_inputs(
-            decoder_state, encoder_output, encoder_mask, head_mask,
-            d_model=self.d_model, n_heads=self.n_heads, dtype=self.dtype)
+        x_t, k, v, mask, gate, batched = self._inputs(decoder_state, encoder_output,
+                                                      encoder_mask, head_mask)
         n_b, n_tgt, _ = x_t.shape
-        n_src = x_s.shape[1]
+        n_src = k.shape[-2]
         factor = 1.0 / math.sqrt(self.d_head) if scale else 1.0
-        q, k, v = x_t @ self.W_Q, x_s @ self.W_K, x_s @ self.W_V               # (B, T|S, d)
-        q, k, v = (split_heads(x, self.n_heads) for x in (q, k, v))            # (B, h, T|S, dh)
+        q = split_heads(project(x_t, self.W_Q, self.b_Q), self.n_heads)       # (B, h, T, dh)
         scores = q @ k.swapaxes(-1, -2)                                        # (B, h, T, S)
         _check_finite(scores)
         scaled = scores * self.dtype.type(factor)
@@ -271,7 +341,7 @@ class MultiHeadCrossAttention:
         if gate is not None:
             head_outputs = head_outputs * gate[None, :, None, None]
         concat = merge_heads(head_outputs)                                     # (B, T, d_model)
-        output = concat @ self.W_O                                             # (B, T, d_model)
+        output = project(concat, self.W_O, self.b_O)                          # (B, T, d_model)
         _check_finite(output)
         fields = dict(q=q, k=k, v=v, scores=scores, scaled_scores=scaled, masked_scores=masked,
                       mask=np.array(full_mask), weights=weights, head_outputs=head_outputs,
@@ -279,8 +349,6 @@ class MultiHeadCrossAttention:
         if not batched:
             fields = {name: value[0] for name, value in fields.items()}
         return AttentionTrace(**fields, scale=factor)
-
-
 
 
 def _too_large(dtype: np.dtype) -> ValueError:
