@@ -443,3 +443,22 @@ def test_a_store_that_cannot_be_used_says_so(tmp_path):
         Limits(max_rooms=0)
     with pytest.raises(ValueError, match="Limits.ttl_seconds must be a positive number"):
         Limits(ttl_seconds=-1)
+
+
+def test_counts_stay_equal_to_the_answers_while_students_change_them_at_once(store, room):
+    code, _ = room
+    ids = students(20)
+
+    def change(seed):
+        rng = random.Random(seed)               # a local generator, seeded: replayable
+        for _ in range(150):
+            store.answer(code, 1, rng.choice(ids), rng.randrange(3))
+    threads = [threading.Thread(target=change, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    finals = [store.my_answer(code, 1, sid) for sid in ids]
+    expected = {v: sum(f == v for f in finals) for v in range(3)}
+    view = store.room_view(code)
+    assert view.counts == expected and view.n_answered == sum(f is not None for f in finals)

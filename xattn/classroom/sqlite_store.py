@@ -4,8 +4,10 @@ WAL mode lets readers (every student's poll) run beside the one writer; ``busy_t
 a writer wait for the lock instead of failing; every write is one ``BEGIN IMMEDIATE``
 transaction, so two processes never interleave inside an operation. ``synchronous=NORMAL``:
 a killed process loses nothing committed; a power cut may lose the last moments of answers.
-Each thread (and each process after a fork) opens its own connection. Expired rooms are
-deleted when the store opens and before each new room.
+Connections are pooled: an operation takes an idle one (or opens one) and gives it back, so
+the threads Streamlit starts for every script run reuse a few connections instead of opening
+one each; a forked process starts a pool of its own. Expired rooms are deleted when the store
+opens and before each new room.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from xattn.classroom.store import ClassStore, Limits, parse_question
 __all__ = ["SQLiteStore"]
 
 BUSY_MS = 10_000    # a writer waits this long for the lock (a busy 2-core machine is slow)
+POOL = 8            # idle connections kept for reuse (more may be open while many threads work)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
   expires REAL NOT NULL, step INTEGER NOT NULL, n_steps INTEGER NOT NULL,
@@ -52,7 +55,8 @@ class SQLiteStore(ClassStore):
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
             raise StoreUnavailable(f"the class store's folder cannot be made: {err}") from None
-        self._local = threading.local()
+        self._idle: list[sqlite3.Connection] = []
+        self._lock, self._pid = threading.Lock(), os.getpid()
         self._setup()
         self.purge_expired()
 
@@ -60,7 +64,7 @@ class SQLiteStore(ClassStore):
         return f"SQLiteStore({str(self.path)!r}, {self.limits!r})"
 
     def _setup(self) -> None:
-        c = self._conn()
+        c = self._take()
         deadline = time.monotonic() + BUSY_MS / 1000
         while True:        # switching to WAL needs a moment alone with a fresh file
             try:
@@ -69,45 +73,60 @@ class SQLiteStore(ClassStore):
                 for statement in _SCHEMA.split(";"):
                     c.execute(statement)
                 c.execute("COMMIT")
-                return
+                return self._give(c)
             except sqlite3.Error as err:
                 _rollback(c)
                 busy = getattr(err, "sqlite_errorcode", None) in (5, 6)   # BUSY, LOCKED
                 if not busy or time.monotonic() > deadline:
+                    c.close()
                     raise StoreUnavailable(f"the class store cannot be opened: {err}") from None
                 time.sleep(0.05)
 
-    def _conn(self) -> sqlite3.Connection:
-        local = self._local
-        if getattr(local, "pid", None) != os.getpid():
-            try:
-                conn = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-                conn.execute("PRAGMA synchronous = NORMAL")
-            except sqlite3.Error as err:
-                raise StoreUnavailable(f"the class store cannot be opened: {err}") from None
-            local.conn, local.pid = conn, os.getpid()
-        return local.conn
+    def _take(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._pid != os.getpid():      # forked: the parent's connections stay its own
+                self._idle, self._pid = [], os.getpid()
+            if self._idle:
+                return self._idle.pop()
+        try:
+            # One thread at a time uses a connection (taken from the pool, then given back).
+            c = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None,
+                                check_same_thread=False)
+            c.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            c.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as err:
+            raise StoreUnavailable(f"the class store cannot be opened: {err}") from None
+        return c
+
+    def _give(self, c: sqlite3.Connection) -> None:
+        with self._lock:
+            if len(self._idle) < POOL and self._pid == os.getpid():
+                self._idle.append(c)
+                return
+        c.close()
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.pid = None
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for c in idle:
+            c.close()
 
     @contextmanager
     def _tx(self, write: bool):
-        c = self._conn()
+        c = self._take()
         try:
             c.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             yield c
             c.execute("COMMIT")
         except sqlite3.Error as err:
             _rollback(c)
+            c.close()                          # never reuse a connection that failed
             raise StoreUnavailable(f"the class store is not available: {err}") from None
         except BaseException:
             _rollback(c)
+            self._give(c)
             raise
+        self._give(c)
 
     def purge_expired(self) -> int:
         now = time.time()
