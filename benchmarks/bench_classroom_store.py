@@ -190,10 +190,10 @@ def under_load(backends: dict, args, pace: float | None, title: str) -> list[str
                          f"{percentile(xs, .5) * 1e3:.2f} | {percentile(xs, .95) * 1e3:.2f} | "
                          f"{percentile(xs, .99) * 1e3:.2f} | {max(xs) * 1e3:.1f} |")
         calls = len(views) + len(answers)
+        in_redis = f" + {server / calls * 1e6:.0f} us in redis-server" if server else ""
         lines.append(f"| {name} | students with an answer, counted / expected: "
                      f"**{counted} / {expected}**; CPU per call (with the harness): "
-                     f"{cpu / calls * 1e6:.0f} us in the app" + (f" + {server / calls * 1e6:.0f} us in redis-server"
-                                   if server else "") + " | | | | | | |")
+                     f"{cpu / calls * 1e6:.0f} us in the app{in_redis} | | | | | | |")
         print("\n".join(lines[-3:]), flush=True)
     return lines
 
