@@ -6,6 +6,7 @@ one machine) and `RedisStore` (``$XATTN_REDIS_URL``, for several machines). `ans
 `qr_svg` make the host's download and the room's QR code.
 """
 
+from xattn.classroom.codes import ALPHABET, CODE_LENGTH, new_student_id, normalize_code
 from xattn.classroom.errors import (
     AnswerRefused,
     ClassroomError,
@@ -16,18 +17,7 @@ from xattn.classroom.errors import (
 )
 from xattn.classroom.question import Question
 from xattn.classroom.report import answers_csv, qr_svg
-from xattn.classroom.store import (
-    ALPHABET,
-    CODE_LENGTH,
-    ClassStore,
-    Limits,
-    RoomView,
-    Tally,
-    default_path,
-    new_student_id,
-    normalize_code,
-    open_store,
-)
+from xattn.classroom.store import ClassStore, Limits, RoomView, Tally, default_path, open_store
 
 __all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Question", "open_store",
            "default_path", "new_student_id", "normalize_code", "answers_csv", "qr_svg",

@@ -18,22 +18,26 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from xattn._checks import check_int, quote
+from xattn.classroom.codes import (
+    check_step,
+    check_student,
+    new_code,
+    new_secret,
+    normalize_code,
+    secret_digest,
+)
 from xattn.classroom.errors import HostRefused, LimitReached, RoomNotFound
 from xattn.classroom.question import Question
 
-__all__ = ["ClassStore", "Limits", "RoomView", "Tally", "open_store", "default_path",
-           "new_student_id", "normalize_code", "ALPHABET", "CODE_LENGTH"]
+__all__ = ["ClassStore", "Limits", "RoomView", "Tally", "open_store", "default_path"]
 
-ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I/L: 31 symbols, 31**6 ~ 8.9e8 codes
-CODE_LENGTH = 6
-_MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is refused before hashing
+_MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is hashed as ""
 _DUMMY = hashlib.sha256(b"no room").hexdigest()   # compared against when a room is missing
 
 
@@ -110,52 +114,6 @@ def _count_map(question: Question, raw: dict) -> dict:
     return counts
 
 
-def new_code() -> str:
-    """A fresh room code: 6 symbols of `ALPHABET` drawn with `secrets`."""
-    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def new_student_id() -> str:
-    """A student's random id for one browser session (22 URL-safe characters, no personal data)."""
-    return secrets.token_urlsafe(16)
-
-
-def secret_digest(secret: str) -> str:
-    # The secret has 192 random bits, so one SHA-256 suffices (no slow KDF as for a password).
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def normalize_code(text) -> str:
-    """A room code as typed ("abc def", "ABC-DEF") in its stored form, or `RoomNotFound`.
-
-    Examples
-    --------
-    >>> normalize_code(" hjk-23m ")
-    'HJK23M'
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"a room code must be a str; received {type(text).__name__}.")
-    code = "".join(text.split()).replace("-", "").upper()
-    if len(code) != CODE_LENGTH or any(c not in ALPHABET for c in code):
-        raise RoomNotFound(f"{quote(text, 30)} is not a room code: a room code is "
-                           f"{CODE_LENGTH} characters from {ALPHABET}.")
-    return code
-
-
-def check_student(student_id) -> str:
-    if not isinstance(student_id, str):
-        raise TypeError(f"student_id must be a str; received {type(student_id).__name__}.")
-    if not 8 <= len(student_id) <= 64 or not student_id.isascii() \
-            or not student_id.replace("-", "").replace("_", "").isalnum():
-        raise ValueError("student_id must be 8 to 64 URL-safe characters (new_student_id()); "
-                         f"received {quote(student_id)}.")
-    return student_id
-
-
-def check_step(step) -> int:
-    return check_int(step, "step", minimum=1)
-
-
 class ClassStore(ABC):
     """Rooms, their steps and the class's answers, shared by every process that opens the
     same store. Thread-safe; every method is one atomic operation on the backend."""
@@ -170,7 +128,7 @@ class ClassStore(ABC):
         """A new room at step 1, every step asking: ``(code, host_secret)``. `LimitReached`
         when the store already holds ``Limits.max_rooms`` live rooms."""
         specs = [q.to_json() for q in self._check_questions(questions)]
-        secret = secrets.token_urlsafe(24)
+        secret = new_secret()
         for _ in range(20):    # a clash among <= max_rooms of 8.9e8 codes is rare; retry it
             code = new_code()
             if self._create(code, secret_digest(secret), specs):
@@ -185,7 +143,7 @@ class ClassStore(ABC):
         """A new host secret for the room, which keeps its step and answers; the old one stops
         working."""
         code, digest = self._authorize(code, secret)
-        new = secrets.token_urlsafe(24)
+        new = new_secret()
         self._guarded(self._rotate(code, digest, secret_digest(new)))
         return new
 

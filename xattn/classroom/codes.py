@@ -1,0 +1,73 @@
+"""Room codes, host secrets and student ids: drawn with `secrets`, checked at the door.
+
+A room code is 6 symbols from an alphabet without look-alikes (no 0/O, 1/I/L), so it can be
+read off a projector and typed on a phone; a host secret is 192 random bits
+(``secrets.token_urlsafe(24)``), of which the store keeps only the SHA-256; a student id is
+128 random bits, made once per browser session and never tied to a person.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from xattn._checks import check_int, quote
+from xattn.classroom.errors import RoomNotFound
+
+__all__ = ["ALPHABET", "CODE_LENGTH", "new_code", "new_secret", "new_student_id",
+           "secret_digest", "normalize_code", "check_student", "check_step"]
+
+ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I/L: 31 symbols, 31**6 ~ 8.9e8 codes
+CODE_LENGTH = 6
+
+
+def new_secret() -> str:
+    """A fresh host secret (32 URL-safe characters)."""
+    return secrets.token_urlsafe(24)
+
+
+def new_code() -> str:
+    """A fresh room code: 6 symbols of `ALPHABET` drawn with `secrets`."""
+    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def new_student_id() -> str:
+    """A student's random id for one browser session (22 URL-safe characters, no personal data)."""
+    return secrets.token_urlsafe(16)
+
+
+def secret_digest(secret: str) -> str:
+    """The hex SHA-256 the store keeps instead of the secret."""
+    # The secret has 192 random bits, so one SHA-256 suffices (no slow KDF as for a password).
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def normalize_code(text) -> str:
+    """A room code as typed ("abc def", "ABC-DEF") in its stored form, or `RoomNotFound`.
+
+    Examples
+    --------
+    >>> normalize_code(" hjk-23m ")
+    'HJK23M'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a room code must be a str; received {type(text).__name__}.")
+    code = "".join(text.split()).replace("-", "").upper()
+    if len(code) != CODE_LENGTH or any(c not in ALPHABET for c in code):
+        raise RoomNotFound(f"{quote(text, 30)} is not a room code: a room code is "
+                           f"{CODE_LENGTH} characters from {ALPHABET}.")
+    return code
+
+
+def check_student(student_id) -> str:
+    if not isinstance(student_id, str):
+        raise TypeError(f"student_id must be a str; received {type(student_id).__name__}.")
+    if not 8 <= len(student_id) <= 64 or not student_id.isascii() \
+            or not student_id.replace("-", "").replace("_", "").isalnum():
+        raise ValueError("student_id must be 8 to 64 URL-safe characters (new_student_id()); "
+                         f"received {quote(student_id)}.")
+    return student_id
+
+
+def check_step(step) -> int:
+    return check_int(step, "step", minimum=1)
