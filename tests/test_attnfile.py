@@ -1,6 +1,7 @@
 """The .npz attention file: round trips, and every problem of an untrusted upload, each reported."""
 
 import io
+import re
 import zipfile
 
 import numpy as np
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from xattn.attention import masked_softmax
 from xattn.attnfile import (
+    MAX_BYTES,
     AttentionFile,
     AttentionFileError,
     attention_to_bytes,
@@ -106,14 +108,14 @@ def test_every_problem_in_one_file_is_reported_on_its_own_line():
     w[1, 2, 3] *= 0.5                             # one row summing to 0.5
     problems = problems_of(raw_npz(cross_attention=w, src_tokens=np.array(["a", "b"]),
                                    tgt_tokens=np.arange(4), model=np.array(["x", "y"])))
-    assert problems == [
+    assert problems == [       # what the headers declare first (judged before unpacking)
+        "model must be a single unicode string (a 0-d array); received dtype <U1, shape (2,).",
         "1 value is not finite (NaN or infinity); the first is nan at layer 1, head 1, row 1, "
         "column 2.",
         "2 values lie outside [0, 1]; the first is 1.5 at layer 1, head 2, row 2, column 1.",
         "1 row does not sum to 1 (within 0.001) and is not all zero; the first is layer 2, "
         "head 3, row 4, which sums to 0.5.",
         "tgt_tokens must hold unicode strings; received dtype int64 (first value 0).",
-        "model must be a single unicode string (a 0-d array); received dtype <U1, shape (2,).",
     ]
 
 
@@ -150,7 +152,7 @@ def test_weights_of_the_wrong_kind(weights, expected):
     (problem,) = problems_of(raw_npz(cross_attention=weights, src_tokens=np.array(["a", "b"]),
                                      tgt_tokens=np.array(["x", "y"])))
     assert problem.startswith("cross_attention must")
-    assert __import__("re").search(expected, problem)
+    assert re.search(expected, problem)
 
 
 def test_missing_arrays_name_what_the_file_has():
@@ -188,31 +190,37 @@ def test_size_is_checked_before_reading(tmp_path):
             return 0
 
         def seek(self, offset, whence=0):
-            return 60 * 2**20 if whence == io.SEEK_END else 0
+            return 60 * 10**6 if whence == io.SEEK_END else 0
 
         def read(self, n=-1):
             raise AssertionError("read before the size check")
 
-    assert problems_of(Huge()) == ["The file is 60.0 MB; the limit is 50.0 MB."]
+    assert problems_of(Huge()) == [
+        "The file is 60 MB (60,000,000 bytes); the limit is 20 MB (20,000,000 bytes)."]
     sparse = tmp_path / "big.npz"
     with open(sparse, "wb") as fh:
-        fh.truncate(51 * 2**20)         # sparse: nothing is written, only the size is set
-    assert problems_of(sparse) == ["The file is 51.0 MB; the limit is 50.0 MB."]
-    assert problems_of(b"x" * 2000, max_bytes=1000) == ["The file is 2.0 kB; the limit is 1000 bytes."]
+        fh.truncate(MAX_BYTES + 1)       # sparse: nothing is written, only the size is set
+    assert problems_of(sparse) == [
+        "The file is 20 MB (20,000,001 bytes); the limit is 20 MB (20,000,000 bytes)."]
+    assert problems_of(b"x" * 2000, max_bytes=1000) == [
+        "The file is 2 kB (2,000 bytes); the limit is 1 kB (1,000 bytes)."]
+    assert problems_of(b"x" * 1000, max_bytes=999) == [
+        "The file is 1 kB (1,000 bytes); the limit is 999 bytes."]
 
 
-def test_unpacked_size_is_checked_from_the_zip_directory():
-    zeros = raw_npz(cross_attention=np.zeros((1, 1, 1000, 1000)), src_tokens=np.array(["a"]),
-                    tgt_tokens=np.array(["b"]))
+def test_unpacked_size_is_checked_from_the_zip_directory(unpacked):
+    padded = raw_npz(**valid_arrays(), padding=np.zeros((1000, 1000)))   # any extra array counts
     buffer = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(zeros)) as src, \
+    with zipfile.ZipFile(io.BytesIO(padded)) as src, \
             zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
             dst.writestr(info.filename, src.read(info))
     bomb = buffer.getvalue()
+    unpacked.clear()
     assert len(bomb) < 20_000                      # 8 MB of zeros, deflated
-    assert problems_of(bomb, max_bytes=2**20) == [
-        "The arrays would take 7.6 MB once unpacked; the limit is 1.0 MB."]
+    assert problems_of(bomb, max_bytes=10**6) == [
+        "The arrays would take 8 MB once unpacked; the limit is 1 MB."]
+    assert unpacked == []
 
 
 def test_a_header_claiming_more_data_than_the_archive_holds():
@@ -227,7 +235,7 @@ def test_a_header_claiming_more_data_than_the_archive_holds():
         z.writestr("tgt_tokens.npy", _npy(np.array(["b"])))
     (problem,) = problems_of(buffer.getvalue())
     assert problem.startswith("cross_attention's header claims shape (1000000000,) of float64 "
-                              "(7629.4 MB) but the archive holds")
+                              "(8000 MB) but the archive holds")
 
 
 def _npy(a):
@@ -307,9 +315,15 @@ def test_long_values_are_cut():
     assert "'" + "x" * 58 + "…" in problem and "x" * 59 not in problem
 
 
-@pytest.mark.parametrize("bad", [True, 0, -5, 1.5])
-def test_max_bytes_must_be_a_positive_int(bad):
-    with pytest.raises(ValueError, match=f"max_bytes must be an integer >= 1; received {bad!r}"):
+@pytest.mark.parametrize("bad, error, expected", [
+    (True, TypeError, "max_bytes must be an int; received bool True"),
+    (1.5, TypeError, "max_bytes must be an int; received float 1.5"),
+    ("20", TypeError, "max_bytes must be an int; received str '20'"),
+    (0, ValueError, "max_bytes must be an int >= 1; received 0"),
+    (-5, ValueError, "max_bytes must be an int >= 1; received -5"),
+])
+def test_max_bytes_must_be_a_positive_int(bad, error, expected):
+    with pytest.raises(error, match=re.escape(expected)):
         load_attention(b"", max_bytes=bad)
 
 
@@ -318,3 +332,114 @@ def test_file_of_the_wrong_type():
         load_attention(3)
     with pytest.raises(TypeError, match="binary mode; read\\(\\) returned str"):
         load_attention(io.StringIO("abc"))
+
+
+# ---------------------------------------------------------------- what a file may declare
+def hostile(shape, dtype=np.int8, n_src=None, n_tgt=None) -> bytes:
+    """A small, valid .npz declaring a big shape (what took the server past 3 GB)."""
+    w = np.ones(shape, dtype) if shape[-1] == 1 else np.zeros(shape, dtype)
+    n_src, n_tgt = n_src or shape[-1], n_tgt or shape[-2]
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, cross_attention=w,
+                        src_tokens=np.array([str(i) for i in range(n_src)]),
+                        tgt_tokens=np.array([str(i) for i in range(n_tgt)]))
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def unpacked(monkeypatch):
+    """The archive members a load unpacks (headers are read apart, without unpacking)."""
+    names, read = [], zipfile.ZipFile.read
+
+    def spy(self, name, *args, **kwargs):
+        names.append(name if isinstance(name, str) else name.filename)
+        return read(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "read", spy)
+    return names
+
+
+@pytest.mark.parametrize("shape, expected", [
+    ((1000, 1000, 1, 1), [
+        "cross_attention may have at most 24 layers; received 1000 (shape (1000, 1000, 1, 1)). "
+        "Save the ones to show, e.g. weights[:24].",
+        "cross_attention may have at most 16 heads per layer; received 1000 (shape (1000, 1000, "
+        "1, 1)). Save the ones to show, e.g. weights[:, :16]."]),
+    ((100, 100, 1, 1), [
+        "cross_attention may have at most 24 layers; received 100 (shape (100, 100, 1, 1)). "
+        "Save the ones to show, e.g. weights[:24].",
+        "cross_attention may have at most 16 heads per layer; received 100 (shape (100, 100, 1, "
+        "1)). Save the ones to show, e.g. weights[:, :16]."]),
+    ((1, 1, 5000, 10000), [
+        "cross_attention may have at most 64 target rows (n_tgt); received 5000 (shape (1, 1, "
+        "5000, 10000)). The page shows at most 64 tokens a side.",
+        "cross_attention may have at most 64 source columns (n_src); received 10000 (shape (1, "
+        "1, 5000, 10000)). The page shows at most 64 tokens a side.",
+        "src_tokens may hold at most 64 tokens, as the page shows at most 64 a side; received "
+        "10000.",
+        "tgt_tokens may hold at most 64 tokens, as the page shows at most 64 a side; received "
+        "5000.",
+        "The arrays would take 50.2 MB once unpacked; the limit is 20 MB."]),
+])
+def test_a_shape_beyond_the_page_is_refused_from_the_headers_before_unpacking(
+        shape, expected, unpacked):
+    """The issue's files: 1000 x 1000 heads of one token (1.6 kB), 100 x 100 (0.7 kB), and
+    int8 zeros of 5000 x 10000 tokens (72 kB). Nothing of what they declare is unpacked."""
+    import tracemalloc
+
+    data = hostile(shape)
+    assert len(data) < 80_000
+    tracemalloc.start()
+    try:
+        problems = problems_of(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert problems == expected
+    assert "cross_attention.npy" not in unpacked
+    assert peak < 2_000_000           # before: 8 MB (1000 x 1000) to 400 MB (5000 x 10000)
+
+
+@pytest.mark.parametrize("shape", [(24, 16, 64, 64), (16, 64, 64), (6, 8, 1, 1), (1, 1, 64, 1)])
+def test_the_largest_files_the_page_shows_load(shape):
+    w = softmax_rows(np.random.default_rng(1), shape)
+    n_tgt, n_src = shape[-2:]
+    loaded = load_attention(attention_to_bytes(w, [f"s{i}" for i in range(n_src)],
+                                               [f"t{i}" for i in range(n_tgt)]))
+    assert loaded.weights.shape == ((1, *shape) if len(shape) == 3 else shape)
+
+
+@pytest.mark.parametrize("shape, what", [
+    ((25, 1, 2, 2), "at most 24 layers; received 25"),
+    ((17, 2, 2), "at most 16 heads per layer; received 17"),
+    ((1, 17, 2, 2), "at most 16 heads per layer; received 17"),
+    ((1, 1, 65, 2), "at most 64 target rows (n_tgt); received 65"),
+    ((1, 1, 2, 65), "at most 64 source columns (n_src); received 65"),
+])
+def test_each_bound_is_one_past_what_loads(shape, what):
+    data = hostile(shape, n_src=min(shape[-1], 64), n_tgt=min(shape[-2], 64))
+    (problem,) = problems_of(data)
+    assert what in problem
+
+
+def test_long_tokens_and_texts_are_refused_from_the_headers():
+    a = valid_arrays(n_tgt=2, n_src=2)
+    a["src_tokens"] = np.array(["x" * 2000, "y"])                    # at the bound: fine
+    a["model"] = np.array("m" * 2000)
+    assert load_attention(raw_npz(**a)).model == "m" * 2000
+    a["tgt_tokens"] = np.array(["x" * 2001, "y"])
+    a["src_text"] = np.array("s" * 5000)
+    assert problems_of(raw_npz(**a)) == [
+        "tgt_tokens may hold tokens of at most 2,000 characters; received dtype <U2001 (up to "
+        "2,001).",
+        "src_text may be at most 2,000 characters long; received dtype <U5000 (up to 5,000)."]
+
+
+def test_the_writer_refuses_what_the_reader_would():
+    with pytest.raises(AttentionFileError) as info:
+        attention_to_bytes(np.full((1, 1, 65), 1 / 65), [str(i) for i in range(65)], ["y"])
+    assert info.value.problems == [
+        "cross_attention may have at most 64 source columns (n_src); received 65 (shape (1, 1, "
+        "65)). The page shows at most 64 tokens a side.",
+        "src_tokens may hold at most 64 tokens, as the page shows at most 64 a side; received "
+        "65."]

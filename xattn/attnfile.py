@@ -11,11 +11,22 @@ weights from any framework can be looked at in the same views. The arrays:
 ``model``, ``src_text``, ``tgt_text`` (optional)
     0-d unicode: where the weights come from.
 
-An uploaded file is untrusted: ``load_attention`` refuses files over 50 MB before reading them,
-checks the sizes the zip directory and each array header declare before unpacking anything (no
-zip bomb, no huge allocation), never unpickles (``allow_pickle=False``), and reports every
-problem it finds, one per line, in an ``AttentionFileError``. Received values are quoted, cut to
-about 60 characters, and never interpreted.
+An uploaded file is untrusted: ``load_attention`` refuses files over 20 MB (``MAX_BYTES``,
+decimal: 20,000,000 bytes, as the uploader counts) before reading them, checks the sizes the
+zip directory and each array header declare before unpacking anything (no zip bomb, no huge
+allocation), never unpickles (``allow_pickle=False``), and reports every problem it finds, one
+per line, in an ``AttentionFileError``. Received values are quoted, cut to about 60
+characters, and never interpreted.
+
+What a file may declare is bounded by what the page can show, and judged from the array
+headers before any array is unpacked: at most ``MAX_LAYERS`` (24) layers and ``MAX_HEADS``
+(16) heads (every layer x head is a panel of the overview: 384 at most), at most
+``MAX_TOKENS`` (64) tokens a side (as for typed sentences), tokens and texts of at most
+``MAX_CHARS`` (2,000) characters. So the weights hold at most 24 x 16 x 64 x 64 = 1,572,864
+numbers (6.3 MB in float32), whatever the file says. The bounds admit the cross-attention of
+the usual encoder-decoder models: opus-mt and t5-small (6 layers x 8 heads), t5-base
+(12 x 12), bart-large, mbart-large and NLLB-200 600M (12 x 16), t5-large and NLLB-200 3.3B
+(24 x 16). Bigger models: save the layers and heads to show.
 """
 
 from __future__ import annotations
@@ -27,11 +38,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from xattn._safenpz import UnreadableNpz, quote, read_npz
+from xattn.pipeline import MAX_HEADS, MAX_TOKENS
 
-__all__ = ["MAX_BYTES", "AttentionFile", "AttentionFileError", "attention_to_bytes",
-           "load_attention", "save_attention"]
+__all__ = ["MAX_BYTES", "MAX_CHARS", "MAX_HEADS", "MAX_LAYERS", "MAX_TOKENS", "AttentionFile",
+           "AttentionFileError", "attention_to_bytes", "load_attention", "save_attention"]
 
-MAX_BYTES = 50 * 2**20   # for the file, and again for its arrays once unpacked
+MAX_BYTES = 20 * 10**6   # the file, and again its arrays once unpacked (decimal MB, as uploads)
+MAX_LAYERS = 24          # t5-large and NLLB-200 3.3B have 24 decoder layers of 16 heads
+MAX_CHARS = 2000         # per token and per text, as for a typed sentence
 _SUM_ATOL = 1e-3         # float32 softmax rows over hundreds of keys are off by ~1e-5
 _VALUE_ATOL = 1e-6
 _WEIGHTS, _TOKENS, _TEXTS = "cross_attention", ("src_tokens", "tgt_tokens"), \
@@ -181,7 +195,7 @@ def load_attention(file, *, max_bytes: int = MAX_BYTES) -> AttentionFile:
     ----------
     file : bytes, str, os.PathLike or binary file object
         The ``.npz`` data (e.g. an uploaded file), or where to read it.
-    max_bytes : int, default 50 MB
+    max_bytes : int, default MAX_BYTES (20 MB)
         Limit for the file, and again for the total size of its arrays once unpacked.
 
     Returns
@@ -192,12 +206,20 @@ def load_attention(file, *, max_bytes: int = MAX_BYTES) -> AttentionFile:
     Raises
     ------
     AttentionFileError
-        With ``.problems``, every problem found.
+        With ``.problems``, every problem found. A file declaring more than the page shows
+        (``MAX_LAYERS``, ``MAX_HEADS``, ``MAX_TOKENS``, ``MAX_CHARS``) is refused from its array
+        headers, before any array is unpacked.
+    TypeError, ValueError
+        ``max_bytes`` is not an int, or is < 1.
     """
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
-        raise ValueError(f"max_bytes must be an integer >= 1; received {max_bytes!r}.")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+        raise TypeError(f"max_bytes must be an int; received {type(max_bytes).__name__} "
+                        f"{max_bytes!r}.")
+    if max_bytes < 1:
+        raise ValueError(f"max_bytes must be an int >= 1; received {max_bytes!r}.")
     try:
-        arrays, problems, members = read_npz(file, (_WEIGHTS, *_TOKENS, *_TEXTS), max_bytes)
+        arrays, problems, members = read_npz(file, (_WEIGHTS, *_TOKENS, *_TEXTS), max_bytes,
+                                             _declared)
     except UnreadableNpz as err:
         raise AttentionFileError([str(err)]) from None
     missing = [n for n in (_WEIGHTS, *_TOKENS) if n not in members]
@@ -213,41 +235,76 @@ def load_attention(file, *, max_bytes: int = MAX_BYTES) -> AttentionFile:
 
 
 # ------------------------------------------------------------------ checks
+def _declared(name: str, shape: tuple[int, ...], dtype: np.dtype) -> list[str]:
+    """Problems of an array judged from its shape and dtype alone: from an ``.npy`` header
+    before anything is unpacked, or of an array about to be saved."""
+    if name == _WEIGHTS:
+        return _weights_declared(shape, dtype)
+    chars = dtype.itemsize // 4 if dtype.kind == "U" else 0
+    long = chars > MAX_CHARS
+    if name in _TOKENS:
+        if len(shape) != 1:
+            return [f"{name} must have one dimension; received shape {shape}."]
+        return ([f"{name} may hold at most {MAX_TOKENS} tokens, as the page shows at most "
+                 f"{MAX_TOKENS} a side; received {shape[0]}."] if shape[0] > MAX_TOKENS else []) \
+            + ([f"{name} may hold tokens of at most {MAX_CHARS:,} characters; received dtype "
+                f"{dtype} (up to {chars:,})."] if long else [])
+    if dtype.kind != "U" or shape != ():
+        return [f"{name} must be a single unicode string (a 0-d array); received dtype {dtype}, "
+                f"shape {shape}."]
+    return [f"{name} may be at most {MAX_CHARS:,} characters long; received dtype {dtype} "
+            f"(up to {chars:,})."] if long else []
+
+
+def _weights_declared(shape: tuple[int, ...], dtype: np.dtype) -> list[str]:
+    if dtype.kind == "c":
+        return [f"cross_attention must hold real numbers; received complex dtype {dtype}."]
+    if dtype.kind not in "iuf":
+        return [f"cross_attention must hold numbers; received dtype {dtype}."]
+    if len(shape) not in (3, 4) or 0 in shape:
+        return [f"cross_attention must have shape {_SHAPE}, every size >= 1; received shape "
+                f"{shape}."]
+    n_layers, n_heads, n_tgt, n_src = shape if len(shape) == 4 else (1, *shape)
+    bounds = ((n_layers, MAX_LAYERS, "layers", f"weights[:{MAX_LAYERS}]"),
+              (n_heads, MAX_HEADS, "heads per layer", f"weights[:, :{MAX_HEADS}]"),
+              (n_tgt, MAX_TOKENS, "target rows (n_tgt)", None),
+              (n_src, MAX_TOKENS, "source columns (n_src)", None))
+    return [f"cross_attention may have at most {most} {what}; received {n} (shape {shape}). "
+            + (f"Save the ones to show, e.g. {keep}." if keep else
+               f"The page shows at most {MAX_TOKENS} tokens a side.")
+            for n, most, what, keep in bounds if n > most]
+
+
 def _check(arrays: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray | None]:
     """Every problem of the arrays, and the weights as 4-D float32 when they are valid."""
-    problems, weights = _check_weights(arrays.get(_WEIGHTS))
+    problems, sound = [], {}
+    for name, array in arrays.items():       # as an upload's headers: the arrays that pass go on
+        found = _declared(name, array.shape, array.dtype)
+        problems += found
+        if not found:
+            sound[name] = array
+    more, weights = _check_values(sound.get(_WEIGHTS))
+    problems += more
     for name, axis, label in (("src_tokens", -1, "source columns (n_src)"),
                               ("tgt_tokens", -2, "target rows (n_tgt)")):
-        tokens = arrays.get(name)
+        tokens = sound.get(name)
         if tokens is None:
             continue
         if tokens.dtype.kind != "U":
             first = quote(tokens.reshape(-1)[0].item()) if tokens.size else "nothing"
             problems.append(f"{name} must hold unicode strings; received dtype {tokens.dtype} "
                             f"(first value {first}).")
-        elif tokens.ndim != 1:
-            problems.append(f"{name} must have one dimension; received shape {tokens.shape}.")
         elif weights is not None and len(tokens) != weights.shape[axis]:
             problems.append(f"{name} has {len(tokens)} tokens but cross_attention has "
                             f"{weights.shape[axis]} {label}.")
-    for name in _TEXTS:
-        text = arrays.get(name)
-        if text is not None and (text.dtype.kind != "U" or text.ndim != 0):
-            problems.append(f"{name} must be a single unicode string (a 0-d array); received "
-                            f"dtype {text.dtype}, shape {text.shape}.")
     return problems, (weights if not problems else None)
 
 
-def _check_weights(w) -> tuple[list[str], np.ndarray | None]:
+def _check_values(w) -> tuple[list[str], np.ndarray | None]:
+    """The values of weights whose shape and dtype passed ``_declared``: at most
+    ``MAX_LAYERS * MAX_HEADS * MAX_TOKENS**2`` numbers, so the float64 copy is small."""
     if w is None:
         return [], None
-    if w.dtype.kind == "c":
-        return [f"cross_attention must hold real numbers; received complex dtype {w.dtype}."], None
-    if w.dtype.kind not in "iuf":
-        return [f"cross_attention must hold numbers; received dtype {w.dtype}."], None
-    if w.ndim not in (3, 4) or 0 in w.shape:
-        return [f"cross_attention must have shape {_SHAPE}, every size >= 1; received shape "
-                f"{w.shape}."], None
     w4 = (w if w.ndim == 4 else w[None]).astype(np.float64)         # (L, H, T, S)
     problems = []
     finite = np.isfinite(w4)
