@@ -4,6 +4,35 @@ Plain Python (no streamlit): one interface, `ClassStore`, with two backends chos
 configuration (`open_store`): `SQLiteStore` (one file, WAL; the default, for the processes of
 one machine) and `RedisStore` (``$XATTN_REDIS_URL``, for several machines). `answers_csv` and
 `qr_svg` make the host's download and the room's QR code.
+
+Examples
+--------
+A host starts a class of two steps; a student answers; the host reads the count and reveals.
+
+>>> import pathlib, tempfile
+>>> from xattn.classroom import SQLiteStore   # open_store() picks it from the environment
+>>> store = SQLiteStore(pathlib.Path(tempfile.mkdtemp()) / "classes.sqlite3")
+>>> code, secret = store.create_room([Question("token", ("the", "cat", "the")),
+...                                   Question("choice", ("up", "down"))])
+>>> me = new_student_id()                    # once per browser session
+>>> store.room_view(code, me).phase          # a student's poll: joins the room
+'asking'
+>>> store.answer(code, 1, me, 2)             # tapped the second "the"
+>>> view = store.room_view(code)             # the host's poll
+>>> f"{view.n_answered} of {view.n_present} answered", view.counts
+('1 of 1 answered', {0: 0, 1: 0, 2: 1})
+>>> store.reveal(code, secret, 1)
+>>> store.room_view(code, me).mine           # shown beside the truth
+2
+>>> secret = store.rotate_host(code, secret) # the old host link stops working
+>>> store.set_step(code, secret, 2)
+>>> print(answers_csv(store.results(code, secret)), end="")
+step,round,kind,index,answer,count
+1,1,token,0,the,0
+1,1,token,1,cat,0
+1,1,token,2,the,1
+2,1,choice,0,up,0
+2,1,choice,1,down,0
 """
 
 from xattn.classroom.codes import ALPHABET, CODE_LENGTH, new_student_id, normalize_code

@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -124,7 +125,7 @@ class ClassStore(ABC):
         self.limits = limits or Limits()
 
     # --- the host ------------------------------------------------------------------------
-    def create_room(self, questions) -> tuple[str, str]:
+    def create_room(self, questions: Sequence[Question]) -> tuple[str, str]:
         """A new room at step 1, every step asking: ``(code, host_secret)``. `LimitReached`
         when the store already holds ``Limits.max_rooms`` live rooms."""
         specs = [q.to_json() for q in self._check_questions(questions)]
@@ -135,11 +136,11 @@ class ClassStore(ABC):
                 return code, secret
         raise LimitReached("no free room code was found in 20 draws; try again.")
 
-    def check_host(self, code, secret) -> str:
+    def check_host(self, code: str, secret: str) -> str:
         """The room's code if ``secret`` drives it, else `HostRefused` (also for no room)."""
         return self._authorize(code, secret)[0]
 
-    def rotate_host(self, code, secret) -> str:
+    def rotate_host(self, code: str, secret: str) -> str:
         """A new host secret for the room, which keeps its step and answers; the old one stops
         working."""
         code, digest = self._authorize(code, secret)
@@ -147,24 +148,25 @@ class ClassStore(ABC):
         self._guarded(self._rotate(code, digest, secret_digest(new)))
         return new
 
-    def set_step(self, code, secret, step) -> None:
+    def set_step(self, code: str, secret: str, step: int) -> None:
         """Move the class to ``step`` (1..N). Its phase and answers stay as they were."""
         code, digest = self._authorize(code, secret)
         self._guarded(self._set_step(code, digest, check_step(step)))
 
-    def reveal(self, code, secret, step) -> None:
+    def reveal(self, code: str, secret: str, step: int) -> None:
         """Close ``step``'s current round and let students see the answer."""
         code, digest = self._authorize(code, secret)
         self._guarded(self._reveal(code, digest, check_step(step)))
 
-    def ask_again(self, code, secret, step, question: Question | None = None) -> int:
+    def ask_again(self, code: str, secret: str, step: int,
+                  question: Question | None = None) -> int:
         """Start a new round of ``step`` (asking, no answers yet), with a new question if given
         (e.g. the host changed the sentence). Returns the new round's number."""
         code, digest = self._authorize(code, secret)
         spec = None if question is None else self._check_questions([question])[0].to_json()
         return self._guarded(self._ask_again(code, digest, check_step(step), spec))
 
-    def results(self, code, secret) -> list[Tally]:
+    def results(self, code: str, secret: str) -> list[Tally]:
         """Every round of every step with its counts, in order (no student ids)."""
         code, digest = self._authorize(code, secret)
         tallies = []
@@ -174,7 +176,7 @@ class ClassStore(ABC):
         return tallies
 
     # --- the students --------------------------------------------------------------------
-    def answer(self, code, step, student_id, value) -> None:
+    def answer(self, code: str, step: int, student_id: str, value: str | int | float) -> None:
         """Record ``student_id``'s answer to ``step`` (the class's current step, still asking);
         it replaces the student's earlier answer to this round. `AnswerRefused` otherwise."""
         code, step, student = normalize_code(code), check_step(step), check_student(student_id)
@@ -184,7 +186,7 @@ class ClassStore(ABC):
                                "(Limits.max_answer_bytes).")
         self._answer(code, step, student, value)
 
-    def room_view(self, code, student_id: str | None = None) -> RoomView:
+    def room_view(self, code: str, student_id: str | None = None) -> RoomView:
         """The room's current step, phase and counts; with ``student_id``, that student is
         marked present and ``mine`` holds their answer. Cheap: every student polls it."""
         code = normalize_code(code)
@@ -195,7 +197,7 @@ class ClassStore(ABC):
         return RoomView(code, step, n_steps, phase, rnd, q, counts, sum(counts.values()),
                         present, None if mine is None else q.decode(mine), expires)
 
-    def my_answer(self, code, step, student_id):
+    def my_answer(self, code: str, step: int, student_id: str) -> str | int | float | None:
         """``student_id``'s answer to the current round of ``step``, or None."""
         code, step, student = normalize_code(code), check_step(step), check_student(student_id)
         text, mine = self._my_answer(code, step, student)
