@@ -5,27 +5,41 @@
 #   deploy/serve.sh --config N [PORT]   print the HAProxy configuration it would use, and exit
 #
 # One Streamlit server is one Python process on about one core. This starts N of them on
-# 127.0.0.1, ports PORT+1 .. PORT+N, waits until each answers /_stcore/health, writes an HAProxy
-# configuration (checked with `haproxy -c`) and runs HAProxy in the foreground on PORT. A
-# student's first request gets a cookie (XATTN_SERVER) naming one process; the page's
-# websocket, its downloads (/media/...) and uploads carry the cookie back to the process that
-# holds the session. Ctrl-C or SIGTERM stops HAProxy and every Streamlit process; so does the
-# exit of HAProxy or a clean stop of any process. A Streamlit process that crashes (non-zero
-# status, killed) is restarted, at most XATTN_MAX_RESTARTS times in all; meanwhile its students
-# reconnect to another process (option redispatch) and start a new session there.
+# 127.0.0.1, ports PORT+1 .. PORT+N, waits until each answers /_stcore/health from its own
+# process, writes an HAProxy configuration (checked with `haproxy -c`) and runs HAProxy in the
+# foreground on PORT, by default on 127.0.0.1 only (XATTN_BIND=0.0.0.0 opens it to the
+# network). A student's first request gets a cookie (XATTN_SERVER) naming one process; the
+# page's websocket, its downloads (/media/...) and uploads carry the cookie back to the process
+# that holds the session. Ctrl-C, SIGTERM or SIGHUP stops HAProxy and every Streamlit process
+# (a second one skips their 15 s to finish); so does the exit of HAProxy or a clean stop of any
+# process. A Streamlit process that crashes (non-zero status, killed) is restarted, at most
+# XATTN_MAX_RESTARTS times in all; meanwhile its students reconnect to another process (option
+# redispatch), where the page reruns at once in a new session (xattn/ui/reconnect.py).
 #
-# Needs bash 5.1+, Python with the requirements installed, and HAProxy 2.4+ (Debian:
-# apt-get install -y haproxy; it need not run as a service: stop that one if it holds PORT).
+# The processes run in sessions of their own: a Ctrl-C in the terminal reaches this script
+# only, which stops them. (In one process group, Streamlit exits 0 on the same SIGINT, and bash,
+# reaping it first, may take the SIGINT as handled by the child and never run its trap.)
+#
+# Exit status: 130 after Ctrl-C (SIGINT), 143 after SIGTERM, 129 after SIGHUP, whichever
+# process stops first; 0 after a clean stop of one process; 1 on a failure (its logs' last
+# lines are printed); 2 on bad arguments; 3 when a port is in use by another program. The
+# run directory (configuration and logs) is removed on every exit unless XATTN_RUN_DIR names it.
+#
+# Needs Linux (/proc), bash 5.1+, setsid (util-linux), Python with the requirements installed,
+# and HAProxy 2.4+ (Debian: apt-get install -y haproxy; it need not run as a service: stop that
+# one if it holds PORT).
 #
 # Environment (all optional):
 #   XATTN_AFFINITY=0          no cookie: every request goes to the next process. Only to show
 #                             what breaks without affinity (downloads, reconnects); never teach so.
-#   XATTN_BIND=0.0.0.0        address HAProxy listens on (127.0.0.1: this machine only)
+#   XATTN_BIND=127.0.0.1      address HAProxy listens on; 0.0.0.0 for every network interface
+#                             (students on other machines), or one interface's address
 #   XATTN_BACKEND_PORT        first Streamlit port (default PORT+1)
 #   XATTN_MAXCONN=1000        connections HAProxy accepts at once (each student holds one
 #                             websocket plus short HTTP requests); more wait in the kernel
 #   XATTN_SERVER_MAXCONN=300  connections per Streamlit process; more wait in HAProxy's queue
-#   XATTN_RUN_DIR             where the configuration and logs go (default: a new temp dir)
+#   XATTN_RUN_DIR             where the configuration and logs go, kept after the exit
+#                             (default: a new temporary directory, removed on exit)
 #   XATTN_START_TIMEOUT=120   seconds to wait for the processes to become healthy
 #   XATTN_MAX_RESTARTS=5      restarts of dead Streamlit processes before giving up
 #   XATTN_STREAMLIT_ARGS      extra arguments for every `streamlit run`, e.g.
@@ -61,6 +75,11 @@ haproxy_config() {  # N PORT BACKEND_PORT: the configuration on stdout
 # process that holds it. Source-IP affinity would send a classroom behind one NAT to one process.
 global
     maxconn $(( ${XATTN_MAXCONN:-1000} + 100 ))
+    # A request's line and headers must fit in one buffer (default 16 kB, else HTTP 400), and
+    # the page's link holds every control: up to about 70 kB (two sentences of 2,000 characters
+    # of 4 bytes each, percent-encoded, plus the masked tokens). A buffer is taken while data
+    # moves, not for every open websocket.
+    tune.bufsize 98304
     log stdout format raw local0 info
 
 defaults
@@ -84,7 +103,8 @@ defaults
     timeout server-fin 10s
 
 frontend xattn
-    bind ${XATTN_BIND:-0.0.0.0}:$port
+    # XATTN_BIND: 127.0.0.1 (the default) this machine only, 0.0.0.0 every network interface
+    bind ${XATTN_BIND:-127.0.0.1}:$port
     maxconn ${XATTN_MAXCONN:-1000}
     default_backend streamlit
 
@@ -143,12 +163,136 @@ fi
 
 command -v "$HAPROXY" >/dev/null || { echo "serve.sh: $HAPROXY not found (apt-get install -y haproxy)" >&2; exit 1; }
 command -v "$PYTHON" >/dev/null || { echo "serve.sh: $PYTHON not found" >&2; exit 1; }
+command -v setsid >/dev/null || { echo "serve.sh: setsid not found (apt-get install -y util-linux)" >&2; exit 1; }
 
-RUN_DIR="${XATTN_RUN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xattn-serve.XXXXXX")}"
-mkdir -p "$RUN_DIR"
+BIND="${XATTN_BIND:-127.0.0.1}"
+case "$BIND" in          # how this script itself reaches HAProxy
+  0.0.0.0) LOCAL=127.0.0.1 ;;
+  ::) LOCAL="[::1]" ;;
+  *:*) LOCAL="[$BIND]" ;;
+  *) LOCAL="$BIND" ;;
+esac
+
+# --- stopping: every exit goes through on_exit ------------------------------------------------
+
+declare -a backend_pid=()   # index i-1: pid of process s<i>
+haproxy_pid=""
+helper_pid=""               # the health check running now, if any
+stopping=0                  # stop_all has begun
+hurry=0                     # a second signal while stopping: kill at once
+signalled=""                # the exit status the first signal asked for
+restarts=0
+own_run_dir=0               # RUN_DIR is a temporary directory of this run: removed on exit
+RUN_DIR=""
+
+all_pids() {
+  local pid
+  for pid in "${backend_pid[@]}" "$haproxy_pid" "$helper_pid"; do
+    [[ -n "$pid" ]] && printf '%s\n' "$pid"
+  done
+  return 0
+}
+
+stop_all() {  # SIGTERM to every process, SIGKILL to those left after 15 s (or a second signal)
+  (( stopping )) && return 0
+  stopping=1
+  local pids pid deadline
+  mapfile -t pids < <(all_pids)
+  [[ ${#pids[@]} -gt 0 ]] || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  deadline=$(( SECONDS + 15 ))
+  for pid in "${pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && (( SECONDS < deadline && ! hurry )); do
+      sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      say "pid $pid still running: killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  wait 2>/dev/null || true
+  backend_pid=()
+  haproxy_pid=""
+  helper_pid=""
+  say "stopped"
+}
+
+on_signal() {  # STATUS NAME: stop everything and exit with STATUS, whatever else is under way
+  signalled=${signalled:-$1}
+  if (( stopping )); then   # a second signal, or one while another exit stops: hurry that
+    hurry=1
+    return 0
+  fi
+  say "$2: stopping"
+  stop_all
+  exit "$signalled"
+}
+
+show_logs() {  # the last lines of every log, on stderr (the run directory is about to go)
+  local log
+  for log in "$RUN_DIR"/*.log; do
+    [[ -s "$log" ]] || continue
+    printf 'serve.sh: the last lines of %s:\n' "${log##*/}" >&2
+    tail -n 15 -- "$log" | sed 's/^/    /' >&2
+  done
+  return 0
+}
+
+on_exit() {
+  local status=$?
+  trap - EXIT
+  stop_all
+  status=${signalled:-$status}
+  if [[ -n "$RUN_DIR" && -d "$RUN_DIR" ]]; then
+    if (( status == 1 )); then
+      show_logs
+    fi
+    if (( own_run_dir )); then
+      rm -rf -- "$RUN_DIR"
+    fi
+  fi
+  exit "$status"
+}
+
+trap 'on_signal 130 SIGINT' INT
+trap 'on_signal 143 SIGTERM' TERM
+trap 'on_signal 129 SIGHUP' HUP
+trap on_exit EXIT
+
+# --- start ------------------------------------------------------------------------------------
+
+if [[ -n "${XATTN_RUN_DIR:-}" ]]; then
+  RUN_DIR="$XATTN_RUN_DIR"
+  mkdir -p "$RUN_DIR"
+else
+  RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/xattn-serve.XXXXXX")"
+  own_run_dir=1
+fi
 CFG="$RUN_DIR/haproxy.cfg"
 haproxy_config "$N" "$PORT" "$BACKEND_PORT" >"$CFG"
 "$HAPROXY" -c -q -f "$CFG" || { echo "serve.sh: haproxy -c rejected $CFG" >&2; exit 1; }
+
+ports_free() {  # HOST PORT [HOST PORT ...]: exit 3 naming the first port another program holds
+  "$PYTHON" - "$@" <<'PY'
+import socket, sys
+for host, port in zip(sys.argv[1::2], sys.argv[2::2]):
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        # as the servers bind: a closed connection waiting out TIME_WAIT does not count
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, int(port)))
+        except OSError as err:
+            print(f"serve.sh: port {port} on {host} is in use ({err.strerror}): choose another "
+                  "PORT or XATTN_BACKEND_PORT, or stop the program that holds it",
+                  file=sys.stderr)
+            sys.exit(3)
+PY
+}
+checks=("$BIND" "$PORT")
+for (( i = 1; i <= N; i++ )); do
+  checks+=(127.0.0.1 $(( BACKEND_PORT + i - 1 )))
+done
+ports_free "${checks[@]}"
 
 # The processes share one cookie secret (signed auth cookies must verify on every process);
 # through the environment, not the command line, so `ps` does not show it.
@@ -157,17 +301,11 @@ if [[ -z "${STREAMLIT_SERVER_COOKIE_SECRET:-}" ]]; then
   export STREAMLIT_SERVER_COOKIE_SECRET
 fi
 
-# --- processes --------------------------------------------------------------------------------
-
-declare -a backend_pid=()   # index i-1: pid of process s<i>
-haproxy_pid=""
-stopping=0
-restarts=0
-
-start_backend() {  # i: start process s<i> on BACKEND_PORT+i-1
+start_backend() {  # i: start process s<i> on BACKEND_PORT+i-1, in a session of its own
   local i=$1 port=$(( BACKEND_PORT + $1 - 1 ))
+  # setsid execs in place (a background job leads no process group): $! is Python's pid
   # shellcheck disable=SC2086  # XATTN_STREAMLIT_ARGS is a list of words on purpose
-  (cd "$ROOT" && exec "$PYTHON" -m streamlit run app.py \
+  (cd "$ROOT" && exec setsid "$PYTHON" -m streamlit run app.py \
       --server.port "$port" --server.address 127.0.0.1 --server.headless true \
       --server.fileWatcherType none --server.runOnSave false \
       --browser.gatherUsageStats false ${XATTN_STREAMLIT_ARGS:-}) \
@@ -176,45 +314,11 @@ start_backend() {  # i: start process s<i> on BACKEND_PORT+i-1
   say "backend s$i pid ${backend_pid[i - 1]} port $port log $RUN_DIR/s$i.log"
 }
 
-all_pids() {
-  local pid
-  for pid in "${backend_pid[@]}" "$haproxy_pid"; do
-    [[ -n "$pid" ]] && printf '%s\n' "$pid"
-  done
-  return 0
-}
-
-stop_all() {
-  stopping=1
-  trap - INT TERM
-  local pids pid deadline
-  mapfile -t pids < <(all_pids)
-  [[ ${#pids[@]} -gt 0 ]] || return 0
-  kill -TERM "${pids[@]}" 2>/dev/null || true
-  deadline=$(( SECONDS + 15 ))
-  for pid in "${pids[@]}"; do
-    while kill -0 "$pid" 2>/dev/null && (( SECONDS < deadline )); do
-      sleep 0.2
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      say "pid $pid did not stop within 15 s: killing it"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  done
-  wait 2>/dev/null || true
-  backend_pid=()
-  haproxy_pid=""
-  say "stopped"
-}
-
-trap 'say "signal: stopping"; stop_all; exit 130' INT
-trap 'say "signal: stopping"; stop_all; exit 143' TERM
-trap 'stop_all' EXIT
-
-healthy() {  # PID URL [PID URL ...]: wait until each URL answers "ok" while its PID lives
+healthy() {  # PID URL [PID URL ...]: wait until each URL answers "ok" from its PID's socket
   # In the background, so that a signal is handled at once rather than after this returns.
-  "$PYTHON" - "${XATTN_START_TIMEOUT:-120}" "$@" <<'EOF' &
-import sys, time, urllib.request
+  "$PYTHON" - "${XATTN_START_TIMEOUT:-120}" "$@" <<'PY' &
+import os, signal, sys, time, urllib.parse, urllib.request
+signal.signal(signal.SIGINT, signal.SIG_DFL)   # Ctrl-C: end at once, without a traceback
 deadline = time.monotonic() + float(sys.argv[1])
 pairs = list(zip(sys.argv[2::2], sys.argv[3::2]))
 
@@ -225,21 +329,60 @@ def alive(pid):
     except OSError:
         return False
 
+def listening(port):
+    """The sockets (as /proc/PID/fd names them) listening on TCP ``port``, whoever holds them."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = [row.split() for row in f.read().splitlines()[1:]]
+        except OSError:
+            continue
+        found.update(f"socket:[{cols[9]}]" for cols in rows
+                     if cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port)
+    return found
+
+def holds(pid, sockets):
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") in sockets:
+                return True
+        except OSError:
+            pass
+    return False
+
+def taken(port):
+    print(f"serve.sh: port {port} was taken by another program: choose another PORT or "
+          "XATTN_BACKEND_PORT, or stop the program that holds it", file=sys.stderr)
+    sys.exit(3)
+
 for pid, url in pairs:
+    port = urllib.parse.urlsplit(url).port
     while True:
         if not alive(pid):
+            if listening(port):
+                taken(port)
             sys.exit(f"serve.sh: pid {pid} exited before {url} answered")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    break
+                ok = r.read().strip() == b"ok"
         except OSError:
-            pass
+            ok = False
+        if ok and holds(pid, listening(port)):
+            break
+        if ok:   # the answer came from another program listening on this port
+            taken(port)
         if time.monotonic() > deadline:
             sys.exit(f"serve.sh: {url} did not answer ok in time")
         time.sleep(0.25)
-EOF
-  wait $!
+PY
+  helper_pid=$!
+  wait "$helper_pid"
+  helper_pid=""
 }
 
 for (( i = 1; i <= N; i++ )); do
@@ -252,13 +395,13 @@ done
 healthy "${checks[@]}"
 say "$N Streamlit processes healthy"
 
-"$HAPROXY" -db -f "$CFG" </dev/null >>"$RUN_DIR/haproxy.log" 2>&1 &
+setsid "$HAPROXY" -db -f "$CFG" </dev/null >>"$RUN_DIR/haproxy.log" 2>&1 &
 haproxy_pid=$!
 say "haproxy pid $haproxy_pid port $PORT config $CFG log $RUN_DIR/haproxy.log"
-healthy "$haproxy_pid" "http://127.0.0.1:$PORT/_stcore/health"
+healthy "$haproxy_pid" "http://$LOCAL:$PORT/_stcore/health"
 affinity_text="cookie affinity"
 [[ "${XATTN_AFFINITY:-1}" == 0 ]] && affinity_text="NO affinity (XATTN_AFFINITY=0: a demonstration)"
-say "ready http://127.0.0.1:$PORT/ ($N processes, $affinity_text; Ctrl-C stops everything)"
+say "ready http://$LOCAL:$PORT/ ($N processes, $affinity_text; listening on $BIND; Ctrl-C stops everything)"
 
 # --- supervise --------------------------------------------------------------------------------
 
@@ -266,8 +409,7 @@ while true; do
   dead=""
   status=0
   wait -n -p dead || status=$?
-  (( stopping )) && exit 0
-  [[ -n "$dead" ]] || continue          # a trapped signal interrupted wait
+  [[ -n "$dead" ]] || continue          # a trapped signal interrupted wait (its trap exits)
   if [[ "$dead" == "$haproxy_pid" ]]; then
     haproxy_pid=""
     say "haproxy exited with status $status: stopping"

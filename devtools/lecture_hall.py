@@ -1,9 +1,15 @@
 """Run ``deploy/serve.sh N PORT`` (N Streamlit processes behind HAProxy) from Python.
 
-Used by tests/test_deploy.py and benchmarks/load_test.py. ``LectureHall`` starts the script on
-free local ports, reads the lines it prints (``xattn: backend s1 pid 123 port 8702 ...``,
-``xattn: ready ...``) to learn every process id, and stops it with SIGTERM, the way an operator
-or systemd would, then checks that every process it started is gone.
+Used by tests/test_deploy.py, tests/test_reconnect.py and benchmarks/load_test.py.
+``LectureHall`` starts the script on local ports that are free when it looks, reads the lines
+it prints (``xattn: backend s1 pid 123 port 8702 ...``, ``xattn: ready ...``) to learn every
+process id, and stops it with SIGTERM, the way an operator or systemd would, then checks that
+every process it started is gone.
+
+Ports: a port free when this module looks may be taken by another program (another test, a
+server started at the same moment) before serve.sh binds it. serve.sh checks that each port
+is free and, once a process answers, that the answer came from its own process; otherwise it
+exits with status 3 (`PORT_IN_USE`) and `LectureHall.start` tries again on other ports.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SERVE = ROOT / "deploy" / "serve.sh"
 REQUIRE_ENV = "XATTN_REQUIRE_HAPROXY"
+PORT_IN_USE = 3      # serve.sh's exit status when a port is held by another program
 
-_BACKEND = re.compile(r"^xattn: backend (s\d+) pid (\d+) port (\d+)")
+_BACKEND = re.compile(r"^xattn: backend (s\d+) pid (\d+) port (\d+) log (.+)/s\d+\.log$")
 _HAPROXY = re.compile(r"^xattn: haproxy pid (\d+) port (\d+)")
 
 
@@ -47,7 +54,8 @@ def haproxy_required() -> bool:
 
 
 def free_ports(count: int, tries: int = 200) -> int:
-    """The first of ``count`` consecutive ports that are free on 127.0.0.1 right now."""
+    """The first of ``count`` consecutive ports free on 127.0.0.1 when this looks: a
+    candidate only, since they are released again (serve.sh checks them itself)."""
     for _ in range(tries):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -83,7 +91,9 @@ class LectureHall:
     """``deploy/serve.sh processes PORT`` on 127.0.0.1, PORT and the next ones free.
 
     Use as a context manager; ``url`` is the proxy's, ``backends`` maps each server name
-    (``s1``, the value of its affinity cookie) to its (pid, port).
+    (``s1``, the value of its affinity cookie) to its (pid, port), ``run_dir_used`` is where
+    serve.sh put its configuration and logs (removed on exit unless ``run_dir`` was given).
+    A ``port`` given by the caller is used as it is: no retry on other ports.
     """
 
     processes: int = 2
@@ -91,10 +101,13 @@ class LectureHall:
     run_dir: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     port: int = 0
+    attempts: int = 5    # starts on other ports after serve.sh found one in use
     backends: dict[str, tuple[int, int]] = field(default_factory=dict)
     haproxy_pid: int = 0
+    run_dir_used: Path | None = None
     lines: list[str] = field(default_factory=list)
     proc: subprocess.Popen | None = None
+    _reader: threading.Thread | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -105,34 +118,64 @@ class LectureHall:
         return [pid for pid, _ in self.backends.values()] + [self.haproxy_pid]
 
     def start(self, timeout: float = 180.0) -> LectureHall:
-        self.port = self.port or free_ports(self.processes + 1)
+        """Start serve.sh and wait for its "ready" line (on other ports after status 3)."""
+        fixed = bool(self.port)
+        for attempt in range(1, self.attempts + 1):
+            if not fixed:
+                self.port = free_ports(self.processes + 1)
+            status = self._start_once(timeout)
+            if status is None:
+                return self
+            if status != PORT_IN_USE or fixed or attempt == self.attempts:
+                raise RuntimeError(f"deploy/serve.sh did not become ready (status {status}):\n"
+                                   + self.output())
+            self.lines.append(f"(harness: port in use, attempt {attempt}: trying other ports)")
+        raise AssertionError("unreachable")   # the last attempt returns or raises
+
+    def _start_once(self, timeout: float) -> int | None:
+        """One start: None once ready, else serve.sh's exit status (it stopped everything)."""
         env = {**os.environ, "XATTN_BIND": "127.0.0.1",
                "XATTN_AFFINITY": "1" if self.affinity else "0", **self.env}
         if self.run_dir is not None:
             env["XATTN_RUN_DIR"] = str(self.run_dir)
+        self.backends, self.haproxy_pid = {}, 0
         self.proc = subprocess.Popen(["bash", str(SERVE), str(self.processes), str(self.port)],
                                      cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      text=True, start_new_session=True)
         ready = threading.Event()
-        threading.Thread(target=self._read, args=(ready,), daemon=True).start()
+        self._reader = threading.Thread(target=self._read, args=(self.proc, ready), daemon=True)
+        self._reader.start()
         deadline = time.monotonic() + timeout
         while not ready.wait(0.2):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
+            if self.proc.poll() is not None:
+                self._join_reader()
+                return self.proc.returncode
+            if time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError("deploy/serve.sh did not become ready:\n" + self.output())
-        return self
+                raise RuntimeError(f"deploy/serve.sh was not ready within {timeout:.0f} s:\n"
+                                   + self.output())
+        return None
 
-    def _read(self, ready: threading.Event) -> None:
-        for line in self.proc.stdout:
+    def _read(self, proc: subprocess.Popen, ready: threading.Event) -> None:
+        for line in proc.stdout:
             line = line.rstrip("\n")
             self.lines.append(line)
             if m := _BACKEND.match(line):
                 self.backends[m[1]] = (int(m[2]), int(m[3]))
+                self.run_dir_used = Path(m[4])
             elif m := _HAPROXY.match(line):
                 self.haproxy_pid = int(m[1])
             elif line.startswith("xattn: ready "):
                 ready.set()
+
+    def _join_reader(self, timeout: float = 30.0) -> None:
+        """Wait until every line serve.sh printed is in ``lines`` (its stdout has closed)."""
+        if self._reader is not None:
+            self._reader.join(timeout)
+            if self._reader.is_alive():
+                raise RuntimeError(f"serve.sh's output did not end within {timeout} s after "
+                                   "it exited (a child holds its stdout)")
 
     def output(self) -> str:
         return "\n".join(self.lines)
@@ -140,7 +183,8 @@ class LectureHall:
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 40.0, *,
              group: bool = False) -> int | None:
         """Signal serve.sh (``group``: its whole process group, as Ctrl-C in a terminal does)
-        and wait for it; return its exit status (None if it was never started)."""
+        and wait for it and for the last line it printed; return its exit status (None if it
+        was never started)."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
@@ -153,6 +197,7 @@ class LectureHall:
             except subprocess.TimeoutExpired:
                 self.proc.kill()   # the test then fails on the processes left behind
                 self.proc.wait(timeout=10)
+        self._join_reader()
         return self.proc.returncode
 
     def leftovers(self, within: float = 20.0) -> list[int]:

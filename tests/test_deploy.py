@@ -3,9 +3,11 @@
 The end-to-end test starts 2 processes behind HAProxy on free ports, opens two sessions in
 headless Chromium (separate browser contexts, so separate cookie jars), checks that each got
 the per-head heatmaps and its CSV download through the proxy, that the two were held by
-different processes, that a download URL is served only with its own session's cookie, that a
-crashed process is restarted, and that SIGTERM stops every process serve.sh started; another
-test sends SIGINT to the whole process group, as Ctrl-C in a terminal does.
+different processes, that a download URL is served only with its own session's cookie, that
+the page's longest link passes the proxy, that a crashed process is restarted, and that
+SIGTERM stops every process serve.sh started. Other tests send SIGINT and SIGTERM to the whole
+process group (Ctrl-C in a terminal), SIGHUP after a start whose first ports were taken, stop
+a hall whose processes crash too often, and check that every exit removes the run directory.
 
 Skipped, with the reason printed, where HAProxy is missing; failed instead when
 XATTN_REQUIRE_HAPROXY=1 (CI installs haproxy and sets it). The browser part follows the
@@ -17,15 +19,20 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 
-from devtools.browser import ARTIFACTS, HEADS_DRAWN_JS, RUN_COUNTER_JS, wait_for_app
+from devtools import lecture_hall
+from devtools.browser import ARTIFACTS, HEADS_DRAWN_JS, NOTICES, RUN_COUNTER_JS, wait_for_app
 from devtools.lecture_hall import (
+    PORT_IN_USE,
     REQUIRE_ENV,
     ROOT,
     SERVE,
@@ -68,10 +75,34 @@ def test_config_has_cookie_affinity_websockets_health_checks_and_bounds():
     for line in ("mode http", "timeout tunnel 2h", "balance leastconn",
                  'cookie XATTN_SERVER insert indirect nocache httponly attr "SameSite=Lax"',
                  "http-check send meth GET uri /_stcore/health", "http-check expect string ok",
-                 "bind 0.0.0.0:9000", "maxconn 1000", "option redispatch",
+                 "bind 127.0.0.1:9000", "maxconn 1000", "option redispatch",
                  "server s1 127.0.0.1:9001 cookie s1", "server s3 127.0.0.1:9003 cookie s3"):
         assert line in cfg, line
     assert "balance source" not in cfg and "s4" not in cfg
+
+
+def test_haproxy_listens_on_this_machine_only_unless_told_otherwise():
+    assert "\n    bind 127.0.0.1:9000\n" in config(2, 9000)
+    assert "\n    bind 0.0.0.0:9000\n" in config(2, 9000, XATTN_BIND="0.0.0.0")
+    assert "\n    bind 127.0.0.1:8501\n" in (ROOT / "deploy" / "haproxy.cfg").read_text()
+
+
+def longest_link() -> str:
+    """The query of the page's longest link: two sentences of 2,000 characters of 4 bytes in
+    UTF-8 (12 percent-encoded), 64 words each, and 63 of the 64 source tokens masked."""
+    word = "\U0001d41a" * 30                                     # MATHEMATICAL BOLD SMALL A
+    sentence = " ".join([word] * 63 + ["\U0001d41a" * (2000 - 63 - 30 * 63)])
+    assert len(sentence) == 2000 and len(sentence.split()) == 64
+    return urllib.parse.urlencode({"src": sentence, "tgt": sentence, "mask": "padding",
+                                   "pad": [f"{i}: {word}" for i in range(63)]}, doseq=True)
+
+
+def test_haproxy_buffer_holds_the_longest_link():
+    """HAProxy answers 400 when a request's line and headers do not fit in one buffer."""
+    cfg = config(2, 9000)
+    assert "    tune.bufsize 98304\n" in cfg
+    request = len(f"GET /?{longest_link()} HTTP/1.1\r\n") + 2048   # headers, cookies
+    assert 65_000 < request < 98304 - 1024          # tune.maxrewrite keeps 1024 bytes back
 
 
 def test_affinity_switch_removes_the_cookie_only():
@@ -103,6 +134,35 @@ def test_bad_arguments_are_refused():
         run = subprocess.run(["bash", str(SERVE), *args], capture_output=True, text=True)
         assert run.returncode == 2, (args, run.stdout, run.stderr)
         assert "serve.sh N [PORT]" in run.stderr
+
+
+def run_dirs(tmp: Path) -> list[Path]:
+    return sorted(tmp.glob("xattn-serve.*"))
+
+
+@pytest.mark.parametrize("taken", ["proxy", "backend"])
+def test_a_port_in_use_stops_the_start_with_status_3_and_no_run_directory(taken, tmp_path):
+    """Nothing starts on a port another program holds: serve.sh names it, exits 3 (the
+    harness then tries other ports) and removes its temporary directory."""
+    if haproxy_missing():
+        no_haproxy(haproxy_missing())
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("XATTN_")}
+    with socket.socket() as holder, socket.socket() as other:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        held = holder.getsockname()[1]
+        other.bind(("127.0.0.1", 0))
+        port = held if taken == "proxy" else other.getsockname()[1]
+        other.close()   # free for the proxy; the Streamlit port is the held one
+        env = {**clean, "TMPDIR": str(tmp_path)}
+        if taken == "backend":
+            env["XATTN_BACKEND_PORT"] = str(held)
+        run = subprocess.run(["bash", str(SERVE), "1", str(port)], capture_output=True,
+                             text=True, env=env, timeout=120)
+    assert run.returncode == PORT_IN_USE, run.stdout + run.stderr
+    assert f"port {held} on 127.0.0.1 is in use" in run.stderr, run.stderr
+    assert "xattn: backend" not in run.stdout, run.stdout   # nothing was started
+    assert run_dirs(tmp_path) == []
 
 
 # --- end to end --------------------------------------------------------------------------------
@@ -187,6 +247,21 @@ def test_two_sessions_on_two_processes_through_the_proxy_then_sigterm_stops_all(
         ctx_a.close()
         ctx_b.close()
 
+        # the page's longest link passes the proxy (HAProxy's default buffer answers 400)
+        long_url = f"{hall.url}?{longest_link()}"
+        assert fetch(long_url, server_a) == (200, server_a)
+        ctx_c = chromium.new_context(viewport={"width": 1400, "height": 1100})
+        page_c = ctx_c.new_page()
+        page_c.add_init_script(RUN_COUNTER_JS)
+        page_c.goto(long_url)
+        wait_for_app(page_c, HEADS_DRAWN_JS + " >= 1", timeout=90_000)   # heads in pages
+        source = page_c.locator(".st-key-src input").input_value()
+        assert len(source) == 2000 and source.split()[0] == "\U0001d41a" * 30
+        assert page_c.locator(NOTICES).count() == 0     # nothing refused, nothing cut
+        kept = urllib.parse.parse_qs(urllib.parse.urlsplit(page_c.url).query)
+        assert len(kept["pad"]) == 63 and kept["src"] == [source]   # the page kept the link
+        ctx_c.close()
+
         # a crashed process is restarted on its port; HAProxy sends students there again
         os.kill(hall.backends["s1"][0], signal.SIGKILL)
         wait_until(lambda: hall.backends["s1"][0] not in started, "s1 restarted", hall)
@@ -200,13 +275,57 @@ def test_two_sessions_on_two_processes_through_the_proxy_then_sigterm_stops_all(
         assert hall.lines[-1] == "xattn: stopped", hall.output()
 
 
-def test_ctrl_c_stops_everything(haproxy):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_stops_everything(haproxy, sig, tmp_path):
     """Ctrl-C in a terminal signals the whole foreground process group, serve.sh and its
-    children at once: everything must still stop, and serve.sh say so."""
-    with LectureHall(processes=1) as hall:
+    children at once: everything must still stop, serve.sh say so and exit 128 + the signal
+    (whichever process it sees end first), and its temporary run directory go."""
+    with LectureHall(processes=1, env={"TMPDIR": str(tmp_path)}) as hall:
         started = list(hall.pids)
-        status = hall.stop(signal.SIGINT, group=True)
-        assert status == 128 + signal.SIGINT, hall.output()
-        assert hall.leftovers() == [], f"left running after Ctrl-C:\n{hall.output()}"
+        assert run_dirs(tmp_path) == [hall.run_dir_used], hall.output()
+        status = hall.stop(sig, group=True)
+        assert status == 128 + sig, hall.output()
+        assert hall.leftovers() == [], f"left running after {sig.name}:\n{hall.output()}"
         assert not any(alive(pid) for pid in started)
         assert hall.lines[-1] == "xattn: stopped", hall.output()
+        assert run_dirs(tmp_path) == [], hall.output()
+
+
+def test_a_taken_port_is_retried_on_others_and_sighup_stops_everything(haproxy, tmp_path,
+                                                                          monkeypatch):
+    """The harness's first ports are held by another program (as when another test took
+    them after they were found free): serve.sh refuses them, the harness starts again on
+    others; SIGHUP (the terminal closed) then stops everything."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        held = holder.getsockname()[1]
+        chosen = iter([held])
+        found = lecture_hall.free_ports
+        monkeypatch.setattr(lecture_hall, "free_ports",
+                            lambda count: next(chosen, None) or found(count))
+        with LectureHall(processes=1, env={"TMPDIR": str(tmp_path)}) as hall:
+            assert hall.port != held
+            assert f"serve.sh: port {held} on 127.0.0.1 is in use" in hall.output()
+            started = list(hall.pids)
+            status = hall.stop(signal.SIGHUP)
+            assert status == 128 + signal.SIGHUP, hall.output()
+            assert hall.leftovers() == [], f"left running after SIGHUP:\n{hall.output()}"
+            assert not any(alive(pid) for pid in started)
+            assert run_dirs(tmp_path) == [], hall.output()
+
+
+def test_a_process_that_keeps_crashing_stops_the_hall_with_its_log(haproxy, tmp_path):
+    """Past XATTN_MAX_RESTARTS serve.sh stops everything, exits 1, prints the last lines of
+    each log (its run directory is removed) and leaves nothing behind."""
+    with LectureHall(processes=1, env={"TMPDIR": str(tmp_path),
+                                       "XATTN_MAX_RESTARTS": "0"}) as hall:
+        started = list(hall.pids)
+        os.kill(hall.backends["s1"][0], signal.SIGKILL)
+        hall.proc.wait(timeout=60)
+        assert hall.stop() == 1, hall.output()
+        assert "xattn: backend s1 exited with status 137 after 0 restarts: stopping" in hall.lines
+        assert "serve.sh: the last lines of s1.log:" in hall.lines, hall.output()
+        assert hall.leftovers() == [], f"left running:\n{hall.output()}"
+        assert not any(alive(pid) for pid in started)
+        assert run_dirs(tmp_path) == [], hall.output()
