@@ -8,8 +8,8 @@ import pytest
 from xattn.lesson import STEPS
 from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
-from xattn.ui.page import VIEWS  # importing the page declares every URL parameter
-from xattn.ui.params import REGISTRY
+from xattn.ui.link import REGISTRY
+from xattn.ui.page import VIEWS
 
 
 def test_the_lesson_has_six_to_ten_steps_with_a_question_each():

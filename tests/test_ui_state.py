@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from markdown_helpers import user_text_is_inert
 
 from xattn.pipeline import Settings, run
-from xattn.ui.compare import CHOICES
+from xattn.ui.compare import LABELS
 from xattn.ui.compute import clear_caches
+from xattn.ui.link import REGISTRY
 from xattn.ui.page import VIEWS
-from xattn.ui.params import REGISTRY, clean_text, whole_number
+from xattn.ui.params import clean_text, whole_number
 
 
 @pytest.fixture(autouse=True)
@@ -112,8 +113,9 @@ def test_an_unknown_view_is_a_notice_and_a_known_one_any_case(value):
 
 @pytest.mark.parametrize("query,expected", [
     ({"view": "Switch heads off", "off": "5"}, "which is not available (there are 4 heads)"),
-    ({"view": "Lines", "lines_heads": "abc"}, "`abc` is not a whole number from 1 to 16"),
-    ({"mask": "padding", "pad": "0:the"}, "is not of the form `position: token`"),
+    ({"view": "Lines", "lines_heads": "abc"}, "`lines_heads=abc` (the heads to draw), which "
+                                              "holds `abc`, not a whole number from 1 to 16"),
+    ({"mask": "padding", "pad": "0:the"}, "holds `0:the`, not of the form `position: token`"),
     ({"mask": "padding", "pad": "9: zz"}, "which is not available in the source sentence"),
     ({"seed": "%204"}, "`seed=%204`"), ({"seed": "٣"}, "`seed=٣`"),
 ])
@@ -204,7 +206,8 @@ def test_every_control_is_a_url_parameter_and_every_parameter_a_control(tiny_mod
             assert not at.exception, (source, view, at.exception)
             seen |= widget_keys(at)
             if view == "Compare" and source != "file":
-                for choice in CHOICES[source]:
+                offered = at.selectbox(key="cmp").options
+                for choice in [c for c, label in LABELS.items() if label in offered]:
                     at.selectbox(key="cmp").set_value(choice).run()
                     seen |= widget_keys(at)
     assert seen - set(REGISTRY) == set()                  # no control left out of the link
@@ -259,3 +262,47 @@ def test_the_link_reproduces_the_settings():
     np.testing.assert_array_equal(per_head_z(again)[2], per_head_z(at)[2])
     np.testing.assert_allclose(per_head_z(again)[2],
                                run(replace(Settings(), n_heads=8, seed=3)).weights[2], rtol=1e-6)
+
+
+FRESH = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=120)
+for key, value in json.loads(sys.argv[2]).items():
+    at.query_params[key] = value
+at.run()
+print(json.dumps([w.value for w in at.warning] + [i.value for i in at.info]))
+"""
+
+
+@pytest.mark.parametrize("query", [
+    {"weights": "model", "model": "x", "words": "false", "sinks": "true"},
+    {"weights": "trained", "tr_seed": "7", "tr_heads": "2"},
+    {"view": "Lesson", "lesson": "3"}, {"view": "Compare", "cmp": "heads", "cmp_heads": "2"},
+])
+def test_a_fresh_server_process_knows_every_parameter_of_the_link(query):
+    """The first session of a new process (every process behind the load balancer) reads the
+    whole link: no parameter exists only once some view's module happened to be imported."""
+    import json
+    import subprocess
+    import sys
+
+    from apptest_helpers import APP
+
+    out = subprocess.run([sys.executable, "-c", FRESH, APP, json.dumps(query)], check=True,
+                         capture_output=True, text=True, timeout=600).stdout
+    texts = json.loads(out.strip().splitlines()[-1])
+    assert not [t for t in texts if "does not know" in t], texts
+
+
+def test_the_page_views_are_the_link_views():
+    from xattn.ui.link import VIEW_NAMES
+
+    assert tuple(VIEWS) == VIEW_NAMES
+
+
+def test_a_link_setting_of_other_weights_is_named_not_ignored():
+    at = run_app({"view": "Lesson", "lesson": "6", "tr_seed": "7"})
+    assert_clean(at)
+    text = " ".join(messages(at)["warning"])
+    assert "`tr_seed`" in text and "trained weights" in text

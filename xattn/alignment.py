@@ -19,7 +19,7 @@ from xattn.embedder import ToyEmbedder
 from xattn.train import Batch, TrainResult, make_batch
 
 __all__ = ["ALIGNMENT_MEASURES", "alignment_accuracy", "chance_accuracy", "alignment_by_head",
-           "Evaluated", "evaluate", "head_sentences"]
+           "Evaluated", "evaluate", "head_sentences", "GoldScores", "gold_scores"]
 
 # One plain-English line per column of `alignment_by_head`, for the page.
 ALIGNMENT_MEASURES = {
@@ -205,3 +205,46 @@ def head_sentences(trained: dict, untrained: dict) -> list[str]:
                      f"a swapped noun or adjective, {pct(repeated)} on the right one of a "
                      f"repeated word. {_verdict(word, moved, repeated)}")
     return lines
+
+
+# ----------------------------------------------------------------- one pair, scored
+@dataclass(frozen=True)
+class GoldScores:
+    """How a trained model's heads align on one sentence pair and on the held-out sentences.
+
+    Attributes
+    ----------
+    word, exact : float
+        This pair's share of gold-aligned target words (heads averaged): any copy of the gold
+        word / the right position. NaN when no target word has a gold word.
+    n_gold : int
+        Target words of this pair that have a gold source word.
+    pair_by_head, heldout_by_head, untrained_by_head : dict of str to ndarray (n_heads,)
+        ``alignment_by_head`` on this pair; on the held-out sentences, trained and untrained.
+    sentences : list of str
+        One sentence (Markdown) per head on what it learned (``head_sentences``).
+    n_heldout : int
+    """
+
+    word: float
+    exact: float
+    n_gold: int
+    pair_by_head: dict
+    heldout_by_head: dict
+    untrained_by_head: dict
+    sentences: list
+    n_heldout: int
+
+
+def gold_scores(evaluated: Evaluated, pair: SentencePair) -> GoldScores:
+    """The scores of ``evaluated``'s trained model on ``pair`` and on its held-out sentences."""
+    result = evaluated.result
+    model, emb = result.model, result.embedder
+    trained, untrained = evaluated.by_head["trained"], evaluated.by_head["untrained"]
+    return GoldScores(
+        word=alignment_accuracy(model, emb, [pair]),
+        exact=alignment_accuracy(model, emb, [pair], exact=True),
+        n_gold=sum(j is not None for j in pair.alignment),
+        pair_by_head=alignment_by_head(model, emb, [pair]), heldout_by_head=trained,
+        untrained_by_head=untrained, sentences=head_sentences(trained, untrained),
+        n_heldout=len(result.heldout))

@@ -5,13 +5,18 @@ mask, view), says one short paragraph, names one thing to look at and asks the c
 question. Its answer is computed from the numbers the page shows (the step's `Attention`),
 never written by hand, so it stays true whatever the sentences or the seed.
 
+Each step declares what it ``needs`` of the weights (a seed to change, a mask to lift,
+projections to switch heads off, ...). Weights that cannot give it (a file has no projections,
+trained weights no seed) get one line saying what the step shows instead (`missing`), never an
+error.
+
 Answers are Markdown in which every token is a code span (``xattn.literal.md_code``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -19,7 +24,30 @@ from xattn.literal import md_code
 from xattn.metrics import entropy
 from xattn.sources import Attention
 
-__all__ = ["Step", "STEPS"]
+__all__ = ["Step", "STEPS", "NEEDS", "missing"]
+
+# What a step may need of the weights: (has it?, what the step shows instead, in one line).
+NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
+    "mask": (lambda a: a.mask is not None,
+             "these weights do not say which cells were masked (a file), so the answer cannot "
+             "name them: choose *Weights: random* in the sidebar."),
+    "unmasked": (lambda a: a.unmasked is not None,
+                 "only random weights take a mask you choose: choose *Weights: random* and "
+                 "*Masking: padding* in the sidebar, and mask a source token."),
+    "variant": (lambda a: a.variant is not None,
+                "only random weights come from a seed you can change (trained weights are "
+                "trained from theirs: compare training seeds in the sidebar): choose "
+                "*Weights: random*."),
+    "gold": (lambda a: a.gold is not None,
+             "only the toy task's trained weights come with a gold alignment: choose "
+             "*Weights: trained*."),
+    "ablate": (lambda a: a.ablate is not None,
+               "switching heads off needs the heads' outputs and W_O, which these weights do "
+               "not have: choose *Weights: random* or *trained*."),
+    "rescale": (lambda a: a.trace is not None and a.rescalable,
+                "these weights' division by √d_head cannot be switched off here: choose "
+                "*Weights: random*."),
+}
 
 
 @dataclass(frozen=True)
@@ -36,6 +64,8 @@ class Step:
         Markdown: one paragraph, one thing to look at, one question for the class.
     answer : callable (Attention, layer) -> str
         The answer, computed from the weights on screen (Markdown).
+    needs : tuple of str
+        Keys of `NEEDS`: what ``answer`` needs of the weights.
     """
 
     title: str
@@ -44,6 +74,16 @@ class Step:
     look: str = ""
     question: str = ""
     answer: Callable[[Attention, int], str] = lambda a, layer: ""
+    needs: tuple[str, ...] = ()
+
+
+def missing(step: Step, a: Attention) -> str | None:
+    """Why ``a`` cannot give what ``step`` needs (Markdown, one line), or None."""
+    for need in step.needs:
+        has, why = NEEDS[need]
+        if not has(a):
+            return f"This step's answer needs other weights: {why}"
+    return None
 
 
 def _row(a: Attention, token: str, occurrence: int = 0) -> int:
@@ -52,16 +92,16 @@ def _row(a: Attention, token: str, occurrence: int = 0) -> int:
     return rows[min(occurrence, len(rows) - 1)] if rows else 0
 
 
-def _strongest(a: Attention, head: int, i: int) -> str:
-    row = a.layer(0)[head, i]
+def _strongest(a: Attention, layer: int, head: int, i: int) -> str:
+    row = a.layer(layer)[head, i]
     j = int(np.argmax(row))
     return f"{md_code(a.src_tokens[j])} ({row[j]:.3f})"
 
 
 def _one_head(a: Attention, layer: int) -> str:
     i = _row(a, "chat")
-    return (f"{md_code(a.tgt_tokens[i])} looks most at {_strongest(a, 0, i)}. With random "
-            "weights that is chance: the seed decided it, not the meaning of the words.")
+    return (f"{md_code(a.tgt_tokens[i])} looks most at {_strongest(a, layer, 0, i)}."
+            + (f" {a.caveat}" if a.caveat else ""))
 
 
 def _rows_sum(a: Attention, layer: int) -> str:
@@ -74,10 +114,7 @@ def _rows_sum(a: Attention, layer: int) -> str:
 
 
 def _padding(a: Attention, layer: int) -> str:
-    from xattn.pipeline import run
-
-    settings = a.context.settings
-    free = run(replace(settings, mask_mode="none")).weights                # (h, T, S)
+    free = a.unmasked().layer(layer)                                       # (h, T, S)
     masked = [j for j in range(len(a.src_tokens)) if not a.mask[:, j].any()]
     if not masked:
         return "No source token is masked here: pick one under *Masking*."
@@ -101,14 +138,12 @@ def _wait_k(a: Attention, layer: int) -> str:
 
 
 def _seed(a: Attention, layer: int) -> str:
-    from xattn.pipeline import run
-
-    settings = a.context.settings
-    other = run(replace(settings, seed=settings.seed + 1)).weights           # (h, T, S)
+    seed = a.seed + 1
+    other = a.variant(seed, a.n_heads).layer(layer)                         # (h, T, S)
     now = a.layer(layer)
     moved = int((now.argmax(-1) != other.argmax(-1)).sum())
     total = now.shape[0] * now.shape[1]
-    return (f"With seed {settings.seed + 1} instead of {settings.seed}, **{moved} of {total}** "
+    return (f"With seed {seed} instead of {a.seed}, **{moved} of {total}** "
             "rows (all heads) put their strongest weight on another source token. The "
             "patterns of random weights come from the seed, not from language.")
 
@@ -116,6 +151,9 @@ def _seed(a: Attention, layer: int) -> str:
 def _trained(a: Attention, layer: int) -> str:
     lines = []
     rows = [i for i, t in enumerate(a.tgt_tokens) if t == "le"]
+    if not rows:
+        return ("This French sentence has no *le*: type one with two *the*s, such as "
+                "`the cat sees the dog`, to ask the question.")
     for h in range(a.n_heads):
         picks = [f"{md_code(a.tgt_tokens[i])} ({i}) → {md_code(a.src_tokens[j])} ({j})"
                  for i in rows for j in [int(np.argmax(a.layer(layer)[h, i]))]]
@@ -154,7 +192,7 @@ STEPS: tuple[Step, ...] = (
     Step("One head and the formula", {"heads": 1, "view": "Heads"},
          "Each **row** is a target token (the decoder's query); each **column** a source token "
          "(the encoder's key). A cell says how much that target token looks at that source "
-         "token: $\\mathrm{softmax}(q_i \\cdot k_j / \\sqrt{d_k})$.",
+         "token: $\\mathrm{softmax}(q_i \\cdot k_j / \\sqrt{d_\\text{head}})$.",
          "The row of *chat* in the heatmap.",
          "Which source word does *chat* look at most, and with what weight?", _one_head),
     Step("Every row sums to 1", {"view": "Heads"},
@@ -167,32 +205,37 @@ STEPS: tuple[Step, ...] = (
          "A padding mask (the `-∞` in M) hides source tokens, e.g. the filler of a batch. A "
          "hidden token gets weight exactly 0, marked with a grey cross.",
          "The column of *mat*, and the other cells of each row.",
-         "What weight does *mat* get now, and where did its share go?", _padding),
+         "What weight does *mat* get now, and where did its share go?", _padding,
+         needs=("mask", "unmasked")),
     Step("Masking: wait-k", {"mask": "wait-k", "k": 2, "view": "Heads"},
          "Simultaneous translation starts before the sentence ends: with *wait-k*, target "
          "token *i* sees only the first *i + k* source tokens.",
          "The staircase of grey crosses, top right.",
-         "Which source tokens may the first target token see? And the last one?", _wait_k),
+         "Which source tokens may the first target token see? And the last one?", _wait_k,
+         needs=("mask",)),
     Step("Many heads, random weights", {"heads": 8, "view": "Heads"},
          "Eight heads: eight different patterns. But nothing here was trained: the projection "
          "matrices come from the seed.",
          "The eight heatmaps; then change the seed in the sidebar.",
-         "Change the seed from 0 to 1. Do the patterns stay?", _seed),
+         "Change the seed from 0 to 1. Do the patterns stay?", _seed, needs=("variant",)),
     Step("Trained heads align words", {"weights": "trained", "view": "Heads"},
          "The same module trained on a toy English→French task: each French word must find the "
          "English word it translates (◻ marks it). French moves the adjective after the "
          "noun, and *le* appears twice.",
          "The two rows of *le* and the ◻ gold marks.",
-         "Which English word does each *le* look at, in each head?", _trained),
+         "Which English word does each *le* look at, in each head?", _trained,
+         needs=("gold",)),
     Step("Switch heads off: which matter?", {"weights": "trained",
                                             "view": "Switch heads off"},
          "Multiply one head's output by 0 before $W^O$ and measure how much the output "
          "changes: a head whose removal changes little was not needed.",
          "The table, sorted by importance.",
-         "Which head's removal changes the output most, and which least?", _ablation),
+         "Which head's removal changes the output most, and which least?", _ablation,
+         needs=("ablate",)),
     Step("Why divide by √d_head?", {"d_model": 256, "heads": 2, "view": "Step through"},
          "Each head works in d_head = d_model / h dimensions; here 128. Dot products of such "
          "vectors grow like √d_head, so the scores are divided by it before the softmax.",
          "The *Entropy of this row*, with *Divide scores by √d_head* on and off.",
-         "Switch the division off and on. How does the entropy of the first row change?", _sqrt),
+         "Switch the division off and on. How does the entropy of the first row change?", _sqrt,
+         needs=("rescale",)),
 )

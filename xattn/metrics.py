@@ -29,7 +29,9 @@ import numpy as np
 from xattn._checks import check_weights as check_weights_array
 
 __all__ = [
+    "MEASURES",
     "MEASURE_DESCRIPTIONS",
+    "Measure",
     "CheckedWeights",
     "check_weights",
     "confidence",
@@ -41,20 +43,39 @@ __all__ = [
     "normalised_entropy",
 ]
 
-# One plain-English line per column of `head_statistics`, for the page.
-MEASURE_DESCRIPTIONS = {
-    "normalised_entropy": "How spread out a target token's attention is: 0 = all on one source "
-                          "token, 1 = evenly over every source token it may see.",
-    "effective_keys": "About how many source tokens a target token really looks at "
-                      "(exp of the entropy).",
-    "confidence": "Average weight of each target token's strongest source token: 1 = one clear "
-                  "choice, 1/n_src = no preference (Voita et al. 2019).",
-    "diagonal_alignment": "How close attention stays to the diagonal that pairs the start of the "
-                          "target with the start of the source and the end with the end "
-                          "(1 = on it).",
-    "monotonicity": "Share of steps to the next target token in which the most-attended source "
-                    "token does not move backwards (1 = reads the source left to right).",
+class Measure(NamedTuple):
+    """How the page names one column of `head_statistics`: a name for tables, a short one for
+    chart titles and narrow columns, and one plain-English line."""
+
+    name: str
+    short: str
+    description: str
+
+
+# The one table of the measures' names, used by every view that shows them.
+MEASURES = {
+    "normalised_entropy": Measure(
+        "spread (normalised entropy)", "spread",
+        "How spread out a target token's attention is: 0 = all on one source token, 1 = evenly "
+        "over every source token it may see."),
+    "effective_keys": Measure(
+        "effective number of source tokens", "effective tokens",
+        "About how many source tokens a target token really looks at (exp of the entropy)."),
+    "confidence": Measure(
+        "confidence (mean row maximum)", "confidence",
+        "Average weight of each target token's strongest source token: 1 = one clear choice, "
+        "1/n_src = no preference (Voita et al. 2019)."),
+    "diagonal_alignment": Measure(
+        "diagonal alignment", "diagonal",
+        "How close attention stays to the diagonal that pairs the start of the target with the "
+        "start of the source and the end with the end (1 = on it)."),
+    "monotonicity": Measure(
+        "monotonicity", "monotonicity",
+        "Share of steps to the next target token in which the most-attended source token does "
+        "not move backwards (1 = reads the source left to right)."),
 }
+MEASURE_DESCRIPTIONS = {k: m.description for k, m in MEASURES.items()}
+
 
 class CheckedWeights(NamedTuple):
     """Weights checked once at the boundary, with what every measure needs."""

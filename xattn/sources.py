@@ -1,22 +1,26 @@
-"""Attention weights from anywhere, in the one shape every view draws.
+"""Attention weights from anywhere, in the one plain record every view draws.
 
 Four sources give cross-attention weights: random projections (``xattn.pipeline``), the
 module trained on the toy task (``xattn.train``), a real translation model
 (``xattn.models``), and a file (``xattn.attnfile``). Each becomes an `Attention`: weights of
-shape ``(n_layers, n_heads, n_tgt, n_src)`` with their tokens, a mask, one sentence that says
-what the weights are, and, where the projections are known, how to step through a head and how
-to switch heads off.
+shape ``(n_layers, n_heads, n_tgt, n_src)`` with their tokens, a mask, what the weights are,
+and every per-source fact a view needs, as a field or a callable made here (how to step
+through a head, switch heads off, get the same weights with another seed, ...). A view never
+asks which source made the record: a missing capability is ``None``, and the view says in one
+line why it does not apply. A new source is a new function in this file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
 from xattn._checks import check_int, check_tokens
 from xattn.ablation import AblationResult, ablation
+from xattn.alignment import GoldScores, gold_scores
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
 from xattn.literal import md_code
 
@@ -40,10 +44,23 @@ class Attention:
         True where a target token may attend a source token; None when unknown (a file: its
         all-zero rows may be rows with nothing to attend).
     source : {"random", "trained", "model", "file"}
+        Which choice of the page made these weights (its icon); views do not branch on it.
     label : str
         What these weights are, for a student, e.g. "Random weights (seed 0): the patterns come
         from the seed, not from language." Markdown: names that come from outside (a model, a
         file) are code spans.
+    name : str
+        What these weights are, for file names ("4heads-d32-seed0").
+    about : str
+        How these weights were made, in plain text, for exports ("Random weights: d_model 32,
+        4 heads, seed 0, ...").
+    caveat : str
+        Plain text: how to read measures of these weights ("... describe the seed, not
+        language."), or empty.
+    model, src_text, tgt_text : str
+        The model's name and the two sentences as typed, where known ("" otherwise).
+    extras : mapping of str to ndarray
+        More arrays for the ``.npz`` download (what reproduces the weights).
     gold : ndarray of bool, shape (n_tgt, n_src), optional
         The gold word alignment, where one is known (the toy task).
     hidden : ndarray of shape (n_layers, n_heads, n_tgt), optional
@@ -51,6 +68,8 @@ class Attention:
         weights no longer hold.
     trace : callable (layer, scale) -> AttentionTrace, optional
         Every intermediate of one layer (``scale=False``: without 1/sqrt(d_head)).
+    rescalable : bool
+        Whether ``trace(layer, False)`` really leaves the division by sqrt(d_head) out.
     ablate : callable (layer, heads_off) -> AblationResult, optional
         Head importance by switching heads off in one layer.
     inputs : callable (layer) -> (ndarray (n_tgt, d_model), ndarray (d_model, d_model)), optional
@@ -63,12 +82,22 @@ class Attention:
         Why ``trace`` and ``ablate`` are missing (plain text), when they are.
     output : ndarray of shape (n_tgt, d_model), optional
         The module's output representation (one-layer sources).
-    d_head : int, optional
-        Width of each head's queries and keys, for the formula.
+    d_model, d_head : int, optional
+        Width of the token vectors, and of each head's queries and keys, for the formula.
+    seed : int, optional
+        The seed the projections were drawn from, where one did.
     details : str
         The tensor shapes of this computation in words (plain text).
-    context : object, optional
-        What else the source knows (the trained source: its training run and pair).
+    variant : callable (seed, n_heads) -> Attention, optional
+        The same recipe with another seed and number of heads, where that means something.
+    unmasked : callable () -> Attention, optional
+        The same weights without the mask (what a masked token's share was).
+    untrained : callable () -> Attention, optional
+        The same module before training.
+    saturation : callable () -> dict, optional
+        Entropy against d_head with and without the division (``xattn.steps.saturation``).
+    scores : callable () -> GoldScores, optional
+        How the heads align with the gold alignment, on this pair and held out.
     key : tuple
         What determines these weights (small values only): the key of caches of results
         derived from them.
@@ -80,17 +109,31 @@ class Attention:
     mask: np.ndarray | None
     source: str
     label: str
+    name: str = "weights"
+    about: str = ""
+    caveat: str = ""
+    model: str = ""
+    src_text: str = ""
+    tgt_text: str = ""
+    extras: Mapping[str, np.ndarray] = field(default_factory=dict)
     gold: np.ndarray | None = None
     hidden: np.ndarray | None = None
     trace: Callable[[int, bool], AttentionTrace] | None = None
+    rescalable: bool = False
     ablate: Callable[[int, tuple[int, ...]], AblationResult] | None = None
     inputs: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None
     trace_tokens: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     why_no_projections: str = ""
     output: np.ndarray | None = None
+    d_model: int | None = None
     d_head: int | None = None
+    seed: int | None = None
     details: str = ""
-    context: object = None
+    variant: Callable[[int, int], Attention] | None = None
+    unmasked: Callable[[], Attention] | None = None
+    untrained: Callable[[], Attention] | None = None
+    saturation: Callable[[], dict] | None = None
+    scores: Callable[[], GoldScores] | None = None
     key: tuple = ()
 
     def __post_init__(self) -> None:
@@ -121,6 +164,11 @@ class Attention:
             return self.label
         return f"{self.label} Layer {layer + 1} of {self.n_layers}."
 
+    def provenance(self, layer: int) -> str:
+        """``about``, plus which layer is shown when there are several (plain text)."""
+        return self.about + (f": layer {layer + 1} of {self.n_layers}." if self.n_layers > 1
+                             else "")
+
     def __repr__(self) -> str:
         return (f"Attention({self.source}: {self.n_layers} layer(s) x {self.n_heads} heads x "
                 f"{len(self.tgt_tokens)} x {len(self.src_tokens)})")
@@ -147,17 +195,61 @@ def shapes(n_src: int, n_tgt: int, d_model: int, n_heads: int) -> str:
             f"({n_tgt}, {d_model})")
 
 
-def random_attention(run) -> Attention:
-    """The weights of a ``xattn.pipeline.Run``: random projections drawn from its seed."""
+def random_attention(run, rerun: Callable | None = None) -> Attention:
+    """The weights of a ``xattn.pipeline.Run``: random projections drawn from its seed.
+
+    ``rerun`` (``xattn.pipeline.run`` by default; the page passes its cached version) makes
+    the variants: another seed or head count, no mask.
+    """
+    from xattn.pipeline import run as pipeline_run
+
+    rerun = rerun or pipeline_run
     s = run.settings
     trace, ablate = module_tools(run.module, run.decoder_state, run.encoder_output, run.mask)
     n_tgt, n_src = run.mask.shape
+
+    def variant(seed: int, n_heads: int) -> Attention:
+        return random_attention(rerun(replace(s, seed=seed, n_heads=n_heads)), rerun)
+
+    def unmasked() -> Attention:
+        return random_attention(rerun(replace(s, mask_mode="none")), rerun)
+
     return Attention(
         run.weights[None], tuple(run.src_tokens), tuple(run.tgt_tokens), run.mask, "random",
         f"Random weights (seed {s.seed}): the patterns come from the seed, not from language.",
-        trace=trace, ablate=ablate, inputs=lambda layer: (run.decoder_state, run.module().W_Q),
-        output=run.output, d_head=s.d_model // s.n_heads,
-        details=shapes(n_src, n_tgt, s.d_model, s.n_heads), context=run, key=("random", s))
+        name=f"{s.n_heads}heads-d{s.d_model}-seed{s.seed}",
+        about=f"Random weights: d_model {s.d_model}, {s.n_heads} heads, seed {s.seed}, "
+              f"tokenizer {s.tokenizer}, embedder {s.embedder}, positions "
+              f"{'on' if s.positional else 'off'}, mask {s.mask_mode}.",
+        caveat="With random weights these numbers describe the seed, not language.",
+        src_text=s.src, tgt_text=s.tgt,
+        extras=dict(output=run.output, mask=run.mask, encoder_output=run.encoder_output,
+                    decoder_state=run.decoder_state,
+                    settings=np.array(json.dumps(asdict(s)))),
+        trace=trace, rescalable=True, ablate=ablate,
+        inputs=lambda layer: (run.decoder_state, run.module().W_Q), output=run.output,
+        d_model=s.d_model, d_head=s.d_model // s.n_heads, seed=s.seed,
+        details=shapes(n_src, n_tgt, s.d_model, s.n_heads), variant=variant,
+        unmasked=unmasked if s.mask_mode != "none" else None,
+        saturation=lambda: _saturation(run), key=("random", s))
+
+
+def _saturation(run) -> dict:
+    """Entropy against d_head, scaled and not, for random weights of ``run``'s shape."""
+    from xattn.embedder import ToyEmbedder
+    from xattn.pipeline import EMBEDDER_SEED
+    from xattn.steps import saturation
+
+    s = run.settings
+
+    def embed(tokens):
+        return lambda d: ToyEmbedder(d, seed=EMBEDDER_SEED, positional=s.positional,
+                                     mode=s.embedder).embed(list(tokens))
+
+    top = max(1, 512 // s.n_heads)
+    d_heads = tuple(d for d in (1, 2, 4, 8, 16, 32, 64, 128) if d <= top)
+    return saturation(embed(run.tgt_tokens), embed(run.src_tokens), run.mask, s.n_heads,
+                      s.seed, d_heads)
 
 
 def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
@@ -166,25 +258,33 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
     from xattn.train import embed_pair
 
     result = evaluated.result
+    config = result.config
     model = result.untrained if untrained else result.model
     x_t, x_s = embed_pair(pair, result.embedder)                  # (n_tgt, 32), (n_src, 32)
-    _, weights = model(x_t, x_s)                                  # (n_heads, n_tgt, n_src)
+    output, weights = model(x_t, x_s)                 # (n_tgt, 32), (n_heads, n_tgt, n_src)
     mask = np.ones(weights.shape[1:], dtype=bool)
     trace, ablate = module_tools(lambda: model, x_t, x_s, mask)
     word, _ = evaluated.accuracy["untrained" if untrained else "trained"]
-    steps = result.config.steps
-    label = (f"The toy model before training (seed {result.config.seed}): random weights, "
+    label = (f"The toy model before training (seed {config.seed}): random weights, "
              f"{word:.1%} of held-out words aligned (chance: "
              f"{evaluated.accuracy['chance'][0]:.1%})." if untrained else
-             f"Trained on the toy task for {steps} steps: {word:.1%} of held-out words aligned.")
-    output, _ = model(x_t, x_s)                                  # (n_tgt, 32)
-    return Attention(weights[None], tuple(pair.source), tuple(pair.target), mask, "trained",
-                     label, gold=pair.alignment_matrix(), trace=trace, ablate=ablate,
-                     inputs=lambda layer: (x_t, model.W_Q), output=output, d_head=model.d_head,
-                     details=shapes(len(pair.source), len(pair.target), model.d_model,
-                                    model.n_heads),
-                     context=(evaluated, pair),
-                     key=("trained", result.config, pair.source, pair.target, untrained))
+             f"Trained on the toy task for {config.steps} steps: {word:.1%} of held-out words "
+             "aligned.")
+    what = "untrained" if untrained else "trained"
+    return Attention(
+        weights[None], tuple(pair.source), tuple(pair.target), mask, "trained", label,
+        name=f"{what}-{config.n_heads}heads-{config.steps}steps-seed{config.seed}",
+        about=f"{what.capitalize()} on the toy English-French task: {config.n_heads} heads, "
+              f"{config.steps} steps, seed {config.seed}. Gold cells are outlined.",
+        model=f"xattn toy EN-FR model, {what}", extras={"gold": pair.alignment_matrix()},
+        gold=pair.alignment_matrix(), trace=trace, rescalable=True, ablate=ablate,
+        inputs=lambda layer: (x_t, model.W_Q), output=output, d_model=model.d_model,
+        d_head=model.d_head, seed=config.seed,
+        details=shapes(len(pair.source), len(pair.target), model.d_model, model.n_heads),
+        untrained=None if untrained else (
+            lambda: trained_attention(evaluated, pair, untrained=True)),
+        scores=None if untrained else (lambda: gold_scores(evaluated, pair)),
+        key=("trained", config, pair.source, pair.target, untrained))
 
 
 def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attention:
@@ -223,10 +323,12 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
                + f" · weights ({n_layers}, {n_heads}, {len(tgt)}, {len(src)}) = layers × heads "
                  f"× target × source · {'words' if result.words else 'subword pieces'}")
     return Attention(weights, src, tgt, np.ones(weights.shape[2:], dtype=bool), "model", label,
+                     name=result.model.rsplit("/", 1)[-1], about=f"Model {result.model}",
+                     model=result.model, src_text=result.src_text, tgt_text=result.tgt_text,
                      hidden=hidden, trace=trace, ablate=ablate,
                      trace_tokens=(tuple(result.src_pieces), tuple(result.tgt_pieces)),
-                     why_no_projections=why, d_head=d_model // n_heads if d_model else None,
-                     details=details, context=result,
+                     why_no_projections=why, d_model=d_model,
+                     d_head=d_model // n_heads if d_model else None, details=details,
                      key=("model", result.model, result.src_text, result.tgt_text, result.words,
                           hide_sinks))
 
@@ -240,8 +342,11 @@ def file_attention(loaded, name: str = "the file", digest: str = "") -> Attentio
     model = f" of {md_code(loaded.model)}" if loaded.model else ""
     n_layers, n_heads = weights.shape[:2]
     return Attention(weights, src, tgt, None, "file",
-                     f"Weights{model} read from {md_code(name)}.",
+                     f"Weights{model} read from {md_code(name)}.", name="file",
+                     about=f"File of {loaded.model or 'an unnamed model'}",
+                     model=loaded.model or "", src_text=loaded.src_text or "",
+                     tgt_text=loaded.tgt_text or "",
                      why_no_projections="a file holds the weights only, not the query, key "
                                         "and value projections that produced them.",
                      details=f"weights ({n_layers}, {n_heads}, {len(tgt)}, {len(src)}) = layers "
-                             "× heads × target × source", context=loaded, key=("file", digest))
+                             "× heads × target × source", key=("file", digest))

@@ -7,7 +7,9 @@ Every builder returns a ``plotly.graph_objects.Figure`` without showing it; the 
 from xattn.figures.analysis import ablation_figure, statistics_figure
 from xattn.figures.heads import (
     average_figure,
+    gold_marks,
     head_figure,
+    head_height,
     mask_marks,
     output_figure,
     per_head_figure,
@@ -15,10 +17,10 @@ from xattn.figures.heads import (
 from xattn.figures.lines import lines_figure
 from xattn.figures.overview import overview_figure
 from xattn.figures.step import clickable_head_figure, saturation_figure, weights_bar_figure
-from xattn.figures.training import add_gold_marks, loss_figure
+from xattn.figures.training import loss_figure
 
-__all__ = ["ablation_figure", "add_gold_marks", "average_figure", "clickable_head_figure",
-           "head_figure",
+__all__ = ["ablation_figure", "average_figure", "clickable_head_figure", "gold_marks",
+           "head_figure", "head_height",
            "lines_figure", "loss_figure", "mask_marks", "output_figure", "overview_figure",
            "per_head_figure",
            "saturation_figure", "statistics_figure", "weights_bar_figure"]

@@ -9,14 +9,15 @@ outside Streamlit (which changes Plotly's default template).
 
 from __future__ import annotations
 
+import plotly.colors
 import plotly.graph_objects as go
 import plotly.io as pio
 
 from xattn._checks import check_tokens
 from xattn.literal import plotly_text
 
-__all__ = ["TEMPLATE", "COLORSCALE", "OUTPUT_COLORSCALE", "MASK_COLOUR", "GOLD_COLOUR",
-           "HIGHLIGHT", "ACCENT", "OKABE_ITO", "DASHES", "TICK_CHARS", "axis_labels",
+__all__ = ["TEMPLATE", "COLORSCALE", "COLOR_STOPS", "OUTPUT_COLORSCALE", "MASK_COLOUR",
+           "GOLD_COLOUR", "HIGHLIGHT", "ACCENT", "OKABE_ITO", "DASHES", "TICK_CHARS", "axis_labels",
            "tick_font", "category_axis", "base_layout", "subplot_ref"]
 
 
@@ -34,6 +35,7 @@ def _slim(name: str, traces: tuple[str, ...], drop: tuple[str, ...]) -> go.layou
 TEMPLATE = _slim("plotly_white", ("heatmap", "scatter", "bar"),
                  ("polar", "ternary", "scene", "geo", "colorscale"))
 COLORSCALE = "Viridis"            # perceptually uniform and colour-blind safe: the weights
+COLOR_STOPS = tuple(plotly.colors.sequential.Viridis)   # its colours, low to high (a legend)
 OUTPUT_COLORSCALE = "Cividis"     # the same for signed values (the output representation)
 MASK_COLOUR = "rgba(190, 190, 190, 0.95)"
 GOLD_COLOUR = "#ff2d55"           # gold-alignment outlines: stands out on every viridis colour

@@ -28,9 +28,11 @@ _NOT_ARRAYS = {"geojson", "layer", "layers", "range"}        # as Plotly: never 
 class FrozenFigure(go.Figure):
     """A read-only figure made from ``go.Figure.to_dict()``'s output.
 
-    Only ``to_dict`` / ``to_plotly_json`` are meant to be used (that is what ``st.plotly_chart``
-    and ``plotly.io.to_json`` call); the dict is shared, never modified. For anything else,
-    ``go.Figure(frozen.to_dict())`` makes an ordinary figure.
+    Only ``to_dict`` / ``to_plotly_json`` work (that is what ``st.plotly_chart`` and
+    ``plotly.io.to_json`` call); the dict is shared, never modified. Anything else a figure
+    has (``.data``, ``update_layout``, ``show``, ...) raises a TypeError that says so, instead
+    of failing somewhere inside Plotly: ``go.Figure(frozen.to_dict())`` makes an ordinary
+    figure.
 
     Examples
     --------
@@ -39,9 +41,21 @@ class FrozenFigure(go.Figure):
     ('heatmap', 'head 1')
     >>> go.Figure(fig.to_dict()).data[0].z
     ([0.25, 0.75],)
+    >>> fig.update_layout(height=100)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: A FrozenFigure is read-only and has only to_dict() and to_plotly_json(); ...
     """
 
     __slots__ = ()
+    _ALLOWED = frozenset({"to_dict", "to_plotly_json", "nbytes", "_spec", "__class__",
+                          "__repr__", "__init__", "__setattr__", "__reduce_ex__"})
+
+    def __getattribute__(self, name: str):
+        if name.startswith("__") and name != "__getitem__" or name in FrozenFigure._ALLOWED:
+            return object.__getattribute__(self, name)
+        raise TypeError(f"A FrozenFigure is read-only and has only to_dict() and "
+                        f"to_plotly_json(); received a request for {name!r}. Make an ordinary "
+                        "figure with go.Figure(frozen.to_dict()).")
 
     def __init__(self, spec: dict) -> None:      # noqa: D107 -- no Plotly object tree
         if not (isinstance(spec, dict) and isinstance(spec.get("data"), list)
@@ -51,18 +65,18 @@ class FrozenFigure(go.Figure):
         object.__setattr__(self, "_spec", spec)
 
     def to_dict(self) -> dict:
-        return self._spec
+        return object.__getattribute__(self, "_spec")
 
     def to_plotly_json(self) -> dict:
-        return self._spec
+        return object.__getattribute__(self, "_spec")
 
     @property
     def nbytes(self) -> int:
         """Memory held (``xattn.cache.nbytes`` of the dict), for byte-bounded caches."""
-        return nbytes(self._spec)
+        return nbytes(self.to_dict())
 
     def __repr__(self) -> str:
-        return f"FrozenFigure({len(self._spec['data'])} traces)"
+        return f"FrozenFigure({len(self.to_dict()['data'])} traces)"
 
 
 def freeze(fig: go.Figure) -> FrozenFigure:

@@ -17,17 +17,19 @@ import plotly.graph_objects as go
 from xattn._checks import check_int, check_tokens
 from xattn.figures._style import (
     COLORSCALE,
+    GOLD_COLOUR,
     MASK_COLOUR,
     OUTPUT_COLORSCALE,
     TICK_CHARS,
     axis_labels,
     base_layout,
     category_axis,
+    subplot_ref,
     tick_font,
 )
-from xattn.figures.training import gold_marks
 
-__all__ = ["per_head_figure", "head_figure", "average_figure", "output_figure", "mask_marks"]
+__all__ = ["per_head_figure", "head_figure", "head_parts", "head_height", "average_figure",
+           "output_figure", "mask_marks", "gold_marks"]
 
 
 def _grid(n_panels: int, max_cols: int) -> tuple[int, int]:
@@ -40,27 +42,54 @@ def _domains(n: int, gap: float) -> list[tuple[float, float]]:
     return [(k * (size + gap), k * (size + gap) + size) for k in range(n)]
 
 
-def _heatmap(z, x, y, axis: str, title: str) -> dict:
+def head_height(src_tokens, n_tgt: int, *, font_scale: float = 1.0,
+                row_px: int = 0) -> tuple[int, int, int]:
+    """The one layout of a head's chart: (tick font size, pixels below the heatmap for the
+    rotated source labels, total height). Rows get ``font + 3`` pixels (at least ``row_px``,
+    e.g. a clickable chart's finger-sized rows) and the heatmap at least 150. The grid's
+    paging, `head_parts`, `per_head_figure` and the step-through chart all use it."""
+    font = tick_font(max(len(src_tokens), n_tgt), font_scale)
+    label_px = 40 + int(0.55 * font * min(max(map(len, src_tokens), default=1), TICK_CHARS))
+    return font, label_px, 40 + max(150, max(font + 3, row_px) * n_tgt) + label_px
+
+
+def _heatmap(z, x, y, head: int, title: str) -> dict:
     return dict(
         type="heatmap", z=np.asarray(z, dtype=np.float32), x=x, y=y, coloraxis="coloraxis",
-        xaxis=f"x{axis}", yaxis=f"y{axis}", name=title, xgap=0.5, ygap=0.5,
-        hovertemplate=(f"<b>{title}</b><br>target (query) %{{y}}<br>source (key) %{{x}}"
-                       "<br>weight %{z:.3f}<extra></extra>"))
+        xaxis=subplot_ref(head, "x"), yaxis=subplot_ref(head, "y"), name=title, xgap=0.5,
+        ygap=0.5, hovertemplate=(f"<b>{title}</b><br>target (query) %{{y}}<br>source (key) "
+                                 "%{x}<br>weight %{z:.3f}<extra></extra>"))
 
 
-def mask_marks(mask: np.ndarray, x, y, axis: str, size: float) -> dict | None:
-    """A scatter trace (as a dict) with a grey cross on every masked cell, or None.
+def mask_marks(mask: np.ndarray, x, y, head: int = 0, size: float = 12) -> dict | None:
+    """A grey cross on every masked cell of subplot ``head`` (0-based), as a scatter trace
+    (a dict), or None when nothing is masked.
 
-    ``mask`` is bool (n_tgt, n_src), True = may attend; ``x``/``y`` are the axis categories;
-    ``axis`` the subplot suffix ("" for the first).
+    ``mask`` is bool (n_tgt, n_src), True = may attend; ``x``/``y`` are the axis categories.
     """
     rows, cols = np.nonzero(~mask)                                   # masked cells
     if rows.size == 0:
         return None
     return dict(type="scatter", mode="markers", x=[x[j] for j in cols], y=[y[i] for i in rows],
-                xaxis=f"x{axis}", yaxis=f"y{axis}", name="masked", showlegend=False,
-                hoverinfo="skip", marker=dict(symbol="x-thin", size=size, color=MASK_COLOUR,
-                                              line=dict(width=2, color=MASK_COLOUR)))
+                xaxis=subplot_ref(head, "x"), yaxis=subplot_ref(head, "y"), name="masked",
+                showlegend=False, hoverinfo="skip",
+                marker=dict(symbol="x-thin", size=size, color=MASK_COLOUR,
+                            line=dict(width=2, color=MASK_COLOUR)))
+
+
+def gold_marks(gold: np.ndarray, x, y, head: int = 0) -> dict:
+    """An outlined square on every gold cell of subplot ``head`` (0-based), as a scatter
+    trace (a dict).
+
+    ``gold`` is bool (n_tgt, n_src), True at each target token's gold source token;
+    ``x``/``y`` are the axis categories.
+    """
+    rows, cols = np.nonzero(gold)                                     # gold cells
+    return dict(type="scatter", x=[x[j] for j in cols], y=[y[i] for i in rows],
+                mode="markers", name="gold", xaxis=subplot_ref(head, "x"),
+                yaxis=subplot_ref(head, "y"), showlegend=False, hoverinfo="skip",
+                marker=dict(symbol="square-open", size=max(8, 20 - len(x)), color=GOLD_COLOUR,
+                            line=dict(width=2.5)))
 
 
 def _layout(title: str, height: int) -> dict:
@@ -70,12 +99,13 @@ def _layout(title: str, height: int) -> dict:
                       len=min(300, height - 90), yanchor="top", y=1)))
 
 
-def _axes(layout: dict, axis: str, xd, yd, ticks_x, ticks_y, *, x_title: str | None,
+def _axes(layout: dict, head: int, xd, yd, ticks_x, ticks_y, *, x_title: str | None,
           y_title: str | None, font: int, y_ticks: bool = True) -> None:
-    layout[f"xaxis{axis}"] = category_axis(ticks_x, title=x_title, angle=-60, font=font,
-                                           domain=xd, anchor=f"y{axis}")
-    layout[f"yaxis{axis}"] = category_axis(ticks_y, title=y_title, reverse=True, font=font,
-                                           domain=yd, anchor=f"x{axis}", showticklabels=y_ticks)
+    x, y = subplot_ref(head, "x"), subplot_ref(head, "y")
+    layout[f"xaxis{x[1:]}"] = category_axis(ticks_x, title=x_title, angle=-60, font=font,
+                                            domain=xd, anchor=y)
+    layout[f"yaxis{y[1:]}"] = category_axis(ticks_y, title=y_title, reverse=True, font=font,
+                                            domain=yd, anchor=x, showticklabels=y_ticks)
 
 
 def head_figure(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
@@ -131,10 +161,8 @@ def head_parts(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
     n_tgt, n_src = weights.shape
     x, x_text = axis_labels(src_tokens)
     y, y_text = axis_labels(tgt_tokens)
-    font = tick_font(max(n_src, n_tgt), font_scale)
+    font, _, height = head_height(src_tokens, n_tgt, font_scale=font_scale)
     step = math.ceil(n_src / max_x_labels)
-    label_px = 40 + int(0.55 * font * min(max(map(len, src_tokens)), TICK_CHARS))
-    height = 40 + max(150, int((font + 3) * n_tgt)) + label_px
     name = f"head {head + 1}"
     layout = base_layout(title or name, height, top=36, font_scale=font_scale, showlegend=False,
                          coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=float(zmax),
@@ -145,20 +173,28 @@ def head_parts(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
                          yaxis=category_axis((y, y_text), title="target (queries)",
                                              reverse=True, font=font))
     layout["xaxis"]["range"] = [-0.5, n_src - 0.5]   # every category, labelled or not
-    data = [_heatmap(weights, x, y, "", name)]
-    if mask is not None:
-        mark = mask_marks(np.broadcast_to(np.asarray(mask, bool), weights.shape), x, y, "",
-                          size=max(4, 14 - n_src // 6))
-        if mark:
-            data.append(mark)
-    if gold is not None:
-        data.append(gold_marks(gold, src_tokens, tgt_tokens))
+    data = [_heatmap(weights, x, y, 0, name)]
+    data += _marks(mask, gold, x, y, 0, weights.shape)
     return data, layout
+
+
+def _marks(mask, gold, x, y, head: int, shape: tuple[int, int]) -> list[dict]:
+    """The mask crosses and gold squares of subplot ``head``, where there are any."""
+    marks = []
+    if mask is not None:
+        mark = mask_marks(np.broadcast_to(np.asarray(mask, bool), shape), x, y, head,
+                          size=max(4, 14 - shape[1] // 6))
+        if mark:
+            marks.append(mark)
+    if gold is not None:
+        marks.append(gold_marks(gold, x, y, head))
+    return marks
 
 
 def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
                     mask: np.ndarray | None = None, max_cols: int = 4,
-                    title: str = "Cross-attention weights, one heatmap per head") -> go.Figure:
+                    title: str = "Cross-attention weights, one heatmap per head",
+                    gold: np.ndarray | None = None) -> go.Figure:
     """Small multiples: one heatmap per head on a shared 0-1 colour scale.
 
     Parameters
@@ -170,12 +206,14 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
         True where attention is allowed; masked cells get a grey cross.
     max_cols : int
         Heatmaps per row of the grid.
+    gold : ndarray of bool, shape (n_tgt, n_src), optional
+        Gold cells (trained weights) get an outlined square.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        ``fig.data`` holds the heatmap of head h at index h (named "head h+1"), followed by one
-        scatter trace of mask crosses per head when anything is masked.
+        ``fig.data`` holds the heatmap of head h at index h (named "head h+1"), followed by
+        each head's marks (mask crosses when anything is masked, gold squares).
     """
     max_cols = check_int(max_cols, "max_cols", minimum=1)
     src_tokens = check_tokens(src_tokens, None, "src_tokens")
@@ -188,11 +226,10 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     x, x_text = axis_labels(src_tokens)
     y, y_text = axis_labels(tgt_tokens)
     n_rows, n_cols = _grid(n_heads, max_cols)
-    font = tick_font(max(n_src, n_tgt))
-    # Layout in pixels: per grid row a head title, the heatmap (>= 12 px a target token) and
-    # room below for the source labels, which are rotated by 60 degrees and cut to TICK_CHARS.
-    title_px, heat_px = 24, 60 + 12 * n_tgt
-    label_px = 45 + int(0.5 * font * min(max(map(len, src_tokens)), TICK_CHARS))
+    # Layout in pixels: per grid row a head title, then one head's chart (`head_height`: the
+    # heatmap and room below for the source labels, rotated by 60 degrees).
+    font, label_px, head_px = head_height(src_tokens, n_tgt)
+    title_px, heat_px = 24, head_px - 40 - label_px
     row_px = title_px + heat_px + label_px
     height = 70 + n_rows * row_px
     layout = _layout(title, height=height)
@@ -205,21 +242,16 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     x_ticks = (x[::step], x_text[::step])
     y_ticks = (y, y_text)
     heatmaps, marks, annotations = [], [], []
-    full_mask = None if mask is None else np.broadcast_to(np.asarray(mask, bool), (n_tgt, n_src))
     for h in range(n_heads):
-        axis = "" if h == 0 else str(h + 1)
         r, c = divmod(h, n_cols)
-        heatmaps.append(_heatmap(weights[h], x, y, axis, f"head {h + 1}"))
-        _axes(layout, axis, x_dom[c], y_dom[r], x_ticks, y_ticks, font=font,
+        heatmaps.append(_heatmap(weights[h], x, y, h, f"head {h + 1}"))
+        _axes(layout, h, x_dom[c], y_dom[r], x_ticks, y_ticks, font=font,
               x_title="source (keys)" if r == n_rows - 1 or h + n_cols >= n_heads else None,
               y_title="target (queries)" if c == 0 else None, y_ticks=c == 0)
         annotations.append(dict(text=f"<b>head {h + 1}</b>", x=sum(x_dom[c]) / 2, xref="paper",
                                 y=y_dom[r][1], yref="paper", yanchor="bottom", showarrow=False,
                                 font=dict(size=13)))
-        if full_mask is not None:
-            mark = mask_marks(full_mask, x, y, axis, size=max(4, 14 - n_src // 6))
-            if mark:
-                marks.append(mark)
+        marks += _marks(mask, gold, x, y, h, (n_tgt, n_src))
     layout["annotations"] = annotations
     return go.Figure(data=heatmaps + marks, layout=layout, _validate=False)
 

@@ -44,8 +44,11 @@ def overview_figure(weights: np.ndarray, *, selected: tuple[int, int] | None = N
     step = PANEL_PX + _GAP_PX
     width, height = 70 + n_heads * step, 40 + n_layers * step
     z8 = np.rint(np.clip(weights, 0, 1) * 255).astype(np.uint8)   # (L, H, T, S)
+    # The click-catching subplot covers every panel: its plot background must be transparent,
+    # or it paints white over all the thumbnails (the JSON is right, the screen is blank).
     layout = base_layout(None, height, top=30, width=width, showlegend=False, dragmode=False,
                          clickmode="event+select", hovermode="closest",
+                         plot_bgcolor="rgba(0,0,0,0)",
                          margin=dict(l=60, r=10, t=30, b=10),
                          coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=255,
                                         showscale=False))

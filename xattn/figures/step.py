@@ -20,7 +20,7 @@ from xattn.figures._style import (
     category_axis,
     tick_font,
 )
-from xattn.figures.heads import mask_marks
+from xattn.figures.heads import head_height, mask_marks
 
 __all__ = ["clickable_head_figure", "weights_bar_figure", "saturation_figure"]
 
@@ -74,13 +74,13 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
             shapes.append(dict(type="rect", xref="x", x0=column - 0.5, x1=column + 0.5,
                                yref="y", y0=selected - 0.5, y1=selected + 0.5,
                                line=dict(color="white", width=3)))
-    font = tick_font(max(n_tgt, n_src))
+    font, _, height = head_height(src_tokens, n_tgt, row_px=22)   # rows a finger can hit
     layout = base_layout(
-        f"Head {head + 1}: click a cell to pick its target token", 160 + 22 * n_tgt,
+        f"Head {head + 1}: click a cell to pick its target token", height,
         xaxis=category_axis((x, x_text), title="source (keys)", angle=-60, font=font),
         yaxis=category_axis((y, y_text), title="target (queries)", reverse=True, font=font),
         shapes=shapes, clickmode="event+select", dragmode=False)
-    marks = None if mask is None else mask_marks(np.asarray(mask, bool), x, y, "", size=12)
+    marks = None if mask is None else mask_marks(np.asarray(mask, bool), x, y, 0, size=12)
     return go.Figure(data=[heat, click] + ([marks] if marks else []), layout=layout,
                      _validate=False)
 

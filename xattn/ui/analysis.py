@@ -6,46 +6,30 @@ import numpy as np
 import streamlit as st
 
 from xattn.figures import ablation_figure, statistics_figure
-from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
-from xattn.pipeline import MAX_HEADS
+from xattn.metrics import MEASURES, head_statistics
 from xattn.sources import Attention
+from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
-from xattn.ui.controls import chart_config
 from xattn.ui.heads import file_stem
-from xattn.ui.params import list_param, whole_number
+from xattn.ui.link import OFF
 from xattn.ui.state import PageState
-from xattn.ui.trained import trained_statistics
-
-OFF = list_param("off", whole_number(1, MAX_HEADS), what="the heads switched off")
-MEASURE_NAMES = {
-    "normalised_entropy": "spread (normalised entropy)",
-    "effective_keys": "effective number of source tokens",
-    "confidence": "confidence (mean row maximum)",
-    "diagonal_alignment": "diagonal alignment",
-    "monotonicity": "monotonicity",
-}
-
-SHORT_NAMES = {"normalised_entropy": "spread", "effective_keys": "effective tokens",
-               "confidence": "confidence", "diagonal_alignment": "diagonal",
-               "monotonicity": "monotonicity"}
+from xattn.ui.trained import gold_statistics
 
 
 def stats_view(a: Attention, layer: int, state: PageState) -> None:
     weights = a.layer(layer)
     stats = derived(("stats", a.key, layer), lambda: head_statistics(weights, a.mask))
     table = {"head": [f"head {h + 1}" for h in stats["head"]]}
-    table.update({MEASURE_NAMES[k]: np.round(stats[k], 3) for k in MEASURE_NAMES})
+    table.update({m.name: np.round(stats[k], 3) for k, m in MEASURES.items()})
     st.dataframe(table, hide_index=True)
-    st.plotly_chart(statistics_figure(stats, SHORT_NAMES), key="stats_chart",
-                    config=chart_config(f"{file_stem(a, layer)}-head-statistics"),
-                    alt="Bar charts of the five head statistics, one bar per head.")
-    st.markdown("\n".join(f"- **{MEASURE_NAMES[k]}**: {MEASURE_DESCRIPTIONS[k]}"
-                          for k in MEASURE_NAMES))
-    st.caption("Means are over target tokens that have at least one source token to attend to."
-               + (" With random weights these numbers describe the seed, not language."
-                  if a.source == "random" else ""))
-    if a.source == "trained":
-        trained_statistics(a)
+    show_chart(statistics_figure(stats, {k: m.short for k, m in MEASURES.items()}),
+               key="stats_chart", name=f"{file_stem(a, layer)}-head-statistics",
+               alt="Bar charts of the five head statistics, one bar per head.")
+    st.markdown("\n".join(f"- **{m.name}**: {m.description}" for m in MEASURES.values()))
+    st.caption("Means are over target tokens that have at least one source token to attend "
+               "to." + (f" {a.caveat}" if a.caveat else ""))
+    if a.scores is not None:
+        gold_statistics(derived(("scores", a.key), a.scores), weights)
 
 
 def ablation_view(a: Attention, layer: int, state: PageState) -> None:
@@ -59,8 +43,8 @@ def ablation_view(a: Attention, layer: int, state: PageState) -> None:
                 "Levy and Neubig 2019) and see how much the output changes: "
                 "$\\lVert Y - Y_{\\text{ablated}} \\rVert / \\lVert Y \\rVert$.")
     heads = range(1, n_heads + 1)
-    off = state.value("off", heads, why=f"(there are {n_heads} heads)")
-    st.multiselect("Heads to switch off", heads, key="off", placeholder="choose heads by number")
+    off = state.value(OFF, heads, why=f"(there are {n_heads} heads)")
+    st.multiselect("Heads to switch off", heads, key=OFF.key, placeholder="choose heads by number")
     alone = derived(("ablation", a.key, layer, ()), lambda: a.ablate(layer, ()))
     order = np.argsort(-np.nan_to_num(alone.per_head, nan=-1.0), kind="stable")   # most first
     shown = tuple(h - 1 for h in off) or (int(order[0]),)
@@ -74,18 +58,20 @@ def ablation_view(a: Attention, layer: int, state: PageState) -> None:
                      hide_index=True)
         if off:
             st.metric(f"Change with heads {', '.join(map(str, off))} off", f"{res.chosen:.1%}")
-            if len(off) == n_heads and a.source != "model":
-                st.caption("Every head is off: the output is all zeros (a change of 100%).")
+            if len(off) == n_heads:
+                st.caption("Every head is off: " + (
+                    "the output is all zeros (a change of 100%)." if np.isclose(res.chosen, 1)
+                    else "what is left is the output projection's bias."))
         else:
             st.caption(f"Sorted by importance. The chart shows head {order[0] + 1}, the most "
                        "important; choose heads above to switch off a set of your own.")
     tgt_tokens = (a.trace_tokens or (a.src_tokens, a.tgt_tokens))[1]
     with right:
-        st.plotly_chart(ablation_figure(res, list(tgt_tokens), [h + 1 for h in shown]),
-                        key="ablation_chart", config=chart_config("xattn-ablation"),
-                        alt="Bar chart of the relative output change per target token.")
+        show_chart(ablation_figure(res, list(tgt_tokens), [h + 1 for h in shown]),
+                   key="ablation_chart", name="xattn-ablation",
+                   alt="Bar chart of the relative output change per target token.")
     st.caption("Weights of the remaining heads do not change: a head's gate scales its output, "
                "not its attention. A change near 0 % means the output barely depends on that "
                "head; the changes of single heads do not add up, since norms are not additive."
-               + (" For a real model the output is that of one layer's cross-attention, its "
-                  "bias included." if a.source == "model" else ""))
+               + (f" With {a.n_layers} layers, the output is that of layer {layer + 1}'s "
+                  "cross-attention alone." if a.n_layers > 1 else ""))

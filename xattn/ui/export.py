@@ -5,13 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.export import standalone_html
-from xattn.figures import (
-    add_gold_marks,
-    average_figure,
-    lines_figure,
-    output_figure,
-    per_head_figure,
-)
+from xattn.figures import average_figure, lines_figure, output_figure, per_head_figure
+from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.heads import file_stem
 
@@ -26,16 +21,14 @@ def export_view(a: Attention, layer: int, state) -> None:
                        f"{stem}.html", "text/html", key="dl_html", on_click="ignore",
                        type="primary")
     st.caption("In the app itself, the camera button in each chart's toolbar saves a PNG or "
-               "an SVG (choose in the sidebar, under Export), named after the view and the "
-               f"settings, e.g. `{stem}-head1.png`.")
+               "an SVG (choose in the sidebar, under Display), named after the view and the "
+               f"settings, e.g. {md_code(stem + '-head1.png')}.")
 
 
 def export_page(a: Attention, layer: int = 0) -> str:
     """The standalone HTML file the Export view offers: every figure of the Heads view."""
     weights, src, tgt = a.layer(layer), list(a.src_tokens), list(a.tgt_tokens)
-    per_head = per_head_figure(weights, src, tgt, mask=a.mask)
-    if a.gold is not None:
-        add_gold_marks(per_head, a.gold, src, tgt)
+    per_head = per_head_figure(weights, src, tgt, mask=a.mask, gold=a.gold)
     figures = [("One heatmap per head", per_head),
                ("Average over heads", average_figure(weights, src, tgt, mask=a.mask)),
                ("Lines view", lines_figure(weights, src, tgt, mask=a.mask))]
@@ -49,20 +42,7 @@ def export_page(a: Attention, layer: int = 0) -> str:
 def describe(a: Attention, layer: int) -> str:
     """Plain text (escaped by the page): what the figures show and how they were made."""
     lines = [f"Source tokens: {' '.join(a.src_tokens)}",
-             f"Target tokens: {' '.join(a.tgt_tokens)}"]
-    if a.source == "random":
-        s = a.context.settings
-        lines.append(f"Random weights: d_model {s.d_model}, {s.n_heads} heads, seed {s.seed}, "
-                     f"tokenizer {s.tokenizer}, embedder {s.embedder}, positions "
-                     f"{'on' if s.positional else 'off'}, mask {s.mask_mode}.")
-    elif a.source == "trained":
-        config = a.context[0].result.config
-        lines.append(f"Trained on the toy English-French task: {config.n_heads} heads, "
-                     f"{config.steps} steps, seed {config.seed}. Gold cells are outlined.")
-    else:
-        name = a.context.model or "an unnamed model"
-        lines.append(f"{'Model' if a.source == 'model' else 'File of'} {name}: layer "
-                     f"{layer + 1} of {a.n_layers}.")
+             f"Target tokens: {' '.join(a.tgt_tokens)}", a.provenance(layer)]
     if a.details:
         lines.append(f"Shapes: {a.details}.")
-    return "\n\n".join(lines)
+    return "\n\n".join(line for line in lines if line)

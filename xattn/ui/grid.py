@@ -14,33 +14,30 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from xattn.figures._style import TICK_CHARS, tick_font
+from xattn.figures._style import COLOR_STOPS
 from xattn.figures.frozen import frozen
-from xattn.figures.heads import head_parts
+from xattn.figures.heads import head_height, head_parts
 from xattn.sources import Attention
+from xattn.ui.charts import show_chart
 from xattn.ui.compute import figure
-from xattn.ui.controls import chart_config
-from xattn.ui.params import int_param
+from xattn.ui.link import HPAGE, SCALE
 from xattn.ui.state import PageState
 
-__all__ = ["head_grid", "colour_top", "HPAGE"]
+__all__ = ["head_grid", "colour_top"]
 
-HPAGE = int_param("hpage", 1, 1, 16, "the page of heads")
 GRID_PX = 1400            # a page of heads at most this tall
-VIRIDIS = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779",
-           "#6ece58", "#b5de2b", "#fde725")
 
 
 def colour_top(weights: np.ndarray, state: PageState) -> float:
     """The top of the colour scale (sidebar, *Display*): 1 (fixed, comparable across heads)
     or the picture's maximum (its structure shows even when every weight is small)."""
-    top = float(np.max(weights)) if state.drawn.get("scale") == "max" else 1.0
+    top = float(np.max(weights)) if state.shown(SCALE) == "max" else 1.0
     return top if top > 0 else 1.0
 
 
 def legend(top: float) -> None:
     """The colour scale of the charts below, as one bar (constant HTML, no user text)."""
-    stops = ", ".join(VIRIDIS)
+    stops = ", ".join(COLOR_STOPS)
     st.html(f'<div style="display:flex;align-items:center;gap:8px;font-size:0.85rem;'
             f'color:#555;white-space:nowrap"><span>weight 0</span><span style="flex:0 1 '
             f'280px;min-width:80px;height:12px;border-radius:3px;background:linear-gradient('
@@ -51,9 +48,7 @@ def _layout(n_heads: int, n_tokens: int, n_tgt: int, src_tokens,
             max_cols: int = 4) -> tuple[int, int]:
     """Columns, and heads on a page, so that a page stays under GRID_PX."""
     cols = min(n_heads, max_cols, 4 if n_tokens <= 16 else 3 if n_tokens <= 32 else 2)
-    font = tick_font(n_tokens)
-    label_px = 40 + int(0.55 * font * min(max(map(len, src_tokens)), TICK_CHARS))
-    height = 40 + max(150, (font + 3) * n_tgt) + label_px      # as head_figure draws it
+    height = head_height(src_tokens, n_tgt)[2]                   # as head_parts draws it
     return cols, cols * max(1, GRID_PX // height)
 
 
@@ -78,8 +73,8 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
     if pages > 1:
         names = {p: f"heads {(p - 1) * per_page + 1}–{min(p * per_page, n_heads)}"
                  for p in range(1, pages + 1)}
-        page = state.value("hpage", list(names), why=f"(there are {pages} pages of heads)")
-        st.segmented_control("Heads", list(names), key="hpage", format_func=names.get,
+        page = state.value(HPAGE, list(names), why=f"(there are {pages} pages of heads)")
+        st.segmented_control("Heads", list(names), key=HPAGE.key, format_func=names.get,
                              help="Long sentences make tall charts: the heads come a page at a "
                                   "time.")
         first = (page - 1) * per_page
@@ -90,9 +85,6 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
         for col, h in zip(st.columns(cols), shown[row:row + cols], strict=False):
             fig = figure((a.key, layer, "head", h, top, font_scale, labels),
                          partial(_head, a, weights, h, top, font_scale, labels))
-            with col:
-                st.plotly_chart(fig, key=f"head_{h + 1}",
-                                config=chart_config(f"{stem}-head{h + 1}"),
-                                alt=f"Heatmap of head {h + 1}: target tokens (rows) by source "
-                                    "tokens (columns); a text version is in the expander "
-                                    "below.")
+            show_chart(fig, key=f"head_{h + 1}", name=f"{stem}-head{h + 1}", where=col,
+                       alt=f"Heatmap of head {h + 1}: target tokens (rows) by source tokens "
+                           "(columns); a text version is in the expander below.")

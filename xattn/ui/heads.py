@@ -6,9 +6,6 @@ marks where a gold alignment is known, the output representation where the sourc
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
-
 import numpy as np
 import streamlit as st
 
@@ -17,30 +14,23 @@ from xattn.export import file_name, weights_csv
 from xattn.figures import average_figure, head_figure, output_figure
 from xattn.literal import md_code
 from xattn.sources import Attention
+from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived, figure
-from xattn.ui.controls import chart_config
 from xattn.ui.grid import colour_top, head_grid
+from xattn.ui.link import PRESENT
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.overview import layers_overview
 
 FORMULA = (r"\begin{aligned} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mathrm{head}_1, "
            r"\dots, \mathrm{head}_h)\, W^O \\ \mathrm{head}_i &= \mathrm{softmax}\!\left("
-           r"\frac{Q W_i^Q (K W_i^K)^\top}{\sqrt{d_k}} + M\right) V W_i^V \end{aligned}")
+           r"\frac{Q W_i^Q (K W_i^K)^\top}{\sqrt{d_\text{head}}} + M\right) V W_i^V "
+           r"\end{aligned}")
 
 
 def file_stem(a: Attention, layer: int = 0) -> str:
     """A file name that says what is in the file: xattn-4heads-d32-seed0-the-black-cat."""
     words = " ".join(a.src_tokens[:4])
-    if a.source == "random":
-        s = a.context.settings
-        what = f"{s.n_heads}heads-d{s.d_model}-seed{s.seed}"
-    elif a.source == "trained":
-        config = a.context[0].result.config
-        what = f"trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
-    elif a.source == "model":
-        what = f"{a.context.model.rsplit('/', 1)[-1]}-layer{layer + 1}"
-    else:
-        what = f"file-layer{layer + 1}"
+    what = a.name + (f"-layer{layer + 1}" if a.n_layers > 1 else "")
     return file_name(f"xattn-{what} {words}").lower()
 
 
@@ -73,14 +63,14 @@ def heads_view(a: Attention, layer: int, state) -> None:
                 weights[focus], a.src_tokens, a.tgt_tokens, head=focus, mask=a.mask,
                 title=f"Layer {layer + 1}, head {focus + 1}", zmax=top, colorbar=True,
                 max_x_labels=64))
-            st.plotly_chart(fig, key="focus_head", config=chart_config(f"{stem}-head{focus + 1}"),
-                            alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
+            show_chart(fig, key="focus_head", name=f"{stem}-head{focus + 1}",
+                       alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
     if a.details:
         st.caption(f"**Shapes:** {a.details}")
-    present = bool(state.drawn.get("present"))
+    present = bool(state.shown(PRESENT))
     head_grid(a, layer, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
               max_cols=2 if present else 4)
-    notes = ["Each heatmap is one head's softmax(Q W\\_Q (K W\\_K)ᵀ / √d\\_k + M): a row per "
+    notes = ["Each heatmap is one head's softmax(Q W\\_Q (K W\\_K)ᵀ / √d\\_head + M): a row per "
              "target token (query), a column per source token (key); every row sums to 1."]
     if a.gold is not None:
         notes.append("◻ marks each target word's gold source word (the word it translates).")
@@ -110,47 +100,32 @@ def average_and_output(a: Attention, layer: int, top: float, stem: str) -> None:
     with left:
         fig = figure((a.key, layer, "average", top), lambda: average_figure(
             weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask, zmax=top))
-        st.plotly_chart(fig, key="average", config=chart_config(f"{stem}-average"),
-                        alt="Heatmap of the attention weights averaged over heads.")
+        show_chart(fig, key="average", name=f"{stem}-average",
+                   alt="Heatmap of the attention weights averaged over heads.")
     if a.output is not None:
         with right:
             fig = figure((a.key, layer, "output"),
                          lambda: output_figure(a.output, list(a.tgt_tokens)))
-            st.plotly_chart(fig, key="output", config=chart_config(f"{stem}-output"),
-                            alt="Heatmap of the output representation: target tokens by model "
-                                "dimensions.")
+            show_chart(fig, key="output", name=f"{stem}-output",
+                       alt="Heatmap of the output representation: target tokens by model "
+                           "dimensions.")
 
 
 def formula(a: Attention) -> None:
-    d_k = f" = {a.d_head}" if a.d_head else ""
+    d_head = f" = {a.d_head}" if a.d_head else ""
     st.markdown(f"**The formula.** $Q$ = decoder state (target), $K = V$ = encoder output "
-                f"(source), $d_k = d_{{model}} / h{d_k}$, and $M$ is 0 where a key may be "
-                "attended and $-\\infty$ where it is masked.")
+                f"(source), $d_\\text{{head}} = d_\\text{{model}} / h{d_head}$, and $M$ is 0 where "
+                "a key may be attended and $-\\infty$ where it is masked.")
     st.latex(FORMULA)
 
 
 def attention_npz(a: Attention) -> bytes:
     """The ``.npz`` download: the attention file format (it uploads back as *file* weights),
-    plus, for random weights, what reproduces them (output, mask, inputs, settings)."""
-    extra, model = {}, None
-    if a.source == "random":
-        r = a.context
-        extra = dict(output=r.output, mask=r.mask, encoder_output=r.encoder_output,
-                     decoder_state=r.decoder_state,
-                     settings=np.array(json.dumps(asdict(r.settings))))
-    elif a.source == "trained":
-        extra = {"gold": a.gold}
-        model = "xattn toy EN-FR model, trained"
-    elif a.source == "model":
-        model = a.context.model
-    texts = {}
-    if a.source in ("random", "model"):
-        texts = dict(src_text=a.context.settings.src if a.source == "random" else
-                     a.context.src_text,
-                     tgt_text=a.context.settings.tgt if a.source == "random" else
-                     a.context.tgt_text)
-    return attention_to_bytes(a.weights, list(a.src_tokens), list(a.tgt_tokens), model=model,
-                              extra=extra, **texts)
+    plus what reproduces the weights where the source knows it (random weights: output, mask,
+    inputs, settings; trained: the gold alignment)."""
+    return attention_to_bytes(a.weights, list(a.src_tokens), list(a.tgt_tokens),
+                              model=a.model or None, extra=dict(a.extras),
+                              src_text=a.src_text or None, tgt_text=a.tgt_text or None)
 
 
 SMALL_DOWNLOAD = 8_000     # weights; the CSV then holds at most ~320 kB, the .npz ~40 kB

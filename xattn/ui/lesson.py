@@ -12,23 +12,22 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from xattn.lesson import STEPS, Step
+from xattn.lesson import STEPS, Step, missing
 from xattn.sources import Attention
-from xattn.ui.params import REGISTRY, int_param
+from xattn.ui.link import IMG, LESSON, PRESENT, REGISTRY, SCALE, VIEW
 from xattn.ui.state import PageState
 
-__all__ = ["LESSON", "lesson_setup", "lesson_view"]
+__all__ = ["lesson_setup", "lesson_view"]
 
-LESSON = int_param("lesson", 1, 1, len(STEPS), "the lesson step")
-KEEP = {"view", "lesson", "present", "img", "scale"}      # how the page looks stays as it is
+KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE)}   # how the page looks stays
 
 
 def lesson_setup(state: PageState, view: str) -> Step | None:
     """The step to show when the Lesson view is open; a newly opened step sets the controls."""
     if view != "Lesson":
         return None
-    before = state.memory.get("lesson", {}).get("shown")
-    n = state.value("lesson", range(1, len(STEPS) + 1),
+    before = state.memory.get(LESSON.key, {}).get("shown")
+    n = state.value(LESSON, range(1, len(STEPS) + 1),
                     why=f"(the lesson has {len(STEPS)} steps)")
     step = STEPS[n - 1]
     # A step opened now (its link, or a button) sets the controls; a link that also carries
@@ -42,7 +41,7 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
 
 
 def _go(n: int) -> None:
-    st.session_state["lesson"] = n
+    st.session_state[LESSON.key] = n
 
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
@@ -53,14 +52,17 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
     left.button("← Previous", key="lesson_prev", disabled=n == 1, on_click=_go, args=(n - 1,),
                 width="stretch")
-    middle.selectbox("Step", list(names), key="lesson", format_func=names.get,
+    middle.selectbox("Step", list(names), key=LESSON.key, format_func=names.get,
                      label_visibility="collapsed")
     right.button("Next →", key="lesson_next", disabled=n == len(STEPS), on_click=_go,
                  args=(n + 1,), type="primary", width="stretch")
-    st.markdown(f"### Step {n} of {len(STEPS)}: {step.title}\n\n{step.text}\n\n"
+    st.markdown(f"## Step {n} of {len(STEPS)}: {step.title}\n\n{step.text}\n\n"
                 f"**Look at:** {step.look}\n\n**Question for the class:** {step.question}")
+    why_not = missing(step, a) if a is not None else None
     if a is None:
         st.info("The answer appears once the weights above can be computed.")
+    elif why_not:
+        st.info(why_not, icon=":material/info:")
     else:
         with st.expander("Show the answer (computed from the numbers on screen)"):
             st.markdown(step.answer(a, layer))

@@ -5,32 +5,28 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.figures import lines_figure
-from xattn.pipeline import MAX_HEADS
 from xattn.sources import Attention
-from xattn.ui.controls import chart_config
+from xattn.ui.charts import show_chart
 from xattn.ui.heads import file_stem
-from xattn.ui.params import float_param, list_param, whole_number
+from xattn.ui.link import LINES_HEADS, THRESHOLD
 from xattn.ui.state import PageState
-
-LINES_HEADS = list_param("lines_heads", whole_number(1, MAX_HEADS), what="the heads to draw")
-THRESHOLD = float_param("threshold", 0.05, 0.0, 0.5, "the threshold")
 
 
 def lines_view(a: Attention, layer: int, state: PageState) -> None:
     n_heads = a.n_heads
     heads = range(1, n_heads + 1)
     left, right = st.columns([2, 1])
-    chosen = state.value("lines_heads", heads, why=f"(there are {n_heads} heads)")
-    left.multiselect("Heads to draw (empty = all)", heads, key="lines_heads",
-                  placeholder="all heads")
-    threshold = state.value("threshold")
-    right.slider("Hide lines below weight", 0.0, 0.5, step=0.01, key="threshold",
-             help="Lines for smaller weights are not drawn, so the strong links stand out.")
+    chosen = state.value(LINES_HEADS, heads, why=f"(there are {n_heads} heads)")
+    left.multiselect("Heads to draw (empty = all)", heads, key=LINES_HEADS.key,
+                     placeholder="all heads")
+    threshold = state.value(THRESHOLD)
+    right.slider("Hide lines below weight", 0.0, 0.5, step=0.01, key=THRESHOLD.key,
+                 help="Lines for smaller weights are not drawn, so the strong links stand out.")
     fig = lines_figure(a.layer(layer), a.src_tokens, a.tgt_tokens,
                        heads=[h - 1 for h in chosen] or None, threshold=float(threshold),
                        mask=a.mask)
-    st.plotly_chart(fig, key="lines", config=chart_config(f"{file_stem(a, layer)}-lines"),
-                    alt="Lines from each target token to the source tokens it attends to, one "
-                        "colour per head, more opaque for larger weights.")
+    show_chart(fig, key="lines", name=f"{file_stem(a, layer)}-lines",
+               alt="Lines from each target token to the source tokens it attends to, one "
+                   "colour per head, more opaque for larger weights.")
     st.caption("Each line joins a target token (left) to a source token (right); the stronger "
                "the weight, the more opaque the line. Click a head in the legend to hide it.")

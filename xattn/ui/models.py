@@ -4,10 +4,16 @@ A model is loaded once per server (shared by every session, one pass at a time) 
 name a link makes up: the link can only pick a name from ``xattn.models.allowed_models()``. A
 failed load is remembered for a few minutes, so that an offline server does not retry (and
 wait) on every click.
+
+Loads are serialised: four students opening a model link at once get one load, the others
+wait for it (concurrent loads of transformers models broke each other, and imports of torch
+and transformers from several threads at once raised ImportError). A model is kept only after
+a first pass worked, so a broken load is never cached for the whole class.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -17,15 +23,14 @@ from xattn.literal import md_code
 from xattn.sources import Attention, model_attention
 from xattn.ui.compute import derived
 from xattn.ui.controls import sentence_inputs
-from xattn.ui.params import bool_param, text_param
+from xattn.ui.link import MODEL, SINKS, WORDS
 from xattn.ui.state import PageState
 
 __all__ = ["model_source", "loaded_model"]
-
-MODEL = text_param("model", "", 300, "the model")          # "": the first allowed
-WORDS = bool_param("words", True, "whole words")
-SINKS = bool_param("sinks", False, "hiding sink tokens")
 RETRY_AFTER = 300.0      # seconds before a failed load is tried again
+
+
+_LOADING = threading.Lock()   # one load at a time, imports included
 
 
 @st.cache_resource(show_spinner=False)
@@ -34,24 +39,44 @@ def _models() -> dict:
     return {}
 
 
+def _known(name: str):
+    """The loaded model or the recent failure's message; None when it must be (re)loaded."""
+    found = _models().get(name)
+    if isinstance(found, tuple):
+        return found[0] if time.monotonic() - found[1] <= RETRY_AFTER else None
+    return found
+
+
 def loaded_model(name: str):
     """The loaded model, or the message saying why it cannot be loaded."""
-    from xattn.models import ModelUnavailable, load_model, use_threads
-
-    found = _models().get(name)
-    if found is not None and not (isinstance(found, tuple)
-                                  and time.monotonic() - found[1] > RETRY_AFTER):
-        return found[0] if isinstance(found, tuple) else found
+    found = _known(name)
+    if found is not None:
+        return found
     with st.status(f"Loading {name} (the first time: a download of about 300 MB)…") as status:
-        try:
-            use_threads(1)
-            loaded = load_model(name)
-        except (ModelUnavailable, ValueError, TypeError) as err:
-            _models()[name] = (str(err), time.monotonic())
-            status.update(label=f"Could not load {name}", state="error")
-            return str(err)
-        status.update(label=f"Loaded {name}", state="complete", expanded=False)
-    _models()[name] = loaded
+        with _LOADING:                    # others wait here, then find the model loaded
+            found = _known(name)
+            if found is None:
+                found = _load(name)
+                _models()[name] = found if not isinstance(found, str) else (
+                    found, time.monotonic())
+        failed = isinstance(found, str)
+        status.update(label=f"Could not load {name}" if failed else f"Loaded {name}",
+                      state="error" if failed else "complete", expanded=False)
+    return found
+
+
+def _load(name: str):
+    """Load ``name`` and run one pass on it (the model, or why not); called under the lock."""
+    from xattn.models import ModelUnavailable, cross_attention, load_model, use_threads
+
+    try:
+        use_threads(1)
+        loaded = load_model(name)
+        cross_attention(loaded, "a test.", "a test.")      # kept only once a pass works
+    except (ModelUnavailable, ValueError, TypeError) as err:
+        return str(err)
+    except Exception as err:  # noqa: BLE001  (a broken load must not be cached as a model)
+        return f"loading failed ({type(err).__name__}: {err})."
     return loaded
 
 
@@ -67,16 +92,16 @@ def _controls(state: PageState) -> tuple[str, bool, bool] | None:
                    "(random, trained, a file) work as they are.", icon=":material/warning:")
         return None
     allowed = list(allowed_models())
-    name = state.value("model", allowed, why="(the server's list of models)")
-    sb.selectbox("Model", allowed, key="model",
+    name = state.value(MODEL, allowed, why="(the server's list of models)")
+    sb.selectbox("Model", allowed, key=MODEL.key,
                  help="From the list this server allows (set by whoever deployed it); a link "
                       "can only pick one of these.")
-    words = state.value("words")
-    sb.toggle("Whole words (not subword pieces)", key="words",
+    words = state.value(WORDS)
+    sb.toggle("Whole words (not subword pieces)", key=WORDS.key,
               help="Attention to a word = the sum over its pieces; from a word = the mean over "
                    "its pieces.")
-    sinks = state.value("sinks")
-    sb.toggle("Hide sink tokens and renormalise", key="sinks",
+    sinks = state.value(SINKS)
+    sb.toggle("Hide sink tokens and renormalise", key=SINKS.key,
               help="Real models park much of their attention on </s> and punctuation. Hiding "
                    "them drops those columns and rescales each row to sum to 1.")
     return name, words, sinks

@@ -6,13 +6,13 @@ import streamlit as st
 
 from xattn.figures import overview_figure
 from xattn.sources import Attention
-from xattn.ui.controls import chart_config
-from xattn.ui.params import int_param
+from xattn.ui.charts import show_chart
+from xattn.ui.compute import figure
+from xattn.ui.link import FOCUS, LAYER
 from xattn.ui.state import PageState
 
-__all__ = ["layers_overview", "FOCUS"]
+__all__ = ["layers_overview"]
 
-FOCUS = int_param("focus", 0, 0, 16, "the head opened")   # 0: none (from 1 otherwise)
 PICK_KEY = "overview_pick"
 
 
@@ -21,21 +21,22 @@ def _on_pick() -> None:
     points = st.session_state.get(PICK_KEY, {}).get("selection", {}).get("points", [])
     if points:
         layer, head = (int(v) for v in points[0]["customdata"])
-        st.session_state["layer"], st.session_state["focus"] = layer, head
+        st.session_state[LAYER.key], st.session_state[FOCUS.key] = layer, head
 
 
 def layers_overview(a: Attention, layer: int, state: PageState) -> int | None:
     """Draw the overview; return the opened head (0-based), or None."""
     heads = range(0, a.n_heads + 1)
-    focus = state.value("focus", heads, why=f"(there are {a.n_heads} heads)")
+    focus = state.value(FOCUS, heads, why=f"(there are {a.n_heads} heads)")
     st.markdown(f"**Every layer and head** ({a.n_layers} layers × {a.n_heads} heads): click "
                 "one to open it below.")
-    fig = overview_figure(a.weights, selected=(layer, focus - 1) if focus else None)
-    st.plotly_chart(fig, key=PICK_KEY, on_select=_on_pick, selection_mode="points",
-                    config=chart_config("xattn-layers-heads") | {"displayModeBar": False},
-                    width="content",
-                    alt=f"Small heatmaps of all {a.n_layers * a.n_heads} heads, one row per "
-                        "layer; click one to open it.")
-    st.selectbox("Open one head of this layer (or click it above)", heads, key="focus",
+    selected = (layer, focus - 1) if focus else None
+    fig = figure((a.key, "overview", selected),
+                 lambda: overview_figure(a.weights, selected=selected))
+    show_chart(fig, key=PICK_KEY, name="xattn-layers-heads", toolbar=False,
+               on_select=_on_pick, selection_mode="points", width="content",
+               alt=f"Small heatmaps of all {a.n_layers * a.n_heads} heads, one row per layer; "
+                   "click one to open it, or choose it in the box below.")
+    st.selectbox("Open one head of this layer (or click it above)", heads, key=FOCUS.key,
                  format_func=lambda h: "none: every head below" if h == 0 else f"head {h}")
     return focus - 1 if focus else None

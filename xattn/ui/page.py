@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+# Everything the views use is imported with the page, before any session draws a figure:
+# Plotly looks pandas up in sys.modules while building a figure, and on a fresh server twelve
+# sessions at once found it half imported by another session ("partially initialized module
+# 'pandas' has no attribute 'Series'"). Importing it here makes every session wait for the
+# whole import instead (Python's import lock).
+import pandas  # noqa: F401
+import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
 from xattn.ui.analysis import ablation_view, stats_view
@@ -16,8 +23,8 @@ from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
 from xattn.ui.lesson import lesson_setup, lesson_view
 from xattn.ui.lines import lines_view
+from xattn.ui.link import PRESENT, VIEW
 from xattn.ui.look import page_style
-from xattn.ui.params import choice_param
 from xattn.ui.sources import layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
@@ -33,7 +40,6 @@ VIEWS = {   # each draws (attention, layer, state); None: the lesson, the readin
     "Export": export_view,
     "How to read this": None,
 }
-VIEW = choice_param("view", "Heads", tuple(VIEWS), "the view")
 ICONS = {"random": ":material/casino:", "trained": ":material/school:",
          "model": ":material/translate:", "file": ":material/description:"}
 
@@ -92,11 +98,11 @@ def _page(state: PageState) -> None:
     notice_area = st.container()   # filled once the controls are drawn
     row = st.container(horizontal=True, vertical_alignment="center")   # wraps on a phone
     banner = row.container(key="banner")
-    step = lesson_setup(state, state.value("view"))   # a new lesson step sets the controls
+    step = lesson_setup(state, state.value(VIEW))   # a new lesson step sets the controls
     a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
     display_controls(state)
-    present = bool(state.drawn.get("present"))
+    present = bool(state.shown(PRESENT))
     page_style(present)
     if present:
         st.set_page_config(initial_sidebar_state="collapsed")
@@ -128,7 +134,7 @@ def share(state: PageState) -> None:
 
 
 def _views(state: PageState, a, layer: int, step) -> None:
-    tabs = st.tabs(list(VIEWS), key="view", on_change="rerun")
+    tabs = st.tabs(list(VIEWS), key=VIEW.key, on_change="rerun")
     for tab, (name, view) in zip(tabs, VIEWS.items(), strict=True):
         if not tab.open:
             continue

@@ -1,10 +1,9 @@
-"""The URL parameters the page understands: one `Param` per control, all in `REGISTRY`.
+"""How a URL parameter is spelled and read: `Param` and its kinds (int, choice, text, ...).
 
 A `Param` says how a link spells its control's value and how to read it back; each parse
 function refuses anything but a clean value of its kind (``seed=1e400``, ``seed=٣``,
 ``heads=4.0``), with a reason that completes the sentence "The link asked for ``...``, which
-...". Controls declare their parameter next to their widget; the registry is what the page
-knows, so an unknown key in a link gets a notice.
+...". Every parameter of the page is declared in one table, ``xattn.ui.link``.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from dataclasses import dataclass
 
 from xattn.literal import md_code, show_value
 
-__all__ = ["Param", "REGISTRY", "int_param", "float_param", "choice_param", "bool_param",
+__all__ = ["Param", "int_param", "float_param", "choice_param", "bool_param",
            "text_param", "list_param", "whole_number", "clean_text"]
 
 
@@ -34,6 +33,7 @@ class Param:
     spell: Callable[[object], str] = str
     multi: bool = False
     what: str = ""                 # words for notices: "the number of heads"
+    max_chars: int | None = None   # free text: cut to this length (`clean_text`)
 
     def read(self, raw: list[str]) -> tuple[object, str | None]:
         """The value of this parameter's URL strings, and why not (None when fine)."""
@@ -43,8 +43,8 @@ class Param:
                 try:
                     values.append(self.parse(text))
                 except ValueError as err:
-                    bad.append(f"{show_value(text)} {err}")
-            return tuple(dict.fromkeys(values)), ("; ".join(bad) or None)
+                    bad.append(f"{show_value(text)}, {str(err).removeprefix('is ')}")
+            return tuple(dict.fromkeys(values)), (f"holds {'; '.join(bad)}" if bad else None)
         if len(raw) > 1:
             return self.default, f"appears {len(raw)} times"
         try:
@@ -62,16 +62,6 @@ class Param:
         return show_value(self.spell(value))
 
 
-REGISTRY: dict[str, Param] = {}
-
-
-def _register(p: Param) -> Param:
-    if p.key in REGISTRY and REGISTRY[p.key] != p:
-        raise ValueError(f"URL parameter {p.key!r} is declared twice, differently.")
-    REGISTRY[p.key] = p
-    return p
-
-
 def whole_number(lo: int, hi: int) -> Callable[[str], int]:
     """A parser of whole numbers from ``lo`` to ``hi`` written in ASCII digits."""
     def parse(text: str) -> int:
@@ -84,7 +74,7 @@ def whole_number(lo: int, hi: int) -> Callable[[str], int]:
 
 def int_param(key: str, default: int, lo: int, hi: int, what: str = "") -> Param:
     """A whole number from ``lo`` to ``hi`` (non-negative), written in ASCII digits."""
-    return _register(Param(key, default, whole_number(lo, hi), what=what or key))
+    return Param(key, default, whole_number(lo, hi), what=what or key)
 
 
 def float_param(key: str, default: float, lo: float, hi: float, what: str = "") -> Param:
@@ -96,7 +86,7 @@ def float_param(key: str, default: float, lo: float, hi: float, what: str = "") 
         if value is None or not lo <= value <= hi:  # also refuses nan and inf
             raise ValueError(f"is not a number from {lo} to {hi}")
         return value
-    return _register(Param(key, default, parse, spell=lambda v: f"{v:g}", what=what or key))
+    return Param(key, default, parse, spell=lambda v: f"{v:g}", what=what or key)
 
 
 def choice_param(key: str, default: str, choices: Sequence[str], what: str = "") -> Param:
@@ -107,7 +97,7 @@ def choice_param(key: str, default: str, choices: Sequence[str], what: str = "")
         if text.lower() not in lookup:
             raise ValueError("is not one of " + ", ".join(md_code(c) for c in choices))
         return lookup[text.lower()]
-    return _register(Param(key, default, parse, what=what or key))
+    return Param(key, default, parse, what=what or key)
 
 
 def bool_param(key: str, default: bool, what: str = "") -> Param:
@@ -117,21 +107,21 @@ def bool_param(key: str, default: bool, what: str = "") -> Param:
         if text.lower() not in words:
             raise ValueError("is not `true` or `false`")
         return words[text.lower()]
-    return _register(Param(key, default, parse, spell=lambda v: "true" if v else "false",
-                           what=what or key))
+    return Param(key, default, parse, spell=lambda v: "true" if v else "false",
+                           what=what or key)
 
 
 def text_param(key: str, default: str, max_chars: int, what: str = "") -> Param:
     """Free text. Line breaks and control characters become spaces (a text box cannot show
     them, so the tokens would not match the box) and the text is cut to ``max_chars``; the
     page then says so (`clean_text`)."""
-    return _register(Param(key, default, lambda text: text, what=what or key))
+    return Param(key, default, lambda text: text, what=what or key, max_chars=max_chars)
 
 
 def list_param(key: str, parse: Callable[[str], object], spell: Callable[[object], str] = str,
                what: str = "") -> Param:
     """A repeated parameter; its value is a tuple (default empty)."""
-    return _register(Param(key, (), parse, spell=spell, multi=True, what=what or key))
+    return Param(key, (), parse, spell=spell, multi=True, what=what or key)
 
 
 def clean_text(text: str, max_chars: int) -> tuple[str, list[str]]:

@@ -15,13 +15,13 @@ from xattn.sources import SOURCES, Attention, random_attention
 from xattn.tokenize import splits_words
 from xattn.ui.compute import cached_run
 from xattn.ui.controls import mask_controls, model_controls, sentence_inputs, settings_from_parts
-from xattn.ui.params import choice_param, int_param
-from xattn.ui.state import PageState
+from xattn.ui.link import LAYER, SOURCE_PARAMS, WEIGHTS
+from xattn.ui.models import model_source
+from xattn.ui.state import Notice, PageState
+from xattn.ui.trained import trained_source
+from xattn.ui.upload import file_source
 
-__all__ = ["WEIGHTS", "LAYER", "weights_source", "layer_control"]
-
-WEIGHTS = choice_param("weights", "random", SOURCES, "the weights")
-LAYER = int_param("layer", 0, 1, 99, "the layer")     # 0: "not chosen" (see layer_control)
+__all__ = ["weights_source", "layer_control", "foreign_settings"]
 
 CAPTIONS = {
     "random": "random projections from a seed: patterns from the seed, not from language",
@@ -32,8 +32,8 @@ CAPTIONS = {
 
 
 def weights_choice(state: PageState) -> str:
-    source = state.value("weights")
-    st.sidebar.radio("Weights", SOURCES, key="weights", captions=[CAPTIONS[s] for s in SOURCES],
+    source = state.value(WEIGHTS)
+    st.sidebar.radio("Weights", SOURCES, key=WEIGHTS.key, captions=[CAPTIONS[s] for s in SOURCES],
                      help="Where the attention weights come from. Every view shows the chosen "
                           "weights; the controls below belong to them.")
     return source
@@ -43,16 +43,26 @@ def weights_source(state: PageState) -> tuple[Attention | None, str]:
     """The weights to show and the chosen source; None when they cannot be computed (the page
     then already says why)."""
     source = weights_choice(state)
-    if source == "random":
-        return _random(state), source
-    if source == "trained":
-        from xattn.ui.trained import trained_source
-        return trained_source(state), source
-    if source == "model":
-        from xattn.ui.models import model_source
-        return model_source(state), source
-    from xattn.ui.upload import file_source
-    return file_source(state), source
+    make = {"random": _random, "trained": trained_source, "model": model_source,
+            "file": file_source}[source]
+    foreign_settings(state, source)
+    return make(state), source
+
+
+def foreign_settings(state: PageState, source: str) -> None:
+    """Say so when the link sets another weights source's settings (``tr_seed=7`` with random
+    weights), which do nothing with the weights shown: never ignore a link's setting silently."""
+    own = {p.key for p in SOURCE_PARAMS[source]}
+    for other, params in SOURCE_PARAMS.items():
+        keys = [p.key for p in params if p.key in state.from_link and p.key not in own]
+        if other != source and keys:
+            names = ", ".join(md_code(k) for k in keys)
+            state.notices.append(Notice("link", (
+                f"The link sets {names}, a setting of the {other} weights, but it shows "
+                f"{source} weights, so {'it does' if len(keys) == 1 else 'they do'} nothing "
+                f"here. Choose {other} under Weights in the sidebar to use "
+                f"{'it' if len(keys) == 1 else 'them'}.")))
+            own |= set(keys)
 
 
 def _random(state: PageState) -> Attention | None:
@@ -77,7 +87,7 @@ def _random(state: PageState) -> Attention | None:
                    "have nothing to attend to, so their weights and output are all zero. Unmask "
                    "a source token (sidebar, Masking) to give them something to look at.",
                    icon=":material/warning:")
-    return random_attention(run)
+    return random_attention(run, cached_run)
 
 
 def layer_control(state: PageState, a: Attention) -> int:
@@ -86,9 +96,9 @@ def layer_control(state: PageState, a: Attention) -> int:
     if a.n_layers == 1:
         return 0
     layers = range(1, a.n_layers + 1)
-    layer = state.value("layer", layers, default=max(1, a.n_layers - 1),
+    layer = state.value(LAYER, layers, default=max(1, a.n_layers - 1),
                         why=f"(this model has {a.n_layers} layers)")
-    st.sidebar.select_slider("Layer", layers, key="layer",
+    st.sidebar.select_slider("Layer", layers, key=LAYER.key,
                              help="Decoder layer whose cross-attention is shown. The layers × "
                                   "heads overview (Heads view) shows them all.")
     return layer - 1

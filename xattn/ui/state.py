@@ -1,7 +1,7 @@
 """The page's state and its link: the one place that reads and writes URL query parameters.
 
-Every control of the page is declared once as a `Param` (``xattn.ui.params``: its key,
-default and how to read it from a link); `REGISTRY` holds them all. At
+Every control of the page is declared once as a `Param` in one table, ``xattn.ui.link``
+(its key, default and how to read it from a link), which exists before any widget. At
 the start of a session (and when the browser goes back or forward in history) `PageState`
 reads the whole query string, checks each value against its `Param` and keeps the valid
 ones; no widget ever sees a raw URL value. Each widget then asks `PageState.value` for the
@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from xattn.literal import cut, md_code, show_value
-from xattn.ui.params import REGISTRY, Param, clean_text
+from xattn.literal import md_code, show_value
+from xattn.ui.link import REGISTRY
+from xattn.ui.params import Param, clean_text
 
 __all__ = ["Notice", "PageState", "page_state", "text_value"]
 
@@ -91,14 +92,17 @@ class PageState:
             instead = f"{p.what[:1].upper()}{p.what[1:]}: none."
         else:
             instead = f"Showing {p.what} {p.shown(shown)} instead."
+        what = f" ({p.what})" if p.what != key else ""
         self.notices.append(Notice("link", (
-            f"The link asked for {show_value(f'{key}={raw}')}, which {problem}. {instead}")))
+            f"The link asked for {show_value(f'{key}={raw}')}{what}, which {problem}. "
+            f"{instead}")))
 
     # ---------------------------------------------------------------- the controls
-    def value(self, key: str, options: Sequence | None = None, *,
+    def value(self, param: Param, options: Sequence | None = None, *,
               closest: Callable[[object], object] | None = None, why: str = "",
               default=None) -> object:
-        """The value control ``key`` shows this run, put into session state for its widget.
+        """The value control ``param`` shows this run, put into session state for its widget
+        (whose key is ``param.key``).
 
         Each control has a *wanted* value: the last one the link, a lesson step or the user
         chose (a widget change the page did not make). It is shown whenever the control offers
@@ -112,7 +116,9 @@ class PageState:
         silently: the link then leaves it out. ``default`` gives this run's default outright
         (e.g. "the sidebar's seed + 1").
         """
-        p = REGISTRY[key]
+        if not isinstance(param, Param):
+            raise TypeError(f"param must be a Param of xattn.ui.link; received {param!r}.")
+        p, key = param, param.key
         ss = st.session_state
         mem = self.memory.setdefault(key, {})
         default = p.default if default is None else default
@@ -173,6 +179,10 @@ class PageState:
             text = f"{what}: " + "; ".join(parts) + "."
         self.notices.append(Notice("changed", text))
 
+    def shown(self, param: Param):
+        """The value ``param``'s control showed this run (None: not drawn)."""
+        return self.drawn.get(param.key)
+
     def force(self, values: dict) -> None:
         """Impose ``values`` (key: value) on their controls this run (a lesson step)."""
         for key, value in values.items():
@@ -219,14 +229,15 @@ def page_state() -> PageState:
     return state
 
 
-def text_value(state: PageState, key: str, max_chars: int) -> str:
-    """A free-text control's value, with what `clean_text` changed said in a notice."""
-    value = state.value(key)
-    cleaned, changes = clean_text(value, max_chars)
+def text_value(state: PageState, param: Param) -> str:
+    """A free-text control's value, cut to its ``max_chars``, with what `clean_text` changed
+    said in a notice."""
+    value = state.value(param)
+    cleaned, changes = clean_text(value, param.max_chars)
     if changes:
-        p = REGISTRY[key]
+        p, key = param, param.key
         state.notices.append(Notice("changed", (
-            f"{p.what[:1].upper()}{p.what[1:]} {show_value(cut(value, 40))}: "
+            f"{p.what[:1].upper()}{p.what[1:]} {show_value(value, 40)}: "
             + " and ".join(changes) + ".")))
         st.session_state[key] = cleaned
         state.drawn[key] = cleaned

@@ -8,47 +8,28 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from xattn.embedder import ToyEmbedder
 from xattn.figures import clickable_head_figure, saturation_figure, weights_bar_figure
 from xattn.literal import md_code
-from xattn.pipeline import EMBEDDER_SEED, MAX_HEADS, Run
 from xattn.sources import Attention
-from xattn.steps import row_entropy, saturation, stages
+from xattn.steps import row_entropy, stages
+from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
-from xattn.ui.controls import chart_config, token_label
-from xattn.ui.params import bool_param, int_param, text_param
+from xattn.ui.link import SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_label
 from xattn.ui.state import PageState
 
 PICK_KEY = "step_pick"
-CLICKED = "_step_clicked"     # (target label, source column) of the last clicked cell
-STEP_HEAD = int_param("step_head", 1, 1, MAX_HEADS, "the head")
-STEP_TGT = text_param("step_tgt", "", 200, "the target token")  # default: the first
-SQRT = bool_param("sqrt", True, "the division by √d_head")
+NONE = "none"                 # the source picker's "no column marked"
 
 
-def _on_pick(labels: list[str]) -> None:
-    """A clicked cell selects its target row (the head stays) and marks its source column;
-    runs before the widgets."""
+def _on_pick(tgt_labels: list[str], src_labels: list[str]) -> None:
+    """A clicked cell selects its target row and its source column (the head stays); runs
+    before the widgets."""
     points = st.session_state.get(PICK_KEY, {}).get("selection", {}).get("points", [])
     if points:
         i, j = (int(v) for v in points[0]["customdata"][:2])
-        if 0 <= i < len(labels):
-            st.session_state["step_tgt"] = labels[i]
-            st.session_state[CLICKED] = (labels[i], j)
-
-
-def _saturation_curve(r: Run) -> dict:
-    """Entropy against d_head, scaled and not, for random weights of this run's shape."""
-    s = r.settings
-
-    def embed(tokens):
-        return lambda d: ToyEmbedder(d, seed=EMBEDDER_SEED, positional=s.positional,
-                                     mode=s.embedder).embed(list(tokens))
-
-    top = max(1, 512 // s.n_heads)
-    d_heads = tuple(d for d in (1, 2, 4, 8, 16, 32, 64, 128) if d <= top)
-    return derived(("saturation", s), lambda: saturation(
-        embed(r.tgt_tokens), embed(r.src_tokens), r.mask, s.n_heads, s.seed, d_heads))
+        if 0 <= i < len(tgt_labels) and 0 <= j < len(src_labels):
+            st.session_state[STEP_TGT.key] = tgt_labels[i]
+            st.session_state[STEP_SRC.key] = src_labels[j]
 
 
 def _table(values: np.ndarray, row_labels: list[str] | None = None, *,
@@ -76,61 +57,67 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
         return
     src_tokens, tgt_tokens = a.trace_tokens or (a.src_tokens, a.tgt_tokens)
     tgt_labels = [token_label(i, t) for i, t in enumerate(tgt_tokens)]
-    st.markdown("Pick a head and a target token (or click a cell of the heatmap) and follow one "
-                "row of weights from the query vector to the output row. Every number is from "
-                "these weights" + (", at the level of subword pieces." if a.trace_tokens
-                                    else "."))
-    c1, c2, c3 = st.columns([1, 2, 2])
+    src_labels = [token_label(j, t) for j, t in enumerate(src_tokens)]
+    st.markdown("Pick a head, a target token and, to follow one weight, a source token (or "
+                "click a cell of the heatmap), and follow one row of weights from the query "
+                "vector to the output row. Every number is from these weights"
+                + (", at the level of subword pieces." if a.trace_tokens else "."))
+    c1, c2, c3, c4 = st.columns([1, 2, 2, 2])
     heads = range(1, a.n_heads + 1)
-    head = state.value("step_head", heads, why=f"(there are {a.n_heads} heads)") - 1
-    c1.selectbox("Head", heads, key="step_head")
-    label = state.value("step_tgt", tgt_labels, why="in the target sentence")
-    c2.selectbox("Target token (query)", tgt_labels, key="step_tgt")
+    head = state.value(STEP_HEAD, heads, why=f"(there are {a.n_heads} heads)") - 1
+    c1.selectbox("Head", heads, key=STEP_HEAD.key)
+    label = state.value(STEP_TGT, tgt_labels, why="in the target sentence")
+    c2.selectbox("Target token (query)", tgt_labels, key=STEP_TGT.key)
+    marked = state.value(STEP_SRC, ["", *src_labels], why="in the source sentence")
+    c3.selectbox("Source token (key) to follow", ["", *src_labels], key=STEP_SRC.key,
+                 format_func=lambda v: v or NONE,
+                 help="Marks one column: its weight is highlighted in the chart and tables. "
+                      "Clicking a cell of the heatmap chooses its row and column.")
     i = tgt_labels.index(label)
-    column = column_of(st.session_state.get(CLICKED), label)     # a click on this row only
+    column = src_labels.index(marked) if marked else None
     scaled = True
-    if a.source == "model":
-        c3.caption("A trained model divides by √d_head as it was trained: the scaling cannot be "
-                   "switched off here.")
-    else:
-        scaled = state.value("sqrt")
-        c3.toggle("Divide scores by √d_head", key="sqrt",
+    if a.rescalable:
+        scaled = state.value(SQRT)
+        c4.toggle("Divide scores by √d_head", key=SQRT.key,
                   help="Switch off to see the softmax saturate: a few keys take all the weight "
                        "as d_head grows.")
+    else:
+        c4.caption("These weights' division by √d_head cannot be switched off here: their "
+                   "projections are read from the model as it runs.")
     trace = derived(("trace", a.key, layer, scaled), lambda: a.trace(layer, scaled))
     mask = trace.mask
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(
+        show_chart(
             clickable_head_figure(trace.weights[head], list(src_tokens), list(tgt_tokens),
                                   head=head, selected=i, mask=mask,
                                   column=column),
-            key=PICK_KEY, on_select=partial(_on_pick, tgt_labels), selection_mode="points",
-            config=chart_config(f"xattn-head{head + 1}-step"),
-            alt=f"Heatmap of head {head + 1}; click a cell to choose its target token.")
+            key=PICK_KEY, on_select=partial(_on_pick, tgt_labels, src_labels),
+            selection_mode="points", name=f"xattn-head{head + 1}-step",
+            alt=f"Heatmap of head {head + 1}; click a cell, or use the pickers above, to choose "
+                "its target token and source token.")
     with right:
-        st.plotly_chart(weights_bar_figure(trace.weights[head, i], list(src_tokens),
-                                           allowed=mask[i], query=tgt_tokens[i], head=head,
-                                           marked=column),
-                        key="step_bar", config=chart_config(f"xattn-head{head + 1}-weights"),
-                        alt="Bar chart of the softmax weights of the chosen target token.")
+        show_chart(weights_bar_figure(trace.weights[head, i], list(src_tokens),
+                                      allowed=mask[i], query=tgt_tokens[i], head=head,
+                                      marked=column),
+                   key="step_bar", name=f"xattn-head{head + 1}-weights",
+                   alt="Bar chart of the softmax weights of the chosen target token.")
         _entropy_note(mask, trace, head, i, scaled)
     if a.inputs is not None:
         _inputs(a.inputs(layer), tgt_tokens[i], head, i, trace.q.shape[-1])
     else:
         st.caption("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q.")
     _stages(list(src_tokens), trace, head, i, column)
-    if a.source == "random":
-        _saturation(a.context)
+    if a.saturation is not None:
+        _saturation(a, trace.q.shape[-1])
 
 
-def _saturation(r: Run) -> None:
+def _saturation(a: Attention, d_head: int) -> None:
     with st.expander("Why divide by √d_head? Entropy as d_head grows"):
-        s = r.settings
-        st.plotly_chart(saturation_figure(_saturation_curve(r), s.d_model // s.n_heads),
-                        key="saturation", config=chart_config("xattn-saturation"),
-                        alt="Line chart: mean normalised entropy against d_head, scaled and "
-                            "unscaled.")
+        show_chart(saturation_figure(derived(("saturation", a.key), a.saturation), d_head),
+                   key="saturation", name="xattn-saturation",
+                   alt="Line chart: mean normalised entropy against d_head, scaled and "
+                       "unscaled.")
         st.caption("Dot products of random d_head-dimensional vectors grow like √d_head; "
                    "dividing by √d_head keeps the softmax from collapsing onto one key.")
 
@@ -149,11 +136,6 @@ def _entropy_note(mask, trace, head: int, i: int, scaled: bool) -> None:
     st.caption(f"Scaling is {'on' if scaled else 'off'}: scores × {trace.scale:.3f}.")
 
 
-def column_of(clicked, label: str) -> int | None:
-    """The clicked source column, if the click was on this target row."""
-    return clicked[1] if clicked and clicked[0] == label else None
-
-
 def _inputs(inputs, token: str, head: int, i: int, d_head: int) -> None:
     """Step 0: x_i and the W_Q columns of this head, so q_i = x_i W_Q^h can be checked."""
     x, w_q = inputs
@@ -168,7 +150,7 @@ def _inputs(inputs, token: str, head: int, i: int, d_head: int) -> None:
 
 
 def _stages(src_tokens: list[str], trace, head: int, i: int, column: int | None) -> None:
-    src_labels = [token_label(j, t) + (" ◀ clicked" if j == column else "")
+    src_labels = [token_label(j, t) + (" ◀ followed" if j == column else "")
                   for j, t in enumerate(src_tokens)]
     q, k, dots, scaled, mask, weights, weighted, out, concat, y = stages(trace, head, i)
     st.markdown(f"**1. {q.title}** · shape {q.shape} · ${q.formula}$")

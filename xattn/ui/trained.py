@@ -12,36 +12,29 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from xattn.alignment import (
-    ALIGNMENT_MEASURES,
-    Evaluated,
-    alignment_accuracy,
-    alignment_by_head,
-    head_sentences,
-    pct,
-)
-from xattn.corpus import LEXICON, SentencePair
-from xattn.export import toolbar_config
+from xattn.alignment import ALIGNMENT_MEASURES, Evaluated, GoldScores, pct
+from xattn.corpus import LEXICON
 from xattn.figures import loss_figure
 from xattn.literal import md_code
-from xattn.metrics import MEASURE_DESCRIPTIONS, head_statistics
+from xattn.metrics import MEASURES, head_statistics
 from xattn.pairs import Problem, gold_text, read_pair
 from xattn.sources import Attention, trained_attention
 from xattn.train import TrainConfig
 from xattn.ui._store import obtain
-from xattn.ui.params import int_param, text_param
+from xattn.ui.charts import show_chart
+from xattn.ui.link import (
+    TR_HEAD_CHOICES,
+    TR_HEADS,
+    TR_MAX_SEED,
+    TR_SEED,
+    TR_SRC,
+    TR_STEP_CHOICES,
+    TR_STEPS,
+    TR_TGT,
+)
 from xattn.ui.state import PageState, text_value
 
-HEAD_CHOICES = (1, 2, 4, 8)
-STEP_CHOICES = (25, 50, 100, 200, 400)
-MAX_SEED = 999          # bounded: every seed is one stored run of about 100 kB
-DEFAULT_SRC = "the red cat sees the dog"
-MAX_CHARS = 300
-TR_SRC = text_param("tr_src", DEFAULT_SRC, MAX_CHARS, "the English sentence")
-TR_TGT = text_param("tr_tgt", "", MAX_CHARS, "the French sentence")
-TR_HEADS = int_param("tr_heads", 4, 1, 8, "the number of heads")
-TR_STEPS = int_param("tr_steps", 100, 1, 400, "the number of training steps")
-TR_SEED = int_param("tr_seed", 0, 0, MAX_SEED, "the training seed")
+DEFAULT_SRC = TR_SRC.default
 
 TASK = """
 **The task.** Each French (target) word must *retrieve the English (source) word it
@@ -63,11 +56,8 @@ PAIR_COLUMNS = {  # column of the per-pair table: (label, help, number format)
     "word_accuracy": ("on gold", "Share of this pair's target words whose strongest "
                       "weight in this head falls on their gold word.", "pct"),
     "gold_weight": ("gold weight", ALIGNMENT_MEASURES["gold_weight"], "%.2f"),
-    "confidence": ("confidence", MEASURE_DESCRIPTIONS["confidence"], "%.2f"),
-    "normalised_entropy": ("entropy", MEASURE_DESCRIPTIONS["normalised_entropy"], "%.2f"),
-    "diagonal_alignment": ("diagonal", MEASURE_DESCRIPTIONS["diagonal_alignment"], "%.2f"),
-    "monotonicity": ("monotone", MEASURE_DESCRIPTIONS["monotonicity"], "%.2f"),
-}
+} | {k: (MEASURES[k].short, MEASURES[k].description, "%.2f")
+     for k in ("confidence", "normalised_entropy", "diagonal_alignment", "monotonicity")}
 HELDOUT_COLUMNS = {
     "word_accuracy": ("word", ALIGNMENT_MEASURES["word_accuracy"], "pct"),
     "untrained_word": ("word, untrained", "The same head before training.", "pct"),
@@ -96,18 +86,18 @@ def _frame(data: dict, columns: dict) -> dict[str, list]:
         for k in columns}
 
 
-def pair_table(model, embedder, pair: SentencePair, weights: np.ndarray) -> dict[str, list]:
+def pair_table(scores: GoldScores, weights: np.ndarray) -> dict[str, list]:
     """One row per head: gold-based scores on this pair, then the gold-free measures."""
     stats = head_statistics(weights)                                 # (n_heads,) each
-    gold = alignment_by_head(model, embedder, [pair])
+    gold = scores.pair_by_head
     data = {"head": stats["head"] + 1} | {k: gold.get(k, stats.get(k)) for k in PAIR_COLUMNS}
     return _frame(data, PAIR_COLUMNS)
 
 
-def heldout_table(run: Evaluated) -> dict[str, list]:
-    t = run.by_head["trained"]
+def heldout_table(scores: GoldScores) -> dict[str, list]:
+    t = scores.heldout_by_head
     data = {"head": t["head"] + 1} | {k: t[k] for k in HELDOUT_COLUMNS if k in t}
-    data["untrained_word"] = run.by_head["untrained"]["word_accuracy"]
+    data["untrained_word"] = scores.untrained_by_head["word_accuracy"]
     return _frame(data, HELDOUT_COLUMNS)
 
 
@@ -124,14 +114,14 @@ def lexicon_table(categories: tuple[str, ...]) -> dict[str, list]:
 def training_controls(state: PageState) -> TrainConfig:
     sb = st.sidebar
     sb.header("Training")
-    heads = state.value("tr_heads", HEAD_CHOICES, why="(1, 2, 4 or 8 heads of d_model 32)")
-    sb.select_slider("Number of heads", HEAD_CHOICES, key="tr_heads",
+    heads = state.value(TR_HEADS, TR_HEAD_CHOICES, why="(1, 2, 4 or 8 heads of d_model 32)")
+    sb.select_slider("Number of heads", TR_HEAD_CHOICES, key=TR_HEADS.key,
                      help="d_model is 32, so each head gets 32 / h dimensions.")
-    steps = state.value("tr_steps", STEP_CHOICES, why="(25, 50, 100, 200 or 400 steps)")
-    sb.select_slider("Training steps", STEP_CHOICES, key="tr_steps",
+    steps = state.value(TR_STEPS, TR_STEP_CHOICES, why="(25, 50, 100, 200 or 400 steps)")
+    sb.select_slider("Training steps", TR_STEP_CHOICES, key=TR_STEPS.key,
                      help="Adam updates, each on 32 fresh random sentences.")
-    seed = state.value("tr_seed")
-    sb.number_input("Training seed", 0, MAX_SEED, step=1, key="tr_seed",
+    seed = state.value(TR_SEED)
+    sb.number_input("Training seed", 0, TR_MAX_SEED, step=1, key=TR_SEED.key,
                     help="Draws the random starting weights and the training sentences: another "
                          "seed, other heads.")
     return TrainConfig(n_heads=int(heads), steps=int(steps), seed=int(seed))
@@ -154,9 +144,9 @@ def training_panel(config: TrainConfig) -> Evaluated | None:
         left, right = st.columns([3, 2], gap="large")
         curve_slot = left.empty()
         stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
-        curve_slot.plotly_chart(loss_figure(run.result.losses, config.steps), key="tr_loss",
-                                config=toolbar_config(f"{stem}-loss"),
-                                alt="Line chart of the training loss per step, falling.")
+        show_chart(loss_figure(run.result.losses, config.steps), key="tr_loss",
+                   name=f"{stem}-loss", where=curve_slot,
+                   alt="Line chart of the training loss per step, falling.")
         left.caption(f"Trained just now in {run.seconds:.1f} s and stored for the whole class: "
                      "anyone choosing these settings gets this very run." if made else
                      f"The class's shared run of these settings (it trained once, in "
@@ -183,12 +173,12 @@ def accuracy_summary(run: Evaluated) -> None:
 
 def sentence_controls(state: PageState) -> tuple[str, str]:
     left, right = st.columns(2)
-    src, tgt = text_value(state, "tr_src", MAX_CHARS), text_value(state, "tr_tgt", MAX_CHARS)
-    left.text_input("English sentence (source: keys and values)", key="tr_src",
-                    max_chars=MAX_CHARS,
+    src, tgt = text_value(state, TR_SRC), text_value(state, TR_TGT)
+    left.text_input("English sentence (source: keys and values)", key=TR_SRC.key,
+                    max_chars=TR_SRC.max_chars,
                     help="Words of the lexicon below; e.g. 'a sad king follows the dog'.")
-    right.text_input("French sentence (target: queries), optional", key="tr_tgt",
-                     max_chars=MAX_CHARS, placeholder="empty: translated by the grammar",
+    right.text_input("French sentence (target: queries), optional", key=TR_TGT.key,
+                     max_chars=TR_TGT.max_chars, placeholder="empty: translated by the grammar",
                      help="Leave empty to translate the English with the grammar. Typed "
                           "French is aligned word by word through the lexicon.")
     return src, tgt
@@ -229,27 +219,21 @@ def trained_source(state: PageState, *, untrained: bool = False) -> Attention | 
 
 
 # ----------------------------------------------------------------------- statistics
-def trained_statistics(a: Attention) -> None:
-    """For trained weights: this pair's per-head scores and each head on held-out sentences."""
-    run, pair = a.context
-    result = run.result
-    model = result.model
-    weights = a.layer(0)
-    n_gold = sum(j is not None for j in pair.alignment)
-    word = alignment_accuracy(model, result.embedder, [pair])
-    exact = alignment_accuracy(model, result.embedder, [pair], exact=True)
+def gold_statistics(scores: GoldScores, weights: np.ndarray) -> None:
+    """Weights with a gold alignment: this pair's per-head scores and each head on held-out
+    sentences (``weights``: the layer shown, (n_heads, n_tgt, n_src))."""
+    word, n_gold = scores.word, scores.n_gold
     st.markdown("#### On this sentence pair")
     st.metric("Aligned words in this sentence (heads averaged)",
               "n/a" if np.isnan(word) else f"{round(word * n_gold)} of {n_gold}",
-              help=f"Exact (right position): {pct(exact)}.")
-    st.dataframe(pair_table(model, result.embedder, pair, weights), hide_index=True,
+              help=f"Exact (right position): {pct(scores.exact)}.")
+    st.dataframe(pair_table(scores, weights), hide_index=True,
                  column_config=_column_config(PAIR_COLUMNS, narrow=True))
     st.markdown("#### Which head learned what")
-    st.caption(f"Each trained head on its own, on the {len(result.heldout)} held-out "
+    st.caption(f"Each trained head on its own, on the {scores.n_heldout} held-out "
                "sentences: where does its strongest weight fall?")
-    st.markdown("\n".join(f"- {line}" for line in
-                          head_sentences(run.by_head["trained"], run.by_head["untrained"])))
-    st.dataframe(heldout_table(run), hide_index=True,
+    st.markdown("\n".join(f"- {line}" for line in scores.sentences))
+    st.dataframe(heldout_table(scores), hide_index=True,
                  column_config=_column_config(HELDOUT_COLUMNS))
 
 

@@ -1,0 +1,137 @@
+"""Every URL parameter the page understands, in one table that exists before any widget.
+
+A link is read once, when a session starts, before any control is drawn; every parameter it
+may carry is declared here, so the first session of a fresh server process (the normal case
+behind a load balancer) knows them all, whichever view or weights it opens. Controls look
+their parameter up by its object (``state.value(HEADS, ...)``, ``key=HEADS.key``), never by
+a string of their own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from xattn.embedder import EMBEDDER_MODES
+from xattn.lesson import STEPS
+from xattn.masks import MASK_MODES
+from xattn.pipeline import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Settings
+from xattn.sources import SOURCES
+from xattn.tokenize import TOKENIZER_MODES
+from xattn.ui.params import (
+    Param,
+    bool_param,
+    choice_param,
+    float_param,
+    int_param,
+    list_param,
+    text_param,
+    whole_number,
+)
+
+__all__ = ["REGISTRY", "VIEW_NAMES", "token_label", "parse_label"]
+
+DEFAULTS = Settings()
+MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
+MAX_SEED = 2**31 - 1   # the seed box's range; the library takes seeds up to 2**63 - 1
+VIEW_NAMES = ("Lesson", "Heads", "Step through", "Head statistics", "Switch heads off", "Lines",
+              "Compare", "Export", "How to read this")
+_LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
+
+
+def token_label(position: int, token: str) -> str:
+    """How a link and a picker name one token: ``"6: mat"`` (positions from 0)."""
+    return f"{position}: {token}"
+
+
+def parse_label(text: str) -> tuple[int, str]:
+    """``"6: mat"`` to ``(6, "mat")``; ValueError (completing "which ...") otherwise."""
+    match = _LABEL.fullmatch(text)
+    if not match:
+        raise ValueError("is not of the form `position: token` (e.g. `6: mat`)")
+    return int(match.group(1)), match.group(2)
+
+
+def _label(text: str) -> str:
+    parse_label(text)
+    return text
+
+
+# --- the page -------------------------------------------------------------------------------
+VIEW = choice_param("view", "Heads", VIEW_NAMES, "the view")
+WEIGHTS = choice_param("weights", "random", SOURCES, "the weights")
+LAYER = int_param("layer", 0, 1, 99, "the layer")       # 0: "not chosen" (see layer_control)
+LESSON = int_param("lesson", 1, 1, len(STEPS), "the lesson step")
+
+# --- random weights: sentences, projections, tokens to vectors, masking ----------------------
+SRC = text_param("src", DEFAULTS.src, MAX_CHARS, "the source sentence")
+TGT = text_param("tgt", DEFAULTS.tgt, MAX_CHARS, "the target sentence")
+D_MODEL = int_param("d_model", DEFAULTS.d_model, 1, max(D_MODEL_CHOICES), "d_model")
+HEADS = int_param("heads", DEFAULTS.n_heads, 1, MAX_HEADS, "the number of heads")
+SEED = int_param("seed", DEFAULTS.seed, 0, MAX_SEED, "the seed")
+TOK = choice_param("tok", DEFAULTS.tokenizer, TOKENIZER_MODES, "the tokenizer")
+EMB = choice_param("emb", DEFAULTS.embedder, EMBEDDER_MODES, "the embedder")
+POS = bool_param("pos", DEFAULTS.positional, "positional encoding")
+MASK = choice_param("mask", DEFAULTS.mask_mode, MASK_MODES, "the mask")
+PAD = list_param("pad", _label, what="the masked source tokens")
+K = int_param("k", DEFAULTS.wait_k, 1, MAX_TOKENS, "k")
+WINDOW = int_param("window", DEFAULTS.window, 0, 16, "the window")
+
+# --- trained weights: the toy task ----------------------------------------------------------
+TR_MAX_CHARS = 300
+TR_MAX_SEED = 999      # bounded: every seed is one stored run of about 100 kB
+TR_HEAD_CHOICES = (1, 2, 4, 8)
+TR_STEP_CHOICES = (25, 50, 100, 200, 400)
+TR_SRC = text_param("tr_src", "the red cat sees the dog", TR_MAX_CHARS, "the English sentence")
+TR_TGT = text_param("tr_tgt", "", TR_MAX_CHARS, "the French sentence")
+TR_HEADS = int_param("tr_heads", 4, 1, 8, "the number of heads")
+TR_STEPS = int_param("tr_steps", 100, 1, 400, "the number of training steps")
+TR_SEED = int_param("tr_seed", 0, 0, TR_MAX_SEED, "the training seed")
+
+# --- a real model ---------------------------------------------------------------------------
+MODEL = text_param("model", "", 300, "the model")          # "": the first allowed
+WORDS = bool_param("words", True, "whole words")
+SINKS = bool_param("sinks", False, "hiding sink tokens")
+
+# --- how the page looks ---------------------------------------------------------------------
+IMG = choice_param("img", "png", ("png", "svg"), "the image format")
+SCALE = choice_param("scale", "fixed", ("fixed", "max"), "the colour scale")
+PRESENT = bool_param("present", False, "presenter mode")
+
+# --- the views ------------------------------------------------------------------------------
+HPAGE = int_param("hpage", 1, 1, 16, "the page of heads")
+FOCUS = int_param("focus", 0, 0, 16, "the head opened")  # 0: none (from 1 otherwise)
+STEP_HEAD = int_param("step_head", 1, 1, MAX_HEADS, "the head")
+STEP_TGT = text_param("step_tgt", "", 200, "the target token")  # default: the first
+STEP_SRC = text_param("step_src", "", 200, "the source token")  # default: none marked
+SQRT = bool_param("sqrt", True, "the division by √d_head")
+OFF = list_param("off", whole_number(1, MAX_HEADS), what="the heads switched off")
+LINES_HEADS = list_param("lines_heads", whole_number(1, MAX_HEADS), what="the heads to draw")
+THRESHOLD = float_param("threshold", 0.05, 0.0, 0.5, "the threshold")
+CMP_CHOICES = ("heads", "layer", "random", "seed", "trained", "untrained")
+CMP = choice_param("cmp", "", CMP_CHOICES, "B")
+# -1: "not chosen", replaced by a default that depends on A (see xattn.ui.compare)
+CMP_SEED = int_param("cmp_seed", -1, 0, MAX_SEED, "the seed of B")
+CMP_HEADS = int_param("cmp_heads", -1, 1, MAX_HEADS, "the heads of B")
+CMP_LAYER = int_param("cmp_layer", -1, 1, 99, "the layer of B")
+
+
+# The settings of each weights source: a link that sets another source's settings is told
+# they do nothing with the weights it shows (`xattn.ui.sources.foreign_settings`).
+SOURCE_PARAMS = {
+    "random": (SRC, TGT, D_MODEL, HEADS, SEED, TOK, EMB, POS, MASK, PAD, K, WINDOW),
+    "trained": (TR_SRC, TR_TGT, TR_HEADS, TR_STEPS, TR_SEED),
+    "model": (SRC, TGT, MODEL, WORDS, SINKS, LAYER),
+    "file": (LAYER,),
+}
+
+
+def _table() -> dict[str, Param]:
+    params = [v for v in globals().values() if isinstance(v, Param)]
+    keys = [p.key for p in params]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise ValueError(f"URL parameters declared twice: {twice}.")
+    return {p.key: p for p in params}
+
+
+REGISTRY: dict[str, Param] = _table()
