@@ -62,3 +62,8 @@ def heads_chart(at: AppTest) -> dict:
     data += [dict(t, head=h) for h, f in figures.items() for t in f["data"]
              if t["type"] != "heatmap"]
     return {"data": data, "layout": next(iter(figures.values()))["layout"]}
+
+
+def per_head_z(at: AppTest) -> list[np.ndarray]:
+    """The weights of every head the Heads view shows, in order."""
+    return [decode(t["z"]) for t in heatmaps(heads_chart(at))]

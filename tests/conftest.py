@@ -39,6 +39,17 @@ def pytest_runtest_makereport(item, call):
 
 # --- fixtures --------------------------------------------------------------------------------
 
+@pytest.fixture
+def fresh_cache():
+    """The server's computation caches empty (a cold start), before and after the test: the
+    caches are shared by every AppTest run of the process."""
+    from xattn.ui.compute import clear_caches
+
+    clear_caches()
+    yield
+    clear_caches()
+
+
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory) -> str:
     """A tiny random Marian translation model saved in a folder (no download)."""

@@ -4,22 +4,19 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
+from apptest_helpers import (
+    chart,
+    decode,
+    heads_chart,
+    heatmaps,
+    messages,
+    per_head_z,
+    run_app,
+)
 
 from xattn.pipeline import Settings, run
-from xattn.ui.compute import clear_caches
 
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    clear_caches()
-    yield
-    clear_caches()
-
-
-def per_head_z(at) -> list[np.ndarray]:
-    return [decode(t["z"]) for t in heatmaps(heads_chart(at))]
-
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 def assert_figure_matches(at, settings: Settings):
     expected = run(settings)

@@ -3,21 +3,19 @@ presenter mode, and the trial's findings each pinned."""
 
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
+from apptest_helpers import (
+    chart,
+    heads_chart,
+    messages,
+    per_head_z,
+    run_app,
+)
 
 from xattn.lesson import STEPS
-from xattn.ui.compute import clear_caches
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 LONG = " ".join(f"w{i}" for i in range(40))
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    clear_caches()
-
-
-def heads_z(at) -> list[np.ndarray]:
-    return [decode(t["z"]) for t in heatmaps(heads_chart(at))]
 
 
 @pytest.mark.parametrize("n", range(1, len(STEPS) + 1))
@@ -52,7 +50,7 @@ def test_a_shared_lesson_link_with_settings_keeps_them():
 
 def test_long_sentences_page_the_heads_and_scale_to_the_maximum():
     at = run_app({"src": LONG, "tgt": LONG, "d_model": "64", "heads": "16"})
-    zs = heads_z(at)
+    zs = per_head_z(at)
     assert 0 < len(zs) < 16                                   # a page of heads, not all 16
     assert at.session_state["hpage"] == 1
     fig = chart(at, "head_1")

@@ -12,15 +12,9 @@ from xattn.ablation import ablation
 from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
-from xattn.ui.compute import clear_caches
 from xattn.ui.export import export_page
 
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    clear_caches()
-    yield
-
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 def open_view(view, **query):
     at = run_app({"view": view, **query})

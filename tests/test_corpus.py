@@ -100,9 +100,15 @@ def test_generate_pairs_is_reproducible_by_seed():
     assert generate_pairs(0) == []
 
 
-@pytest.mark.parametrize("n", [-1, 2.0, "3", True])
-def test_generate_pairs_rejects_bad_counts(n):
-    with pytest.raises(ValueError, match="n must be an integer >= 0; received"):
+@pytest.mark.parametrize("n,error,match", [
+    (-1, ValueError, "n must be an int >= 0; received -1"),
+    (2.0, TypeError, "n must be an int; received float 2.0"),
+    ("3", TypeError, "n must be an int; received str"),
+    (True, TypeError, "n must be an int; received bool True"),
+])
+def test_generate_pairs_rejects_bad_counts(n, error, match):
+    """A wrong kind of value is a TypeError, a wrong value a ValueError (house rule)."""
+    with pytest.raises(error, match=match):
         generate_pairs(n)
 
 

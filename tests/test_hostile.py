@@ -12,7 +12,6 @@ from apptest_helpers import run_app
 from markdown_helpers import user_text_is_inert
 
 from xattn.literal import plotly_text
-from xattn.ui.compute import clear_caches
 from xattn.ui.page import VIEWS
 
 # No whitespace inside a token: the page's "whitespace" tokenizer keeps each one whole.
@@ -26,10 +25,7 @@ HOSTILE = [
 SRC, TGT = " ".join(HOSTILE[:12]), " ".join(HOSTILE[11:])
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    clear_caches()
-
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 def markdown_texts(at) -> list[str]:
     return [e.value for e in (*at.markdown, *at.caption, *at.warning, *at.info, *at.error,

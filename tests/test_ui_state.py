@@ -8,32 +8,30 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
+from apptest_helpers import (
+    chart,
+    heads_chart,
+    heatmaps,
+    messages,
+    per_head_z,
+    run_app,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_helpers import user_text_is_inert
 
 from xattn.pipeline import Settings, run
 from xattn.ui.compare import LABELS
-from xattn.ui.compute import clear_caches
 from xattn.ui.link import REGISTRY
 from xattn.ui.page import VIEWS
 from xattn.ui.params import clean_text, whole_number
 
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    clear_caches()
-
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 def notices(at) -> list[str]:
     """Warnings, errors and the page's "changed" notices (not the weights banner)."""
     changed = [i for i in at.info if i.icon == ":material/sync:"]
     return [a.value for a in (*at.warning, *changed, *at.error)]
-
-
-def per_head_z(at) -> list[np.ndarray]:
-    return [decode(t["z"]) for t in heatmaps(heads_chart(at))]
 
 
 def assert_clean(at) -> None:

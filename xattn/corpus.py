@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xattn._checks import check_seed
+from xattn._checks import check_int, check_seed
 from xattn.tokenize import tokenize
 
 __all__ = ["LexiconEntry", "LEXICON", "SOURCE_WORDS", "TARGET_WORDS", "SentencePair",
@@ -158,8 +158,7 @@ def generate_pairs(n: int, *, seed: int | np.random.Generator = 0) -> list[Sente
     >>> [" ".join(p.target) for p in generate_pairs(2, seed=3)]
     ['la voiture jaune voit le loup rouge', 'un livre jaune suit le cheval']
     """
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-        raise ValueError(f"n must be an integer >= 0; received {n!r}.")
+    n = check_int(n, "n", minimum=0)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
     pairs = []
     for _ in range(n):

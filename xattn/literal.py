@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import html
 import re
-import unicodedata
 
 __all__ = ["plotly_text", "md_code", "show_value", "csv_cell", "cut"]
 
@@ -131,7 +130,3 @@ def csv_cell(text: str) -> str:
     text = str(text)
     return "'" + text if text.startswith(_FORMULA_START) else text
 
-
-def is_invisible(ch: str) -> bool:
-    """Control, format and separator characters other than the plain space."""
-    return ch != " " and unicodedata.category(ch)[0] in "CZ"
