@@ -78,3 +78,37 @@ def test_a_real_model_s_weights_with_and_without_sinks(tiny_dir):
     assert a.trace_tokens == (result.src_pieces, result.tgt_pieces)
     assert a.ablate(1, (0,)).per_head.shape == (a.n_heads,)
     assert "Layer 2 of 2" in a.describe(1)
+
+
+def test_the_division_by_sqrt_d_head_is_switched_off_only_where_it_really_is(trained, tiny_dir):
+    """``trace(layer, False)`` leaves the division out wherever the record says it can (lesson
+    step 8 compares the two); a real model read through hooks says it cannot."""
+    from xattn.alignment import evaluate
+    from xattn.models import cross_attention, load_model
+    from xattn.sources import trained_attention
+
+    pair = translate("the red cat sees the dog")
+    for a in (random_attention(run(Settings(d_model=64, n_heads=2))),
+              trained_attention(evaluate(trained, 1.0), pair)):
+        on, off = a.trace(0, True), a.trace(0, False)
+        assert a.rescalable and off.scale == 1.0 and on.scale == pytest.approx(a.d_head ** -0.5)
+        np.testing.assert_allclose(off.scaled_scores, on.scores)
+        assert not np.allclose(off.weights, on.weights)
+    loaded = load_model(tiny_dir, allowed=[tiny_dir])
+    model = model_attention(cross_attention(loaded, "the cat sat.", "le chat."), loaded=loaded)
+    assert not model.rescalable
+
+
+def test_each_record_says_what_reproduces_it():
+    """Facts the views need are fields of the record, computed where it is made."""
+    r = run(Settings(n_heads=2, seed=3, mask_mode="padding", padded=(6,)))
+    a = random_attention(r)
+    assert a.name == "2heads-d32-seed3" and a.seed == 3 and a.d_model == 32
+    assert "seed 3" in a.about and a.src_text == r.settings.src
+    np.testing.assert_array_equal(a.extras["output"], r.output)
+    b = a.variant(4, 4)
+    assert b.seed == 4 and b.n_heads == 4 and b.key == ("random", Settings(
+        n_heads=4, seed=4, mask_mode="padding", padded=(6,)))
+    free = a.unmasked()
+    assert free.mask.all() and free.layer(0)[0, 0, 6] > 0 and a.layer(0)[0, 0, 6] == 0
+    assert random_attention(run(Settings())).unmasked is None     # nothing masked

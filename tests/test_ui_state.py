@@ -304,3 +304,11 @@ def test_a_link_setting_of_other_weights_is_named_not_ignored():
     assert_clean(at)
     text = " ".join(messages(at)["warning"])
     assert "`tr_seed`" in text and "trained weights" in text
+
+
+def test_a_very_long_sentence_is_quoted_cut_once():
+    at = run_app({"src": "x" * 100_000})
+    assert_clean(at)
+    text = " ".join(messages(at)["warning"] + [i.value for i in at.info])
+    assert text.count("(100,000 characters)") == 1 and text.count("characters)") == 1, text
+    assert "cut from 100,000 to 2,000 characters" in text
