@@ -17,8 +17,9 @@
 # redispatch), where the page reruns at once in a new session (xattn/ui/reconnect.py).
 #
 # The processes run in sessions of their own: a Ctrl-C in the terminal reaches this script
-# only, which stops them. (In one process group, Streamlit exits 0 on the same SIGINT, and bash,
-# reaping it first, may take the SIGINT as handled by the child and never run its trap.)
+# only, which stops them in order. (In one process group each Streamlit process also got the
+# SIGINT and exited 0, and HAProxy too; when this script could not trap SIGINT, having started
+# with it ignored, the first of them to end decided the exit status: 0 or 1, never 130.)
 #
 # Exit status: 130 after Ctrl-C (SIGINT), 143 after SIGTERM, 129 after SIGHUP, whichever
 # process stops first; 0 after a clean stop of one process; 1 on a failure (its logs' last
@@ -258,6 +259,11 @@ trap 'on_signal 130 SIGINT' INT
 trap 'on_signal 143 SIGTERM' TERM
 trap 'on_signal 129 SIGHUP' HUP
 trap on_exit EXIT
+# A shell that starts with SIGINT ignored (a background job of a script, some CI runners)
+# cannot trap it: Ctrl-C then stops nothing here, so say so.
+if [[ "$(trap -p INT)" == "trap -- '' SIGINT" ]]; then
+  say "SIGINT was ignored when this started (a background job?): Ctrl-C will not stop it, SIGTERM will"
+fi
 
 # --- start ------------------------------------------------------------------------------------
 

@@ -10,6 +10,10 @@ Ports: a port free when this module looks may be taken by another program (anoth
 server started at the same moment) before serve.sh binds it. serve.sh checks that each port
 is free and, once a process answers, that the answer came from its own process; otherwise it
 exits with status 3 (`PORT_IN_USE`) and `LectureHall.start` tries again on other ports.
+
+Signals: serve.sh starts with SIGINT at its default (``env --default-signal=INT``), as a
+terminal's foreground job does, whatever this process inherited: a shell started with SIGINT
+ignored cannot trap it, and Ctrl-C (``stop(signal.SIGINT, group=True)``) would stop nothing.
 """
 
 from __future__ import annotations
@@ -139,8 +143,11 @@ class LectureHall:
         if self.run_dir is not None:
             env["XATTN_RUN_DIR"] = str(self.run_dir)
         self.backends, self.haproxy_pid = {}, 0
-        self.proc = subprocess.Popen(["bash", str(SERVE), str(self.processes), str(self.port)],
-                                     cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        # SIGINT at its default, as a terminal's foreground job has it: a shell that inherits
+        # it ignored (pytest run as a background job) cannot trap Ctrl-C
+        command = ["env", "--default-signal=INT", "bash", str(SERVE), str(self.processes),
+                   str(self.port)]
+        self.proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      text=True, start_new_session=True)
         ready = threading.Event()

@@ -165,6 +165,24 @@ def test_a_port_in_use_stops_the_start_with_status_3_and_no_run_directory(taken,
     assert run_dirs(tmp_path) == []
 
 
+def test_a_shell_that_cannot_trap_sigint_says_so(tmp_path):
+    """Started with SIGINT ignored (a background job of a script), bash cannot trap it:
+    serve.sh says that Ctrl-C will not stop it (and then, here, finds its port in use)."""
+    if haproxy_missing():
+        no_haproxy(haproxy_missing())
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("XATTN_")}
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        for ignored, said in ((True, True), (False, False)):
+            run = subprocess.run(["bash", "-c", ('trap "" INT; ' if ignored else "")
+                                  + f'exec bash "{SERVE}" 1 {port}'], capture_output=True,
+                                 text=True, env={**clean, "TMPDIR": str(tmp_path)}, timeout=120)
+            assert run.returncode == PORT_IN_USE, run.stdout + run.stderr
+            assert ("Ctrl-C will not stop it, SIGTERM will" in run.stdout) is said, run.stdout
+
+
 # --- end to end --------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -275,11 +293,26 @@ def test_two_sessions_on_two_processes_through_the_proxy_then_sigterm_stops_all(
         assert hall.lines[-1] == "xattn: stopped", hall.output()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_ctrl_c_stops_everything(haproxy, sig, tmp_path):
+@pytest.fixture
+def sigint_ignored():
+    """This process ignores SIGINT, so its children start with it ignored, as under a CI
+    runner that starts the tests as a background job (the harness restores it for serve.sh,
+    as a terminal does for its foreground job)."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+@pytest.mark.parametrize(("sig", "inherited"), [(signal.SIGINT, "default"),
+                                                (signal.SIGINT, "ignored"),
+                                                (signal.SIGTERM, "default")],
+                         ids=["SIGINT", "SIGINT-ignored-by-the-runner", "SIGTERM"])
+def test_ctrl_c_stops_everything(haproxy, sig, inherited, tmp_path, request):
     """Ctrl-C in a terminal signals the whole foreground process group, serve.sh and its
     children at once: everything must still stop, serve.sh say so and exit 128 + the signal
     (whichever process it sees end first), and its temporary run directory go."""
+    if inherited == "ignored":
+        request.getfixturevalue("sigint_ignored")
     with LectureHall(processes=1, env={"TMPDIR": str(tmp_path)}) as hall:
         started = list(hall.pids)
         assert run_dirs(tmp_path) == [hall.run_dir_used], hall.output()
