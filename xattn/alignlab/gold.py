@@ -1,0 +1,199 @@
+"""Gold word alignments: sure and possible links, from the toy corpus or a file.
+
+A gold alignment of one sentence pair is a set of *sure* links S and a set of *possible* links
+P ⊇ S (Och and Ney 2003). ``GoldLinks`` keeps them as zero-based ``(src, tgt)`` pairs, the
+order Pharaoh files use; ``GoldLinks.matrices`` turns them into boolean matrices of shape
+``(n_tgt, n_src)``, the layout of attention weights, once the sentence lengths are known (a
+gold file does not know them). Files are read by ``xattn.alignlab.goldfile``; a reading is
+checked by ``indexing_warnings`` (one-based gold read as zero-based is the classic mistake,
+awesome-align#20).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from xattn._checks import check_int, quote
+from xattn.corpus import SentencePair
+
+__all__ = ["GoldLinks", "GoldFile", "gold_from_pair", "indexing_warnings"]
+
+
+def _link_set(links, name: str) -> frozenset[tuple[int, int]]:
+    out = set()
+    for link in links:
+        if not (isinstance(link, tuple) and len(link) == 2):
+            raise TypeError(f"{name} must hold (src, tgt) pairs of ints; received {quote(link)}.")
+        out.add((check_int(link[0], f"{name} src", minimum=0),
+                 check_int(link[1], f"{name} tgt", minimum=0)))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class GoldLinks:
+    """The gold links of one sentence pair, zero-based ``(src, tgt)`` index pairs.
+
+    Attributes
+    ----------
+    sure : frozenset of (int, int)
+    possible : frozenset of (int, int)
+        Always includes ``sure`` (the constructor adds it): P ⊇ S.
+    """
+
+    sure: frozenset = frozenset()
+    possible: frozenset = frozenset()
+
+    def __post_init__(self) -> None:
+        sure = _link_set(self.sure, "sure")
+        object.__setattr__(self, "sure", sure)
+        object.__setattr__(self, "possible", _link_set(self.possible, "possible") | sure)
+
+    def matrices(self, n_tgt: int, n_src: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(sure, possible)``, ndarrays of bool of shape (n_tgt, n_src): True at ``[tgt, src]``.
+
+        Raises ValueError naming the links that lie outside the sentences.
+
+        Examples
+        --------
+        >>> sure, possible = GoldLinks({(0, 0), (2, 1)}, {(1, 1)}).matrices(2, 3)
+        >>> sure.astype(int).tolist(), possible.astype(int).tolist()
+        ([[1, 0, 0], [0, 0, 1]], [[1, 0, 0], [0, 1, 1]])
+        """
+        n_tgt = check_int(n_tgt, "n_tgt", minimum=0)
+        n_src = check_int(n_src, "n_src", minimum=0)
+        outside = sorted((s, t) for s, t in self.possible if s >= n_src or t >= n_tgt)
+        if outside:
+            shown = ", ".join(f"{s}-{t}" for s, t in outside[:5])
+            raise ValueError(f"gold links must lie inside {n_src} source x {n_tgt} target words "
+                             f"(zero-based src-tgt); received {len(outside)} outside: {shown}. "
+                             "Was a one-based file read with first_index=0?")
+        sure, possible = (np.zeros((n_tgt, n_src), dtype=bool) for _ in range(2))
+        for links, m in ((self.sure, sure), (self.possible, possible)):
+            if links:
+                src, tgt = np.array(sorted(links)).T
+                m[tgt, src] = True
+        return sure, possible
+
+
+@dataclass(frozen=True)
+class GoldFile:
+    """A gold alignment file, read: one ``GoldLinks`` per sentence pair and how it was read.
+
+    Attributes
+    ----------
+    pairs : tuple of GoldLinks
+    format : {"pharaoh", "naacl"}
+    first_index : {0, 1}
+    order : {"src-tgt", "tgt-src"}
+    n_null : int
+        Links to the NULL word (position 0 of a one-based NAACL file), left out.
+    """
+
+    pairs: tuple[GoldLinks, ...] = field(repr=False)
+    format: str
+    first_index: int
+    order: str
+    n_null: int = 0
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def gold_from_pair(pair: SentencePair) -> GoldLinks:
+    """The toy corpus's gold for one pair: every aligned target word gives a sure link (P = S).
+
+    Examples
+    --------
+    >>> from xattn.corpus import translate
+    >>> sorted(gold_from_pair(translate("the red cat sleeps")).sure)
+    [(0, 0), (1, 2), (2, 1), (3, 3)]
+    """
+    if not isinstance(pair, SentencePair):
+        raise TypeError(f"pair must be a SentencePair; received {type(pair).__name__}.")
+    sure = frozenset((j, i) for i, j in enumerate(pair.alignment) if j is not None)
+    return GoldLinks(sure, sure)
+
+
+def _check_shapes(shapes, n: int) -> list[tuple[int, int]]:
+    shapes = list(shapes)
+    if len(shapes) != n:
+        raise ValueError(f"shapes must give one (n_tgt, n_src) per gold pair ({n}); received "
+                         f"{len(shapes)}.")
+    out = []
+    for k, shape in enumerate(shapes):
+        if not (isinstance(shape, tuple) and len(shape) == 2):
+            raise TypeError(f"shapes[{k}] must be a tuple (n_tgt, n_src); received "
+                            f"{quote(shape)}.")
+        out.append((check_int(shape[0], f"shapes[{k}] n_tgt", minimum=0),
+                    check_int(shape[1], f"shapes[{k}] n_src", minimum=0)))
+    return out
+
+
+def _outside(gold: GoldFile, shapes: list) -> str | None:
+    bad = [(k, s, t) for k, (links, (n_tgt, n_src)) in enumerate(zip(gold.pairs, shapes,
+                                                                      strict=True))
+           for s, t in links.possible if s >= n_src or t >= n_tgt]
+    if not bad:
+        return None
+    k, s, t = min(bad)
+    n_tgt, n_src = shapes[k]
+    fix = ("Is the file one-based? Read it with first_index=1." if gold.first_index == 0 else
+           "Do the sentences match the file's, in the same order and with the same sides?")
+    return (f"{len(bad)} gold links point past the end of their sentence (the first: pair "
+            f"{k + 1}, source word {s + 1} of {n_src}, target word {t + 1} of {n_tgt}). {fix}")
+
+
+def indexing_warnings(gold: GoldFile, shapes: Sequence[tuple[int, int]] | None = None
+                      ) -> list[str]:
+    """Plain-English warnings when a file's reading looks wrong, the one-based trap first.
+
+    Parameters
+    ----------
+    gold : GoldFile
+    shapes : sequence of (n_tgt, n_src), optional
+        The word counts of each pair's sentences, to check links against their ends.
+
+    Returns
+    -------
+    list of str
+        Empty when nothing looks wrong. Checked: links past a sentence's end (``shapes``); read
+        zero-based, a side whose position 0 no link uses (a zero-based file almost always
+        links a first word); read one-based, a side whose last word no link uses
+        (``shapes``); links to the NULL word left out.
+
+    Examples
+    --------
+    >>> from xattn.alignlab.goldfile import read_gold
+    >>> gold = read_gold("1-1 2-3 3-2\\n", format="pharaoh", first_index=0, order="src-tgt")
+    >>> indexing_warnings(gold, [(3, 3)])[0][:60]
+    '2 gold links point past the end of their sentence (the first'
+    """
+    if not isinstance(gold, GoldFile):
+        raise TypeError(f"gold must be a GoldFile (see read_gold); received "
+                        f"{type(gold).__name__}.")
+    shapes = None if shapes is None else _check_shapes(shapes, len(gold.pairs))
+    warnings = [] if shapes is None else [w for w in [_outside(gold, shapes)] if w]
+    links = [link for pair in gold.pairs for link in pair.possible]
+    sides = (("source", 0), ("target", 1))
+    if gold.first_index == 0 and links:
+        unused = [name for name, side in sides if all(link[side] for link in links)]
+        if unused:
+            warnings.append(f"No link uses the first {' or '.join(unused)} word (position 0) "
+                            f"in {len(links)} links: a zero-based file almost always does. Is "
+                            "the file one-based? Read it with first_index=1.")
+    if gold.first_index == 1 and links and shapes is not None:
+        pairs = list(zip(gold.pairs, shapes, strict=True))
+        used = (any(s == n_src - 1 for p, (_, n_src) in pairs for s, _ in p.possible),
+                any(t == n_tgt - 1 for p, (n_tgt, _) in pairs for _, t in p.possible))
+        unused = [name for (name, _), u in zip(sides, used, strict=True) if not u]
+        if unused:
+            warnings.append(f"No link uses the last {' or '.join(unused)} word of any sentence "
+                            f"in {len(links)} links. Is the file zero-based? Read it with "
+                            "first_index=0.")
+    if gold.n_null:
+        warnings.append(f"{gold.n_null} links to the NULL word (position 0 of a one-based "
+                        "NAACL file) were left out: they link no word pair.")
+    return warnings
