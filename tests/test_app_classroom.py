@@ -18,15 +18,27 @@ pytestmark = pytest.mark.usefixtures("fresh_cache")
 LONG = " ".join(f"w{i}" for i in range(40))
 
 
+def prediction_widget(at):
+    """The step's prediction (a row of pills or a number box keyed ``predict``), or None."""
+    for kind in ("button_group", "number_input"):
+        found = [w for w in at.get(kind) if getattr(w, "key", None) == "predict"]
+        if found:
+            return found[0]
+    return None
+
+
 @pytest.mark.parametrize("n", range(1, len(STEPS) + 1))
 def test_every_lesson_step_opens_from_its_link_prepared_with_its_question(n):
     at = run_app({"view": "Lesson", "lesson": str(n)})
     assert not at.exception, at.exception
     step = STEPS[n - 1]
     texts = " ".join(m.value for m in at.markdown)
-    assert f"Step {n} of {len(STEPS)}: {step.title}" in texts and step.question in texts
+    question = step.question.split("«")[0]                   # before the words it fills in
+    assert f"Step {n} of {len(STEPS)}: {step.title}" in texts and question in texts
+    assert "«" not in texts                                   # every field filled
     answer = next(e for e in at.expander if e.label.startswith("Show the answer"))
     assert answer.markdown[0].value                           # computed, not empty
+    assert prediction_widget(at) is not None                  # predict, then see
     for key, value in step.state.items():
         if key != "view":
             shown = at.session_state[key]
@@ -109,3 +121,17 @@ def test_step_through_shows_x_i_and_the_columns_of_w_q():
     np.testing.assert_allclose(w_q.iloc[:, 1:].to_numpy(dtype=float),
                                r.module().W_Q[:, 8:16].round(3), atol=1e-9)
     assert "shape 8 ·" in " ".join(m.value for m in at.markdown)   # not "(8,)"
+
+
+def test_a_prediction_is_checked_against_the_numbers_on_screen():
+    at = run_app({"view": "Lesson", "lesson": "2"})             # the sum of a row: a number
+    at.number_input(key="predict").set_value(0.5).run()
+    answer = next(e for e in at.expander if e.label.startswith("Show the answer"))
+    assert answer.markdown[0].value == "**Off by 0.5**: you said 0.5; the page shows 1.000."
+    at.button(key="lesson_next").click().run()                 # a new step, a new prediction
+    assert "predict" not in at.session_state or at.session_state["predict"] is None
+    at = run_app({"view": "Lesson", "lesson": "9"})             # a choice, as pills
+    widget = prediction_widget(at)
+    widget.set_value("It goes down").run()
+    answer = next(e for e in at.expander if e.label.startswith("Show the answer"))
+    assert answer.markdown[0].value.startswith("**Right**")

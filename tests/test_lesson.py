@@ -5,15 +5,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from xattn.lesson import STEPS
+from xattn.lesson import STEPS, verdict
 from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
 from xattn.ui.link import REGISTRY
 from xattn.ui.page import VIEWS
 
 
-def test_the_lesson_has_six_to_ten_steps_with_a_question_each():
-    assert 6 <= len(STEPS) <= 10
+def test_the_lesson_has_six_to_twelve_steps_with_a_question_each():
+    assert 6 <= len(STEPS) <= 12
     for step in STEPS:
         assert step.title and step.text and step.look and step.question.endswith("?")
         assert set(step.state) <= set(REGISTRY), set(step.state) - set(REGISTRY)
@@ -24,53 +24,121 @@ def attention(**changes):
     return random_attention(run(replace(Settings(), **changes)))
 
 
+def answer(k: int, a, layer: int = 0) -> str:
+    return STEPS[k].tell(a, layer).answer
+
+
 def test_answers_follow_the_numbers_not_a_script():
-    one = STEPS[0].answer(attention(n_heads=1), 0)
-    other = STEPS[0].answer(attention(n_heads=1, seed=5), 0)
+    one = answer(0, attention(n_heads=1))
+    other = answer(0, attention(n_heads=1, seed=5))
     assert one != other                                     # another seed, another answer
     a = attention(n_heads=1)
     j = int(np.argmax(a.layer(0)[0, 1]))                   # row of "chat"
-    assert f"`{a.src_tokens[j]}` ({a.layer(0)[0, 1, j]:.3f})" in one
+    assert f"`{a.src_tokens[j]}`" in one and f"({a.layer(0)[0, 1, j]:.3f})" in one
 
 
 def test_rows_sum_to_one_is_added_up_from_the_row():
     a = attention()
-    answer = STEPS[1].answer(a, 0)
+    text = answer(1, a)
     row = a.layer(0)[1, 2]                                  # head 2, "noir"
-    assert " + ".join(f"{w:.3f}" for w in row) in answer and "**1.000**" in answer
+    assert " + ".join(f"{w:.3f}" for w in row) in text and "**1.000**" in text
 
 
 def test_the_masking_answers_read_the_mask():
     a = attention(mask_mode="padding", padded=(6,))
-    assert "`mat` gets **0.000**" in STEPS[2].answer(a, 0)
+    assert "`mat` gets **0.000**" in answer(2, a)
     a = attention(mask_mode="wait-k", wait_k=2)
-    assert "may see `the`, `black` (2 tokens)" in STEPS[3].answer(a, 0)
+    assert "may see `the` (0), `black` (2 tokens)" in answer(3, a)
 
 
-def test_the_seed_answer_counts_rows_that_moved():
-    a = attention(n_heads=8)
-    other = run(Settings(n_heads=8, seed=1)).weights
+def test_the_seed_answer_counts_rows_that_moved_and_names_both_seeds():
+    a = attention(n_heads=8, seed=5)                        # the class changed the seed
+    other = run(Settings(n_heads=8, seed=6)).weights
     moved = int((a.layer(0).argmax(-1) != other.argmax(-1)).sum())
-    assert f"**{moved} of 64**" in STEPS[4].answer(a, 0)
+    told = STEPS[4].tell(a, 0)
+    assert f"**{moved} of 64**" in told.answer and "seed 6 instead of 5" in told.answer
+    text, look, question = STEPS[4].render(told)
+    assert "from 5 to 6" in question and "eight heads" in text
 
 
-@pytest.mark.parametrize("k", [5, 6])
-def test_the_trained_steps_answer_from_the_trained_weights(trained, k):
+def trained_attention_of(trained, sentence="the red cat sees the dog"):
     from xattn.alignment import evaluate
     from xattn.corpus import translate
     from xattn.sources import trained_attention
 
-    a = trained_attention(evaluate(trained, 1.0), translate("the red cat sees the dog"))
-    answer = STEPS[k].answer(a, 0)
-    if k == 5:
-        assert answer.count("- Head") == 4 and "`le` (0)" in answer and "`le` (4)" in answer
-    else:
-        res = a.ablate(0, ())
-        assert f"Head {int(np.argmax(res.per_head)) + 1}: switching it off" in answer
-        assert f"**{res.per_head.max():.1%}**" in answer
+    return trained_attention(evaluate(trained, 1.0), translate(sentence))
+
+
+def test_the_trained_steps_answer_from_the_trained_weights(trained):
+    a = trained_attention_of(trained)
+    text = answer(5, a)
+    assert text.count("- Head") == 4 and "`le` (0)" in text and "`le` (4)" in text
+    res = a.ablate(0, ())
+    text = answer(7, a)
+    assert f"Head {int(np.argmax(res.per_head)) + 1}: switching it off" in text
+    assert f"**{res.per_head.max():.1%}**" in text
+    told = STEPS[6].tell(a, 0)                              # trained beside its random start
+    assert told.truth == "A: the trained weights" and "before training" in told.answer
 
 
 def test_the_sqrt_answer_compares_entropies():
     a = attention(d_model=256, n_heads=2)
-    answer = STEPS[7].answer(a, 0)
-    assert "√128" in answer and "nats" in answer
+    told = STEPS[8].tell(a, 0)
+    assert "√128" in told.answer and "nats" in told.answer and told.truth == "It goes down"
+    assert "here 128" in STEPS[8].render(told)[0]
+
+
+# ---------------------------------------------------------------- predict, then see
+@pytest.mark.parametrize("k", range(len(STEPS)))
+def test_every_step_asks_a_prediction_whose_truth_is_an_accepted_answer(k, trained):
+    """The class predicts before the numbers are shown: a tap on a token, a number or a
+    choice, and the truth is one of the answers the question accepts."""
+    step = STEPS[k]
+    a = (trained_attention_of(trained) if step.state.get("weights") == "trained" else
+         attention(**{"padding": dict(mask_mode="padding", padded=(6,)),
+                      "wait-k": dict(mask_mode="wait-k", wait_k=2)}.get(
+             step.state.get("mask"), {}), n_heads=step.state.get("heads", 4),
+                   d_model=step.state.get("d_model", 32)))
+    told = step.tell(a, 0)
+    q = told.question
+    assert q is not None and told.prompt
+    assert q.decode(q.encode(told.truth)) == told.truth            # the store accepts it
+    assert verdict(told, told.truth).startswith("**Right**")
+    if q.kind != "number":
+        wrong = next(o for o in q.options() if o != told.truth and (
+            q.kind != "token" or told.tokens[o] != told.tokens[told.truth]))
+        assert verdict(told, wrong).startswith("**Not this time**")
+
+
+def test_a_number_prediction_says_how_far_off_it_is():
+    told = STEPS[1].tell(attention(), 0)
+    assert verdict(told, 0.75) == "**Off by 0.25**: you said 0.75; the page shows 1.000."
+    assert verdict(told, 1.004).startswith("**Right**")
+
+
+def test_a_repeated_word_is_named_with_its_position():
+    told = STEPS[0].tell(attention(n_heads=1), 0)
+    assert told.question.choices[0] == "the (0)" and told.question.choices[5] == "the (5)"
+    wrong_place = 0 if told.truth == 5 else 5
+    if told.truth in (0, 5):
+        assert "the wrong place" in verdict(told, wrong_place)
+
+
+def test_the_text_adapts_when_the_page_does_not_fit_the_step():
+    a = attention(tgt="un chien noir dort", n_heads=2)    # no "chat"; two heads, not one
+    told = STEPS[0].tell(a, 0)
+    assert "no *chat*" in told.note and "`un`" in told.note
+    text, look, question = STEPS[0].render(told)
+    assert "`un`" in question and "chat" not in question
+    assert "With two heads" in STEPS[1].render(STEPS[1].tell(a, 0))[0]
+
+
+def test_three_decimals_that_do_not_add_up_to_one_are_explained():
+    for seed in range(40):                         # some row's rounded weights add to 1.001
+        a = attention(seed=seed)
+        row = a.layer(0)[1, 2]
+        if abs(sum(round(float(w), 3) for w in row) - 1) > 5e-4:
+            assert "not exactly 1: each is rounded" in answer(1, a)
+            break
+    else:
+        pytest.fail("no seed of 40 gave a row whose rounded weights miss 1")

@@ -69,7 +69,7 @@ def heads_view(a: Attention, layer: int, state) -> None:
         st.caption(f"**Shapes:** {a.details}")
     present = bool(state.shown(PRESENT))
     head_grid(a, layer, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
-              max_cols=2 if present else 4)
+              max_cols=2 if present or state.narrow else 4)
     notes = ["Each heatmap is one head's softmax(Q W\\_Q (K W\\_K)ᵀ / √d\\_head + M): a row per "
              "target token (query), a column per source token (key); every row sums to 1."]
     if a.gold is not None:

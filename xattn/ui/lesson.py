@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from xattn.lesson import STEPS, Step, missing
+from xattn.lesson import STEPS, Step, Told, missing, verdict
+from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.link import IMG, LESSON, PRESENT, REGISTRY, SCALE, VIEW
 from xattn.ui.state import PageState
@@ -20,6 +21,9 @@ from xattn.ui.state import PageState
 __all__ = ["lesson_setup", "lesson_view"]
 
 KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE)}   # how the page looks stays
+
+
+PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
 
 
 def lesson_setup(state: PageState, view: str) -> Step | None:
@@ -33,10 +37,12 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
     # A step opened now (its link, or a button) sets the controls; a link that also carries
     # settings of its own (a student's exploration, shared) keeps them instead.
     own_settings = before is None and bool(state.from_link - KEEP)
-    if n != before and not own_settings:
-        prepared = {k: p.default for k, p in REGISTRY.items() if k not in KEEP}
-        prepared.update({k: v for k, v in step.state.items() if k != "view"})
-        state.force(prepared)
+    if n != before:
+        st.session_state.pop(PREDICT, None)        # a new step, a new prediction
+        if not own_settings:
+            prepared = {k: p.default for k, p in REGISTRY.items() if k not in KEEP}
+            prepared.update({k: v for k, v in step.state.items() if k != "view"})
+            state.force(prepared)
     return step
 
 
@@ -44,10 +50,8 @@ def _go(n: int) -> None:
     st.session_state[LESSON.key] = n
 
 
-def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
-                draw: Callable) -> None:
-    """The step's text, question and answer, then its view (``draw(view, a, layer)``)."""
-    n = STEPS.index(step) + 1
+def navigation(n: int) -> None:
+    """Previous, the step picker, Next."""
     names = {k: f"{k}. {s.title}" for k, s in enumerate(STEPS, 1)}
     left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
     left.button("← Previous", key="lesson_prev", disabled=n == 1, on_click=_go, args=(n - 1,),
@@ -56,18 +60,50 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                      label_visibility="collapsed")
     right.button("Next →", key="lesson_next", disabled=n == len(STEPS), on_click=_go,
                  args=(n + 1,), type="primary", width="stretch")
-    st.markdown(f"## Step {n} of {len(STEPS)}: {step.title}\n\n{step.text}\n\n"
-                f"**Look at:** {step.look}\n\n**Question for the class:** {step.question}")
+
+
+def prediction(told: Told, *, disabled: bool = False, on_change=None):
+    """The student's prediction for this step (one widget keyed ``predict``): a tap on a
+    source token or a choice, or a number. Returns it, or None until one is made."""
+    q = told.question
+    label = f"**Your prediction.** {told.prompt}"
+    if q.kind == "number":
+        return st.number_input(label, q.low, q.high, value=None, step=10 ** -q.decimals,
+                               format=f"%.{q.decimals}f", key=PREDICT, disabled=disabled,
+                               placeholder="type a number", on_change=on_change)
+    options = q.options()
+    shown = q.choices if q.kind == "token" else options
+    names = dict(zip(options, shown, strict=True))
+    return st.pills(label, options, key=PREDICT, disabled=disabled, on_change=on_change,
+                    format_func=lambda o: md_code(names[o]))
+
+
+def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
+                draw: Callable) -> None:
+    """The step beside its view: text, question, prediction and answer on the left, the
+    step's view (``draw(view, a, layer)``) on the right, so both fit one screen."""
+    n = STEPS.index(step) + 1
+    navigation(n)
     why_not = missing(step, a) if a is not None else None
-    if a is None:
-        st.info("The answer appears once the weights above can be computed.")
-    elif why_not:
-        st.info(why_not, icon=":material/info:")
-    else:
-        with st.expander("Show the answer (computed from the numbers on screen)"):
-            st.markdown(step.answer(a, layer))
-    st.caption("Every control is free: change the sentences or the settings and the answer "
-               "follows. Another tab leaves the lesson and keeps this state.")
-    st.divider()
+    told = step.tell(a, layer) if a is not None and not why_not else None
+    text, look, question = step.render(told)
+    left, right = st.columns([2, 3], gap="medium")
+    with left:
+        st.markdown(f"## Step {n} of {len(STEPS)}: {step.title}\n\n{text}\n\n"
+                    f"**Look at:** {look}\n\n**Question for the class:** {question}")
+        if told is not None and told.note:
+            st.caption(told.note)
+        if a is None:
+            st.info("The answer appears once the weights above can be computed.")
+        elif why_not:
+            st.info(why_not, icon=":material/info:")
+        else:
+            said = prediction(told) if told.question is not None else None
+            with st.expander("Show the answer (computed from the numbers on screen)"):
+                if said is not None:
+                    st.markdown(verdict(told, said))
+                st.markdown(told.answer)
     if a is not None:
-        draw(step.state.get("view", "Heads"), a, layer)
+        with right:
+            state.narrow = True
+            draw(step.state.get("view", "Heads"), a, layer)

@@ -28,7 +28,7 @@ from xattn.ui.params import (
     whole_number,
 )
 
-__all__ = ["REGISTRY", "VIEW_NAMES", "token_label", "parse_label"]
+__all__ = ["REGISTRY", "VIEW_NAMES", "LOCAL_KEYS", "token_label", "parse_label"]
 
 DEFAULTS = Settings()
 MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
@@ -36,6 +36,8 @@ MAX_SEED = 2**31 - 1   # the seed box's range; the library takes seeds up to 2**
 VIEW_NAMES = ("Lesson", "Heads", "Step through", "Head statistics", "Switch heads off", "Lines",
               "Compare", "Export", "How to read this")
 _LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
+# Widgets deliberately left out of the link: a student's own prediction is not shared.
+LOCAL_KEYS = frozenset({"predict"})
 
 
 def token_label(position: int, token: str) -> str:

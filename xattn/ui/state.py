@@ -56,6 +56,7 @@ class PageState:
     defaults: dict = field(default_factory=dict)    # key: its default this run (see `value`)
     refused: dict = field(default_factory=dict)     # key: (raw, why) of bad link values
     notices: list = field(default_factory=list)
+    narrow: bool = False      # the views are drawn in a narrow column (beside a lesson step)
 
     # ---------------------------------------------------------------- reading the link
     def read_link(self, query: dict[str, list[str]]) -> None:

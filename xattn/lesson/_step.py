@@ -1,0 +1,155 @@
+"""A lesson step, what it needs of the weights, and what it tells about the weights on screen.
+
+A `Step` is a prepared page (its URL parameters), a paragraph, one thing to look at and one
+question; its ``tell`` function reads the weights on screen and returns a `Told`: the words
+that fill the step's text («target» becomes the token asked about), the answer, the prediction
+the class makes before seeing the numbers (a ``xattn.classroom.Question``) and its truth. So
+the text, the question and the answer always agree with the page, whatever the sentences, the
+seed or the number of heads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from xattn.classroom.question import Question
+from xattn.literal import md_code
+from xattn.sources import Attention
+
+__all__ = ["Step", "Told", "NEEDS", "missing", "verdict"]
+
+# What a step may need of the weights: (has it?, what the step shows instead, in one line).
+NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
+    "mask": (lambda a: a.mask is not None,
+             "these weights do not say which cells were masked (a file), so the answer cannot "
+             "name them: choose *Weights: random* in the sidebar."),
+    "unmasked": (lambda a: a.unmasked is not None,
+                 "only random weights take a mask you choose: choose *Weights: random* and "
+                 "*Masking: padding* in the sidebar, and mask a source token."),
+    "variant": (lambda a: a.variant is not None,
+                "only random weights come from a seed you can change (trained weights are "
+                "trained from theirs: compare training seeds in the sidebar): choose "
+                "*Weights: random*."),
+    "gold": (lambda a: a.gold is not None,
+             "only the toy task's trained weights come with a gold alignment: choose "
+             "*Weights: trained*."),
+    "untrained": (lambda a: a.untrained is not None,
+                  "only the toy task's trained weights have a random start to compare with: "
+                  "choose *Weights: trained*."),
+    "ablate": (lambda a: a.ablate is not None,
+               "switching heads off needs the heads' outputs and W_O, which these weights do "
+               "not have: choose *Weights: random* or *trained*."),
+    "rescale": (lambda a: a.trace is not None and a.rescalable,
+                "these weights' division by √d_head cannot be switched off here: choose "
+                "*Weights: random*."),
+}
+_FIELD = re.compile("«([a-z_]+)»")
+
+
+@dataclass(frozen=True)
+class Told:
+    """What a step says about the weights on screen.
+
+    Attributes
+    ----------
+    words : dict of str to str
+        Markdown that fills the step's «fields» (``{"target": "`chat`"}``).
+    answer : str
+        Markdown: the answer, computed from the numbers.
+    prompt : str
+        Markdown: what the class predicts, in one line ("" when nothing is asked).
+    question : Question, optional
+        The prediction's kind and accepted answers.
+    truth : str, int or float, optional
+        The right prediction: a choice's text, a token's position, or a number.
+    note : str
+        Markdown: how the page differs from the step's plan ("There is no *chat* here ...").
+    tolerance : float
+        A number prediction within this of the truth is right.
+    tokens : tuple of str
+        A token question's tokens as typed (its choices name repeated words with their place).
+    """
+
+    words: dict
+    answer: str
+    prompt: str = ""
+    question: Question | None = None
+    truth: object = None
+    note: str = ""
+    tolerance: float = 0.005
+    tokens: tuple = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the lesson.
+
+    Attributes
+    ----------
+    title : str
+    state : dict of str to value
+        URL parameters of the prepared page (the rest at their defaults); ``view`` is the view
+        drawn beside the step.
+    text, look, question : str
+        Markdown with «fields» that ``tell`` fills: one paragraph, one thing to look at, one
+        question for the class.
+    tell : callable (Attention, layer) -> Told
+    needs : tuple of str
+        Keys of `NEEDS`: what ``tell`` needs of the weights.
+    """
+
+    title: str
+    state: dict = field(default_factory=dict)
+    text: str = ""
+    look: str = ""
+    question: str = ""
+    tell: Callable[[Attention, int], Told] = lambda a, layer: Told({}, "")
+    needs: tuple[str, ...] = ()
+
+    def render(self, told: Told | None) -> tuple[str, str, str]:
+        """The step's text, what to look at and its question with their «fields» filled (from
+        ``told``; without one, each field reads as its name)."""
+        words = told.words if told is not None else {}
+
+        def fill(text: str) -> str:
+            return _FIELD.sub(lambda m: words.get(m.group(1), m.group(1).replace("_", " ")),
+                              text)
+        return fill(self.text), fill(self.look), fill(self.question)
+
+    def __repr__(self) -> str:
+        return f"Step({self.title!r})"
+
+
+def missing(step: Step, a: Attention) -> str | None:
+    """Why ``a`` cannot give what ``step`` needs (Markdown, one line), or None."""
+    for need in step.needs:
+        has, why = NEEDS[need]
+        if not has(a):
+            return f"This step's answer needs other weights: {why}"
+    return None
+
+
+def verdict(told: Told, answer) -> str:
+    """A student's prediction ``answer`` against the truth, in one line of Markdown: right, or
+    what the page shows and how far off."""
+    q, truth = told.question, told.truth
+    if q.kind == "number":
+        off = abs(float(answer) - float(truth))
+        if off <= told.tolerance:
+            return f"**Right**: you said {float(answer):g}, and it is {float(truth):.3f}."
+        return (f"**Off by {off:.3g}**: you said {float(answer):g}; the page shows "
+                f"{float(truth):.3f}.")
+    if q.kind == "token":
+        said, true = md_code(q.choices[answer]), md_code(q.choices[truth])
+        if answer == truth:
+            return f"**Right**: {true}."
+        if told.tokens and told.tokens[answer] == told.tokens[truth]:
+            return (f"**The right word, the wrong place**: you chose {said}, position {answer}; "
+                    f"the page shows position {truth}.")
+        return f"**Not this time**: you chose {said}; the page shows {true}."
+    said, true = md_code(answer), md_code(truth)
+    return f"**Right**: {true}." if answer == truth else (
+        f"**Not this time**: you chose {said}; the page shows {true}.")
+

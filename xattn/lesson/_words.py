@@ -1,0 +1,50 @@
+"""How the lesson names what is on screen: tokens (with their position when a word repeats),
+the row a step asks about (and what it asks instead when that word is not in the sentence),
+numbers of heads in words. Every token is a Markdown code span (``xattn.literal.md_code``)."""
+
+from __future__ import annotations
+
+from xattn.literal import md_code
+from xattn.sources import Attention
+
+__all__ = ["token_name", "token_label", "target_row", "number_word"]
+
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen")
+
+
+def token_label(tokens, j: int) -> str:
+    """Plain text naming token ``j``: the word, with its position when it occurs twice.
+
+    Examples
+    --------
+    >>> token_label(["the", "cat", "the"], 2), token_label(["the", "cat", "the"], 1)
+    ('the (2)', 'cat')
+    """
+    return tokens[j] + (f" ({j})" if list(tokens).count(tokens[j]) > 1 else "")
+
+
+def token_name(tokens, j: int) -> str:
+    """Markdown naming token ``j``: a code span, and its position when the word repeats.
+
+    Examples
+    --------
+    >>> token_name(["the", "cat", "the"], 2)
+    '`the` (2)'
+    """
+    return md_code(tokens[j]) + (f" ({j})" if list(tokens).count(tokens[j]) > 1 else "")
+
+
+def target_row(a: Attention, word: str, occurrence: int = 0) -> tuple[int, str]:
+    """The target position a step asks about: ``word`` (its ``occurrence``-th time, or its
+    last), else the first target token; and, in that case, a sentence saying so (Markdown)."""
+    rows = [i for i, t in enumerate(a.tgt_tokens) if t == word]
+    if rows:
+        return rows[min(occurrence, len(rows) - 1)], ""
+    return 0, (f"There is no *{word}* in this target sentence: the question asks about "
+               f"{token_name(a.tgt_tokens, 0)} instead.")
+
+
+def number_word(n: int) -> str:
+    """``4`` as "four" (up to sixteen), else digits."""
+    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
