@@ -1,0 +1,190 @@
+"""Sixty students over thirty-one new training settings at once: with and without the queue.
+
+    python -m benchmarks.bench_training_queue [--compare REF ...] [--trainers 1 2]
+                                              [--sessions 60] [--ramp 5] [--port PORT]
+
+For each version (commits of ``--compare`` in temporary worktrees, then this working tree
+unless ``--no-working-tree``) and each ``XATTN_TRAINERS`` value of ``--trainers`` (a commit
+without the queue runs once), a fresh ``streamlit run app.py`` (nothing trained yet), then
+``--sessions`` protocol clients (``devtools.protocol``'s way: one websocket each, a browser's
+``rerun_script`` for a link) open ``?weights=trained&tr_heads=H&tr_steps=S&tr_seed=K`` within
+``--ramp`` seconds. The 31 settings: twenty of 8 heads and 400 steps (seeds 1-20) and eleven
+small ones (1, 2 or 4 heads, 25-200 steps); session i asks for setting i mod 31, so 29
+settings are asked for twice, and the second student should join the first one's run.
+
+Printed per run: time to first figure (link opened to the script's end, when the page's
+charts have arrived) p50 / p95 / max, for every session and for the 8-head 400-step ones;
+trainings at once (the server's threads that used CPU in each 1-second window, its main
+thread excluded: each training is one script thread), the most "n ahead of you" a page
+showed, the server's CPU time and the cores it used on average, and errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import statistics
+import threading
+import time
+from pathlib import Path
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.asyncio.client import connect
+
+from benchmarks.checkouts import checkouts
+from benchmarks.machine import machine_line
+from devtools.browser import ROOT, StreamlitServer, free_port
+
+BIG = [(8, 400, seed) for seed in range(1, 21)]
+SMALL = [(h, s, 20 + k) for k, (h, s) in enumerate(
+    [(1, 25), (1, 50), (1, 100), (2, 50), (2, 100), (2, 200), (4, 25), (4, 50), (4, 100),
+     (4, 200), (2, 25)], start=1)]
+SETTINGS = BIG + SMALL              # 31
+AHEAD = re.compile(r"(\d+) ahead of you")
+
+
+def cpu_seconds(pid: int, tid: int | None = None) -> float:
+    path = f"/proc/{pid}/task/{tid}/stat" if tid else f"/proc/{pid}/stat"
+    with open(path) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Busy(threading.Thread):
+    """Every second: how many of the server's threads (its main thread excluded) used CPU."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid, self.counts, self._halt = pid, [], threading.Event()
+
+    def _threads(self) -> dict[int, float]:
+        out = {}
+        for tid in os.listdir(f"/proc/{self.pid}/task"):
+            if int(tid) != self.pid:
+                try:
+                    out[int(tid)] = cpu_seconds(self.pid, int(tid))
+                except (OSError, IndexError):
+                    continue                              # a thread that just ended
+        return out
+
+    def run(self) -> None:
+        before = self._threads()
+        while not self._halt.wait(1.0):
+            now = self._threads()
+            self.counts.append(sum(1 for tid, t in now.items() if t > before.get(tid, t)))
+            before = now
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+
+async def open_link(port: int, query: str, timeout: float) -> tuple[float, int, list[str]]:
+    """Seconds from connecting to the script's end, the most "n ahead" shown, problems."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    start, ahead, problems = time.perf_counter(), 0, []
+    try:
+        async with connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
+                           max_size=None, open_timeout=timeout) as ws:
+            msg = BackMsg()
+            msg.rerun_script.query_string = query
+            await ws.send(msg.SerializeToString())
+            async with asyncio.timeout(timeout):
+                async for raw in ws:
+                    fwd = ForwardMsg()
+                    fwd.ParseFromString(raw)
+                    kind = fwd.WhichOneof("type")
+                    if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                        el = fwd.delta.new_element
+                        what = el.WhichOneof("type")
+                        if what == "progress" and (m := AHEAD.search(el.progress.text)):
+                            ahead = max(ahead, int(m[1]))
+                        elif what == "exception":
+                            problems.append(el.exception.message[:160])
+                        elif what == "alert" and el.alert.format == 1:
+                            problems.append(el.alert.body[:160])
+                    elif kind == "script_finished":
+                        if fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                            break
+                        if fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                            problems.append(f"script finished: {fwd.script_finished}")
+                            break
+    except Exception as err:  # noqa: BLE001 - a dropped or slow connection is a result
+        problems.append(f"{type(err).__name__}: {err}")
+    return time.perf_counter() - start, ahead, problems
+
+
+async def class_of(port: int, sessions: int, ramp: float, timeout: float) -> list[tuple]:
+    rng = random.Random(0)
+    starts = sorted(rng.uniform(0, ramp) for _ in range(sessions))
+    t0 = time.monotonic()
+
+    async def student(i: int):
+        await asyncio.sleep(max(0.0, t0 + starts[i] - time.monotonic()))
+        heads, steps, seed = SETTINGS[i % len(SETTINGS)]
+        query = f"weights=trained&tr_heads={heads}&tr_steps={steps}&tr_seed={seed}"
+        return (heads, steps), *await open_link(port, query, timeout)
+
+    return await asyncio.gather(*(student(i) for i in range(sessions)))
+
+
+def pct(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
+        else values[0]
+
+
+def seconds(values: list[float]) -> str:
+    return f"{pct(values, 50):.1f} / {pct(values, 95):.1f} / {max(values):.1f} s"
+
+
+def run_one(root: Path, trainers: int, a) -> str:
+    os.environ["XATTN_TRAINERS"] = str(trainers)
+    with StreamlitServer(port=a.port or free_port(), root=root) as server:
+        busy = Busy(server.pid)
+        cpu0, wall0 = cpu_seconds(server.pid), time.perf_counter()
+        busy.start()
+        rows = asyncio.run(class_of(server.port, a.sessions, a.ramp, a.timeout))
+        busy.stop()
+        cpu, wall = cpu_seconds(server.pid) - cpu0, time.perf_counter() - wall0
+    every = [t for _, t, _, _ in rows]
+    big = [t for (h, s), t, _, _ in rows if (h, s) == (8, 400)]
+    active = [c for c in busy.counts if c] or [0]
+    errors = sum(bool(p) for *_, p in rows)
+    first = next((p[0] for *_, p in rows if p), "")
+    return (f"{seconds(every)} | {seconds(big)} | {max(active)} (median "
+            f"{statistics.median(active):.0f}) | {max(ahead for _, _, ahead, _ in rows)} | "
+            f"{cpu:.0f} s, {cpu / wall:.2f} cores over {wall:.0f} s | {errors}"
+            + (f" ({first})" if first else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--compare", nargs="+", default=[], metavar="REF")
+    parser.add_argument("--no-working-tree", action="store_true")
+    parser.add_argument("--trainers", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--sessions", type=int, default=60)
+    parser.add_argument("--ramp", type=float, default=5.0)
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--port", type=int)
+    a = parser.parse_args()
+    print(machine_line())
+    print(f"{a.sessions} sessions over {len(SETTINGS)} settings, opened within {a.ramp:.0f} s")
+    print("| version | XATTN_TRAINERS | first figure p50 / p95 / max (all) | same, 8 heads × 400 "
+          "steps | trainings at once: max (median) | most 'ahead of you' | server CPU | errors |")
+    print("|---|---:|---|---|---|---:|---|---:|")
+    with checkouts(a.compare) as roots:
+        for version, root in roots.items():
+            if a.no_working_tree and root == ROOT:
+                continue
+            queued = "XATTN_TRAINERS" in (root / "xattn/ui/_store.py").read_text()
+            for trainers in a.trainers if queued else a.trainers[:1]:
+                print(f"| {version} | {trainers if queued else 'no queue'} | "
+                      f"{run_one(root, trainers, a)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
