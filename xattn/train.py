@@ -28,6 +28,11 @@ attention stays spread, since a partial mixture already wins the argmax of the r
 **What is trained.** Only ``W_Q, W_K, W_V, W_O``; the embeddings are fixed ``ToyEmbedder``
 vectors. A trained model is an ordinary ``MultiHeadCrossAttention`` with its weights replaced,
 so every figure that shows random weights shows trained ones the same way.
+
+**The time-lapse.** ``TrainConfig.snapshots`` times over a run (and at the start) the run
+keeps every head's weights on a fixed probe pair and the held-out loss and accuracies
+(``TrainResult.timelapse``, ``xattn.timelapse``); its cost in time and bytes is measured by
+``python -m benchmarks.bench_train --timelapse``.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from xattn._checks import check_int, check_seed
 from xattn.attention import MultiHeadCrossAttention, masked_softmax, merge_heads, split_heads
 from xattn.corpus import SOURCE_WORDS, SentencePair, generate_pairs
 from xattn.embedder import ToyEmbedder
+from xattn.timelapse import PROBE, Recorder, Timelapse, snapshot_steps
 
 __all__ = ["OBJECTIVES", "WEIGHT_NAMES", "TrainConfig", "TrainResult", "Batch", "make_batch",
            "embed_pair", "loss_and_gradients", "train"]
@@ -50,6 +56,7 @@ OBJECTIVES = ("mse", "ce")
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 _BETAS, _EPS = (0.9, 0.999), 1e-8   # Adam's usual constants
 _TRAIN_STREAM, _HELDOUT_STREAM = 1, 2  # seeds of the two sentence streams: (config.seed, k)
+MAX_SNAPSHOTS = 1000    # time-lapse frames per run, at most
 
 
 @dataclass(frozen=True)
@@ -65,10 +72,12 @@ class TrainConfig:
     seed: int = 0           # initial weights (as MultiHeadCrossAttention(seed=)) and sentences
     embed_seed: int = 0     # ToyEmbedder seed: which random vector each word gets
     n_heldout: int = 256    # held-out test sentences
+    snapshots: int = 20     # time-lapse frames after the start (xattn.timelapse); 0: none
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_heads", "steps", "batch_size", "n_heldout"):
             check_int(getattr(self, name), name, minimum=1)
+        check_int(self.snapshots, "snapshots", minimum=0, maximum=MAX_SNAPSHOTS)
         check_seed(self.seed)
         check_seed(self.embed_seed, "embed_seed")
         if self.d_model % self.n_heads:
@@ -240,6 +249,8 @@ class TrainResult:
         Training loss of each update's batch, before the update.
     heldout : tuple of SentencePair
         Test sentences never seen in training.
+    timelapse : Timelapse or None
+        Snapshots over the run (``xattn.timelapse``); None when ``config.snapshots`` is 0.
     """
 
     config: TrainConfig
@@ -248,6 +259,7 @@ class TrainResult:
     embedder: ToyEmbedder
     losses: np.ndarray = field(repr=False)
     heldout: tuple[SentencePair, ...] = field(repr=False)
+    timelapse: Timelapse | None = field(default=None, repr=False)
 
 
 def _training_pairs(rng: np.random.Generator, n: int, exclude: set) -> list[SentencePair]:
@@ -255,6 +267,35 @@ def _training_pairs(rng: np.random.Generator, n: int, exclude: set) -> list[Sent
     while len(pairs) < n:
         pairs += [p for p in generate_pairs(n - len(pairs), seed=rng) if p.source not in exclude]
     return pairs
+
+
+def _recorder(config: TrainConfig, embedder: ToyEmbedder,
+              heldout: tuple[SentencePair, ...]) -> tuple | None:
+    """The time-lapse's recorder, the held-out batch it scores, and that batch's MSE target
+    (None for "ce"); None without a time-lapse."""
+    if not config.snapshots:
+        return None
+    batch = make_batch(heldout, embedder)
+    target = None if config.objective != "mse" else np.take_along_axis(
+        batch.encoder_output, np.maximum(batch.gold, 0)[..., None], axis=1)  # (B, T, d)
+    return Recorder(snapshot_steps(config.steps, config.snapshots), batch.gold,
+                    batch.source_words), batch, target
+
+
+def _snapshot(recording: tuple, step: int, model: MultiHeadCrossAttention,
+              probe: tuple[np.ndarray, np.ndarray], objective: str) -> None:
+    """Record ``model`` (the weights after ``step`` updates) if ``step`` is a snapshot's."""
+    recorder, batch, target = recording
+    if step not in recorder.steps:
+        return
+    y, weights = model(batch.decoder_state, batch.encoder_output, batch.encoder_mask)
+    if target is None:
+        loss = _loss_grad_output(y, batch, objective)[0]
+    else:                                     # as _loss_grad_output, without the gradient
+        rows = batch.gold >= 0
+        err = (y - target) * rows[..., None]
+        loss = float((err ** 2).sum() / (max(rows.sum(), 1) * y.shape[-1]))
+    recorder.add(step, model(*probe)[1], loss, weights)
 
 
 def train(config: TrainConfig | None = None, *,
@@ -294,7 +335,13 @@ def train(config: TrainConfig | None = None, *,
     exclude = {p.source for p in heldout}
     rng = np.random.default_rng((config.seed, _TRAIN_STREAM))
     untrained = MultiHeadCrossAttention(config.d_model, config.n_heads, seed=config.seed)
-    w = {name: getattr(untrained, name).copy() for name in WEIGHT_NAMES}
+    # the returned model from the start, its arrays updated in place: snapshots call it
+    model = MultiHeadCrossAttention(config.d_model, config.n_heads, seed=config.seed)
+    w = {name: getattr(model, name) for name in WEIGHT_NAMES}
+    recording = _recorder(config, embedder, heldout)
+    probe = embed_pair(PROBE, embedder)
+    if recording:
+        _snapshot(recording, 0, model, probe, config.objective)
     m = {name: np.zeros_like(x) for name, x in w.items()}
     s = {name: np.zeros_like(x) for name, x in w.items()}
     losses = np.empty(config.steps)
@@ -308,9 +355,9 @@ def train(config: TrainConfig | None = None, *,
             s[name] = b2 * s[name] + (1 - b2) * g * g
             step = lr * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)  # bias-corrected step size
             w[name] -= step * m[name] / (np.sqrt(s[name]) + _EPS)
+        if recording:
+            _snapshot(recording, t, model, probe, config.objective)
         if callback is not None:
             callback(t, float(losses[t - 1]))
-    model = MultiHeadCrossAttention(config.d_model, config.n_heads, seed=config.seed)
-    for name in WEIGHT_NAMES:
-        setattr(model, name, w[name])
-    return TrainResult(config, model, untrained, embedder, losses, heldout)
+    return TrainResult(config, model, untrained, embedder, losses, heldout,
+                       recording[0].timelapse() if recording else None)
