@@ -12,11 +12,17 @@ without the queue runs once), a fresh ``streamlit run app.py`` (nothing trained 
 small ones (1, 2 or 4 heads, 25-200 steps); session i asks for setting i mod 31, so 29
 settings are asked for twice, and the second student should join the first one's run.
 
+Meanwhile ``--others`` students on random weights open a new link (``?seed=K``, a new seed
+each time) every second, as other students clicking would, until the class is served.
+
 Printed per run: time to first figure (link opened to the script's end, when the page's
-charts have arrived) p50 / p95 / max, for every session and for the 8-head 400-step ones;
-trainings at once (the server's threads that used CPU in each 1-second window, its main
-thread excluded: each training is one script thread), the most "n ahead of you" a page
-showed, the server's CPU time and the cores it used on average, and errors.
+charts have arrived) p50 / p95 / max, for every session and for the 8-head 400-step ones, and
+the same counted in the server's CPU seconds (how much CPU the server had used when that page
+finished: the machine's other load, which varies, drops out); trainings at once (the server's
+threads that used CPU in each 1-second window, its main thread excluded: each training is one
+script thread); the most "n ahead of you" a page showed; the other students' page loads p50 /
+p95; the server's CPU time and the cores it used on average; the cores every other process on
+the machine used meanwhile; errors. ``--repeat N`` runs every variant N times, interleaved.
 """
 
 from __future__ import annotations
@@ -118,18 +124,45 @@ async def open_link(port: int, query: str, timeout: float) -> tuple[float, int, 
     return time.perf_counter() - start, ahead, problems
 
 
-async def class_of(port: int, sessions: int, ramp: float, timeout: float) -> list[tuple]:
+async def class_of(port: int, pid: int, a) -> tuple[list[tuple], list[float]]:
+    """The training students' rows ((heads, steps), seconds, server CPU s, most ahead,
+    problems), and the other students' page loads."""
     rng = random.Random(0)
-    starts = sorted(rng.uniform(0, ramp) for _ in range(sessions))
-    t0 = time.monotonic()
+    starts = sorted(rng.uniform(0, a.ramp) for _ in range(a.sessions))
+    t0, cpu0, served = time.monotonic(), cpu_seconds(pid), asyncio.Event()
 
     async def student(i: int):
         await asyncio.sleep(max(0.0, t0 + starts[i] - time.monotonic()))
         heads, steps, seed = SETTINGS[i % len(SETTINGS)]
         query = f"weights=trained&tr_heads={heads}&tr_steps={steps}&tr_seed={seed}"
-        return (heads, steps), *await open_link(port, query, timeout)
+        took, ahead, problems = await open_link(port, query, a.timeout)
+        return (heads, steps), took, cpu_seconds(pid) - cpu0, ahead, problems
 
-    return await asyncio.gather(*(student(i) for i in range(sessions)))
+    async def other(i: int, loads: list[float]):
+        k = 0
+        while not served.is_set():
+            k += 1
+            took, _, problems = await open_link(port, f"seed={1000 * i + k}", a.timeout)
+            if not problems:
+                loads.append(took)
+            await asyncio.sleep(1.0)
+
+    async def everyone():
+        try:
+            return await asyncio.gather(*(student(i) for i in range(a.sessions)))
+        finally:
+            served.set()
+
+    loads: list[float] = []
+    rows, *_ = await asyncio.gather(everyone(), *(other(i, loads) for i in range(a.others)))
+    return rows, loads
+
+
+def machine_busy() -> float:
+    """CPU seconds every process of the machine used so far (/proc/stat)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")   # not idle, iowait
 
 
 def pct(values: list[float], q: int) -> float:
@@ -145,19 +178,22 @@ def run_one(root: Path, trainers: int, a) -> str:
     os.environ["XATTN_TRAINERS"] = str(trainers)
     with StreamlitServer(port=a.port or free_port(), root=root) as server:
         busy = Busy(server.pid)
-        cpu0, wall0 = cpu_seconds(server.pid), time.perf_counter()
+        cpu0, wall0, machine0 = cpu_seconds(server.pid), time.perf_counter(), machine_busy()
         busy.start()
-        rows = asyncio.run(class_of(server.port, a.sessions, a.ramp, a.timeout))
+        rows, loads = asyncio.run(class_of(server.port, server.pid, a))
         busy.stop()
         cpu, wall = cpu_seconds(server.pid) - cpu0, time.perf_counter() - wall0
-    every = [t for _, t, _, _ in rows]
-    big = [t for (h, s), t, _, _ in rows if (h, s) == (8, 400)]
+        others_cpu = machine_busy() - machine0 - cpu
+    every = [r[1] for r in rows]
+    big = [r[1] for r in rows if r[0] == (8, 400)]
+    every_cpu = [r[2] for r in rows]
     active = [c for c in busy.counts if c] or [0]
-    errors = sum(bool(p) for *_, p in rows)
-    first = next((p[0] for *_, p in rows if p), "")
-    return (f"{seconds(every)} | {seconds(big)} | {max(active)} (median "
-            f"{statistics.median(active):.0f}) | {max(ahead for _, _, ahead, _ in rows)} | "
-            f"{cpu:.0f} s, {cpu / wall:.2f} cores over {wall:.0f} s | {errors}"
+    errors = sum(bool(r[4]) for r in rows)
+    first = next((r[4][0] for r in rows if r[4]), "")
+    return (f"{seconds(every)} | {seconds(big)} | {seconds(every_cpu)} | {max(active)} (median "
+            f"{statistics.median(active):.0f}) | {max(r[3] for r in rows)} | "
+            f"{seconds(loads) if loads else 'n/a'} | {cpu:.0f} s, {cpu / wall:.2f} cores over "
+            f"{wall:.0f} s | {others_cpu / wall:.2f} cores | {errors}"
             + (f" ({first})" if first else ""))
 
 
@@ -169,19 +205,29 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=60)
     parser.add_argument("--ramp", type=float, default=5.0)
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--others", type=int, default=5,
+                        help="students on random weights opening a link every second")
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--port", type=int)
     a = parser.parse_args()
     print(machine_line())
     print(f"{a.sessions} sessions over {len(SETTINGS)} settings, opened within {a.ramp:.0f} s")
+    print(f"{a.others} other students open a link every second meanwhile")
     print("| version | XATTN_TRAINERS | first figure p50 / p95 / max (all) | same, 8 heads × 400 "
-          "steps | trainings at once: max (median) | most 'ahead of you' | server CPU | errors |")
-    print("|---|---:|---|---|---|---:|---|---:|")
+          "steps | first figure in server CPU s (all) | trainings at once: max (median) | most "
+          "'ahead of you' | other students' page loads p50 / p95 / max | server CPU | other "
+          "processes' CPU | errors |")
+    print("|---|---:|---|---|---|---|---:|---|---|---|---:|")
     with checkouts(a.compare) as roots:
+        variants = []
         for version, root in roots.items():
             if a.no_working_tree and root == ROOT:
                 continue
             queued = "XATTN_TRAINERS" in (root / "xattn/ui/_store.py").read_text()
-            for trainers in a.trainers if queued else a.trainers[:1]:
+            variants += [(version, root, t, queued) for t in
+                         (a.trainers if queued else a.trainers[:1])]
+        for _ in range(a.repeat):
+            for version, root, trainers, queued in variants:
                 print(f"| {version} | {trainers if queued else 'no queue'} | "
                       f"{run_one(root, trainers, a)} |", flush=True)
 
