@@ -70,6 +70,9 @@ class Told:
         A number prediction within this of the truth is right.
     tokens : tuple of str
         A token question's tokens as typed (its choices name repeated words with their place).
+    row : (int, int), optional
+        A token question's target row and head (-1: the heads averaged): where the class's
+        taps are compared with the weights.
     """
 
     words: dict
@@ -80,6 +83,7 @@ class Told:
     note: str = ""
     tolerance: float = 0.005
     tokens: tuple = ()
+    row: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ def one_head(a: Attention, layer: int) -> Told:
                 f"{target} looks most at {token_name(src, j)} ({row[j]:.3f})."
                 + (f" {a.caveat}" if a.caveat else ""),
                 f"Tap the source word {target} will look at most in head 1.", _tokens(src), j,
-                note, tokens=tuple(src))
+                note, tokens=tuple(src), row=(i, 0))
 
 
 def rows_sum(a: Attention, layer: int) -> Told:
@@ -135,7 +135,8 @@ def trained(a: Attention, layer: int) -> Told:
                 "find their own *the*: only position can tell two *the*s apart, and some heads "
                 "learned to use it.",
                 f"Tap the English word {target} looks at most (all heads averaged).",
-                _tokens(a.src_tokens), int(np.argmax(mean[i])), tokens=tuple(a.src_tokens))
+                _tokens(a.src_tokens), int(np.argmax(mean[i])), tokens=tuple(a.src_tokens),
+                row=(i, -1))
 
 
 TRAINING_CHOICES = ("A: the trained weights", "B: the random start", "Both alike")

@@ -12,18 +12,46 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from xattn.classroom import Question
+from xattn.corpus import translate
 from xattn.lesson import STEPS, Step, Told, missing, verdict
 from xattn.literal import md_code
-from xattn.sources import Attention
-from xattn.ui.link import IMG, LESSON, PRESENT, REGISTRY, SCALE, VIEW
+from xattn.pipeline import Settings
+from xattn.sources import Attention, random_attention, trained_attention
+from xattn.train import TrainConfig
+from xattn.ui._store import obtain
+from xattn.ui.class_panels import (
+    class_answers,
+    class_controls,
+    hidden_note,
+    prediction_kwargs,
+    room_card,
+    student_status,
+)
+from xattn.ui.compute import cached_run
+from xattn.ui.link import (
+    HOST,
+    IMG,
+    LESSON,
+    PRESENT,
+    REGISTRY,
+    ROOM,
+    SCALE,
+    TR_SRC,
+    VIEW,
+    parse_label,
+)
+from xattn.ui.room import Room, sync_step
 from xattn.ui.state import PageState
 
 __all__ = ["lesson_setup", "lesson_view"]
 
-KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE)}   # how the page looks stays
+# How the page looks, and the class it is in, stay when a step prepares the page.
+KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
+NOT_ASKED = Question("choice", ("no question on this page", "-"))   # a step that asks nothing
 
 
 def lesson_setup(state: PageState, view: str) -> Step | None:
@@ -78,14 +106,39 @@ def prediction(told: Told, *, disabled: bool = False, on_change=None):
                     format_func=lambda o: md_code(names[o]))
 
 
+def prepared_attention(step: Step) -> Attention:
+    """The weights of ``step``'s prepared page (its own settings, everything else default):
+    what a class's room asks about before the host opens the step."""
+    s = step.state
+    if s.get("weights") == "trained":
+        bar, curve = st.empty(), st.empty()
+        run, _ = obtain(TrainConfig(), bar, curve)
+        bar.empty(), curve.empty()
+        return trained_attention(run, translate(TR_SRC.default))
+    settings = Settings(d_model=s.get("d_model", 32), n_heads=s.get("heads", 4),
+                        mask_mode=s.get("mask", "none"), wait_k=s.get("k", 3),
+                        padded=tuple(parse_label(p)[0] for p in s.get("pad", ())))
+    return random_attention(cached_run(settings), cached_run)
+
+
+def lesson_questions() -> list[Question]:
+    """The question of every step on its prepared page, for a new room."""
+    with st.spinner("Starting the class…"):
+        return [step.tell(prepared_attention(step), 0).question or NOT_ASKED for step in STEPS]
+
+
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
-                draw: Callable) -> None:
+                draw: Callable, room: Room | None = None) -> None:
     """The step beside its view: text, question, prediction and answer on the left, the
-    step's view (``draw(view, a, layer)``) on the right, so both fit one screen."""
+    step's view (``draw(view, a, layer)``) on the right, so both fit one screen. In a room the
+    host drives the room's step, a student follows it, and the weights wait for the reveal."""
     n = STEPS.index(step) + 1
-    navigation(n)
+    if room is None or room.host:
+        navigation(n)
     why_not = missing(step, a) if a is not None else None
     told = step.tell(a, layer) if a is not None and not why_not else None
+    if room is not None:
+        room = sync_step(room, n, told.question if told is not None else None)
     text, look, question = step.render(told)
     left, right = st.columns([2, 3], gap="medium")
     with left:
@@ -93,17 +146,39 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                     f"**Look at:** {look}\n\n**Question for the class:** {question}")
         if told is not None and told.note:
             st.caption(told.note)
-        if a is None:
-            st.info("The answer appears once the weights above can be computed.")
-        elif why_not:
-            st.info(why_not, icon=":material/info:")
-        else:
-            said = prediction(told) if told.question is not None else None
-            with st.expander("Show the answer (computed from the numbers on screen)"):
-                if said is not None:
-                    st.markdown(verdict(told, said))
-                st.markdown(told.answer)
-    if a is not None:
-        with right:
+        _left(a, layer, why_not, told, room)
+    with right:
+        if room is not None and room.hidden:
+            if room.host:                         # the poll screen: join, and the answers
+                room_card(room, bool(state.shown(PRESENT)))
+                class_answers(room, told, a, layer)
+            else:
+                hidden_note(room)
+        elif a is not None:
             state.narrow = True
             draw(step.state.get("view", "Heads"), a, layer)
+            if room is not None:
+                class_answers(room, told, a, layer)
+
+
+def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None) -> None:
+    """The prediction, then the answer: at once when alone, after the reveal in a room."""
+    if a is None:
+        st.info("The answer appears once the weights above can be computed.")
+        return
+    if why_not:
+        st.info(why_not, icon=":material/info:")
+    asks = told is not None and told.question is not None
+    said = prediction(told, **prediction_kwargs(room)) if asks and not (
+        room is not None and room.host) else None
+    if room is not None and room.host:
+        class_controls(room)
+    elif room is not None:
+        student_status(room, told)
+    if told is None or (room is not None and room.hidden):
+        return
+    with st.expander("Show the answer (computed from the numbers on screen)",
+                     expanded=room is not None):
+        if said is not None and room is None:
+            st.markdown(verdict(told, said))
+        st.markdown(told.answer)

@@ -37,7 +37,7 @@ VIEW_NAMES = ("Lesson", "Heads", "Step through", "Head statistics", "Switch head
               "Compare", "Export", "How to read this")
 _LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
 # Widgets deliberately left out of the link: a student's own prediction is not shared.
-LOCAL_KEYS = frozenset({"predict"})
+LOCAL_KEYS = frozenset({"predict", "join"})
 
 
 def token_label(position: int, token: str) -> str:
@@ -93,6 +93,11 @@ TR_SEED = int_param("tr_seed", 0, 0, TR_MAX_SEED, "the training seed")
 MODEL = text_param("model", "", 300, "the model")          # "": the first allowed
 WORDS = bool_param("words", True, "whole words")
 SINKS = bool_param("sinks", False, "hiding sink tokens")
+
+# --- a class in a room (xattn.ui.room) ------------------------------------------------------
+CLASS = choice_param("class", "", ("new",), "a new class")   # an action: never written back
+ROOM = text_param("room", "", 40, "the class code")
+HOST = text_param("host", "", 100, "the host key")           # the lecturer's page only
 
 # --- how the page looks ---------------------------------------------------------------------
 IMG = choice_param("img", "png", ("png", "svg"), "the image format")

@@ -17,14 +17,16 @@ import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
 from xattn.ui.analysis import ablation_view, stats_view
+from xattn.ui.class_panels import back_button, hidden_note
 from xattn.ui.compare import compare_view
 from xattn.ui.controls import display_controls
 from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
-from xattn.ui.lesson import lesson_setup, lesson_view
+from xattn.ui.lesson import lesson_questions, lesson_setup, lesson_view
 from xattn.ui.lines import lines_view
-from xattn.ui.link import PRESENT, VIEW
+from xattn.ui.link import HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
+from xattn.ui.room import Room, join_box, room_setup, start_button
 from xattn.ui.sources import layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
@@ -80,6 +82,8 @@ and Pinter 2019). Read the pictures as *what the mechanism does*, not as reasons
 
 
 def main() -> None:
+    from xattn.ui.reconnect import rerun_on_reconnect
+
     st.set_page_config(page_title="xattn · multi-head cross-attention", page_icon="🔍",
                        layout="wide")
     state = page_state()
@@ -87,9 +91,12 @@ def main() -> None:
         _page(state)
     finally:
         state.write_url()   # also after an interrupted run: the link follows the controls
+        with st.sidebar:
+            rerun_on_reconnect()   # a restarted process: rerun at once (xattn/ui/reconnect.py)
 
 
 def _page(state: PageState) -> None:
+    room = room_setup(state, lesson_questions)      # a class's room sets the lesson step
     st.title("Multi-head cross-attention, head by head")
     st.container(key="subtitle").caption(
         "How a decoder (the target sentence) looks up the encoder's output (the source "
@@ -99,6 +106,9 @@ def _page(state: PageState) -> None:
     row = st.container(horizontal=True, vertical_alignment="center")   # wraps on a phone
     banner = row.container(key="banner")
     step = lesson_setup(state, state.value(VIEW))   # a new lesson step sets the controls
+    if room is None:
+        start_button()
+        join_box()
     a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
     display_controls(state)
@@ -108,8 +118,10 @@ def _page(state: PageState) -> None:
         st.set_page_config(initial_sidebar_state="collapsed")
     if a is not None:
         banner.info(a.describe(layer), icon=ICONS[source])
-    _views(state, a, layer, step)
+    _views(state, a, layer, step, room)
     with row:
+        if room is not None and not room.following:
+            back_button(room)
         share(state)
     with notice_area:
         for notice in state.finish():
@@ -121,8 +133,9 @@ def _page(state: PageState) -> None:
 
 def share(state: PageState) -> None:
     """The full link of this view, with a copy button (the link holds every control)."""
-    base = st.context.url or "http://localhost:8501/"
-    query = urlencode(state.url(), doseq=True)
+    base = (st.context.url or "http://localhost:8501/").split("?")[0]
+    # Never the host key: a lecturer's shared link is a student's link.
+    query = urlencode({k: v for k, v in state.url().items() if k != HOST.key}, doseq=True)
     popover = st.popover("Share this view", icon=":material/link:", key="share",
                          on_change="rerun")
     if popover.open:       # drawn when opened: the code block's script is not on the first screen
@@ -133,7 +146,7 @@ def share(state: PageState) -> None:
                        "mode.")
 
 
-def _views(state: PageState, a, layer: int, step) -> None:
+def _views(state: PageState, a, layer: int, step, room: Room | None) -> None:
     tabs = st.tabs(list(VIEWS), key=VIEW.key, on_change="rerun")
     for tab, (name, view) in zip(tabs, VIEWS.items(), strict=True):
         if not tab.open:
@@ -141,9 +154,11 @@ def _views(state: PageState, a, layer: int, step) -> None:
         with tab:
             if name == "Lesson":
                 lesson_view(a, layer, state, step,
-                            lambda view, a, layer: VIEWS[view](a, layer, state))
+                            lambda view, a, layer: VIEWS[view](a, layer, state), room)
             elif view is None:
                 st.markdown(HOW_TO_READ)
+            elif room is not None and room.hidden:
+                hidden_note(room)
             elif a is None:
                 st.info("This view appears once the weights above can be computed.")
             else:

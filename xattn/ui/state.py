@@ -184,6 +184,14 @@ class PageState:
         """The value ``param``'s control showed this run (None: not drawn)."""
         return self.drawn.get(param.key)
 
+    def take(self, param: Param):
+        """An action parameter's value this run (``class=new``): read from the link once and
+        never written back, so a reload does not repeat the action."""
+        value = self.forced.pop(param.key, param.default)
+        if param.key in self.refused:
+            self.link_notice(param.key, *self.refused.pop(param.key), None)
+        return value
+
     def force(self, values: dict) -> None:
         """Impose ``values`` (key: value) on their controls this run (a lesson step)."""
         for key, value in values.items():
@@ -220,13 +228,21 @@ def _same(a, b, multi: bool) -> bool:
 
 def page_state() -> PageState:
     """This run's state. The link is read on the session's first run and after the browser's
-    back or forward button; otherwise the address bar only echoes what the page wrote."""
+    back or forward button; otherwise the address bar only echoes what the page wrote. A
+    control the browser shows but this session has not drawn keeps the value it shows (the
+    session is new in this process after a reconnect: `xattn.ui.reconnect`)."""
+    from xattn.ui.reconnect import browser_values
+
     ss = st.session_state
     state = PageState(memory=ss.setdefault(_MEMORY, {}))
     ctx = get_script_run_ctx()
-    if not ss.get(_SEEN) or getattr(ctx, "is_history_navigation", False):
+    history = getattr(ctx, "is_history_navigation", False)
+    shown = {} if history else browser_values(REGISTRY, drawn=state.memory)
+    if not ss.get(_SEEN) or history:
         ss[_SEEN] = True
-        state.read_link({k: st.query_params.get_all(k) for k in st.query_params})
+        state.read_link({**{k: st.query_params.get_all(k) for k in st.query_params}, **shown})
+    elif shown:   # a first run cut short by a click: the rest as the browser shows it
+        state.force({k: REGISTRY[k].read(v)[0] for k, v in shown.items()})
     return state
 
 

@@ -1,0 +1,217 @@
+"""A class in a room: the lecturer drives the lesson, the students predict, then see.
+
+``?class=new`` (or *Start a class* in the sidebar) makes a room in the class store
+(``xattn.classroom``: SQLite on this machine, or Redis across machines) and puts
+``room=CODE&host=KEY`` in the lecturer's link; students open ``?room=CODE``. The host's lesson
+step is the room's step; a student's page follows it within a few seconds (a small fragment
+polls the room, and reruns the page only when the step, the phase or the round changed), unless
+the student left the lesson to explore. Until the host reveals a step, every page in the room
+shows the sentences and the question but not the weights; after the reveal, each student sees
+the truth with their own prediction marked, and the host sees the class's answers.
+
+The host key lives only in the lecturer's link and session: a student's page, link and
+messages never hold it, and a wrong key is refused without saying whether the room exists.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import streamlit as st
+
+from xattn.classroom import (
+    ClassroomError,
+    ClassStore,
+    HostRefused,
+    Question,
+    RoomNotFound,
+    RoomView,
+    new_student_id,
+    normalize_code,
+    open_store,
+)
+from xattn.literal import md_code, show_value
+from xattn.ui.link import CLASS, HOST, LESSON, ROOM, VIEW
+from xattn.ui.state import Notice, PageState
+
+__all__ = ["Room", "room_setup", "FOLLOW_EVERY", "class_store"]
+
+FOLLOW_EVERY = 2.0              # seconds between a page's polls of its room
+_SID = "_xattn_student"         # session: this browser session's random student id
+_GOTO = "_xattn_room_goto"      # session: the step the host moved the class to, for the next run
+_MADE = "_xattn_room_made"      # session: the room this session made (one per session)
+_JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
+
+
+@st.cache_resource(show_spinner=False)
+def _stores(redis_url: str | None, path: str | None) -> ClassStore:
+    return open_store()
+
+
+def class_store() -> ClassStore:
+    """The server's class store, one per configuration (``XATTN_REDIS_URL`` or
+    ``XATTN_CLASS_STORE``), shared by every session of the process."""
+    return _stores(os.environ.get("XATTN_REDIS_URL"), os.environ.get("XATTN_CLASS_STORE"))
+
+
+@dataclass
+class Room:
+    """This session's class: its code, the host key (the lecturer's session only), the last
+    poll of the room, the student id, and whether the page follows the class's step."""
+
+    code: str
+    host: str | None
+    view: RoomView
+    student: str
+    following: bool
+
+    @property
+    def hidden(self) -> bool:
+        """The weights stay hidden: the class is still predicting this step."""
+        return self.view.phase == "asking"
+
+    def __repr__(self) -> str:
+        return f"Room({self.code}, {'host' if self.host else 'student'}, step {self.view.step})"
+
+
+def student_id() -> str:
+    """This browser session's random id (no name, no address: nothing about the student)."""
+    return st.session_state.setdefault(_SID, new_student_id())
+
+
+def room_setup(state: PageState, questions) -> Room | None:
+    """Read the class from the link (or make one for ``class=new``), before the lesson step is
+    chosen; the page then follows the room's step. ``questions()`` gives the lesson's
+    questions for a new room. None when the page is in no room (or says why not)."""
+    if state.take(CLASS) == "new" and not st.session_state.get(_MADE):
+        _make_room(state, questions)
+    code, key = state.value(ROOM), state.value(HOST)
+    if not code:
+        if key:
+            state.notices.append(Notice("link", HostRefused().args[0]))
+            state.drawn.pop(HOST.key, None)
+        return None
+    store = class_store()
+    try:
+        code = normalize_code(code)
+        if key:
+            store.check_host(code, key)
+        view = store.room_view(code, None if key else student_id())
+    except HostRefused as err:          # the same words whether or not the room exists
+        _leave(state, str(err))
+        return None
+    except (RoomNotFound, ClassroomError) as err:
+        _leave(state, str(err))
+        return None
+    # A page that just joined follows the class; later, it follows while the Lesson is open
+    # (a student on another tab explores, until *Back to the class*).
+    arrived = st.session_state.get(_JOINED) != code
+    st.session_state[_JOINED] = code
+    goto = st.session_state.pop(_GOTO, None)
+    following = arrived or goto is not None or st.session_state.get(VIEW.key) == "Lesson"
+    if following and (goto or not key):
+        state.force({LESSON.key: goto or view.step, VIEW.key: "Lesson"})
+    elif arrived:
+        state.force({LESSON.key: view.step, VIEW.key: "Lesson"})
+    return Room(code, key or None, view, student_id(), following)
+
+
+def _make_room(state: PageState, questions) -> None:
+    try:
+        code, key = class_store().create_room(questions())
+    except ClassroomError as err:
+        state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
+        return
+    st.session_state[_MADE] = code
+    state.force({ROOM.key: code, HOST.key: key, VIEW.key: "Lesson", LESSON.key: 1})
+
+
+def _leave(state: PageState, why: str) -> None:
+    """Out of the room: say why (the store's words, literally) and keep nothing of it."""
+    state.notices.append(Notice("link", f"{md_code(why)} Type the class code below to join."))
+    for p in (ROOM, HOST):
+        state.drawn.pop(p.key, None)
+        st.session_state.pop(p.key, None)
+
+
+def start_button() -> None:
+    """*Start a class* (sidebar): a room for this page's lesson, with this session as host."""
+    if st.session_state.get(ROOM.key):
+        return
+    if st.sidebar.button("Start a class", key="start_class", icon=":material/groups:",
+                         help="Students join with a code or a QR code, predict each step's "
+                              "answer on their phones, and see the numbers when you reveal "
+                              "them."):
+        st.query_params.clear()
+        st.query_params[CLASS.key] = "new"
+        st.session_state.pop("_xattn_seen", None)   # the link is read again: class=new
+        st.rerun()
+
+
+def join_box() -> None:
+    """A box to type a class code (students whose link did not work)."""
+    code = st.sidebar.text_input("Join a class: its code", key="join", max_chars=12,
+                                 placeholder="e.g. HJK23M")
+    if not code:
+        return
+    try:
+        code = normalize_code(code)
+    except RoomNotFound:
+        st.sidebar.error(f"{show_value(code, 20)} is not a class code: six letters and "
+                         "digits, as your teacher shows them.", icon=":material/error:")
+        return
+    st.query_params.clear()
+    st.query_params[ROOM.key] = code
+    st.session_state.pop("join")
+    st.session_state.pop("_xattn_seen", None)
+    st.rerun()
+
+
+def sync_step(room: Room, step: int, question: Question | None) -> Room:
+    """The host's page is the room's step: move the class there, and ask this step's
+    question as the page shows it (a new round when the host changed the sentence)."""
+    if room.host is None:
+        return room
+    store = class_store()
+    try:
+        if room.view.step != step:
+            store.set_step(room.code, room.host, step)
+        view = store.room_view(room.code)
+        if question is not None and view.question != question and view.n_answered == 0:
+            store.ask_again(room.code, room.host, step, question)
+        room.view = store.room_view(room.code)
+    except ClassroomError as err:
+        st.error(md_code(str(err)), icon=":material/error:")
+    return room
+
+
+def record_answer(room: Room, value) -> None:
+    """A student's prediction, into the room (the last one before the reveal counts)."""
+    if value is None:
+        return
+    try:
+        class_store().answer(room.code, room.view.step, room.student, value)
+    except ClassroomError as err:
+        st.session_state["_xattn_room_error"] = str(err)
+
+
+def go_to(step: int) -> None:
+    """The host moves the class to ``step`` on the next full run."""
+    st.session_state[_GOTO] = step
+
+
+def seen(room: Room) -> tuple:
+    return room.view.step, room.view.phase, room.view.round
+
+
+@st.fragment(run_every=FOLLOW_EVERY)
+def follow(code: str, student: str, drawn: tuple) -> None:
+    """A student's poll: rerun the whole page only when the class moved on (another step, the
+    reveal, a new round); otherwise this fragment alone runs and draws nothing."""
+    try:
+        view = class_store().room_view(code, student)
+    except ClassroomError:
+        return
+    if (view.step, view.phase, view.round) != drawn:
+        st.rerun(scope="app")
