@@ -42,6 +42,7 @@ _SID = "_xattn_student"         # session: this browser session's random student
 _GOTO = "_xattn_room_goto"      # session: the step the host moved the class to, for the next run
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
+_FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
 
 
 @st.cache_resource(show_spinner=False)
@@ -128,11 +129,14 @@ def _make_room(state: PageState, questions) -> None:
 
 
 def _leave(state: PageState, why: str) -> None:
-    """Out of the room: say why (the store's words, literally) and keep nothing of it."""
+    """Out of the room: say why (the store's words, literally) and keep nothing of it; the
+    page then offers a box for the code (`join_box`, on the page itself: a phone's sidebar is
+    folded)."""
     state.notices.append(Notice("link", f"{md_code(why)} Type the class code below to join."))
     for p in (ROOM, HOST):
         state.drawn.pop(p.key, None)
         st.session_state.pop(p.key, None)
+    st.session_state[_FAILED] = True
 
 
 def start_button() -> None:
@@ -150,17 +154,20 @@ def start_button() -> None:
 
 
 def join_box() -> None:
-    """A box to type a class code (students whose link did not work)."""
-    code = st.sidebar.text_input("Join a class: its code", key="join", max_chars=12,
-                                 placeholder="e.g. HJK23M")
+    """A box to type a class code: on the page when the link's class could not be joined,
+    in the sidebar otherwise."""
+    where = st.container() if st.session_state.get(_FAILED) else st.sidebar
+    code = where.text_input("Join a class: its code", key="join", max_chars=12,
+                            placeholder="e.g. HJK23M")
     if not code:
         return
     try:
         code = normalize_code(code)
     except RoomNotFound:
-        st.sidebar.error(f"{show_value(code, 20)} is not a class code: six letters and "
-                         "digits, as your teacher shows them.", icon=":material/error:")
+        where.error(f"{show_value(code, 20)} is not a class code: six letters and digits, "
+                    "as your teacher shows them.", icon=":material/error:")
         return
+    st.session_state.pop(_FAILED, None)
     st.query_params.clear()
     st.query_params[ROOM.key] = code
     st.session_state.pop("join")
