@@ -81,7 +81,7 @@ def test_a_model_outside_the_allow_list_falls_back_with_a_notice(tiny_model):
 
 @pytest.mark.parametrize("view,key", [("Step through", "step_bar"),
                                       ("Switch heads off", "ablation_chart"),
-                                      ("Head statistics", "stats_chart"), ("Lines", "lines"),
+                                      ("Head statistics", "stats_confidence"), ("Lines", "lines"),
                                       ("Compare", "compare_b")])
 def test_every_view_works_on_a_model(view, key):
     at = model_page(view=view)

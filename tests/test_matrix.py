@@ -23,7 +23,7 @@ from xattn.ui.page import VIEWS
 SOURCES = ("random", "trained", "model", "file")
 # What each view shows when it applies: the key of one of its elements.
 CONTENT = {
-    "Heads": "head_1", "Step through": "step_pick", "Head statistics": "stats_chart",
+    "Heads": "head_1", "Step through": "step_pick", "Head statistics": "stats_confidence",
     "Switch heads off": "ablation_chart", "Lines": "lines", "Compare": "compare_b",
     "Export": "dl_html",
 }

@@ -4,7 +4,7 @@ Every builder returns a ``plotly.graph_objects.Figure`` without showing it; the 
 (template, colour scales, token axes) is in ``_style``.
 """
 
-from xattn.figures.analysis import ablation_figure, statistics_figure
+from xattn.figures.analysis import ablation_figure, measure_figure
 from xattn.figures.heads import (
     average_figure,
     gold_marks,
@@ -23,4 +23,4 @@ __all__ = ["ablation_figure", "average_figure", "clickable_head_figure", "gold_m
            "head_figure", "head_height",
            "lines_figure", "loss_figure", "mask_marks", "output_figure", "overview_figure",
            "per_head_figure",
-           "saturation_figure", "statistics_figure", "weights_bar_figure"]
+           "measure_figure", "saturation_figure", "weights_bar_figure"]

@@ -8,41 +8,36 @@ import plotly.graph_objects as go
 from xattn.ablation import AblationResult
 from xattn.figures._style import ACCENT, OKABE_ITO, axis_labels, base_layout, category_axis
 
-__all__ = ["statistics_figure", "ablation_figure"]
+__all__ = ["measure_figure", "ablation_figure"]
 
 
-def statistics_figure(stats: dict[str, np.ndarray], names: dict[str, str]) -> go.Figure:
-    """One small bar chart per measure, one bar per head.
+def measure_figure(stats: dict[str, np.ndarray], key: str, title: str, *,
+                   font_scale: float = 1.0) -> go.Figure:
+    """One measure of ``xattn.metrics.head_statistics`` as a bar chart, one bar per head.
+
+    One chart a measure (not five subplots in one figure): a page lays them out in columns,
+    which stack on a phone, so each keeps its width and its axis numbers stay off the bars.
 
     Parameters
     ----------
     stats : dict of str to ndarray of shape (n_heads,)
-        As returned by ``xattn.metrics.head_statistics``.
-    names : dict of str to str
-        The measures to draw (keys of ``stats``) and their titles.
+    key : str
+        The measure (a key of ``stats``).
+    title : str
+        Trusted text.
     """
-    n = len(names)
     heads = [f"head {h + 1}" for h in stats["head"]]
-    gap = 0.04
-    width = (1 - gap * (n - 1)) / n
-    traces, layout = [], base_layout("Head statistics", 330, top=60, showlegend=False,
-                                     annotations=[])
-    for k, (key, title) in enumerate(names.items()):
-        axis = "" if k == 0 else str(k + 1)
-        x0 = k * (width + gap)
-        values = np.asarray(stats[key], dtype=float)
-        traces.append(dict(type="bar", x=heads, y=values, xaxis=f"x{axis}", yaxis=f"y{axis}",
-                           marker=dict(color=[OKABE_ITO[h % len(OKABE_ITO)]
-                                              for h in range(len(heads))]),
-                           hovertemplate=f"%{{x}}<br>{title}: %{{y:.3f}}<extra></extra>"))
-        top = 1.05 if key != "effective_keys" else max(1.0, float(np.nanmax(values))) * 1.1
-        layout[f"xaxis{axis}"] = dict(domain=[x0, x0 + width], anchor=f"y{axis}",
-                                      tickangle=-45, type="category")
-        layout[f"yaxis{axis}"] = dict(anchor=f"x{axis}", range=[0, top])
-        layout["annotations"].append(dict(text=title, x=x0 + width / 2, xref="paper", y=1.0,
-                                          yref="paper", yanchor="bottom", showarrow=False,
-                                          font=dict(size=11)))
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    values = np.asarray(stats[key], dtype=float)
+    top = 1.05 if key != "effective_keys" else max(1.0, float(np.nanmax(values))) * 1.1
+    bar = dict(type="bar", x=heads, y=values, text=[f"{v:.2f}" for v in values],
+               textposition="outside", cliponaxis=False,
+               marker=dict(color=[OKABE_ITO[h % len(OKABE_ITO)] for h in range(len(heads))]),
+               hovertemplate=f"%{{x}}<br>{title}: %{{y:.3f}}<extra></extra>")
+    layout = base_layout(title, round(260 * font_scale), top=40, font_scale=font_scale,
+                         showlegend=False,
+                         xaxis=dict(type="category", tickangle=-45 if len(heads) > 4 else 0),
+                         yaxis=dict(range=[0, top * 1.12], nticks=4))
+    return go.Figure(data=[bar], layout=layout, _validate=False)
 
 
 def ablation_figure(res: AblationResult, tgt_tokens: list[str], heads_off: list[int]) -> go.Figure:

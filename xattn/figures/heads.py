@@ -92,11 +92,12 @@ def gold_marks(gold: np.ndarray, x, y, head: int = 0) -> dict:
                             line=dict(width=2.5)))
 
 
-def _layout(title: str, height: int) -> dict:
-    return base_layout(title, height, top=60, showlegend=False, coloraxis=dict(
-        colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
-        colorbar=dict(title=dict(text="weight"), thickness=14, lenmode="pixels",
-                      len=min(300, height - 90), yanchor="top", y=1)))
+def _layout(title: str, height: int, font_scale: float = 1.0) -> dict:
+    colorbar = dict(title=dict(text="weight"), thickness=14, lenmode="pixels",
+                    len=min(300, height - 90), yanchor="top", y=1)
+    return base_layout(title, height, top=60, font_scale=font_scale, showlegend=False,
+                       coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
+                                      colorbar=colorbar))
 
 
 def _axes(layout: dict, head: int, xd, yd, ticks_x, ticks_y, *, x_title: str | None,
@@ -194,7 +195,7 @@ def _marks(mask, gold, x, y, head: int, shape: tuple[int, int]) -> list[dict]:
 def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
                     mask: np.ndarray | None = None, max_cols: int = 4,
                     title: str = "Cross-attention weights, one heatmap per head",
-                    gold: np.ndarray | None = None) -> go.Figure:
+                    gold: np.ndarray | None = None, font_scale: float = 1.0) -> go.Figure:
     """Small multiples: one heatmap per head on a shared 0-1 colour scale.
 
     Parameters
@@ -208,6 +209,8 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
         Heatmaps per row of the grid.
     gold : ndarray of bool, shape (n_tgt, n_src), optional
         Gold cells (trained weights) get an outlined square.
+    font_scale : float, default 1
+        Larger text for a projector.
 
     Returns
     -------
@@ -228,11 +231,11 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     n_rows, n_cols = _grid(n_heads, max_cols)
     # Layout in pixels: per grid row a head title, then one head's chart (`head_height`: the
     # heatmap and room below for the source labels, rotated by 60 degrees).
-    font, label_px, head_px = head_height(src_tokens, n_tgt)
-    title_px, heat_px = 24, head_px - 40 - label_px
+    font, label_px, head_px = head_height(src_tokens, n_tgt, font_scale=font_scale)
+    title_px, heat_px = round(24 * font_scale), head_px - 40 - label_px
     row_px = title_px + heat_px + label_px
     height = 70 + n_rows * row_px
-    layout = _layout(title, height=height)
+    layout = _layout(title, height=height, font_scale=font_scale)
     plot_px = height - 70                                          # minus the top/bottom margins
     y_dom = [(1 - (r * row_px + title_px + heat_px) / plot_px,
               1 - (r * row_px + title_px) / plot_px) for r in range(n_rows)]
@@ -250,7 +253,7 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
               y_title="target (queries)" if c == 0 else None, y_ticks=c == 0)
         annotations.append(dict(text=f"<b>head {h + 1}</b>", x=sum(x_dom[c]) / 2, xref="paper",
                                 y=y_dom[r][1], yref="paper", yanchor="bottom", showarrow=False,
-                                font=dict(size=13)))
+                                font=dict(size=round(13 * font_scale))))
         marks += _marks(mask, gold, x, y, h, (n_tgt, n_src))
     layout["annotations"] = annotations
     return go.Figure(data=heatmaps + marks, layout=layout, _validate=False)

@@ -30,7 +30,7 @@ BAR, MUTED = "#21918c", "#bdbdbd"   # viridis' teal for weights, grey for masked
 def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
                           head: int, selected: int | None = None,
                           mask: np.ndarray | None = None,
-                          column: int | None = None) -> go.Figure:
+                          column: int | None = None, font_scale: float = 1.0) -> go.Figure:
     """One head's heatmap where clicking a cell selects its target row.
 
     Parameters
@@ -74,9 +74,11 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
             shapes.append(dict(type="rect", xref="x", x0=column - 0.5, x1=column + 0.5,
                                yref="y", y0=selected - 0.5, y1=selected + 0.5,
                                line=dict(color="white", width=3)))
-    font, _, height = head_height(src_tokens, n_tgt, row_px=22)   # rows a finger can hit
+    font, _, height = head_height(src_tokens, n_tgt, font_scale=font_scale,
+                                  row_px=22)                      # rows a finger can hit
     layout = base_layout(
         f"Head {head + 1}: click a cell to pick its target token", height,
+        font_scale=font_scale,
         xaxis=category_axis((x, x_text), title="source (keys)", angle=-60, font=font),
         yaxis=category_axis((y, y_text), title="target (queries)", reverse=True, font=font),
         shapes=shapes, clickmode="event+select", dragmode=False)
@@ -87,7 +89,7 @@ def clickable_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens
 
 def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
                        allowed: np.ndarray, query: str, head: int,
-                       marked: int | None = None) -> go.Figure:
+                       marked: int | None = None, font_scale: float = 1.0) -> go.Figure:
     """The softmax weights of one target token as bars over the source tokens.
 
     Parameters
@@ -111,8 +113,9 @@ def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
                marker=dict(color=colours, line=dict(color=HIGHLIGHT, width=outline)),
                textposition="outside",
                hovertemplate="source %{x}<br>weight %{y:.3f}<extra></extra>")
-    layout = base_layout(f"Weights of {token} (head {head + 1})", 300, xaxis=category_axis(
-        (x, x_text), title="source (keys)", angle=-60, font=tick_font(len(x))),
+    layout = base_layout(f"Weights of {token} (head {head + 1})", round(300 * font_scale),
+                         font_scale=font_scale, xaxis=category_axis(
+        (x, x_text), title="source (keys)", angle=-60, font=tick_font(len(x), font_scale)),
         yaxis=dict(range=[0, 1.12], title=dict(text="weight")))
     return go.Figure(data=[bar], layout=layout, _validate=False)
 

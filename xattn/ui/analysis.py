@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from xattn.figures import ablation_figure, statistics_figure
+from xattn.figures import ablation_figure, measure_figure
 from xattn.metrics import MEASURES, head_statistics
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
 from xattn.ui.heads import file_stem
-from xattn.ui.link import OFF
+from xattn.ui.link import OFF, PRESENT
+from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.trained import gold_statistics
 
@@ -22,9 +23,13 @@ def stats_view(a: Attention, layer: int, state: PageState) -> None:
     table = {"head": [f"head {h + 1}" for h in stats["head"]]}
     table.update({m.name: np.round(stats[k], 3) for k, m in MEASURES.items()})
     st.dataframe(table, hide_index=True)
-    show_chart(statistics_figure(stats, {k: m.short for k, m in MEASURES.items()}),
-               key="stats_chart", name=f"{file_stem(a, layer)}-head-statistics",
-               alt="Bar charts of the five head statistics, one bar per head.")
+    scale = FONT_SCALE if state.shown(PRESENT) else 1.0
+    stem = file_stem(a, layer)
+    columns = st.columns(2 if state.shown(PRESENT) or state.narrow else len(MEASURES))
+    for k, (key, m) in enumerate(MEASURES.items()):   # columns stack on a phone
+        show_chart(measure_figure(stats, key, m.short, font_scale=scale), key=f"stats_{key}",
+                   name=f"{stem}-{key}", where=columns[k % len(columns)],
+                   alt=f"Bar chart of the {m.name}, one bar per head.")
     st.markdown("\n".join(f"- **{m.name}**: {m.description}" for m in MEASURES.values()))
     st.caption("Means are over target tokens that have at least one source token to attend "
                "to." + (f" {a.caveat}" if a.caveat else ""))

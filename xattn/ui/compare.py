@@ -18,7 +18,8 @@ from xattn.sources import Attention, random_attention
 from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
 from xattn.ui.controls import nearest
-from xattn.ui.link import CMP, CMP_HEADS, CMP_LAYER, CMP_SEED, MAX_SEED
+from xattn.ui.link import CMP, CMP_HEADS, CMP_LAYER, CMP_SEED, MAX_SEED, PRESENT
+from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.trained import default_trained
 
@@ -41,11 +42,12 @@ def choices(a: Attention) -> dict[str, str]:
     return {k: LABELS[k] for k in ORDER if offered[k]}
 
 
-def _column(a: Attention, layer: int, key: str, label: str) -> None:
+def _column(a: Attention, layer: int, key: str, label: str, font_scale: float) -> None:
     st.markdown(f"**{label}**: {a.describe(layer)}")
     weights = a.layer(layer)
     fig = per_head_figure(weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask,
-                          max_cols=2, title=f"{label}: {a.n_heads} heads", gold=a.gold)
+                          max_cols=2, title=f"{label}: {a.n_heads} heads", gold=a.gold,
+                          font_scale=font_scale)
     show_chart(fig, key=key, name=f"xattn-compare-{key}",
                alt=f"Heatmaps of {label}, one per head.")
     stats = head_statistics(weights, a.mask)
@@ -112,10 +114,11 @@ def compare_view(a: Attention, layer: int, state: PageState) -> None:
         return
     b, b_layer, what = found
     left, right = st.columns(2)
+    scale = FONT_SCALE if state.shown(PRESENT) else 1.0
     with left:
-        _column(a, layer, "compare_a", "A")
+        _column(a, layer, "compare_a", "A", scale)
     with right:
-        _column(b, b_layer, "compare_b", "B")
+        _column(b, b_layer, "compare_b", "B", scale)
     same = np.array_equal(a.layer(layer), b.layer(b_layer))
     st.markdown(
         f"- **Changed:** {what}.\n"

@@ -14,7 +14,8 @@ from xattn.sources import Attention
 from xattn.steps import row_entropy, stages
 from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
-from xattn.ui.link import SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_label
+from xattn.ui.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_label
+from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 
 PICK_KEY = "step_pick"
@@ -32,8 +33,11 @@ def _on_pick(tgt_labels: list[str], src_labels: list[str]) -> None:
             st.session_state[STEP_SRC.key] = src_labels[j]
 
 
+ROW_PX = {False: 35, True: 44}   # a table row, in pixels: normal text, presenter mode (19 px)
+
+
 def _table(values: np.ndarray, row_labels: list[str] | None = None, *,
-           first: str = "token", max_rows: int = 64) -> None:
+           first: str = "token", max_rows: int = 64, row_px: int = 35) -> None:
     """Numbers to 3 decimals, every row in view (no scroll up to ``max_rows``); columns are
     dimensions, narrow so that many fit (the rest scroll sideways)."""
     arr = np.atleast_2d(np.asarray(values, dtype=float))
@@ -43,8 +47,8 @@ def _table(values: np.ndarray, row_labels: list[str] | None = None, *,
     # An Arrow table straight from the columns: through pandas, a 256-dimension table took
     # 10 ms to convert (d_model 256, lesson step 8, has eight of them on one page).
     table = pa.table(data if row_labels is None else {first: list(row_labels), **data})
-    st.dataframe(table, hide_index=True, column_config=config,
-                 height=35 * (min(len(arr), max_rows) + 1) + 3)
+    st.dataframe(table, hide_index=True, column_config=config, row_height=row_px,
+                 height=row_px * (min(len(arr), max_rows) + 1) + 3)
     if arr.shape[1] > 12:
         st.caption(f"{arr.shape[1]} dimensions: scroll the table sideways for the rest.")
 
@@ -56,6 +60,8 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
                 icon=":material/info:")
         return
     src_tokens, tgt_tokens = a.trace_tokens or (a.src_tokens, a.tgt_tokens)
+    present = bool(state.shown(PRESENT))
+    row_px, font_scale = ROW_PX[present], FONT_SCALE if present else 1.0
     tgt_labels = [token_label(i, t) for i, t in enumerate(tgt_tokens)]
     src_labels = [token_label(j, t) for j, t in enumerate(src_tokens)]
     st.markdown("Pick a head, a target token and, to follow one weight, a source token (or "
@@ -90,8 +96,8 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
     with left:
         show_chart(
             clickable_head_figure(trace.weights[head], list(src_tokens), list(tgt_tokens),
-                                  head=head, selected=i, mask=mask,
-                                  column=column),
+                                  head=head, selected=i, mask=mask, column=column,
+                                  font_scale=font_scale),
             key=PICK_KEY, on_select=partial(_on_pick, tgt_labels, src_labels),
             selection_mode="points", name=f"xattn-head{head + 1}-step",
             alt=f"Heatmap of head {head + 1}; click a cell, or use the pickers above, to choose "
@@ -99,15 +105,15 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
     with right:
         show_chart(weights_bar_figure(trace.weights[head, i], list(src_tokens),
                                       allowed=mask[i], query=tgt_tokens[i], head=head,
-                                      marked=column),
+                                      marked=column, font_scale=font_scale),
                    key="step_bar", name=f"xattn-head{head + 1}-weights",
                    alt="Bar chart of the softmax weights of the chosen target token.")
         _entropy_note(mask, trace, head, i, scaled)
     if a.inputs is not None:
-        _inputs(a.inputs(layer), tgt_tokens[i], head, i, trace.q.shape[-1])
+        _inputs(a.inputs(layer), tgt_tokens[i], head, i, trace.q.shape[-1], row_px)
     else:
         st.caption("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q.")
-    _stages(list(src_tokens), trace, head, i, column)
+    _stages(list(src_tokens), trace, head, i, column, row_px)
     if a.saturation is not None:
         _saturation(a, trace.q.shape[-1])
 
@@ -136,27 +142,29 @@ def _entropy_note(mask, trace, head: int, i: int, scaled: bool) -> None:
     st.caption(f"Scaling is {'on' if scaled else 'off'}: scores × {trace.scale:.3f}.")
 
 
-def _inputs(inputs, token: str, head: int, i: int, d_head: int) -> None:
+def _inputs(inputs, token: str, head: int, i: int, d_head: int, row_px: int) -> None:
     """Step 0: x_i and the W_Q columns of this head, so q_i = x_i W_Q^h can be checked."""
     x, w_q = inputs
     cols = slice(head * d_head, (head + 1) * d_head)
     with st.expander(f"0. Where q_i comes from: x_i (the vector of {md_code(token)}) times the "
                      f"columns {cols.start}..{cols.stop - 1} of W_Q"):
         st.markdown(f"$x_i$ · {x.shape[1]} numbers: the token's embedding (plus its position)")
-        _table(x[i])
+        _table(x[i], row_px=row_px)
         st.markdown(f"$W^Q_h$ · {x.shape[1]} × {d_head}: head {head + 1}'s columns of $W^Q$; "
                     "each number of $q_i$ is $x_i$ times one column")
-        _table(w_q[:, cols], [str(r) for r in range(x.shape[1])], first="row", max_rows=16)
+        _table(w_q[:, cols], [str(r) for r in range(x.shape[1])], first="row", max_rows=16,
+               row_px=row_px)
 
 
-def _stages(src_tokens: list[str], trace, head: int, i: int, column: int | None) -> None:
+def _stages(src_tokens: list[str], trace, head: int, i: int, column: int | None,
+            row_px: int) -> None:
     src_labels = [token_label(j, t) + (" ◀ followed" if j == column else "")
                   for j, t in enumerate(src_tokens)]
     q, k, dots, scaled, mask, weights, weighted, out, concat, y = stages(trace, head, i)
     st.markdown(f"**1. {q.title}** · shape {q.shape} · ${q.formula}$")
-    _table(q.values)
+    _table(q.values, row_px=row_px)
     st.markdown(f"**2. {k.title}** · shape {k.shape} · ${k.formula}$")
-    _table(k.values, src_labels)
+    _table(k.values, src_labels, row_px=row_px)
     st.markdown("**3–6. From dot products to weights**, one row per source token · shape "
                 f"{dots.shape} each")
     st.dataframe({
@@ -165,19 +173,19 @@ def _stages(src_tokens: list[str], trace, head: int, i: int, column: int | None)
         "4. scaled score": np.round(scaled.values, 3),
         "5. mask M": ["0 (may attend)" if m else "−∞ (masked)" for m in mask.values],
         "6. softmax weight": np.round(weights.values, 3),
-    }, hide_index=True, height=35 * (len(src_labels) + 1) + 3,
+    }, hide_index=True, row_height=row_px, height=row_px * (len(src_labels) + 1) + 3,
         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in (
             "3. dot product q·k", "4. scaled score", "6. softmax weight")})
     st.latex(rf"{scaled.formula} \qquad {weights.formula} \quad (z = \text{{score}} + M)")
     st.markdown(f"**7. {weighted.title}** · shape {weighted.shape} · ${weighted.formula}$")
-    _table(weighted.values, src_labels)
+    _table(weighted.values, src_labels, row_px=row_px)
     st.markdown(f"**8. {out.title}**, the column sums of step 7 · shape {out.shape} · "
                 f"${out.formula}$")
-    _table(out.values)
+    _table(out.values, row_px=row_px)
     d_head = trace.q.shape[-1]
     st.markdown(f"**9. {concat.title}** · shape {concat.shape} · ${concat.formula}$ — head "
                 f"{head + 1} fills dimensions {head * d_head}..{(head + 1) * d_head - 1}")
-    _table(concat.values)
+    _table(concat.values, row_px=row_px)
     st.markdown(f"**10. {y.title}** · shape {y.shape} · ${y.formula}$: $W^O$ mixes all heads "
                 "into the output row of this target token")
-    _table(y.values)
+    _table(y.values, row_px=row_px)
