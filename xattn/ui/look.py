@@ -1,18 +1,44 @@
-"""The page's own CSS: phones (the formula fits, every tab in view), presenter mode (big
-text, compact top, every tab in view). Constant text only: nothing a user typed ever reaches
-a style sheet."""
+"""The page's own CSS: readable captions and chart text (WCAG 1.4.3 contrast), phones (the
+formula fits, every tab in view), presenter mode (big text, compact top, every tab in view).
+Constant text only: nothing a user typed ever reaches a style sheet.
+
+``tests/test_accessibility.py`` checks every view with axe-core in Chromium."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["page_style", "FONT_SCALE"]
+__all__ = ["page_style", "FONT_SCALE", "CAPTION_COLOUR", "CHART_TEXT_COLOUR"]
 
 FONT_SCALE = 1.35         # chart text in presenter mode
 
+# Streamlit draws captions (st.caption, the captions under radio options) in the text colour
+# at opacity 0.6: #828180 on white, 3.88:1, under WCAG 1.4.3's 4.5:1 for text (and 3.66:1 on
+# the sidebar). The theme has no key for it, so: opaque, a grey of 6.0:1 on white, 5.6:1 on
+# the sidebar (#f8f8f7), 5.3:1 on a widget (#f1f0ee); code in a caption keeps its own colour.
+CAPTION_COLOUR = "#65635f"
+# Streamlit's chart theme writes the axis, legend, colour bar and bar-label text of every
+# Plotly chart in its gray70, #808495: 3.72:1 on white. The same blue-grey, darker: 6.1:1.
+# Only text in exactly that colour changes; a colour a figure sets itself is left alone.
+# (Screen only: a chart's own camera button draws from the figure, without this sheet.)
+CHART_TEXT_COLOUR = "#5f6270"
+
 _ALWAYS = """
 <style>
-/* A phone: the formula shrinks and scrolls instead of being cut off. */
+[data-testid="stCaptionContainer"] { opacity: 1; color: CAPTION_COLOUR; }
+.js-plotly-plot text[style*="fill: rgb(128, 132, 149)"] { fill: CHART_TEXT_COLOUR !important; }
+/* A section title inside a view (the lesson's step) is an h2 under the page's h1, drawn at
+   the size of Streamlit's h3. */
+[role="tabpanel"] h2 { font-size: 1.75rem; }
+/* A display formula fits its column instead of scrolling: a box that scrolls without a
+   focusable element is out of reach of the keyboard (WCAG 2.1.1; axe's
+   scrollable-region-focusable). Its size follows the width of the nearest column, expander or
+   page (the multi-head formula, the widest, is 27 em), and KaTeX's 2 px overhang (its
+   .vlist-s) gets room. */
+:is([data-testid="stExpanderDetails"], [data-testid="stColumn"],
+    [data-testid="stMainBlockContainer"]):has(.katex-display) { container-type: inline-size; }
+.katex-display > .katex { font-size: min(1.21em, calc(100cqi / 28)); padding-right: 2px; }
+/* A phone: the formula shrinks (and scrolls if still too wide) instead of being cut off. */
 @media (max-width: 640px) {
   .katex-display { font-size: 0.78em; overflow-x: auto; overflow-y: hidden; }
   h1 { font-size: 1.7rem !important; }
@@ -20,7 +46,7 @@ _ALWAYS = """
   [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* all in sight */
 }
 </style>
-"""
+""".replace("CAPTION_COLOUR", CAPTION_COLOUR).replace("CHART_TEXT_COLOUR", CHART_TEXT_COLOUR)
 
 _PRESENTER = """
 <style>

@@ -1,0 +1,249 @@
+"""Accessibility, as a gate: axe-core in Chromium over every view, every lesson step, presenter
+mode, the phone layout and trained weights, failing on "serious" and "critical" findings.
+
+Each page is opened once (one tab per viewport, reused), with every expander opened so that
+what it hides is checked too, and audited by ``devtools.axe.audit``: axe-core's violations
+plus its own estimate of the text contrast axe leaves undecided (chart text, captions under
+radio options). The audits are cached for the module, so the heading test reads the same run.
+A page built to fail (tests/a11y_bad_page.py) proves the gate reports what it should, and that
+the page's CSS is what clears it. A student without a mouse picks a cell for Step through
+with the keyboard alone.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+import numpy as np
+import pytest
+
+from devtools.axe import Audit, audit, open_expanders, report
+from devtools.browser import (
+    ARTIFACTS,
+    RUN_COUNTER_JS,
+    StreamlitServer,
+    chart,
+    wait_for_app,
+)
+from xattn.lesson import STEPS
+from xattn.pipeline import Settings, run
+from xattn.ui.link import VIEW_NAMES
+
+pytestmark = pytest.mark.browser
+
+DESKTOP = {"width": 1400, "height": 1100}
+PHONE = {"width": 390, "height": 844}
+# The page is audited once Streamlit is idle and every chart has drawn its SVG.
+DRAWN = """[...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+             .every((c) => c.querySelector('.main-svg'))"""
+
+# name: (link, viewport, open the expanders that draw on a rerun too). A lesson step draws a
+# view that its own page checks with every expander open; the step's own (the answer) opens
+# without a rerun, so lazy ones are left closed there to keep the run short.
+PAGES: dict[str, tuple[dict, dict, bool]] = {
+    **{f"view {v}": ({"view": v}, DESKTOP, True) for v in VIEW_NAMES if v != "Lesson"},
+    **{f"lesson {n}": ({"view": "Lesson", "lesson": n}, DESKTOP, n == 1)
+       for n in range(1, len(STEPS) + 1)},
+    "presenter": ({"present": 1}, DESKTOP, True),
+    "phone": ({}, PHONE, True),
+    "phone lesson 3": ({"view": "Lesson", "lesson": 3}, PHONE, False),
+    "trained": ({"weights": "trained"}, DESKTOP, True),
+    "trained step through": ({"weights": "trained", "view": "Step through"}, DESKTOP, False),
+    "lines, a token masked for every target": (
+        {"view": "Lines", "mask": "padding", "pad": "6: mat"}, DESKTOP, False),
+}
+KNOWN = {   # page: why it fails today (the fix is outside this test's files; see the reason)
+    "lines, a token masked for every target": (
+        "xattn/figures/lines.py writes a source token that every target is masked from in "
+        "#AAAAAA: 2.32:1 on white, WCAG 1.4.3 asks 4.5:1"),
+}
+
+
+def _pages(names):
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n]))
+            if n in KNOWN else n for n in names]
+
+
+@pytest.fixture(scope="module")
+def audits(browser, server):
+    """``audits(name)``: the audit of one of PAGES, opened and audited on first use."""
+    contexts, tabs, done = [], {}, {}
+
+    def tab(viewport: dict):
+        key = (viewport["width"], viewport["height"])
+        if key not in tabs:
+            contexts.append(browser.new_context(viewport=viewport))
+            tabs[key] = contexts[-1].new_page()
+            tabs[key].set_default_timeout(60_000)
+            tabs[key].add_init_script(RUN_COUNTER_JS)
+        return tabs[key]
+
+    def audit_of(name: str) -> Audit:
+        if name not in done:
+            query, viewport, lazy = PAGES[name]
+            page = tab(viewport)
+            page.goto(f"{server.url}?{urllib.parse.urlencode(query)}")
+            wait_for_app(page, DRAWN)
+            errors = page.locator('[data-testid="stException"]').all_inner_texts()
+            assert not errors, f"{name}: the page shows an error instead of the view: {errors}"
+            open_expanders(page, lazy=lazy)
+            done[name] = audit(page, name)
+            if done[name].blocking() or done[name].undecided:
+                _save(page, name)
+        return done[name]
+
+    yield audit_of
+    for context in contexts:
+        context.close()
+
+
+def _save(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    stem = "a11y-" + re.sub(r"[^\w.-]+", "_", name)
+    page.screenshot(path=str(ARTIFACTS / f"{stem}.png"), full_page=True)
+    print(f"screenshot of {name!r}: {ARTIFACTS / stem}.png")
+
+
+@pytest.mark.parametrize("name", _pages(PAGES))
+def test_no_serious_or_critical_accessibility_violations(audits, name):
+    result = audits(name)
+    assert not result.blocking(), (
+        f"{len(result.blocking())} serious or critical accessibility findings on {name!r}:\n"
+        + report(result.blocking()))
+    assert not result.undecided, (
+        f"text whose contrast could not be checked on {name!r}: {result.undecided}")
+
+
+@pytest.mark.parametrize("name", [n for n in PAGES if n not in KNOWN])
+def test_headings_never_skip_a_level(audits, name):
+    """The lesson's step title sits under the page's h1 (the tabs make no heading)."""
+    skipped = audits(name).rule("heading-order")
+    assert not skipped, report(skipped)
+
+
+# --- the gate can fail ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bad_page(browser):
+    with StreamlitServer(script="tests/a11y_bad_page.py",
+                         log=ARTIFACTS / "a11y-bad-page-server.log") as srv:
+        context = browser.new_context(viewport=DESKTOP)
+        page = context.new_page()
+        page.add_init_script(RUN_COUNTER_JS)
+
+        def open_(fixed: bool) -> Audit:
+            page.goto(srv.url + ("?fixed=1" if fixed else ""))
+            wait_for_app(page, DRAWN)
+            return audit(page, "bad page" + (", fixed" if fixed else ""))
+
+        yield open_
+        context.close()
+
+
+def test_the_gate_reports_each_known_failure_of_a_bad_page(bad_page):
+    result = bad_page(False)
+    found = {(f.rule, f.impact) for f in result.findings}
+    text = report(result.findings)
+    assert ("image-alt", "critical") in found, text
+    assert ("heading-order", "moderate") in found, text
+    contrast = [f.summary for f in result.blocking() if f.rule == "color-contrast"]
+    assert any("#828180" in s and "3.88" in s for s in contrast), text      # the caption
+    assert any("#b0b0b0" in s for s in contrast), text                      # the grey text
+    charts = [f.summary for f in result.rule("color-contrast (estimated)")]
+    assert charts and all("#808495" in s and "3.72:1" in s for s in charts), text
+    assert any("'two'" in s for s in charts), text                          # a tick label
+
+
+def test_the_page_css_clears_the_caption_and_chart_text_of_the_bad_page(bad_page):
+    result = bad_page(True)
+    assert not result.findings, report(result.findings)
+    assert not result.undecided, result.undecided
+
+
+# --- the keyboard ---------------------------------------------------------------------------
+
+FOCUSED_JS = """() => {
+  const e = document.activeElement;
+  return e ? {role: e.getAttribute('role') || '', label: e.getAttribute('aria-label') || '',
+              text: (e.textContent || '').trim().slice(0, 40),
+              option: e.getAttribute('aria-activedescendant') || ''} : null;
+}"""
+OPTION_JS = """(id) => (document.getElementById(id) || {}).textContent || ''"""
+
+
+def focused(page) -> dict:
+    return page.evaluate(FOCUSED_JS)
+
+
+def tab_to(page, matches, what: str, limit: int = 150) -> dict:
+    """Press Tab until the focused element ``matches``; fail naming what focus went through."""
+    seen = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        now = focused(page)
+        if now and matches(now):
+            return now
+        seen.append(now and (now["label"] or now["text"] or now["role"]))
+    pytest.fail(f"Tab never reached {what}; focus went through: {seen}")
+
+
+def choose(page, option: str) -> None:
+    """In the focused combobox: open it (arrow down), arrow to ``option``, Enter."""
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function("() => document.activeElement.getAttribute('aria-expanded') "
+                           "=== 'true'")
+    for _ in range(100):
+        now = focused(page)["option"]
+        if page.evaluate(OPTION_JS, now) == option:
+            page.keyboard.press("Enter")
+            return
+        page.keyboard.press("ArrowDown")
+        page.wait_for_function("(was) => document.activeElement.getAttribute("
+                               "'aria-activedescendant') !== was", arg=now)
+    pytest.fail(f"the option {option!r} was never reached with the arrow keys")
+
+
+def test_a_student_without_a_mouse_picks_a_cell_for_step_through(app):
+    """Tab, arrows and Enter only: the view, a head, a target token (row) and a source token
+    (column); the page then shows that cell's weight, marked, with its row's weights."""
+    head, row, col = 3, 4, 3
+    r = run(Settings())
+    weights = r.module().trace(r.decoder_state, r.encoder_output, r.mask).weights
+    tgt, src = f"{row}: {r.tgt_tokens[row]}", f"{col}: {r.src_tokens[col]}"
+    page = app.page
+    app.open(None, "true")
+
+    tab_to(page, lambda f: f["role"] == "tab", "the tabs of the views")
+    for _ in range(len(VIEW_NAMES)):
+        if focused(page)["text"] == "Step through":
+            break
+        page.keyboard.press("ArrowRight")
+    assert focused(page)["text"] == "Step through"
+    page.keyboard.press("Enter")
+    wait_for_app(page, "traces && traces.length", after_runs=-1, key="step_pick")
+
+    for label, param, option in (("Head", "step_head", str(head)),
+                                 ("Target token", "step_tgt", tgt),
+                                 ("Source token", "step_src", src)):
+        tab_to(page, lambda f, label=label: f["role"] == "combobox"
+               and f["label"].startswith(label), f"the {label!r} picker")
+        choose(page, option)
+        # The link follows once the rerun has finished (false before: no run count needed).
+        wait_for_app(page, f"traces && traces.length && new URLSearchParams(location.search)"
+                           f".get({param!r}) === {option!r}", after_runs=-1, key="step_bar")
+
+    bar = chart(page, "step_bar")[0]
+    np.testing.assert_allclose(np.asarray(bar["y"], dtype=float), weights[head - 1, row],
+                               rtol=1e-6)                                   # the row
+    texts = page.evaluate("[...document.querySelectorAll('.st-key-step_bar .bartext')]"
+                          ".map((t) => t.textContent)")
+    assert texts[col] == f"{weights[head - 1, row, col]:.3f}"                  # the cell's number
+    widths = page.evaluate("document.querySelector('.st-key-step_bar .js-plotly-plot')"
+                           ".data[0].marker.line.width")
+    assert [j for j, w in enumerate(widths) if w] == [col]                     # its bar marked
+    shapes = page.evaluate("document.querySelector('.st-key-step_pick .js-plotly-plot')"
+                           ".layout.shapes")
+    assert any(s["x0"] == col - 0.5 and s["x1"] == col + 0.5 and s["y0"] == row - 0.5
+               for s in shapes), shapes                                      # its cell outlined
+    app.assert_clean()
