@@ -5,6 +5,9 @@ sentencepiece on a few sentences; the vocabulary is laid out like opus-mt's (``<
 ``<unk>`` = 1, ``<pad>`` last, which is also the decoder's start token). The weights are random,
 so the "translations" are nonsense and the attention patterns come from the seed, not from
 language. torch, transformers and sentencepiece are imported inside the functions.
+
+``save_tiny_numpy`` writes the same kind of model as a folder ``xattn.marian`` reads (what
+``python -m xattn.models convert`` writes), for the NumPy model's tests.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["SRC_SENTENCES", "TGT_SENTENCES", "make_tokenizer", "tiny_marian", "save_tiny"]
+__all__ = ["SRC_SENTENCES", "TGT_SENTENCES", "make_tokenizer", "tiny_marian", "save_tiny",
+           "save_tiny_numpy"]
 
 SRC_SENTENCES = ("the cat sat on the mat.", "the dog is happy, really happy!",
                  "a bird sings in the garden", "unbelievable things happen every day",
@@ -50,8 +54,14 @@ def make_tokenizer(folder, src_sentences=SRC_SENTENCES, tgt_sentences=TGT_SENTEN
                                vocab=str(folder / "vocab.json"))
 
 
-def tiny_marian(tokenizer, *, seed: int = 0, attn_implementation: str = "eager", **config):
-    """A random MarianMTModel for ``tokenizer`` (eval mode). ``config`` overrides the sizes."""
+def tiny_marian(tokenizer, *, seed: int = 0, attn_implementation: str = "eager",
+                spread: float | None = None, **config):
+    """A random MarianMTModel for ``tokenizer`` (eval mode). ``config`` overrides the sizes.
+
+    ``spread``: redraw every weight and bias as normal(0, spread) (LayerNorm scales around 1),
+    for peaked attention and large activations instead of the near-uniform attention of
+    transformers' small initial weights.
+    """
     import torch
     from transformers import MarianConfig, MarianMTModel
 
@@ -66,8 +76,14 @@ def tiny_marian(tokenizer, *, seed: int = 0, attn_implementation: str = "eager",
     with torch.random.fork_rng():     # seeded without touching the caller's global RNG
         torch.manual_seed(seed)
         model = MarianMTModel(cfg)
-    if cfg.vocab_size > len(tokenizer):   # a bigger model vocabulary (benchmarks): generate
-        with torch.no_grad():            # only ids the tokenizer can turn back into text
+        if spread is not None:
+            with torch.no_grad():
+                for name, param in model.named_parameters():
+                    if "embed_positions" not in name:      # sinusoids, not learnt
+                        param.normal_(1.0 if "layer_norm.weight" in name else 0.0, spread)
+                model.final_logits_bias.normal_(0.0, spread)
+    if cfg.decoder_vocab_size > len(tokenizer):  # a bigger model vocabulary (benchmarks):
+        with torch.no_grad():     # generate only ids the tokenizer can turn back into text
             model.final_logits_bias[:, len(tokenizer):] = -1e4
     model.set_attn_implementation(attn_implementation)
     return model.eval()
@@ -79,4 +95,21 @@ def save_tiny(folder, **config) -> Path:
     tokenizer = make_tokenizer(folder / "spm")
     tiny_marian(tokenizer, **config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+    return folder
+
+
+def save_tiny_numpy(folder, *, dtype: str = "float32", **config) -> Path:
+    """A tiny random Marian as a NumPy folder (config.json, model.safetensors, source.spm,
+    target.spm, vocab.json), as ``python -m xattn.models convert`` writes it. ``config`` as for
+    ``tiny_marian`` (``seed``, ``spread`` and sizes)."""
+    import shutil
+
+    from xattn.models._convert import write_folder
+
+    folder = Path(folder)
+    spm = folder.with_name(folder.name + "-spm")
+    tokenizer = make_tokenizer(spm)
+    write_folder(tiny_marian(tokenizer, **config), folder, dtype=dtype)
+    for name in ("source.spm", "target.spm", "vocab.json"):
+        shutil.copy(spm / name, folder / name)
     return folder

@@ -1,7 +1,9 @@
-"""``python -m xattn.models``: list the allowed models, or export one sentence's attention.
+"""``python -m xattn.models``: list the allowed models, export one sentence's attention, or
+convert a Marian checkpoint into a folder that runs in NumPy (``xattn.marian``).
 
     python -m xattn.models --list
     python -m xattn.models export --model NAME --src TEXT [--tgt TEXT] [--pieces] -o FILE.npz
+    python -m xattn.models convert NAME DIR [--float16]
 
 Errors print one line and exit with status 2, without a traceback.
 """
@@ -13,6 +15,7 @@ import os
 import sys
 
 from xattn.models._attention import cross_attention
+from xattn.models._convert import convert
 from xattn.models._loading import ModelUnavailable, allowed_models, load_model
 
 __all__ = ["main"]
@@ -40,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--max-new-tokens", type=int, default=64,
                         help="longest translation, in pieces (default 64)")
     export.add_argument("-o", "--output", required=True, help="the .npz file to write")
+    conv = commands.add_parser("convert", help="write a Marian model as a folder NumPy reads "
+                               "(xattn.marian.load_marian): config, safetensors, tokenizer")
+    conv.add_argument("name", help="a name from --list (hub id or save_pretrained folder)")
+    conv.add_argument("dir", help="a new or empty folder to write")
+    conv.add_argument("--float16", action="store_true",
+                      help="store the matrices in float16 (half the size; computed in float32)")
     return parser
 
 
@@ -58,18 +67,39 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             print("\n".join(allowed_models()))
             return 0
+        if args.command == "convert":
+            return _convert(args)
         if args.command != "export":
-            raise _UsageError("give --list or the export command (see --help)")
+            raise _UsageError("give --list or the export command or the convert command "
+                              "(see --help)")
         _quiet_libraries()
         print(f"loading {args.model} (a hub model is downloaded on its first use)", flush=True)
         result = cross_attention(load_model(args.model), args.src, args.tgt,
                                  words=not args.pieces, max_new_tokens=args.max_new_tokens)
         result.save(args.output)
     except (_UsageError, ValueError, TypeError, ModelUnavailable, OSError) as err:
-        message = " ".join(str(err).split()) or type(err).__name__
-        print(f"python -m xattn.models: error: {message}", file=sys.stderr)
-        return 2
+        return _error(err)
     if result.translated:
         print(f"translation: {result.tgt_text}")
     print(f"wrote {args.output}: {result!r}")
+    return 0
+
+
+def _error(err: Exception) -> int:
+    message = " ".join(str(err).split()) or type(err).__name__
+    print(f"python -m xattn.models: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _convert(args) -> int:
+    try:
+        _quiet_libraries()
+        print(f"loading {args.name} (a hub model is downloaded on its first use)", flush=True)
+        folder, diff = convert(args.name, args.dir,
+                               dtype="float16" if args.float16 else "float32")
+    except (ValueError, TypeError, ModelUnavailable, OSError) as err:
+        return _error(err)
+    print(f"wrote {folder}: config.json, model.safetensors, source.spm, target.spm, vocab.json")
+    print(f"checked: logits of one sentence, NumPy against torch, differ by at most {diff:.2g}")
+    print(f"serve it without torch: XATTN_MODELS={folder} (xattn.marian.load_marian)")
     return 0

@@ -1,0 +1,246 @@
+"""Train the small English-to-French Marian that ships in xattn/marian/toy-en-fr/.
+
+    python -m scripts.train_marian [--steps 3000] [--out xattn/marian/toy-en-fr]
+
+Build time only (torch and transformers; the shipped folder is read with NumPy). Seeded: the
+corpus (``xattn.corpus.generate_pairs``), the sentencepiece vocabularies, the weights and the
+batches all come from the seeds below. The held-out pairs are drawn with their own seed and
+every training pair whose source sentence is among them is dropped. Then the model is written
+as a NumPy folder (``xattn.models._convert.write_folder``), evaluated by ``xattn.marian``
+(NumPy, the numbers the tests recompute) into ``metrics.json``, and described in
+``MODEL_CARD.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from xattn.corpus import generate_pairs
+from xattn.marian import MarianMT, MarianTokenizer
+from xattn.marian.evaluate import evaluate, held_out_pairs
+from xattn.models._convert import write_folder
+
+TORCH_SEED, TRAIN_SEED, HELD_OUT_SEED, BATCH_SEED = 0, 1, 2, 3
+N_TRAIN, N_HELD_OUT = 40_000, 500
+VOCAB_SIZE = 128          # per side; sentencepiece BPE: most words one piece, some split
+MODEL = dict(d_model=64, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
+             decoder_attention_heads=4, encoder_ffn_dim=256, decoder_ffn_dim=256,
+             activation_function="swish", scale_embedding=True, max_position_embeddings=128,
+             dropout=0.1, attention_dropout=0.0, activation_dropout=0.0)
+TRAIN = dict(steps=3000, batch=64, lr=1e-3, warmup=200, weight_decay=0.01)
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "xattn" / "marian" / "toy-en-fr"
+
+
+def training_pairs() -> tuple[list, int]:
+    """The training pairs, without any whose source is held out; and how many were dropped."""
+    held_out = {p.source for p in held_out_pairs(N_HELD_OUT, HELD_OUT_SEED)}
+    drawn = generate_pairs(N_TRAIN, seed=TRAIN_SEED)
+    kept = [p for p in drawn if p.source not in held_out]
+    return kept, len(drawn) - len(kept)
+
+
+def make_tokenizer(pairs, folder: Path) -> MarianTokenizer:
+    """source.spm, target.spm (BPE, trained on the training pairs) and a joint vocab.json laid
+    out as opus-mt's: ``</s>`` = 0, ``<unk>`` = 1, the pieces, ``<pad>`` last."""
+    import sentencepiece as spm
+
+    pieces = ["</s>", "<unk>"]
+    for side in ("source", "target"):
+        sentences = [" ".join(p.source if side == "source" else p.target) for p in pairs]
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences), model_prefix=str(folder / side),
+            vocab_size=VOCAB_SIZE, model_type="bpe", character_coverage=1.0, unk_id=0,
+            bos_id=-1, eos_id=-1, hard_vocab_limit=False, num_threads=1, minloglevel=2)
+        (folder / f"{side}.model").replace(folder / f"{side}.spm")
+        (folder / f"{side}.vocab").unlink()
+        processor = spm.SentencePieceProcessor(model_file=str(folder / f"{side}.spm"))
+        pieces += [p for p in map(processor.id_to_piece, range(processor.get_piece_size()))
+                   if p not in pieces and p != "<unk>"]
+    pieces.append("<pad>")
+    (folder / "vocab.json").write_text(json.dumps({p: i for i, p in enumerate(pieces)},
+                                                  ensure_ascii=False, indent=0) + "\n",
+                                       encoding="utf-8")
+    return MarianTokenizer.from_folder(folder)
+
+
+def make_model(tok: MarianTokenizer):
+    import torch
+    from transformers import MarianConfig, MarianMTModel
+
+    config = MarianConfig(vocab_size=tok.size, pad_token_id=tok.pad_id, eos_token_id=tok.eos_id,
+                          forced_eos_token_id=tok.eos_id, decoder_start_token_id=tok.pad_id,
+                          **MODEL)
+    torch.manual_seed(TORCH_SEED)
+    return MarianMTModel(config)
+
+
+def batches(tok: MarianTokenizer, pairs, steps: int, size: int):
+    """``steps`` padded batches (input_ids, attention_mask, labels) drawn with BATCH_SEED."""
+    import torch
+
+    src = [tok.encode(" ".join(p.source)) for p in pairs]
+    tgt = [tok.encode(" ".join(p.target), side="target") for p in pairs]
+    rng = np.random.default_rng(BATCH_SEED)
+    for _ in range(steps):
+        idx = rng.integers(len(pairs), size=size)
+        n_s, n_t = max(len(src[i]) for i in idx), max(len(tgt[i]) for i in idx)
+        ids = torch.full((size, n_s), tok.pad_id)
+        labels = torch.full((size, n_t), -100)
+        for row, i in enumerate(idx):
+            ids[row, :len(src[i])] = torch.tensor(src[i])
+            labels[row, :len(tgt[i])] = torch.tensor(tgt[i])
+        yield ids, ids != tok.pad_id, labels
+
+
+def train(model, tok, pairs, *, steps: int, batch: int, lr: float, warmup: int,
+          weight_decay: float) -> list[tuple[int, float]]:
+    """AdamW, linear warm-up then linear decay to 0; returns (step, mean loss) every 250."""
+    import torch
+
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / (steps - warmup))))
+    model.train()
+    log, window, start = [], [], time.perf_counter()
+    for step, (ids, mask, labels) in enumerate(batches(tok, pairs, steps, batch), 1):
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        window.append(loss.item())
+        if step % 250 == 0 or step == steps:
+            log.append((step, round(float(np.mean(window)), 4)))
+            window = []
+            print(f"step {step:5d}  loss {log[-1][1]:.4f}  {time.perf_counter() - start:.0f} s",
+                  flush=True)
+    return model.eval(), log
+
+
+def _table(block: dict, n_heads: int) -> list[str]:
+    """Markdown rows: one per decoder layer, a column per head and one for the head average."""
+    head = "| layer | " + " | ".join(f"head {h}" for h in range(n_heads)) + " | average |"
+    rows = [head, "|" + "---|" * (n_heads + 2)]
+    for layer, (acc, aer, gold) in enumerate(zip(block["accuracy"], block["aer"],
+                                                 block["gold_weight"], strict=True)):
+        cells = [f"{100 * a:.1f} % / {e:.3f} / {g:.2f}" for a, e, g in zip(acc, aer, gold,
+                                                                         strict=True)]
+        rows.append(f"| {layer} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def model_card(m: dict) -> str:
+    """MODEL_CARD.md from metrics.json's contents."""
+    t, em = m["training"], m["exact_match"]
+    n_heads = t["model"]["decoder_attention_heads"]
+    best = max(((layer, h) for layer, accs in enumerate(m["alignment_producing"]["accuracy"])
+                for h in range(len(accs))),
+               key=lambda lh: m["alignment_producing"]["accuracy"][lh[0]][lh[1]])
+    lines = [
+        "# toy-en-fr: a small Marian trained on xattn's toy English-to-French corpus", "",
+        "A `MarianMTModel` (transformers' architecture, opus-mt's settings: swish, embeddings "
+        "scaled by sqrt(d_model), tied embeddings, `<pad>` as the start token) trained by "
+        "`python -m scripts.train_marian`; it runs in NumPy (`xattn.marian.load_marian()`). "
+        "Every number below is in `metrics.json` and recomputed by `tests/test_marian_shipped.py`.",
+        "", "## Model", "",
+        f"- {t['model']['encoder_layers']} encoder and {t['model']['decoder_layers']} decoder "
+        f"layers, d_model {t['model']['d_model']}, {n_heads} heads, feed-forward "
+        f"{t['model']['encoder_ffn_dim']}; {t['parameters']:,} parameters, float32.",
+        f"- Vocabulary: sentencepiece BPE, {t['vocab_size_per_side']} pieces per side trained on "
+        "the training sentences, one joint `vocab.json` (`</s>` = 0, `<unk>` = 1, `<pad>` last). "
+        "Some words are one piece, others several (e.g. `▁jaune` may be `▁`, `j`, `a`, `un`, `e`).",
+        "", "## Data and training", "",
+        f"- Training pairs: `xattn.corpus.generate_pairs({t['pairs'] + t['dropped_as_held_out']:,}"
+        f", seed={t['corpus_seed']})`, minus the {t['dropped_as_held_out']:,} whose source "
+        f"sentence is held out: {t['pairs']:,} pairs (many repeat: the grammar is small).",
+        f"- Held out: `generate_pairs({m['held_out']['n']}, seed={m['held_out']['seed']})`, never "
+        "trained on.",
+        f"- {t['steps']:,} steps of {t['batch']} pairs, AdamW (lr {t['lr']}, weight decay "
+        f"{t['weight_decay']}), {t['warmup']} warm-up steps then linear decay; dropout "
+        f"{t['model']['dropout']}; torch seed {t['torch_seed']}, batch seed {t['batch_seed']}; "
+        f"{t['seconds']} s on {t['threads']} thread (torch {t['versions']['torch']}, "
+        f"transformers {t['versions']['transformers']}).",
+        "- Loss (mean over the last 250 steps): " + ", ".join(
+            f"{loss} at {step}" for step, loss in t["loss_log"][::2] + t["loss_log"][-1:]) + ".",
+        "", "## Held-out translation", "",
+        f"Exact match of the greedy translation (NumPy): **{em['correct']} / {em['total']} = "
+        f"{100 * em['rate']:.1f} %**.",
+        *(["", "Wrong ones (source / reference / translation):", ""] +
+          [f"- `{a}` / `{b}` / `{c}`" for a, b, c in em["examples_wrong"]]
+          if em["examples_wrong"] else []),
+        "", "## Does cross-attention align words?", "",
+        f"On the held-out references (teacher forcing), {m['alignment_producing']['words']:,} "
+        "target words, each with one gold source word. Pieces merged into words as "
+        "`xattn.subwords` does (TO a word: sum over its pieces; FROM a word: mean). Each cell: "
+        "**accuracy** (share of target words whose most-attended source word, `</s>` included, "
+        "is the gold one) / **AER** (alignment error rate of the links that are the maximum of "
+        "their row and of their column, `</s>` left out; lower is better) / **gold weight** "
+        "(mean attention on the gold word). Chance accuracy is about 1 in 6.", "",
+        "### Row i = the step that produces target word i (what the page shows)", "",
+        *_table(m["alignment_producing"], n_heads), "",
+        f"Best single head: layer {best[0]}, head {best[1]}." if best[1] < n_heads else
+        f"Best: the average of layer {best[0]}'s heads.", "",
+        "### Row i + 1 = the step that reads target word i (Chen et al. 2020)", "",
+        *_table(m["alignment_reading"], n_heads), "",
+        "## Limits", "",
+        "- It knows only the toy grammar's 39 English words (determiner, optional adjective, "
+        "noun, verb, optional object); anything else becomes `<unk>` or nonsense.",
+        "- Attention weights are not explanations; a head that aligns well here may do "
+        "something else on other sentences.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    import torch
+    import transformers
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=TRAIN["steps"])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    # One thread: on a busy 2-core machine, torch's second thread waiting for a core made a
+    # step 50x slower (measured: 0.07 s on one thread, 3-6 s on two at load 8).
+    torch.set_num_threads(1)
+    settings = {**TRAIN, "steps": args.steps}
+    pairs, dropped = training_pairs()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "toy-en-fr"
+        spm_dir = Path(tmp) / "spm"
+        spm_dir.mkdir()
+        tok = make_tokenizer(pairs, spm_dir)
+        start = time.perf_counter()
+        model, log = train(make_model(tok), tok, pairs, **settings)
+        seconds = time.perf_counter() - start
+        write_folder(model, work)
+        for name in ("source.spm", "target.spm", "vocab.json"):
+            shutil.copy(spm_dir / name, work / name)
+        metrics = evaluate(MarianMT.from_folder(work, name="toy-en-fr"), N_HELD_OUT,
+                           HELD_OUT_SEED)
+        metrics["training"] = {
+            "pairs": len(pairs), "dropped_as_held_out": dropped, "corpus_seed": TRAIN_SEED,
+            "torch_seed": TORCH_SEED, "batch_seed": BATCH_SEED, **settings,
+            "vocab_size_per_side": VOCAB_SIZE, "model": MODEL, "loss_log": log,
+            "seconds": round(seconds), "parameters": sum(p.numel() for p in model.parameters()),
+            "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                         "python": platform.python_version()}, "threads": 1}
+        (work / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
+        (work / "MODEL_CARD.md").write_text(model_card(metrics), encoding="utf-8")
+        if args.out.exists():
+            shutil.rmtree(args.out)
+        shutil.copytree(work, args.out)
+    em = metrics["exact_match"]
+    print(f"wrote {args.out}: held-out exact match {em['correct']}/{em['total']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""How well a Marian model translates the toy corpus, and how its cross-attention aligns.
+
+For the shipped model's card (``metrics.json``, recomputed by the tests): held-out sentence
+pairs of ``xattn.corpus`` (drawn by seed, never trained on), greedy translations compared
+exactly with the references, and every layer's and head's cross-attention on the reference
+(teacher forcing) compared with the corpus's gold word alignment. Pieces are merged into words
+as ``xattn.subwords`` does (attention TO a word: sum over its pieces; FROM a word: mean).
+
+Per head, and per layer for the average over its heads, with ``W`` the word-level weights
+(target words x source words, ``</s>`` included as a column):
+
+- ``accuracy``: share of target words whose most-attended source word (any column) is the
+  gold one;
+- ``gold_weight``: mean weight on the gold source word;
+- ``aer``: alignment error rate (Och and Ney 2003) of the links that are the maximum of their
+  row and of their column (``</s>`` left out), against the gold links (all sure):
+  ``1 - 2 |A & G| / (|A| + |G|)``.
+
+``rows="producing"`` reads target word ``i`` from the step that produces it (row ``i``, as
+the page shows); ``"reading"`` from the step after it, whose input it is (Chen et al. 2020).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xattn.corpus import SentencePair, generate_pairs
+from xattn.marian.api import translate, word_level
+
+__all__ = ["held_out_pairs", "exact_match", "alignment_counts", "evaluate"]
+
+ROWS = ("producing", "reading")
+
+
+def held_out_pairs(n: int, seed: int) -> list[SentencePair]:
+    """The held-out pairs: ``xattn.corpus.generate_pairs(n, seed=seed)``."""
+    return generate_pairs(n, seed=seed)
+
+
+def exact_match(model, pairs) -> tuple[int, list[tuple[str, str, str]]]:
+    """How many greedy translations equal the reference, and the first few that do not
+    (source, reference, translation)."""
+    correct, wrong = 0, []
+    for pair in pairs:
+        got = translate(model, " ".join(pair.source), max_new_tokens=48)
+        if got == " ".join(pair.target):
+            correct += 1
+        elif len(wrong) < 5:
+            wrong.append((" ".join(pair.source), " ".join(pair.target), got))
+    return correct, wrong
+
+
+def _word_weights(model, pair: SentencePair) -> np.ndarray:
+    """(n_layers, n_heads + 1, n_tgt + 1, n_src + 1): heads, then their average; ``</s>``
+    last on both sides."""
+    tok = model.tokenizer
+    src_ids = tok.encode(" ".join(pair.source))
+    tgt_ids = tok.encode(" ".join(pair.target), side="target")
+    w = word_level(model, model.forward(src_ids, tgt_ids, logits=False).cross_attention,
+                   src_ids, tgt_ids)                                 # (L, H, T+1, S+1)
+    if w.shape[-2:] != (len(pair.target) + 1, len(pair.source) + 1):
+        raise ValueError(f"the pieces of {' '.join(pair.source)!r} do not merge into its words "
+                         f"(word-level shape {w.shape[-2:]}).")
+    return np.concatenate([w, w.mean(axis=1, keepdims=True)], axis=1)   # (L, H+1, T+1, S+1)
+
+
+def alignment_counts(model, pairs, rows: str = "producing") -> dict[str, np.ndarray]:
+    """Summed counts over ``pairs``, each (n_layers, n_heads + 1) (the last column: the
+    average over heads): ``hits``, ``gold_weight``, ``links`` (|A|), ``correct_links``
+    (|A & G|), and ``words`` (a scalar, |G|)."""
+    if rows not in ROWS:
+        raise ValueError(f"rows must be one of {ROWS}; received {rows!r}.")
+    totals = None
+    n_words = 0
+    for pair in pairs:
+        w = _word_weights(model, pair)
+        n_tgt, n_src = len(pair.target), len(pair.source)
+        w = w[..., 1:n_tgt + 1, :] if rows == "reading" else w[..., :n_tgt, :]  # (L,H+1,T,S+1)
+        gold = np.array(pair.alignment)                               # (T,)
+        t = np.arange(n_tgt)
+        best_src = w.argmax(axis=-1)                                  # (L, H+1, T) any column
+        words = w[..., :n_src]                                        # (L, H+1, T, S) no </s>
+        row_max = words.argmax(axis=-1)                               # (L, H+1, T)
+        col_max = words.argmax(axis=-2)                               # (L, H+1, S)
+        linked = np.take_along_axis(col_max, row_max, axis=-1) == t   # (L, H+1, T)
+        counts = {"hits": (best_src == gold).sum(-1),
+                  "gold_weight": words[..., t, gold].sum(-1, dtype=np.float64),
+                  "links": linked.sum(-1),
+                  "correct_links": (linked & (row_max == gold)).sum(-1)}
+        totals = counts if totals is None else {k: totals[k] + v for k, v in counts.items()}
+        n_words += n_tgt
+    return {**totals, "words": np.int64(n_words)}
+
+
+def _rates(c: dict) -> dict[str, list]:
+    words = int(c["words"])
+    aer = 1 - 2 * c["correct_links"] / (c["links"] + words)
+    return {"accuracy": np.round(c["hits"] / words, 4).tolist(),
+            "gold_weight": np.round(c["gold_weight"] / words, 4).tolist(),
+            "aer": np.round(aer, 4).tolist(),
+            "hits": c["hits"].tolist(), "links": c["links"].tolist(),
+            "correct_links": c["correct_links"].tolist()}
+
+
+def evaluate(model, n: int, seed: int) -> dict:
+    """Everything ``metrics.json`` holds, for ``n`` held-out pairs drawn with ``seed``.
+
+    Per-layer lists have one entry per head and a last one for the head average.
+    """
+    pairs = held_out_pairs(n, seed)
+    correct, wrong = exact_match(model, pairs)
+    out = {"held_out": {"n": n, "seed": seed},
+           "exact_match": {"correct": correct, "total": n, "rate": round(correct / n, 4),
+                           "examples_wrong": wrong}}
+    for rows in ROWS:
+        counts = alignment_counts(model, pairs, rows)
+        out[f"alignment_{rows}"] = {"words": int(counts["words"]), **_rates(counts)}
+    return out

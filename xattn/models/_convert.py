@@ -1,0 +1,110 @@
+"""``python -m xattn.models convert NAME DIR``: a Marian checkpoint as a folder NumPy can read.
+
+Run once where torch, transformers and the Hugging Face hub are available; the server then
+loads DIR with ``xattn.marian.load_marian`` (NumPy only). DIR gets ``config.json`` (every
+field), ``model.safetensors`` (transformers' tensor names; tied matrices once; no position
+tables, which are computed), and the tokenizer's ``source.spm``, ``target.spm`` and
+``vocab.json``. The conversion is checked: one sentence through torch and through NumPy.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from xattn._checks import quote
+
+__all__ = ["convert", "write_folder"]
+
+
+def _same(a, b) -> bool:
+    return a.data_ptr() == b.data_ptr() and a.shape == b.shape
+
+
+def model_tensors(model, dtype: str = "float32") -> dict[str, np.ndarray]:
+    """A MarianMTModel's tensors as NumPy arrays under transformers' names.
+
+    The embeddings are written once when tied (``model.shared.weight``), else per side;
+    ``lm_head.weight`` only when the config does not tie it. Matrices in ``dtype``, vectors
+    in float32.
+    """
+    if dtype not in ("float32", "float16"):
+        raise ValueError(f"dtype must be 'float32' or 'float16'; received {quote(dtype)}.")
+    embeddings = ("model.shared.weight", "model.encoder.embed_tokens.weight",
+                  "model.decoder.embed_tokens.weight", "lm_head.weight")
+    tensors = {k: v for k, v in model.state_dict().items()
+               if "embed_positions" not in k and k not in embeddings}
+    enc = model.get_encoder().embed_tokens.weight
+    dec = model.get_decoder().embed_tokens.weight
+    if _same(enc, dec):
+        tensors["model.shared.weight"] = enc
+    else:
+        tensors["model.encoder.embed_tokens.weight"] = enc
+        tensors["model.decoder.embed_tokens.weight"] = dec
+    if not model.config.tie_word_embeddings:
+        tensors["lm_head.weight"] = model.lm_head.weight
+    out = {}
+    for name, t in tensors.items():
+        a = t.detach().cpu().float().numpy()
+        out[name] = np.ascontiguousarray(a.astype(np.float16) if a.ndim >= 2 and
+                                         dtype == "float16" else a)
+    return out
+
+
+def _new_folder(folder) -> Path:
+    folder = Path(folder)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise ValueError(f"{quote(str(folder))} exists and is not an empty folder; give a new "
+                         f"or empty folder.")
+    return folder
+
+
+def write_folder(model, folder, *, dtype: str = "float32") -> Path:
+    """``config.json`` and ``model.safetensors`` of a MarianMTModel in ``folder`` (created;
+    it must be new or empty). The tokenizer's files are the caller's to add."""
+    from safetensors.numpy import save_file
+
+    if getattr(model.config, "model_type", None) != "marian":
+        raise ValueError(f"only Marian models (opus-mt and the like) run in NumPy; received "
+                         f"model_type {quote(getattr(model.config, 'model_type', None))}.")
+    folder = _new_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = model.config.to_dict()
+    (folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True,
+                                                   default=str) + "\n", encoding="utf-8")
+    save_file(model_tensors(model, dtype), str(folder / "model.safetensors"),
+              metadata={"format": "np", "written_by": "xattn.models convert"})
+    return folder
+
+
+def convert(name: str, folder, *, dtype: str = "float32", allowed=None) -> tuple[Path, float]:
+    """Load ``name`` with transformers (allow-list rules of ``load_model``) and write ``folder``.
+
+    Returns
+    -------
+    folder : Path
+    max_diff : float
+        Largest absolute difference of the logits of one test sentence, torch against NumPy.
+    """
+    import torch
+
+    from xattn.marian import MarianMT
+    from xattn.models._loading import load_model
+
+    _new_folder(folder)                   # before a download, not after
+    loaded = load_model(name, allowed=allowed)
+    if not hasattr(loaded.tokenizer, "save_vocabulary") or \
+            type(loaded.tokenizer).__name__ != "MarianTokenizer":
+        raise ValueError(f"{name!r} has a {type(loaded.tokenizer).__name__}; only Marian "
+                         f"tokenizers (two sentencepiece models and vocab.json) are converted.")
+    folder = write_folder(loaded.model, folder, dtype=dtype)
+    loaded.tokenizer.save_vocabulary(str(folder))
+    numpy_model = MarianMT.from_folder(folder, name=name)
+    src = numpy_model.tokenizer.encode("The cat sat on the mat.")
+    tgt = numpy_model.tokenizer.encode("Le chat.", side="target")
+    with torch.no_grad():
+        ref = loaded.model(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits[0]
+    ours = numpy_model.forward(src, tgt).logits
+    return folder, float(np.abs(ours - ref.float().numpy()).max())
