@@ -53,11 +53,7 @@ PAGES: dict[str, tuple[dict, dict, bool]] = {
     "lines, a token masked for every target": (
         {"view": "Lines", "mask": "padding", "pad": "6: mat"}, DESKTOP, False),
 }
-KNOWN = {   # page: why it fails today (the fix is outside this test's files; see the reason)
-    "lines, a token masked for every target": (
-        "xattn/figures/lines.py writes a source token that every target is masked from in "
-        "#AAAAAA: 2.32:1 on white, WCAG 1.4.3 asks 4.5:1"),
-}
+KNOWN: dict[str, str] = {}   # page: why it fails today (an xfail(strict=True) until fixed)
 
 
 def _pages(names):

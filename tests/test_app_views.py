@@ -80,7 +80,7 @@ def test_ablation_reports_each_head_sorted_by_importance_and_the_chosen_set():
     assert list(t["head"]) == [f"head {h + 1}" for h in order]     # most important first
     assert list(t["output change when switched off alone"]) == [
         f"{res.per_head[h]:.1%}" for h in order]                    # percent, as the metric
-    assert list(t[""]) == ["most important"] + [""] * 3
+    assert list(t["note"]) == ["most important"] + [""] * 3
     assert at.metric[0].value == f"{res.chosen:.1%}"
     np.testing.assert_allclose(decode(chart(at, "ablation_chart")["data"][0]["y"]),
                                res.per_token, rtol=1e-9)

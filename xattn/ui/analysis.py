@@ -59,7 +59,7 @@ def ablation_view(a: Attention, layer: int, state: PageState) -> None:
         st.dataframe({"head": [f"head {h + 1}" for h in order],
                       "output change when switched off alone": [
                           f"{alone.per_head[h]:.1%}" for h in order],
-                      "": ["most important" if k == 0 else "" for k in range(n_heads)]},
+                      "note": ["most important" if k == 0 else "" for k in range(n_heads)]},
                      hide_index=True)
         if off:
             st.metric(f"Change with heads {', '.join(map(str, off))} off", f"{res.chosen:.1%}")

@@ -23,8 +23,8 @@ from xattn.ui.overview import layers_overview
 
 FORMULA = (r"\begin{aligned} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mathrm{head}_1, "
            r"\dots, \mathrm{head}_h)\, W^O \\ \mathrm{head}_i &= \mathrm{softmax}\!\left("
-           r"\frac{Q W_i^Q (K W_i^K)^\top}{\sqrt{d_\text{head}}} + M\right) V W_i^V "
-           r"\end{aligned}")
+           r"\frac{Q W_i^Q (K W_i^K)^\top}{\sqrt{d_\text{head}}} + M\right) \\ &\qquad \cdot "
+           r"V W_i^V \end{aligned}")
 
 
 def file_stem(a: Attention, layer: int = 0) -> str:

@@ -33,17 +33,23 @@ _ALWAYS = """
 /* A display formula fits its column instead of scrolling: a box that scrolls without a
    focusable element is out of reach of the keyboard (WCAG 2.1.1; axe's
    scrollable-region-focusable). Its size follows the width of the nearest column, expander or
-   page (the multi-head formula, the widest, is 27 em), and KaTeX's 2 px overhang (its
+   page (the multi-head formula, the widest, is about 21 em), and KaTeX's 2 px overhang (its
    .vlist-s) gets room. */
 :is([data-testid="stExpanderDetails"], [data-testid="stColumn"],
     [data-testid="stMainBlockContainer"]):has(.katex-display) { container-type: inline-size; }
-.katex-display > .katex { font-size: min(1.21em, calc(100cqi / 28)); padding-right: 2px; }
+.katex-display > .katex { font-size: min(1.21em, calc(100cqi / 22)); padding-right: 2px; }
+/* A prediction's answers (pills) wrap onto more lines instead of running off a phone. */
+.st-key-predict [role="radiogroup"] {
+  flex-wrap: wrap; }
+/* A code block's copy button shows without hover (a phone has none): the share link. */
+[data-testid="stCode"] button { opacity: 1 !important; }
 /* A phone: the formula shrinks (and scrolls if still too wide) instead of being cut off. */
 @media (max-width: 640px) {
   .katex-display { font-size: 0.78em; overflow-x: auto; overflow-y: hidden; }
   h1 { font-size: 1.7rem !important; }
   [data-testid="stLayoutWrapper"]:has(> .st-key-banner) { min-width: 100%; }  /* share: below */
   [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* all in sight */
+  .modebar-container { display: none; }   /* no toolbar over a chart's title: nothing to hover */
 }
 </style>
 """.replace("CAPTION_COLOUR", CAPTION_COLOUR).replace("CHART_TEXT_COLOUR", CHART_TEXT_COLOUR)
