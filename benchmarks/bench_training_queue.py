@@ -60,11 +60,15 @@ def cpu_seconds(pid: int, tid: int | None = None) -> float:
 
 
 class Busy(threading.Thread):
-    """Every second: how many of the server's threads (its main thread excluded) used CPU."""
+    """Every ``window`` seconds: how many of the server's threads (its main thread excluded)
+    used at least ``least`` CPU seconds in it. A training thread does, even when thirty share
+    the GIL; a page waiting in the queue (a short update every 2 s) or an ordinary page load
+    (tens of milliseconds) does not."""
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int, window: float = 5.0, least: float = 0.1):
         super().__init__(daemon=True)
-        self.pid, self.counts, self._halt = pid, [], threading.Event()
+        self.pid, self.window, self.least = pid, window, least
+        self.counts, self._halt = [], threading.Event()
 
     def _threads(self) -> dict[int, float]:
         out = {}
@@ -78,9 +82,10 @@ class Busy(threading.Thread):
 
     def run(self) -> None:
         before = self._threads()
-        while not self._halt.wait(1.0):
+        while not self._halt.wait(self.window):
             now = self._threads()
-            self.counts.append(sum(1 for tid, t in now.items() if t > before.get(tid, t)))
+            self.counts.append(sum(1 for tid, t in now.items()
+                                   if t - before.get(tid, 0.0) >= self.least))
             before = now
 
     def stop(self) -> None:
