@@ -4,6 +4,7 @@ Run from the repository root::
 
     python -m benchmarks.bench_train            # all tables, about a minute on 2 cores
     python -m benchmarks.bench_train --quick    # the first table only, seed 0 (smoke test)
+    python -m benchmarks.bench_train --timelapse  # tables 4 and 5 only, about a minute
 
 Prints the machine, then Markdown tables (for the README):
 
@@ -16,14 +17,25 @@ Prints the machine, then Markdown tables (for the README):
    word accuracy; the mean head-averaged attention weight on the gold word; the same word
    and exact accuracies for the untrained weights; and the chance level of a uniform argmax;
 2. the same accuracies over seeds 0-4 (min / mean);
-3. per-head measures of the default run (``xattn.train.alignment_by_head``).
+3. per-head measures of the default run (``xattn.train.alignment_by_head``);
+4. what the time-lapse (``TrainConfig.snapshots``, ``xattn.timelapse``) costs, for the page's
+   settings: CPU time of this process and wall time of ``train`` without frames
+   (``snapshots=0``) and with the default 20, runs interleaved, median of
+   ``TIMELAPSE_REPEATS``; and the bytes it adds to the run, pickled and by
+   ``xattn.cache.nbytes`` (what a byte-bounded cache counts);
+5. the default run's time-lapse: per frame the held-out loss, the head-averaged word
+   accuracy and each head's word accuracy, then per head the step at which its word accuracy
+   first reaches 50% and 90% and its accuracy on moved and on repeated words there and at the
+   end ("when does each head start aligning, and by meaning or by position?").
 """
 
 from __future__ import annotations
 
 import argparse
+import pickle
 import statistics
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -34,6 +46,7 @@ from xattn.alignment import (
     alignment_by_head,
     chance_accuracy,
 )
+from xattn.cache import nbytes
 from xattn.train import TrainConfig, make_batch, train
 
 # (label, config overrides): the default, the issue's "about 60%" cross-entropy readout, and
@@ -43,6 +56,10 @@ SETTINGS = [("MSE (default)", {}), ("MSE, lr 0.01", {"lr": 0.01}),
             ("cross-entropy, lr 0.01", {"objective": "ce", "lr": 0.01})]
 SEEDS = range(5)
 TIME_REPEATS = 3
+# (heads, steps) of the page's training controls (1, 2, 4 or 8 heads; 25 to 400 steps)
+TIMELAPSE_SETTINGS = [(4, 25), (4, 50), (4, 100), (4, 200), (4, 400), (1, 100), (8, 100),
+                      (8, 400)]
+TIMELAPSE_REPEATS = 7
 
 
 def scores(result) -> dict[str, float]:
@@ -128,12 +145,74 @@ def heads_table() -> None:
             for k in ALIGNMENT_MEASURES) + " |")
 
 
+def _run_times(config: TrainConfig) -> tuple[float, float]:
+    start, start_cpu = time.perf_counter(), time.process_time()
+    train(config)
+    return time.process_time() - start_cpu, time.perf_counter() - start
+
+
+def timelapse_cost_table() -> None:
+    print("| heads | steps | frames | CPU: without / with | added | wall: without / with "
+          "| bytes added: pickled / nbytes |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for heads, steps in TIMELAPSE_SETTINGS:
+        plain, framed = TrainConfig(n_heads=heads, steps=steps, snapshots=0), \
+            TrainConfig(n_heads=heads, steps=steps)
+        times: dict[str, list] = {"plain": [], "framed": []}
+        for _ in range(TIMELAPSE_REPEATS):               # interleaved: load hits both alike
+            times["plain"].append(_run_times(plain))
+            times["framed"].append(_run_times(framed))
+        cpu = {k: statistics.median(t[0] for t in v) for k, v in times.items()}
+        wall = {k: statistics.median(t[1] for t in v) for k, v in times.items()}
+        result = train(framed)
+        bare = replace(result, timelapse=None)
+        pickled = len(pickle.dumps(result)) - len(pickle.dumps(bare))
+        print(f"| {heads} | {steps} | {len(result.timelapse.steps)} "
+              f"| {1000 * cpu['plain']:.0f} / {1000 * cpu['framed']:.0f} ms "
+              f"| {1000 * (cpu['framed'] - cpu['plain']):.0f} ms "
+              f"({100 * (cpu['framed'] / cpu['plain'] - 1):.0f}%) "
+              f"| {1000 * wall['plain']:.0f} / {1000 * wall['framed']:.0f} ms "
+              f"| {pickled / 1000:.1f} kB / {(nbytes(result) - nbytes(bare)) / 1000:.1f} kB |",
+              flush=True)
+
+
+def timelapse_lesson_table() -> None:
+    tl = train(TrainConfig()).timelapse
+    n_heads = tl.weights.shape[1]
+    print("| step | held-out loss | word (heads averaged) | "
+          + " | ".join(f"head {h} word" for h in range(n_heads)) + " |")
+    print("|---:|---:|---:|" + "---:|" * n_heads)
+    for k, step in enumerate(tl.steps):
+        print(f"| {step} | {tl.loss[k]:.3f} | {pct(tl.word_accuracy[k])} | " + " | ".join(
+            pct(tl.by_head["word_accuracy"][k, h]) for h in range(n_heads)) + " |")
+    print("\n| head | word >= 50% at step | moved / repeated there | word >= 90% at step "
+          "| moved / repeated at the end |")
+    print("|---:|---:|---:|---:|---:|")
+    half, most = tl.onset(0.5), tl.onset(0.9)
+    moved, repeated = tl.by_head["moved_accuracy"], tl.by_head["repeated_accuracy"]
+    for h in range(n_heads):
+        k = int(np.searchsorted(tl.steps, half[h])) if half[h] >= 0 else None
+        there = "n/a" if k is None else f"{pct(moved[k, h])} / {pct(repeated[k, h])}"
+        print(f"| {h} | {half[h] if half[h] >= 0 else 'never'} | {there} "
+              f"| {most[h] if most[h] >= 0 else 'never'} "
+              f"| {pct(moved[-1, h])} / {pct(repeated[-1, h])} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="first table only")
+    parser.add_argument("--timelapse", action="store_true", help="the time-lapse tables only")
     args = parser.parse_args(argv)
     c = TrainConfig()
     print(f"Machine: {machine_line()}\n")
+    if args.timelapse:
+        print(f"The time-lapse's cost ({c.snapshots} frames and the start; median of "
+              f"{TIMELAPSE_REPEATS} interleaved runs):\n")
+        timelapse_cost_table()
+        print("\nThe default run's time-lapse (seed 0):\n")
+        timelapse_lesson_table()
+        print(f"\nMachine after: {machine_line()}")
+        return
     print(f"Defaults: d_model {c.d_model}, {c.n_heads} heads, {c.steps} Adam steps of "
           f"{c.batch_size} fresh sentences, lr {c.lr}; {c.n_heldout} held-out sentences.\n")
     settings_table()

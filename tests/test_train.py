@@ -1,5 +1,7 @@
-"""Training: gradient check, loss decrease, target accuracy, determinism, evaluation, errors."""
+"""Training: gradient check, loss decrease, target accuracy, determinism, evaluation, errors,
+and the time-lapse of snapshots over a run."""
 
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,11 +13,13 @@ from xattn.alignment import (
     alignment_by_head,
     chance_accuracy,
 )
-from xattn.corpus import generate_pairs, translate
+from xattn.corpus import align, generate_pairs, translate
+from xattn.timelapse import HEAD_MEASURES, PROBE, Timelapse, head_scores, snapshot_steps
 from xattn.train import (
     WEIGHT_NAMES,
     TrainConfig,
     _forward,
+    _loss_grad_output,
     _training_pairs,
     embed_pair,
     loss_and_gradients,
@@ -187,3 +191,138 @@ def test_public_function_errors():
         loss_and_gradients(_random_weights(8, 0), make_batch(pairs, emb), n_heads=2,
                            objective="hinge")
 
+
+
+# ---------------------------------------------------------------- the time-lapse
+def _timelapse_digest(timelapse) -> str:
+    """sha256 of every array of a Timelapse, in a fixed order."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in (timelapse.steps, timelapse.weights, timelapse.loss, timelapse.word_accuracy,
+              timelapse.exact_accuracy, *(timelapse.by_head[k] for k in HEAD_MEASURES)):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def test_timelapse_frames_shapes_and_probe(trained):
+    tl = trained.timelapse
+    assert tl.steps.tolist() == list(range(0, 101, 5))              # the start and 20 frames
+    assert tl.probe == PROBE and " ".join(PROBE.target) == "le chat rouge voit le chien"
+    assert tl.weights.shape == (21, 4, 6, 6) and tl.loss.shape == (21,)
+    assert tl.word_accuracy.shape == tl.exact_accuracy.shape == (21,)
+    assert set(tl.by_head) == set(HEAD_MEASURES) == set(ALIGNMENT_MEASURES)
+    assert all(v.shape == (21, 4) for v in tl.by_head.values())
+    np.testing.assert_allclose(tl.weights.sum(axis=-1), 1.0)
+    assert tl.n_heldout == 256
+
+
+def test_last_snapshot_equals_the_trained_model_and_first_the_untrained(trained):
+    tl, emb, heldout = trained.timelapse, trained.embedder, trained.heldout
+    x_t, x_s = embed_pair(PROBE, emb)
+    np.testing.assert_array_equal(tl.weights[-1], trained.model(x_t, x_s)[1])
+    np.testing.assert_array_equal(tl.weights[0], trained.untrained(x_t, x_s)[1])
+    for frame, model in ((-1, trained.model), (0, trained.untrained)):
+        by_head = alignment_by_head(model, emb, heldout)
+        for k in HEAD_MEASURES:
+            np.testing.assert_array_equal(tl.by_head[k][frame], by_head[k])
+        assert tl.word_accuracy[frame] == alignment_accuracy(model, emb, heldout)
+        assert tl.exact_accuracy[frame] == alignment_accuracy(model, emb, heldout, exact=True)
+        batch = make_batch(heldout, emb)
+        y, _ = model(batch.decoder_state, batch.encoder_output, batch.encoder_mask)
+        assert tl.loss[frame] == _loss_grad_output(y, batch, "mse")[0]
+
+
+@pytest.mark.parametrize("n_heads", [1, 8])
+def test_last_frame_scores_equal_alignment_by_head_for_other_head_counts(n_heads):
+    # 256 held-out sentences x 8 heads: the frames score them 64 at a time
+    result = train(TrainConfig(n_heads=n_heads, steps=8, batch_size=8))
+    by_head = alignment_by_head(result.model, result.embedder, result.heldout)
+    for k in HEAD_MEASURES:
+        np.testing.assert_array_equal(result.timelapse.by_head[k][-1], by_head[k])
+    assert result.timelapse.weights.shape == (9, n_heads, 6, 6)
+
+
+def test_timelapse_shows_learning_and_when_each_head_starts(trained):
+    tl = trained.timelapse
+    assert tl.word_accuracy[0] < 0.3 and tl.word_accuracy[-1] > 0.95
+    assert tl.loss[-1] < 0.05 * tl.loss[0]
+    onset = tl.onset(0.5)
+    assert onset.shape == (4,) and (onset > 0).all() and (onset <= 100).all()
+    for h in range(4):                                  # the onset is the first frame at 50%
+        reached = tl.by_head["word_accuracy"][:, h] >= 0.5
+        assert tl.steps[reached.argmax()] == onset[h] and not reached[:reached.argmax()].any()
+    assert (tl.onset(1.0, "moved_accuracy") == -1).sum() >= 1    # some head never gets there
+
+
+def test_onset_on_a_hand_made_timelapse():
+    by_head = {k: np.array([[0.1, 0.2], [0.6, 0.3], [0.9, 0.4]]) for k in HEAD_MEASURES}
+    tl = Timelapse(np.array([0, 10, 20]), PROBE, np.zeros((3, 2, 6, 6)), np.zeros(3),
+                   np.zeros(3), np.zeros(3), by_head, 5)
+    assert tl.onset(0.5).tolist() == [10, -1] and tl.onset(0.1).tolist() == [0, 0]
+    with pytest.raises(ValueError, match="measure must be one of .* received 'loss'"):
+        tl.onset(0.5, "loss")
+    with pytest.raises(ValueError, match="level must be a number in \\[0, 1\\]; received True"):
+        tl.onset(True)
+
+
+@pytest.mark.parametrize(("steps", "n", "expected"), [
+    (100, 20, tuple(range(0, 101, 5))), (25, 20, (0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 15,
+                                                  16, 17, 18, 20, 21, 22, 23, 25)),
+    (3, 20, (0, 1, 2, 3)), (7, 1, (0, 7)), (50, 0, ()),
+])
+def test_snapshot_steps(steps, n, expected):
+    assert snapshot_steps(steps, n) == expected
+
+
+def test_snapshots_zero_keeps_no_timelapse_and_changes_nothing_else():
+    config = TrainConfig(steps=6, batch_size=8, n_heldout=16, seed=2)
+    with_frames = train(config)
+    without = train(TrainConfig(steps=6, batch_size=8, n_heldout=16, seed=2, snapshots=0))
+    assert without.timelapse is None and with_frames.timelapse.steps.tolist() == list(range(7))
+    np.testing.assert_array_equal(with_frames.losses, without.losses)
+    for name in WEIGHT_NAMES:
+        np.testing.assert_array_equal(getattr(with_frames.model, name),
+                                      getattr(without.model, name))
+
+
+def test_head_scores_equal_alignment_by_head_with_unaligned_words():
+    pairs = [align("the dog sleeps", "le chien rouge dort"), translate("the red cat sees the dog"),
+             align("a cow runs", "une vache court vite")]
+    model, emb = MultiHeadCrossAttention(16, 4, seed=5), ToyEmbedder(16, seed=1)
+    batch = make_batch(pairs, emb)
+    _, weights = model(batch.decoder_state, batch.encoder_output, batch.encoder_mask)
+    ours = head_scores(weights, batch.gold, batch.source_words)
+    theirs = alignment_by_head(model, emb, pairs)
+    for k in HEAD_MEASURES:
+        np.testing.assert_array_equal(ours[k], theirs[k])
+
+
+def test_timelapse_is_identical_in_another_process(trained):
+    import os
+    import subprocess
+    import sys
+
+    code = ("from tests.test_train import _timelapse_digest; from xattn.train import train; "
+            "print(_timelapse_digest(train().timelapse))")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.stdout.strip() == _timelapse_digest(trained.timelapse)
+
+
+def test_timelapse_stays_small_at_the_largest_page_setting():
+    import pickle
+
+    config = TrainConfig(n_heads=8, steps=400, batch_size=2, n_heldout=16)   # 8 heads, 400 steps
+    result = train(config)
+    assert result.timelapse.weights.shape == (21, 8, 6, 6)
+    added = len(pickle.dumps(result)) - len(pickle.dumps(replace(result, timelapse=None)))
+    assert 0 < added < 100_000                       # far below the 2 MB budget
+
+
+def test_snapshots_config_errors():
+    with pytest.raises(TypeError, match="snapshots must be an int; received bool True"):
+        TrainConfig(snapshots=True)
+    with pytest.raises(ValueError, match="snapshots must be an int >= 0 and <= 1000; received -1"):
+        TrainConfig(snapshots=-1)

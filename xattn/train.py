@@ -269,33 +269,15 @@ def _training_pairs(rng: np.random.Generator, n: int, exclude: set) -> list[Sent
     return pairs
 
 
-def _recorder(config: TrainConfig, embedder: ToyEmbedder,
-              heldout: tuple[SentencePair, ...]) -> tuple | None:
-    """The time-lapse's recorder, the held-out batch it scores, and that batch's MSE target
-    (None for "ce"); None without a time-lapse."""
-    if not config.snapshots:
-        return None
-    batch = make_batch(heldout, embedder)
-    target = None if config.objective != "mse" else np.take_along_axis(
-        batch.encoder_output, np.maximum(batch.gold, 0)[..., None], axis=1)  # (B, T, d)
-    return Recorder(snapshot_steps(config.steps, config.snapshots), batch.gold,
-                    batch.source_words), batch, target
-
-
-def _snapshot(recording: tuple, step: int, model: MultiHeadCrossAttention,
-              probe: tuple[np.ndarray, np.ndarray], objective: str) -> None:
-    """Record ``model`` (the weights after ``step`` updates) if ``step`` is a snapshot's."""
-    recorder, batch, target = recording
-    if step not in recorder.steps:
-        return
-    y, weights = model(batch.decoder_state, batch.encoder_output, batch.encoder_mask)
-    if target is None:
-        loss = _loss_grad_output(y, batch, objective)[0]
-    else:                                     # as _loss_grad_output, without the gradient
-        rows = batch.gold >= 0
-        err = (y - target) * rows[..., None]
-        loss = float((err ** 2).sum() / (max(rows.sum(), 1) * y.shape[-1]))
-    recorder.add(step, model(*probe)[1], loss, weights)
+def _objective(y: np.ndarray, batch: Batch, objective: str) -> float:
+    """The loss alone, as ``_loss_grad_output`` computes it (the time-lapse's held-out loss)."""
+    if objective != "mse":
+        return _loss_grad_output(y, batch, objective)[0]
+    rows = batch.gold >= 0                                                    # (B, T)
+    target = np.take_along_axis(batch.encoder_output,
+                                np.maximum(batch.gold, 0)[..., None], axis=1)  # (B, T, d)
+    err = (y - target) * rows[..., None]
+    return float((err ** 2).sum() / (max(rows.sum(), 1) * y.shape[-1]))
 
 
 def train(config: TrainConfig | None = None, *,
@@ -338,13 +320,16 @@ def train(config: TrainConfig | None = None, *,
     # the returned model from the start, its arrays updated in place: snapshots call it
     model = MultiHeadCrossAttention(config.d_model, config.n_heads, seed=config.seed)
     w = {name: getattr(model, name) for name in WEIGHT_NAMES}
-    recording = _recorder(config, embedder, heldout)
-    probe = embed_pair(PROBE, embedder)
-    if recording:
-        _snapshot(recording, 0, model, probe, config.objective)
     m = {name: np.zeros_like(x) for name, x in w.items()}
     s = {name: np.zeros_like(x) for name, x in w.items()}
     losses = np.empty(config.steps)
+    recorder = None
+    if config.snapshots:
+        scored = make_batch(heldout, embedder)
+        recorder = Recorder(snapshot_steps(config.steps, config.snapshots), scored,
+                            embed_pair(PROBE, embedder),
+                            lambda y: _objective(y, scored, config.objective))
+        recorder.take(0, model)
     (b1, b2), lr = _BETAS, config.lr
     for t in range(1, config.steps + 1):
         batch = make_batch(_training_pairs(rng, config.batch_size, exclude), embedder)
@@ -355,9 +340,9 @@ def train(config: TrainConfig | None = None, *,
             s[name] = b2 * s[name] + (1 - b2) * g * g
             step = lr * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)  # bias-corrected step size
             w[name] -= step * m[name] / (np.sqrt(s[name]) + _EPS)
-        if recording:
-            _snapshot(recording, t, model, probe, config.objective)
+        if recorder is not None:
+            recorder.take(t, model)
         if callback is not None:
             callback(t, float(losses[t - 1]))
     return TrainResult(config, model, untrained, embedder, losses, heldout,
-                       recording[0].timelapse() if recording else None)
+                       None if recorder is None else recorder.timelapse())

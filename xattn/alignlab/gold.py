@@ -51,6 +51,14 @@ class GoldLinks:
         object.__setattr__(self, "sure", sure)
         object.__setattr__(self, "possible", _link_set(self.possible, "possible") | sure)
 
+    @classmethod
+    def _checked(cls, sure: frozenset, possible: frozenset) -> GoldLinks:
+        """A GoldLinks from sets a reader has already checked (no per-link checks)."""
+        self = cls.__new__(cls)
+        object.__setattr__(self, "sure", sure)
+        object.__setattr__(self, "possible", possible | sure)
+        return self
+
     def matrices(self, n_tgt: int, n_src: int) -> tuple[np.ndarray, np.ndarray]:
         """``(sure, possible)``, ndarrays of bool of shape (n_tgt, n_src): True at ``[tgt, src]``.
 
@@ -142,8 +150,10 @@ def _outside(gold: GoldFile, shapes: list) -> str | None:
     n_tgt, n_src = shapes[k]
     fix = ("Is the file one-based? Read it with first_index=1." if gold.first_index == 0 else
            "Do the sentences match the file's, in the same order and with the same sides?")
-    return (f"{len(bad)} gold links point past the end of their sentence (the first: pair "
-            f"{k + 1}, source word {s + 1} of {n_src}, target word {t + 1} of {n_tgt}). {fix}")
+    verb = "link points past the end of its" if len(bad) == 1 else \
+        "links point past the end of their"
+    return (f"{len(bad)} gold {verb} sentence (the first: pair {k + 1}, source word {s + 1} of "
+            f"{n_src}, target word {t + 1} of {n_tgt}). {fix}")
 
 
 def indexing_warnings(gold: GoldFile, shapes: Sequence[tuple[int, int]] | None = None
