@@ -3,27 +3,31 @@
     python -m benchmarks.bench_sessions [--counts 300 700] [--after 150] [--trace] [--port P]
 
 Starts ``streamlit run app.py`` (with ``--trace``: under ``tracemalloc``, 12 frames, far
-slower), opens sessions from links the way a browser does (a websocket, a ``rerun_script`` for
-``?seed=K``, K in 0..39 as in the load test; ``--link`` for another query) twenty at a time
-until each count of ``--counts`` is open, keeps them open (each client keeps reading, as an idle
-browser tab does), and reads the server's resident memory (VmRSS) at each count. Then it closes
-every session and reads RSS again right away, and every 10 s for ``--after`` seconds
-(Streamlit keeps up to 128 closed sessions for ``server.disconnectedSessionTTL``, 120 s by
-default, in case their browser reconnects).
+slower; ``--env NAME=VALUE`` sets its environment, e.g. ``MALLOC_ARENA_MAX=2``), opens
+sessions from links the way a browser does (a websocket, a ``rerun_script`` for ``?seed=K``,
+K in 0..39 as in the load test; ``--link`` for another query) twenty at a time until each
+count of ``--counts`` is open, keeps them open (each client keeps reading, as an idle browser
+tab does), and reads the server's resident memory (VmRSS) at each count. Then it closes every
+session and reads RSS again right away, and every 10 s for ``--after`` seconds (Streamlit
+keeps up to 128 closed sessions for ``server.disconnectedSessionTTL``, 120 s by default, in
+case their browser reconnects), then once more after a new session came and went (Streamlit
+drops expired sessions only when it stores another), and after the server called glibc's
+``malloc_trim(0)`` (SIGUSR2): what RSS loses then was free memory the allocator kept.
 
 With ``--trace`` the server takes a ``tracemalloc`` snapshot on SIGUSR1 after start-up (one
 session opened and closed), with every count open, and after the close; the largest growths
 between them are printed per session, by the allocating line (Python's own allocations: what
 Python holds, apart from memory the allocator keeps without handing it back to the system).
 
-``python -m benchmarks.bench_sessions --serve-traced ARGS`` is the traced server itself
-(``streamlit run ARGS`` under tracemalloc with the SIGUSR1 handler): started by ``--trace``.
+``python -m benchmarks.bench_sessions --serve ARGS`` is the server itself (``streamlit run
+ARGS`` with the two signal handlers), as this benchmark starts it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import gc
 import os
 import signal
@@ -44,10 +48,14 @@ from devtools.protocol import rss_mb
 SNAPSHOT_ENV = "XATTN_SNAPSHOT"      # the traced server writes snapshots to $XATTN_SNAPSHOT.N
 
 
-# ---------------------------------------------------------------- the traced server
-def serve_traced(args: list[str]) -> None:
-    """``streamlit run ARGS`` under tracemalloc; SIGUSR1 writes a snapshot."""
-    tracemalloc.start(12)
+# ---------------------------------------------------------------- the server, with signals
+def serve(args: list[str]) -> None:
+    """``streamlit run ARGS`` with two signal handlers: SIGUSR1 writes a tracemalloc snapshot
+    (when $XATTN_TRACE is set, tracing from the start), SIGUSR2 calls glibc's
+    ``malloc_trim(0)``, which hands freed memory back to the system (what RSS then loses was
+    free already, only kept by the allocator)."""
+    if os.environ.get("XATTN_TRACE"):
+        tracemalloc.start(12)
     taken = [0]
 
     def dump(signum, frame) -> None:
@@ -55,30 +63,40 @@ def serve_traced(args: list[str]) -> None:
         taken[0] += 1
         tracemalloc.take_snapshot().dump(f"{os.environ[SNAPSHOT_ENV]}.{taken[0]}")
 
+    def trim(signum, frame) -> None:
+        gc.collect()
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
     signal.signal(signal.SIGUSR1, dump)
+    signal.signal(signal.SIGUSR2, trim)
     from streamlit.web.cli import main
     sys.argv = ["streamlit", "run", *args]
     main()
 
 
-class TracedServer(StreamlitServer):
-    """``StreamlitServer`` run through ``serve_traced``."""
+class Server(StreamlitServer):
+    """``StreamlitServer`` run through ``serve`` (with ``trace``: under tracemalloc)."""
 
-    def __init__(self, snapshot: Path, **kwargs):
+    def __init__(self, snapshot: Path, trace: bool, env: dict[str, str], **kwargs):
         super().__init__(**kwargs)
-        self.snapshot, self.taken = snapshot, 0
+        self.snapshot, self.trace, self.env, self.taken = snapshot, trace, env, 0
 
-    def start(self, timeout: float = 180.0) -> TracedServer:
-        cmd = [sys.executable, "-m", "benchmarks.bench_sessions", "--serve-traced", self.script,
+    def start(self, timeout: float = 180.0) -> Server:
+        cmd = [sys.executable, "-m", "benchmarks.bench_sessions", "--serve", self.script,
                "--server.port", str(self.port), "--server.address", "127.0.0.1",
                "--server.headless", "true", "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none", *self.extra_args]
-        env = dict(os.environ, **{SNAPSHOT_ENV: str(self.snapshot)},
+        env = dict(os.environ, **self.env, **{SNAPSHOT_ENV: str(self.snapshot)},
                    PYTHONPATH=os.pathsep.join([str(self.root), str(ROOT)]))
+        if self.trace:
+            env["XATTN_TRACE"] = "1"
         self.proc = subprocess.Popen(cmd, cwd=self.root, env=env, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         self._wait_healthy(timeout)
         return self
+
+    def trim(self) -> None:
+        os.kill(self.pid, signal.SIGUSR2)
 
     def take(self) -> tracemalloc.Snapshot:
         """Ask the server for a snapshot and load it (waits until it is written)."""
@@ -166,14 +184,14 @@ def top_growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, per: i
 
 
 async def measure(server, a) -> None:
-    pid, traced = server.pid, isinstance(server, TracedServer)
+    pid, traced = server.pid, server.trace
     sessions = Sessions(server.port, lambda k: a.link.format(k=k % 40))
     await sessions.grow_to(1)
     await sessions.close_all()
     await asyncio.sleep(2)
     base = server.take() if traced else None
     print(f"| after start-up and one session | 0 | {rss_mb(pid):.0f} MB | |", flush=True)
-    start = rss_mb(pid)
+    start, previous, opened = rss_mb(pid), base, 0
     for count in a.counts:
         t0 = time.perf_counter()
         await sessions.grow_to(count)
@@ -182,9 +200,12 @@ async def measure(server, a) -> None:
         print(f"| {count} sessions open ({time.perf_counter() - t0:.0f} s to open) | {count} | "
               f"{rss:.0f} MB | {(rss - start) / count * 1e3:.0f} kB a session over start-up |",
               flush=True)
-        if traced:
+        if traced:          # growth per session since the previous count (caches full by then)
             snapshot = await asyncio.to_thread(server.take)
-            print("\n".join(top_growth(base, snapshot, count)), flush=True)
+            print(f"  from {opened} to {count} sessions:")
+            print("\n".join(top_growth(previous, snapshot, count - opened)), flush=True)
+            previous = snapshot
+        opened = count
     n = len(sessions.open)
     await sessions.close_all()
     t0 = time.monotonic()
@@ -199,15 +220,20 @@ async def measure(server, a) -> None:
     await asyncio.sleep(5)
     print(f"| a new session opened and closed after that | 0 | {rss_mb(pid):.0f} MB | |",
           flush=True)
+    server.trim()
+    await asyncio.sleep(5)
+    print(f"| then glibc's malloc_trim(0) in the server | 0 | {rss_mb(pid):.0f} MB | |",
+          flush=True)
     if traced:
+        print(f"  what {n} closed sessions left, per session, over start-up:")
         print("\n".join(top_growth(base, server.take(), n)), flush=True)
     if sessions.errors:
         print(f"errors: {len(sessions.errors)}, first: {sessions.errors[0]}")
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--serve-traced":
-        serve_traced(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+        serve(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--counts", nargs="+", type=int, default=[300, 700])
@@ -216,16 +242,18 @@ def main() -> None:
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--port", type=int)
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve")
+    parser.add_argument("--env", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="environment of the server, e.g. MALLOC_ARENA_MAX=2")
     parser.add_argument("--args", nargs=argparse.REMAINDER, default=[],
                         help="more `streamlit run` options, e.g. "
                              "--server.disconnectedSessionTTL 30")
     a = parser.parse_args()
     print(machine_line())
-    kwargs = dict(port=a.port or free_port(), root=a.root, extra_args=tuple(a.args))
-    server = TracedServer(Path(f"/tmp/xattn-sessions-{os.getpid()}"), **kwargs) if a.trace \
-        else StreamlitServer(**kwargs)
+    env = dict(pair.split("=", 1) for pair in a.env)
+    server = Server(Path(f"/tmp/xattn-sessions-{os.getpid()}"), a.trace, env,
+                    port=a.port or free_port(), root=a.root, extra_args=tuple(a.args))
     print(f"links: ?{a.link}; server {'under tracemalloc' if a.trace else 'plain'} "
-          f"{' '.join(a.args)}")
+          f"{' '.join(a.env)} {' '.join(a.args)}")
     print("| moment | sessions open | server RSS | |\n|---|---:|---:|---|")
     with server:
         asyncio.run(measure(server, a))
