@@ -1,0 +1,354 @@
+"""A class in a room, end to end: ``deploy/serve.sh 2`` behind HAProxy, a host and three
+students in separate Chromium contexts (their own cookie jars), the class store shared by both
+Streamlit processes (one SQLite file, or a real redis-server).
+
+- The host opens ``?class=new``; the students open ``?room=CODE`` and land on both processes
+  (HAProxy's affinity cookie ``XATTN_SERVER`` says where); each taps a prediction (one on a
+  phone, by touch) and the host's page counts "3 of 3 answered"; *Reveal* reaches every
+  student's screen; *Next step* moves every student's page, and the number the students type
+  at step 2 is counted too. The host key never reaches a student's page or link.
+- A backend killed (SIGKILL) while the class is predicting loses no answer: the host and the
+  store still count every one; the students on the dead process reconnect (to the live one, or
+  the restarted one), see the room's step again, can answer, and see the reveal.
+- A reconnected student is still the same student (strict xfail: not yet, see its reason).
+
+Skipped, with the reason printed, where Chromium, HAProxy or redis-server is missing; failed
+instead where XATTN_REQUIRE_BROWSER, XATTN_REQUIRE_HAPROXY or XATTN_REQUIRE_REDIS is set (CI).
+Nothing here asserts on time: every wait polls a condition with a generous deadline, and the
+times measured (the host's click to each student's screen) are printed (``-s``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+
+import pytest
+from classroom_helpers import Backend, RedisServer, redis_or_skip
+
+from devtools.browser import ARTIFACTS, HEADS_DRAWN_JS, RUN_COUNTER_JS, runs, wait_for_app
+from devtools.lecture_hall import REQUIRE_ENV, LectureHall, haproxy_missing, haproxy_required
+
+pytestmark = pytest.mark.browser
+
+DEADLINE_MS = 120_000         # a busy 2-core machine: a student's full rerun can take seconds
+HIDDEN = "hidden until your teacher reveals"
+PREDICTION_IN = "Your prediction is in"
+# Per page: the first time (Date.now(), ms) each watched condition held, checked every 50 ms.
+WATCH_JS = """
+([name, condition]) => {
+  window.__xattnAt = window.__xattnAt || {};
+  delete window.__xattnAt[name];
+  const test = new Function(`return (${condition});`);
+  const timer = setInterval(() => {
+    if (test()) { window.__xattnAt[name] = Date.now(); clearInterval(timer); }
+  }, 50);
+}
+"""
+PREDICT_DRAWN = "!!document.querySelector('.st-key-predict button')"
+WEIGHTS_SHOWN = f"({HEADS_DRAWN_JS}) >= 1 && !document.body.innerText.includes('{HIDDEN}')"
+
+
+# --- the lecture hall, per store backend -----------------------------------------------------
+
+@dataclass
+class Classroom:
+    """The running hall and the store its processes share (opened here too, to check it)."""
+
+    hall: LectureHall
+    backend: Backend
+    kind: str
+
+    def store(self):
+        return self.backend.open()
+
+
+@pytest.fixture(scope="module", params=("sqlite", "redis"))
+def classroom(request, chromium, tmp_path_factory):
+    if haproxy_missing():
+        if haproxy_required():
+            pytest.fail(f"{REQUIRE_ENV} is set but the room's browser tests cannot run: "
+                        f"{haproxy_missing()}", pytrace=False)
+        pytest.skip(f"room browser tests skipped: {haproxy_missing()}")
+    kind = request.param
+    tmp = tmp_path_factory.mktemp(f"room-{kind}")
+    redis = None
+    if kind == "redis":
+        redis_or_skip()
+        redis = RedisServer(tmp)
+        backend = Backend("redis", redis.url)          # the app's default key prefix
+    else:
+        backend = Backend("sqlite", str(tmp / "classes.sqlite3"))
+    # Both processes get the same store; XATTN_REDIS_URL="" is no Redis (open_store).
+    env = {"XATTN_CLASS_STORE": str(tmp / "classes.sqlite3"),
+           "XATTN_REDIS_URL": redis.url if redis else ""}
+    try:
+        with LectureHall(processes=2, env=env, run_dir=ARTIFACTS / f"room-hall-{kind}") as hall:
+            yield Classroom(hall, backend, kind)
+    finally:
+        if redis is not None:
+            redis.stop()
+
+
+# --- pages -----------------------------------------------------------------------------------
+
+@dataclass
+class Tab:
+    """One person's browser: a context of its own (cookies), its page, its websockets."""
+
+    page: object
+    name: str
+    phone: bool = False
+    sockets: list = field(default_factory=list)     # [opened at (s), frames received]
+
+    @property
+    def context(self):
+        return self.page.context
+
+    def server(self) -> str:
+        """The process HAProxy's affinity cookie names for this browser."""
+        return next(c["value"] for c in self.context.cookies() if c["name"] == "XATTN_SERVER")
+
+    def query(self) -> dict[str, str]:
+        return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.page.url).query))
+
+    def text(self) -> str:
+        return self.page.inner_text("body")
+
+    def watch(self, name: str, condition: str) -> None:
+        self.page.evaluate(WATCH_JS, [name, condition])
+
+    def seen_at(self, name: str) -> float:
+        """Wait for a watched condition; the time (s since the epoch) it first held."""
+        self.page.wait_for_function(f"() => (window.__xattnAt || {{}})[{name!r}]",
+                                    timeout=DEADLINE_MS, polling=100)
+        return self.page.evaluate(f"window.__xattnAt[{name!r}]") / 1000
+
+
+def open_tab(browser, url: str, name: str, *, phone: bool = False, server: str = "",
+             ready: str = ".st-key-predict") -> Tab:
+    """A new context (``server``: presenting that affinity cookie), ``url`` loaded."""
+    size = {"width": 390, "height": 844} if phone else {"width": 1400, "height": 1000}
+    context = browser.new_context(viewport=size, has_touch=phone, is_mobile=phone)
+    if server:
+        context.add_cookies([{"name": "XATTN_SERVER", "value": server, "url": url}])
+    tab = Tab(context.new_page(), name, phone)
+    tab.page.set_default_timeout(DEADLINE_MS)
+    tab.page.add_init_script(RUN_COUNTER_JS)
+
+    def opened(ws):
+        record = [time.time(), 0]
+        tab.sockets.append(record)
+        ws.on("framereceived", lambda _: record.__setitem__(1, record[1] + 1))
+    tab.page.on("websocket", opened)
+    tab.page.goto(url)
+    tab.page.wait_for_selector(ready, timeout=DEADLINE_MS)
+    wait_for_app(tab.page, timeout=DEADLINE_MS)
+    assert tab.page.locator('[data-testid="stException"]').count() == 0, name
+    return tab
+
+
+def start_class(browser, classroom: Classroom) -> tuple[Tab, str, str]:
+    host = open_tab(browser, classroom.hall.url + "?class=new", "host", ready=".st-key-reveal")
+    q = host.query()
+    assert "class" not in q and q.get("view") == "Lesson", host.page.url
+    return host, q["room"], q["host"]
+
+
+def counted(host: Tab, answered: int, present: int | None = None) -> str:
+    """Wait until the host's page counts ``answered`` ("N of M answered"); return the text."""
+    of = r"\d+" if present is None else str(present)
+    want = re.compile(rf"^{answered} of {of} answered$")
+    host.page.wait_for_function(
+        """(pattern) => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
+                         .some((e) => new RegExp(pattern).test(e.textContent.trim()))""",
+        arg=want.pattern, timeout=DEADLINE_MS, polling=100)
+    return next(t.strip() for t in host.page.locator('[data-testid="stMetricValue"]')
+                .all_inner_texts() if want.match(t.strip()))
+
+
+def answer(classroom: Classroom, code: str, student: Tab, act, value) -> None:
+    """Do ``act`` (a tap, a typed number) on a student's page; wait until the store counts
+    one more ``value`` and the page says the prediction is in."""
+    before = classroom.store().room_view(code).counts.get(value, 0)
+    act()
+    deadline = time.monotonic() + DEADLINE_MS / 1000
+    while classroom.store().room_view(code).counts.get(value, 0) <= before:
+        assert time.monotonic() < deadline, f"{student.name}'s {value!r} was never counted"
+        student.page.wait_for_timeout(100)     # poll interval of a bounded loop
+    student.page.wait_for_function(
+        f"() => document.body.innerText.includes({PREDICTION_IN!r})", timeout=DEADLINE_MS)
+
+
+def tap(classroom: Classroom, code: str, student: Tab, option: int) -> None:
+    """Tap (a phone) or click a prediction's option."""
+    button = student.page.locator(".st-key-predict button").nth(option)
+    answer(classroom, code, student, button.tap if student.phone else button.click, option)
+
+
+def type_number(classroom: Classroom, code: str, student: Tab, value: str) -> None:
+    box = student.page.locator(".st-key-predict input")
+
+    def act():
+        box.fill(value)
+        box.press("Enter")
+    answer(classroom, code, student, act, float(value))
+
+
+def reveal(host: Tab, students: list[Tab], step: int) -> dict[str, float]:
+    """Click *Reveal*; wait until every student's screen shows the weights. Seconds from the
+    click to each student's screen."""
+    for s in students:
+        s.watch(f"revealed{step}", WEIGHTS_SHOWN)
+    clicked = time.time()
+    host.page.locator(".st-key-reveal button").click()
+    took = {s.name: s.seen_at(f"revealed{step}") - clicked for s in students}
+    host.page.wait_for_selector(".st-key-ask_again", timeout=DEADLINE_MS)
+    return took
+
+
+def reconnected(tab: Tab, since: float) -> None:
+    """Wait until the page opened a websocket after ``since`` that the server answered, then
+    for a full run of the page in that new session."""
+    deadline = time.monotonic() + DEADLINE_MS / 1000
+    while not any(opened > since and frames for opened, frames in tab.sockets):
+        assert time.monotonic() < deadline, f"{tab.name} did not reconnect"
+        tab.page.wait_for_timeout(200)    # poll interval of a bounded loop (events run here)
+    wait_for_app(tab.page, after_runs=runs(tab.page), timeout=DEADLINE_MS)
+
+
+def routed(hall: LectureHall) -> None:
+    """Wait until HAProxy sends a request to each process its cookie names (a process
+    restarted after an earlier test's kill is up again)."""
+    deadline = time.monotonic() + DEADLINE_MS / 1000
+    for name in hall.backends:
+        request = urllib.request.Request(hall.url, headers={"Cookie": f"XATTN_SERVER={name}"})
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=10) as r:
+                    if r.headers.get("X-Xattn-Server") == name:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"HAProxy never sent a request to {name}"
+            time.sleep(0.5)                     # poll interval of a bounded loop
+
+
+def close(*tabs: Tab) -> None:
+    for t in tabs:
+        t.context.close()
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+def test_three_students_on_two_processes_predict_and_see_the_reveal(chromium, classroom):
+    host, code, key = start_class(chromium, classroom)
+    url = f"{classroom.hall.url}?room={code}"
+    students = [open_tab(chromium, url, f"student {i}", phone=i == 0) for i in range(3)]
+    try:
+        where = {s.name: s.server() for s in students}
+        assert set(where.values()) == {"s1", "s2"}, where      # both processes hold students
+        for s in students:
+            assert HIDDEN in s.text()                            # the weights wait
+            assert s.page.evaluate(HEADS_DRAWN_JS) == 0
+            assert key not in s.page.content() and key not in s.page.url
+            assert "host" not in s.query()
+        for s, option in zip(students, (2, 2, 5), strict=True):
+            tap(classroom, code, s, option)
+        assert counted(host, 3, 3) == "3 of 3 answered"
+        assert classroom.store().room_view(code).counts == {0: 0, 1: 0, 2: 2, 3: 0, 4: 0,
+                                                            5: 1, 6: 0}
+        took = reveal(host, students, 1)
+        for s in students:
+            assert re.search(r"Right: |you chose ", s.text()), s.name   # their prediction marked
+        print(f"\n[{classroom.kind}] students on {where}; reveal -> student's screen: "
+              + ", ".join(f"{n} {t:.1f} s" for n, t in took.items()))
+
+        # Next step: every student's page follows the host to step 2 and asks again
+        for s in students:
+            s.watch("step2", f"document.body.innerText.includes('Step 2 of') && "
+                             f"document.body.innerText.includes('{HIDDEN}')")
+        clicked = time.time()
+        host.page.locator(".st-key-class_next button").click()
+        followed = {s.name: s.seen_at("step2") - clicked for s in students}
+        assert all(s.query().get("lesson") == "2" for s in students)
+        for s, value in zip(students, ("1.000", "1.000", "0.990"), strict=True):
+            wait_for_app(s.page, timeout=DEADLINE_MS)
+            type_number(classroom, code, s, value)
+        assert counted(host, 3, 3) == "3 of 3 answered"
+        assert classroom.store().room_view(code).counts == {0.99: 1, 1.0: 2}
+        print(f"[{classroom.kind}] next step -> student's page: "
+              + ", ".join(f"{n} {t:.1f} s" for n, t in followed.items()))
+        for t in (host, *students):
+            assert t.page.locator('[data-testid="stException"]').count() == 0, t.name
+    finally:
+        close(host, *students)
+
+
+def test_a_backend_killed_mid_question_loses_no_answer(chromium, classroom):
+    hall = classroom.hall
+    routed(hall)
+    host, code, _ = start_class(chromium, classroom)
+    live = host.server()
+    dead = next(name for name in hall.backends if name != live)
+    url = f"{hall.url}?room={code}"
+    # one student with the host's process, two on the one that dies
+    students = [open_tab(chromium, url, f"student {i}", server=server)
+                for i, server in enumerate((live, dead, dead))]
+    try:
+        assert [s.server() for s in students] == [live, dead, dead]
+        for s, option in zip(students, (1, 3, 6), strict=True):
+            tap(classroom, code, s, option)
+        counted(host, 3, 3)
+
+        killed = time.time()
+        os.kill(hall.backends[dead][0], signal.SIGKILL)
+        moved = students[1:]
+        for s in moved:
+            reconnected(s, killed)
+            wait_for_app(s.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
+            text = s.text()
+            assert "Step 1 of" in text and HIDDEN in text, s.name   # the room, still asking
+        assert classroom.store().room_view(code).n_answered == 3       # nothing lost
+        assert counted(host, 3).startswith("3 of ")                  # the host still sees 3
+        print(f"\n[{classroom.kind}] after killing {dead}: "
+              + ", ".join(f"{s.name} on {s.server()}" for s in moved))
+
+        # a student whose process died can still answer, and sees the reveal
+        tap(classroom, code, moved[0], 4)
+        took = reveal(host, students, 1)
+        print(f"[{classroom.kind}] reveal -> student's screen after the kill: "
+              + ", ".join(f"{n} {t:.1f} s" for n, t in took.items()))
+        for t in (host, *students):
+            assert t.page.locator('[data-testid="stException"]').count() == 0, t.name
+    finally:
+        close(host, *students)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a student is a random id kept in the Streamlit session (xattn/ui/room.py student_id): "
+    "the process that takes over after a crash starts a new session, so the reconnected "
+    "browser is a new student: its answer is counted twice and its own prediction is lost"))
+def test_a_reconnected_student_is_still_the_same_student(chromium, classroom):
+    hall = classroom.hall
+    routed(hall)
+    host, code, _ = start_class(chromium, classroom)
+    dead = next(name for name in hall.backends if name != host.server())
+    student = open_tab(chromium, f"{hall.url}?room={code}", "student", server=dead)
+    try:
+        tap(classroom, code, student, 2)
+        counted(host, 1, 1)
+        killed = time.time()
+        os.kill(hall.backends[dead][0], signal.SIGKILL)
+        reconnected(student, killed)
+        wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
+        tap(classroom, code, student, 4)                  # changes their answer
+        view = classroom.store().room_view(code)
+        assert (view.n_answered, view.counts[4], view.counts[2]) == (1, 1, 0)
+    finally:
+        close(host, student)
