@@ -288,6 +288,9 @@ def test_gold_links_matrices_and_errors():
         GoldLinks({(2, 0)}).matrices(2, 2)
     with pytest.raises(TypeError, match="sure must hold \\(src, tgt\\) pairs of ints"):
         GoldLinks({(1, 2, 3)})
+    with pytest.raises(TypeError, match="sure must be a set of \\(src, tgt\\) pairs of ints; "
+                                        "received str '0-0'"):
+        GoldLinks("0-0")
     with pytest.raises(ValueError, match="possible src must be an int >= 0; received -1"):
         GoldLinks(possible={(-1, 0)})
 

@@ -94,6 +94,20 @@ def test_make_batch_shapes_padding_and_rows():
     assert b.readout.shape == (39, 8)
 
 
+@pytest.mark.parametrize("embedder", [ToyEmbedder(12, seed=3), ToyEmbedder(7, seed=1),
+                                      ToyEmbedder(8, positional=False),
+                                      ToyEmbedder(10, mode="ngram")])
+def test_make_batch_embeds_every_pair_exactly_as_embed_pair(embedder):
+    pairs = generate_pairs(40, seed=9) + [align("the dog sleeps", "le chien rouge dort")]
+    b = make_batch(pairs, embedder)
+    for k, p in enumerate(pairs):
+        x_t, x_s = embed_pair(p, embedder)
+        np.testing.assert_array_equal(b.decoder_state[k, :len(p.target)], x_t)
+        np.testing.assert_array_equal(b.encoder_output[k, :len(p.source)], x_s)
+        assert not b.decoder_state[k, len(p.target):].any()
+        assert not b.encoder_output[k, len(p.source):].any()
+
+
 def test_loss_decreases(trained):
     losses = trained.losses
     assert losses.shape == (100,) and np.isfinite(losses).all()

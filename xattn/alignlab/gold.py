@@ -23,6 +23,9 @@ __all__ = ["GoldLinks", "GoldFile", "gold_from_pair", "indexing_warnings"]
 
 
 def _link_set(links, name: str) -> frozenset[tuple[int, int]]:
+    if not isinstance(links, (set, frozenset, list, tuple)):
+        raise TypeError(f"{name} must be a set of (src, tgt) pairs of ints; received "
+                        f"{type(links).__name__} {quote(links)}.")
     out = set()
     for link in links:
         if not (isinstance(link, tuple) and len(link) == 2):
