@@ -33,11 +33,11 @@ _ALWAYS = """
 /* A display formula fits its column instead of scrolling: a box that scrolls without a
    focusable element is out of reach of the keyboard (WCAG 2.1.1; axe's
    scrollable-region-focusable). Its size follows the width of the nearest column, expander or
-   page (the multi-head formula, the widest, is about 21 em), and KaTeX's 2 px overhang (its
+   page (the multi-head formula, the widest, is 24.4 em), and KaTeX's 2 px overhang (its
    .vlist-s) gets room. */
 :is([data-testid="stExpanderDetails"], [data-testid="stColumn"],
     [data-testid="stMainBlockContainer"]):has(.katex-display) { container-type: inline-size; }
-.katex-display > .katex { font-size: min(1.21em, calc(100cqi / 22)); padding-right: 2px; }
+.katex-display > .katex { font-size: min(1.21em, calc(100cqi / 26)); padding-right: 2px; }
 /* A prediction's answers (pills) wrap onto more lines instead of running off a phone. */
 .st-key-predict [role="radiogroup"] {
   flex-wrap: wrap; }
