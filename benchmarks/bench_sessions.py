@@ -3,16 +3,17 @@
     python -m benchmarks.bench_sessions [--counts 300 700] [--after 150] [--trace] [--port P]
 
 Starts ``streamlit run app.py`` (with ``--trace``: under ``tracemalloc``, 12 frames, far
-slower; ``--env NAME=VALUE`` sets its environment, e.g. ``MALLOC_ARENA_MAX=2``), opens
-sessions from links the way a browser does (a websocket, a ``rerun_script`` for ``?seed=K``,
-K in 0..39 as in the load test; ``--link`` for another query) twenty at a time until each
-count of ``--counts`` is open, keeps them open (each client keeps reading, as an idle browser
-tab does), and reads the server's resident memory (VmRSS) at each count. Then it closes every
-session and reads RSS again right away, and every 10 s for ``--after`` seconds (Streamlit
-keeps up to 128 closed sessions for ``server.disconnectedSessionTTL``, 120 s by default, in
-case their browser reconnects), then once more after a new session came and went (Streamlit
-drops expired sessions only when it stores another), and after the server called glibc's
-``malloc_trim(0)`` (SIGUSR2): what RSS loses then was free memory the allocator kept.
+slower; ``--env NAME=VALUE`` sets its environment, e.g. ``MALLOC_ARENA_MAX=2``), opens sessions
+from links the way a browser does (a websocket, a ``rerun_script`` for ``?seed=K``, K in 0..39
+as in the load test; ``--link`` for another query, ``--distinct`` for a new K in every link)
+twenty at a time until each count of ``--counts`` is open, keeps them open (each client keeps
+reading, as an idle browser tab does), and reads the server's resident memory (VmRSS) at each
+count. Then it closes every session and reads RSS again right away, and every 10 s for
+``--after`` seconds (Streamlit keeps up to 128 closed sessions for
+``server.disconnectedSessionTTL``, 120 s by default, in case their browser reconnects), then
+once more after a new session came and went (Streamlit drops expired sessions only when it
+stores another), and after the server called glibc's ``malloc_trim(0)`` (SIGUSR2): what RSS
+loses then was free memory the allocator kept.
 
 With ``--trace`` the server takes a ``tracemalloc`` snapshot on SIGUSR1 after start-up (one
 session opened and closed), with every count open, and after the close; the largest growths
@@ -185,7 +186,7 @@ def top_growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, per: i
 
 async def measure(server, a) -> None:
     pid, traced = server.pid, server.trace
-    sessions = Sessions(server.port, lambda k: a.link.format(k=k % 40))
+    sessions = Sessions(server.port, lambda k: a.link.format(k=k if a.distinct else k % 40))
     await sessions.grow_to(1)
     await sessions.close_all()
     await asyncio.sleep(2)
@@ -239,6 +240,8 @@ def main() -> None:
     parser.add_argument("--counts", nargs="+", type=int, default=[300, 700])
     parser.add_argument("--after", type=float, default=150.0, help="seconds to watch after close")
     parser.add_argument("--link", default="seed={k}", help="query of session k ({k}: 0..39)")
+    parser.add_argument("--distinct", action="store_true",
+                        help="{k} counts every session: every link another setting")
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--port", type=int)
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve")
