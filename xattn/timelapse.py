@@ -7,7 +7,7 @@ plus the untrained start, ``train`` keeps:
   the dog" -> "le chat rouge voit le chien": it has the noun-adjective swap (chat/rouge look
   back at cat/red, crossing) and a repeated word (two "the", two "le"), so a frame shows
   whether a head follows meaning, position, or both. Only these (n_heads, 6, 6) weights are
-  kept, not the parameter matrices: about 1 kB a head and snapshot;
+  kept, not the parameter matrices: 288 bytes a head and frame;
 - on the held-out sentences: the loss, the share of target words whose head-averaged
   argmax is their gold word (``word_accuracy``, as ``alignment_accuracy``) and, per head,
   the measures of ``xattn.alignment.alignment_by_head`` (``HEAD_MEASURES``): word accuracy,
