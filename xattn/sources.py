@@ -72,9 +72,10 @@ class Attention:
         Whether ``trace(layer, False)`` really leaves the division by sqrt(d_head) out.
     ablate : callable (layer, heads_off) -> AblationResult, optional
         Head importance by switching heads off in one layer.
-    inputs : callable (layer) -> (ndarray (n_tgt, d_model), ndarray (d_model, d_model)), optional
-        The decoder state and W_Q of a layer: step 1 of the step-through, ``q_i = x_i W_Q``, can
-        then be checked by hand.
+    inputs : callable (layer) -> (x, W_Q, b_Q), optional
+        A layer's query side: the decoder state x (n_tgt, d_model), W_Q (d_model, d_model) and
+        the bias b_Q (d_model,) or None. Step 1 of the step-through, ``q_i = x_i W_Q + b_Q``,
+        can then be checked by hand.
     trace_tokens : (tuple of str, tuple of str), optional
         The tokens of ``trace`` (source, target) when they differ from the weights' (a real
         model's trace works on subword pieces).
@@ -121,7 +122,7 @@ class Attention:
     trace: Callable[[int, bool], AttentionTrace] | None = None
     rescalable: bool = False
     ablate: Callable[[int, tuple[int, ...]], AblationResult] | None = None
-    inputs: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None
+    inputs: Callable[[int], tuple] | None = None
     trace_tokens: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     why_no_projections: str = ""
     output: np.ndarray | None = None
@@ -227,7 +228,7 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
                     decoder_state=run.decoder_state,
                     settings=np.array(json.dumps(asdict(s)))),
         trace=trace, rescalable=True, ablate=ablate,
-        inputs=lambda layer: (run.decoder_state, run.module().W_Q), output=run.output,
+        inputs=lambda layer: (run.decoder_state, run.module().W_Q, None), output=run.output,
         d_model=s.d_model, d_head=s.d_model // s.n_heads, seed=s.seed,
         details=shapes(n_src, n_tgt, s.d_model, s.n_heads), variant=variant,
         unmasked=unmasked if s.mask_mode != "none" else None,
@@ -278,7 +279,7 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
               f"{config.steps} steps, seed {config.seed}. Gold cells are outlined.",
         model=f"xattn toy EN-FR model, {what}", extras={"gold": pair.alignment_matrix()},
         gold=pair.alignment_matrix(), trace=trace, rescalable=True, ablate=ablate,
-        inputs=lambda layer: (x_t, model.W_Q), output=output, d_model=model.d_model,
+        inputs=lambda layer: (x_t, model.W_Q, None), output=output, d_model=model.d_model,
         d_head=model.d_head, seed=config.seed,
         details=shapes(len(pair.source), len(pair.target), model.d_model, model.n_heads),
         untrained=None if untrained else (
@@ -305,16 +306,11 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
     label = f"{md_code(result.model)}: a trained translation model."
     if result.translated:
         label += " The target is the model's own translation."
-    trace = ablate = None
+    trace = ablate = inputs = None
+    rescalable = False
     why = "this model is not loaded here."
     if loaded is not None:
-        from xattn.models import layer_ablation, layer_trace
-
-        def trace(layer: int, scale: bool = True) -> AttentionTrace:
-            return layer_trace(loaded, result, layer)
-
-        def ablate(layer: int, heads_off=()) -> AblationResult:
-            return layer_ablation(loaded, result, layer, heads_off=heads_off)
+        trace, ablate, inputs, rescalable = _model_tools(loaded, result)
         why = ""
     n_layers, n_heads = weights.shape[:2]
     d_model = loaded.d_model if loaded is not None else None
@@ -325,12 +321,42 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
     return Attention(weights, src, tgt, np.ones(weights.shape[2:], dtype=bool), "model", label,
                      name=result.model.rsplit("/", 1)[-1], about=f"Model {result.model}",
                      model=result.model, src_text=result.src_text, tgt_text=result.tgt_text,
-                     hidden=hidden, trace=trace, ablate=ablate,
+                     hidden=hidden, trace=trace, rescalable=rescalable, ablate=ablate,
+                     inputs=inputs,
                      trace_tokens=(tuple(result.src_pieces), tuple(result.tgt_pieces)),
                      why_no_projections=why, d_model=d_model,
                      d_head=d_model // n_heads if d_model else None, details=details,
                      key=("model", result.model, result.src_text, result.tgt_text, result.words,
                           hide_sinks))
+
+
+def _model_tools(loaded, result):
+    """``trace``, ``ablate``, ``inputs`` and whether the trace can leave the division out, for
+    a model run in NumPy (``xattn.marian``: the layer is a ``MultiHeadCrossAttention``) or in
+    torch (``xattn.models``: forward hooks, the model's own scaling)."""
+    from xattn.marian import MarianMT
+
+    if isinstance(loaded, MarianMT):
+        from xattn.marian.api import layer_ablation, layer_trace, teacher_forced
+
+        def trace(layer: int, scale: bool = True) -> AttentionTrace:
+            return layer_trace(loaded, result, layer, scale=scale)
+
+        def ablate(layer: int, heads_off=()) -> AblationResult:
+            return layer_ablation(loaded, result, layer, heads_off)
+
+        def inputs(layer: int):
+            attn = loaded.decoder_layers[layer].encoder_attn
+            return teacher_forced(loaded, result).cross_inputs[layer], attn.W_Q, attn.b_Q
+        return trace, ablate, inputs, True
+    from xattn.models import layer_ablation, layer_trace
+
+    def hooked(layer: int, scale: bool = True) -> AttentionTrace:
+        return layer_trace(loaded, result, layer)
+
+    def hooked_ablate(layer: int, heads_off=()) -> AblationResult:
+        return layer_ablation(loaded, result, layer, heads_off=heads_off)
+    return hooked, hooked_ablate, None, False
 
 
 def file_attention(loaded, name: str = "the file", digest: str = "") -> Attention:

@@ -112,7 +112,8 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
     if a.inputs is not None:
         _inputs(a.inputs(layer), tgt_tokens[i], head, i, trace.q.shape[-1], row_px)
     else:
-        st.caption("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q.")
+        st.caption("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q (this "
+                   "model's inputs are not kept here).")
     _stages(list(src_tokens), trace, head, i, column, row_px)
     if a.saturation is not None:
         _saturation(a, trace.q.shape[-1])
@@ -143,17 +144,23 @@ def _entropy_note(mask, trace, head: int, i: int, scaled: bool) -> None:
 
 
 def _inputs(inputs, token: str, head: int, i: int, d_head: int, row_px: int) -> None:
-    """Step 0: x_i and the W_Q columns of this head, so q_i = x_i W_Q^h can be checked."""
-    x, w_q = inputs
+    """Step 0: x_i, the W_Q columns of this head (and its bias), so q_i = x_i W_Q^h (+ b_Q^h)
+    can be checked by hand."""
+    x, w_q, b_q = inputs
     cols = slice(head * d_head, (head + 1) * d_head)
+    plus = " plus the bias b_Q" if b_q is not None else ""
     with st.expander(f"0. Where q_i comes from: x_i (the vector of {md_code(token)}) times the "
-                     f"columns {cols.start}..{cols.stop - 1} of W_Q"):
-        st.markdown(f"$x_i$ · {x.shape[1]} numbers: the token's embedding (plus its position)")
+                     f"columns {cols.start}..{cols.stop - 1} of W_Q{plus}"):
+        st.markdown(f"$x_i$ · {x.shape[1]} numbers: the token's vector as this layer reads it")
         _table(x[i], row_px=row_px)
         st.markdown(f"$W^Q_h$ · {x.shape[1]} × {d_head}: head {head + 1}'s columns of $W^Q$; "
-                    "each number of $q_i$ is $x_i$ times one column")
-        _table(w_q[:, cols], [str(r) for r in range(x.shape[1])], first="row", max_rows=16,
-               row_px=row_px)
+                    "each number of $q_i$ is $x_i$ times one column" + (
+                        ", plus that column's bias" if b_q is not None else ""))
+        _table(np.asarray(w_q[:, cols], dtype=float), [str(r) for r in range(x.shape[1])],
+               first="row", max_rows=16, row_px=row_px)
+        if b_q is not None:
+            st.markdown(f"$b^Q_h$ · {d_head} numbers: head {head + 1}'s part of the bias")
+            _table(np.asarray(b_q[cols], dtype=float), row_px=row_px)
 
 
 def _stages(src_tokens: list[str], trace, head: int, i: int, column: int | None,
