@@ -176,9 +176,10 @@ def test_a_shell_that_cannot_trap_sigint_says_so(tmp_path):
         holder.listen()
         port = holder.getsockname()[1]
         for ignored, said in ((True, True), (False, False)):
-            run = subprocess.run(["bash", "-c", ('trap "" INT; ' if ignored else "")
-                                  + f'exec bash "{SERVE}" 1 {port}'], capture_output=True,
-                                 text=True, env={**clean, "TMPDIR": str(tmp_path)}, timeout=120)
+            start = (["bash", "-c", f'trap "" INT; exec bash "{SERVE}" 1 {port}'] if ignored
+                     else ["env", "--default-signal=INT", "bash", str(SERVE), "1", str(port)])
+            run = subprocess.run(start, capture_output=True, text=True,
+                                 env={**clean, "TMPDIR": str(tmp_path)}, timeout=120)
             assert run.returncode == PORT_IN_USE, run.stdout + run.stderr
             assert ("Ctrl-C will not stop it, SIGTERM will" in run.stdout) is said, run.stdout
 
