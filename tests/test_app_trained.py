@@ -170,3 +170,31 @@ def test_views_that_need_projections_work_on_trained_weights(trained):
                                rtol=1e-6)
     at = trained_page(view="Switch heads off", off=["1"])
     assert any(m.label == "Change with heads 1 off" for m in at.metric)
+
+
+def test_the_training_view_walks_through_the_run_and_the_link_keeps_the_step(trained):
+    from apptest_helpers import per_head_z
+
+    from xattn.timelapse import PROBE
+    from xattn.train import embed_pair
+
+    at = run_app({"weights": "trained", "view": "Training", "tstep": "0"})
+    assert not at.exception, at.exception
+    x_t, x_s = embed_pair(PROBE, trained.embedder)
+    np.testing.assert_allclose(per_head_z(at), trained.untrained(x_t, x_s)[1], rtol=1e-5)
+    assert at.query_params["tstep"] in ("0", ["0"])
+    last = len(trained.timelapse.steps) - 1
+    at.select_slider(key="tstep").set_value(last).run()
+    np.testing.assert_allclose(per_head_z(at), trained.model(x_t, x_s)[1], rtol=1e-5)
+    text = " ".join(m.value for m in at.markdown)
+    assert "**Head 1**" in text and ("by meaning" in text or "by position" in text)
+
+
+def test_the_export_of_trained_weights_animates_the_run(trained):
+    from xattn.alignment import evaluate
+    from xattn.corpus import translate
+    from xattn.sources import trained_attention
+    from xattn.ui.export import export_page
+
+    page = export_page(trained_attention(evaluate(trained, 1.0), translate(DEFAULT_SRC)))
+    assert "Training as a time-lapse" in page and '"frames"' in page and "Play" in page

@@ -47,7 +47,9 @@ function xattnPlot(id, fig, config) {
     icon: Plotly.Icons.disk,
     click: function (gd) { Plotly.downloadImage(gd, {format: "svg", filename: filename}); }
   }];
-  Plotly.newPlot(id, fig.data, fig.layout, config);
+  // frames: an animated figure (the training time-lapse) plays offline too
+  Plotly.newPlot(id, {data: fig.data, layout: fig.layout, frames: fig.frames || [],
+                      config: config});
 }
 """
 

@@ -99,6 +99,8 @@ class Attention:
         Entropy against d_head with and without the division (``xattn.steps.saturation``).
     scores : callable () -> GoldScores, optional
         How the heads align with the gold alignment, on this pair and held out.
+    timelapse : callable () -> xattn.timelapse.Timelapse, optional
+        Snapshots of the training run that made these weights.
     key : tuple
         What determines these weights (small values only): the key of caches of results
         derived from them.
@@ -135,6 +137,7 @@ class Attention:
     untrained: Callable[[], Attention] | None = None
     saturation: Callable[[], dict] | None = None
     scores: Callable[[], GoldScores] | None = None
+    timelapse: Callable[[], object] | None = None
     key: tuple = ()
 
     def __post_init__(self) -> None:
@@ -285,6 +288,8 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
         untrained=None if untrained else (
             lambda: trained_attention(evaluated, pair, untrained=True)),
         scores=None if untrained else (lambda: gold_scores(evaluated, pair)),
+        timelapse=None if untrained or result.timelapse is None else (
+            lambda: result.timelapse),
         key=("trained", config, pair.source, pair.target, untrained))
 
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from xattn.export import standalone_html
 from xattn.figures import average_figure, lines_figure, output_figure, per_head_figure
+from xattn.figures.timelapse import timelapse_animation
 from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.heads import file_stem
@@ -34,6 +35,9 @@ def export_page(a: Attention, layer: int = 0) -> str:
                ("Lines view", lines_figure(weights, src, tgt, mask=a.mask))]
     if a.output is not None:
         figures.append(("Output representation", output_figure(a.output, tgt)))
+    if a.timelapse is not None:
+        figures.append(("Training as a time-lapse (press Play)",
+                        timelapse_animation(a.timelapse())))
     return standalone_html(figures, title="xattn: multi-head cross-attention",
                            description=describe(a, layer), name=file_stem(a, layer),
                            formula=True)

@@ -34,7 +34,7 @@ DEFAULTS = Settings()
 MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
 MAX_SEED = 2**31 - 1   # the seed box's range; the library takes seeds up to 2**63 - 1
 VIEW_NAMES = ("Lesson", "Heads", "Step through", "Head statistics", "Switch heads off", "Lines",
-              "Compare", "Export", "How to read this")
+              "Compare", "Training", "Export", "How to read this")
 _LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
 # Widgets deliberately left out of the link: a student's own prediction is not shared.
 LOCAL_KEYS = frozenset({"predict", "join"})
@@ -120,6 +120,7 @@ CMP = choice_param("cmp", "", CMP_CHOICES, "B")
 CMP_SEED = int_param("cmp_seed", -1, 0, MAX_SEED, "the seed of B")
 CMP_HEADS = int_param("cmp_heads", -1, 1, MAX_HEADS, "the heads of B")
 CMP_LAYER = int_param("cmp_layer", -1, 1, 99, "the layer of B")
+TSTEP = int_param("tstep", -1, 0, 1000, "the training snapshot")   # -1: the last
 
 
 # The settings of each weights source: a link that sets another source's settings is told

@@ -30,6 +30,7 @@ from xattn.ui.room import Room, join_box, room_setup, start_button
 from xattn.ui.sources import layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
+from xattn.ui.timelapse import training_view
 
 VIEWS = {   # each draws (attention, layer, state); None: the lesson, the reading guide
     "Lesson": None,
@@ -39,6 +40,7 @@ VIEWS = {   # each draws (attention, layer, state); None: the lesson, the readin
     "Switch heads off": ablation_view,
     "Lines": lines_view,
     "Compare": compare_view,
+    "Training": training_view,
     "Export": export_view,
     "How to read this": None,
 }

@@ -1,0 +1,89 @@
+"""Figures of training as a time-lapse (``xattn.timelapse``): curves over the run, and every
+head's weights on the probe pair as an animation for the standalone export."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from xattn.figures._style import ACCENT, OKABE_ITO, base_layout
+from xattn.figures.heads import per_head_figure
+
+__all__ = ["run_curves_figure", "head_curves_figure", "timelapse_animation"]
+
+
+def _marker(step: int) -> dict:
+    return dict(type="line", x0=step, x1=step, yref="paper", y0=0, y1=1,
+                line=dict(color="#555555", dash="dot", width=1.5))
+
+
+def run_curves_figure(tl, current: int | None = None) -> go.Figure:
+    """The held-out loss (log scale, left) and the share of held-out words aligned (right)
+    at every snapshot; a dotted line at the step ``current`` (an Adam step)."""
+    steps = tl.steps.tolist()
+    traces = [dict(type="scatter", mode="lines+markers", x=steps, y=tl.loss,
+                   name="held-out loss", line=dict(color=ACCENT),
+                   hovertemplate="step %{x}<br>loss %{y:.4f}<extra></extra>"),
+              dict(type="scatter", mode="lines+markers", x=steps, y=tl.word_accuracy,
+                   yaxis="y2", name="held-out words aligned", line=dict(color=OKABE_ITO[3],
+                                                                         dash="dash"),
+                   hovertemplate="step %{x}<br>%{y:.0%} aligned<extra></extra>")]
+    layout = base_layout("The run: loss and words aligned", 300, top=50,
+                         xaxis=dict(title=dict(text="training step (Adam update)")),
+                         yaxis=dict(title=dict(text="held-out loss"), type="log"),
+                         yaxis2=dict(title=dict(text="words aligned"), overlaying="y",
+                                     side="right", range=[0, 1.02], tickformat=".0%"),
+                         legend=dict(orientation="h", y=-0.3),
+                         shapes=[_marker(current)] if current is not None else [])
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def head_curves_figure(tl, current: int | None = None) -> go.Figure:
+    """Per head, over the run: accuracy on *moved* words (the swapped noun and adjective,
+    which only meaning finds; solid) and on *repeated* words (the right one of two "the",
+    which only position finds; dashed)."""
+    steps = tl.steps.tolist()
+    moved, repeated = tl.by_head["moved_accuracy"], tl.by_head["repeated_accuracy"]
+    traces = []
+    for h in range(moved.shape[1]):
+        colour = OKABE_ITO[h % len(OKABE_ITO)]
+        for values, what, dash in ((moved, "meaning (moved words)", "solid"),
+                                   (repeated, "position (repeated words)", "dash")):
+            traces.append(dict(type="scatter", mode="lines", x=steps, y=values[:, h],
+                               name=f"head {h + 1}: {what}", legendgroup=f"head {h + 1}",
+                               line=dict(color=colour, dash=dash, width=2),
+                               hovertemplate=f"head {h + 1}, {what}<br>step %{{x}}: "
+                                             "%{y:.0%}<extra></extra>"))
+    layout = base_layout("Each head: by meaning (solid) or by position (dashed)?", 340, top=50,
+                         xaxis=dict(title=dict(text="training step (Adam update)")),
+                         yaxis=dict(title=dict(text="held-out accuracy"), range=[0, 1.02],
+                                    tickformat=".0%"),
+                         legend=dict(orientation="h", y=-0.3, font=dict(size=11)),
+                         shapes=[_marker(current)] if current is not None else [])
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def timelapse_animation(tl) -> go.Figure:
+    """Every head's weights on the probe pair, one frame per snapshot, with a play button and
+    a slider (for the standalone HTML export, where Plotly animates offline)."""
+    src, tgt = list(tl.probe.source), list(tl.probe.target)
+    fig = per_head_figure(tl.weights[-1], src, tgt, max_cols=4, gold=tl.probe.alignment_matrix(),
+                          title="Training, step by step: every head on the probe pair")
+    n_heads = tl.weights.shape[1]
+    names = [f"step {s}" for s in tl.steps.tolist()]
+    frames = [dict(name=name, data=[dict(type="heatmap", z=np.asarray(w[h], np.float32))
+                                    for h in range(n_heads)], traces=list(range(n_heads)))
+              for name, w in zip(names, tl.weights, strict=True)]
+    slider = dict(active=len(frames) - 1, currentvalue=dict(prefix="training "), pad=dict(t=40),
+                  steps=[dict(label=name, method="animate",
+                              args=[[name], dict(mode="immediate", frame=dict(duration=0,
+                                                                              redraw=True))])
+                         for name in names])
+    play = dict(type="buttons", showactive=False, x=0, y=-0.08, xanchor="left",
+                buttons=[dict(label="Play", method="animate",
+                              args=[None, dict(frame=dict(duration=600, redraw=True),
+                                               fromcurrent=False, transition=dict(duration=0))])])
+    fig.update(frames=frames)
+    fig.update_layout(sliders=[slider], updatemenus=[play],
+                      height=fig.layout.height + 120, margin=dict(b=120))
+    return fig
