@@ -411,7 +411,8 @@ def test_the_largest_files_the_page_shows_load(shape):
 
 @pytest.mark.parametrize("shape, what", [
     ((25, 1, 2, 2), "at most 24 layers; received 25"),
-    ((17, 2, 2), "at most 16 heads per layer; received 17"),
+    ((17, 2, 2), "at most 16 heads per layer; received 17 (shape (17, 2, 2)). Save the ones to "
+                 "show, e.g. weights[:16]."),
     ((1, 17, 2, 2), "at most 16 heads per layer; received 17"),
     ((1, 1, 65, 2), "at most 64 target rows (n_tgt); received 65"),
     ((1, 1, 2, 65), "at most 64 source columns (n_src); received 65"),

@@ -18,15 +18,11 @@ allocation), never unpickles (``allow_pickle=False``), and reports every problem
 per line, in an ``AttentionFileError``. Received values are quoted, cut to about 60
 characters, and never interpreted.
 
-What a file may declare is bounded by what the page can show, and judged from the array
-headers before any array is unpacked: at most ``MAX_LAYERS`` (24) layers and ``MAX_HEADS``
-(16) heads (every layer x head is a panel of the overview: 384 at most), at most
-``MAX_TOKENS`` (64) tokens a side (as for typed sentences), tokens and texts of at most
-``MAX_CHARS`` (2,000) characters. So the weights hold at most 24 x 16 x 64 x 64 = 1,572,864
-numbers (6.3 MB in float32), whatever the file says. The bounds admit the cross-attention of
-the usual encoder-decoder models: opus-mt and t5-small (6 layers x 8 heads), t5-base
-(12 x 12), bart-large, mbart-large and NLLB-200 600M (12 x 16), t5-large and NLLB-200 3.3B
-(24 x 16). Bigger models: save the layers and heads to show.
+What a file may declare is bounded by what the page shows, judged from the array headers
+before any array is unpacked: ``MAX_LAYERS`` (24) layers x ``MAX_HEADS`` (16) heads (t5-large's
+and NLLB-200 3.3B's cross-attention; opus-mt has 6 x 8), ``MAX_TOKENS`` (64) tokens a side,
+``MAX_CHARS`` (2,000) characters a token or text: at most 1,572,864 weights, whatever the file
+says. Bigger models: save the layers and heads to show.
 """
 
 from __future__ import annotations
@@ -245,10 +241,14 @@ def _declared(name: str, shape: tuple[int, ...], dtype: np.dtype) -> list[str]:
     if name in _TOKENS:
         if len(shape) != 1:
             return [f"{name} must have one dimension; received shape {shape}."]
-        return ([f"{name} may hold at most {MAX_TOKENS} tokens, as the page shows at most "
-                 f"{MAX_TOKENS} a side; received {shape[0]}."] if shape[0] > MAX_TOKENS else []) \
-            + ([f"{name} may hold tokens of at most {MAX_CHARS:,} characters; received dtype "
-                f"{dtype} (up to {chars:,})."] if long else [])
+        problems = []
+        if shape[0] > MAX_TOKENS:
+            problems.append(f"{name} may hold at most {MAX_TOKENS} tokens, as the page shows at "
+                            f"most {MAX_TOKENS} a side; received {shape[0]}.")
+        if long:
+            problems.append(f"{name} may hold tokens of at most {MAX_CHARS:,} characters; "
+                            f"received dtype {dtype} (up to {chars:,}).")
+        return problems
     if dtype.kind != "U" or shape != ():
         return [f"{name} must be a single unicode string (a 0-d array); received dtype {dtype}, "
                 f"shape {shape}."]
@@ -266,7 +266,8 @@ def _weights_declared(shape: tuple[int, ...], dtype: np.dtype) -> list[str]:
                 f"{shape}."]
     n_layers, n_heads, n_tgt, n_src = shape if len(shape) == 4 else (1, *shape)
     bounds = ((n_layers, MAX_LAYERS, "layers", f"weights[:{MAX_LAYERS}]"),
-              (n_heads, MAX_HEADS, "heads per layer", f"weights[:, :{MAX_HEADS}]"),
+              (n_heads, MAX_HEADS, "heads per layer",
+               f"weights[:, :{MAX_HEADS}]" if len(shape) == 4 else f"weights[:{MAX_HEADS}]"),
               (n_tgt, MAX_TOKENS, "target rows (n_tgt)", None),
               (n_src, MAX_TOKENS, "source columns (n_src)", None))
     return [f"cross_attention may have at most {most} {what}; received {n} (shape {shape}). "
