@@ -30,9 +30,11 @@ def run_curves_figure(tl, current: int | None = None) -> go.Figure:
                    hovertemplate="step %{x}<br>%{y:.0%} aligned<extra></extra>")]
     layout = base_layout("The run: loss and words aligned", 300, top=50,
                          xaxis=dict(title=dict(text="training step (Adam update)")),
-                         yaxis=dict(title=dict(text="held-out loss"), type="log"),
+                         yaxis=dict(title=dict(text="held-out loss"), type="log", dtick=1),
                          yaxis2=dict(title=dict(text="words aligned"), overlaying="y",
-                                     side="right", range=[0, 1.02], tickformat=".0%"),
+                                     side="right", range=[0, 1.02], tickformat=".0%",
+                                     tickmode="array", tickvals=[0, 0.25, 0.5, 0.75, 1],
+                                     showgrid=False),
                          legend=dict(orientation="h", y=-0.3),
                          shapes=[_marker(current)] if current is not None else [])
     return go.Figure(data=traces, layout=layout, _validate=False)

@@ -108,12 +108,12 @@ def _page(state: PageState) -> None:
     row = st.container(horizontal=True, vertical_alignment="center")   # wraps on a phone
     banner = row.container(key="banner")
     step = lesson_setup(state, state.value(VIEW))   # a new lesson step sets the controls
-    if room is None:
-        start_button()
-        join_box()
     a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
     display_controls(state)
+    if room is None:                                # at the foot of the sidebar
+        start_button()
+        join_box()
     present = bool(state.shown(PRESENT))
     page_style(present)
     if present:
