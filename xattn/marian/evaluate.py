@@ -64,32 +64,36 @@ def _word_weights(model, pair: SentencePair) -> np.ndarray:
     return np.concatenate([w, w.mean(axis=1, keepdims=True)], axis=1)   # (L, H+1, T+1, S+1)
 
 
-def alignment_counts(model, pairs, rows: str = "producing") -> dict[str, np.ndarray]:
-    """Summed counts over ``pairs``, each (n_layers, n_heads + 1) (the last column: the
-    average over heads): ``hits``, ``gold_weight``, ``links`` (|A|), ``correct_links``
-    (|A & G|), and ``words`` (a scalar, |G|)."""
-    if rows not in ROWS:
-        raise ValueError(f"rows must be one of {ROWS}; received {rows!r}.")
-    totals = None
+def alignment_counts(model, pairs) -> dict[str, dict[str, np.ndarray]]:
+    """Counts summed over ``pairs`` for each way of reading rows (``ROWS``), each
+    (n_layers, n_heads + 1) (the last column: the average over heads): ``hits``,
+    ``gold_weight``, ``links`` (|A|), ``correct_links`` (|A & G|); and ``words`` (|G|)."""
+    totals: dict[str, dict] = {}
     n_words = 0
     for pair in pairs:
-        w = _word_weights(model, pair)
+        w_all = _word_weights(model, pair)                            # (L, H+1, T+1, S+1)
         n_tgt, n_src = len(pair.target), len(pair.source)
-        w = w[..., 1:n_tgt + 1, :] if rows == "reading" else w[..., :n_tgt, :]  # (L,H+1,T,S+1)
-        gold = np.array(pair.alignment)                               # (T,)
-        t = np.arange(n_tgt)
-        best_src = w.argmax(axis=-1)                                  # (L, H+1, T) any column
-        words = w[..., :n_src]                                        # (L, H+1, T, S) no </s>
-        row_max = words.argmax(axis=-1)                               # (L, H+1, T)
-        col_max = words.argmax(axis=-2)                               # (L, H+1, S)
-        linked = np.take_along_axis(col_max, row_max, axis=-1) == t   # (L, H+1, T)
-        counts = {"hits": (best_src == gold).sum(-1),
-                  "gold_weight": words[..., t, gold].sum(-1, dtype=np.float64),
-                  "links": linked.sum(-1),
-                  "correct_links": (linked & (row_max == gold)).sum(-1)}
-        totals = counts if totals is None else {k: totals[k] + v for k, v in counts.items()}
-        n_words += n_tgt
-    return {**totals, "words": np.int64(n_words)}
+        for rows in ROWS:
+            w = w_all[..., 1:n_tgt + 1, :] if rows == "reading" else w_all[..., :n_tgt, :]
+            counts = _counts(w, np.array(pair.alignment), n_src)
+            totals[rows] = counts if rows not in totals else \
+                {k: totals[rows][k] + v for k, v in counts.items()}
+        n_words += len(pair.target)
+    return {rows: {**c, "words": np.int64(n_words)} for rows, c in totals.items()}
+
+
+def _counts(w: np.ndarray, gold: np.ndarray, n_src: int) -> dict[str, np.ndarray]:
+    """One pair's counts from word-level weights (L, H+1, T, S+1) and gold (T,)."""
+    t = np.arange(len(gold))
+    best_src = w.argmax(axis=-1)                                      # (L, H+1, T) any column
+    words = w[..., :n_src]                                            # (L, H+1, T, S) no </s>
+    row_max = words.argmax(axis=-1)                                   # (L, H+1, T)
+    col_max = words.argmax(axis=-2)                                   # (L, H+1, S)
+    linked = np.take_along_axis(col_max, row_max, axis=-1) == t       # (L, H+1, T) mutual
+    return {"hits": (best_src == gold).sum(-1),
+            "gold_weight": words[..., t, gold].sum(-1, dtype=np.float64),
+            "links": linked.sum(-1),
+            "correct_links": (linked & (row_max == gold)).sum(-1)}
 
 
 def _rates(c: dict) -> dict[str, list]:
@@ -112,7 +116,10 @@ def evaluate(model, n: int, seed: int) -> dict:
     out = {"held_out": {"n": n, "seed": seed},
            "exact_match": {"correct": correct, "total": n, "rate": round(correct / n, 4),
                            "examples_wrong": wrong}}
-    for rows in ROWS:
-        counts = alignment_counts(model, pairs, rows)
-        out[f"alignment_{rows}"] = {"words": int(counts["words"]), **_rates(counts)}
+    # Chance: a uniformly random column (the source words and </s>) for every target word.
+    chance = sum(len(p.target) / (len(p.source) + 1) for p in pairs) / sum(len(p.target)
+                                                                            for p in pairs)
+    for rows, counts in alignment_counts(model, pairs).items():
+        out[f"alignment_{rows}"] = {"words": int(counts["words"]),
+                                    "chance_accuracy": round(chance, 4), **_rates(counts)}
     return out

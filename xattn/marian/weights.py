@@ -35,8 +35,8 @@ def _convert_hint() -> str:
 def read_tensors(folder: Path, dtype: str = "float32") -> dict[str, np.ndarray]:
     """Every tensor of ``folder``'s safetensors file(s), matrices stored as ``dtype``.
 
-    Vectors (biases, LayerNorm) stay float32 whatever ``dtype``: they are small, and float16
-    would round them for nothing.
+    Vectors (biases, LayerNorm, ``final_logits_bias``) stay float32 whatever ``dtype``: they
+    are small, and float16 would round them for nothing.
 
     Raises
     ------
@@ -76,7 +76,8 @@ def _read_file(file: Path, dtype: np.dtype) -> dict[str, np.ndarray]:
                 if a.dtype.kind != "f":
                     raise ValueError(f"{file}: tensor {name} must hold floats; received "
                                      f"dtype {a.dtype}.")
-                want = dtype if a.ndim >= 2 else np.dtype(np.float32)
+                want = dtype if a.ndim == 2 and name != "final_logits_bias" else np.dtype(
+                    np.float32)
                 out[name] = a if a.dtype == want else a.astype(want)
     except (SafetensorError, OSError) as err:
         raise ValueError(f"{file} is not a readable safetensors file: "

@@ -27,8 +27,8 @@ def model_tensors(model, dtype: str = "float32") -> dict[str, np.ndarray]:
     """A MarianMTModel's tensors as NumPy arrays under transformers' names.
 
     The embeddings are written once when tied (``model.shared.weight``), else per side;
-    ``lm_head.weight`` only when the config does not tie it. Matrices in ``dtype``, vectors
-    in float32.
+    ``lm_head.weight`` only when the config does not tie it. Matrices in ``dtype``; vectors
+    and ``final_logits_bias`` in float32.
     """
     if dtype not in ("float32", "float16"):
         raise ValueError(f"dtype must be 'float32' or 'float16'; received {quote(dtype)}.")
@@ -48,7 +48,8 @@ def model_tensors(model, dtype: str = "float32") -> dict[str, np.ndarray]:
     out = {}
     for name, t in tensors.items():
         a = t.detach().cpu().float().numpy()
-        out[name] = np.ascontiguousarray(a.astype(np.float16) if a.ndim >= 2 and
+        matrix = a.ndim == 2 and name != "final_logits_bias"
+        out[name] = np.ascontiguousarray(a.astype(np.float16) if matrix and
                                          dtype == "float16" else a)
     return out
 
