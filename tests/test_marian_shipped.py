@@ -1,0 +1,117 @@
+"""The shipped model (xattn/marian/toy-en-fr) in the base install: no torch, its card's numbers.
+
+Its held-out exact match and alignment figures are recomputed here with NumPy and must equal
+``metrics.json`` (which MODEL_CARD.md quotes); a fresh process loads, translates and reads
+cross-attention without importing torch or transformers, and gives the same numbers as any
+other process.
+"""
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xattn.marian import SHIPPED_FOLDER, load_marian, translate
+from xattn.marian.evaluate import alignment_counts, evaluate, held_out_pairs
+
+ROOT = Path(__file__).resolve().parent.parent
+METRICS = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())
+FILES = ["MODEL_CARD.md", "config.json", "metrics.json", "model.safetensors", "source.spm",
+         "target.spm", "vocab.json"]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_marian()
+
+
+def test_the_folder_holds_what_the_card_says_and_stays_small():
+    assert sorted(p.name for p in SHIPPED_FOLDER.iterdir()) == FILES
+    total = sum(p.stat().st_size for p in SHIPPED_FOLDER.iterdir())
+    assert total < 4 * 2**20, f"{total / 2**20:.1f} MB: the shipped folder must stay small"
+    card = (SHIPPED_FOLDER / "MODEL_CARD.md").read_text()
+    em = METRICS["exact_match"]
+    assert f"{em['correct']} / {em['total']} = {100 * em['rate']:.1f} %" in card
+    assert em["rate"] >= 0.95
+
+
+def test_no_held_out_pair_was_trained_on():
+    from scripts.train_marian import HELD_OUT_SEED, N_HELD_OUT, training_pairs
+    assert (METRICS["held_out"]["n"], METRICS["held_out"]["seed"]) == (N_HELD_OUT, HELD_OUT_SEED)
+    held = {p.source for p in held_out_pairs(N_HELD_OUT, HELD_OUT_SEED)}
+    train, dropped = training_pairs()
+    assert not held & {p.source for p in train}
+    assert (len(train), dropped) == (METRICS["training"]["pairs"],
+                                     METRICS["training"]["dropped_as_held_out"])
+
+
+def test_the_card_s_numbers_are_recomputed(model):
+    """Exact match and every alignment count as metrics.json has them (counts exactly, the
+    mean gold weight to 1e-4: float sums over thousands of words)."""
+    got = evaluate(model, METRICS["held_out"]["n"], METRICS["held_out"]["seed"])
+    assert got["exact_match"] == METRICS["exact_match"]
+    for rows in ("producing", "reading"):
+        want, have = METRICS[f"alignment_{rows}"], got[f"alignment_{rows}"]
+        for key in ("words", "hits", "links", "correct_links", "accuracy", "aer"):
+            assert have[key] == want[key], (rows, key)
+        np.testing.assert_allclose(have["gold_weight"], want["gold_weight"], atol=1.5e-4)
+
+
+def test_alignment_counts_match_a_plain_loop_on_a_few_pairs(model):
+    """The vectorised counts against a loop over words, layers and heads."""
+    from xattn.marian import word_level
+    pairs = held_out_pairs(6, 99)
+    counts = alignment_counts(model, pairs)["producing"]
+    hits = np.zeros_like(counts["hits"])
+    for pair in pairs:
+        tok = model.tokenizer
+        src = tok.encode(" ".join(pair.source))
+        tgt = tok.encode(" ".join(pair.target), side="target")
+        w = word_level(model, model.forward(src, tgt, logits=False).cross_attention, src, tgt)
+        for layer in range(model.n_layers):
+            for head in range(model.n_heads + 1):
+                m = w[layer].mean(0) if head == model.n_heads else w[layer, head]
+                for i, j in enumerate(pair.alignment):
+                    hits[layer, head] += int(np.argmax(m[i]) == j)
+    np.testing.assert_array_equal(counts["hits"], hits)
+    assert counts["words"] == sum(len(p.target) for p in pairs)
+
+
+def test_it_translates_held_out_sentences(model):
+    pair = held_out_pairs(1, METRICS["held_out"]["seed"])[0]
+    assert translate(model, " ".join(pair.source)) == " ".join(pair.target)
+
+
+_CHILD = """
+import hashlib, json, sys
+sys.modules["torch"] = None          # any attempt to import torch fails loudly
+from xattn.marian import load_marian, translate, cross_attention, layer_trace
+m = load_marian()
+a = cross_attention(m, "the red cat sees the dog")
+t = layer_trace(m, a, 1)
+run = m.forward(list(a.src_ids), list(a.tgt_ids))
+digest = hashlib.sha256(a.weights.tobytes() + t.q.tobytes() + run.logits.tobytes()).hexdigest()
+print(json.dumps({"translation": translate(m, "a calm horse sleeps"), "tgt": a.tgt_text,
+                  "digest": digest, "torch": [k for k in ("torch", "transformers")
+                                              if sys.modules.get(k) is not None]}))
+"""
+
+
+def test_a_fresh_process_needs_no_torch_and_gets_the_same_numbers(model):
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _CHILD], capture_output=True,
+                                      text=True, check=True, cwd=ROOT).stdout)
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert runs[0]["torch"] == []
+    assert runs[0]["tgt"] == "le chat rouge voit le chien"
+    assert runs[0]["translation"] == "un cheval calme dort"
+    from xattn.marian import cross_attention, layer_trace
+    a = cross_attention(model, "the red cat sees the dog")
+    run = model.forward(list(a.src_ids), list(a.tgt_ids))
+    here = hashlib.sha256(a.weights.tobytes() + layer_trace(model, a, 1).q.tobytes()
+                          + run.logits.tobytes()).hexdigest()
+    assert here == runs[0]["digest"]
