@@ -20,10 +20,6 @@ session opened and closed), with every count open, and after the close; the larg
 between them are printed per session, by the allocating line (Python's own allocations: what
 Python holds, apart from memory the allocator keeps without handing it back to the system).
 
-``--env XATTN_SWEEP=1`` makes the server run ``sweep_closed_sessions`` every 10 s: the
-workaround for download files and uploads that Streamlit keeps for ever once a closed session
-left its store of 128 (see that function).
-
 ``python -m benchmarks.bench_sessions --serve ARGS`` is the server itself (``streamlit run
 ARGS`` with the two signal handlers), as this benchmark starts it.
 """
@@ -32,14 +28,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import ctypes
 import gc
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -76,52 +70,9 @@ def serve(args: list[str]) -> None:
 
     signal.signal(signal.SIGUSR1, dump)
     signal.signal(signal.SIGUSR2, trim)
-    if os.environ.get("XATTN_SWEEP"):
-        threading.Thread(target=_sweeper, daemon=True).start()
     from streamlit.web.cli import main
     sys.argv = ["streamlit", "run", *args]
     main()
-
-
-def sweep_closed_sessions() -> int:
-    """Free what Streamlit 1.67 keeps for sessions it no longer holds; how many it freed.
-
-    Streamlit shuts a closed session down (dropping its download files and uploads) only when
-    it is closed for good; a session kept for a reconnect is never shut down once it leaves
-    that store, neither when the store (128 sessions) is full nor when it expired
-    (``server.disconnectedSessionTTL``). Its download files (``MediaFileManager``) and
-    uploads (``UploadedFileManager``) then stay for the life of the process. This drops them
-    for every session that is neither connected nor kept for a reconnect. Call it on the
-    server's event loop (the session store is not thread-safe). Uses private attributes of
-    Streamlit 1.67 (``Runtime._session_mgr``, ``MediaFileManager._files_by_session_and_coord``,
-    ``MemoryUploadedFileManager.file_storage``).
-    """
-    from streamlit.runtime import Runtime
-
-    rt = Runtime.instance()
-    media, uploads = rt.media_file_mgr, rt.uploaded_file_mgr
-    with media._lock:
-        held = set(media._files_by_session_and_coord)
-    held |= set(getattr(uploads, "file_storage", {}))
-    gone = [sid for sid in held if rt._session_mgr.get_session_info(sid) is None]
-    for sid in gone:
-        media.clear_session_refs(sid)
-        uploads.remove_session_files(sid)
-    if gone:
-        media.remove_orphaned_files()
-    return len(gone)
-
-
-def _sweeper(every: float = 10.0) -> None:
-    """``sweep_closed_sessions`` on the server's event loop every ``every`` seconds."""
-    from streamlit.runtime import Runtime
-
-    while True:
-        time.sleep(every)
-        if Runtime.exists():
-            with contextlib.suppress(RuntimeError):      # not started yet, or stopping
-                loop = Runtime.instance()._get_async_objs().eventloop
-                loop.call_soon_threadsafe(sweep_closed_sessions)
 
 
 class Server(StreamlitServer):
