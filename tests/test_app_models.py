@@ -1,6 +1,8 @@
-"""A real translation model (``weights=model``) under AppTest, with a tiny random Marian as the
-server's only allowed model (no download). Skips with the reason where torch is missing, fails
-instead in CI (XATTN_REQUIRE_MODELS=1)."""
+"""A real translation model (``weights=model``) under AppTest: the shipped toy model by default
+(NumPy, no torch), and a tiny random Marian (no download) on the server's allow-list, run in
+NumPy from its folder or through transformers. The tiny model's tests skip with the reason
+where torch is missing (it is made by transformers), and fail instead in CI
+(XATTN_REQUIRE_MODELS=1)."""
 
 import numpy as np
 import pytest
@@ -11,22 +13,35 @@ from xattn.ui.compute import clear_caches
 SRC, TGT = "the cat sat on the mat.", "le chat est assis."
 
 
+TINY = [""]      # the tiny model's folder, set by the fixture
+
+
 @pytest.fixture(autouse=True)
 def fresh(tiny_model):
     clear_caches()
+    TINY[0] = tiny_model
     return tiny_model
 
 
 def model_page(**query):
-    at = run_app({"weights": "model", "src": SRC, "tgt": TGT, **query})
+    at = run_app({"weights": "model", "model": query.pop("model", None) or TINY[0], "src": SRC,
+                  "tgt": TGT, **query})
     assert not at.exception, at.exception
     return at
 
 
 def expected(tiny_model, *, tgt=TGT, words=True):
+    """What the page computes for the tiny model's folder: in NumPy (``xattn.marian``, equal
+    to transformers to 1e-5: tests/test_marian*.py)."""
+    from xattn.marian import cross_attention, load_marian
+
+    return cross_attention(load_marian(tiny_model, allowed=[tiny_model]), SRC, tgt, words=words)
+
+
+def expected_torch(tiny_model, *, tgt=TGT):
     from xattn.models import cross_attention, load_model
 
-    return cross_attention(load_model(tiny_model, allowed=[tiny_model]), SRC, tgt, words=words)
+    return cross_attention(load_model(tiny_model, allowed=[tiny_model]), SRC, tgt)
 
 
 def zs(at, key="per_head"):
@@ -39,7 +54,7 @@ def test_the_page_shows_the_model_s_chosen_layer_and_says_which(tiny_model):
     r = expected(tiny_model)
     banner = at.info[0].value
     assert banner == f"`{tiny_model}`: a trained translation model. Layer 1 of 2."
-    np.testing.assert_allclose(zs(at), r.weights[0], rtol=1e-5)     # layer 1 by default
+    np.testing.assert_allclose(zs(at), r.weights[0], rtol=1e-5)  # layer 1 default
     overview = chart(at, "overview_pick")
     assert len(heatmaps(overview)) == 2 * 4                          # layers x heads
     at.select_slider(key="layer").set_value(2).run()
@@ -75,7 +90,7 @@ def test_a_model_outside_the_allow_list_falls_back_with_a_notice(tiny_model):
     at = model_page(model="evil/model-that-downloads-gigabytes")
     warning = messages(at)["warning"]
     assert len(warning) == 1 and "`model=evil/model-that-downloads-gigabytes`" in warning[0]
-    assert at.selectbox(key="model").value == tiny_model
+    assert at.selectbox(key="model").value == "toy-en-fr"      # the first offered
     assert len(zs(at)) == 4
 
 
@@ -88,15 +103,61 @@ def test_every_view_works_on_a_model(view, key):
     assert chart(at, key)
 
 
-def test_missing_packages_say_what_to_install_and_files_still_work(monkeypatch):
+def test_without_torch_the_shipped_model_and_converted_folders_still_run(monkeypatch):
     import xattn.models
 
     monkeypatch.setattr(xattn.models, "missing_packages",
                         lambda: "torch is not installed: pip install -r requirements-models.txt")
+    at = run_app({"weights": "model"})
+    assert not at.exception and not messages(at)["error"]
+    offered = at.selectbox(key="model").options
+    assert offered[0] == "toy-en-fr" and TINY[0] in offered     # a folder runs in NumPy
+    assert not any("opus-mt" in o for o in offered)              # a hub name needs torch
+    assert "toy-en-fr" in at.info[0].value
+
+
+def test_a_name_that_is_not_a_numpy_folder_runs_through_transformers(tiny_model, monkeypatch,
+                                                                      request):
+    from xattn.ui import models
+
+    monkeypatch.setattr(models, "numpy_folder", lambda name: name == "toy-en-fr")
+    models._models().clear()                 # loaded again, through transformers
+    request.addfinalizer(models._models().clear)
     at = model_page()
-    assert any("pip install -r requirements-models.txt" in w for w in messages(at)["warning"])
-    at = run_app({"weights": "file"})
-    assert not at.exception and any("Upload a file" in i.value for i in at.info)
+    np.testing.assert_allclose(zs(at), expected_torch(tiny_model).weights[0], rtol=1e-5)
+    at.session_state["view"] = "Step through"
+    at.run()
+    assert not at.exception
+    assert any("cannot be switched off here" in c.value for c in at.caption)
+
+
+SHIPPED = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=120)
+at.query_params["weights"] = "model"
+at.run()
+print(json.dumps({"exception": [str(e.value) for e in at.exception],
+                  "banner": at.info[0].value, "captions": [c.value for c in at.caption],
+                  "torch": "torch" in sys.modules, "transformers": "transformers" in sys.modules}))
+"""
+
+
+def test_the_shipped_model_is_the_default_and_needs_no_torch():
+    """What the demo link and an offline classroom show for weights=model: the model trained
+    here, translating the toy sentence, with neither torch nor transformers imported."""
+    import json
+    import subprocess
+    import sys
+
+    from apptest_helpers import APP
+
+    out = subprocess.run([sys.executable, "-c", SHIPPED, APP], check=True, capture_output=True,
+                         text=True, timeout=600).stdout
+    page = json.loads(out.strip().splitlines()[-1])
+    assert page["exception"] == [] and not page["torch"] and not page["transformers"]
+    assert page["banner"].startswith("`toy-en-fr`: a translation model trained here")
+    assert any("`le chat rouge voit le chien`" in c for c in page["captions"])
 
 
 def test_a_layer_the_model_does_not_have_falls_back_with_a_notice():

@@ -33,11 +33,15 @@ EMBEDDER_LABELS = {
 }
 
 
-def sentence_inputs(state: PageState, *, translate: bool = False) -> tuple[str, str]:
+def sentence_inputs(state: PageState, *, translate: bool = False,
+                    defaults: tuple[str, str] | None = None) -> tuple[str, str]:
     """The two sentences, side by side at the top of the page; ``translate``: an empty target
-    means "let the model translate"."""
+    means "let the model translate"; ``defaults``: this page's own example (a model that
+    knows only the toy task's words), left out of the link while shown."""
     left, right = st.columns(2)
-    src, tgt = text_value(state, link.SRC), text_value(state, link.TGT)
+    src_default, tgt_default = defaults or (None, None)
+    src = text_value(state, link.SRC, default=src_default)
+    tgt = text_value(state, link.TGT, default=tgt_default)
     left.text_input("Source sentence (encoder: keys and values)", key=link.SRC.key,
                     max_chars=link.SRC.max_chars,
                     help=f"The sentence being translated. Up to {MAX_TOKENS} tokens.")

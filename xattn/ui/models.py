@@ -1,20 +1,25 @@
-"""The real-model weights: a translation model from the deployer's allow-list.
+"""The real-model weights: a translation model run in NumPy, from the deployer's allow-list.
 
-A model is loaded once per server (shared by every session, one pass at a time) and never by a
-name a link makes up: the link can only pick a name from ``xattn.models.allowed_models()``. A
-failed load is remembered for a few minutes, so that an offline server does not retry (and
-wait) on every click.
+The default is the model trained here on the toy task and shipped in the repository
+(``xattn.marian``, ``toy-en-fr``): no torch, no download, offline. A deployer adds models with
+``XATTN_MODELS``: folders converted once with ``python -m xattn.models convert NAME DIR`` run
+in NumPy too (every Marian model: opus-mt and the like), and where torch and transformers are
+installed, a hub name or another encoder-decoder family runs through transformers
+(``xattn.models``). A link can only pick a name from that list.
 
-Loads are serialised: four students opening a model link at once get one load, the others
-wait for it (concurrent loads of transformers models broke each other, and imports of torch
-and transformers from several threads at once raised ImportError). A model is kept only after
-a first pass worked, so a broken load is never cached for the whole class.
+A model is loaded once per server (shared by every session). Loads are serialised: four
+students opening a model link at once get one load, the others wait for it (concurrent loads
+of transformers models broke each other, and imports of torch and transformers from several
+threads at once raised ImportError). A model is kept only after a first pass worked, so a
+broken load is never cached for the whole class; a failed load is remembered for a few
+minutes, so that an offline server does not retry (and wait) on every click.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -28,6 +33,8 @@ from xattn.ui.state import PageState
 
 __all__ = ["model_source", "loaded_model"]
 RETRY_AFTER = 300.0      # seconds before a failed load is tried again
+# The shipped model knows the toy task's 39 English words only: its own example, translated.
+TOY_PAIR = ("the red cat sees the dog", "")
 
 
 _LOADING = threading.Lock()   # one load at a time, imports included
@@ -52,7 +59,8 @@ def loaded_model(name: str):
     found = _known(name)
     if found is not None:
         return found
-    with st.status(f"Loading {name} (the first time: a download of about 300 MB)…") as status:
+    first = "" if numpy_folder(name) else " (the first time: a download of about 300 MB)"
+    with st.status(f"Loading {name}{first}…") as status:
         with _LOADING:                    # others wait here, then find the model loaded
             found = _known(name)
             if found is None:
@@ -65,13 +73,37 @@ def loaded_model(name: str):
     return found
 
 
+def numpy_folder(name: str) -> bool:
+    """Whether ``name`` runs in NumPy: the shipped model, or a converted Marian folder."""
+    from xattn.marian import SHIPPED_MODEL
+
+    return name == SHIPPED_MODEL or all(
+        (Path(name) / f).is_file() for f in ("config.json", "model.safetensors", "source.spm"))
+
+
+def offered_models() -> list[str]:
+    """The models a link may pick: the shipped one first, then the allow-list; names that
+    need transformers only where it is installed."""
+    from xattn.marian import SHIPPED_MODEL
+    from xattn.models import allowed_models, missing_packages
+
+    torch_ok = missing_packages() is None
+    return [SHIPPED_MODEL] + [n for n in allowed_models()
+                              if n != SHIPPED_MODEL and (torch_ok or numpy_folder(n))]
+
+
 def _load(name: str):
     """Load ``name`` and run one pass on it (the model, or why not); called under the lock."""
-    from xattn.models import ModelUnavailable, cross_attention, load_model, use_threads
+    from xattn.models import ModelUnavailable
 
     try:
-        use_threads(1)
-        loaded = load_model(name)
+        if numpy_folder(name):
+            from xattn.marian import cross_attention, load_marian
+            loaded = load_marian(name)
+        else:
+            from xattn.models import cross_attention, load_model, use_threads
+            use_threads(1)
+            loaded = load_model(name)
         cross_attention(loaded, "a test.", "a test.")      # kept only once a pass works
     except (ModelUnavailable, ValueError, TypeError) as err:
         return str(err)
@@ -80,22 +112,26 @@ def _load(name: str):
     return loaded
 
 
-def _controls(state: PageState) -> tuple[str, bool, bool] | None:
-    from xattn.models import allowed_models, missing_packages
+def attention_of(loaded, src: str, tgt: str | None, words: bool):
+    """The model's cross-attention on a pair: in NumPy, or through transformers."""
+    from xattn.marian import MarianMT
 
+    if isinstance(loaded, MarianMT):
+        from xattn.marian import cross_attention
+    else:
+        from xattn.models import cross_attention
+    return cross_attention(loaded, src, tgt, words=words)
+
+
+def _controls(state: PageState) -> tuple[str, bool, bool]:
     sb = st.sidebar
     sb.header("Translation model")
-    missing = missing_packages()
-    if missing:
-        sb.error(missing, icon=":material/error:")
-        st.warning(f"Real models need extra packages on the server: {missing} The other weights "
-                   "(random, trained, a file) work as they are.", icon=":material/warning:")
-        return None
-    allowed = list(allowed_models())
-    name = state.value(MODEL, allowed, why="(the server's list of models)")
-    sb.selectbox("Model", allowed, key=MODEL.key,
+    offered = offered_models()
+    name = state.value(MODEL, offered, why="(the server's list of models)")
+    sb.selectbox("Model", offered, key=MODEL.key,
                  help="From the list this server allows (set by whoever deployed it); a link "
-                      "can only pick one of these.")
+                      "can only pick one of these. toy-en-fr: trained here on the toy "
+                      "English→French task, run in NumPy.")
     words = state.value(WORDS)
     sb.toggle("Whole words (not subword pieces)", key=WORDS.key,
               help="Attention to a word = the sum over its pieces; from a word = the mean over "
@@ -109,14 +145,12 @@ def _controls(state: PageState) -> tuple[str, bool, bool] | None:
 
 def model_source(state: PageState) -> Attention | None:
     """A real model's cross-attention on the typed sentences (translating when the target is
-    empty), or None after saying what is missing."""
-    from xattn.models import cross_attention
+    empty), or None after saying what is wrong."""
+    from xattn.marian import SHIPPED_MODEL
 
-    chosen = _controls(state)
-    src, tgt = sentence_inputs(state, translate=True)
-    if chosen is None:
-        return None
-    name, words, sinks = chosen
+    name, words, sinks = _controls(state)
+    src, tgt = sentence_inputs(state, translate=True,
+                               defaults=TOY_PAIR if name == SHIPPED_MODEL else None)
     loaded = loaded_model(name)
     if isinstance(loaded, str):
         st.error(f"The model {md_code(name)} cannot be used: {loaded}", icon=":material/error:")
@@ -126,7 +160,7 @@ def model_source(state: PageState) -> Attention | None:
         return None
     try:
         result = derived(("model", name, src, tgt, words),
-                         lambda: cross_attention(loaded, src, tgt or None, words=words))
+                         lambda: attention_of(loaded, src, tgt or None, words))
     except ValueError as err:
         st.error(f"{err}", icon=":material/error:")
         return None

@@ -26,7 +26,8 @@ __all__ = ["weights_source", "layer_control", "foreign_settings"]
 CAPTIONS = {
     "random": "random projections from a seed: patterns from the seed, not from language",
     "trained": "the same module trained on a toy English→French task",
-    "model": "a real translation model (Helsinki-NLP opus-mt)",
+    "model": "a real translation model, run in NumPy (by default one trained here on the toy "
+             "task)",
     "file": "an .npz file of attention weights from any model",
 }
 

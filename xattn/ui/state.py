@@ -246,10 +246,10 @@ def page_state() -> PageState:
     return state
 
 
-def text_value(state: PageState, param: Param) -> str:
+def text_value(state: PageState, param: Param, default: str | None = None) -> str:
     """A free-text control's value, cut to its ``max_chars``, with what `clean_text` changed
-    said in a notice."""
-    value = state.value(param)
+    said in a notice; ``default`` is this run's default (`PageState.value`)."""
+    value = state.value(param, default=default)
     cleaned, changes = clean_text(value, param.max_chars)
     if changes:
         p, key = param, param.key
