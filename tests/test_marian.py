@@ -208,3 +208,23 @@ def test_convert_errors_are_one_line(tiny_dir, tmp_path, monkeypatch, capsys, ar
     assert main(["convert", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_float16_storage_computes_in_float32_close_to_transformers(tmp_path):
+    """save_tiny_numpy's float16 folder against the same seeded torch model: matrices rounded
+    to float16 (about 3 significant digits), everything computed in float32."""
+    models_or_skip()
+    from devtools.tiny_marian import make_tokenizer, save_tiny_numpy, tiny_marian
+    folder = save_tiny_numpy(tmp_path / "half", dtype="float16", seed=5, spread=0.5)
+    half = MarianMT.from_folder(folder, dtype="float16")
+    assert half.lm_head.dtype == np.float16 and half.embed_tokens_encoder is half.lm_head
+    assert half.decoder_layers[0].encoder_attn.W_Q.dtype == np.float16
+    tokenizer = make_tokenizer(tmp_path / "spm")
+    model = tiny_marian(tokenizer, seed=5, spread=0.5)
+    src_ids, tgt_ids = ids(tokenizer, *PAIRS[1])
+    ref = torch_pass(model, src_ids, tgt_ids)
+    run = half.forward(src_ids, tgt_ids)
+    assert run.logits.dtype == run.cross_attention.dtype == np.float32
+    np.testing.assert_allclose(run.logits, ref.logits[0].numpy(), atol=0.03)   # measured 0.007
+    cross = np.stack([a[0].numpy() for a in ref.cross_attentions])
+    np.testing.assert_allclose(run.cross_attention, cross, atol=0.01)          # measured 0.001

@@ -16,10 +16,14 @@ The only part of xattn that uses torch and transformers, and only inside functio
   hooks: the real q, k, v per head, scores, weights and outputs; heads switched off before
   ``out_proj``.
 - ``python -m xattn.models --list`` / ``export --model NAME --src TEXT -o FILE.npz`` (``main``).
+- ``python -m xattn.models convert NAME DIR [--float16]`` (``convert``): a Marian checkpoint as
+  a folder that ``xattn.marian.load_marian`` runs in NumPy, without torch (checked: one sentence
+  through both).
 """
 
 from xattn.models._attention import ModelAttention, cross_attention
 from xattn.models._cli import main
+from xattn.models._convert import convert
 from xattn.models._layers import layer_ablation, layer_trace
 from xattn.models._loading import (
     DEFAULT_MODELS,
@@ -33,5 +37,5 @@ from xattn.models._loading import (
 )
 
 __all__ = ["DEFAULT_MODELS", "MODELS_ENV", "LoadedModel", "ModelAttention", "ModelUnavailable",
-           "allowed_models", "cross_attention", "layer_ablation", "layer_trace", "load_model",
-           "main", "missing_packages", "use_threads"]
+           "allowed_models", "convert", "cross_attention", "layer_ablation", "layer_trace",
+           "load_model", "main", "missing_packages", "use_threads"]
