@@ -411,11 +411,32 @@ say "ready http://$LOCAL:$PORT/ ($N processes, $affinity_text; listening on $BIN
 
 # --- supervise --------------------------------------------------------------------------------
 
+# `wait -n` alone can miss a process: one that a signal ended while this script was busy (bash
+# then reports it, "Killed", and `wait -n` waits for the next one). So a one-second tick wakes
+# the wait, and every process is looked at before each wait.
+tick=""
 while true; do
   dead=""
   status=0
-  wait -n -p dead || status=$?
-  [[ -n "$dead" ]] || continue          # a trapped signal interrupted wait (its trap exits)
+  for pid in "${backend_pid[@]}" "$haproxy_pid"; do
+    if [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null; then
+      dead=$pid
+      wait "$dead" 2>/dev/null || status=$?   # bash keeps its status, reported or not
+      break
+    fi
+  done
+  if [[ -z "$dead" ]]; then
+    if [[ -z "$tick" ]]; then
+      sleep 1 &
+      tick=$!
+    fi
+    wait -n -p dead || status=$?
+    [[ -n "$dead" ]] || continue          # a trapped signal interrupted wait (its trap exits)
+    if [[ "$dead" == "$tick" ]]; then
+      tick=""
+      continue
+    fi
+  fi
   if [[ "$dead" == "$haproxy_pid" ]]; then
     haproxy_pid=""
     say "haproxy exited with status $status: stopping"
