@@ -175,6 +175,15 @@ def top_growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, per: i
     total = sum(d.size_diff for d in diff)
     lines = [f"  Python's own allocations grew {total / 1e6:.1f} MB: "
              f"{total / per / 1e3:.0f} kB per session"]
+    by_module: dict[str, int] = {}
+    for d in diff:                   # by the innermost module of the app, Streamlit or a library
+        mine = [f.filename for f in d.traceback if "site-packages" in f.filename
+                or "/xattn/" in f.filename]
+        name = mine[-1].split("site-packages/")[-1].split("/xattn/")[-1] if mine else "other"
+        by_module[name] = by_module.get(name, 0) + d.size_diff
+    top = sorted(by_module.items(), key=lambda kv: -kv[1])[:n]
+    lines.append("  by module: " + ", ".join(f"{name} {size / per / 1e3:.1f} kB"
+                                             for name, size in top))
     for d in sorted(diff, key=lambda d: -d.size_diff)[:n]:
         frames = [f for f in d.traceback if "site-packages" in f.filename
                   or "/xattn/" in f.filename or "app.py" in f.filename]
