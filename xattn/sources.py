@@ -102,6 +102,9 @@ class Attention:
         How the heads align with the gold alignment, on this pair and held out.
     timelapse : callable () -> xattn.timelapse.Timelapse, optional
         Snapshots of the training run that made these weights.
+    decoder : callable (forced) -> xattn.decoding.Decoded, optional
+        The model translating the source itself, step by step; ``forced``: pairs (step, text)
+        of tokens to take instead of the most likely ones.
     key : tuple
         What determines these weights (small values only): the key of caches of results
         derived from them.
@@ -139,6 +142,7 @@ class Attention:
     saturation: Callable[[], dict] | None = None
     scores: Callable[[], GoldScores] | None = None
     timelapse: Callable[[], object] | None = None
+    decoder: Callable[[tuple], object] | None = None
     key: tuple = ()
 
     def __post_init__(self) -> None:
@@ -315,11 +319,12 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
              f"{md_code(result.model)}: a trained translation model.")
     if result.translated:
         label += " The target is the model's own translation."
-    trace = ablate = inputs = None
+    trace = ablate = inputs = decoder = None
     rescalable = False
     why = "this model is not loaded here."
     if loaded is not None:
         trace, ablate, inputs, rescalable = _model_tools(loaded, result)
+        decoder = _decoder(loaded, result)
         why = ""
     n_layers, n_heads = weights.shape[:2]
     d_model = loaded.d_model if loaded is not None else None
@@ -331,7 +336,7 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
                      name=result.model.rsplit("/", 1)[-1], about=f"Model {result.model}",
                      model=result.model, src_text=result.src_text, tgt_text=result.tgt_text,
                      hidden=hidden, trace=trace, rescalable=rescalable, ablate=ablate,
-                     inputs=inputs,
+                     inputs=inputs, decoder=decoder,
                      trace_tokens=(tuple(result.src_pieces), tuple(result.tgt_pieces)),
                      why_no_projections=why, d_model=d_model,
                      d_head=d_model // n_heads if d_model else None, details=details,
@@ -352,6 +357,17 @@ def _shipped_exact() -> str:
 
     exact = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())["exact_match"]
     return f"{exact['rate']:.0%}"
+
+
+def _decoder(loaded, result):
+    """The model's own greedy translation of the source, step by step (NumPy models)."""
+    from xattn.marian import MarianMT
+
+    if not isinstance(loaded, MarianMT):
+        return None
+    from xattn.decoding import decoded
+
+    return lambda forced=(): decoded(loaded, result.src_ids, forced)
 
 
 def _model_tools(loaded, result):

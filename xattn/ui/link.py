@@ -34,10 +34,10 @@ DEFAULTS = Settings()
 MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
 MAX_SEED = 2**31 - 1   # the seed box's range; the library takes seeds up to 2**63 - 1
 VIEW_NAMES = ("Lesson", "Heads", "Step through", "Head statistics", "Switch heads off", "Lines",
-              "Compare", "Training", "Export", "How to read this")
+              "Compare", "Decode", "Training", "Export", "How to read this")
 _LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
 # Widgets deliberately left out of the link: a student's own prediction is not shared.
-LOCAL_KEYS = frozenset({"predict", "join"})
+LOCAL_KEYS = frozenset({"predict", "join", "decode_play", "force_pick", "force_typed"})
 
 
 def token_label(position: int, token: str) -> str:
@@ -121,6 +121,9 @@ CMP_SEED = int_param("cmp_seed", -1, 0, MAX_SEED, "the seed of B")
 CMP_HEADS = int_param("cmp_heads", -1, 1, MAX_HEADS, "the heads of B")
 CMP_LAYER = int_param("cmp_layer", -1, 1, 99, "the layer of B")
 TSTEP = int_param("tstep", -1, 0, 1000, "the training snapshot")   # -1: the last
+DSTEP = int_param("dstep", -1, 0, 1000, "the decoder step")          # -1: the last
+FORCE = list_param("force", _label, what="the forced tokens")         # "3: chien"
+READS = bool_param("reads", False, "reading a word's alignment at the step after it")
 
 
 # The settings of each weights source: a link that sets another source's settings is told

@@ -20,6 +20,7 @@ from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.class_panels import back_button, hidden_note
 from xattn.ui.compare import compare_view
 from xattn.ui.controls import display_controls
+from xattn.ui.decode import decode_view
 from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
 from xattn.ui.lesson import lesson_questions, lesson_setup, lesson_view
@@ -40,6 +41,7 @@ VIEWS = {   # each draws (attention, layer, state); None: the lesson, the readin
     "Switch heads off": ablation_view,
     "Lines": lines_view,
     "Compare": compare_view,
+    "Decode": decode_view,
     "Training": training_view,
     "Export": export_view,
     "How to read this": None,

@@ -19,7 +19,7 @@ from xattn.ui.link import LAYER, SOURCE_PARAMS, WEIGHTS
 from xattn.ui.models import model_source
 from xattn.ui.state import Notice, PageState
 from xattn.ui.trained import trained_source
-from xattn.ui.upload import file_source
+from xattn.ui.upload import FILE_KEY, file_source
 
 __all__ = ["weights_source", "layer_control", "foreign_settings"]
 
@@ -46,6 +46,8 @@ def weights_source(state: PageState) -> tuple[Attention | None, str]:
     source = weights_choice(state)
     make = {"random": _random, "trained": trained_source, "model": model_source,
             "file": file_source}[source]
+    if source != "file":        # a checked upload goes with the file weights (up to 6.3 MB)
+        st.session_state.pop(FILE_KEY, None)
     foreign_settings(state, source)
     return make(state), source
 

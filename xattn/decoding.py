@@ -1,0 +1,86 @@
+"""A translation being made, step by step, in words a page can show (``xattn.marian.decode``).
+
+`Decoded` is one greedy decoding of a model's source sentence: at each step the token
+produced (a piece), whether it was forced, its probability, the five most likely tokens, and
+every layer's and head's cross-attention row. `decoded` makes it from a NumPy model, with
+tokens forced at chosen steps given as text ("chien", or a piece "▁chien").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from xattn._checks import check_int, quote
+
+__all__ = ["Decoded", "decoded", "piece_of"]
+
+
+@dataclass(frozen=True, eq=False)
+class Decoded:
+    """A greedy decoding of one source sentence, step by step.
+
+    Attributes
+    ----------
+    src_tokens : tuple of str
+        The source pieces (with ``</s>``): the columns of every row.
+    tokens : tuple of str
+        The pieces produced, one a step (``tokens[t]`` by step ``t``).
+    forced : tuple of bool
+    probability : tuple of float
+        The model's probability of each produced token at its step.
+    top : tuple of tuple of (str, float)
+        At each step the five most likely tokens and their probabilities, best first.
+    rows : ndarray of shape (n_steps, n_layers, n_heads, n_src)
+        Each step's cross-attention rows.
+    finished : bool
+        Whether ``</s>`` was produced (else the length limit ended it).
+    """
+
+    src_tokens: tuple[str, ...]
+    tokens: tuple[str, ...]
+    forced: tuple[bool, ...]
+    probability: tuple[float, ...]
+    top: tuple
+    rows: np.ndarray
+    finished: bool
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.tokens)
+
+    def __repr__(self) -> str:
+        return (f"Decoded({self.n_steps} steps, forced at "
+                f"{[t for t, f in enumerate(self.forced) if f]}, finished={self.finished})")
+
+
+def piece_of(model, text: str) -> int:
+    """The target-vocabulary id of ``text``: a piece as it is ("▁chien", "</s>"), else the
+    first piece of the word as the target tokenizer cuts it (every piece of it known);
+    ValueError naming the text when it is not in the vocabulary."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"a forced token must be a word or a piece; received {quote(text)}.")
+    tok = model.tokenizer
+    if text in tok.encoder:
+        return tok.encoder[text]
+    pieces = tok.pieces(text.strip(), side="target")
+    if not pieces or any(p not in tok.encoder for p in pieces):
+        raise ValueError(f"{quote(text, 30)} is not in this model's target vocabulary.")
+    return tok.encoder[pieces[0]]
+
+
+def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64) -> Decoded:
+    """Greedy decoding of ``src_ids`` with ``forced`` tokens: pairs (step, text), the text a
+    piece or a word (its first piece)."""
+    from xattn.marian import decode
+
+    ids = {check_int(t, "a forced step", minimum=0, maximum=max_new_tokens - 1):
+           piece_of(model, text) for t, text in forced}
+    d = decode(model, list(src_ids), forced=ids, max_new_tokens=max_new_tokens)
+    name = model.tokenizer.id_to_piece
+    return Decoded(tuple(name(d.src_ids)), tuple(name(d.tgt_ids)),
+                   tuple(s.forced for s in d.steps), tuple(s.probability for s in d.steps),
+                   tuple(tuple(zip(name(s.top_ids), s.top_probs.tolist(), strict=True))
+                         for s in d.steps),
+                   np.stack([s.cross_attention for s in d.steps]), d.finished)

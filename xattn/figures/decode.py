@@ -1,0 +1,102 @@
+"""Figures of a translation being made (``xattn.decoding.Decoded``): one step's
+cross-attention in every layer and head, the next-token candidates, and the rows so far."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from xattn.figures._style import (
+    ACCENT,
+    COLORSCALE,
+    HIGHLIGHT,
+    axis_labels,
+    base_layout,
+    category_axis,
+    tick_font,
+)
+
+__all__ = ["step_rows_figure", "candidates_figure", "rows_so_far_figure"]
+
+
+def step_rows_figure(rows: np.ndarray, src_tokens, *, title: str,
+                     font_scale: float = 1.0) -> go.Figure:
+    """One decoder step's cross-attention row in every layer and head.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n_layers, n_heads, n_src)
+    src_tokens : list of str
+    title : str
+        Trusted text (tokens in it already literal: ``axis_labels``).
+    """
+    n_layers, n_heads, n_src = rows.shape
+    x, x_text = axis_labels(src_tokens)
+    y = [f"layer {layer + 1} · head {h + 1}" for layer in range(n_layers)
+         for h in range(n_heads)]
+    z = np.asarray(rows, np.float32).reshape(n_layers * n_heads, n_src)     # (L*H, S)
+    heat = dict(type="heatmap", z=z, x=x, y=y, zmin=0, zmax=1, colorscale=COLORSCALE,
+                xgap=0.5, ygap=0.5, colorbar=dict(title=dict(text="weight"), thickness=12),
+                hovertemplate="%{y}<br>source (key) %{x}<br>weight %{z:.3f}<extra></extra>")
+    font = tick_font(n_src, font_scale)
+    layout = base_layout(title, 120 + 18 * len(y) + 10 * font, font_scale=font_scale,
+                         xaxis=category_axis((x, x_text), title="source (keys)", angle=-60,
+                                             font=font),
+                         yaxis=dict(autorange="reversed", tickfont=dict(size=font)))
+    return go.Figure(data=[heat], layout=layout, _validate=False)
+
+
+def candidates_figure(top, chosen: str, *, forced: bool, font_scale: float = 1.0) -> go.Figure:
+    """The most likely next tokens and their probabilities, the one taken outlined (and
+    named "forced" when it was not the model's choice)."""
+    names = [p for p, _ in top]
+    probs = [float(q) for _, q in top]
+    if chosen not in names:                        # a forced token outside the top five
+        names, probs = [*names, chosen], [*probs, float("nan")]
+    y, y_text = axis_labels(names)
+    taken = [n == chosen for n in names]
+    bar = dict(type="bar", orientation="h", x=np.nan_to_num(probs), y=y,
+               text=[("forced · " if forced and t else "taken · " if t else "") +
+                     ("n/a" if np.isnan(p) else f"{p:.1%}") for p, t in zip(probs, taken,
+                                                                            strict=True)],
+               textposition="outside", cliponaxis=False,
+               marker=dict(color=[ACCENT if t else "#9e9e9e" for t in taken],
+                           line=dict(color=HIGHLIGHT, width=[3 if t else 0 for t in taken])),
+               hovertemplate="%{y}<br>probability %{x:.3f}<extra></extra>")
+    layout = base_layout("The most likely next tokens", round(260 * font_scale),
+                         font_scale=font_scale,
+                         xaxis=dict(range=[0, 1.25], tickformat=".0%",
+                                    title=dict(text="probability")),
+                         yaxis=category_axis((y, y_text), reverse=True,
+                                             font=tick_font(len(y), font_scale)))
+    return go.Figure(data=[bar], layout=layout, _validate=False)
+
+
+def rows_so_far_figure(rows: np.ndarray, tgt_tokens, src_tokens, upto: int, *, title: str,
+                       font_scale: float = 1.0) -> go.Figure:
+    """The rows of one layer (heads averaged) as the decoder made them: rows up to ``upto``
+    drawn, later rows left empty, the newest outlined.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n_steps, n_src)
+    tgt_tokens : list of str, length n_steps
+    """
+    n_steps, n_src = rows.shape
+    z = np.asarray(rows, np.float32).copy()
+    z[upto + 1:] = np.nan                                                   # not made yet
+    x, x_text = axis_labels(src_tokens)
+    y, y_text = axis_labels(tgt_tokens)
+    heat = dict(type="heatmap", z=z, x=x, y=y, zmin=0, zmax=1, colorscale=COLORSCALE,
+                xgap=0.5, ygap=0.5, colorbar=dict(title=dict(text="weight"), thickness=12),
+                hovertemplate="target %{y}<br>source %{x}<br>weight %{z:.3f}<extra></extra>")
+    font = tick_font(max(n_steps, n_src), font_scale)
+    layout = base_layout(title, 140 + max(150, (font + 5) * n_steps), font_scale=font_scale,
+                         xaxis=category_axis((x, x_text), title="source (keys)", angle=-60,
+                                             font=font),
+                         yaxis=category_axis((y, y_text), title="target, as produced",
+                                             reverse=True, font=font),
+                         shapes=[dict(type="rect", xref="x", yref="y", x0=-0.5,
+                                      x1=n_src - 0.5, y0=upto - 0.5, y1=upto + 0.5,
+                                      line=dict(color=HIGHLIGHT, width=3))])
+    return go.Figure(data=[heat], layout=layout, _validate=False)

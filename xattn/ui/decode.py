@@ -1,0 +1,137 @@
+"""The Decode view: watch the model translate, one token at a time (``view=Decode``).
+
+At step t the decoder has produced the target so far, reads its last token, and every layer's
+cross-attention gives one new row per head; the output gives the next token's probabilities.
+A step control (``dstep=``) walks through it, or plays it one step a second; *Force another
+token* takes one of the candidates (or a typed word) instead, and the link keeps it
+(``force=3: chien``). A toggle reads a word's alignment at the step that produces it or at
+the step after, when the word is the decoder's input (Chen et al. 2020).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from xattn.figures._style import axis_labels
+from xattn.figures.decode import candidates_figure, rows_so_far_figure, step_rows_figure
+from xattn.literal import md_code
+from xattn.sources import Attention
+from xattn.ui.charts import show_chart
+from xattn.ui.compute import derived
+from xattn.ui.link import DSTEP, FORCE, PRESENT, READS, parse_label, token_label
+from xattn.ui.look import FONT_SCALE
+from xattn.ui.state import PageState
+
+__all__ = ["decode_view"]
+
+PLAY = "decode_play"          # a presenter's autoplay (not in the link: a link opens paused)
+
+
+def _forced(state: PageState) -> tuple[tuple[int, str], ...]:
+    labels = state.value(FORCE)
+    return tuple(sorted(parse_label(label) for label in labels))
+
+
+def _force(t: int, text: str, current: tuple) -> None:
+    """Take ``text`` at step ``t``: forced tokens after ``t`` belong to another continuation
+    and go."""
+    kept = [token_label(s, w) for s, w in current if s < t]
+    st.session_state[FORCE.key] = [*kept, token_label(t, text)]
+    st.session_state[DSTEP.key] = t
+
+
+def decode_view(a: Attention, layer: int, state: PageState) -> None:
+    if a.decoder is None:
+        st.info("Decode needs a model that runs here in NumPy (the shipped model, or a "
+                "converted Marian folder): choose *Weights: model* and such a model; files "
+                "and the toy task's module do not translate.", icon=":material/info:")
+        return
+    forced = _forced(state)
+    try:
+        d = derived(("decode", a.key, forced), lambda: a.decoder(forced))
+    except ValueError as err:
+        st.warning(f"A forced token cannot be used: {md_code(str(err))} It is dropped.",
+                   icon=":material/warning:")
+        st.session_state[FORCE.key] = []
+        d = derived(("decode", a.key, ()), lambda: a.decoder(()))
+    n = d.n_steps
+    t = state.value(DSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
+                    why=f"(this translation has {n} steps)")
+    present = bool(state.shown(PRESENT))
+    scale = FONT_SCALE if present else 1.0
+    top, right = st.columns([3, 1], vertical_alignment="bottom")
+    top.select_slider("Decoder step", list(range(n)), key=DSTEP.key,
+                      format_func=lambda s: f"{s}: {d.tokens[s]}",
+                      help="Step t produces target token t; it reads the token before it.")
+    playing = right.toggle("Play (a step a second)", key=PLAY)
+    reads = state.value(READS)
+    st.toggle("Read a word's alignment at the step after it (when it is the decoder's input: "
+              "Chen et al. 2020)", key=READS.key)
+    _so_far(d, t)
+    row_step = t + 1 if reads else t
+    left, mid = st.columns([3, 2])
+    with left:
+        if row_step < n:
+            what = (f"reading {token_label(t, d.tokens[t])}" if reads else
+                    f"producing {token_label(t, d.tokens[t])}")
+            title = f"Step {row_step}, {axis_labels([what])[1][0]}: every layer and head"
+            show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
+                                        font_scale=scale),
+                       key="decode_rows", name=f"xattn-{a.name}-decode-step{row_step}",
+                       alt="Heatmap: one row per layer and head, the cross-attention of this "
+                           "decoder step over the source pieces.")
+        else:
+            st.info(f"{md_code(d.tokens[t])} is the last token: no step reads it.")
+    with mid:
+        show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
+                                     font_scale=scale),
+                   key="decode_top", name=f"xattn-{a.name}-decode-top",
+                   alt="Bar chart of the five most likely tokens at this step.")
+        _force_controls(d, t, forced)
+    layer_rows = d.rows[:, layer].mean(axis=1)                              # (n_steps, S)
+    show_chart(rows_so_far_figure(layer_rows, [token_label(s, w) for s, w in
+                                               enumerate(d.tokens)], d.src_tokens, t,
+                                  title=f"Layer {layer + 1}, heads averaged: the rows so far",
+                                  font_scale=scale),
+               key="decode_so_far", name=f"xattn-{a.name}-decode-layer{layer + 1}",
+               alt="Heatmap of the cross-attention rows made so far, one per step.")
+    st.caption("Each row is the teacher-forced heatmap's row for the same output: decoding "
+               "makes them one by one. Subword pieces: ▁ starts a word.")
+    if playing:
+        _play(n)
+
+
+def _so_far(d, t: int) -> None:
+    """The target so far, the newest token in bold (each piece literal)."""
+    words = [md_code(w) + (" (forced)" if d.forced[s] else "") for s, w in
+             enumerate(d.tokens[:t + 1])]
+    words[-1] = f"**{words[-1]}**"
+    ending = "" if t < d.n_steps - 1 else (" (the end)" if d.finished else
+                                           " (the length limit)")
+    st.markdown(f"**So far** ({t + 1} of {d.n_steps} tokens): " + " ".join(words) + ending)
+
+
+def _force_controls(d, t: int, forced: tuple) -> None:
+    options = [p for p, _ in d.top[t] if p != d.tokens[t]]
+    with st.popover("Force another token", icon=":material/alt_route:"):
+        pick = st.selectbox(f"Instead of {md_code(d.tokens[t])} at step {t}", options,
+                            key="force_pick", format_func=lambda p: p)
+        typed = st.text_input("or type a word or piece", key="force_typed", max_chars=40)
+        st.button("Force it", key="force_go", on_click=_force,
+                  args=(t, (typed or pick or "").strip() or d.tokens[t], forced))
+    if forced:
+        st.button("Clear the forced tokens", key="force_clear",
+                  on_click=lambda: st.session_state.__setitem__(FORCE.key, []))
+
+
+@st.fragment(run_every=1.0)
+def _play(n: int) -> None:
+    """While *Play* is on, one step a second; the last step stops it."""
+    step = st.session_state.get(DSTEP.key, 0)
+    if not st.session_state.get(PLAY) or not isinstance(step, int):
+        return
+    st.session_state[DSTEP.key] = 0 if step >= n - 1 else step + 1
+    if step + 1 >= n - 1:
+        st.session_state[PLAY] = False
+    st.rerun(scope="app")
+
