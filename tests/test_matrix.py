@@ -26,11 +26,12 @@ CONTENT = {
     "Heads": "head_1", "Step through": "step_pick", "Head statistics": "stats_confidence",
     "Switch heads off": "ablation_chart", "Lines": "lines", "Compare": "compare_b",
     "Export": "dl_html", "Training": "tl_run", "Decode": "decode_top",
+    "Alignment": "aer_chart",
 }
 # ... and what it says when it does not (one line, an st.info)
 REASONS = ("not available for these weights", "needs other weights",
            "B cannot be the trained weights here", "belongs to the toy task's trained weights",
-           "Decode needs a model that runs here in NumPy")
+           "Decode needs a model that runs here in NumPy", "Upload a gold file")
 
 
 def file_bytes(n_layers: int = 2, n_heads: int = 3) -> bytes:

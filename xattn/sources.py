@@ -105,6 +105,14 @@ class Attention:
     decoder : callable (forced) -> xattn.decoding.Decoded, optional
         The model translating the source itself, step by step; ``forced``: pairs (step, text)
         of tokens to take instead of the most likely ones.
+    heldout : callable (reading) -> list of (ndarray (n_layers, n_heads, T, S), SentencePair),
+        optional
+        The same model on the toy corpus's held-out sentences, word level, with their gold
+        alignment (the alignment lab); ``reading``: row i is the step that reads word i (the
+        step after the one that produces it), where rows are decoder steps.
+    shifted : bool
+        Row i is the decoder step that *produces* target token i (a translation model), so
+        its alignment can also be read at the step after.
     key : tuple
         What determines these weights (small values only): the key of caches of results
         derived from them.
@@ -143,6 +151,8 @@ class Attention:
     scores: Callable[[], GoldScores] | None = None
     timelapse: Callable[[], object] | None = None
     decoder: Callable[[tuple], object] | None = None
+    heldout: Callable[[bool], list] | None = None
+    shifted: bool = False
     key: tuple = ()
 
     def __post_init__(self) -> None:
@@ -295,6 +305,7 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
         scores=None if untrained else (lambda: gold_scores(evaluated, pair)),
         timelapse=None if untrained or result.timelapse is None else (
             lambda: result.timelapse),
+        heldout=None if untrained else (lambda reading=False: _toy_heldout(result)),
         key=("trained", config, pair.source, pair.target, untrained))
 
 
@@ -319,12 +330,13 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
              f"{md_code(result.model)}: a trained translation model.")
     if result.translated:
         label += " The target is the model's own translation."
-    trace = ablate = inputs = decoder = None
+    trace = ablate = inputs = decoder = heldout = None
     rescalable = False
     why = "this model is not loaded here."
     if loaded is not None:
         trace, ablate, inputs, rescalable = _model_tools(loaded, result)
         decoder = _decoder(loaded, result)
+        heldout = _model_heldout(loaded)
         why = ""
     n_layers, n_heads = weights.shape[:2]
     d_model = loaded.d_model if loaded is not None else None
@@ -336,7 +348,7 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
                      name=result.model.rsplit("/", 1)[-1], about=f"Model {result.model}",
                      model=result.model, src_text=result.src_text, tgt_text=result.tgt_text,
                      hidden=hidden, trace=trace, rescalable=rescalable, ablate=ablate,
-                     inputs=inputs, decoder=decoder,
+                     inputs=inputs, decoder=decoder, heldout=heldout, shifted=True,
                      trace_tokens=(tuple(result.src_pieces), tuple(result.tgt_pieces)),
                      why_no_projections=why, d_model=d_model,
                      d_head=d_model // n_heads if d_model else None, details=details,
@@ -357,6 +369,40 @@ def _shipped_exact() -> str:
 
     exact = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())["exact_match"]
     return f"{exact['rate']:.0%}"
+
+
+HELDOUT = 256            # held-out sentences of the alignment lab
+HELDOUT_SEED = 2         # the shipped model's held-out set (its MODEL_CARD.md)
+
+
+def _toy_heldout(result) -> list:
+    from xattn.alignlab import toy_examples
+
+    return toy_examples(result.model, result.embedder, result.heldout[:HELDOUT])
+
+
+def _model_heldout(loaded):
+    """The NumPy model on the toy corpus's held-out sentences, where it knows their words."""
+    from xattn.marian import MarianMT
+
+    if not isinstance(loaded, MarianMT) or not _is_shipped(loaded.name):
+        return None
+
+    def examples(reading: bool = False) -> list:
+        from xattn.corpus import generate_pairs
+        from xattn.marian.api import word_level
+
+        out = []
+        for pair in generate_pairs(HELDOUT, seed=HELDOUT_SEED):
+            tok = loaded.tokenizer
+            src_ids = tok.encode(" ".join(pair.source))
+            tgt_ids = tok.encode(" ".join(pair.target), side="target")
+            run = loaded.forward(src_ids, tgt_ids, logits=False)
+            w = word_level(loaded, run.cross_attention, src_ids, tgt_ids)   # (L, H, T+1, S+1)
+            rows = slice(1, len(pair.target) + 1) if reading else slice(0, len(pair.target))
+            out.append((w[..., rows, :len(pair.source)], pair))
+        return out
+    return examples
 
 
 def _decoder(loaded, result):

@@ -34,10 +34,11 @@ DEFAULTS = Settings()
 MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
 MAX_SEED = 2**31 - 1   # the seed box's range; the library takes seeds up to 2**63 - 1
 VIEW_NAMES = ("Lesson", "Heads", "Step through", "Head statistics", "Switch heads off", "Lines",
-              "Compare", "Decode", "Training", "Export", "How to read this")
+              "Compare", "Decode", "Alignment", "Training", "Export", "How to read this")
 _LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
 # Widgets deliberately left out of the link: a student's own prediction is not shared.
-LOCAL_KEYS = frozenset({"predict", "join", "decode_play", "force_pick", "force_typed"})
+LOCAL_KEYS = frozenset({"predict", "join", "decode_play", "force_pick", "force_typed",
+                        "gold_upload", "gold_format", "gold_first", "gold_order"})
 
 
 def token_label(position: int, token: str) -> str:
@@ -124,6 +125,11 @@ TSTEP = int_param("tstep", -1, 0, 1000, "the training snapshot")   # -1: the las
 DSTEP = int_param("dstep", -1, 0, 1000, "the decoder step")          # -1: the last
 FORCE = list_param("force", _label, what="the forced tokens")         # "3: chien"
 READS = bool_param("reads", False, "reading a word's alignment at the step after it")
+AL_METHOD = choice_param("links", "target_argmax",
+                         ("target_argmax", "source_argmax", "intersection", "threshold"),
+                         "how weights become links")
+AL_THRESHOLD = float_param("link_min", 0.3, 0.01, 0.99, "the link threshold")
+AL_GOLD = choice_param("gold", "corpus", ("corpus", "file"), "the gold alignment")
 
 
 # The settings of each weights source: a link that sets another source's settings is told

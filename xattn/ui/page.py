@@ -16,6 +16,7 @@ import pandas  # noqa: F401
 import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
+from xattn.ui.alignment import alignment_view
 from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.class_panels import back_button, hidden_note
 from xattn.ui.compare import compare_view
@@ -42,6 +43,7 @@ VIEWS = {   # each draws (attention, layer, state); None: the lesson, the readin
     "Lines": lines_view,
     "Compare": compare_view,
     "Decode": decode_view,
+    "Alignment": alignment_view,
     "Training": training_view,
     "Export": export_view,
     "How to read this": None,

@@ -1,0 +1,45 @@
+"""The alignment lab's figure: alignment error rate by layer and head (``xattn.alignlab``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from xattn.figures._style import COLORSCALE, HIGHLIGHT, base_layout
+
+__all__ = ["aer_figure"]
+
+
+def aer_figure(scores, *, font_scale: float = 1.0) -> go.Figure:
+    """AER of every head and of each layer's average over its heads (last column), lower is
+    better; the best layer's average and the best head outlined.
+
+    Parameters
+    ----------
+    scores : xattn.alignlab.LabScores
+    """
+    n_layers, n_heads = scores.aer.shape
+    z = np.column_stack([scores.aer, scores.layer_aer]).astype(np.float32)     # (L, H+1)
+    x = [f"head {h + 1}" for h in range(n_heads)] + ["average"]
+    y = [f"layer {layer + 1}" for layer in range(n_layers)]
+    text = [["n/a" if np.isnan(v) else f"{v:.2f}" for v in row] for row in z]
+    heat = dict(type="heatmap", z=z, x=x, y=y, zmin=0, zmax=1,
+                colorscale=COLORSCALE, reversescale=True, text=text, texttemplate="%{text}",
+                xgap=2, ygap=2, colorbar=dict(title=dict(text="AER"), thickness=12),
+                hovertemplate="%{y}, %{x}<br>AER %{z:.3f} (lower is better)<extra></extra>")
+    shapes = []
+    if scores.best_layer >= 0:
+        shapes.append(dict(type="rect", xref="x", yref="y", x0=n_heads - 0.5, x1=n_heads + 0.5,
+                           y0=scores.best_layer - 0.5, y1=scores.best_layer + 0.5,
+                           line=dict(color=HIGHLIGHT, width=3)))
+    if scores.best_head[0] >= 0:
+        layer, head = scores.best_head
+        shapes.append(dict(type="rect", xref="x", yref="y", x0=head - 0.5, x1=head + 0.5,
+                           y0=layer - 0.5, y1=layer + 0.5,
+                           line=dict(color=HIGHLIGHT, width=3, dash="dot")))
+    layout = base_layout(f"Alignment error rate over {scores.n_pairs} sentence pairs (lower is "
+                         "better)", round((120 + 46 * n_layers) * font_scale),
+                         font_scale=font_scale, shapes=shapes,
+                         xaxis=dict(side="top", type="category"),
+                         yaxis=dict(autorange="reversed", type="category"))
+    return go.Figure(data=[heat], layout=layout, _validate=False)

@@ -1,0 +1,163 @@
+"""The Alignment lab (``view=Alignment``): which layer and head align words, measured.
+
+Every head and every layer's average over its heads is scored by the alignment error rate
+(AER, with precision and recall) against gold word alignments: the toy corpus's, over 256
+held-out sentences, for the weights that can run on them (the trained toy module, the shipped
+translation model), or a gold file for the pair on screen (any weights: Pharaoh ``i-j`` /
+``i?j`` or NAACL lines, zero- or one-based as the user says). Published results of other
+models stand apart, labelled as references.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from xattn.alignlab import (
+    METHOD_DESCRIPTIONS,
+    PUBLISHED_AER,
+    PUBLISHED_FINDINGS,
+    REFERENCE_LABEL,
+    GoldFileError,
+    indexing_warnings,
+    read_gold,
+    score_heads,
+)
+from xattn.figures.alignment import aer_figure
+from xattn.literal import md_code, show_value
+from xattn.sources import Attention
+from xattn.ui.charts import show_chart
+from xattn.ui.compute import derived
+from xattn.ui.link import AL_GOLD, AL_METHOD, AL_THRESHOLD, PRESENT, READS
+from xattn.ui.look import FONT_SCALE
+from xattn.ui.state import PageState
+
+__all__ = ["alignment_view"]
+
+METHOD_NAMES = {"target_argmax": "each target word's strongest source word",
+                "source_argmax": "each source word's strongest target word",
+                "intersection": "both (the links the two agree on)",
+                "threshold": "every weight above a threshold"}
+
+
+def alignment_view(a: Attention, layer: int, state: PageState) -> None:
+    st.markdown("How well does attention align words? Each head's weights become links "
+                "(below), compared with gold links: **AER** = 1 − (|A∩S| + |A∩P|) / (|A| + |S|) "
+                "for the links A, the sure gold links S and the possible ones P (Och and Ney "
+                "2003); lower is better. The average of a layer's heads is scored too.")
+    options = {"corpus": "the toy corpus, 256 held-out sentences",
+               "file": "a gold file for the pair on screen"}
+    if a.heldout is None:
+        options.pop("corpus")
+    left, right = st.columns(2)
+    gold = state.value(AL_GOLD, list(options), why="for these weights")
+    left.radio("Gold alignment", list(options), key=AL_GOLD.key, format_func=options.get,
+               help="The toy corpus knows every word's translation; a file brings the gold of "
+                    "another language pair.")
+    method = state.value(AL_METHOD)
+    right.selectbox("Links from a head's weights", list(METHOD_NAMES), key=AL_METHOD.key,
+                    format_func=METHOD_NAMES.get, help=METHOD_DESCRIPTIONS.get(method, ""))
+    threshold = None
+    if method == "threshold":
+        threshold = state.value(AL_THRESHOLD)
+        right.slider("Threshold", 0.01, 0.99, step=0.01, key=AL_THRESHOLD.key)
+    reading = False
+    if a.shifted:
+        reading = bool(state.value(READS))
+        st.toggle("Read a word's alignment at the step after it (when it is the decoder's "
+                  "input: Chen et al. 2020)", key=READS.key)
+    examples = (_corpus(a, reading) if gold == "corpus" else _file(a, layer, reading))
+    if not examples:
+        return
+    scores = derived(("aer", a.key, gold, reading, method, threshold, _file_id()),
+                     lambda: score_heads(examples, method=method, threshold=threshold))
+    _results(a, scores, state)
+    _references()
+
+
+def _corpus(a: Attention, reading: bool) -> list:
+    with st.spinner("Scoring 256 held-out sentences…"):
+        return derived(("heldout", a.key, reading), lambda: a.heldout(reading))
+
+
+def _file_id() -> str:
+    up = st.session_state.get("gold_upload")
+    return "" if up is None else f"{up.file_id}:{st.session_state.get('gold_first')}:" \
+        f"{st.session_state.get('gold_format')}:{st.session_state.get('gold_order')}"
+
+
+def _file(a: Attention, layer: int, reading: bool) -> list:
+    """The uploaded gold of the pair on screen, against these weights (every layer)."""
+    c1, c2, c3 = st.columns(3)
+    fmt = c1.radio("Format", ("pharaoh", "naacl"), key="gold_format", horizontal=True,
+                   format_func={"pharaoh": "Pharaoh (i-j, i?j)",
+                                "naacl": "NAACL (sentence src tgt S|P)"}.get)
+    first = c2.radio("Positions count from", (0, 1), key="gold_first", horizontal=True,
+                     index=None, help="Say it: gold files are usually one-based, and reading "
+                                      "them as zero-based is the classic mistake.")
+    order = c3.radio("Each link is", ("src-tgt", "tgt-src"), key="gold_order", horizontal=True)
+    up = st.file_uploader("Gold alignment (the first pair is the pair on screen)",
+                          type=["txt", "talp", "naacl", "align", "gold"], key="gold_upload")
+    if up is None or first is None:
+        st.info("Upload a gold file and say whether its positions count from 0 or from 1.",
+                icon=":material/upload_file:")
+        return []
+    try:
+        gold = read_gold(up.getvalue(), format=fmt, first_index=first, order=order)
+    except GoldFileError as err:
+        st.error(f"The file {md_code(up.name)} cannot be read ({len(err.problems)} "
+                 "problems, one a line below).", icon=":material/error:")
+        st.code("\n".join(err.problems[:20]), language=None, wrap_lines=True)
+        return []
+    if not gold.pairs:
+        st.error("The file holds no sentence pair.", icon=":material/error:")
+        return []
+    n_tgt, n_src = a.weights.shape[2:]
+    for warning in indexing_warnings(gold, [(n_tgt, n_src)]):
+        st.warning(show_value(warning, 400), icon=":material/warning:")
+    weights = np.asarray(a.weights)                                    # (L, H, T, S)
+    if reading:
+        weights = np.concatenate([weights[:, :, 1:], np.zeros_like(weights[:, :, :1])], 2)
+    try:
+        gold.pairs[0].matrices(n_tgt, n_src)
+    except ValueError as err:
+        st.error(md_code(str(err)), icon=":material/error:")
+        return []
+    return [(weights, gold.pairs[0])]
+
+
+def _results(a: Attention, scores, state: PageState) -> None:
+    scale = FONT_SCALE if state.shown(PRESENT) else 1.0
+    if scores.best_layer >= 0:
+        best = scores.best_layer
+        head_l, head_h = scores.best_head
+        st.markdown(f"**Best layer: {best + 1}** of {scores.aer.shape[0]} (its heads' average: "
+                    f"AER {scores.layer_aer[best]:.3f}, precision "
+                    f"{scores.layer_precision[best]:.2f}, recall {scores.layer_recall[best]:.2f})"
+                    f" · best head: layer {head_l + 1}, head {head_h + 1} (AER "
+                    f"{scores.aer[head_l, head_h]:.3f}).")
+    show_chart(aer_figure(scores, font_scale=scale), key="aer_chart",
+               name=f"xattn-{a.name}-aer",
+               alt="Heatmap of the alignment error rate of every layer and head, and of each "
+                   "layer's average; lower is better.")
+    n_layers, n_heads = scores.aer.shape
+    rows = [(f"layer {lay + 1}", f"head {h + 1}" if h < n_heads else "average", *(
+        (scores.aer[lay, h], scores.precision[lay, h], scores.recall[lay, h]) if h < n_heads
+        else (scores.layer_aer[lay], scores.layer_precision[lay], scores.layer_recall[lay])))
+        for lay in range(n_layers) for h in range(n_heads + 1)]
+    table = dict(zip(("layer", "head", "AER", "precision", "recall"),
+                     map(list, zip(*rows, strict=True)), strict=True))
+    with st.expander("Every head: AER, precision, recall"):
+        st.dataframe(table, hide_index=True, column_config={
+            k: st.column_config.NumberColumn(format="%.3f") for k in ("AER", "precision",
+                                                                      "recall")})
+
+
+def _references() -> None:
+    with st.expander("Published results, for reference (not measured here)"):
+        st.caption(REFERENCE_LABEL)
+        st.markdown("\n".join(f"- {f.claim} ({f.citation})" for f in PUBLISHED_FINDINGS))
+        st.dataframe({"system": [r.system for r in PUBLISHED_AER],
+                      "test set": [r.test_set for r in PUBLISHED_AER],
+                      "AER (%)": [r.aer for r in PUBLISHED_AER],
+                      "source": [r.citation for r in PUBLISHED_AER]}, hide_index=True)
