@@ -88,6 +88,33 @@ def test_the_sqrt_answer_compares_entropies():
     assert "here 128" in STEPS[8].render(told)[0]
 
 
+def shipped_attention():
+    from xattn.marian import cross_attention, load_marian
+    from xattn.sources import model_attention
+
+    model = load_marian()
+    return model_attention(cross_attention(model, "the red cat sees the dog"), loaded=model)
+
+
+def test_which_layer_aligns_is_read_from_the_held_out_scores():
+    from xattn.alignlab import score_heads
+
+    a = shipped_attention()
+    told = STEPS[9].tell(a, 0)
+    scores = score_heads(a.heldout(False))
+    assert told.truth == f"layer {scores.best_layer + 1}"
+    assert f"AER layer 1: {scores.layer_aer[0]:.3f}" in told.answer
+    assert "three decoder layers" in STEPS[9].render(told)[0]
+
+
+def test_which_head_learns_first_is_read_from_the_time_lapse(trained):
+    a = trained_attention_of(trained)
+    told = STEPS[10].tell(a, 0)
+    onset = trained.timelapse.onset(0.5)
+    first = min((s, h) for h, s in enumerate(onset.tolist()) if s >= 0)[1]
+    assert told.truth == f"head {first + 1}" and f"**Head {first + 1}**" in told.answer
+
+
 # ---------------------------------------------------------------- predict, then see
 @pytest.mark.parametrize("k", range(len(STEPS)))
 def test_every_step_asks_a_prediction_whose_truth_is_an_accepted_answer(k, trained):
@@ -95,6 +122,7 @@ def test_every_step_asks_a_prediction_whose_truth_is_an_accepted_answer(k, train
     choice, and the truth is one of the answers the question accepts."""
     step = STEPS[k]
     a = (trained_attention_of(trained) if step.state.get("weights") == "trained" else
+         shipped_attention() if step.state.get("weights") == "model" else
          attention(**{"padding": dict(mask_mode="padding", padded=(6,)),
                       "wait-k": dict(mask_mode="wait-k", wait_k=2)}.get(
              step.state.get("mask"), {}), n_heads=step.state.get("heads", 4),

@@ -1,4 +1,4 @@
-"""A guided lesson: from one head to why scores are divided by sqrt(d_head).
+"""A guided lesson: from one head to which layer of a real translator aligns words.
 
 Each `Step` puts the page in a prepared state (its URL parameters: sentences, weights, heads,
 mask, view), says one short paragraph, names one thing to look at and asks the class one
@@ -76,4 +76,17 @@ STEPS: tuple[Step, ...] = (
          "The *Entropy of this row*, with *Divide scores by √d_head* on and off.",
          "Switch the division off and on. How does the entropy of the first row change?",
          tell.sqrt, needs=("rescale",)),
+    Step("Which layer aligns?", {"weights": "model", "view": "Alignment"},
+         "A real translation model, trained here on the toy task and run in NumPy: «layers» "
+         "decoder layers of four heads each. Nobody told it to align words; the alignment "
+         "lab scores each layer against the gold alignment of «n» held-out sentences.",
+         "The *average* column of the AER chart (lower is better).",
+         "Which layer's heads, averaged, align words best?", tell.layers, needs=("heldout",)),
+    Step("Watching heads learn", {"weights": "trained", "view": "Training"},
+         "The toy module's training as a time-lapse: every head's weights at about twenty "
+         "moments of the run. Moved words (the swapped noun and adjective) are found by "
+         "meaning, repeated words (the right *the* of two) by position.",
+         "The slider from step 0 to the end, and the per-head curves below.",
+         "When does each head start aligning, and by meaning or by position?", tell.learning,
+         needs=("timelapse",)),
 )

@@ -44,6 +44,13 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "rescale": (lambda a: a.trace is not None and a.rescalable,
                 "these weights' division by √d_head cannot be switched off here: choose "
                 "*Weights: random*."),
+    "heldout": (lambda a: a.heldout is not None,
+                "only weights that can run on the toy corpus's held-out sentences can be "
+                "scored against its gold alignment: choose *Weights: model* (the shipped "
+                "toy-en-fr) or *trained*."),
+    "timelapse": (lambda a: a.timelapse is not None,
+                  "only the toy task's trained weights keep snapshots of their training: "
+                  "choose *Weights: trained*."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
 

@@ -16,7 +16,7 @@ from xattn.metrics import entropy, head_statistics
 from xattn.sources import Attention
 
 __all__ = ["one_head", "rows_sum", "padding", "wait_k", "seed", "trained", "training",
-           "ablation", "sqrt"]
+           "ablation", "sqrt", "layers", "learning"]
 
 
 def _tokens(tokens) -> Question:
@@ -188,3 +188,45 @@ def sqrt(a: Attention, layer: int) -> Told:
                 "all the weight.",
                 "Switch the division off: what happens to the entropy of the first row?",
                 Question("choice", SQRT_CHOICES), truth)
+
+
+def layers(a: Attention, layer: int) -> Told:
+    from xattn.alignlab import score_heads
+
+    scores = score_heads(a.heldout(False))
+    n = scores.aer.shape[0]
+    best = scores.best_layer
+    aers = ", ".join(f"layer {k + 1}: {v:.3f}" for k, v in enumerate(scores.layer_aer))
+    choices = tuple(f"layer {k + 1}" for k in range(n))
+    return Told({"layers": number_word(n), "n": str(scores.n_pairs)},
+                f"Over {scores.n_pairs} held-out sentences, the average of each layer's heads "
+                f"has AER {aers} (lower is better): **layer {best + 1}** aligns best, and its "
+                f"best single head is head {scores.best_head[1] + 1} of layer "
+                f"{scores.best_head[0] + 1}. Which layer aligns differs by model: Garg et al. "
+                "(2019) found the penultimate of six in their transformer; nothing forces a "
+                "model to align at all, since it is trained to translate.",
+                "Which layer's heads, averaged, will align words best?",
+                Question("choice", choices) if n > 1 else None, choices[max(best, 0)])
+
+
+def learning(a: Attention, layer: int) -> Told:
+    tl = a.timelapse()
+    onset = tl.onset(0.5)
+    started = [(int(step), h) for h, step in enumerate(onset.tolist()) if step >= 0]
+    choices = tuple(f"head {h + 1}" for h in range(len(onset)))
+    if not started:
+        return Told({}, "No head reached half of the held-out words on its own in this run: "
+                        "train longer (sidebar, Training steps).")
+    step, first = min(started)
+    moved = tl.by_head["moved_accuracy"][:, first]
+    repeated = tl.by_head["repeated_accuracy"][:, first]
+    k = int(np.searchsorted(tl.steps, step))
+    cue = ("meaning" if moved[k] > repeated[k] + 0.1 else "position"
+           if repeated[k] > moved[k] + 0.1 else "meaning and position alike")
+    return Told({},
+                f"**Head {first + 1}** reaches half of the held-out words first, at step {step}"
+                f", and then by {cue} (moved words {moved[k]:.0%}, repeated words "
+                f"{repeated[k]:.0%}). Heads do not learn together: one finds a cue, the others "
+                "follow or specialise in another.",
+                "Which head will start aligning first?", Question("choice", choices)
+                if len(choices) > 1 else None, choices[first])

@@ -28,7 +28,7 @@ from xattn.ui.class_panels import (
     room_card,
     student_status,
 )
-from xattn.ui.compute import cached_run
+from xattn.ui.compute import cached_run, derived
 from xattn.ui.link import (
     HOST,
     IMG,
@@ -110,6 +110,13 @@ def prepared_attention(step: Step) -> Attention:
     """The weights of ``step``'s prepared page (its own settings, everything else default):
     what a class's room asks about before the host opens the step."""
     s = step.state
+    if s.get("weights") == "model":
+        from xattn.marian import SHIPPED_MODEL
+        from xattn.sources import model_attention
+        from xattn.ui.models import TOY_PAIR, attention_of, loaded_model
+
+        model = loaded_model(SHIPPED_MODEL)
+        return model_attention(attention_of(model, TOY_PAIR[0], None, True), loaded=model)
     if s.get("weights") == "trained":
         bar, curve = st.empty(), st.empty()
         run, _ = obtain(TrainConfig(), bar, curve)
@@ -136,7 +143,9 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     if room is None or room.host:
         navigation(n)
     why_not = missing(step, a) if a is not None else None
-    told = step.tell(a, layer) if a is not None and not why_not else None
+    told = (derived(("tell", a.key, n, layer), lambda: step.tell(a, layer))
+            if a is not None and not why_not and a.key else
+            step.tell(a, layer) if a is not None and not why_not else None)
     if room is not None:
         room = sync_step(room, n, told.question if told is not None else None)
     text, look, question = step.render(told)
