@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_marian            # a few minutes on 2 cores
     python -m benchmarks.bench_marian --rounds 1 # quicker, noisier
+    python -m benchmarks.bench_marian --threads 2 --rounds 6 --no-float16   # one part, more rounds
 
 An opus-mt-shaped RANDOM model (6 + 6 layers, d_model 512, 8 heads, FFN 2048, vocabulary
 58101, swish, scaled and tied embeddings) is built with transformers' ``MarianConfig``, saved
@@ -163,26 +164,28 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--worker")
     parser.add_argument("--folder", type=Path)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", default="1,2", help="thread counts to compare, e.g. 1,2")
+    parser.add_argument("--no-float16", action="store_true", help="skip float16 storage")
     args = parser.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.worker, args.folder, args.threads)))
+        print(json.dumps(worker(args.worker, args.folder, int(args.threads))))
         return
     print(machine_line())
-    kinds = ("torch", "numpy-float32", "numpy-float16")
+    kinds = ("torch", "numpy-float32") + (() if args.no_float16 else ("numpy-float16",))
+    thread_counts = tuple(int(t) for t in args.threads.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         build(folder)
-        results = {(k, t): [] for k in kinds for t in (1, 2)}
+        results = {(k, t): [] for k in kinds for t in thread_counts}
         for r in range(args.rounds):
-            for threads in (1, 2):
+            for threads in thread_counts:
                 for kind in kinds:
                     results[kind, threads].append(run(kind, folder, threads))
             print(f"round {r + 1} done", file=sys.stderr, flush=True)
     print("\n| threads | step | torch eager (s) | NumPy float32 (s) | NumPy / torch | "
           "NumPy float16 storage (s) |")
     print("|---|---|---|---|---|---|")
-    for threads in (1, 2):
+    for threads in thread_counts:
         for step in ("forced", "greedy"):
             cells = {k: [r[step] for r in results[k, threads]] for k in kinds}
             best = {k: min(v) for k, v in cells.items()}
@@ -191,12 +194,12 @@ def main(argv=None) -> None:
                   f" | {best['torch']:.3f} (median {med['torch']:.3f}) | "
                   f"{best['numpy-float32']:.3f} (median {med['numpy-float32']:.3f}) | "
                   f"{best['numpy-float32'] / best['torch']:.2f}x | "
-                  f"{best['numpy-float16']:.3f} |")
+                  f"{best.get('numpy-float16', float('nan')):.3f} |")
     print("\n| storage | float32 weights (MB) | RSS growth after load (MB) | after one pass (MB) |"
           " growth / float32 weights |")
     print("|---|---|---|---|---|")
     for kind in kinds[1:]:
-        rows = results[kind, 1]
+        rows = results[kind, thread_counts[0]]
         f32 = rows[0]["f32_mb"]
         load = statistics.median(r["rss_load"] for r in rows)
         after = statistics.median(r["rss_pass"] for r in rows)
