@@ -423,17 +423,21 @@ def _model_tools(loaded, result):
     from xattn.marian import MarianMT
 
     if isinstance(loaded, MarianMT):
-        from xattn.marian.api import layer_ablation, layer_trace, teacher_forced
+        from xattn.marian.api import teacher_forced
+
+        @functools.cache
+        def run():                       # one teacher-forced pass for every layer's tools
+            return teacher_forced(loaded, result)
 
         def trace(layer: int, scale: bool = True) -> AttentionTrace:
-            return layer_trace(loaded, result, layer, scale=scale)
+            return loaded.layer_trace(run(), layer, scale=scale)
 
         def ablate(layer: int, heads_off=()) -> AblationResult:
-            return layer_ablation(loaded, result, layer, heads_off)
+            return loaded.layer_ablation(run(), layer, heads_off)
 
         def inputs(layer: int):
             attn = loaded.decoder_layers[layer].encoder_attn
-            return teacher_forced(loaded, result).cross_inputs[layer], attn.W_Q, attn.b_Q
+            return run().cross_inputs[layer], attn.W_Q, attn.b_Q
         return trace, ablate, inputs, True
     from xattn.models import layer_ablation, layer_trace
 

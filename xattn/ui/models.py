@@ -77,8 +77,11 @@ def numpy_folder(name: str) -> bool:
     """Whether ``name`` runs in NumPy: the shipped model, or a converted Marian folder."""
     from xattn.marian import SHIPPED_MODEL
 
-    return name == SHIPPED_MODEL or all(
-        (Path(name) / f).is_file() for f in ("config.json", "model.safetensors", "source.spm"))
+    folder = Path(name)
+    return name == SHIPPED_MODEL or (
+        all((folder / f).is_file() for f in ("config.json", "source.spm"))
+        and any((folder / f).is_file() for f in ("model.safetensors",
+                                                 "model.safetensors.index.json")))
 
 
 def offered_models() -> list[str]:
