@@ -22,10 +22,11 @@ def aer_figure(scores, *, font_scale: float = 1.0) -> go.Figure:
     z = np.column_stack([scores.aer, scores.layer_aer]).astype(np.float32)     # (L, H+1)
     x = [f"head {h + 1}" for h in range(n_heads)] + ["average"]
     y = [f"layer {layer + 1}" for layer in range(n_layers)]
-    text = [["n/a" if np.isnan(v) else f"{v:.2f}" for v in row] for row in z]
+    # No numbers drawn over the cells (their contrast would change with the colour below):
+    # hover and the page's table give them.
     heat = dict(type="heatmap", z=z, x=x, y=y, zmin=0, zmax=1,
-                colorscale=COLORSCALE, reversescale=True, text=text, texttemplate="%{text}",
-                xgap=2, ygap=2, colorbar=dict(title=dict(text="AER"), thickness=12),
+                colorscale=COLORSCALE, reversescale=True, xgap=2, ygap=2,
+                colorbar=dict(title=dict(text="AER"), thickness=12),
                 hovertemplate="%{y}, %{x}<br>AER %{z:.3f} (lower is better)<extra></extra>")
     shapes = []
     if scores.best_layer >= 0:

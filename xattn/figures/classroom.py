@@ -93,7 +93,6 @@ def taps_figure(src_tokens, taps: dict, weights_row: np.ndarray, *, target: str,
     x, x_text = axis_labels(src_tokens)
     rows = ["the class (share of taps)", f"{head} (weights)"]
     heat = dict(type="heatmap", z=z, x=x, y=rows, zmin=0, zmax=1, colorscale=COLORSCALE,
-                text=[[f"{v:.2f}" for v in row] for row in z], texttemplate="%{text}",
                 colorbar=dict(title=dict(text="share"), thickness=12), xgap=1, ygap=1,
                 hovertemplate="%{y}<br>source %{x}<br>%{z:.3f}<extra></extra>")
     title = axis_labels([target])[1][0]
