@@ -60,7 +60,7 @@ def test_reading_shows_the_step_after_the_word():
     at = run_app({"weights": "model", "view": "Decode", "dstep": "1", "reads": "true"})
     assert not at.exception
     title = chart(at, "decode_rows")["layout"]["title"]["text"]
-    assert title.startswith("Step 2, reading 1: ▁chat")
+    assert title.startswith("Step 2, reading 1: ▁chat:")
     at = run_app({"weights": "model", "view": "Decode", "dstep": "1"})
     assert chart(at, "decode_rows")["layout"]["title"]["text"].startswith("Step 1, producing")
 

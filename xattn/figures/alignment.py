@@ -39,8 +39,8 @@ def aer_figure(scores, *, font_scale: float = 1.0) -> go.Figure:
                            y0=layer - 0.5, y1=layer + 0.5,
                            line=dict(color=HIGHLIGHT, width=3, dash="dot")))
     layout = base_layout(f"Alignment error rate over {scores.n_pairs} sentence pairs (lower is "
-                         "better)", round((120 + 46 * n_layers) * font_scale),
-                         font_scale=font_scale, shapes=shapes,
+                         "better)", round((140 + 46 * n_layers) * font_scale),
+                         top=round(70 * font_scale), font_scale=font_scale, shapes=shapes,
                          xaxis=dict(side="top", type="category"),
                          yaxis=dict(autorange="reversed", type="category"))
     return go.Figure(data=[heat], layout=layout, _validate=False)

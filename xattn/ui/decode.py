@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from xattn.figures._style import axis_labels
 from xattn.figures.decode import candidates_figure, rows_so_far_figure, step_rows_figure
-from xattn.literal import md_code
+from xattn.literal import md_code, plotly_text
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
@@ -74,7 +73,7 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
         if row_step < n:
             what = (f"reading {token_label(t, d.tokens[t])}" if reads else
                     f"producing {token_label(t, d.tokens[t])}")
-            title = f"Step {row_step}, {axis_labels([what])[1][0]}: every layer and head"
+            title = f"Step {row_step}, {plotly_text(what)}: every layer and head"
             show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
                                         font_scale=scale),
                        key="decode_rows", name=f"xattn-{a.name}-decode-step{row_step}",
