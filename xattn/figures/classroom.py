@@ -97,7 +97,7 @@ def taps_figure(src_tokens, taps: dict, weights_row: np.ndarray, *, target: str,
                 hovertemplate="%{y}<br>source %{x}<br>%{z:.3f}<extra></extra>")
     title = axis_labels([target])[1][0]
     layout = base_layout(f"Where {title} looks: the class's guess and the weights", 240,
-                         xaxis=category_axis((x, x_text), angle=-45 if n_src > 8 else 0,
+                         xaxis=category_axis((x, x_text), angle=-45 if n_src > 4 else 0,
                                              font=tick_font(n_src), title="source (keys)"),
                          yaxis=dict(autorange="reversed"))
     return go.Figure(data=[heat], layout=layout, _validate=False)

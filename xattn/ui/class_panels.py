@@ -52,7 +52,8 @@ def room_card(room: Room, present: bool) -> None:
         svg = base64.b64encode(qr_svg(link).encode()).decode()
         alt = html.escape(f"QR code of the class link {link}", quote=True)
         st.html(f'<img alt="{alt}" src="data:image/svg+xml;base64,{svg}" '
-                'style="width:100%;max-width:240px;image-rendering:pixelated">')
+                f'style="width:100%;max-width:{200 if present else 160}px;'
+                'image-rendering:pixelated">')
     with words:
         size = "2.6rem" if present else "2rem"
         st.html(f'<div style="font-size:1rem">Join the class: code</div><div style="font-size:'

@@ -130,8 +130,12 @@ def prepared_attention(step: Step) -> Attention:
 
 def lesson_questions() -> list[Question]:
     """The question of every step on its prepared page, for a new room."""
-    with st.spinner("Starting the class…"):
-        return [step.tell(prepared_attention(step), 0).question or NOT_ASKED for step in STEPS]
+    slot = st.empty()            # loading a model or training draws here: cleared after
+    with slot.container(), st.spinner("Starting the class…"):
+        questions = [step.tell(prepared_attention(step), 0).question or NOT_ASKED
+                     for step in STEPS]
+    slot.empty()
+    return questions
 
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
