@@ -10,7 +10,8 @@ Streamlit processes (one SQLite file, or a real redis-server).
 - A backend killed (SIGKILL) while the class is predicting loses no answer: the host and the
   store still count every one; the students on the dead process reconnect (to the live one, or
   the restarted one), see the room's step again, can answer, and see the reveal.
-- A reconnected student is still the same student (strict xfail: not yet, see its reason).
+- A reconnected student is still the same student (their id comes from the browser's XSRF
+  token, which every process sees).
 
 Skipped, with the reason printed, where Chromium, HAProxy or redis-server is missing; failed
 instead where XATTN_REQUIRE_BROWSER, XATTN_REQUIRE_HAPROXY or XATTN_REQUIRE_REDIS is set (CI).
@@ -330,10 +331,6 @@ def test_a_backend_killed_mid_question_loses_no_answer(chromium, classroom):
         close(host, *students)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a student is a random id kept in the Streamlit session (xattn/ui/room.py student_id): "
-    "the process that takes over after a crash starts a new session, so the reconnected "
-    "browser is a new student: its answer is counted twice and its own prediction is lost"))
 def test_a_reconnected_student_is_still_the_same_student(chromium, classroom):
     hall = classroom.hall
     routed(hall)
@@ -350,5 +347,44 @@ def test_a_reconnected_student_is_still_the_same_student(chromium, classroom):
         tap(classroom, code, student, 4)                  # changes their answer
         view = classroom.store().room_view(code)
         assert (view.n_answered, view.counts[4], view.counts[2]) == (1, 1, 0)
+    finally:
+        close(host, student)
+
+
+def test_a_student_who_reloads_the_page_is_still_the_same_student(chromium, classroom):
+    host, code, _ = start_class(chromium, classroom)
+    student = open_tab(chromium, f"{classroom.hall.url}?room={code}", "student")
+    try:
+        tap(classroom, code, student, 2)
+        counted(host, 1, 1)
+        student.page.reload()                             # a phone's browser does it too
+        wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
+        assert PREDICTION_IN in student.text()            # the page knows the answer is in
+        assert student.page.locator(".st-key-predict button[aria-checked=true]").count() == 1
+        tap(classroom, code, student, 4)                  # changes their answer
+        view = classroom.store().room_view(code)
+        assert (view.n_answered, view.counts[4], view.counts[2]) == (1, 1, 0)
+        assert counted(host, 1) == "1 of 1 answered"      # one student, not two
+    finally:
+        close(host, student)
+
+
+def test_ask_again_starts_every_students_prediction_afresh(chromium, classroom):
+    host, code, _ = start_class(chromium, classroom)
+    student = open_tab(chromium, f"{classroom.hall.url}?room={code}", "student")
+    try:
+        tap(classroom, code, student, 2)
+        counted(host, 1, 1)
+        reveal(host, [student], 1)
+        student.watch("again", f"document.body.innerText.includes({HIDDEN!r})")
+        host.page.locator(".st-key-ask_again button").click()
+        student.seen_at("again")                          # the weights hidden again
+        wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
+        assert classroom.store().room_view(code).n_answered == 0     # a new round
+        assert PREDICTION_IN not in student.text()
+        # nothing is shown as chosen: a pill still lit would be untapped by the next tap
+        assert student.page.locator(".st-key-predict button[aria-checked=true]").count() == 0
+        tap(classroom, code, student, 2)                  # the same answer, after discussing
+        assert classroom.store().room_view(code).counts[2] == 1
     finally:
         close(host, student)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+import sys
 import threading
 import time
+import types
 
 import pytest
 from classroom_helpers import BACKENDS, Backend, RedisServer, cast_answers, redis_or_skip, wait_for
@@ -371,8 +373,12 @@ def _gone(store, code) -> bool:
 
 # --- concurrency -----------------------------------------------------------------------------
 
-def test_two_processes_cast_500_answers_each_and_none_is_lost(backend, store, room):
+def test_two_processes_cast_500_answers_each_and_none_is_lost(backend, store, room,
+                                                             monkeypatch):
     code, _ = room
+    # A spawned process runs the parent's __main__ again, and an AppTest earlier in this
+    # process leaves app.py there: start the writers from a blank __main__.
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     ctx = multiprocessing.get_context("spawn")
     go = ctx.Event()
     procs = [ctx.Process(target=cast_answers, args=(backend, code, who, 500, go))
