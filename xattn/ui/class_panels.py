@@ -28,6 +28,7 @@ __all__ = ["room_card", "class_controls", "class_answers", "student_status", "ba
            "hidden_note"]
 
 _ERROR = "_xattn_room_error"
+_ASKED = "_xattn_room_asked"      # session: (code, step, round) the prediction belongs to
 
 
 def student_link(code: str) -> str:
@@ -176,7 +177,11 @@ def prediction_kwargs(room: Room | None) -> dict:
     closed once the host revealed the step."""
     if room is None or room.host:
         return {}
-    if room.view.mine is not None and st.session_state.get("predict") is None:
+    asked = (room.code, room.view.step, room.view.round)
+    if st.session_state.get(_ASKED) != asked:     # a new step or round: a new prediction
+        st.session_state[_ASKED] = asked
+        st.session_state["predict"] = room.view.mine
+    elif room.view.mine is not None and st.session_state.get("predict") is None:
         st.session_state["predict"] = room.view.mine
     return dict(disabled=room.view.phase != "asking",
                 on_change=lambda: record_answer(room, st.session_state.get("predict")))
