@@ -200,35 +200,41 @@ class Tab:
 
     # -- receiving ---------------------------------------------------------------------------
     async def _read(self) -> None:
-        async for raw in self.ws:
-            self.stats.bytes += len(raw)
-            msg = ForwardMsg()
-            msg.ParseFromString(raw)
-            kind = msg.WhichOneof("type")
-            if kind == "new_session":
-                self.page_hash = msg.new_session.page_script_hash or self.page_hash
-                self._elements = []
-                self._run_full = not msg.metadata.run.fragment_ids
-                if self._run_full:
-                    self._stop_timers()       # a full run: the frontend drops every timer;
-                                              # the run registers its fragments' again
-            elif kind == "page_info_changed":
-                self.query = msg.page_info_changed.query_string
-            elif kind == "auto_rerun":
-                self._timer(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
-            elif kind == "stop_auto_rerun":
-                for fid in msg.stop_auto_rerun.fragment_ids:
-                    self.timers.pop(fid, (0, asyncio.current_task()))[1].cancel()
-            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                self._elements.append((msg.delta.new_element, msg.delta.fragment_id))
-                self._fragments.add(("", msg.delta.fragment_id))
-            elif kind == "script_finished":
-                if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    self.early += 1          # what it drew stays on screen, as in the browser
-                elif msg.script_finished not in DONE:
-                    self.stats.problems.append(f"{self.name}: script finished with status "
-                                               f"{msg.script_finished}")
-                self._finished(msg.script_finished)
+        try:
+            async for raw in self.ws:
+                self.stats.bytes += len(raw)
+                msg = ForwardMsg()
+                msg.ParseFromString(raw)
+                self._handle(msg, msg.WhichOneof("type"))
+        except Exception as err:  # noqa: BLE001 - a dead reader must not go unnoticed
+            self.stats.problems.append(f"{self.name}: its connection ended: {err!r}")
+
+    def _handle(self, msg: ForwardMsg, kind: str) -> None:
+        if kind == "new_session":
+            self.page_hash = msg.new_session.page_script_hash or self.page_hash
+            self._elements = []
+            self._run_full = not msg.metadata.run.fragment_ids
+            if self._run_full:
+                self._stop_timers()       # a full run: the frontend drops every timer;
+                                          # the run registers its fragments' again
+        elif kind == "page_info_changed":
+            self.query = msg.page_info_changed.query_string
+        elif kind == "auto_rerun":
+            self._timer(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
+        elif kind == "stop_auto_rerun":
+            for fid in msg.stop_auto_rerun.fragment_ids:
+                if fid in self.timers:
+                    self.timers.pop(fid)[1].cancel()
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            self._elements.append((msg.delta.new_element, msg.delta.fragment_id))
+            self._fragments.add(("", msg.delta.fragment_id))
+        elif kind == "script_finished":
+            if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                self.early += 1          # what it drew stays on screen, as in the browser
+            elif msg.script_finished not in DONE:
+                self.stats.problems.append(f"{self.name}: script finished with status "
+                                           f"{msg.script_finished}")
+            self._finished(msg.script_finished)
 
     def _finished(self, status: int) -> None:
         """A run ended. A full run ended early (another rerun was queued) still drew what
@@ -243,6 +249,9 @@ class Tab:
         if self.name == "host":
             self.trace.append((round(page.at, 2), status, page.step, sorted(page.buttons),
                                page.count, page.alerts))
+        else:
+            self.trace = [*self.trace[-5:], (round(page.at, 2), status, full, page.step,
+                                             page.hidden, len(page.charts), page.alerts)]
         if full:
             self.page = page
             self.buttons = dict(page.buttons)
@@ -490,6 +499,7 @@ async def run_class(base: str, a, pids: dict[str, int], open_store) -> Stats:
     await asyncio.sleep(4.0)                 # the last pages' first polls
     with phase("polling only"):
         await asyncio.sleep(a.idle)
+    monitor = asyncio.create_task(watch(host, students))
     with phase("the class"):
         plan.answering.set()
         try:
@@ -498,6 +508,7 @@ async def run_class(base: str, a, pids: dict[str, int], open_store) -> Stats:
         except Exception as err:  # noqa: BLE001 - reported with the numbers so far
             stats.problems.append(f"host: the class stopped at step {plan.step}: {err!r}")
     plan.over.set()
+    monitor.cancel()
     results = await asyncio.gather(*jobs, return_exceptions=True)
     stats.problems.extend(f"student: {r!r}" for r in results if isinstance(r, BaseException))
     store = open_store()
@@ -511,6 +522,21 @@ async def run_class(base: str, a, pids: dict[str, int], open_store) -> Stats:
     for t in tabs:
         await t.close()
     return stats
+
+
+async def watch(host: Tab, students: list[Tab], every: float = 20.0) -> None:
+    """Every ``every`` seconds, on stderr: how long since each page's last run, and its
+    fragment timers (a page whose timers are gone no longer follows the class)."""
+    while True:
+        await asyncio.sleep(every)
+        now = time.monotonic()
+        ages = sorted(now - (t.trace[-1][0] if t.trace else now) for t in students)
+        silent = [t for t in students if not t.timers]
+        say(f"host: {len(host.timers)} timers, last run {now - host.trace[-1][0]:.0f} s ago, "
+            f"buttons {sorted(host.buttons)}, last count {host.trace[-1][4]}; students: last "
+            f"run {ages[len(ages) // 2]:.0f} s ago (median), {ages[-1]:.0f} s (max); "
+            f"{len(silent)} without timers" + (f", e.g. {silent[0].trace[-3:]}" if silent
+                                               else ""))
 
 
 async def class_step(step: int, host: Tab, students: list[Tab], plan: Plan, stats: Stats,
@@ -533,8 +559,13 @@ async def class_step(step: int, host: Tab, students: list[Tab], plan: Plan, stat
     stats.host_count[step] = max((c[3] for c in stats.counts if c[0] == step), default=0)
     await host_click(host, "reveal", lambda p: "ask_again" in host.buttons, stats,
                      plan.revealed, step)
-    await wait_for(lambda: all(step in t.reveals for t in students),
-                   f"every student's weights at step {step}", WAIT, stats)
+    if not await wait_for(lambda: all(step in t.reveals for t in students),
+                          f"every student's weights at step {step}", a.answer_wait, stats):
+        late = [t for t in students if step not in t.reveals]
+        stats.problems.append(f"{len(late)} students never drew the weights of step {step}; "
+                              f"the first one's last runs (time, status, full, step, hidden, "
+                              f"charts, alerts), now {time.monotonic():.2f}, timers "
+                              f"{len(late[0].timers)}: {late[0].trace}")
     await asyncio.sleep(a.pause)             # the class looks at the answer
 
 
