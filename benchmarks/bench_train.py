@@ -19,7 +19,9 @@ Prints the machine, then Markdown tables (for the README):
 2. the same accuracies over seeds 0-4 (min / mean);
 3. per-head measures of the default run (``xattn.train.alignment_by_head``);
 4. what the time-lapse (``TrainConfig.snapshots``, ``xattn.timelapse``) costs, for the page's
-   settings: CPU time of this process and wall time of ``train`` without frames
+   settings: CPU time of this process for ``train`` alone and for ``train`` + ``evaluate``
+   (what one new setting costs the page, which reuses the first and last frames as the
+   untrained and trained scores), and the wall time of the latter, without frames
    (``snapshots=0``) and with the default 20, runs interleaved, median of
    ``TIMELAPSE_REPEATS``; and the bytes it adds to the run, pickled and by
    ``xattn.cache.nbytes`` (what a byte-bounded cache counts);
@@ -45,6 +47,7 @@ from xattn.alignment import (
     alignment_accuracy,
     alignment_by_head,
     chance_accuracy,
+    evaluate,
 )
 from xattn.cache import nbytes
 from xattn.train import TrainConfig, make_batch, train
@@ -145,16 +148,22 @@ def heads_table() -> None:
             for k in ALIGNMENT_MEASURES) + " |")
 
 
-def _run_times(config: TrainConfig) -> tuple[float, float]:
+def _run_times(config: TrainConfig) -> tuple[float, float, float, float]:
+    """CPU and wall seconds of ``train``, then of ``train`` + ``evaluate`` (what one new
+    setting costs the page: ``xattn.ui._store`` caches both)."""
     start, start_cpu = time.perf_counter(), time.process_time()
-    train(config)
-    return time.process_time() - start_cpu, time.perf_counter() - start
+    result = train(config)
+    trained_cpu, trained_wall = time.process_time() - start_cpu, time.perf_counter() - start
+    evaluate(result, trained_wall)
+    return (trained_cpu, trained_wall,
+            time.process_time() - start_cpu, time.perf_counter() - start)
 
 
 def timelapse_cost_table() -> None:
-    print("| heads | steps | frames | CPU: without / with | added | wall: without / with "
+    print("| heads | steps | frames | train, CPU: without / with | added "
+          "| train + score, CPU: without / with | added | wall (train + score): without / with "
           "| bytes added: pickled / nbytes |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for heads, steps in TIMELAPSE_SETTINGS:
         plain, framed = TrainConfig(n_heads=heads, steps=steps, snapshots=0), \
             TrainConfig(n_heads=heads, steps=steps)
@@ -162,16 +171,18 @@ def timelapse_cost_table() -> None:
         for _ in range(TIMELAPSE_REPEATS):               # interleaved: load hits both alike
             times["plain"].append(_run_times(plain))
             times["framed"].append(_run_times(framed))
-        cpu = {k: statistics.median(t[0] for t in v) for k, v in times.items()}
-        wall = {k: statistics.median(t[1] for t in v) for k, v in times.items()}
+        med = {k: [statistics.median(t[i] for t in v) for i in range(4)]
+               for k, v in times.items()}
         result = train(framed)
         bare = replace(result, timelapse=None)
         pickled = len(pickle.dumps(result)) - len(pickle.dumps(bare))
-        print(f"| {heads} | {steps} | {len(result.timelapse.steps)} "
-              f"| {1000 * cpu['plain']:.0f} / {1000 * cpu['framed']:.0f} ms "
-              f"| {1000 * (cpu['framed'] - cpu['plain']):.0f} ms "
-              f"({100 * (cpu['framed'] / cpu['plain'] - 1):.0f}%) "
-              f"| {1000 * wall['plain']:.0f} / {1000 * wall['framed']:.0f} ms "
+
+        def added(i: int) -> str:
+            p, f = med["plain"][i], med["framed"][i]
+            return f"{1000 * p:.0f} / {1000 * f:.0f} ms | {1000 * (f - p):+.0f} ms " \
+                   f"({100 * (f / p - 1):+.0f}%)"
+        print(f"| {heads} | {steps} | {len(result.timelapse.steps)} | {added(0)} | {added(2)} "
+              f"| {1000 * med['plain'][3]:.0f} / {1000 * med['framed'][3]:.0f} ms "
               f"| {pickled / 1000:.1f} kB / {(nbytes(result) - nbytes(bare)) / 1000:.1f} kB |",
               flush=True)
 

@@ -12,6 +12,7 @@ from xattn.alignment import (
     alignment_accuracy,
     alignment_by_head,
     chance_accuracy,
+    evaluate,
 )
 from xattn.corpus import align, generate_pairs, translate
 from xattn.timelapse import HEAD_MEASURES, PROBE, Timelapse, head_scores, snapshot_steps
@@ -298,6 +299,24 @@ def test_snapshots_zero_keeps_no_timelapse_and_changes_nothing_else():
     for name in WEIGHT_NAMES:
         np.testing.assert_array_equal(getattr(with_frames.model, name),
                                       getattr(without.model, name))
+
+
+@pytest.mark.parametrize("n_heads", [1, 4])
+def test_evaluate_reuses_the_frames_and_gives_the_numbers_it_computes_without_them(n_heads):
+    # a run with a time-lapse is scored from its first and last frames: the page's table of
+    # trained/untrained/chance accuracies and every head's measures must be the same numbers
+    kwargs = dict(n_heads=n_heads, steps=12, batch_size=8, n_heldout=64, seed=3)
+    framed = evaluate(train(TrainConfig(**kwargs)), 1.0)
+    bare = evaluate(train(TrainConfig(**kwargs, snapshots=0)), 1.0)
+    assert framed.accuracy == bare.accuracy
+    assert framed.by_head.keys() == bare.by_head.keys() == {"trained", "untrained"}
+    for name in ("trained", "untrained"):
+        assert framed.by_head[name].keys() == bare.by_head[name].keys()
+        for k, v in bare.by_head[name].items():
+            np.testing.assert_array_equal(framed.by_head[name][k], v)
+            assert framed.by_head[name][k].dtype == v.dtype
+    assert framed.by_head["trained"]["word_accuracy"].tolist() \
+        != framed.by_head["untrained"]["word_accuracy"].tolist()
 
 
 def test_head_scores_equal_alignment_by_head_with_unaligned_words():
