@@ -126,3 +126,28 @@ def test_the_share_link_of_a_host_is_a_student_link():
     host.session_state["share"] = True
     link = host.run().code[0].value
     assert f"room={code}" in link and key not in link and "host=" not in link
+
+
+def test_a_stale_message_after_ask_again_does_not_cast_the_old_answer():
+    # The browser shows the last pick until the new round's run reaches it; a message it sends
+    # meanwhile (its poll) still carries that pick. Cast into the new round, the student would
+    # be counted without predicting, and the host's count would be wrong.
+    host, code, _ = start_class()
+    student = page(room=code)
+    predict(student).set_value(2).run()
+    host.run()
+    host.button(key="reveal").click().run()
+    student.run()
+    host.button(key="ask_again").click().run()
+    student.run()                                            # the new round reaches the page
+    assert predict(student).value is None                    # no pill lit from before
+    stale = predict(student)       # what the browser's poll carries: not a user's action,
+    stale._value = 2               # so past AppTest's guard against a disabled widget
+    student.run()
+    host.run()
+    assert [m.value for m in host.metric] == ["0 of 1 answered"]
+    assert predict(student).value is None and not predict(student).disabled   # reopened
+    predict(student).set_value(2).run()                      # the student's own new pick
+    host.run()
+    assert [m.value for m in host.metric] == ["1 of 1 answered"]
+    assert any("Your prediction is in" in c.value for c in student.caption)

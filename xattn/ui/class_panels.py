@@ -21,7 +21,16 @@ from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.link import HOST, ROOM, VIEW
-from xattn.ui.room import FOLLOW_EVERY, Room, class_store, go_to, record_answer, seen
+from xattn.ui.room import (
+    FOLLOW_EVERY,
+    SETTLED,
+    SETTLING,
+    Room,
+    class_store,
+    go_to,
+    record_answer,
+    seen,
+)
 from xattn.ui.room import follow as follow_class
 
 __all__ = ["room_card", "class_controls", "class_answers", "student_status", "back_button",
@@ -45,29 +54,33 @@ def _rotate(room: Room) -> None:
 
 
 def room_card(room: Room, present: bool) -> None:
-    """The host's card: the code, the student link and its QR code, large on a projector; a
-    word on the address bar, which holds the host key, and a button for a new key."""
+    """The host's card: the code, the student link and its QR code, large on a projector
+    while the class joins (the room's first step), a strip afterwards so that the question's
+    answers fit the same screen; a word on the address bar, which holds the host key, and a
+    button for a new key."""
     link = student_link(room.code)
-    qr, words = st.columns([2, 3] if present else [1, 2], vertical_alignment="center")
+    large = room.view.step == 1
+    widths = ([2, 3] if present else [1, 2]) if large else [1, 4]
+    qr, words = st.columns(widths, vertical_alignment="center")
     with qr:
         svg = base64.b64encode(qr_svg(link).encode()).decode()
         alt = html.escape(f"QR code of the class link {link}", quote=True)
+        width = (200 if present else 160) if large else 96
         st.html(f'<img alt="{alt}" src="data:image/svg+xml;base64,{svg}" '
-                f'style="width:100%;max-width:{200 if present else 160}px;'
-                'image-rendering:pixelated">')
+                f'style="width:100%;max-width:{width}px;image-rendering:pixelated">')
     with words:
-        size = "2.6rem" if present else "2rem"
+        size = ("2.6rem" if present else "2rem") if large else "1.6rem"
         st.html(f'<div style="font-size:1rem">Join the class: code</div><div style="font-size:'
                 f'{size};font-weight:700;letter-spacing:0.12em">{room.code}</div>')  # A-Z, 2-9
         st.markdown(f"or open {md_code(link)}")
-        with st.expander("Your link holds the host key"):
-            st.markdown("The address bar shows your host key (`host=…`): whoever has it can "
-                        "drive this class. On a projector, go full screen (F11), or open this "
-                        "page on your own device and project a student's page. If the key was "
-                        "seen, make a new one: the class and its answers stay, the old link "
-                        "stops working.")
-            st.button("New host key", key="rotate_host", on_click=_rotate, args=(room,),
-                      icon=":material/key:")
+    with st.expander("Your link holds the host key"):
+        st.markdown("The address bar shows your host key (`host=…`): whoever has it can "
+                    "drive this class. On a projector, go full screen (F11), or open this "
+                    "page on your own device and project a student's page. If the key was "
+                    "seen, make a new one: the class and its answers stay, the old link "
+                    "stops working.")
+        st.button("New host key", key="rotate_host", on_click=_rotate, args=(room,),
+                  icon=":material/key:")
 
 
 def _poll(room: Room):
@@ -115,7 +128,8 @@ def class_controls(room: Room) -> None:
 
 
 @st.fragment(run_every=FOLLOW_EVERY)
-def class_answers(room: Room, told: Told | None, a: Attention, layer: int) -> None:
+def class_answers(room: Room, told: Told | None, a: Attention, layer: int,
+                  font_scale: float = 1.0) -> None:
     """The class's predictions as a bar chart, live; after the reveal the right answer is
     outlined and, for a tapped word, the class's expected attention is put beside the row of
     weights."""
@@ -124,7 +138,8 @@ def class_answers(room: Room, told: Told | None, a: Attention, layer: int) -> No
         return
     revealed = view.phase == "revealed"
     truth = told.truth if told is not None and revealed else None
-    show_chart(answers_figure(view.question, view.counts, truth=truth), key="class_answers",
+    show_chart(answers_figure(view.question, view.counts, truth=truth, font_scale=font_scale),
+               key="class_answers",
                name=f"xattn-class-{room.code}-step{view.step}",
                alt="Bar chart of the class's predictions, one bar per answer.")
     if revealed and told is not None and view.question.kind == "token":
@@ -180,10 +195,20 @@ def prediction_kwargs(room: Room | None) -> dict:
     asked = (room.code, room.view.step, room.view.round)
     if st.session_state.get(_ASKED) != asked:     # a new step or round: a new prediction
         st.session_state[_ASKED] = asked
+        if st.session_state.get("predict") not in (None, room.view.mine):
+            # The browser still shows the last pick until this run reaches it, and a message
+            # it sends meanwhile (its poll) reports that pick as a change: the old answer
+            # would be cast into the new question. Streamlit runs no callback for a widget
+            # its last run drew disabled, so the prediction stays closed until a later poll
+            # of the page (``follow``) shows the browser has the new question, and reopens it.
+            st.session_state[SETTLING] = (asked, True)
         st.session_state["predict"] = room.view.mine
     elif room.view.mine is not None and st.session_state.get("predict") is None:
         st.session_state["predict"] = room.view.mine
-    return dict(disabled=room.view.phase != "asking",
+    closed = st.session_state.get(SETTLING, (None,))[0] == asked
+    if closed or st.session_state.pop(SETTLED, None) == asked:
+        st.session_state["predict"] = room.view.mine   # whatever a stale message set
+    return dict(disabled=closed or room.view.phase != "asking",
                 on_change=lambda: record_answer(room, st.session_state.get("predict")))
 
 

@@ -41,6 +41,7 @@ from xattn.ui.link import (
     VIEW,
     parse_label,
 )
+from xattn.ui.look import FONT_SCALE
 from xattn.ui.room import Room, sync_step
 from xattn.ui.state import PageState
 
@@ -153,6 +154,8 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     if room is not None:
         room = sync_step(room, n, told.question if told is not None else None)
     text, look, question = step.render(told)
+    present = bool(state.shown(PRESENT))
+    scale = FONT_SCALE if present else 1.0
     left, right = st.columns([2, 3], gap="medium")
     with left:
         st.markdown(f"## Step {n} of {len(STEPS)}: {step.title}\n\n{text}\n\n"
@@ -163,15 +166,15 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     with right:
         if room is not None and room.hidden:
             if room.host:                         # the poll screen: join, and the answers
-                room_card(room, bool(state.shown(PRESENT)))
-                class_answers(room, told, a, layer)
+                room_card(room, present)
+                class_answers(room, told, a, layer, scale)
             else:
                 hidden_note(room)
         elif a is not None:
             state.narrow = True
             draw(step.state.get("view", "Heads"), a, layer)
             if room is not None:
-                class_answers(room, told, a, layer)
+                class_answers(room, told, a, layer, scale)
 
 
 def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None) -> None:

@@ -42,6 +42,8 @@ FOLLOW_EVERY = 2.0              # seconds between a page's polls of its room
 _SID = "_xattn_student"         # session: this browser session's random student id
 _GOTO = "_xattn_room_goto"      # session: the step the host moved the class to, for the next run
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
+SETTLING = "_xattn_room_settling"   # session: ((code, step, round), fresh): a prediction closed
+SETTLED = "_xattn_room_settled"     # ... until a later poll: then reopened by a full run
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
 _FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
 
@@ -254,3 +256,13 @@ def follow(code: str, student: str, drawn: tuple) -> None:
         return
     if (view.step, view.phase, view.round) != drawn:
         st.rerun(scope="app")
+    settling = st.session_state.get(SETTLING)
+    if settling is not None:
+        if settling[1]:                 # the run that closed the prediction: not yet
+            st.session_state[SETTLING] = (settling[0], False)
+        elif st.session_state.get("predict") == view.mine:
+            # a message that left the browser after it showed the new question (a stale
+            # one still carries the old pick): reopen the prediction
+            del st.session_state[SETTLING]
+            st.session_state[SETTLED] = settling[0]
+            st.rerun(scope="app")
