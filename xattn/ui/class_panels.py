@@ -161,7 +161,9 @@ def _taps(a: Attention, layer: int, view, told: Told) -> None:
     i, head = told.row
     weights = a.layer(layer)
     row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
-    show_chart(taps_figure(a.src_tokens, {int(k): n for k, n in view.counts.items()}, row,
+    names = view.question.choices                # repeated words with their position
+    names = names if len(names) == len(a.src_tokens) else a.src_tokens
+    show_chart(taps_figure(names, {int(k): n for k, n in view.counts.items()}, row,
                            target=a.tgt_tokens[i],
                            head=f"head {head + 1}" if head >= 0 else "all heads"),
                key="class_taps", name=f"xattn-class-{view.code}-expected",
