@@ -101,6 +101,41 @@ def test_presenter_mode_shows_the_heatmaps_and_every_tab_on_a_projector(sized):
     app.assert_clean()
 
 
+# Scrolled to a lesson step's heading: where its question, its prediction and its first chart
+# end up (px from the top of the window).
+STEP_SCREEN_JS = """
+() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const heading = [...main.querySelectorAll('h2')].find((e) => e.textContent.startsWith('Step '));
+  heading.scrollIntoView({block: 'start'});
+  const question = [...main.querySelectorAll('p')]
+    .find((p) => p.textContent.startsWith('Question for the class'));
+  const charts = [...main.querySelectorAll('.js-plotly-plot')]
+    .map((c) => c.getBoundingClientRect()).sort((a, b) => a.top - b.top);
+  return {heading: heading.getBoundingClientRect().top,
+          question: question.getBoundingClientRect().bottom,
+          predict: document.querySelector('.st-key-predict').getBoundingClientRect().bottom,
+          chart: charts[0].top, chart_end: charts[0].bottom};
+}
+"""
+
+
+@pytest.mark.parametrize("n", range(1, len(STEPS) + 1))
+@pytest.mark.parametrize("size", ["1440x900", "1024x768 presenter"])
+def test_a_lesson_steps_question_prediction_and_chart_share_one_screen(sized, n, size):
+    width, height = (1440, 900) if size == "1440x900" else (1024, 768)
+    app = sized(width, height)
+    query = {"view": "Lesson", "lesson": str(n)} | ({"present": "1"} if width == 1024 else {})
+    app.open(query, "!!document.querySelector('[data-testid=\"stMain\"] .js-plotly-plot')"
+                    " && !!document.querySelector('.st-key-predict')")
+    box = app.page.evaluate(STEP_SCREEN_JS)
+    assert box["heading"] >= -1, box           # scrolled to the step (or to the page's end)
+    assert box["question"] <= height and box["predict"] <= height, box
+    # the chart beside them: begun on the same screen, with room to read it (or all of it)
+    assert box["chart"] <= height - min(200, box["chart_end"] - box["chart"]), box
+    app.assert_clean()
+
+
 @pytest.mark.parametrize("query", [{}, {"heads": "8"}, {"view": "Lesson", "lesson": "5"}])
 def test_on_a_phone_head_titles_stay_apart_and_no_text_is_cut(sized, query):
     app = sized(390, 844)

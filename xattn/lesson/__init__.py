@@ -83,9 +83,9 @@ STEPS: tuple[Step, ...] = (
          "The *average* column of the AER chart (lower is better).",
          "Which layer's heads, averaged, align words best?", tell.layers, needs=("heldout",)),
     Step("Watching heads learn", {"weights": "trained", "view": "Training"},
-         "The toy module's training as a time-lapse: every head's weights at about twenty "
-         "moments of the run. Moved words (the swapped noun and adjective) are found by "
-         "meaning, repeated words (the right *the* of two) by position.",
+         "The toy module's training in twenty snapshots. Moved words (the swapped noun and "
+         "adjective) are found by meaning, repeated words (the right *the* of two) by "
+         "position.",
          "The slider from step 0 to the end, and the per-head curves below.",
          "When does each head start aligning, and by meaning or by position?", tell.learning,
          needs=("timelapse",)),

@@ -56,10 +56,13 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
                      help="Snapshots of this run, from its random start (step 0) to the end.")
     step = int(tl.steps[k])
     left, middle, right = st.columns(3)
-    left.metric("Training step", f"{step} of {int(tl.steps[-1])}")
+    left.metric(f"Step (of {int(tl.steps[-1])})", f"{step}",
+                help="Adam updates done when this snapshot was taken.")
     middle.metric("Held-out loss", f"{tl.loss[k]:.4f}")
-    right.metric("Held-out words aligned", f"{tl.word_accuracy[k]:.0%}",
-                 help=f"Of {tl.n_heldout} sentences never trained on (heads averaged).")
+    right.metric("Words aligned", f"{tl.word_accuracy[k]:.0%}",
+                 help=f"Held out: of {tl.n_heldout} sentences never trained on, the share of "
+                      "French words whose strongest attention (heads averaged) falls on their "
+                      "gold English word.")
     frame = _frame(a, tl, k)
     st.caption(f"Every head on {PROBE_SENTENCE!r} at step {step}; ◻ marks each French word's "
                "gold English word.")
