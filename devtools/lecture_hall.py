@@ -11,9 +11,10 @@ server started at the same moment) before serve.sh binds it. serve.sh checks tha
 is free and, once a process answers, that the answer came from its own process; otherwise it
 exits with status 3 (`PORT_IN_USE`) and `LectureHall.start` tries again on other ports.
 
-Signals: serve.sh starts with SIGINT at its default (``env --default-signal=INT``), as a
-terminal's foreground job does, whatever this process inherited: a shell started with SIGINT
-ignored cannot trap it, and Ctrl-C (``stop(signal.SIGINT, group=True)``) would stop nothing.
+Signals: serve.sh starts with SIGINT and SIGHUP at their defaults (``env
+--default-signal=INT,HUP``), as a terminal's foreground job does, whatever this process
+inherited: a shell started with a signal ignored cannot trap it, so Ctrl-C
+(``stop(signal.SIGINT, group=True)``) would stop nothing, nor would SIGHUP under ``nohup``.
 """
 
 from __future__ import annotations
@@ -143,9 +144,9 @@ class LectureHall:
         if self.run_dir is not None:
             env["XATTN_RUN_DIR"] = str(self.run_dir)
         self.backends, self.haproxy_pid = {}, 0
-        # SIGINT at its default, as a terminal's foreground job has it: a shell that inherits
-        # it ignored (pytest run as a background job) cannot trap Ctrl-C
-        command = ["env", "--default-signal=INT", "bash", str(SERVE), str(self.processes),
+        # SIGINT and SIGHUP at their defaults, as a terminal's foreground job has them: a shell
+        # that inherits one ignored (pytest as a background job, or under nohup) cannot trap it
+        command = ["env", "--default-signal=INT,HUP", "bash", str(SERVE), str(self.processes),
                    str(self.port)]
         self.proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
