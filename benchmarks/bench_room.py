@@ -35,7 +35,16 @@ Measured:
 - host's click → each student's page: the next step drawn (follow), the weights drawn (reveal);
 - server CPU (utime + stime of both Streamlit processes, /proc): per student per minute of
   class, and per poll (one ``follow`` fragment rerun) from the idle window, less the
-  processes' CPU with nobody connected.
+  processes' CPU with nobody connected;
+- runs whose end never came: a page's ``new_session`` before the last run's
+  ``script_finished`` (the server dropped the rest of that run). After a full run's
+  ``new_session`` the browser has dropped every fragment timer, so a lost full run leaves the
+  page *frozen* (no timer: it no longer follows the class) or *half drawn*. Such a page is
+  tapped after 10 s, as its person would (a full rerun), and counted: a failure of the page.
+  Cause (Streamlit 1.67, seen under CPU load): a rerun request that finds the session's
+  ScriptRunner finished but its events not yet handled on the event loop makes a new runner,
+  and ``AppSession`` ignores the old runner's remaining events (``sender is not
+  self._scriptrunner``). The pages' histories go to ``test-artifacts/bench-room-*/pages.txt``.
 
 The load generator runs on the same 2-core machine (its CPU is reported), and so did other
 agents' work: the load average and the machine's CPU pressure (PSI) are printed with the
@@ -46,11 +55,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -131,6 +142,12 @@ class Tab:
         self.reveals: set[int] = set()           # steps whose weights it has drawn
         self.done: set[int] = set()              # steps this student answered (or tried)
         self.trace: list[tuple] = []             # the host's runs, to explain a problem
+        self.events = collections.deque(maxlen=150)   # the last messages each way, ditto
+        self.running = ""                        # "full"/"fragment": a run started, not ended
+        self.heard = time.monotonic()            # the last message from the server
+        self.lost: list[list] = []               # runs whose end never came (their messages)
+        self.woken = 0                           # frozen, so its person tapped the page
+        self.broken_at = 0.0                     # a full run's end was lost then (0: not)
         self._elements: list = []
         self._fragments: set = set()             # ("", fragment id) drawn by this run
         self._run_full = True                    # the run under way started as a full run
@@ -174,6 +191,7 @@ class Tab:
             rerun.widget_states.widgets.add(id=trigger, trigger_value=True)
         at = self.last_sent = time.monotonic()
         self.asked.append(at)
+        self.events.append((round(at, 2), "send", fragment[-6:], auto, trigger[-12:]))
         await self.ws.send(msg.SerializeToString())
         return at
 
@@ -210,6 +228,28 @@ class Tab:
             self.stats.problems.append(f"{self.name}: its connection ended: {err!r}")
 
     def _handle(self, msg: ForwardMsg, kind: str) -> None:
+        self.heard = time.monotonic()
+        if kind == "new_session":
+            starts = "fragment" if msg.metadata.run.fragment_ids else "full"
+            if self.running:
+                # a run began before the last one ended: the server never sent the rest of
+                # that run (its elements, its fragments' timers, its script_finished)
+                self.lost.append([self.running, starts, list(self.events)[-12:]])
+                self.stats.lost[(self.running, starts)] = \
+                    self.stats.lost.get((self.running, starts), 0) + 1
+                if self.running == "full":     # the page is half drawn, half stale
+                    self.broken_at = self.broken_at or time.monotonic()
+            self.running = starts
+        elif kind == "script_finished":
+            self.running = ""
+        if kind == "new_session":
+            self.events.append((round(time.monotonic(), 2), kind,
+                                [f[-6:] for f in msg.metadata.run.fragment_ids]))
+        elif kind in ("auto_rerun", "stop_auto_rerun", "script_finished"):
+            detail = getattr(msg, kind)
+            self.events.append((round(time.monotonic(), 2), kind,
+                                detail if kind == "script_finished" else
+                                str(detail).replace("\n", " ")[-60:]))
         if kind == "new_session":
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
             self._elements = []
@@ -250,9 +290,11 @@ class Tab:
             self.trace.append((round(page.at, 2), status, page.step, sorted(page.buttons),
                                page.count, page.alerts))
         else:
-            self.trace = [*self.trace[-5:], (round(page.at, 2), status, full, page.step,
+            self.trace = [*self.trace[-29:], (round(page.at, 2), status, full, page.step,
                                              page.hidden, len(page.charts), page.alerts)]
         if full:
+            if status == ForwardMsg.FINISHED_SUCCESSFULLY:
+                self.broken_at = 0.0
             self.page = page
             self.buttons = dict(page.buttons)
             if page.complete:
@@ -345,6 +387,9 @@ class Stats:
     host_full_early: int = 0                     # the host's full runs that ended early
     notes: list[str] = field(default_factory=list)   # oddities that are not failures
     student_early: int = 0                       # students' runs interrupted by a rerun
+    lost: dict[tuple[str, str], int] = field(default_factory=dict)  # (lost run, next run)
+    woken: list[str] = field(default_factory=list)   # pages their person had to tap
+    dumps: list[str] = field(default_factory=list)   # pages' histories, for pages.txt
 
 
 @dataclass
@@ -481,8 +526,11 @@ async def run_class(base: str, a, pids: dict[str, int], open_store) -> Stats:
     with phase("nobody connected"):
         await asyncio.sleep(a.baseline)
     host = Tab("host", base, "class=new", stats)
+    # a count belongs to the step the host's page shows (its last full run; a fragment run
+    # finishes in order with the full runs), not to plan.step: a poll of the old step that
+    # finishes after the Next click would pass for a count of the new step (N of N at once)
     host.listeners.append(lambda tab, p: p.count and stats.counts.append(
-        (plan.step, p.asked_at, p.at, p.count[0])))
+        (tab.page.step if tab.page else 0, p.asked_at, p.at, p.count[0])))
     with phase("the host starts the class"):
         await host.open()
     q = dict(parse_qsl(host.query))
@@ -500,6 +548,7 @@ async def run_class(base: str, a, pids: dict[str, int], open_store) -> Stats:
     with phase("polling only"):
         await asyncio.sleep(a.idle)
     monitor = asyncio.create_task(watch(host, students))
+    waker = asyncio.create_task(wake_frozen([host, *students], stats))
     with phase("the class"):
         plan.answering.set()
         try:
@@ -509,6 +558,7 @@ async def run_class(base: str, a, pids: dict[str, int], open_store) -> Stats:
             stats.problems.append(f"host: the class stopped at step {plan.step}: {err!r}")
     plan.over.set()
     monitor.cancel()
+    waker.cancel()
     results = await asyncio.gather(*jobs, return_exceptions=True)
     stats.problems.extend(f"student: {r!r}" for r in results if isinstance(r, BaseException))
     store = open_store()
@@ -519,6 +569,7 @@ async def run_class(base: str, a, pids: dict[str, int], open_store) -> Stats:
     host_latencies(stats)
     stats.host_runs = (host.polls, host.early)
     stats.student_early = sum(t.early for t in students)
+    stats.dumps += [f"{t.name}: a run's end never came: {lost}" for t in tabs for lost in t.lost]
     for t in tabs:
         await t.close()
     return stats
@@ -531,12 +582,40 @@ async def watch(host: Tab, students: list[Tab], every: float = 20.0) -> None:
         await asyncio.sleep(every)
         now = time.monotonic()
         ages = sorted(now - (t.trace[-1][0] if t.trace else now) for t in students)
-        silent = [t for t in students if not t.timers]
+        silent = sorted((t for t in students if not t.timers),     # the longest silent first
+                        key=lambda t: t.trace[-1][0] if t.trace else now)
         say(f"host: {len(host.timers)} timers, last run {now - host.trace[-1][0]:.0f} s ago, "
             f"buttons {sorted(host.buttons)}, last count {host.trace[-1][4]}; students: last "
             f"run {ages[len(ages) // 2]:.0f} s ago (median), {ages[-1]:.0f} s (max); "
-            f"{len(silent)} without timers" + (f", e.g. {silent[0].trace[-3:]}" if silent
-                                               else ""))
+            f"{len(silent)} without timers" + (f", e.g. {silent[0].name}: {silent[0].trace[-3:]}"
+                                               f"; its last messages {list(silent[0].events)}"
+                                               if silent else ""))
+
+
+async def wake_frozen(tabs: list[Tab], stats: Stats, after: float = 10.0) -> None:
+    """A page its person would touch: one that is *frozen* (no fragment timer, no run under
+    way, nothing heard for ``after`` seconds: in a browser it stays so until touched), or
+    *half drawn* (the end of its last full run never came, ``after`` seconds ago, and no full
+    run finished since: the rest of the page stays stale). The person taps it: a full rerun
+    with the page's widget states, as the browser sends after any change. Counted in
+    ``Stats.woken``: each is a failure of the page, not of its person."""
+    while True:
+        await asyncio.sleep(1.0)
+        now = time.monotonic()
+        for t in tabs:
+            if t.ws is None or t.running:
+                continue
+            frozen = not t.timers and now - t.heard > after
+            broken = t.broken_at and now - t.broken_at > after
+            if frozen or broken:
+                t.woken += 1
+                t.heard = now
+                t.broken_at = now if broken else t.broken_at
+                stats.woken.append(f"{t.name}: {'frozen' if frozen else 'half drawn'} at step "
+                                   f"{t.page.step if t.page else 0} ({len(t.lost)} runs lost, "
+                                   f"the last: {t.lost[-1][:2] if t.lost else None})")
+                with contextlib.suppress(Exception):
+                    await t.send()
 
 
 async def class_step(step: int, host: Tab, students: list[Tab], plan: Plan, stats: Stats,
@@ -562,10 +641,14 @@ async def class_step(step: int, host: Tab, students: list[Tab], plan: Plan, stat
     if not await wait_for(lambda: all(step in t.reveals for t in students),
                           f"every student's weights at step {step}", a.answer_wait, stats):
         late = [t for t in students if step not in t.reveals]
+        stats.dumps += [f"{t.name}: never drew the weights of step {step}; timers "
+                        f"{ {f[-6:]: e for f, (e, _) in t.timers.items()} }\n  runs {t.trace}\n"
+                        f"  messages {list(t.events)}" for t in late]
         stats.problems.append(f"{len(late)} students never drew the weights of step {step}; "
                               f"the first one's last runs (time, status, full, step, hidden, "
                               f"charts, alerts), now {time.monotonic():.2f}, timers "
-                              f"{len(late[0].timers)}: {late[0].trace}")
+                              f"{len(late[0].timers)}: {late[0].trace}; its last messages "
+                              f"{list(late[0].events)}")
     await asyncio.sleep(a.pause)             # the class looks at the answer
 
 
@@ -641,6 +724,8 @@ def measure(kind: str, a) -> tuple[Stats, dict]:
             load0 = os.getloadavg()[0]
             redis0 = cpu_seconds(redis_pid) if redis_pid else 0.0
             stats = asyncio.run(run_class(hall.url, a, pids, open_store))
+            if stats.dumps:            # beside the servers' logs, for whoever looks into it
+                (hall.run_dir / "pages.txt").write_text("\n".join(stats.dumps) + "\n")
             info = {"load": (load0, os.getloadavg()[0]),
                     "redis cpu": cpu_seconds(redis_pid) - redis0 if redis_pid else None,
                     "rss": {name: rss_mb(pid) for name, pid in pids.items()},
@@ -693,6 +778,12 @@ def rows(stats: Stats, info: dict, a) -> list[tuple[str, str, str]]:
         ("host's page: fragment runs / runs ended early (a rerun was queued) / of them full",
          f"{stats.host_runs[0]} / {stats.host_runs[1]} / {stats.host_full_early}", ""),
         ("students' runs ended early (a rerun was queued)", str(stats.student_early), ""),
+        ("runs whose end the server never sent (run lost → next run)",
+         ", ".join(f"{was} → {then}: {n}" for (was, then), n in sorted(stats.lost.items()))
+         or "0",
+         "❌" if stats.lost.get(("full", "fragment")) else ""),
+        ("pages frozen or half drawn ≥ 10 s (a full run's end lost), woken by a tap",
+         str(len(stats.woken)), "❌" if stats.woken else "✅"),
         ("server CPU, nobody connected", f"{idle_rate * 1000:.0f} ms/s", ""),
         ("server CPU, polling only", f"{stats.cpu[idle]:.1f} s in {stats.seconds[idle]:.0f} s "
          f"({share(idle)}); {polls_per_s:.0f} polls/s", ""),
@@ -745,6 +836,10 @@ def report(results: dict[str, tuple[Stats, dict]], a) -> str:
             lines.append(f"- PROBLEM ({k}): {p}")
         for n in stats.notes[:5]:
             lines.append(f"- note ({k}): {n}")
+        for w in stats.woken[:10]:
+            lines.append(f"- frozen page ({k}): {w}")
+        if len(stats.woken) > 10:
+            lines.append(f"- ... and {len(stats.woken) - 10} more frozen pages")
         if len(stats.problems) > 15:
             lines.append(f"- ... and {len(stats.problems) - 15} more")
     return "\n".join(lines)
@@ -783,6 +878,8 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> int:
     a = parse_args()
+    # a plain `kill` stops the servers too (the context managers' exits run), not just this
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = {}
     for kind in a.backends:
         results[kind] = measure(kind, a)
@@ -792,7 +889,8 @@ def main() -> int:
         a.out.write_text(f"# A class in one room: {a.students} students on deploy/serve.sh 2\n\n"
                          "    python -m benchmarks.bench_room " + " ".join(sys.argv[1:])
                          + "\n\n" + text + "\n")
-    ok = all(not s.problems and pct(s.to_host, 95) < 3 for s, _ in results.values())
+    ok = all(not s.problems and not s.woken and pct(s.to_host, 95) < 3
+             for s, _ in results.values())
     return 0 if ok else 1
 
 
