@@ -1,6 +1,7 @@
 """The byte-bounded LRU cache shared by every session of a server."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -56,3 +57,68 @@ def test_get_or_make_from_many_threads_keeps_the_total_within_budget():
 def test_budget_must_be_a_positive_int():
     with pytest.raises(TypeError, match="max_bytes must be an int; received bool"):
         ByteLRU(True)
+
+
+def ask_at_once(cache, key, make, callers, release):
+    """``callers`` threads asking ``cache`` for ``key`` at once; ``release`` is set once all of
+    them are inside ``get_or_make`` (one making, the rest waiting). Their values and errors."""
+    out, errors = [], []
+
+    def ask():
+        try:
+            out.append(cache.get_or_make(key, make))
+        except RuntimeError as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=ask) for _ in range(callers)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while cache.callers(key) < callers:
+        assert time.monotonic() < deadline, f"only {cache.callers(key)} callers arrived"
+        time.sleep(0.005)
+    release.set()
+    for t in threads:
+        t.join()
+    return out, errors
+
+
+def test_callers_asking_for_one_missing_key_at_once_make_it_once_and_share_it():
+    """A class asking for the same step within one poll: one computation, not one each."""
+    cache, release, made = ByteLRU(1 << 20), threading.Event(), []
+
+    def make():
+        made.append(1)
+        release.wait(30)
+        return np.zeros(8)
+
+    out, _ = ask_at_once(cache, "k", make, 8, release)
+    assert len(made) == 1 and len(out) == 8 and all(v is out[0] for v in out)
+    assert cache.callers("k") == 0 and "k" in cache
+
+
+def test_a_value_too_large_to_store_is_still_shared_with_the_callers_that_waited():
+    cache, release, made = ByteLRU(100), threading.Event(), []
+
+    def make():
+        made.append(1)
+        release.wait(30)
+        return np.zeros(1000)
+
+    out, _ = ask_at_once(cache, "big", make, 4, release)
+    assert len(made) == 1 and len(out) == 4 and "big" not in cache
+
+
+def test_a_maker_that_raises_passes_the_turn_to_a_waiting_caller():
+    cache, release, attempts = ByteLRU(1 << 20), threading.Event(), []
+
+    def make():
+        attempts.append(1)
+        if len(attempts) == 1:
+            release.wait(30)
+            raise RuntimeError("the first maker fails")
+        return "made"
+
+    out, errors = ask_at_once(cache, "k", make, 3, release)
+    assert len(errors) == 1 and out == ["made", "made"] and len(attempts) == 2
+    assert cache.get("k") == "made" and cache.callers("k") == 0

@@ -45,6 +45,20 @@ def nbytes(value) -> int:
     return sys.getsizeof(value)
 
 
+_MISSING = object()
+
+
+class _Making:
+    """One key being made: the maker holds ``lock``; ``value`` is what it made."""
+
+    __slots__ = ("lock", "callers", "value")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.callers = 0
+        self.value = _MISSING
+
+
 class ByteLRU:
     """A mapping of at most ``max_bytes`` (by `nbytes`), least recently used dropped first.
 
@@ -64,6 +78,7 @@ class ByteLRU:
         self.max_bytes = check_int(max_bytes, "max_bytes", minimum=1)
         self._lock = threading.Lock()
         self._data: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._making: dict[Hashable, _Making] = {}
         self.total_bytes = 0
         self.hits = self.misses = 0
 
@@ -104,14 +119,39 @@ class ByteLRU:
                 self.total_bytes -= dropped
 
     def get_or_make(self, key: Hashable, make: Callable[[], object]):
-        """The stored value of ``key``, or ``make()``'s, stored. Two threads asking for the same
-        missing key may both make it (the second store wins); values must be deterministic."""
-        missing = object()
-        value = self.get(key, missing)
-        if value is missing:
-            value = make()
-            self.put(key, value)
-        return value
+        """The stored value of ``key``, or ``make()``'s, stored.
+
+        One caller makes a missing key's value; the others asking for the same key meanwhile
+        wait for it and share it (a class of 100 asking for the same step within one poll makes
+        it once, not 100 times). A maker that raises passes the turn to the next caller waiting.
+        """
+        value = self.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        with self._lock:
+            making = self._making.setdefault(key, _Making())
+            making.callers += 1
+        try:
+            with making.lock:
+                if making.value is not _MISSING:          # made while this caller waited
+                    return making.value
+                value = self.get(key, _MISSING)         # stored just before this caller came
+                if value is _MISSING:
+                    value = make()
+                    self.put(key, value)
+                making.value = value
+                return value
+        finally:
+            with self._lock:
+                making.callers -= 1
+                if making.callers == 0:
+                    del self._making[key]
+
+    def callers(self, key: Hashable) -> int:
+        """How many callers are making ``key``'s value or waiting for it right now."""
+        with self._lock:
+            making = self._making.get(key)
+            return making.callers if making else 0
 
     def clear(self) -> None:
         with self._lock:
