@@ -177,7 +177,7 @@ def timelapse_cost_table() -> None:
         bare = replace(result, timelapse=None)
         pickled = len(pickle.dumps(result)) - len(pickle.dumps(bare))
 
-        def added(i: int) -> str:
+        def added(i: int, med=med) -> str:
             p, f = med["plain"][i], med["framed"][i]
             return f"{1000 * p:.0f} / {1000 * f:.0f} ms | {1000 * (f - p):+.0f} ms " \
                    f"({100 * (f / p - 1):+.0f}%)"

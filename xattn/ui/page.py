@@ -16,6 +16,7 @@ import pandas  # noqa: F401
 import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
+from xattn.ui import run_ends
 from xattn.ui.alignment import alignment_view
 from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.class_panels import back_button, hidden_note
@@ -33,6 +34,8 @@ from xattn.ui.sources import layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
 from xattn.ui.timelapse import training_view
+
+run_ends.install()   # a poll as a run ends must not cost the page that run's end (run_ends.py)
 
 VIEWS = {   # each draws (attention, layer, state); None: the lesson, the reading guide
     "Lesson": None,
