@@ -294,6 +294,32 @@ def test_rooms_per_server_are_bounded(backend):
         store.create_room(QUESTIONS)
 
 
+def test_a_full_store_makes_space_from_the_oldest_room_nobody_joined(backend):
+    """Someone opening ?class=new again and again fills the store with empty rooms; a
+    lecturer can still start a class, and no room a student joined or answered in is lost."""
+    store = backend.open(Limits(max_rooms=4, unused_seconds=0.2))
+    rooms = []
+    for _ in range(4):
+        rooms.append(store.create_room(QUESTIONS)[0])
+        time.sleep(0.01)                                      # one after another (ms clocks)
+    joined, empty, answered, fresh = rooms
+    store.room_view(joined, new_student_id())
+    store.answer(answered, 1, new_student_id(), 0)
+    time.sleep(0.3)                                           # all but the next are old enough
+    fresh_too = store.create_room(QUESTIONS)[0]               # replaces `empty`, the oldest
+    with pytest.raises(RoomNotFound):
+        store.room_view(empty)
+    latest = store.create_room(QUESTIONS)[0]                  # replaces `fresh`
+    with pytest.raises(RoomNotFound):
+        store.room_view(fresh)
+    for code in (joined, answered, fresh_too, latest):
+        assert store.room_view(code).step == 1
+        store.room_view(code, new_student_id())               # now every room is in use
+    time.sleep(0.3)
+    with pytest.raises(LimitReached, match=r"holds 4 live classes"):
+        store.create_room(QUESTIONS)
+
+
 def test_answers_per_room_are_bounded_and_a_changed_answer_is_not_a_new_one(backend):
     store = backend.open(Limits(max_answers=3))
     code, _ = store.create_room(QUESTIONS)

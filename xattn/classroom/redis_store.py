@@ -38,12 +38,28 @@ if ARGV[2] ~= '' and tonumber(ARGV[2]) > tonumber(g[2]) then return {'STEP', g[2
 _CREATE = _NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'TAKEN', 0} end
 local n = redis.call('ZCARD', KEYS[1])
-if n >= tonumber(ARGV[3]) then return {'FULL', n} end
+if n >= tonumber(ARGV[3]) then
+  -- full: replace the oldest room started ARGV[5] ms ago or more that no student joined and
+  -- nobody answered in (its only keys are then the room and, never made, its seen set)
+  local free = false
+  local started_before = now + tonumber(ARGV[2]) - tonumber(ARGV[5])
+  for _, code in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', started_before)) do
+    local room = ARGV[6] .. 'room:{' .. code .. '}'
+    local seen = ARGV[6] .. 'seen:{' .. code .. '}'
+    if redis.call('HGET', room, 'n_answers') == '0' and redis.call('EXISTS', seen) == 0 then
+      redis.call('DEL', room)
+      redis.call('ZREM', KEYS[1], code)
+      free = true
+      break
+    end
+  end
+  if not free then return {'FULL', n} end
+end
 local expires = string.format('%d', now + tonumber(ARGV[2]))
-local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 4,
+local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 6,
            'n_answers', 0}
-for i = 5, #ARGV do
-  local s = tostring(i - 4)
+for i = 7, #ARGV do
+  local s = tostring(i - 6)
   for _, v in ipairs({'r' .. s, 1, 'p' .. s, 'asking', 'q' .. s .. '.1', ARGV[i]}) do
     f[#f + 1] = v
   end
@@ -163,11 +179,10 @@ class RedisStore(ClassStore):
     def _create(self, code, digest, specs):
         status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code)],
                               [code, int(self.limits.ttl_seconds * 1000), self.limits.max_rooms,
-                               digest, *specs])
+                               digest, int(self.limits.unused_seconds * 1000), self.prefix,
+                               *specs])
         if status == "FULL":
-            raise LimitReached(f"this server already holds {n} live classes, the most it "
-                               f"keeps (Limits.max_rooms = {self.limits.max_rooms}); one "
-                               "frees up when a class expires.")
+            raise self._full(n)
         return status == "OK"
 
     def _secret(self, code):

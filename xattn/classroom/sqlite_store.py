@@ -40,6 +40,9 @@ CREATE INDEX IF NOT EXISTS answers_value ON answers (code, step, round, value);
 CREATE TABLE IF NOT EXISTS seen (code TEXT, student TEXT, at REAL NOT NULL,
   PRIMARY KEY (code, student)) WITHOUT ROWID
 """
+# The oldest room started before a time (as its expiry) that no student joined, no answers.
+_UNUSED = ("code = (SELECT code FROM rooms WHERE expires <= ? AND n_answers = 0 AND NOT EXISTS "
+           "(SELECT 1 FROM seen WHERE seen.code = rooms.code) ORDER BY expires LIMIT 1)")
 _ROOM = "SELECT secret, step, n_steps, n_answers, expires FROM rooms WHERE code = ? AND expires > ?"
 _ROUND = ("SELECT round, phase, question FROM rounds WHERE code = ? AND step = ? "
           "ORDER BY round DESC LIMIT 1")
@@ -131,10 +134,7 @@ class SQLiteStore(ClassStore):
     def purge_expired(self) -> int:
         now = time.time()
         with self._tx(write=True) as c:
-            gone = "SELECT code FROM rooms WHERE expires <= ?"
-            for table in ("answers", "rounds", "seen"):
-                c.execute(f"DELETE FROM {table} WHERE code IN ({gone})", (now,))
-            return c.execute("DELETE FROM rooms WHERE expires <= ?", (now,)).rowcount
+            return _delete_rooms(c, "expires <= ?", (now,))
 
     # --- the host ------------------------------------------------------------------------
     def _create(self, code, digest, specs):
@@ -144,10 +144,9 @@ class SQLiteStore(ClassStore):
             if c.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone():
                 return False
             n = c.execute("SELECT COUNT(*) FROM rooms").fetchone()[0]
-            if n >= self.limits.max_rooms:
-                raise LimitReached(f"this server already holds {n} live classes, the most it "
-                                   f"keeps (Limits.max_rooms = {self.limits.max_rooms}); one "
-                                   "frees up when a class expires.")
+            started_before = now - self.limits.unused_seconds + self.limits.ttl_seconds
+            if n >= self.limits.max_rooms and not _delete_rooms(c, _UNUSED, (started_before,)):
+                raise self._full(n)
             c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0)",
                       (code, digest, now + self.limits.ttl_seconds, len(specs)))
             c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?)",
@@ -305,3 +304,11 @@ def _rollback(c: sqlite3.Connection) -> None:
             c.execute("ROLLBACK")
     except sqlite3.Error:      # the connection is broken: the transaction is gone with it
         pass
+
+
+def _delete_rooms(c: sqlite3.Connection, where: str, args: tuple) -> int:
+    """Delete the rooms ``where`` selects (a condition on ``rooms``), with all they hold."""
+    codes = f"SELECT code FROM rooms WHERE {where}"
+    for table in ("answers", "rounds", "seen"):
+        c.execute(f"DELETE FROM {table} WHERE code IN ({codes})", args)
+    return c.execute(f"DELETE FROM rooms WHERE {where}", args).rowcount

@@ -54,9 +54,11 @@ class Limits:
     max_answer_bytes: int = 256     # an answer as sent (a choice's text, UTF-8)
     max_students: int = 2_000       # students present at once in a room
     present_seconds: float = 120.0  # a student who read the room this recently is present
+    unused_seconds: float = 300.0   # a full store replaces the oldest room this old that no
+                                    # student has joined and nobody answered in
 
     def __post_init__(self):
-        for name in ("ttl_seconds", "present_seconds"):
+        for name in ("ttl_seconds", "present_seconds", "unused_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"Limits.{name} must be a positive number of seconds; "
@@ -126,8 +128,13 @@ class ClassStore(ABC):
 
     # --- the host ------------------------------------------------------------------------
     def create_room(self, questions: Sequence[Question]) -> tuple[str, str]:
-        """A new room at step 1, every step asking: ``(code, host_secret)``. `LimitReached`
-        when the store already holds ``Limits.max_rooms`` live rooms."""
+        """A new room at step 1, every step asking: ``(code, host_secret)``.
+
+        When the store already holds ``Limits.max_rooms`` live rooms, the oldest room that no
+        student ever joined and nobody answered in, started at least ``Limits.unused_seconds``
+        ago, is deleted to make space (someone opening ``?class=new`` again and again cannot
+        keep a lecturer from starting a class for the rooms' 12 hours); `LimitReached` when
+        there is none."""
         specs = [q.to_json() for q in self._check_questions(questions)]
         secret = new_secret()
         for _ in range(20):    # a clash among <= max_rooms of 8.9e8 codes is rare; retry it
@@ -135,6 +142,12 @@ class ClassStore(ABC):
             if self._create(code, secret_digest(secret), specs):
                 return code, secret
         raise LimitReached("no free room code was found in 20 draws; try again.")
+
+    def _full(self, n: int) -> LimitReached:
+        return LimitReached(f"this server already holds {n} live classes, the most it keeps "
+                            f"(Limits.max_rooms = {self.limits.max_rooms}); one frees up when "
+                            "a class expires, or when a class no student joined is "
+                            f"{self.limits.unused_seconds / 60:g} minutes old.")
 
     def check_host(self, code: str, secret: str) -> str:
         """The room's code if ``secret`` drives it, else `HostRefused` (also for no room)."""
