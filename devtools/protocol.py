@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 
-__all__ = ["PageLoad", "load_page", "rss_mb"]
+__all__ = ["PageLoad", "load_page", "rss_mb", "run_async"]
 
 
 @dataclass
@@ -70,3 +71,11 @@ def rss_mb(pid: int) -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for process {pid} (is /proc mounted? {os.name})")
+
+
+def run_async(coroutine):
+    """``asyncio.run(coroutine)`` in a thread of its own, for tests: once a browser test's
+    Playwright (its sync API) has started, the main thread has an event loop marked running
+    for the rest of the pytest process, and ``asyncio.run`` refuses to start there."""
+    with ThreadPoolExecutor(1, thread_name_prefix="run-async") as pool:
+        return pool.submit(asyncio.run, coroutine).result()

@@ -9,25 +9,17 @@ with the page instead. Spoken over Streamlit's own websocket protocol against a 
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import random
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from benchmarks.download_race import race
 from benchmarks.load_test import Session, Stats, http_get
 from devtools.browser import ARTIFACTS, StreamlitServer
+from devtools.protocol import run_async
 from xattn.pipeline import Settings, run
-
-
-def run_async(coroutine):
-    """``asyncio.run`` in a thread of its own: the browser tests' playwright keeps an event
-    loop running in this one."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def test_a_small_csv_survives_other_students_clicks():

@@ -9,13 +9,12 @@ trial starts a new server and opens twelve links at once over Streamlit's own pr
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlencode
 
 import pytest
 
 from devtools.browser import ARTIFACTS, StreamlitServer
-from devtools.protocol import load_page
+from devtools.protocol import load_page, run_async
 from xattn.ui.link import VIEW_NAMES
 
 LINKS = [urlencode({"view": v}) for v in VIEW_NAMES] + [
@@ -30,9 +29,7 @@ async def _all_at_once(port: int) -> list:
 @pytest.mark.parametrize("trial", range(2))
 def test_twelve_students_on_a_new_process_get_their_pages(trial):
     with StreamlitServer(log=ARTIFACTS / f"fresh-server-{trial}.log") as server:
-        # a thread of its own: playwright's sync API keeps an event loop in this one
-        with ThreadPoolExecutor(1) as pool:
-            loads = pool.submit(asyncio.run, _all_at_once(server.port)).result()
+        loads = run_async(_all_at_once(server.port))
     problems = {q: load.problems for q, load in zip(LINKS, loads, strict=True) if load.problems}
     assert not problems, problems
     assert all(load.elements > 5 for load in loads)

@@ -25,6 +25,7 @@ from streamlit.runtime.script_data import ScriptData
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 
+from devtools.protocol import run_async
 from xattn.ui import run_ends
 
 SCRIPT = '''
@@ -80,7 +81,7 @@ def run_ends_of(script, hooks) -> list[ForwardMsg]:
         session.shutdown()
         return sent
 
-    return asyncio.run(session_messages())
+    return run_async(session_messages())
 
 
 def _ends(sent) -> list[str]:
