@@ -86,6 +86,14 @@ def test_the_sqrt_answer_compares_entropies():
     told = STEPS[8].tell(a, 0)
     assert "√128" in told.answer and "nats" in told.answer and told.truth == "It goes down"
     assert "here 128" in STEPS[8].render(told)[0]
+    assert "saturates" in told.answer
+
+
+def test_the_sqrt_answer_says_saturation_only_where_the_entropy_fell():
+    a = attention(d_model=8, n_heads=8)                 # d_head 1: the division changes nothing
+    told = STEPS[8].tell(a, 0)
+    assert told.truth == "It stays the same" and "√1" in told.answer
+    assert "saturates" not in told.answer and "hardly changes" in told.answer
 
 
 def shipped_attention():

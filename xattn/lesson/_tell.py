@@ -172,6 +172,14 @@ def ablation(a: Attention, layer: int) -> Told:
 
 
 SQRT_CHOICES = ("It goes down", "It goes up", "It stays the same")
+SQRT_WHY = {   # what the numbers on screen say, for each answer they can give
+    SQRT_CHOICES[0]: "Undivided, dot products of {d_head}-dimensional vectors are large, the "
+                     "softmax saturates and one source token takes nearly all the weight.",
+    SQRT_CHOICES[1]: "Scores multiplied by √d_head can only sharpen a softmax, never spread "
+                     "it: a rise this small is rounding.",
+    SQRT_CHOICES[2]: "Here the row hardly changes: its scores are close together, or √{d_head} "
+                     "is close to 1.",
+}
 
 
 def sqrt(a: Attention, layer: int) -> Told:
@@ -183,9 +191,7 @@ def sqrt(a: Attention, layer: int) -> Told:
     return Told({"d_head": str(d_head)},
                 f"Head 1, target token {token_name(a.tgt_tokens, 0)}: entropy **{h_on:.3f}** "
                 f"nats divided by √{d_head}, **{h_off:.3f}** without (the most possible: "
-                f"{np.log(allowed.sum()):.3f}). Undivided, dot products of {d_head}-dimensional "
-                "vectors are large, the softmax saturates and one source token takes nearly "
-                "all the weight.",
+                f"{np.log(allowed.sum()):.3f}). " + SQRT_WHY[truth].format(d_head=d_head),
                 "Switch the division off: what happens to the entropy of the first row?",
                 Question("choice", SQRT_CHOICES), truth)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xattn._checks import check_int
 from xattn.attnfile import save_attention
 from xattn.models._loading import LoadedModel, ModelUnavailable
 from xattn.subwords import merge_words, word_groups, word_marker, word_texts
@@ -76,14 +77,6 @@ def _text(value, name: str, *, optional: bool = False) -> str:
     return value.strip()
 
 
-def _count(value, name: str, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
-            or (high is not None and value > high):
-        upper = f"..{high}" if high is not None else " or more"
-        raise ValueError(f"{name} must be an integer in {low}{upper}; received {value!r}.")
-    return int(value)
-
-
 def cross_attention(loaded: LoadedModel, src: str, tgt: str | None = None, *,
                     words: bool = True, max_new_tokens: int = 64) -> ModelAttention:
     """Every decoder layer's cross-attention for a sentence and its translation.
@@ -111,7 +104,7 @@ def cross_attention(loaded: LoadedModel, src: str, tgt: str | None = None, *,
     if not isinstance(words, bool):
         raise TypeError(f"words must be True or False; received {words!r}.")
     src, tgt = _text(src, "src"), _text(tgt, "tgt", optional=True)
-    max_new_tokens = _count(max_new_tokens, "max_new_tokens", 1, 1024)
+    max_new_tokens = check_int(max_new_tokens, "max_new_tokens", minimum=1, maximum=1024)
     tok = loaded.tokenizer
     src_ids = list(tok(src)["input_ids"])
     translated = not tgt

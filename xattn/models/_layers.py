@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from xattn._checks import check_int
 from xattn.ablation import AblationResult, ablation
 from xattn.attention import AttentionTrace
 from xattn.models._attention import ModelAttention, teacher_forced
@@ -25,9 +26,7 @@ def _cross_module(loaded: LoadedModel, layer):
         raise TypeError(f"loaded must be a LoadedModel (see load_model); received "
                         f"{type(loaded).__name__}.")
     n_layers = loaded.n_layers
-    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) \
-            or not 0 <= layer < n_layers:
-        raise ValueError(f"layer must be an integer in 0..{n_layers - 1}; received {layer!r}.")
+    layer = check_int(layer, "layer", minimum=0, maximum=n_layers - 1)
     layers = getattr(loaded.model.get_decoder(), "layers", None)
     attn = getattr(layers[int(layer)], "encoder_attn", None) if layers is not None else None
     parts = ("q_proj", "k_proj", "v_proj", "out_proj", "num_heads", "head_dim")

@@ -30,6 +30,7 @@ import streamlit as st
 from xattn.alignment import Evaluated, evaluate
 from xattn.figures import loss_figure
 from xattn.train import TrainConfig, train
+from xattn.ui.charts import show_chart
 
 __all__ = ["RunStore", "TrainingQueue", "store", "trainers", "obtain", "STORE_ENTRIES",
            "TRAINERS"]
@@ -233,7 +234,9 @@ def _train_live(config: TrainConfig, bar_slot, curve_slot,
         if bar is not None and (step % every == 0 or step == config.steps):
             show(bar.progress, step / config.steps,
                  text=f"Training: step {step} of {config.steps}, loss {loss:.4f}")
-            show(curve_slot.plotly_chart, loss_figure(losses, config.steps))
+            show(show_chart, loss_figure(losses, config.steps), key=None, where=curve_slot,
+                 name="training-loss", toolbar=False,
+                 alt=f"Training loss, live: step {step} of {config.steps}, loss {loss:.4f}")
 
     start = time.perf_counter()
     result = train(config, callback=callback)

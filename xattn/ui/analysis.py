@@ -34,7 +34,7 @@ def stats_view(a: Attention, layer: int, state: PageState) -> None:
     st.caption("Means are over target tokens that have at least one source token to attend "
                "to." + (f" {a.caveat}" if a.caveat else ""))
     if a.scores is not None:
-        gold_statistics(derived(("scores", a.key), a.scores), weights)
+        gold_statistics(derived(("scores", a.key), a.scores), stats)
 
 
 def ablation_view(a: Attention, layer: int, state: PageState) -> None:

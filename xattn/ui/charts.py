@@ -21,7 +21,7 @@ def chart_config(name: str) -> dict:
     return toolbar_config(name, fmt if fmt in IMAGE_FORMATS else "png")
 
 
-def show_chart(fig, *, key: str, name: str, alt: str, toolbar: bool = True, where=None,
+def show_chart(fig, *, key: str | None, name: str, alt: str, toolbar: bool = True, where=None,
                **options):
     """Draw ``fig`` (a ``go.Figure`` or ``FrozenFigure``) with the page's toolbar config.
 

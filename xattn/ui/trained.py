@@ -16,7 +16,7 @@ from xattn.alignment import ALIGNMENT_MEASURES, Evaluated, GoldScores, pct
 from xattn.corpus import LEXICON
 from xattn.figures import loss_figure
 from xattn.literal import md_code
-from xattn.metrics import MEASURES, head_statistics
+from xattn.metrics import MEASURES
 from xattn.pairs import Problem, gold_text, read_pair
 from xattn.sources import Attention, trained_attention
 from xattn.train import TrainConfig
@@ -86,9 +86,9 @@ def _frame(data: dict, columns: dict) -> dict[str, list]:
         for k in columns}
 
 
-def pair_table(scores: GoldScores, weights: np.ndarray) -> dict[str, list]:
-    """One row per head: gold-based scores on this pair, then the gold-free measures."""
-    stats = head_statistics(weights)                                 # (n_heads,) each
+def pair_table(scores: GoldScores, stats: dict[str, np.ndarray]) -> dict[str, list]:
+    """One row per head: gold-based scores on this pair, then the gold-free measures
+    (``stats``: ``head_statistics`` of the layer shown, as the page already has them)."""
     gold = scores.pair_by_head
     data = {"head": stats["head"] + 1} | {k: gold.get(k, stats.get(k)) for k in PAIR_COLUMNS}
     return _frame(data, PAIR_COLUMNS)
@@ -219,15 +219,15 @@ def trained_source(state: PageState, *, untrained: bool = False) -> Attention | 
 
 
 # ----------------------------------------------------------------------- statistics
-def gold_statistics(scores: GoldScores, weights: np.ndarray) -> None:
+def gold_statistics(scores: GoldScores, stats: dict[str, np.ndarray]) -> None:
     """Weights with a gold alignment: this pair's per-head scores and each head on held-out
-    sentences (``weights``: the layer shown, (n_heads, n_tgt, n_src))."""
+    sentences (``stats``: ``head_statistics`` of the layer shown)."""
     word, n_gold = scores.word, scores.n_gold
     st.markdown("#### On this sentence pair")
     st.metric("Aligned words in this sentence (heads averaged)",
               "n/a" if np.isnan(word) else f"{round(word * n_gold)} of {n_gold}",
               help=f"Exact (right position): {pct(scores.exact)}.")
-    st.dataframe(pair_table(scores, weights), hide_index=True,
+    st.dataframe(pair_table(scores, stats), hide_index=True,
                  column_config=_column_config(PAIR_COLUMNS, narrow=True))
     st.markdown("#### Which head learned what")
     st.caption(f"Each trained head on its own, on the {scores.n_heldout} held-out "
