@@ -80,15 +80,34 @@ def test_a_host_and_three_students_predict_then_see():
         assert any("hidden until your teacher reveals" in i.value for i in s.info)
 
 
-def test_a_student_answering_twice_counts_once_and_the_last_answer_wins():
+def class_counts(host: AppTest) -> list[int]:
+    host.run()
+    return list(json.loads(host.get_by_key("class_answers").proto.spec)["data"][0]["y"])
+
+
+def test_a_student_answering_twice_counts_once_and_the_last_answer_wins(monkeypatch):
+    from xattn.classroom import ClassStore
+    from xattn.ui import room
+
+    clock = [1000.0]                         # a burst of taps: no time passes between them
+    monkeypatch.setattr(room, "_clock", lambda: clock[0])
+    writes = []
+    answer = ClassStore.answer
+    monkeypatch.setattr(ClassStore, "answer",
+                        lambda self, *args: writes.append(args[-1]) or answer(self, *args))
     host, code, _ = start_class()
     s = page(room=code)
-    for token in (1, 2, 3, 4):
+    taps = (1, 2, 3, 4, 5, 6, 0, 2, 3, 4)
+    for token in taps:
         predict(s).set_value(token).run()
-    host.run()
+    assert writes == [1]          # the store took the first tap; the others wait in the page
+    assert class_counts(host) == [0, 1, 0, 0, 0, 0, 0]
     assert [m.value for m in host.metric] == ["1 of 1 answered"]
-    counts = json.loads(host.get_by_key("class_answers").proto.spec)["data"][0]["y"]
-    assert list(counts) == [0, 0, 0, 0, 1, 0, 0]
+    clock[0] += room.ANSWER_EVERY            # the page's next poll sends the latest tap
+    s.run()
+    assert writes == [1, 4]
+    assert class_counts(host) == [0, 0, 0, 0, 1, 0, 0]             # counted once, last wins
+    assert [m.value for m in host.metric] == ["1 of 1 answered"]
 
 
 def test_a_tampered_host_key_is_refused_without_saying_whether_the_room_exists():

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 
 import streamlit as st
 
 from xattn.classroom import (
+    AnswerRefused,
     ClassroomError,
     ClassStore,
     HostRefused,
@@ -39,6 +41,7 @@ from xattn.ui.state import Notice, PageState
 __all__ = ["Room", "room_setup", "FOLLOW_EVERY", "class_store"]
 
 FOLLOW_EVERY = 2.0              # seconds between a page's polls of its room
+ANSWER_EVERY = 0.5              # seconds: a student's answers reach the store at most this often
 _SID = "_xattn_student"         # session: this browser session's random student id
 _GOTO = "_xattn_room_goto"      # session: the step the host moved the class to, for the next run
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
@@ -46,6 +49,9 @@ SETTLING = "_xattn_room_settling"   # session: ((code, step, round), fresh): a p
 SETTLED = "_xattn_room_settled"     # ... until a later poll: then reopened by a full run
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
 _FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
+_PENDING = "_xattn_answer_pending"  # session: (code, step, value) not yet sent to the store
+_SENT = "_xattn_answer_sent"    # session: when this session last wrote an answer (_clock)
+_clock = time.monotonic
 
 
 @st.cache_resource(show_spinner=False)
@@ -231,10 +237,33 @@ def record_answer(room: Room, value) -> None:
     """A student's prediction, into the room (the last one before the reveal counts)."""
     if value is None:
         return
+    st.session_state[_PENDING] = (room.code, room.view.step, value)
+    send_answer(room.student)
+
+
+def send_answer(student: str, *, late: bool = False) -> None:
+    """Write this session's latest prediction to the store, at most once per ``ANSWER_EVERY``.
+
+    A student who taps a hundred times in a second costs the shared store a few writes, not a
+    hundred: a pick made sooner waits in the session, and the page's next poll (``follow``,
+    every ``FOLLOW_EVERY`` seconds) or next pick sends the latest one. The last answer wins
+    either way; a pick that waits is the student's own page's, never another student's. A
+    ``late`` one (from the poll) that the store refuses because the question closed meanwhile
+    is dropped quietly, as a tap on a closed question would be."""
+    pending = st.session_state.get(_PENDING)
+    if pending is None:
+        return
+    now = _clock()
+    if now - st.session_state.get(_SENT, -ANSWER_EVERY) < ANSWER_EVERY:
+        return
+    st.session_state[_SENT] = now
+    del st.session_state[_PENDING]
+    code, step, value = pending
     try:
-        class_store().answer(room.code, room.view.step, room.student, value)
+        class_store().answer(code, step, student, value)
     except ClassroomError as err:
-        st.session_state["_xattn_room_error"] = str(err)
+        if not (late and isinstance(err, AnswerRefused)):
+            st.session_state["_xattn_room_error"] = str(err)
 
 
 def go_to(step: int) -> None:
@@ -250,6 +279,7 @@ def seen(room: Room) -> tuple:
 def follow(code: str, student: str, drawn: tuple) -> None:
     """A student's poll: rerun the whole page only when the class moved on (another step, the
     reveal, a new round); otherwise this fragment alone runs and draws nothing."""
+    send_answer(student, late=True)
     try:
         view = class_store().room_view(code, student)
     except ClassroomError:
