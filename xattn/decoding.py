@@ -8,11 +8,13 @@ tokens forced at chosen steps given as text ("chien", or a piece "▁chien").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from xattn._checks import check_int, quote
+from xattn.attention import AttentionTrace
 
 __all__ = ["Decoded", "decoded", "piece_of"]
 
@@ -36,6 +38,12 @@ class Decoded:
         Each step's cross-attention rows.
     finished : bool
         Whether ``</s>`` was produced (else the length limit ended it).
+    layer_trace : callable (layer) -> xattn.attention.AttentionTrace
+        Every intermediate of that decoder layer's cross-attention over this output, one row
+        a step: row ``t`` holds step ``t``'s query ``q = x W_Q + b_Q`` (x: what the layer read
+        at that position), its scores against every source key, and the same weights as
+        ``rows[t, layer]`` (the output read by teacher forcing: the decoder is causal, so each
+        position sees what it saw while decoding).
     """
 
     src_tokens: tuple[str, ...]
@@ -45,6 +53,7 @@ class Decoded:
     top: tuple
     rows: np.ndarray
     finished: bool
+    layer_trace: Callable[[int], AttentionTrace] = field(repr=False, compare=False)
 
     @property
     def n_steps(self) -> int:
@@ -83,4 +92,6 @@ def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64) -> Decoded:
                    tuple(s.forced for s in d.steps), tuple(s.probability for s in d.steps),
                    tuple(tuple(zip(name(s.top_ids), s.top_probs.tolist(), strict=True))
                          for s in d.steps),
-                   np.stack([s.cross_attention for s in d.steps]), d.finished)
+                   np.stack([s.cross_attention for s in d.steps]), d.finished,
+                   lambda layer: model.layer_trace(
+                       model.forward(d.src_ids, d.tgt_ids, logits=False), layer))

@@ -10,13 +10,15 @@ from xattn.figures._style import (
     ACCENT,
     COLORSCALE,
     HIGHLIGHT,
+    OUTPUT_COLORSCALE,
     axis_labels,
     base_layout,
     category_axis,
     tick_font,
 )
 
-__all__ = ["step_rows_figure", "candidates_figure", "rows_so_far_figure"]
+__all__ = ["step_rows_figure", "candidates_figure", "rows_so_far_figure", "query_figure",
+           "query_scores_figure"]
 
 
 def step_rows_figure(rows: np.ndarray, src_tokens, *, title: str,
@@ -99,4 +101,66 @@ def rows_so_far_figure(rows: np.ndarray, tgt_tokens, src_tokens, upto: int, *, t
                          shapes=[dict(type="rect", xref="x", yref="y", x0=-0.5,
                                       x1=n_src - 0.5, y0=upto - 0.5, y1=upto + 0.5,
                                       line=dict(color=HIGHLIGHT, width=3))])
+    return go.Figure(data=[heat], layout=layout, _validate=False)
+
+
+def _heads(n_heads: int) -> list[str]:
+    return [f"head {h + 1}" for h in range(n_heads)]
+
+
+def _signed(z: np.ndarray) -> dict:
+    """A symmetric colour range for signed values (0 in the middle of the scale)."""
+    top = float(np.nanmax(np.abs(z))) if z.size else 1.0
+    top = top if np.isfinite(top) and top > 0 else 1.0
+    return dict(zmin=-top, zmax=top, zmid=0, colorscale=OUTPUT_COLORSCALE)
+
+
+def query_figure(q: np.ndarray, *, title: str, font_scale: float = 1.0) -> go.Figure:
+    """One decoder step's query in every head of a layer: ``q = x W_Q + b_Q``, split by heads.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_heads, d_head)
+    title : str
+        Trusted text.
+    """
+    n_heads, d_head = q.shape
+    heat = dict(type="heatmap", z=np.asarray(q, np.float32), x=list(range(1, d_head + 1)),
+                y=_heads(n_heads), xgap=0.5, ygap=0.5, **_signed(q),
+                colorbar=dict(title=dict(text="q"), thickness=12),
+                hovertemplate="%{y}, component %{x}<br>q %{z:.3f}<extra></extra>")
+    font = tick_font(n_heads, font_scale)
+    layout = base_layout(title, 130 + 26 * n_heads * font_scale, font_scale=font_scale,
+                         xaxis=dict(title=dict(text=f"the query's {d_head} numbers (d_head)"),
+                                    tickfont=dict(size=font), showgrid=False),
+                         yaxis=dict(autorange="reversed", tickfont=dict(size=font)))
+    return go.Figure(data=[heat], layout=layout, _validate=False)
+
+
+def query_scores_figure(scores: np.ndarray, src_tokens, *, title: str,
+                        font_scale: float = 1.0) -> go.Figure:
+    """The query's scores against every source key, ``q · k / sqrt(d_head)``, per head: the
+    softmax of a head's row is its cross-attention row.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_heads, n_src)
+    src_tokens : list of str
+    title : str
+        Trusted text.
+    """
+    n_heads, n_src = scores.shape
+    x, x_text = axis_labels(src_tokens)
+    heat = dict(type="heatmap", z=np.asarray(scores, np.float32), x=x, y=_heads(n_heads),
+                xgap=0.5, ygap=0.5, **_signed(scores),
+                colorbar=dict(title=dict(text="score"), thickness=12),
+                hovertemplate="%{y}<br>source (key) %{x}<br>q·k/√d_head %{z:.3f}"
+                              "<extra></extra>")
+    font = tick_font(n_src, font_scale)
+    layout = base_layout(title, 150 + 26 * n_heads * font_scale + 6 * font,
+                         font_scale=font_scale,
+                         xaxis=category_axis((x, x_text), title="source (keys)", angle=-60,
+                                             font=font),
+                         yaxis=dict(autorange="reversed",
+                                    tickfont=dict(size=tick_font(n_heads, font_scale))))
     return go.Figure(data=[heat], layout=layout, _validate=False)

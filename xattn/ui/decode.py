@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from xattn.figures.decode import candidates_figure, rows_so_far_figure, step_rows_figure
+from xattn.figures.decode import (
+    candidates_figure,
+    query_figure,
+    query_scores_figure,
+    rows_so_far_figure,
+    step_rows_figure,
+)
 from xattn.literal import md_code, plotly_text
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
@@ -87,6 +93,8 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                    key="decode_top", name=f"xattn-{a.name}-decode-top",
                    alt="Bar chart of the five most likely tokens at this step.")
         _force_controls(d, t, forced)
+    if row_step < n:
+        _query(a, d, forced, layer, row_step, scale)
     layer_rows = d.rows[:, layer].mean(axis=1)                              # (n_steps, S)
     show_chart(rows_so_far_figure(layer_rows, [token_label(s, w) for s, w in
                                                enumerate(d.tokens)], d.src_tokens, t,
@@ -98,6 +106,31 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                "makes them one by one. Subword pieces: ▁ starts a word.")
     if playing:
         _play(n)
+
+
+def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> None:
+    """Step ``s``'s query in ``layer`` (every head) and its scores against the source keys:
+    what the row above is the softmax of."""
+    trace = derived(("decode_trace", a.key, forced, layer), lambda: d.layer_trace(layer))
+    q, scores = trace.q[:, s], trace.scaled_scores[:, s]          # (h, d_head), (h, S)
+    d_head = q.shape[-1]
+    left, right = st.columns([2, 3])
+    show_chart(query_figure(q, title=f"Step {s}'s query in layer {layer + 1}: q = x W_Q + b_Q",
+                            font_scale=scale),
+               key="decode_query", where=left, name=f"xattn-{a.name}-decode-query{s}",
+               alt=f"Heatmap of the query of decoder step {s} in layer {layer + 1}: one row "
+                   f"per head, {d_head} numbers each.")
+    show_chart(query_scores_figure(scores, d.src_tokens,
+                                   title=f"Its scores q · k / √{d_head}: softmax makes the row",
+                                   font_scale=scale),
+               key="decode_scores", where=right, name=f"xattn-{a.name}-decode-scores{s}",
+               alt=f"Heatmap of the scores of decoder step {s}'s query against every source "
+                   f"key in layer {layer + 1}, one row per head.")
+    st.caption(f"x is the decoder's state at this position as layer {layer + 1}'s "
+               "cross-attention reads it (the token before, after the layers below and this "
+               "layer's self-attention over the tokens so far). Each head compares its part of "
+               "the query with every source piece's key; the softmax of a head's scores is its "
+               "row in the chart above.")
 
 
 def _so_far(d, t: int) -> None:
