@@ -93,5 +93,10 @@ def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64) -> Decoded:
                    tuple(tuple(zip(name(s.top_ids), s.top_probs.tolist(), strict=True))
                          for s in d.steps),
                    np.stack([s.cross_attention for s in d.steps]), d.finished,
-                   lambda layer: model.layer_trace(
-                       model.forward(d.src_ids, d.tgt_ids, logits=False), layer))
+                   _tracer(model, d.src_ids, d.tgt_ids))
+
+
+def _tracer(model, src_ids: tuple, tgt_ids: tuple):
+    """``layer -> AttentionTrace`` of the output read by teacher forcing (holding the ids
+    only, not the decoding, so that a cached ``Decoded`` is the size ``nbytes`` says)."""
+    return lambda layer: model.layer_trace(model.forward(src_ids, tgt_ids, logits=False), layer)
