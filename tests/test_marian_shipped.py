@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from xattn.marian import SHIPPED_FOLDER, load_marian, translate
-from xattn.marian.evaluate import alignment_counts, evaluate, held_out_pairs
+from xattn.marian.evaluate import alignment_counts, held_out_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())
@@ -49,16 +49,42 @@ def test_no_held_out_pair_was_trained_on():
                                      METRICS["training"]["dropped_as_held_out"])
 
 
-def test_the_card_s_numbers_are_recomputed(model):
-    """Exact match and every alignment count as metrics.json has them (counts exactly, the
-    mean gold weight to 1e-4: float sums over thousands of words)."""
-    got = evaluate(model, METRICS["held_out"]["n"], METRICS["held_out"]["seed"])
+_CARD_CHILD = """
+import json, sys
+sys.modules["torch"] = None          # the base install: any attempt to import torch fails
+sys.modules["transformers"] = None
+from scripts.train_marian import model_card
+from xattn.marian import SHIPPED_FOLDER, load_marian
+from xattn.marian.evaluate import evaluate
+old = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())
+model = load_marian()
+got = evaluate(model, old["held_out"]["n"], old["held_out"]["seed"])
+got["training"] = old["training"]
+print(json.dumps({"metrics": got, "card": model_card(got, model.tokenizer),
+                  "imported": [k for k in ("torch", "transformers")
+                               if sys.modules.get(k) is not None]}))
+"""
+
+
+def test_the_card_s_numbers_are_recomputed_without_torch():
+    """In a fresh process where torch and transformers cannot be imported: exact match and
+    every alignment count as metrics.json has them (counts exactly, the mean gold weight to
+    1e-4: float sums over thousands of words), and MODEL_CARD.md is the card of those numbers."""
+    child = subprocess.run([sys.executable, "-c", _CARD_CHILD], capture_output=True, text=True,
+                           cwd=ROOT, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    out = json.loads(child.stdout)
+    got = out["metrics"]
+    assert out["imported"] == []
     assert got["exact_match"] == METRICS["exact_match"]
+    assert got["exact_match"]["rate"] >= 0.95
     for rows in ("producing", "reading"):
         want, have = METRICS[f"alignment_{rows}"], got[f"alignment_{rows}"]
         for key in ("words", "hits", "links", "correct_links", "accuracy", "aer"):
             assert have[key] == want[key], (rows, key)
         np.testing.assert_allclose(have["gold_weight"], want["gold_weight"], atol=1.5e-4)
+    card = (SHIPPED_FOLDER / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert out["card"] == card
 
 
 def test_alignment_counts_match_a_plain_loop_on_a_few_pairs(model):
