@@ -110,6 +110,23 @@ def test_a_student_answering_twice_counts_once_and_the_last_answer_wins(monkeypa
     assert [m.value for m in host.metric] == ["1 of 1 answered"]
 
 
+@pytest.mark.parametrize("link", [{"class": "new"}, {"class": "new", "present": "1"}])
+def test_the_host_and_the_students_see_the_same_weights(link):
+    """A class started from a link opens step 1 with the step's own settings on the host's
+    page too, so the truth the host reveals is the one every student's page shows."""
+    host = page(**link)
+    s = page(room=host.session_state["room"])
+    predict(s).set_value(5).run()
+    host.run()
+    host.button(key="reveal").click().run()
+    s.run()
+    for at in (host, s):
+        assert dict(at.query_params).get("heads") == "1"        # step 1: one head
+    rows = [json.loads(at.get_by_key("class_taps").proto.spec)["data"][0]["z"]
+            for at in (host, s)]
+    assert rows[0] == rows[1]                           # the class's guess and head 1's row
+
+
 def test_a_tampered_host_key_is_refused_without_saying_whether_the_room_exists():
     _, code, key = start_class()
     real = page(room=code, host=key[:-1] + ("x" if key[-1] != "x" else "y"))

@@ -30,6 +30,7 @@ from xattn.ui.class_panels import (
 )
 from xattn.ui.compute import cached_run, derived
 from xattn.ui.link import (
+    CLASS,
     HOST,
     IMG,
     LESSON,
@@ -48,7 +49,9 @@ from xattn.ui.state import PageState
 __all__ = ["lesson_setup", "lesson_view"]
 
 # How the page looks, and the class it is in, stay when a step prepares the page.
-KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST)}
+# Parameters that say where and how the page is shown, not what it computes: a link with only
+# these opens a step with the step's own settings (a lecturer's ?class=new, a student's ?room=).
+KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
