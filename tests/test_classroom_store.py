@@ -499,3 +499,18 @@ def test_counts_stay_equal_to_the_answers_while_students_change_them_at_once(sto
     expected = {v: sum(f == v for f in finals) for v in range(3)}
     view = store.room_view(code)
     assert view.counts == expected and view.n_answered == sum(f is not None for f in finals)
+
+
+def test_the_sqlite_file_is_in_wal_mode_and_its_connections_wait_for_the_lock(tmp_path):
+    store = SQLiteStore(tmp_path / "classes.sqlite3")
+    store.create_room(QUESTIONS)
+    c = store._take()                          # one of the connections the store works with
+    try:
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert c.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000   # ms: waits, not fails
+    finally:
+        store._give(c)
+    store.close()
+    import sqlite3
+    with sqlite3.connect(tmp_path / "classes.sqlite3") as other:        # WAL is in the file
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
