@@ -1,6 +1,9 @@
-"""Screenshots of a class in a room: docs/room-host.png (the projector, 1024 x 768, presenter
-mode: the code, the QR code and the class's answers), docs/room-student-before.png and
-docs/room-student-after.png (a phone, 390 x 844, before and after the reveal).
+"""Screenshots of a class in a room: on the projector (1024 x 768, presenter mode)
+docs/room-host.png (the code and the QR code), room-host-answers.png (the count and the class's
+answers before the reveal) and room-host-revealed.png (the class's expected attention beside
+the true row); on a phone (390 x 844) docs/room-student-before.png and room-student-after.png
+(before and after the reveal, the student's own prediction marked) and
+room-student-class.png (the class's answers and guess beside the weights).
 
     python -m scripts.room_screenshots
 
@@ -27,6 +30,12 @@ IDLE = ("() => !!document.querySelector('[data-testid=\"stApp\"][data-test-scrip
 def settle(page, js: str = "() => true", timeout: float = 60_000) -> None:
     page.wait_for_function(f"() => ({IDLE})() && ({js})()", timeout=timeout, polling=200)
     page.evaluate("document.fonts.ready")
+
+
+def show(page, selector: str) -> None:
+    """Scroll Streamlit's own container so that ``selector``'s element ends the screen."""
+    page.locator(selector).first.evaluate("e => e.scrollIntoView({block: 'end'})")
+    page.wait_for_timeout(500)                  # the scroll settles; Plotly redraws nothing
 
 
 def main() -> int:
@@ -63,12 +72,24 @@ def main() -> int:
         phone.screenshot(path=str(ROOT / "docs" / "room-student-before.png"))
         settle(host, "() => document.body.innerText.includes('13 of')")
         host.screenshot(path=str(ROOT / "docs" / "room-host.png"))
+        show(host, ".st-key-class_answers")        # the count and the class's answers, live
+        host.screenshot(path=str(ROOT / "docs" / "room-host-answers.png"))
         host.locator(".st-key-reveal button").click()
+        settle(host, "() => !!document.querySelector('.st-key-class_taps .js-plotly-plot')",
+               timeout=90_000)
+        show(host, ".st-key-class_taps")           # the class's row beside the true one
+        host.screenshot(path=str(ROOT / "docs" / "room-host-revealed.png"))
         settle(phone, "() => document.body.innerText.includes('Right')", timeout=90_000)
-        phone.locator(".st-key-class_answers").scroll_into_view_if_needed()
+        # the student's own prediction marked, then the truth below it
+        phone.get_by_text("Right", exact=False).first.evaluate(
+            "e => e.scrollIntoView({block: 'start'})")
+        phone.wait_for_timeout(500)
         phone.screenshot(path=str(ROOT / "docs" / "room-student-after.png"))
+        show(phone, ".st-key-class_taps")         # the class's guess beside the weights
+        phone.screenshot(path=str(ROOT / "docs" / "room-student-class.png"))
         browser.close()
-    for name in ("room-host", "room-student-before", "room-student-after"):
+    for name in ("room-host", "room-host-answers", "room-host-revealed", "room-student-before",
+                 "room-student-after", "room-student-class"):
         print(ROOT / "docs" / f"{name}.png")
     return 0
 
