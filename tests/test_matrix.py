@@ -17,10 +17,10 @@ from streamlit.testing.v1 import AppTest
 from xattn.attention import masked_softmax
 from xattn.attnfile import attention_to_bytes
 from xattn.lesson import STEPS
+from xattn.sources import SOURCES  # a new source joins the matrix (and needs `page` below)
 from xattn.ui.compute import clear_caches
 from xattn.ui.page import VIEWS
 
-SOURCES = ("random", "trained", "model", "file")
 # What each view shows when it applies: the key of one of its elements.
 CONTENT = {
     "Heads": "head_1", "Step through": "step_pick", "Head statistics": "stats_confidence",

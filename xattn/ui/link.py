@@ -132,16 +132,6 @@ AL_THRESHOLD = float_param("link_min", 0.3, 0.01, 0.99, "the link threshold")
 AL_GOLD = choice_param("gold", "corpus", ("corpus", "file"), "the gold alignment")
 
 
-# The settings of each weights source: a link that sets another source's settings is told
-# they do nothing with the weights it shows (`xattn.ui.sources.foreign_settings`).
-SOURCE_PARAMS = {
-    "random": (SRC, TGT, D_MODEL, HEADS, SEED, TOK, EMB, POS, MASK, PAD, K, WINDOW),
-    "trained": (TR_SRC, TR_TGT, TR_HEADS, TR_STEPS, TR_SEED),
-    "model": (SRC, TGT, MODEL, WORDS, SINKS, LAYER),
-    "file": (LAYER,),
-}
-
-
 def _table() -> dict[str, Param]:
     params = [v for v in globals().values() if isinstance(v, Param)]
     keys = [p.key for p in params]

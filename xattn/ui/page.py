@@ -30,7 +30,7 @@ from xattn.ui.lines import lines_view
 from xattn.ui.link import HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
 from xattn.ui.room import Room, join_box, room_setup, start_button
-from xattn.ui.sources import layer_control, weights_source
+from xattn.ui.sources import PAGE_SOURCES, layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
 from xattn.ui.timelapse import training_view
@@ -51,8 +51,6 @@ VIEWS = {   # each draws (attention, layer, state); None: the lesson, the readin
     "Export": export_view,
     "How to read this": None,
 }
-ICONS = {"random": ":material/casino:", "trained": ":material/school:",
-         "model": ":material/translate:", "file": ":material/description:"}
 
 
 HOW_TO_READ = """
@@ -126,7 +124,7 @@ def _page(state: PageState) -> None:
     if present:
         st.set_page_config(initial_sidebar_state="collapsed")
     if a is not None:
-        banner.info(a.describe(layer), icon=ICONS[source])
+        banner.info(a.describe(layer), icon=PAGE_SOURCES[source].icon)
     _views(state, a, layer, step, room)
     with row:
         if room is not None and not room.following:

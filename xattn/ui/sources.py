@@ -8,6 +8,9 @@ page what is missing and how to fix it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import streamlit as st
 
 from xattn.literal import md_code
@@ -15,26 +18,42 @@ from xattn.sources import SOURCES, Attention, random_attention
 from xattn.tokenize import splits_words
 from xattn.ui.compute import cached_run
 from xattn.ui.controls import mask_controls, model_controls, sentence_inputs, settings_from_parts
-from xattn.ui.link import LAYER, SOURCE_PARAMS, WEIGHTS
+from xattn.ui.link import (
+    D_MODEL,
+    EMB,
+    HEADS,
+    LAYER,
+    MASK,
+    MODEL,
+    PAD,
+    POS,
+    SEED,
+    SINKS,
+    SRC,
+    TGT,
+    TOK,
+    TR_HEADS,
+    TR_SEED,
+    TR_SRC,
+    TR_STEPS,
+    TR_TGT,
+    WEIGHTS,
+    WINDOW,
+    WORDS,
+    K,
+    Param,
+)
 from xattn.ui.models import model_source
 from xattn.ui.state import Notice, PageState
 from xattn.ui.trained import trained_source
 from xattn.ui.upload import FILE_KEY, file_source
 
-__all__ = ["weights_source", "layer_control", "foreign_settings"]
-
-CAPTIONS = {
-    "random": "random projections from a seed: patterns from the seed, not from language",
-    "trained": "the same module trained on a toy English→French task",
-    "model": "a real translation model, run in NumPy (by default one trained here on the toy "
-             "task)",
-    "file": "an .npz file of attention weights from any model",
-}
-
+__all__ = ["weights_source", "layer_control", "foreign_settings", "PageSource", "PAGE_SOURCES"]
 
 def weights_choice(state: PageState) -> str:
     source = state.value(WEIGHTS)
-    st.sidebar.radio("Weights", SOURCES, key=WEIGHTS.key, captions=[CAPTIONS[s] for s in SOURCES],
+    st.sidebar.radio("Weights", SOURCES, key=WEIGHTS.key,
+                     captions=[PAGE_SOURCES[s].caption for s in SOURCES],
                      help="Where the attention weights come from. Every view shows the chosen "
                           "weights; the controls below belong to them.")
     return source
@@ -44,8 +63,7 @@ def weights_source(state: PageState) -> tuple[Attention | None, str]:
     """The weights to show and the chosen source; None when they cannot be computed (the page
     then already says why)."""
     source = weights_choice(state)
-    make = {"random": _random, "trained": trained_source, "model": model_source,
-            "file": file_source}[source]
+    make = PAGE_SOURCES[source].make
     if source != "file":        # a checked upload goes with the file weights (up to 6.3 MB)
         st.session_state.pop(FILE_KEY, None)
     foreign_settings(state, source)
@@ -55,9 +73,10 @@ def weights_source(state: PageState) -> tuple[Attention | None, str]:
 def foreign_settings(state: PageState, source: str) -> None:
     """Say so when the link sets another weights source's settings (``tr_seed=7`` with random
     weights), which do nothing with the weights shown: never ignore a link's setting silently."""
-    own = {p.key for p in SOURCE_PARAMS[source]}
-    for other, params in SOURCE_PARAMS.items():
-        keys = [p.key for p in params if p.key in state.from_link and p.key not in own]
+    own = {p.key for p in PAGE_SOURCES[source].params}
+    for other, page_source in PAGE_SOURCES.items():
+        keys = [p.key for p in page_source.params if p.key in state.from_link
+                and p.key not in own]
         if other != source and keys:
             names = ", ".join(md_code(k) for k in keys)
             state.notices.append(Notice("link", (
@@ -106,3 +125,38 @@ def layer_control(state: PageState, a: Attention) -> int:
                                   "heads overview (Heads view) shows them all.")
     return layer - 1
 
+
+
+@dataclass(frozen=True)
+class PageSource:
+    """What the page knows of one weights source, in one row of `PAGE_SOURCES`: the Weights
+    choice's caption, the banner's icon, the function that draws its controls and returns its
+    ``Attention`` (or None, having said why), and its settings in the link (declared in
+    ``xattn.ui.link``; a link that sets another source's settings is told they do nothing).
+    Views never ask which source made the weights: a new source is its builder in
+    ``xattn.sources`` and a row here."""
+
+    caption: str
+    icon: str
+    make: Callable[[PageState], Attention | None]
+    params: tuple[Param, ...]
+
+
+PAGE_SOURCES = {
+    "random": PageSource(
+        "random projections from a seed: patterns from the seed, not from language",
+        ":material/casino:", _random,
+        (SRC, TGT, D_MODEL, HEADS, SEED, TOK, EMB, POS, MASK, PAD, K, WINDOW)),
+    "trained": PageSource(
+        "the same module trained on a toy English→French task", ":material/school:",
+        trained_source, (TR_SRC, TR_TGT, TR_HEADS, TR_STEPS, TR_SEED)),
+    "model": PageSource(
+        "a real translation model, run in NumPy (by default one trained here on the toy "
+        "task)", ":material/translate:", model_source, (SRC, TGT, MODEL, WORDS, SINKS, LAYER)),
+    "file": PageSource(
+        "an .npz file of attention weights from any model", ":material/description:",
+        file_source, (LAYER,)),
+}
+if tuple(PAGE_SOURCES) != SOURCES:
+    raise ValueError(f"PAGE_SOURCES must have a row for each of xattn.sources.SOURCES, in its "
+                     f"order; expected {SOURCES}, received {tuple(PAGE_SOURCES)}.")
