@@ -256,6 +256,30 @@ def tick_texts(page, axis: str, key: str = "head_1") -> list[str]:
                .map((t) => t.textContent)""", [key, axis])
 
 
+# Every element of the page's main column that is wider than the screen or clips its text.
+CUT_TEXT_JS = """
+() => [...document.querySelectorAll(
+        '[data-testid="stMain"] p, [data-testid="stMain"] h1, [data-testid="stMain"] h3,'
+        + ' [data-testid="stMain"] button, [data-testid="stMain"] label')]
+  .filter((e) => e.offsetParent !== null)
+  .filter((e) => { const r = e.getBoundingClientRect();
+                   return r.width > 0 && (r.right > window.innerWidth + 1 || r.left < -1); })
+  .map((e) => e.textContent.slice(0, 60))
+"""
+
+
+def coloured_share(png: bytes) -> float:
+    """Share of a screenshot's pixels that are coloured (channel spread > 40: no white, grey
+    or black); viridis, the weights' colour scale, has no greys."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
+    return float(((rgb.max(-1) - rgb.min(-1)) > 40).mean())
+
+
 # --- for the tests --------------------------------------------------------------------------
 
 def unavailable(reason: str):

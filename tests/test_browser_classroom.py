@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devtools.browser import HEADS_DRAWN_JS, Page, decode_z, heatmaps
+from devtools.browser import CUT_TEXT_JS, HEADS_DRAWN_JS, Page, decode_z, heatmaps
 from xattn.lesson import STEPS
 from xattn.pipeline import Settings, run
 
@@ -26,16 +26,6 @@ CHART_TEXT_JS = """
       .map((t) => ({text: t.textContent, box: box(t)})),
   };
 })
-"""
-# Every element of the page's main column that is wider than the screen or clips its text.
-CUT_TEXT_JS = """
-() => [...document.querySelectorAll(
-        '[data-testid="stMain"] p, [data-testid="stMain"] h1, [data-testid="stMain"] h3,'
-        + ' [data-testid="stMain"] button, [data-testid="stMain"] label')]
-  .filter((e) => e.offsetParent !== null)
-  .filter((e) => { const r = e.getBoundingClientRect();
-                   return r.width > 0 && (r.right > window.innerWidth + 1 || r.left < -1); })
-  .map((e) => e.textContent.slice(0, 60))
 """
 
 

@@ -7,13 +7,12 @@ the overview must be largely coloured (viridis has no greys), for a file and a m
 
 from __future__ import annotations
 
-import io
 import os
 
 import numpy as np
 import pytest
 
-from devtools.browser import ARTIFACTS, Page, StreamlitServer
+from devtools.browser import ARTIFACTS, Page, StreamlitServer, coloured_share
 from xattn.attention import masked_softmax
 from xattn.attnfile import save_attention
 from xattn.figures.overview import PANEL_PX
@@ -22,14 +21,6 @@ pytestmark = pytest.mark.browser
 
 OVERVIEW = ".st-key-overview_pick .js-plotly-plot"
 DRAWN = f"!!document.querySelector('{OVERVIEW} .heatmaplayer image, {OVERVIEW} .hm image')"
-
-
-def coloured_share(png: bytes) -> float:
-    """Share of pixels that are coloured (channel spread > 40: no white, grey or black)."""
-    from PIL import Image
-
-    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
-    return float(((rgb.max(-1) - rgb.min(-1)) > 40).mean())
 
 
 def assert_thumbnails_drawn(page, n_layers: int, n_heads: int, name: str) -> None:

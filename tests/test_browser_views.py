@@ -1,0 +1,140 @@
+"""Decode, Alignment and Training in a real browser, on their default weights, at the sizes of a
+classroom: a 1440x900 desktop, a 1024x768 projector in presenter mode and a 390x844 phone.
+
+Each page must finish without an exception, draw its charts (the main chart's plot area is
+coloured on screen: viridis has no greys, and a figure whose JSON is right can still show a
+white box) and, on the phone, keep every text on the screen.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+import pytest
+
+from devtools.browser import ARTIFACTS, CUT_TEXT_JS, Page, coloured_share, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+FIRST_LOAD_MS = 300_000   # a cold server loads the model or trains the toy weights first
+
+# view: (its link, its main chart, every chart it draws)
+VIEWS = {
+    "Decode": ({"weights": "model", "view": "Decode"}, "decode_rows",
+               ("decode_rows", "decode_top", "decode_so_far")),
+    "Alignment": ({"weights": "model", "view": "Alignment"}, "aer_chart", ("aer_chart",)),
+    "Training": ({"weights": "trained", "view": "Training"}, "head_1",
+                 ("head_1", "tl_run", "tl_heads")),
+}
+# size: (width, height, extra link parameters, a phone)
+SIZES = {
+    "1440x900": (1440, 900, {}, False),
+    "1024x768-present": (1024, 768, {"present": "1"}, False),
+    "390x844-phone": (390, 844, {}, True),
+}
+
+
+# Every text Plotly drew in the main column's charts that leaves its chart (an SVG clips it
+# there) or the screen.
+CHART_TEXT_OFF_JS = """
+() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')].flatMap((gd) => {
+  const c = gd.getBoundingClientRect();
+  const right = Math.min(c.right, window.innerWidth), left = Math.max(c.left, 0);
+  return [...gd.querySelectorAll('svg text')]
+    .filter((t) => t.textContent.trim())
+    .filter((t) => { const r = t.getBoundingClientRect();
+                     return r.width > 0 && (r.right > right + 1 || r.left < left - 1); })
+    .map((t) => t.textContent.slice(0, 60));
+})
+"""
+
+
+def url(tab: Page, query: dict) -> str:
+    return tab.server.url + "?" + urllib.parse.urlencode(query)
+
+
+def drawn(keys) -> str:
+    """JS: Plotly has drawn every chart of ``keys`` (its SVG is in the page)."""
+    return " && ".join(f"!!document.querySelector('.st-key-{k} .js-plotly-plot .main-svg')"
+                       for k in keys)
+
+
+@pytest.fixture
+def window(browser, server, request):
+    """A tab of the app in a window of the size the test asks for (a phone: touch, mobile);
+    a failed test leaves a screenshot of the whole page in test-artifacts."""
+    tabs: list[Page] = []
+
+    def open_at(width: int, height: int, phone: bool) -> Page:
+        context = browser.new_context(viewport={"width": width, "height": height},
+                                      is_mobile=phone, has_touch=phone)
+        tabs.append(Page(context, server))
+        return tabs[-1]
+    yield open_at
+    report = getattr(request.node, "rep_call", None)
+    for n, tab in enumerate(tabs):
+        if report is not None and report.failed:
+            ARTIFACTS.mkdir(exist_ok=True)
+            stem = re.sub(r"[^\w.-]+", "_", request.node.name)
+            try:
+                tab.page.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
+            except Exception as err:  # the screenshot must not hide the test's own failure
+                print(f"could not save a screenshot: {err}")
+        tab.page.context.close()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_the_view_draws_its_charts_at_a_classroom_size(window, view, size):
+    query, main, keys = VIEWS[view]
+    width, height, extra, phone = SIZES[size]
+    tab = window(width, height, phone)
+    page = tab.page
+    page.goto(url(tab, query | extra))
+    wait_for_app(page, drawn(keys), timeout=FIRST_LOAD_MS)
+    tab.assert_clean()                                        # no stException, no JS errors
+    assert page.get_by_role("tab", name=view, selected=True).count() == 1
+
+    # The main chart's plot area on screen: mostly coloured, not a white or grey box.
+    chart = page.locator(f".st-key-{main} .js-plotly-plot")
+    chart.scroll_into_view_if_needed()
+    area = chart.locator("rect.nsewdrag").first
+    png = area.screenshot()
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / f"views-{view}-{size}.png").write_bytes(png)
+    share = coloured_share(png)
+    assert share > 0.8, f"{view} at {size}: only {share:.0%} of {main}'s plot area is coloured"
+    for key in keys:                                          # every chart has a size
+        box = page.locator(f".st-key-{key} .js-plotly-plot").bounding_box()
+        assert box and box["width"] > 100 and box["height"] > 100, (key, box)
+        assert box["x"] >= -1 and box["x"] + box["width"] <= width + 1, (key, box)
+
+    if phone:
+        page.screenshot(path=str(ARTIFACTS / f"views-{view}-{size}-screen.png"))
+        assert page.evaluate(CUT_TEXT_JS) == [], f"{view}: text leaves the phone's screen"
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+CUT_CHART_TEXT = {   # view: why a chart's text is cut on a phone today
+    "Decode": "bug: candidates_figure's bar labels outside the bars ('taken · 100.0%', "
+              "cliponaxis=False, x up to 125%) run past the chart's right edge at 390 px",
+    "Alignment": "bug: aer_figure's one-line title 'Alignment error rate over 256 sentence "
+                 "pairs (lower is better)' is wider than the chart at 390 px",
+    "Training": "bug: head_curves_figure's title 'Each head: by meaning (solid) or by position "
+                "(dashed)?' is wider than the chart at 390 px (and its legend covers the x "
+                "axis title)",
+}
+
+
+@pytest.mark.parametrize("view", [
+    pytest.param(v, marks=pytest.mark.xfail(strict=True, reason=CUT_CHART_TEXT[v]))
+    if v in CUT_CHART_TEXT else v for v in VIEWS])
+def test_on_a_phone_no_chart_text_leaves_its_chart(window, view):
+    query, _, keys = VIEWS[view]
+    width, height, _, phone = SIZES["390x844-phone"]
+    tab = window(width, height, phone)
+    tab.page.goto(url(tab, query))
+    wait_for_app(tab.page, drawn(keys), timeout=FIRST_LOAD_MS)
+    tab.assert_clean()
+    assert tab.page.evaluate(CHART_TEXT_OFF_JS) == [], f"{view}: chart text is cut"
