@@ -21,6 +21,30 @@ from xattn.ui.state import PageState
 PICK_KEY = "step_pick"
 NONE = "none"                 # the source picker's "no column marked"
 
+# One tap on a phone must pick a cell. Plotly selects the point under the *last hover*
+# (``gd._hoverdata``) and only then works out the point under the click; a finger gives no hover
+# before its tap (Plotly cancels the touch's mouse events), so the first tap only showed the
+# cell's label and every later tap picked the previously tapped cell. Clickmode, hovermode and
+# dragmode cannot change that order, and Streamlit sets clickmode and dragmode for charts with
+# ``on_select``. So where a finger lands on this chart, Plotly gets the hover a mouse would have
+# given it. Installed once per page (tabs, reruns and redraws keep the one document listener);
+# its empty element is hidden so that it leaves no gap under the chart.
+TAP_HOVER_JS = f"""<style>
+[data-testid="stElementContainer"]:has(script.xattn-tap-hover) {{ display: none; }}
+</style><script class="xattn-tap-hover">
+(() => {{
+  if (window.__xattnTapHover) return;
+  window.__xattnTapHover = true;
+  document.addEventListener("touchstart", (e) => {{
+    const spot = e.target, touch = e.touches[0];
+    if (e.touches.length !== 1 || !(spot instanceof Element)
+        || !spot.matches(".st-key-{PICK_KEY} .nsewdrag")) return;
+    spot.dispatchEvent(new MouseEvent("mousemove", {{bubbles: true, cancelable: true,
+      view: window, clientX: touch.clientX, clientY: touch.clientY}}));
+  }}, {{capture: true, passive: true}});
+}})();
+</script>"""
+
 
 def _on_pick(tgt_labels: list[str], src_labels: list[str]) -> None:
     """A clicked cell selects its target row and its source column (the head stays); runs
@@ -102,6 +126,7 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
             selection_mode="points", name=f"xattn-head{head + 1}-step",
             alt=f"Heatmap of head {head + 1}; click a cell, or use the pickers above, to choose "
                 "its target token and source token.")
+        st.html(TAP_HOVER_JS, unsafe_allow_javascript=True)   # no user text in it
     with right:
         show_chart(weights_bar_figure(trace.weights[head, i], list(src_tokens),
                                       allowed=mask[i], query=tgt_tokens[i], head=head,
