@@ -49,6 +49,30 @@ CHART_TEXT_OFF_JS = """
 })
 """
 
+# In the main column's charts: a legend over an axis title, or an axis title (the second y
+# axis's too) not wholly inside its chart.
+CHART_TITLES_HIDDEN_JS = """
+() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')].flatMap((gd) => {
+  const keyed = gd.closest('[class*="st-key-"]');
+  const key = keyed ? [...keyed.classList].find((c) => c.startsWith('st-key-')) : 'a chart';
+  const c = gd.getBoundingClientRect();
+  const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1
+                         && b.top < a.bottom - 1;
+  const titles = [...gd.querySelectorAll('.xtitle, .ytitle, .y2title')]
+    .filter((t) => t.textContent.trim() && t.getBoundingClientRect().width > 0);
+  const out = titles.filter((t) => { const r = t.getBoundingClientRect();
+    return r.left < c.left - 1 || r.right > c.right + 1 || r.top < c.top - 1
+           || r.bottom > c.bottom + 1; })
+    .map((t) => `${key}: '${t.textContent}' leaves the chart`);
+  const legends = [...gd.querySelectorAll('.legend')].filter((l) =>
+    l.getBoundingClientRect().width > 0);
+  const covered = legends.flatMap((l) => titles.filter((t) =>
+      meet(l.getBoundingClientRect(), t.getBoundingClientRect()))
+    .map((t) => `${key}: the legend covers '${t.textContent}'`));
+  return [...out, ...covered];
+})
+"""
+
 
 def url(tab: Page, query: dict) -> str:
     return tab.server.url + "?" + urllib.parse.urlencode(query)
@@ -109,6 +133,7 @@ def test_the_view_draws_its_charts_at_a_classroom_size(window, view, size):
         box = page.locator(f".st-key-{key} .js-plotly-plot").bounding_box()
         assert box and box["width"] > 100 and box["height"] > 100, (key, box)
         assert box["x"] >= -1 and box["x"] + box["width"] <= width + 1, (key, box)
+    assert page.evaluate(CHART_TITLES_HIDDEN_JS) == [], f"{view} at {size}: a title is hidden"
 
     if phone:
         page.screenshot(path=str(ARTIFACTS / f"views-{view}-{size}-screen.png"))
@@ -116,20 +141,7 @@ def test_the_view_draws_its_charts_at_a_classroom_size(window, view, size):
         assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
-CUT_CHART_TEXT = {   # view: why a chart's text is cut on a phone today
-    "Decode": "bug: candidates_figure's bar labels outside the bars ('taken · 100.0%', "
-              "cliponaxis=False, x up to 125%) run past the chart's right edge at 390 px",
-    "Alignment": "bug: aer_figure's one-line title 'Alignment error rate over 256 sentence "
-                 "pairs (lower is better)' is wider than the chart at 390 px",
-    "Training": "bug: head_curves_figure's title 'Each head: by meaning (solid) or by position "
-                "(dashed)?' is wider than the chart at 390 px (and its legend covers the x "
-                "axis title)",
-}
-
-
-@pytest.mark.parametrize("view", [
-    pytest.param(v, marks=pytest.mark.xfail(strict=True, reason=CUT_CHART_TEXT[v]))
-    if v in CUT_CHART_TEXT else v for v in VIEWS])
+@pytest.mark.parametrize("view", list(VIEWS))
 def test_on_a_phone_no_chart_text_leaves_its_chart(window, view):
     query, _, keys = VIEWS[view]
     width, height, _, phone = SIZES["390x844-phone"]
@@ -138,3 +150,6 @@ def test_on_a_phone_no_chart_text_leaves_its_chart(window, view):
     wait_for_app(tab.page, drawn(keys), timeout=FIRST_LOAD_MS)
     tab.assert_clean()
     assert tab.page.evaluate(CHART_TEXT_OFF_JS) == [], f"{view}: chart text is cut"
+    # Training's line charts: legends below the plot, clear of the x axis titles; the loss
+    # chart's right axis title ("words aligned") whole.
+    assert tab.page.evaluate(CHART_TITLES_HIDDEN_JS) == [], f"{view}: a chart title is hidden"

@@ -61,13 +61,18 @@ def candidates_figure(top, chosen: str, *, forced: bool, font_scale: float = 1.0
                text=[("forced · " if forced and t else "taken · " if t else "") +
                      ("n/a" if np.isnan(p) else f"{p:.1%}") for p, t in zip(probs, taken,
                                                                             strict=True)],
-               textposition="outside", cliponaxis=False,
+               # Inside a long bar, past the end of a short one: a label never needs more room
+               # than the bar leaves, so none runs past the chart on a 390 px phone.
+               textposition=["inside" if p >= 0.5 else "outside" for p in probs],
+               textangle=0, insidetextanchor="end", constraintext="none", cliponaxis=False,
+               insidetextfont=dict(color=["#ffffff" if t else "#111111" for t in taken]),
                marker=dict(color=[ACCENT if t else "#9e9e9e" for t in taken],
                            line=dict(color=HIGHLIGHT, width=[3 if t else 0 for t in taken])),
                hovertemplate="%{y}<br>probability %{x:.3f}<extra></extra>")
     layout = base_layout("The most likely next tokens", round(260 * font_scale),
-                         font_scale=font_scale,
-                         xaxis=dict(range=[0, 1.25], tickformat=".0%",
+                         font_scale=font_scale,   # room on the right for the "100%" tick
+                         margin=dict(l=10, r=round(24 * font_scale), t=40, b=10),
+                         xaxis=dict(range=[0, 1.02], tickformat=".0%",
                                     title=dict(text="probability")),
                          yaxis=category_axis((y, y_text), reverse=True,
                                              font=tick_font(len(y), font_scale)))

@@ -12,6 +12,14 @@ from xattn.figures.heads import per_head_figure
 __all__ = ["run_curves_figure", "head_curves_figure", "timelapse_animation"]
 
 
+def _legend(**extra) -> dict:
+    """A horizontal legend at the bottom of the figure (``yref="container"``): Plotly reserves
+    its height below the x axis title, however many rows it wraps into on a narrow screen, so
+    the two never overlap (a legend at a paper ``y`` below the plot does on a phone)."""
+    return dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0,
+                xanchor="left", **extra)
+
+
 def _marker(step: int) -> dict:
     return dict(type="line", x0=step, x1=step, yref="paper", y0=0, y1=1,
                 line=dict(color="#555555", dash="dot", width=1.5))
@@ -34,8 +42,8 @@ def run_curves_figure(tl, current: int | None = None) -> go.Figure:
                          yaxis2=dict(title=dict(text="words aligned"), overlaying="y",
                                      side="right", range=[0, 1.02], tickformat=".0%",
                                      tickmode="array", tickvals=[0, 0.25, 0.5, 0.75, 1],
-                                     showgrid=False),
-                         legend=dict(orientation="h", y=-0.3),
+                                     showgrid=False, automargin=True),
+                         legend=_legend(),
                          shapes=[_marker(current)] if current is not None else [])
     return go.Figure(data=traces, layout=layout, _validate=False)
 
@@ -43,7 +51,8 @@ def run_curves_figure(tl, current: int | None = None) -> go.Figure:
 def head_curves_figure(tl, current: int | None = None) -> go.Figure:
     """Per head, over the run: accuracy on *moved* words (the swapped noun and adjective,
     which only meaning finds; solid) and on *repeated* words (the right one of two "the",
-    which only position finds; dashed)."""
+    which only position finds; dashed). One legend entry per head (it shows and hides both of
+    the head's lines); the legend's title says which line is which."""
     steps = tl.steps.tolist()
     moved, repeated = tl.by_head["moved_accuracy"], tl.by_head["repeated_accuracy"]
     traces = []
@@ -52,15 +61,17 @@ def head_curves_figure(tl, current: int | None = None) -> go.Figure:
         for values, what, dash in ((moved, "meaning (moved words)", "solid"),
                                    (repeated, "position (repeated words)", "dash")):
             traces.append(dict(type="scatter", mode="lines", x=steps, y=values[:, h],
-                               name=f"head {h + 1}: {what}", legendgroup=f"head {h + 1}",
+                               name=f"head {h + 1}", legendgroup=f"head {h + 1}",
+                               showlegend=dash == "solid",
                                line=dict(color=colour, dash=dash, width=2),
                                hovertemplate=f"head {h + 1}, {what}<br>step %{{x}}: "
                                              "%{y:.0%}<extra></extra>"))
-    layout = base_layout("Each head: by meaning (solid) or by position (dashed)?", 340, top=50,
+    layout = base_layout("Each head: by meaning or by position?", 340, top=50,
                          xaxis=dict(title=dict(text="training step (Adam update)")),
                          yaxis=dict(title=dict(text="held-out accuracy"), range=[0, 1.02],
                                     tickformat=".0%"),
-                         legend=dict(orientation="h", y=-0.3, font=dict(size=11)),
+                         legend=_legend(font=dict(size=11), tracegroupgap=0, title=dict(
+                             text="solid: by meaning · dashed: by position", side="top")),
                          shapes=[_marker(current)] if current is not None else [])
     return go.Figure(data=traces, layout=layout, _validate=False)
 

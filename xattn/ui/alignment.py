@@ -140,6 +140,11 @@ def _results(a: Attention, scores, state: PageState) -> None:
                name=f"xattn-{a.name}-aer",
                alt="Heatmap of the alignment error rate of every layer and head, and of each "
                    "layer's average; lower is better.")
+    n = scores.n_pairs
+    outlined = ("; outlined: the best layer's average (solid) and the best head (dotted)"
+                if scores.best_layer >= 0 else "")
+    st.caption(f"Over {n} sentence pair{'' if n == 1 else 's'}. The last column is each "
+               f"layer's heads averaged{outlined}.")
     n_layers, n_heads = scores.aer.shape
     rows = [(f"layer {lay + 1}", f"head {h + 1}" if h < n_heads else "average", *(
         (scores.aer[lay, h], scores.precision[lay, h], scores.recall[lay, h]) if h < n_heads

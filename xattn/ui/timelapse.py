@@ -74,6 +74,9 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
     show_chart(head_curves_figure(tl, step), key="tl_heads", name=f"xattn-{a.name}-heads",
                alt="Line chart over the training steps, per head, of the accuracy on moved "
                    "words (meaning) and on repeated words (position).")
+    st.caption("Solid: accuracy on the moved words (the swapped noun and adjective, which only "
+               "meaning finds); dashed: on the repeated words (the right one of two \"the\", "
+               "which only position finds). A head in the legend shows or hides both its lines.")
     st.markdown("\n".join(f"- {line}" for line in onset_lines(tl)))
 
 
