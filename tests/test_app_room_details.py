@@ -192,9 +192,6 @@ def test_presenter_mode_enlarges_chart_text_in_more_views_than_heads(view, keys)
         assert presented == {k: round(v * FONT_SCALE) for k, v in normal.items()}, key
 
 
-@pytest.mark.xfail(strict=True, reason="bug: saturation_figure has no font_scale, so Step "
-                   "through's chart 'Why divide by √d_head?' keeps its small text in presenter "
-                   "mode (xattn/ui/step.py _saturation)")
 def test_presenter_mode_enlarges_the_saturation_chart_of_step_through():
     small = chart(run_app({"view": "Step through"}), "saturation")["layout"]
     big = chart(run_app({"view": "Step through", "present": "1"}), "saturation")["layout"]

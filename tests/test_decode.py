@@ -90,10 +90,8 @@ def link(at) -> dict:
 @pytest.mark.parametrize("how", [
     "candidate",
     "typed",
-    pytest.param("typed, then clicked at once", marks=pytest.mark.xfail(strict=True, reason=(
-        "bug: Force it's on_click args (typed or pick) are bound when the button is drawn, so "
-        "a word typed and the button clicked in one rerun (the browser: type, click without "
-        "Enter) forces the preselected candidate, not the typed word"))),
+    # the browser: type, then click without Enter: the word and the click reach one rerun
+    "typed, then clicked at once",
 ])
 def test_force_it_changes_the_continuation_and_its_link_reproduces_the_decode(how):
     at = run_app({"weights": "model", "view": "Decode", "dstep": "2"})
@@ -137,11 +135,6 @@ def play_tick(at, fragment_id: str) -> None:
         at.run()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: _play runs inline in every full run, after the dstep slider is drawn, so turning Play "
-    "on raises StreamlitWidgetAlreadyInstantiatedError (st.session_state['dstep'] cannot be "
-    "modified after the widget is instantiated); in Chromium the exception box shows and the "
-    "step moves on irregularly"))
 def test_play_advances_one_step_per_tick_and_stops_at_the_last():
     at = run_app({"weights": "model", "view": "Decode", "dstep": "0"})
     n = len(continuation(at))

@@ -96,6 +96,14 @@ def subplot_ref(k: int, letter: str) -> str:
     return letter + ("" if k == 0 else str(k + 1))
 
 
+def bottom_legend(**extra) -> dict:
+    """A horizontal legend at the bottom of the figure (``yref="container"``): Plotly reserves
+    its height below the x axis title, however many rows it wraps into on a narrow screen, so
+    the two never overlap (a legend at a paper ``y`` below the plot does on a phone)."""
+    return dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0,
+                xanchor="left", **extra)
+
+
 def base_layout(title: str | None, height: int, *, top: int = 40, font_scale: float = 1.0,
                 **extra) -> dict:
     """The layout every figure starts from. ``title`` is trusted text (never a raw token)."""

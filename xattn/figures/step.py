@@ -17,6 +17,7 @@ from xattn.figures._style import (
     OKABE_ITO,
     axis_labels,
     base_layout,
+    bottom_legend,
     category_axis,
     tick_font,
 )
@@ -120,20 +121,25 @@ def weights_bar_figure(weights_row: np.ndarray, src_tokens: list[str], *,
     return go.Figure(data=[bar], layout=layout, _validate=False)
 
 
-def saturation_figure(curve: dict[str, np.ndarray], current_d_head: int) -> go.Figure:
-    """Mean normalised entropy against d_head, with and without the 1/sqrt(d_head) scaling."""
+def saturation_figure(curve: dict[str, np.ndarray], current_d_head: int, *,
+                      font_scale: float = 1.0) -> go.Figure:
+    """Mean normalised entropy against d_head, with and without the 1/sqrt(d_head) scaling
+    (``font_scale``: presenter mode's larger text)."""
     traces = [dict(type="scatter", mode="lines+markers", x=curve["d_head"], y=curve[key],
                    name=name, line=dict(color=colour, dash=dash))
               for key, name, colour, dash in (("scaled", "divided by sqrt(d_head)", ACCENT,
                                                "solid"),
                                               ("unscaled", "not scaled", OKABE_ITO[3], "dash"))]
+    tick = dict(size=round(12 * font_scale))
     layout = base_layout(
-        "Without scaling, the softmax saturates as d_head grows", 300,
-        xaxis=dict(type="log", title=dict(text="d_head (log scale)"), tickvals=curve["d_head"]),
-        yaxis=dict(range=[0, 1.05], title=dict(text="mean normalised entropy")),
-        legend=dict(orientation="h", y=-0.3),
+        "Without scaling, the softmax saturates as d_head grows", round(320 * font_scale),
+        font_scale=font_scale,
+        xaxis=dict(type="log", title=dict(text="d_head (log scale)"), tickvals=curve["d_head"],
+                   tickfont=tick),
+        yaxis=dict(range=[0, 1.05], title=dict(text="mean normalised entropy"), tickfont=tick),
+        legend=bottom_legend(),
         shapes=[dict(type="line", x0=current_d_head, x1=current_d_head, yref="paper", y0=0,
                      y1=1, line=dict(color="#777", dash="dot"))],
         annotations=[dict(x=np.log10(current_d_head), y=1.02, yref="paper", text="this run",
-                          showarrow=False, font=dict(size=11))])
+                          showarrow=False, font=dict(size=round(11 * font_scale)))])
     return go.Figure(data=traces, layout=layout, _validate=False)

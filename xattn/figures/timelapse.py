@@ -6,18 +6,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from xattn.figures._style import ACCENT, OKABE_ITO, base_layout
+from xattn.figures._style import ACCENT, OKABE_ITO, base_layout, bottom_legend
 from xattn.figures.heads import per_head_figure
 
 __all__ = ["run_curves_figure", "head_curves_figure", "timelapse_animation"]
-
-
-def _legend(**extra) -> dict:
-    """A horizontal legend at the bottom of the figure (``yref="container"``): Plotly reserves
-    its height below the x axis title, however many rows it wraps into on a narrow screen, so
-    the two never overlap (a legend at a paper ``y`` below the plot does on a phone)."""
-    return dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0,
-                xanchor="left", **extra)
 
 
 def _marker(step: int) -> dict:
@@ -43,7 +35,7 @@ def run_curves_figure(tl, current: int | None = None) -> go.Figure:
                                      side="right", range=[0, 1.02], tickformat=".0%",
                                      tickmode="array", tickvals=[0, 0.25, 0.5, 0.75, 1],
                                      showgrid=False, automargin=True),
-                         legend=_legend(),
+                         legend=bottom_legend(),
                          shapes=[_marker(current)] if current is not None else [])
     return go.Figure(data=traces, layout=layout, _validate=False)
 
@@ -70,7 +62,7 @@ def head_curves_figure(tl, current: int | None = None) -> go.Figure:
                          xaxis=dict(title=dict(text="training step (Adam update)")),
                          yaxis=dict(title=dict(text="held-out accuracy"), range=[0, 1.02],
                                     tickformat=".0%"),
-                         legend=_legend(font=dict(size=11), tracegroupgap=0, title=dict(
+                         legend=bottom_legend(font=dict(size=11), tracegroupgap=0, title=dict(
                              text="solid: by meaning · dashed: by position", side="top")),
                          shapes=[_marker(current)] if current is not None else [])
     return go.Figure(data=traces, layout=layout, _validate=False)

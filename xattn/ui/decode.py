@@ -11,6 +11,7 @@ the step after, when the word is the decoder's input (Chen et al. 2020).
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from xattn.figures.decode import (
     candidates_figure,
@@ -43,6 +44,13 @@ def _force(t: int, text: str, current: tuple) -> None:
     kept = [token_label(s, w) for s, w in current if s < t]
     st.session_state[FORCE.key] = [*kept, token_label(t, text)]
     st.session_state[DSTEP.key] = t
+
+
+def _force_chosen(t: int, taken: str, current: tuple) -> None:
+    """*Force it*: the typed word, else the picked candidate, read when the button is clicked
+    (a word typed and the button clicked at once arrive in the same rerun)."""
+    typed = (st.session_state.get("force_typed") or "").strip()
+    _force(t, typed or st.session_state.get("force_pick") or taken, current)
 
 
 def decode_view(a: Attention, layer: int, state: PageState) -> None:
@@ -146,11 +154,11 @@ def _so_far(d, t: int) -> None:
 def _force_controls(d, t: int, forced: tuple) -> None:
     options = [p for p, _ in d.top[t] if p != d.tokens[t]]
     with st.popover("Force another token", icon=":material/alt_route:"):
-        pick = st.selectbox(f"Instead of {md_code(d.tokens[t])} at step {t}", options,
+        st.selectbox(f"Instead of {md_code(d.tokens[t])} at step {t}", options,
                             key="force_pick", format_func=lambda p: p)
-        typed = st.text_input("or type a word or piece", key="force_typed", max_chars=40)
-        st.button("Force it", key="force_go", on_click=_force,
-                  args=(t, (typed or pick or "").strip() or d.tokens[t], forced))
+        st.text_input("or type a word or piece", key="force_typed", max_chars=40)
+        st.button("Force it", key="force_go", on_click=_force_chosen,
+                  args=(t, d.tokens[t], forced))
     if forced:
         st.button("Clear the forced tokens", key="force_clear",
                   on_click=lambda: st.session_state.__setitem__(FORCE.key, []))
@@ -158,7 +166,11 @@ def _force_controls(d, t: int, forced: tuple) -> None:
 
 @st.fragment(run_every=1.0)
 def _play(n: int) -> None:
-    """While *Play* is on, one step a second; the last step stops it."""
+    """While *Play* is on, one step a second (on the fragment's own timer: the full run that
+    draws the page, and its step slider, leaves the step alone); the last step stops it."""
+    ctx = get_script_run_ctx()
+    if ctx is None or not ctx.fragment_ids_this_run:
+        return
     step = st.session_state.get(DSTEP.key, 0)
     if not st.session_state.get(PLAY) or not isinstance(step, int):
         return

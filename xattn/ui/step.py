@@ -141,12 +141,13 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
                    "model's inputs are not kept here).")
     _stages(list(src_tokens), trace, head, i, column, row_px)
     if a.saturation is not None:
-        _saturation(a, trace.q.shape[-1])
+        _saturation(a, trace.q.shape[-1], font_scale)
 
 
-def _saturation(a: Attention, d_head: int) -> None:
+def _saturation(a: Attention, d_head: int, scale: float) -> None:
     with st.expander("Why divide by √d_head? Entropy as d_head grows"):
-        show_chart(saturation_figure(derived(("saturation", a.key), a.saturation), d_head),
+        show_chart(saturation_figure(derived(("saturation", a.key), a.saturation), d_head,
+                                     font_scale=scale),
                    key="saturation", name="xattn-saturation",
                    alt="Line chart: mean normalised entropy against d_head, scaled and "
                        "unscaled.")
