@@ -108,6 +108,14 @@ def test_a_student_answering_twice_counts_once_and_the_last_answer_wins(monkeypa
     assert writes == [1, 4]
     assert class_counts(host) == [0, 0, 0, 0, 1, 0, 0]             # counted once, last wins
     assert [m.value for m in host.metric] == ["1 of 1 answered"]
+    # a new round's first answer never waits, however soon after the last one it comes
+    host.button(key="reveal").click().run()
+    host.button(key="ask_again").click().run()
+    s.run()
+    s.run()                                   # the page's poll reopens the prediction
+    predict(s).set_value(6).run()
+    assert writes == [1, 4, 6]
+    assert class_counts(host) == [0, 0, 0, 0, 0, 0, 1]
 
 
 @pytest.mark.parametrize("link", [{"class": "new"}, {"class": "new", "present": "1"}])

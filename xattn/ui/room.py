@@ -49,8 +49,8 @@ SETTLING = "_xattn_room_settling"   # session: ((code, step, round), fresh): a p
 SETTLED = "_xattn_room_settled"     # ... until a later poll: then reopened by a full run
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
 _FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
-_PENDING = "_xattn_answer_pending"  # session: (code, step, value) not yet sent to the store
-_SENT = "_xattn_answer_sent"    # session: when this session last wrote an answer (_clock)
+_PENDING = "_xattn_answer_pending"  # session: (code, step, round, value) not yet in the store
+_SENT = "_xattn_answer_sent"    # session: ((code, step, round), _clock()) of its last write
 _clock = time.monotonic
 
 
@@ -237,7 +237,7 @@ def record_answer(room: Room, value) -> None:
     """A student's prediction, into the room (the last one before the reveal counts)."""
     if value is None:
         return
-    st.session_state[_PENDING] = (room.code, room.view.step, value)
+    st.session_state[_PENDING] = (room.code, room.view.step, room.view.round, value)
     send_answer(room.student)
 
 
@@ -245,20 +245,21 @@ def send_answer(student: str, *, late: bool = False) -> None:
     """Write this session's latest prediction to the store, at most once per ``ANSWER_EVERY``.
 
     A student who taps a hundred times in a second costs the shared store a few writes, not a
-    hundred: a pick made sooner waits in the session, and the page's next poll (``follow``,
-    every ``FOLLOW_EVERY`` seconds) or next pick sends the latest one. The last answer wins
+    hundred: a pick made sooner after another to the same question waits in the session, and
+    the page's next poll (``follow``, every ``FOLLOW_EVERY`` seconds) or next pick sends the
+    latest one; the first answer to a new step or round goes at once. The last answer wins
     either way; a pick that waits is the student's own page's, never another student's. A
     ``late`` one (from the poll) that the store refuses because the question closed meanwhile
     is dropped quietly, as a tap on a closed question would be."""
     pending = st.session_state.get(_PENDING)
     if pending is None:
         return
-    now = _clock()
-    if now - st.session_state.get(_SENT, -ANSWER_EVERY) < ANSWER_EVERY:
-        return
-    st.session_state[_SENT] = now
+    code, step, round_, value = pending
+    now, (asked, sent) = _clock(), st.session_state.get(_SENT, (None, 0.0))
+    if asked == (code, step, round_) and now - sent < ANSWER_EVERY:
+        return                          # a new question's first answer never waits
+    st.session_state[_SENT] = ((code, step, round_), now)
     del st.session_state[_PENDING]
-    code, step, value = pending
     try:
         class_store().answer(code, step, student, value)
     except ClassroomError as err:
