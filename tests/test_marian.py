@@ -176,9 +176,11 @@ def test_layer_trace_is_what_the_transformers_layer_computes(pair_of_models, tok
     for layer in range(ours.n_layers):
         got, want = ours.layer_trace(run, layer), layer_trace(loaded, (src_ids, tgt_ids), layer)
         for field in ("q", "k", "v", "scores", "scaled_scores", "weights", "concat", "output"):
-            want_field = getattr(want, field)    # float32 sums: error relative to the field
+            # two float32 passes, each rounding in its own BLAS order (see the teacher-forcing
+            # test): 2e-5 relative to the field (CI saw 1.2e-5 on one weight of 930)
+            want_field = getattr(want, field)
             np.testing.assert_allclose(getattr(got, field), want_field, rtol=0, err_msg=field,
-                                       atol=1e-5 * max(1.0, float(np.abs(want_field).max())))
+                                       atol=2e-5 * max(1.0, float(np.abs(want_field).max())))
         np.testing.assert_allclose(got.weights, run.cross_attention[layer], atol=1e-6)
         assert got.scale == pytest.approx(want.scale)
 

@@ -120,6 +120,10 @@ def test_without_it_streamlit_drops_the_end_of_the_run(hooks, tmp_path):
     Streamlit delivers it, this test says so, and run_ends.py can go."""
     script = tmp_path / "app.py"
     script.write_text(SCRIPT)
+    # stock Streamlit, even where an earlier test's page installed the patch in this process
+    # (functools.wraps keeps the original as __wrapped__); the fixture puts it back after
+    patched = AppSession._create_scriptrunner
+    AppSession._create_scriptrunner = getattr(patched, "__wrapped__", patched)
     sent = run_ends_of(script, hooks)
     assert "FINISHED_SUCCESSFULLY" not in _ends(sent), (
         "Streamlit now keeps the end of a run a poll raced: xattn/ui/run_ends.py is no longer "
