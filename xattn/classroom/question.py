@@ -52,6 +52,8 @@ class Question:
     ('1', 'down')
     >>> Question("number", low=0, high=1, decimals=2).encode(0.333)
     '0.33'
+    >>> Question("number", low=-1, high=1, decimals=2).encode(-0.001)
+    '0.00'
     """
 
     kind: str
@@ -140,7 +142,8 @@ class Question:
         if self.kind == "number" and isinstance(value, numbers.Real) \
                 and not isinstance(value, bool) and math.isfinite(value) \
                 and self.low <= value <= self.high:
-            return f"{round(float(value), self.decimals):.{self.decimals}f}"
+            # + 0.0 turns -0.0 (a typed "-0", or -0.001 rounded) into 0.0: one answer, one text
+            return f"{round(float(value), self.decimals) + 0.0:.{self.decimals}f}"
         raise AnswerRefused(f"this step takes {self.expects()}; received {quote(value)}.")
 
     def decode(self, text: str):
