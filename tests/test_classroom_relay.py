@@ -174,11 +174,14 @@ def test_an_answer_is_saved_as_the_store_keeps_it_and_the_page_told(store):
         assert store.room_view(code, "student-0001", present=False).mine == "down"
         wait_for(lambda: ("s", "frag-receipt") in pages.asked, timeout=10,
                  what="the page to be asked to redraw its receipt")
-        # a page run that waits for the receipt draws it itself: no request to redraw
+        relay.drew_receipt("s", receipt)
+        # a page run that waits for the receipt and draws it: no request to redraw
         pages.take()
         relay.send("s", code, 1, 1, "student-0001", "up")
-        assert relay.wait(code, "student-0001", timeout=30).state == "saved"
-        time.sleep(0.5)
+        receipt = relay.wait(code, "student-0001", timeout=30)
+        assert receipt.state == "saved"
+        relay.drew_receipt("s", receipt)
+        time.sleep(1.0)
         assert ("s", "frag-receipt") not in pages.take()
     finally:
         relay.stop()

@@ -14,10 +14,10 @@ Answers never wait on the store in a page's run. `send` puts the answer in the p
 outbox and returns at once; worker threads write it (the last answer of a student wins: a
 newer one replaces an unsent older one, and a student's answers are written one at a time, in
 order). A store that is locked, full or unreachable keeps the answer pending: it is retried
-until it is saved or the store refuses it (the question closed meanwhile). Every change of an
-answer's `Receipt` asks the student's page to redraw its receipt, so what the phone says is
-what the store did. Presence ("31 of 42 answered") is written for all of a room's open pages
-in one write every ``PRESENT_EVERY`` seconds, not on every page run.
+until it is saved or the store refuses it (the question closed meanwhile). An answer's
+`Receipt` that its page does not show yet makes the watcher ask the page to redraw its receipt,
+so what the phone says is what the store did. Presence ("31 of 42 answered") is written for
+all of a room's open pages in one write every ``PRESENT_EVERY`` seconds, not on every page run.
 
 Plain Python: the page binds ``rerun`` to Streamlit (``xattn/ui/push.py``); tests bind it to
 a recorder and use a real store.
@@ -40,6 +40,7 @@ _LOGGER = logging.getLogger(__name__)
 TICK = 0.2              # seconds between two reads of the rooms' pulses
 RETRY = 3.0             # a page asked to redraw that has not, is asked again after this
 TALLY_EVERY = 0.5       # a host's count is redrawn at most this often
+RECEIPT_EVERY = 0.5     # a receipt the page does not show yet is asked for at most this often
 PRESENT_EVERY = 15.0    # presence of a room's open pages is written this often
 BACKOFF = (0.25, 0.5, 1.0, 2.0)   # seconds before retrying an answer the store could not take
 WORKERS = 3             # threads writing answers (a locked store holds one for seconds)
@@ -84,6 +85,8 @@ class _Page:
     fragments: dict = field(default_factory=dict)   # role -> Streamlit fragment id
     asked: float = 0.0         # monotonic time of the last request to redraw
     tally_asked: float = 0.0
+    receipt: Receipt | None = None   # the receipt the page shows
+    receipt_asked: float = 0.0
 
 
 @dataclass
@@ -107,7 +110,7 @@ class Relay:
         The class store (thread-safe).
     rerun : callable (session id, fragment id or None) -> bool
         Asks a page to redraw (the whole page, or one fragment); False when the session is
-        gone, which forgets it.
+        gone, which forgets it. A page that cannot redraw now may be handed to `busy`.
     clock : callable, optional
         Monotonic seconds (tests pass their own).
     """
@@ -121,7 +124,6 @@ class Relay:
         self._receipts: dict[tuple[str, str], Receipt] = {}
         self._pending: dict[tuple[str, str], _Item] = {}
         self._busy: set[tuple[str, str]] = set()
-        self._waiting: dict[tuple[str, str], int] = {}   # page runs in `wait`, per answer
         self._presence_at: dict[str, float] = {}
         self.store_error: str | None = None      # the pulse read's last failure, if failing
         self._stop = threading.Event()
@@ -151,12 +153,29 @@ class Relay:
                 if fragment:
                     page.fragments["tally"] = fragment
 
+    def drew_receipt(self, session: str, receipt: Receipt | None,
+                     fragment: str | None = None) -> None:
+        """A student's page now shows ``receipt`` (its fragment's id, to redraw it alone)."""
+        with self._lock:
+            page = self._pages.get(session)
+            if page is not None:
+                page.receipt = receipt
+                if fragment:
+                    page.fragments["receipt"] = fragment
+
     def fragment(self, session: str, role: str, fragment_id: str | None) -> None:
         """The id of a page's fragment that draws ``role`` (``"receipt"``, ``"tally"``)."""
         with self._lock:
             page = self._pages.get(session)
             if page is not None and fragment_id:
                 page.fragments[role] = fragment_id
+
+    def busy(self, session: str) -> None:
+        """The page could not be asked (a run of it was underway): ask on the next look."""
+        with self._lock:
+            page = self._pages.get(session)
+            if page is not None:
+                page.asked = page.tally_asked = page.receipt_asked = 0.0
 
     def forget(self, session: str) -> None:
         """The page left its room (or the session ended)."""
@@ -193,18 +212,12 @@ class Relay:
         """The receipt once it is final or retrying, or as it is after ``timeout`` seconds."""
         deadline, key = self._clock() + timeout, (code, student)
         with self._lock:
-            self._waiting[key] = self._waiting.get(key, 0) + 1
-            try:
-                while True:
-                    receipt = self._receipts.get(key)
-                    left = deadline - self._clock()
-                    if receipt is None or receipt.state != "sending" or left <= 0:
-                        return receipt
-                    self._lock.wait(min(left, 0.05))
-            finally:
-                self._waiting[key] -= 1
-                if not self._waiting[key]:
-                    del self._waiting[key]
+            while True:
+                receipt = self._receipts.get(key)
+                left = deadline - self._clock()
+                if receipt is None or receipt.state != "sending" or left <= 0:
+                    return receipt
+                self._lock.wait(min(left, 0.05))
 
     # --- threads ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -264,6 +277,12 @@ class Relay:
                       and now - page.tally_asked >= TALLY_EVERY):
                     page.tally_asked = now
                     asks.append((page.session, page.fragments.get("tally")))
+                elif page.student is not None:
+                    receipt = self._receipts.get((page.code, page.student))
+                    if (receipt is not None and receipt != page.receipt
+                            and now - page.receipt_asked >= RECEIPT_EVERY):
+                        page.receipt_asked = now
+                        asks.append((page.session, page.fragments.get("receipt")))
         self._ask(asks)
         self._presence(codes, now)
 
@@ -324,13 +343,6 @@ class Relay:
             newer = key in self._pending              # its receipt stays "sending"
             if receipt.state == "retrying" and not newer:
                 self._pending[key] = item             # sent again when due
-            before = self._receipts.get(key)
-            changed = (not newer and key not in self._waiting      # a waiting run draws it
-                       and (before is None or before.state != receipt.state))
-            if not newer:
+            if not newer:                             # the watcher shows it on the page
                 self._receipts[key] = receipt
             self._lock.notify_all()
-            page = self._pages.get(item.session)
-            fragment = page.fragments.get("receipt") if page is not None else None
-        if changed:                                   # the phone shows the new state
-            self._ask([(item.session, fragment)])
