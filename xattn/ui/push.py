@@ -11,7 +11,8 @@ in requirements.txt and checked by a canary test on a real ``AppSession``
 - ``Runtime.instance()._session_mgr.get_active_session_info(id).session``: the session;
 - ``AppSession._scriptrunner`` (None between runs) and ``_client_state`` (the last run's
   query string and page);
-- ``AppSession._create_scriptrunner(RerunData)``: start a run, as ``request_rerun`` does.
+- ``AppSession._create_scriptrunner(RerunData)``: start a run, as ``request_rerun`` does;
+- ``ThreadState.get().fragment_id``: the id of the fragment running now.
 
 A page is asked only while it is idle (no run underway or queued): a run that is coming draws
 the room as it then is, and a request made then could replace the browser's own (its query
@@ -64,10 +65,9 @@ def session_id() -> str | None:
 
 def fragment_id() -> str | None:
     """The id of the fragment running now (None in a full run)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
-    ctx = get_script_run_ctx()
-    return None if ctx is None else ctx.current_fragment_id
+    return ThreadState.get().fragment_id
 
 
 def rerun(session: str, fragment: str | None = None,
