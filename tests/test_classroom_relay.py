@@ -100,13 +100,13 @@ def test_a_host_page_count_is_redrawn_alone_when_an_answer_arrives(store):
     relay.watch("student", code, "student-0001", Drawn(view.version))
     store.answer(code, 1, "student-0001", "up")
     relay.tick()
-    assert pages.take() == [("host", "frag-tally")]   # the count only, the student nothing
+    assert pages.take() == [("host", ("frag-tally",))]   # the count only, the student nothing
     store.answer(code, 1, "student-0002", "down")
     relay.tick()
     assert pages.take() == []                       # at most every TALLY_EVERY seconds
     clock.now += 1
     relay.tick()
-    assert pages.take() == [("host", "frag-tally")]
+    assert pages.take() == [("host", ("frag-tally",))]
     relay.drew_tally("host", store.pulse([code])[code].tally)
     clock.now += 1
     relay.tick()
@@ -165,14 +165,14 @@ def test_an_answer_is_saved_as_the_store_keeps_it_and_the_page_told(store):
     relay = Relay(store, pages)
     try:
         relay.watch("s", code, "student-0001", drawn_now(store, code))
-        relay.fragment("s", "receipt", "frag-receipt")
+        relay.drew_receipt("s", None, "frag-receipt")
         first = relay.send("s", code, 1, 1, "student-0001", "down")
         assert (first.state, first.value) == ("sending", "down")
         receipt = wait_for(lambda: _final(relay.receipt(code, "student-0001")), timeout=30,
                            what="the answer to be saved")
         assert (receipt.state, receipt.value) == ("saved", "down")
         assert store.room_view(code, "student-0001", present=False).mine == "down"
-        wait_for(lambda: ("s", "frag-receipt") in pages.asked, timeout=10,
+        wait_for(lambda: ("s", ("frag-receipt",)) in pages.asked, timeout=10,
                  what="the page to be asked to redraw its receipt")
         relay.drew_receipt("s", receipt)
         # a page run that waits for the receipt and draws it: no request to redraw
@@ -182,7 +182,7 @@ def test_an_answer_is_saved_as_the_store_keeps_it_and_the_page_told(store):
         assert receipt.state == "saved"
         relay.drew_receipt("s", receipt)
         time.sleep(1.0)
-        assert ("s", "frag-receipt") not in pages.take()
+        assert ("s", ("frag-receipt",)) not in pages.take()
     finally:
         relay.stop()
 

@@ -79,10 +79,10 @@ async def _idle(session, timeout=30.0):
         session.flush_browser_queue()
 
 
-def _asked(session, fragment=None):
+def _asked(session, fragments=None):
     """push's request, made on the session's event loop as the relay thread's would be."""
     outcome = []
-    session._call_soon_on_event_loop(lambda: outcome.append(push._ask(session, fragment)))
+    session._call_soon_on_event_loop(lambda: outcome.append(push._ask(session, fragments)))
     return outcome
 
 
@@ -101,7 +101,7 @@ def test_an_idle_page_reruns_with_its_own_widget_values_and_link(hooks):
         assert outcome == ["asked"]
         assert hooks.runs == [("full", "ABC234", "b"), ("fragment", "b")]
         hooks.runs.clear()
-        outcome = _asked(session, hooks.fragment)                # the receipt alone
+        outcome = _asked(session, (hooks.fragment, "gone-fragment"))                # the receipt alone
         await asyncio.sleep(0.05)
         await _idle(session)
         assert outcome == ["asked"] and hooks.runs == [("fragment", "b")]

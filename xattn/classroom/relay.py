@@ -82,7 +82,7 @@ class _Page:
     code: str
     student: str | None        # None: a host page
     drawn: Drawn
-    fragments: dict = field(default_factory=dict)   # role -> Streamlit fragment id
+    fragments: dict = field(default_factory=dict)   # role -> the last few fragment ids
     asked: float = 0.0         # monotonic time of the last request to redraw
     tally_asked: float = 0.0
     receipt: Receipt | None = None   # the receipt the page shows
@@ -108,9 +108,10 @@ class Relay:
     ----------
     store : ClassStore
         The class store (thread-safe).
-    rerun : callable (session id, fragment id or None) -> bool
-        Asks a page to redraw (the whole page, or one fragment); False when the session is
-        gone, which forgets it. A page that cannot redraw now may be handed to `busy`.
+    rerun : callable (session id, fragment ids) -> bool
+        Asks a page to redraw: the fragments named (a tuple of ids), or the whole page
+        (``None``, or ids that are gone); False when the session is gone, which forgets it.
+        A page that cannot redraw now may be handed to `busy`, to be asked again.
     clock : callable, optional
         Monotonic seconds (tests pass their own).
     """
@@ -145,13 +146,13 @@ class Relay:
             page.student, page.drawn = student, drawn
 
     def drew_tally(self, session: str, tally: int, fragment: str | None = None) -> None:
-        """A host page's count now shows ``tally`` (its fragment's id, to redraw it alone)."""
+        """A host page's count now shows ``tally`` (drawn by the fragment ``fragment``: a
+        page may have several, all redrawn together when the tally moves)."""
         with self._lock:
             page = self._pages.get(session)
             if page is not None:
                 page.drawn = replace(page.drawn, tally=tally)
-                if fragment:
-                    page.fragments["tally"] = fragment
+                _remember(page, "tally", fragment)
 
     def drew_receipt(self, session: str, receipt: Receipt | None,
                      fragment: str | None = None) -> None:
@@ -160,15 +161,7 @@ class Relay:
             page = self._pages.get(session)
             if page is not None:
                 page.receipt = receipt
-                if fragment:
-                    page.fragments["receipt"] = fragment
-
-    def fragment(self, session: str, role: str, fragment_id: str | None) -> None:
-        """The id of a page's fragment that draws ``role`` (``"receipt"``, ``"tally"``)."""
-        with self._lock:
-            page = self._pages.get(session)
-            if page is not None and fragment_id:
-                page.fragments[role] = fragment_id
+                _remember(page, "receipt", fragment)
 
     def busy(self, session: str) -> None:
         """The page could not be asked (a run of it was underway): ask on the next look."""
@@ -276,13 +269,13 @@ class Relay:
                       and page.drawn.tally not in (None, pulse.tally)
                       and now - page.tally_asked >= TALLY_EVERY):
                     page.tally_asked = now
-                    asks.append((page.session, page.fragments.get("tally")))
+                    asks.append((page.session, page.fragments.get("tally", ())))
                 elif page.student is not None:
                     receipt = self._receipts.get((page.code, page.student))
                     if (receipt is not None and receipt != page.receipt
                             and now - page.receipt_asked >= RECEIPT_EVERY):
                         page.receipt_asked = now
-                        asks.append((page.session, page.fragments.get("receipt")))
+                        asks.append((page.session, page.fragments.get("receipt", ())))
         self._ask(asks)
         self._presence(codes, now)
 
@@ -346,3 +339,11 @@ class Relay:
             if not newer:                             # the watcher shows it on the page
                 self._receipts[key] = receipt
             self._lock.notify_all()
+
+
+def _remember(page: _Page, role: str, fragment: str | None, keep: int = 4) -> None:
+    """Keep the last ``keep`` fragment ids that drew ``role`` on the page (a fragment's id is
+    stable while the page's layout is; a stale one is skipped when asked)."""
+    if fragment:
+        ids = [f for f in page.fragments.get(role, ()) if f != fragment]
+        page.fragments[role] = (*ids[-(keep - 1):], fragment)

@@ -70,19 +70,21 @@ def fragment_id() -> str | None:
     return ThreadState.get().fragment_id
 
 
-def rerun(session: str, fragment: str | None = None,
+def rerun(session: str, fragments: tuple[str, ...] | None = None,
           busy: Callable[[], None] | None = None) -> bool:
-    """Ask ``session`` to rerun (the whole page, or the fragment ``fragment``); False when
-    this process has no such session. Safe to call from any thread, and it does not wait: the
-    request is made on the session's event loop, where a page found busy (a run underway or
-    queued) is not asked, and ``busy()`` is called instead, to ask again later."""
+    """Ask ``session`` to rerun: the fragments named (those of them that still exist), or the
+    whole page (``None``, or none exists); False when this process has no such session.
+
+    Safe to call from any thread, and it does not wait: the request is made on the session's
+    event loop, where a page found busy (a run underway or queued) is not asked, and
+    ``busy()`` is called instead, to ask again later."""
     app = _session(session)
     if app is None:
         return False
 
     def on_loop() -> None:
         try:
-            outcome = _ask(app, fragment)
+            outcome = _ask(app, fragments)
         except Exception:  # noqa: BLE001 - a request that fails is asked again later
             _LOGGER.exception("xattn: a page could not be asked to redraw")
             outcome = BUSY
@@ -96,7 +98,7 @@ def rerun(session: str, fragment: str | None = None,
     return True
 
 
-def _ask(app, fragment: str | None) -> str:
+def _ask(app, fragments: tuple[str, ...] | None) -> str:
     from streamlit.runtime.app_session import AppSessionState
     from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
@@ -104,12 +106,11 @@ def _ask(app, fragment: str | None) -> str:
         return GONE
     if app._scriptrunner is not None:  # noqa: SLF001 - a run underway or queued draws it
         return BUSY
-    if fragment and not app.has_fragment(fragment):
-        fragment = None                               # gone with a full run: the whole page
+    alive = [f for f in fragments or () if app.has_fragment(f)]   # gone with a full run
     last = app._client_state  # noqa: SLF001
     data = RerunData(query_string=last.query_string, widget_states=None,
                      page_script_hash=last.page_script_hash, page_name=last.page_name,
-                     fragment_id=fragment, is_auto_rerun=fragment is not None,
+                     fragment_id_queue=alive, is_auto_rerun=bool(alive),
                      context_info=last.context_info if last.HasField("context_info") else None)
     app._create_scriptrunner(data)  # noqa: SLF001
     return ASKED
