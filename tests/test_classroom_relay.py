@@ -288,3 +288,32 @@ def test_answers_given_while_redis_is_down_are_saved_when_it_is_back(tmp_path):
         relay.stop()
         store.close()
         server.stop()
+
+
+def test_a_closed_session_stops_counting_as_present(store):
+    code, _ = store.create_room(QUESTIONS)
+    clock, closed = Clock(), set()
+    relay = Relay(store, Recorder(), alive=lambda s: s not in closed, clock=clock, start=False)
+    for i in range(3):
+        relay.watch(f"s{i}", code, f"student-{i:04d}", drawn_now(store, code))
+    closed.add("s1")
+    relay.tick()
+    assert "2 pages" in repr(relay)
+    assert store.room_view(code).n_present == 2
+
+
+def test_a_page_that_cannot_be_asked_does_not_stop_the_others_or_presence(store):
+    code, secret = store.create_room(QUESTIONS)
+    asked = []
+
+    def flaky(session, fragments):
+        asked.append(session)
+        if session == "s0":
+            raise RuntimeError("this page's loop is gone")
+        return True
+    relay = Relay(store, flaky, clock=Clock(), start=False)
+    for i in range(3):
+        relay.watch(f"s{i}", code, f"student-{i:04d}", Drawn(-2))
+    relay.tick()
+    assert sorted(asked) == ["s0", "s1", "s2"]
+    assert store.room_view(code).n_present == 3

@@ -15,7 +15,7 @@ from pathlib import Path
 from xattn.classroom.errors import StoreUnavailable
 from xattn.classroom.store import ClassStore, Limits
 
-__all__ = ["open_store", "default_path", "REDIS_ENV", "PATH_ENV"]
+__all__ = ["open_store", "configured", "default_path", "REDIS_ENV", "PATH_ENV"]
 
 REDIS_ENV = "XATTN_REDIS_URL"
 PATH_ENV = "XATTN_CLASS_STORE"
@@ -31,10 +31,18 @@ def default_path() -> Path:
     return Path(data) / "xattn" / "classes.sqlite3"
 
 
-def open_store(limits: Limits | None = None) -> ClassStore:
-    """The store the configuration names: Redis at ``$XATTN_REDIS_URL`` if set, else SQLite
-    at `default_path` (its directory is made if missing)."""
-    url = os.environ.get(REDIS_ENV, "").strip()
+def configured() -> tuple[str, str]:
+    """The store this process's environment names: (Redis URL or "", SQLite path)."""
+    return os.environ.get(REDIS_ENV, "").strip(), str(default_path())
+
+
+def open_store(limits: Limits | None = None, *, redis_url: str | None = None,
+               path: str | Path | None = None) -> ClassStore:
+    """The store ``redis_url`` or ``path`` names (by default, the environment's: Redis at
+    ``$XATTN_REDIS_URL`` if set, else SQLite at `default_path`, its directory made if
+    missing)."""
+    env_url, env_path = configured()
+    url = env_url if redis_url is None else redis_url.strip()
     if url:
         if not url.startswith(_SCHEMES):
             raise StoreUnavailable(f"{REDIS_ENV} must start with redis://, rediss:// or "
@@ -46,4 +54,4 @@ def open_store(limits: Limits | None = None) -> ClassStore:
             raise StoreUnavailable(f"{REDIS_ENV} is not a Redis URL a client can use: write "
                                    "redis://[:password@]host:port/db") from None
     from xattn.classroom.sqlite_store import SQLiteStore
-    return SQLiteStore(default_path(), limits)
+    return SQLiteStore(env_path if path is None else path, limits)

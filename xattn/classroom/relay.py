@@ -87,6 +87,7 @@ class _Page:
     tally_asked: float = 0.0
     receipt: Receipt | None = None   # the receipt the page shows
     receipt_asked: float = 0.0
+    present_at: float | None = None  # when its student was last marked present
 
 
 @dataclass
@@ -112,20 +113,23 @@ class Relay:
         Asks a page to redraw: the fragments named (a tuple of ids), or the whole page
         (``None``, or ids that are gone); False when the session is gone, which forgets it.
         A page that cannot redraw now may be handed to `busy`, to be asked again.
+    alive : callable (session id) -> bool or None, optional
+        Whether a page's session is still open (None: cannot tell); a closed one is
+        forgotten before presence is written, so a student who left stops counting.
     clock : callable, optional
         Monotonic seconds (tests pass their own).
     """
 
-    def __init__(self, store: ClassStore, rerun: Callable[[str, str | None], bool], *,
+    def __init__(self, store: ClassStore, rerun: Callable[[str, tuple | None], bool], *,
+                 alive: Callable[[str], bool | None] = lambda session: None,
                  clock: Callable[[], float] = time.monotonic, start: bool = True):
-        self.store, self._rerun, self._clock = store, rerun, clock
+        self.store, self._rerun, self._alive, self._clock = store, rerun, alive, clock
         self._lock = threading.Condition()
         self._pages: dict[str, _Page] = {}
         self._pulses: dict[str, Pulse] = {}
         self._receipts: dict[tuple[str, str], Receipt] = {}
         self._pending: dict[tuple[str, str], _Item] = {}
         self._busy: set[tuple[str, str]] = set()
-        self._presence_at: dict[str, float] = {}
         self.store_error: str | None = None      # the pulse read's last failure, if failing
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -276,27 +280,43 @@ class Relay:
                             and now - page.receipt_asked >= RECEIPT_EVERY):
                         page.receipt_asked = now
                         asks.append((page.session, page.fragments.get("receipt", ())))
-        self._ask(asks)
-        self._presence(codes, now)
+        try:
+            self._ask(asks)
+        finally:
+            self._presence(codes, now)
 
     def _ask(self, asks) -> None:
         for session, fragment in asks:
-            if not self._rerun(session, fragment):
+            try:
+                asked = self._rerun(session, fragment)
+            except Exception:  # noqa: BLE001 - one page that cannot be asked stops no other
+                _LOGGER.exception("xattn relay: a page could not be asked to redraw")
+                asked = True
+            if not asked:
                 self.forget(session)
 
     def _presence(self, codes, now: float) -> None:
-        for code in codes:
-            if now - self._presence_at.get(code, -PRESENT_EVERY) < PRESENT_EVERY:
-                continue
-            self._presence_at[code] = now
-            with self._lock:
-                students = [p.student for p in self._pages.values()
-                            if p.code == code and p.student is not None]
-            if students:
-                try:
+        """Mark present, per room in one write, the students of pages that are new or were
+        last marked ``PRESENT_EVERY`` seconds ago (closed sessions are forgotten first)."""
+        with self._lock:
+            due = [p for p in self._pages.values() if p.code in codes and (
+                p.present_at is None or now - p.present_at >= PRESENT_EVERY)]
+        gone = {p.session for p in due if self._alive(p.session) is False}
+        for session in gone:
+            self.forget(session)
+        due = [p for p in due if p.session not in gone]
+        for code in {p.code for p in due}:
+            pages = [p for p in due if p.code == code]
+            students = [p.student for p in pages if p.student is not None]
+            try:
+                if students:
                     self.store.touch(code, students)
-                except ClassroomError as err:
-                    _LOGGER.info("xattn relay: presence of %s not written: %s", code, err)
+            except ClassroomError as err:
+                _LOGGER.info("xattn relay: presence of %s not written: %s", code, err)
+                continue
+            with self._lock:
+                for p in pages:
+                    p.present_at = now
 
     def _take(self) -> _Item | None:
         with self._lock:

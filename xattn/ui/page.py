@@ -19,7 +19,7 @@ import streamlit as st
 from xattn.ui import run_ends
 from xattn.ui.alignment import alignment_view
 from xattn.ui.analysis import ablation_view, stats_view
-from xattn.ui.class_panels import back_button, hidden_note
+from xattn.ui.class_panels import hidden_note
 from xattn.ui.compare import compare_view
 from xattn.ui.controls import display_controls
 from xattn.ui.decode import decode_view
@@ -29,10 +29,11 @@ from xattn.ui.lesson import lesson_questions, lesson_setup, lesson_view
 from xattn.ui.lines import lines_view
 from xattn.ui.link import HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
-from xattn.ui.room import Room, join_box, room_setup, start_button
+from xattn.ui.room import Room, follow, join_box, room_setup, start_button
 from xattn.ui.sources import PAGE_SOURCES, layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
+from xattn.ui.student import back_to_class, student_page
 from xattn.ui.timelapse import training_view
 
 run_ends.install()   # a poll as a run ends must not cost the page that run's end (run_ends.py)
@@ -104,6 +105,19 @@ def main() -> None:
 
 def _page(state: PageState) -> None:
     room = room_setup(state, lesson_questions)      # a class's room sets the lesson step
+    try:
+        if room is not None and not room.host and not room.explore:
+            _notices(state, st.container())
+            page_style(False)
+            student_page(state, room)               # a phone in a class: the step alone
+            return
+        _full_page(state, room)
+    finally:
+        if room is not None:
+            follow(room)                            # the relay redraws it when the class moves
+
+
+def _full_page(state: PageState, room: Room | None) -> None:
     st.title("Multi-head cross-attention, head by head")
     st.container(key="subtitle").caption(
         "How a decoder (the target sentence) looks up the encoder's output (the source "
@@ -127,10 +141,16 @@ def _page(state: PageState) -> None:
         banner.info(a.describe(layer), icon=PAGE_SOURCES[source].icon)
     _views(state, a, layer, step, room)
     with row:
-        if room is not None and not room.following:
-            back_button(room)
+        if room is not None and not room.host:
+            back_to_class(room)
         share(state)
-    with notice_area:
+    if room is not None and room.problem:
+        notice_area.warning(room.problem, icon=":material/cloud_off:")
+    _notices(state, notice_area)
+
+
+def _notices(state: PageState, where) -> None:
+    with where:
         for notice in state.finish():
             if notice.kind == "link":
                 st.warning(notice.text, icon=":material/link:")

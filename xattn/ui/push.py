@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-__all__ = ["rerun", "available", "session_id", "fragment_id"]
+__all__ = ["rerun", "available", "alive", "session_id", "fragment_id"]
 
 _LOGGER = logging.getLogger(__name__)
 ASKED, BUSY, GONE = "asked", "busy", "gone"
@@ -37,8 +37,17 @@ def _session(session: str):
 
     if not Runtime.exists():
         return None
-    info = Runtime.instance()._session_mgr.get_active_session_info(session)  # noqa: SLF001
+    manager = getattr(Runtime.instance(), "_session_mgr", None)  # AppTest's runtime has none
+    info = None if manager is None else manager.get_active_session_info(session)
     return None if info is None else info.session
+
+
+def alive(session: str) -> bool | None:
+    """Whether ``session`` is open in this process (connected to a browser); None where this
+    process cannot tell (no server: AppTest)."""
+    if not available():
+        return None
+    return _session(session) is not None
 
 
 def available() -> bool:
