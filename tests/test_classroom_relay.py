@@ -96,7 +96,7 @@ def test_a_host_page_count_is_redrawn_alone_when_an_answer_arrives(store):
     relay = Relay(store, pages, clock=clock, start=False)
     view = store.room_view(code)
     relay.watch("host", code, None, Drawn(view.version))
-    relay.drew_tally("host", store.pulse([code])[code].tally, fragment="frag-tally")
+    relay.drew_tally("host", code, store.pulse([code])[code].tally, fragment="frag-tally")
     relay.watch("student", code, "student-0001", Drawn(view.version))
     store.answer(code, 1, "student-0001", "up")
     relay.tick()
@@ -107,7 +107,7 @@ def test_a_host_page_count_is_redrawn_alone_when_an_answer_arrives(store):
     clock.now += 1
     relay.tick()
     assert pages.take() == [("host", ("frag-tally",))]
-    relay.drew_tally("host", store.pulse([code])[code].tally)
+    relay.drew_tally("host", code, store.pulse([code])[code].tally)
     clock.now += 1
     relay.tick()
     assert pages.take() == []
@@ -165,7 +165,7 @@ def test_an_answer_is_saved_as_the_store_keeps_it_and_the_page_told(store):
     relay = Relay(store, pages)
     try:
         relay.watch("s", code, "student-0001", drawn_now(store, code))
-        relay.drew_receipt("s", None, "frag-receipt")
+        relay.drew_receipt("s", code, "student-0001", None, "frag-receipt")
         first = relay.send("s", code, 1, 1, "student-0001", "down")
         assert (first.state, first.value) == ("sending", "down")
         receipt = wait_for(lambda: _final(relay.receipt(code, "student-0001")), timeout=30,
@@ -174,13 +174,13 @@ def test_an_answer_is_saved_as_the_store_keeps_it_and_the_page_told(store):
         assert store.room_view(code, "student-0001", present=False).mine == "down"
         wait_for(lambda: ("s", ("frag-receipt",)) in pages.asked, timeout=10,
                  what="the page to be asked to redraw its receipt")
-        relay.drew_receipt("s", receipt)
+        relay.drew_receipt("s", code, "student-0001", receipt)
         # a page run that waits for the receipt and draws it: no request to redraw
         pages.take()
         relay.send("s", code, 1, 1, "student-0001", "up")
         receipt = relay.wait(code, "student-0001", timeout=30)
         assert receipt.state == "saved"
-        relay.drew_receipt("s", receipt)
+        relay.drew_receipt("s", code, "student-0001", receipt)
         time.sleep(1.0)
         assert ("s", ("frag-receipt",)) not in pages.take()
     finally:
@@ -317,3 +317,18 @@ def test_a_page_that_cannot_be_asked_does_not_stop_the_others_or_presence(store)
     relay.tick()
     assert sorted(asked) == ["s0", "s1", "s2"]
     assert store.room_view(code).n_present == 3
+
+
+def test_only_the_fragments_of_the_pages_last_layout_are_asked(store):
+    code, _ = store.create_room(QUESTIONS)
+    clock, pages = Clock(), Recorder()
+    relay = Relay(store, pages, clock=clock, start=False)
+    drawn = drawn_now(store, code)
+    relay.drew_tally("host", code, 0, fragment="panel-before-reveal")   # during a full run
+    relay.watch("host", code, None, drawn)                              # ... which ends
+    relay.drew_tally("host", code, 0, fragment="panel-after-reveal")    # the next full run
+    relay.drew_tally("host", code, 0, fragment="answers-after-reveal")
+    relay.watch("host", code, None, drawn)
+    store.touch(code, ["student-0001"])
+    relay.tick()
+    assert pages.take() == [("host", ("panel-after-reveal", "answers-after-reveal"))]

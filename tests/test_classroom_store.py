@@ -542,6 +542,10 @@ def test_the_pulse_moves_with_every_host_action_and_every_changed_answer(store, 
         now = store.pulse([code])[code]
         assert now != seen[-1], what
         seen.append(now)
+    store.touch(code, [sid])
+    moved("a student joining (the host's count of students)")
+    store.touch(code, [sid])
+    assert store.pulse([code])[code] == seen[-1]          # present again: no change
     store.answer(code, 1, sid, 1)
     moved("a first answer")
     store.answer(code, 1, sid, 1)

@@ -140,3 +140,52 @@ def test_a_busy_page_is_not_asked_so_the_browsers_request_stands(hooks):
 def test_available_only_in_a_real_server():
     assert push.available() is False                            # no Runtime in this process
     assert push.rerun("no-such-session") is False
+
+
+def _tap_on_unknown_fragment(session, text):
+    state = _typed(session, text)
+    state.fragment_id = "a-fragment-this-session-has-not-drawn-yet"
+    return state
+
+
+def test_a_tap_naming_a_fragment_the_session_does_not_know_runs_the_page_with_it(hooks,
+                                                                                monkeypatch):
+    from xattn.ui import late_fragments
+    monkeypatch.setattr(AppSession, "request_rerun", AppSession.request_rerun)
+    assert late_fragments.install() and late_fragments.install()   # once, however often
+
+    async def scenario():
+        session = AppSession(ScriptData(str(hooks.script)), MemoryUploadedFileManager("/u"),
+                             ScriptCache(), None, {})
+        session.request_rerun(ClientState(query_string="room=ABC234"))
+        await _idle(session)
+        hooks.runs.clear()
+        session.request_rerun(_tap_on_unknown_fragment(session, "b"))  # a reconnected tap
+        await asyncio.sleep(0.05)
+        await _idle(session)
+        assert hooks.runs[0] == ("full", "ABC234", "b")         # the tap counts
+        session.shutdown()
+
+    run_async(scenario())
+
+
+def test_stock_streamlit_drops_that_tap(hooks, monkeypatch):
+    """The reproduction is real: stock Streamlit 1.67 drops the request and its widget value.
+    If a later Streamlit keeps it, this says so, and late_fragments.py can go."""
+    patched = AppSession.request_rerun
+    monkeypatch.setattr(AppSession, "request_rerun", getattr(patched, "__wrapped__", patched))
+
+    async def scenario():
+        session = AppSession(ScriptData(str(hooks.script)), MemoryUploadedFileManager("/u"),
+                             ScriptCache(), None, {})
+        session.request_rerun(ClientState(query_string="room=ABC234"))
+        await _idle(session)
+        hooks.runs.clear()
+        session.request_rerun(_tap_on_unknown_fragment(session, "b"))
+        await asyncio.sleep(0.3)
+        await _idle(session)
+        assert hooks.runs == [], ("Streamlit now keeps a tap on an unknown fragment: "
+                                  "xattn/ui/late_fragments.py is no longer needed")
+        session.shutdown()
+
+    run_async(scenario())

@@ -167,6 +167,7 @@ for i = 3, #ARGV do
     redis.call('ZADD', KEYS[2], now, ARGV[i])
   elseif room > 0 then
     redis.call('ZADD', KEYS[2], now, ARGV[i])
+    redis.call('HINCRBY', KEYS[1], 'tally', 1)
     room = room - 1
   else
     left = left + 1

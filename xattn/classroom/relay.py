@@ -82,7 +82,8 @@ class _Page:
     code: str
     student: str | None        # None: a host page
     drawn: Drawn
-    fragments: dict = field(default_factory=dict)   # role -> the last few fragment ids
+    fragments: dict = field(default_factory=dict)   # role -> fragment ids drawn now
+    fresh: dict = field(default_factory=dict)       # ... drawn since the last full run ended
     asked: float = 0.0         # monotonic time of the last request to redraw
     tally_asked: float = 0.0
     receipt: Receipt | None = None   # the receipt the page shows
@@ -144,28 +145,37 @@ class Relay:
     def watch(self, session: str, code: str, student: str | None, drawn: Drawn) -> None:
         """A page in room ``code`` finished drawing ``drawn`` (call on every full run)."""
         with self._lock:
-            page = self._pages.get(session)
-            if page is None or page.code != code:
-                page = self._pages[session] = _Page(session, code, student, drawn)
-            page.student, page.drawn = student, drawn
+            page = self._page(session, code, student)
+            tally = page.drawn.tally if drawn.tally is None else drawn.tally
+            page.student, page.drawn = student, replace(drawn, tally=tally)
+            # the fragments this full run drew are the page's; those of earlier layouts
+            # (a panel that moved after the reveal) would draw a second copy if asked
+            page.fragments, page.fresh = page.fresh, {}
 
-    def drew_tally(self, session: str, tally: int, fragment: str | None = None) -> None:
-        """A host page's count now shows ``tally`` (drawn by the fragment ``fragment``: a
-        page may have several, all redrawn together when the tally moves)."""
+    def drew_tally(self, session: str, code: str, tally: int,
+                   fragment: str | None = None) -> None:
+        """A host page of room ``code`` now shows ``tally`` (drawn by the fragment
+        ``fragment``: a page may have several, all redrawn together when the tally moves).
+        Its fragments draw before the page's run ends, so this may come before `watch`."""
         with self._lock:
-            page = self._pages.get(session)
-            if page is not None:
-                page.drawn = replace(page.drawn, tally=tally)
-                _remember(page, "tally", fragment)
+            page = self._page(session, code, None)
+            page.drawn = replace(page.drawn, tally=tally)
+            _remember(page, "tally", fragment)
 
-    def drew_receipt(self, session: str, receipt: Receipt | None,
+    def drew_receipt(self, session: str, code: str, student: str, receipt: Receipt | None,
                      fragment: str | None = None) -> None:
-        """A student's page now shows ``receipt`` (its fragment's id, to redraw it alone)."""
+        """A student's page of room ``code`` now shows ``receipt`` (its fragment's id, to
+        redraw it alone); this may come before `watch`, as `drew_tally` does."""
         with self._lock:
-            page = self._pages.get(session)
-            if page is not None:
-                page.receipt = receipt
-                _remember(page, "receipt", fragment)
+            page = self._page(session, code, student)
+            page.receipt = receipt
+            _remember(page, "receipt", fragment)
+
+    def _page(self, session: str, code: str, student: str | None) -> _Page:
+        page = self._pages.get(session)
+        if page is None or page.code != code:       # not watched yet: nothing drawn known
+            page = self._pages[session] = _Page(session, code, student, Drawn(-1))
+        return page
 
     def busy(self, session: str) -> None:
         """The page could not be asked (a run of it was underway): ask on the next look."""
@@ -361,9 +371,9 @@ class Relay:
             self._lock.notify_all()
 
 
-def _remember(page: _Page, role: str, fragment: str | None, keep: int = 4) -> None:
-    """Keep the last ``keep`` fragment ids that drew ``role`` on the page (a fragment's id is
-    stable while the page's layout is; a stale one is skipped when asked)."""
+def _remember(page: _Page, role: str, fragment: str | None) -> None:
+    """A fragment drew ``role`` on the page: it is one of the page's now (a fragment's id is
+    stable while the page's layout is)."""
     if fragment:
-        ids = [f for f in page.fragments.get(role, ()) if f != fragment]
-        page.fragments[role] = (*ids[-(keep - 1):], fragment)
+        for ids in (page.fragments, page.fresh):
+            ids[role] = (*(f for f in ids.get(role, ()) if f != fragment), fragment)

@@ -332,6 +332,8 @@ class SQLiteStore(ClassStore):
             c.executemany("INSERT INTO seen VALUES (?, ?, ?) ON CONFLICT (code, student) "
                           "DO UPDATE SET at = excluded.at",
                           [(code, s, now) for s in [*known, *new[:room]]])
+            if new[:room]:                   # the host's count of students moves
+                c.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
         if len(new) > room:
             raise LimitReached(f"this class already has {n + room} students, the most a class "
                                f"takes (Limits.max_students = {self.limits.max_students}).")

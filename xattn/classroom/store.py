@@ -142,7 +142,8 @@ class Tally:
 
 class Pulse(NamedTuple):
     """What a watcher reads of a room many times a second: it changes when the host moves
-    (``version``) or anyone answers (``tally``); ``ends_at`` is the current round's timer."""
+    (``version``), or anyone answers or joins (``tally``); ``ends_at`` is the current round's
+    timer."""
 
     version: int
     tally: int

@@ -133,10 +133,11 @@ def _read(room: Room):
         return None, None
 
 
-def _drew(tally) -> None:
-    if tally is not None:
+def _drew(room: Room, tally) -> None:
+    if tally is not None and push.available():
         try:
-            relay().drew_tally(push.session_id() or "", tally.tally, push.fragment_id())
+            relay().drew_tally(push.session_id() or "", room.code, tally.tally,
+                               push.fragment_id())
         except ClassroomError:
             pass
 
@@ -155,7 +156,7 @@ def class_controls(room: Room) -> None:
     view, tally = _read(room)
     if view is None:
         return
-    _drew(tally)
+    _drew(room, tally)
     closed = view.phase == "closed"
     st.metric("Predictions", f"{view.n_answered} of {max(view.n_present, view.n_answered)} "
               "answered", help="Students whose page is open, and how many of them predicted "
@@ -229,7 +230,7 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     view, tally = _read(room)
     if view is None:
         return
-    _drew(tally)
+    _drew(room, tally)
     revealed = view.phase == "revealed"
     truth = told.truth if told is not None and revealed else None
     if revealed and view.round > 1 and told is not None:

@@ -21,7 +21,6 @@ messages never hold it, and a wrong key is refused without saying whether the ro
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 
@@ -38,6 +37,7 @@ from xattn.classroom import (
     new_student_id,
     normalize_code,
 )
+from xattn.classroom.codes import browser_student_id
 from xattn.classroom.config import configured, open_store
 from xattn.classroom.relay import Drawn, Receipt, Relay
 from xattn.literal import md_code, show_value
@@ -116,39 +116,19 @@ class Room:
 
 
 def student_id() -> str:
-    """This browser's id in a class: no name, no address, nothing about the student.
-
-    It is made from Streamlit's XSRF cookie, a random token the browser keeps for its session
-    and sends to every server process (hashed, so the token itself goes nowhere): a student
-    whose server process died and who reconnects to another one is still the same student,
-    not a second answer. Without the cookie (XSRF protection off, a test client), a random id
-    kept in the session."""
+    """This browser's id in a class: no name, no address, nothing about the student
+    (`xattn.classroom.codes.browser_student_id` of Streamlit's XSRF cookie, the same in
+    every server process). Without the cookie (XSRF protection off, a test client), a random
+    id kept in the session."""
     known = st.session_state.get(_SID)
     if known is None:
-        token = _browser_token()
-        known = (f"b{hashlib.sha256(b'xattn student|' + token).hexdigest()[:31]}" if token
-                 else new_student_id())
+        try:
+            cookie = st.context.cookies.get("_streamlit_xsrf") or ""
+        except Exception:  # noqa: BLE001 - no request (a bare script run): no cookie
+            cookie = ""
+        known = browser_student_id(cookie) or new_student_id()
         st.session_state[_SID] = known
     return known
-
-
-def _browser_token() -> bytes | None:
-    """The random token inside Streamlit's XSRF cookie (Tornado's "2|mask|token^mask|time"
-    form: the mask changes with every page load, the token does not), or None."""
-    try:
-        raw = st.context.cookies.get("_streamlit_xsrf") or ""
-    except Exception:  # noqa: BLE001 - no request (a bare script run): no cookie
-        return None
-    parts = raw.split("|")
-    if len(parts) != 4 or parts[0] != "2":
-        return None
-    try:
-        mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
-    except ValueError:
-        return None
-    if not mask or len(masked) < 16:
-        return None
-    return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
 
 
 def room_setup(state: PageState, questions) -> Room | None:

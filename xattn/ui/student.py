@@ -76,11 +76,26 @@ def student_page(state: PageState, room: Room) -> None:
                 icon=":material/timer_off:")
     else:
         st.caption("The answer appears here when your teacher reveals it.")
+    if view.phase != "revealed":
+        _preload_charts()
     with st.expander("About this step", expanded=view.phase == "revealed" and not asks):
         st.markdown(f"{text}\n\n**Look at:** {look}")
     st.button("Explore this step on the full page", key="explore_step",
               icon=":material/open_in_full:", on_click=explore, args=(room, True),
               help="Every control and view; *Back to the class* returns here.")
+
+
+def _preload_charts() -> None:
+    """An empty chart, 1 px high and hidden from screen readers, drawn while the class
+    predicts: the browser then fetches and starts Plotly's code before the reveal (seconds on
+    a phone) instead of after it, when the answer's chart is waited for."""
+    empty = {"data": [{"type": "scatter", "x": [0], "y": [0], "mode": "markers",
+                       "marker": {"opacity": 0}, "hoverinfo": "skip"}],
+             "layout": {"height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0},
+                        "xaxis": {"visible": False}, "yaxis": {"visible": False}}}
+    with st.container(key="chart_preload", height=1, border=False):
+        show_chart(empty, key="preload_chart", name="xattn-preload", toolbar=False,
+                   alt="(empty)")
 
 
 def _header(room: Room) -> None:
@@ -148,10 +163,12 @@ def prediction(room: Room, told: Told) -> None:
     value = prediction_widget(told, key, default=view.mine, disabled=not open_)
     receipt = _receipt(room, told.question, value, open_)
     _show_receipt(receipt, told.question, view, open_)
-    try:
-        relay().drew_receipt(push.session_id() or "", receipt, push.fragment_id())
-    except Exception:  # noqa: BLE001 - a store that cannot be opened: nothing to redraw
-        pass
+    if push.available():
+        try:
+            relay().drew_receipt(push.session_id() or "", room.code, room.student, receipt,
+                                 push.fragment_id())
+        except Exception:  # noqa: BLE001 - a store that cannot be opened: nothing to redraw
+            pass
 
 
 def _receipt(room: Room, q: Question, value, open_: bool) -> Receipt | None:
