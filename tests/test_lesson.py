@@ -178,3 +178,14 @@ def test_three_decimals_that_do_not_add_up_to_one_are_explained():
             break
     else:
         pytest.fail("no seed of 40 gave a row whose rounded weights miss 1")
+
+
+def test_a_tie_makes_each_tied_answer_right():
+    from xattn.classroom import Question
+    from xattn.lesson import Told
+
+    told = Told({}, "", question=Question("choice", ("layer 1", "layer 2", "layer 3")),
+                truth="layer 1", also=("layer 3",))
+    assert verdict(told, "layer 3").startswith("**Right**")
+    assert verdict(told, "layer 1").startswith("**Right**")
+    assert "a tie: `layer 1`, `layer 3`" in verdict(told, "layer 2")

@@ -80,6 +80,8 @@ class Told:
     row : (int, int), optional
         A token question's target row and head (-1: the heads averaged): where the class's
         taps are compared with the weights.
+    also : tuple
+        Other predictions that are just as right (a tie: two layers align equally well).
     """
 
     words: dict
@@ -91,6 +93,7 @@ class Told:
     tolerance: float = 0.005
     tokens: tuple = ()
     row: tuple[int, int] | None = None
+    also: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,11 @@ def verdict(told: Told, answer) -> str:
                     f"the page shows position {truth}.")
         return f"**Not this time**: you chose {said}; the page shows {true}."
     said, true = md_code(answer), md_code(truth)
+    if told.also:
+        tied = ", ".join(md_code(t) for t in (truth, *told.also))
+        return (f"**Right**: {said} ties for the answer with the others ({tied})."
+                if answer == truth or answer in told.also else
+                f"**Not this time**: you chose {said}; the page shows a tie: {tied}.")
     return f"**Right**: {true}." if answer == truth else (
         f"**Not this time**: you chose {said}; the page shows {true}.")
 

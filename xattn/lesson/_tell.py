@@ -202,17 +202,25 @@ def layers(a: Attention, layer: int) -> Told:
     scores = score_heads(a.heldout(False))
     n = scores.aer.shape[0]
     best = scores.best_layer
+    tied = scores.best_layers
     aers = ", ".join(f"layer {k + 1}: {v:.3f}" for k, v in enumerate(scores.layer_aer))
     choices = tuple(f"layer {k + 1}" for k in range(n))
+    which = (f"**layer {best + 1}** aligns best" if len(tied) <= 1 else
+             "**layers " + " and ".join(str(k + 1) for k in tied) + "** tie for the best")
+    heads = scores.best_heads
+    head = ("its best single head is " + "; ".join(
+        f"head {h + 1} of layer {lay + 1}" for lay, h in heads) if len(heads) <= 1 else
+        f"{len(heads)} single heads tie for the best: " + "; ".join(
+            f"head {h + 1} of layer {lay + 1}" for lay, h in heads))
     return Told({"layers": number_word(n), "n": str(scores.n_pairs)},
                 f"Over {scores.n_pairs} held-out sentences, the average of each layer's heads "
-                f"has AER {aers} (lower is better): **layer {best + 1}** aligns best, and its "
-                f"best single head is head {scores.best_head[1] + 1} of layer "
-                f"{scores.best_head[0] + 1}. Which layer aligns differs by model: Garg et al. "
-                "(2019) found the penultimate of six in their transformer; nothing forces a "
-                "model to align at all, since it is trained to translate.",
+                f"has AER {aers} (lower is better): {which}, and {head}. Which layer aligns "
+                "differs by model: Garg et al. (2019) found the penultimate of six in their "
+                "transformer; nothing forces a model to align at all, since it is trained to "
+                "translate.",
                 "Which layer's heads, averaged, will align words best?",
-                Question("choice", choices) if n > 1 else None, choices[max(best, 0)])
+                Question("choice", choices) if n > 1 else None, choices[max(best, 0)],
+                also=tuple(choices[k] for k in tied[1:]))
 
 
 def learning(a: Attention, layer: int) -> Told:
