@@ -93,7 +93,8 @@ class Attention:
     variant : callable (seed, n_heads) -> Attention, optional
         The same recipe with another seed and number of heads, where that means something.
     unmasked : callable () -> Attention, optional
-        The same weights without the mask (what a masked token's share was).
+        The same weights without the mask (what a masked token's share was), where a mask can
+        be chosen (unmasked weights give the same weights back).
     untrained : callable () -> Attention, optional
         The same module before training.
     saturation : callable () -> dict, optional
@@ -249,7 +250,7 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
         inputs=lambda layer: (run.decoder_state, run.module().W_Q, None), output=run.output,
         d_model=s.d_model, d_head=s.d_model // s.n_heads, seed=s.seed,
         details=shapes(n_src, n_tgt, s.d_model, s.n_heads), variant=variant,
-        unmasked=unmasked if s.mask_mode != "none" else None,
+        unmasked=unmasked,
         saturation=lambda: _saturation(run), key=("random", s))
 
 

@@ -18,7 +18,7 @@ from xattn.classroom.question import Question
 from xattn.literal import md_code
 from xattn.sources import Attention
 
-__all__ = ["Step", "Told", "NEEDS", "missing", "verdict"]
+__all__ = ["Step", "Told", "NEEDS", "missing", "off_plan", "verdict"]
 
 # What a step may need of the weights: (has it?, what the step shows instead, in one line).
 NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
@@ -143,6 +143,28 @@ def missing(step: Step, a: Attention) -> str | None:
         if not has(a):
             return f"This step's answer needs other weights: {why}"
     return None
+
+
+# What a step's text describes (its own weights), and what is on screen, in words.
+PLANNED = {"random": "random weights", "trained": "the toy task's trained weights",
+           "model": "the translation model trained on the toy task"}
+ON_SCREEN = {"random": "random weights", "trained": "the toy task's trained weights",
+             "model": "a translation model", "file": "weights read from a file"}
+
+
+def off_plan(step: Step, a: Attention) -> str | None:
+    """Markdown, when the weights on screen cannot give what ``step`` needs (a link that kept
+    its own settings): the step's paragraph describes the step's own weights, not the ones
+    drawn below. None when the weights fit the step."""
+    if missing(step, a) is None:
+        return None
+    planned = PLANNED[step.state.get("weights", "random")]
+    shown = ON_SCREEN[a.source]
+    same = planned == shown
+    return (f"**Not this step's setting.** The step is written for {planned}"
+            + (" with its own settings" if same else "") + "; this link keeps settings of its "
+            f"own and shows {shown}, so the paragraph below describes the step's setting, not "
+            "the charts beside it.")
 
 
 def verdict(told: Told, answer) -> str:

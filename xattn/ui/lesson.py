@@ -14,7 +14,7 @@ import streamlit as st
 
 from xattn.classroom import Question
 from xattn.corpus import translate
-from xattn.lesson import STEPS, Step, Told, missing, verdict
+from xattn.lesson import STEPS, Step, Told, missing, off_plan, verdict
 from xattn.literal import md_code
 from xattn.pipeline import Settings
 from xattn.sources import Attention, random_attention, trained_attention
@@ -55,6 +55,7 @@ KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
+REPLAN = "lesson_replan"   # a step whose own settings the page takes again (a button)
 NOT_ASKED = Question("choice", ("no question on this page", "-"))   # a step that asks nothing
 
 
@@ -69,9 +70,10 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
     # A step opened now (its link, or a button) sets the controls; a link that also carries
     # settings of its own (a student's exploration, shared) keeps them instead.
     own_settings = before is None and bool(state.from_link - KEEP)
-    if n != before:
+    replan = st.session_state.pop(REPLAN, None) == n
+    if n != before or replan:
         st.session_state.pop(PREDICT, None)        # a new step, a new prediction
-        if not own_settings:
+        if replan or not own_settings:
             prepared = {k: p.default for k, p in REGISTRY.items() if k not in KEEP}
             prepared.update({k: v for k, v in step.state.items() if k != "view"})
             state.force(prepared)
@@ -161,8 +163,14 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     scale = FONT_SCALE if present else 1.0
     left, right = st.columns([2, 3], gap="medium")
     with left:
-        st.markdown(f"## Step {n} of {len(STEPS)}: {step.title}\n\n{text}\n\n"
-                    f"**Look at:** {look}\n\n**Question for the class:** {question}")
+        off = off_plan(step, a) if a is not None else None
+        st.markdown(f"## Step {n} of {len(STEPS)}: {step.title}"
+                    + (f"\n\n{off}" if off else ""))
+        if off:
+            st.button("Open this step with its own settings", key="lesson_replan_go",
+                      on_click=lambda: st.session_state.__setitem__(REPLAN, n))
+        st.markdown(f"{text}\n\n**Look at:** {look}\n\n**Question for the class:** "
+                    f"{question}")
         if told is not None and told.note:
             st.caption(told.note)
         _left(a, layer, why_not, told, room)
