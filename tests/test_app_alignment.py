@@ -33,11 +33,14 @@ def test_the_trained_module_is_scored_on_held_out_sentences(trained):
 def test_the_shipped_model_names_its_best_layer_and_reading_rows_change_it():
     at = run_app({"weights": "model", "view": "Alignment"})
     assert not at.exception, at.exception
+    from xattn.marian import load_marian
+
+    model = load_marian()
     producing = aer_grid(at)
-    assert producing.shape == (3, 5)                     # 3 layers x (4 heads + average)
+    assert producing.shape == (model.n_layers, model.n_heads + 1)   # + the average
     text = " ".join(m.value for m in at.markdown)
     best = int(np.nanargmin(producing[:, -1]))
-    assert f"**Best layer: {best + 1}** of 3" in text
+    assert f"**Best layer: {best + 1}** of {model.n_layers}" in text
     at.toggle(key="reads").set_value(True).run()
     assert not np.allclose(aer_grid(at), producing)
     at.selectbox(key="links").set_value("intersection").run()

@@ -112,7 +112,9 @@ def test_which_layer_aligns_is_read_from_the_held_out_scores():
     scores = score_heads(a.heldout(False))
     assert told.truth == f"layer {scores.best_layer + 1}"
     assert f"AER layer 1: {scores.layer_aer[0]:.3f}" in told.answer
-    assert "three decoder layers" in STEPS[9].render(told)[0]
+    words = ["zero", "one", "two", "three", "four"]
+    assert f"{words[a.n_layers]} decoder layers of {words[a.n_heads]} heads each" in \
+        STEPS[9].render(told)[0]
 
 
 def test_which_head_learns_first_is_read_from_the_time_lapse(trained):
