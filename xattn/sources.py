@@ -105,7 +105,8 @@ class Attention:
         Snapshots of the training run that made these weights.
     decoder : callable (forced) -> xattn.decoding.Decoded, optional
         The model translating the source itself, step by step; ``forced``: pairs (step, text)
-        of tokens to take instead of the most likely ones.
+        of tokens to take instead of the most likely ones. Its rows' columns are words or
+        pieces as the weights' are.
     heldout : callable (reading) -> list of (ndarray (n_layers, n_heads, T, S), SentencePair),
         optional
         The same model on the toy corpus's held-out sentences, word level, with their gold
@@ -414,7 +415,7 @@ def _decoder(loaded, result):
         return None
     from xattn.decoding import decoded
 
-    return lambda forced=(): decoded(loaded, result.src_ids, forced)
+    return lambda forced=(): decoded(loaded, result.src_ids, forced, words=result.words)
 
 
 def _model_tools(loaded, result):

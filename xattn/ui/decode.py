@@ -72,6 +72,8 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                     why=f"(this translation has {n} steps)")
     present = bool(state.shown(PRESENT))
     scale = FONT_SCALE if present else 1.0
+    # A projector shows the step's charts on its first screen: they come before the controls.
+    charts = st.container() if present else None
     top, right = st.columns([3, 1], vertical_alignment="bottom")
     top.select_slider("Decoder step", list(range(n)), key=DSTEP.key,
                       format_func=lambda s: f"{s}: {d.tokens[s]}",
@@ -82,25 +84,8 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
               "Chen et al. 2020)", key=READS.key)
     _so_far(d, t)
     row_step = t + 1 if reads else t
-    left, mid = st.columns([3, 2])
-    with left:
-        if row_step < n:
-            what = (f"reading {token_label(t, d.tokens[t])}" if reads else
-                    f"producing {token_label(t, d.tokens[t])}")
-            title = f"Step {row_step}, {plotly_text(what)}: every layer and head"
-            show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
-                                        font_scale=scale),
-                       key="decode_rows", name=f"xattn-{a.name}-decode-step{row_step}",
-                       alt="Heatmap: one row per layer and head, the cross-attention of this "
-                           "decoder step over the source pieces.")
-        else:
-            st.info(f"{md_code(d.tokens[t])} is the last token: no step reads it.")
-    with mid:
-        show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
-                                     font_scale=scale),
-                   key="decode_top", name=f"xattn-{a.name}-decode-top",
-                   alt="Bar chart of the five most likely tokens at this step.")
-        _force_controls(d, t, forced)
+    with charts if charts is not None else st.container():
+        _step_charts(a, d, t, row_step, reads, forced, scale)
     if row_step < n:
         _query(a, d, forced, layer, row_step, scale)
     layer_rows = d.rows[:, layer].mean(axis=1)                              # (n_steps, S)
@@ -111,9 +96,37 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                key="decode_so_far", name=f"xattn-{a.name}-decode-layer{layer + 1}",
                alt="Heatmap of the cross-attention rows made so far, one per step.")
     st.caption("Each row is the teacher-forced heatmap's row for the same output: decoding "
-               "makes them one by one. Subword pieces: ▁ starts a word.")
+               "makes them one by one. " + (
+                   "Columns are the source's words (a word's pieces added up); the model "
+                   "still produces one piece a step (▁ starts a word)." if d.words else
+                   "Subword pieces: ▁ starts a word."))
     if playing:
         _play(n)
+
+
+def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tuple,
+                 scale: float) -> None:
+    """Step ``row_step``'s row in every layer and head, beside step ``t``'s candidates."""
+    left, mid = st.columns([3, 2])
+    with left:
+        if row_step < d.n_steps:
+            what = (f"reading {token_label(t, d.tokens[t])}" if reads else
+                    f"producing {token_label(t, d.tokens[t])}")
+            title = f"Step {row_step}, {plotly_text(what)}: every layer and head"
+            show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
+                                        font_scale=scale),
+                       key="decode_rows", name=f"xattn-{a.name}-decode-step{row_step}",
+                       alt="Heatmap: one row per layer and head, the cross-attention of this "
+                           "decoder step over the source " + ("words." if d.words else
+                                                              "pieces."))
+        else:
+            st.info(f"{md_code(d.tokens[t])} is the last token: no step reads it.")
+    with mid:
+        show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
+                                     font_scale=scale),
+                   key="decode_top", name=f"xattn-{a.name}-decode-top",
+                   alt="Bar chart of the five most likely tokens at this step.")
+        _force_controls(d, t, forced)
 
 
 def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> None:
@@ -128,7 +141,7 @@ def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> 
                key="decode_query", where=left, name=f"xattn-{a.name}-decode-query{s}",
                alt=f"Heatmap of the query of decoder step {s} in layer {layer + 1}: one row "
                    f"per head, {d_head} numbers each.")
-    show_chart(query_scores_figure(scores, d.src_tokens,
+    show_chart(query_scores_figure(scores, d.src_pieces or d.src_tokens,
                                    title=f"Its scores q · k / √{d_head}: softmax makes the row",
                                    font_scale=scale),
                key="decode_scores", where=right, name=f"xattn-{a.name}-decode-scores{s}",
@@ -138,16 +151,24 @@ def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> 
                "cross-attention reads it (the token before, after the layers below and this "
                "layer's self-attention over the tokens so far). Each head compares its part of "
                "the query with every source piece's key; the softmax of a head's scores is its "
-               "row in the chart above.")
+               "row in the chart above" + (", over pieces: a word's weight there is the sum of "
+                                           "its pieces'." if d.words else "."))
 
 
 def _so_far(d, t: int) -> None:
-    """The target so far, the newest token in bold (each piece literal)."""
+    """The target so far, the newest token in bold (each piece or word literal)."""
+    ending = "" if t < d.n_steps - 1 else (" (the end)" if d.finished else
+                                           " (the length limit)")
+    if d.words:
+        shown = [(lambda m: f"**{m}**" if newest else m)(
+            md_code(w) + (" (forced)" if forced else ""))
+            for w, newest, forced in d.words_so_far(t)]
+        st.markdown(f"**So far** ({t + 1} of {d.n_steps} pieces, in words): " + " ".join(shown)
+                    + ending)
+        return
     words = [md_code(w) + (" (forced)" if d.forced[s] else "") for s, w in
              enumerate(d.tokens[:t + 1])]
     words[-1] = f"**{words[-1]}**"
-    ending = "" if t < d.n_steps - 1 else (" (the end)" if d.finished else
-                                           " (the length limit)")
     st.markdown(f"**So far** ({t + 1} of {d.n_steps} tokens): " + " ".join(words) + ending)
 
 
