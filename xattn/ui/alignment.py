@@ -43,6 +43,8 @@ METHOD_NAMES = {"target_argmax": "each target word's strongest source word",
 
 
 def alignment_view(a: Attention, layer: int, state: PageState) -> None:
+    # A projector shows the chart on its first screen: it comes before the explanation.
+    first = st.container() if state.shown(PRESENT) else None
     st.markdown("How well does attention align words? Each head's weights become links "
                 "(below), compared with gold links: **AER** = 1 − (|A∩S| + |A∩P|) / (|A| + |S|) "
                 "for the links A, the sure gold links S and the possible ones P (Och and Ney "
@@ -73,7 +75,7 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
         return
     scores = derived(("aer", a.key, gold, reading, method, threshold, _file_id()),
                      lambda: score_heads(examples, method=method, threshold=threshold))
-    _results(a, scores, state)
+    _results(a, scores, state, first)
     _references()
 
 
@@ -171,14 +173,19 @@ def best_text(scores) -> str:
     return text + f" · {len(heads)} heads tie for best (AER {aer:.3f}): {shown}."
 
 
-def _results(a: Attention, scores, state: PageState) -> None:
+def _results(a: Attention, scores, state: PageState, first=None) -> None:
+    """The best layer and head, the AER chart (in ``first`` when given: a projector's first
+    screen, the best line after it), and the table."""
     scale = FONT_SCALE if state.shown(PRESENT) else 1.0
-    if scores.best_layer >= 0:
-        st.markdown(best_text(scores))
-    show_chart(aer_figure(scores, font_scale=scale), key="aer_chart",
+    where = first if first is not None else st.container()
+    if scores.best_layer >= 0 and first is None:
+        where.markdown(best_text(scores))
+    show_chart(aer_figure(scores, font_scale=scale), key="aer_chart", where=where,
                name=f"xattn-{a.name}-aer",
                alt="Heatmap of the alignment error rate of every layer and head, and of each "
                    "layer's average; lower is better.")
+    if scores.best_layer >= 0 and first is not None:
+        where.markdown(best_text(scores))
     n = scores.n_pairs
     outlined = ("; outlined: the best layer's average (solid) and the best head (dotted), "
                 "every one of them on a tie" if scores.best_layer >= 0 else "")

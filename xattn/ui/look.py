@@ -59,10 +59,12 @@ _PRESENTER = """
 html { font-size: 19px; }                                   /* every rem-sized text */
 .block-container, [data-testid="stMainBlockContainer"] {
   padding-top: 3.6rem !important; max-width: 100% !important; }   /* just below the header */
-h1 { font-size: 1.35rem !important; padding: 0 !important; }
+h1 { font-size: 1.35rem !important; padding: 0 0 0.35rem !important; }
 .st-key-subtitle { display: none; }
 [data-testid="stMainBlockContainer"] [data-testid="stAlert"] p { font-size: 0.9rem; }
 [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* all tabs */
+/* Half the space between blocks: a view's first chart starts on the first screen. */
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.4rem; }
 </style>
 """
 
