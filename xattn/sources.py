@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from xattn._checks import check_int, check_tokens
+from xattn._checks import check_int, check_tokens, counted
 from xattn.ablation import AblationResult, ablation
 from xattn.alignment import GoldScores, gold_scores
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
@@ -239,7 +239,7 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
         run.weights[None], tuple(run.src_tokens), tuple(run.tgt_tokens), run.mask, "random",
         f"Random weights (seed {s.seed}): the patterns come from the seed, not from language.",
         name=f"{s.n_heads}heads-d{s.d_model}-seed{s.seed}",
-        about=f"Random weights: d_model {s.d_model}, {s.n_heads} heads, seed {s.seed}, "
+        about=f"Random weights: d_model {s.d_model}, {counted(s.n_heads, 'head')}, seed {s.seed}, "
               f"tokenizer {s.tokenizer}, embedder {s.embedder}, positions "
               f"{'on' if s.positional else 'off'}, mask {s.mask_mode}.",
         caveat="With random weights these numbers describe the seed, not language.",
@@ -295,8 +295,9 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
     return Attention(
         weights[None], tuple(pair.source), tuple(pair.target), mask, "trained", label,
         name=f"{what}-{config.n_heads}heads-{config.steps}steps-seed{config.seed}",
-        about=f"{what.capitalize()} on the toy English-French task: {config.n_heads} heads, "
-              f"{config.steps} steps, seed {config.seed}. Gold cells are outlined.",
+        about=f"{what.capitalize()} on the toy English-French task: "
+              f"{counted(config.n_heads, 'head')}, {config.steps} steps, seed {config.seed}. "
+              "Gold cells are outlined.",
         model=f"xattn toy EN-FR model, {what}", extras={"gold": pair.alignment_matrix()},
         gold=pair.alignment_matrix(), trace=trace, rescalable=True, ablate=ablate,
         inputs=lambda layer: (x_t, model.W_Q, None), output=output, d_model=model.d_model,
@@ -342,7 +343,7 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
         why = ""
     n_layers, n_heads = weights.shape[:2]
     d_model = loaded.d_model if loaded is not None else None
-    details = (f"{n_layers} decoder layers × {n_heads} heads"
+    details = (f"{counted(n_layers, 'decoder layer')} × {counted(n_heads, 'head')}"
                + (f", d_model {d_model} (d_head {d_model // n_heads})" if d_model else "")
                + f" · weights ({n_layers}, {n_heads}, {len(tgt)}, {len(src)}) = layers × heads "
                  f"× target × source · {'words' if result.words else 'subword pieces'}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from xattn._checks import counted
 from xattn.figures.decode import (
     candidates_figure,
     query_figure,
@@ -69,7 +70,7 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
         d = derived(("decode", a.key, ()), lambda: a.decoder(()))
     n = d.n_steps
     t = state.value(DSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
-                    why=f"(this translation has {n} steps)")
+                    why=f"(this translation has {counted(n, 'step')})")
     present = bool(state.shown(PRESENT))
     scale = FONT_SCALE if present else 1.0
     # A projector shows the step's charts on its first screen: they come before the controls.
