@@ -50,6 +50,9 @@ class Decoded:
         The source pieces (the columns of ``layer_trace``).
     words : bool
         Whether ``rows`` and ``src_tokens`` are at the level of words.
+    lens : callable () -> xattn.effects.LogitLens
+        What each decoder layer would predict at each step if the model stopped there (the
+        logit lens), computed when asked.
     """
 
     src_tokens: tuple[str, ...]
@@ -62,6 +65,7 @@ class Decoded:
     layer_trace: Callable[[int], AttentionTrace] = field(repr=False, compare=False)
     src_pieces: tuple[str, ...] = ()
     words: bool = False
+    lens: Callable[[], object] | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_steps(self) -> int:
@@ -118,10 +122,18 @@ def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64,
                    tuple(s.forced for s in d.steps), tuple(s.probability for s in d.steps),
                    tuple(tuple(zip(name(s.top_ids), s.top_probs.tolist(), strict=True))
                          for s in d.steps),
-                   rows, d.finished, _tracer(model, d.src_ids, d.tgt_ids), pieces, words)
+                   rows, d.finished, _tracer(model, d.src_ids, d.tgt_ids), pieces, words,
+                   _lens(model, d.src_ids, d.tgt_ids))
 
 
 def _tracer(model, src_ids: tuple, tgt_ids: tuple):
     """``layer -> AttentionTrace`` of the output read by teacher forcing (holding the ids
     only, not the decoding, so that a cached ``Decoded`` is the size ``nbytes`` says)."""
     return lambda layer: model.layer_trace(model.forward(src_ids, tgt_ids, logits=False), layer)
+
+
+def _lens(model, src_ids: tuple, tgt_ids: tuple):
+    """``() -> LogitLens`` of the decoded output (the ids only, as ``_tracer``)."""
+    from xattn.effects import logit_lens
+
+    return lambda: logit_lens(model, src_ids, tgt_ids)

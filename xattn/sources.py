@@ -107,6 +107,9 @@ class Attention:
         The model translating the source itself, step by step; ``forced``: pairs (step, text)
         of tokens to take instead of the most likely ones. Its rows' columns are words or
         pieces as the weights' are.
+    effects : callable (row) -> xattn.effects.Effects, optional
+        For target token ``row``: its probability with each source token masked from the
+        cross-attention, and with each head switched off (a model run here in NumPy).
     heldout : callable (reading) -> list of (ndarray (n_layers, n_heads, T, S), SentencePair),
         optional
         The same model on the toy corpus's held-out sentences, word level, with their gold
@@ -153,6 +156,7 @@ class Attention:
     scores: Callable[[], GoldScores] | None = None
     timelapse: Callable[[], object] | None = None
     decoder: Callable[[tuple], object] | None = None
+    effects: Callable[[int], object] | None = None
     heldout: Callable[[bool], list] | None = None
     shifted: bool = False
     key: tuple = ()
@@ -333,12 +337,13 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
              f"{md_code(result.model)}: a trained translation model.")
     if result.translated:
         label += " The target is the model's own translation."
-    trace = ablate = inputs = decoder = heldout = None
+    trace = ablate = inputs = decoder = heldout = effects = None
     rescalable = False
     why = "this model is not loaded here."
     if loaded is not None:
         trace, ablate, inputs, rescalable = _model_tools(loaded, result)
         decoder = _decoder(loaded, result)
+        effects = None if hide_sinks else _effects(loaded, result)
         heldout = _model_heldout(loaded)
         why = ""
     n_layers, n_heads = weights.shape[:2]
@@ -351,7 +356,8 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
                      name=result.model.rsplit("/", 1)[-1], about=f"Model {result.model}",
                      model=result.model, src_text=result.src_text, tgt_text=result.tgt_text,
                      hidden=hidden, trace=trace, rescalable=rescalable, ablate=ablate,
-                     inputs=inputs, decoder=decoder, heldout=heldout, shifted=True,
+                     inputs=inputs, decoder=decoder, effects=effects, heldout=heldout,
+                     shifted=True,
                      trace_tokens=(tuple(result.src_pieces), tuple(result.tgt_pieces)),
                      why_no_projections=why, d_model=d_model,
                      d_head=d_model // n_heads if d_model else None, details=details,
@@ -417,6 +423,17 @@ def _decoder(loaded, result):
     from xattn.decoding import decoded
 
     return lambda forced=(): decoded(loaded, result.src_ids, forced, words=result.words)
+
+
+def _effects(loaded, result):
+    """What each source token and each head does to one target token (NumPy models)."""
+    from xattn.marian import MarianMT
+
+    if not isinstance(loaded, MarianMT):
+        return None
+    from xattn.effects import effects
+
+    return lambda row: effects(loaded, result.src_ids, result.tgt_ids, row, words=result.words)
 
 
 def _model_tools(loaded, result):

@@ -1,4 +1,5 @@
-"""A guided lesson: from one head to which layer of a real translator aligns words.
+"""A guided lesson: from one head to which layer of a real translator aligns words, each
+head's job, and whether attention explains what the model needs.
 
 Each `Step` puts the page in a prepared state (its URL parameters: sentences, weights, heads,
 mask, view), says one short paragraph, names one thing to look at and asks the class one
@@ -15,10 +16,12 @@ weights, not the ones drawn. Answers are Markdown in which every token is a code
 (``xattn.literal.md_code``).
 """
 
+from xattn.lesson import _probe as probe
 from xattn.lesson import _tell as tell
-from xattn.lesson._step import NEEDS, Step, Told, missing, off_plan, verdict
+from xattn.lesson._step import NEEDS, Part, Step, Told, missing, off_plan, parts_verdict, verdict
 
-__all__ = ["Step", "Told", "STEPS", "NEEDS", "missing", "off_plan", "verdict"]
+__all__ = ["Step", "Told", "Part", "STEPS", "NEEDS", "missing", "off_plan", "verdict",
+           "parts_verdict"]
 
 STEPS: tuple[Step, ...] = (
     Step("One head and the formula", {"heads": 1, "view": "Heads"},
@@ -92,4 +95,17 @@ STEPS: tuple[Step, ...] = (
          "The slider from step 0 to the end, and the per-head curves below.",
          "When does each head start aligning, and by meaning or by position?", tell.learning,
          needs=("timelapse",)),
+    Step("Guess each head's job", {"weights": "model", "view": "Heads", "layer": 2},
+         "Trained heads specialise: some **follow position**, some **align words**, some are "
+         "**sinks** (parked on `</s>` or punctuation), some are **spread out**.",
+         "The heads of «layer».",
+         "What is the job of each of «heads» of «layer»?", probe.jobs),
+    Step("Is attention the explanation?", {"weights": "model", "view": "Decode", "dstep": 1},
+         "A head's weight says where it looked, not what the output needed. Test it: mask one "
+         "source word from the cross-attention (every layer) and measure how much the "
+         "probability of «target» falls. Switch each head off too.",
+         "The rows of this step in every layer and head, and the layers' predictions below "
+         "the candidates.",
+         "Which source word, masked from the cross-attention, will change «target» most?",
+         probe.explanation, needs=("effects",)),
 )

@@ -18,7 +18,7 @@ from xattn.classroom.question import Question
 from xattn.literal import md_code
 from xattn.sources import Attention
 
-__all__ = ["Step", "Told", "NEEDS", "missing", "off_plan", "verdict"]
+__all__ = ["Step", "Told", "Part", "NEEDS", "missing", "off_plan", "verdict", "parts_verdict"]
 
 # What a step may need of the weights: (has it?, what the step shows instead, in one line).
 NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
@@ -51,8 +51,24 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "timelapse": (lambda a: a.timelapse is not None,
                   "only the toy task's trained weights keep snapshots of their training: "
                   "choose *Weights: trained*."),
+    "effects": (lambda a: a.effects is not None,
+                "only a translation model run here in NumPy produces a next word whose "
+                "probability can be measured with a source word masked: choose *Weights: "
+                "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One of several predictions a step asks at once (each head's job): its name, the
+    question (as a room would store it), the right answer and any just as right (a close
+    call)."""
+
+    name: str
+    question: Question
+    truth: object
+    also: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,10 @@ class Told:
         taps are compared with the weights.
     also : tuple
         Other predictions that are just as right (a tie: two layers align equally well).
+    parts : tuple of Part
+        Several predictions at once (``question`` is then None): one per head, say.
+    charts : tuple of callable (font_scale) -> plotly Figure
+        Figures that belong to the answer (drawn with it, after the prediction).
     """
 
     words: dict
@@ -94,6 +114,8 @@ class Told:
     tokens: tuple = ()
     row: tuple[int, int] | None = None
     also: tuple = ()
+    parts: tuple[Part, ...] = ()
+    charts: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -194,3 +216,20 @@ def verdict(told: Told, answer) -> str:
     return f"**Right**: {true}." if answer == truth else (
         f"**Not this time**: you chose {said}; the page shows {true}.")
 
+
+
+def parts_verdict(told: Told, answers: dict) -> str:
+    """Predictions ``answers`` (part name: answer) against each part's truth, in one line of
+    Markdown: how many are right, and which are not."""
+    made = {p.name: answers.get(p.name) for p in told.parts if answers.get(p.name) is not None}
+    if not made:
+        return ""
+    wrong = [p for p in told.parts
+             if p.name in made and made[p.name] != p.truth and made[p.name] not in p.also]
+    right = len(made) - len(wrong)
+    text = f"**{right} of {len(made)} right**" + (
+        f" ({len(told.parts) - len(made)} not guessed)" if len(made) < len(told.parts) else "")
+    if wrong:
+        text += ": " + "; ".join(f"{p.name}: you said {md_code(made[p.name])}, the measures "
+                                 f"say {md_code(p.truth)}" for p in wrong)
+    return text + "."

@@ -21,6 +21,7 @@ from xattn.figures.decode import (
     rows_so_far_figure,
     step_rows_figure,
 )
+from xattn.figures.effects import lens_figure
 from xattn.literal import md_code, plotly_text
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
@@ -128,6 +129,22 @@ def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tu
                    key="decode_top", name=f"xattn-{a.name}-decode-top",
                    alt="Bar chart of the five most likely tokens at this step.")
         _force_controls(d, t, forced)
+        _lens(a, d, t, forced, scale)
+
+
+def _lens(a: Attention, d, t: int, forced: tuple, scale: float) -> None:
+    """The logit lens at step ``t``: where in the stack the token is decided."""
+    if d.lens is None:
+        return
+    lens = derived(("decode_lens", a.key, forced), d.lens)
+    show_chart(lens_figure(lens, t, d.tokens[t], font_scale=scale), key="decode_lens",
+               name=f"xattn-{a.name}-decode-lens{t}",
+               alt=f"Bar chart: for each decoder layer, the probability of {d.tokens[t]!r} if "
+                   "the model stopped after that layer, with the token that layer would choose.")
+    st.caption("The logit lens: each decoder layer's output through the output projection, as "
+               "if the model stopped there. Marian's layers end in a LayerNorm and the stack has "
+               "no final norm, so each layer is read as the last one is; the last row is the "
+               "model's own output.")
 
 
 def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> None:

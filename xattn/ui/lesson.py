@@ -29,6 +29,7 @@ from xattn.ui.class_panels import (
     student_status,
 )
 from xattn.ui.compute import cached_run, derived
+from xattn.ui.lesson_parts import answer_charts, parts_answer, parts_prediction
 from xattn.ui.link import (
     CLASS,
     HOST,
@@ -72,7 +73,8 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
     own_settings = before is None and bool(state.from_link - KEEP)
     replan = st.session_state.pop(REPLAN, None) == n
     if n != before or replan:
-        st.session_state.pop(PREDICT, None)        # a new step, a new prediction
+        for key in [k for k in st.session_state if str(k).startswith(PREDICT)]:
+            st.session_state.pop(key)              # a new step, new predictions
         if replan or not own_settings:
             prepared = {k: p.default for k, p in REGISTRY.items() if k not in KEEP}
             prepared.update({k: v for k, v in step.state.items() if k != "view"})
@@ -173,7 +175,7 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                     f"{question}")
         if told is not None and told.note:
             st.caption(told.note)
-        _left(a, layer, why_not, told, room)
+        _left(a, layer, why_not, told, room, scale)
     with right:
         if room is not None and room.hidden:
             if room.host:                         # the poll screen: join, and the answers
@@ -188,7 +190,8 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                 class_answers(room, told, a, layer, scale)
 
 
-def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None) -> None:
+def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None,
+          scale: float = 1.0) -> None:
     """The prediction, then the answer: at once when alone, after the reveal in a room."""
     if a is None:
         st.info("The answer appears once the weights above can be computed.")
@@ -198,6 +201,7 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
     asks = told is not None and told.question is not None
     said = prediction(told, **prediction_kwargs(room)) if asks and not (
         room is not None and room.host) else None
+    parts = parts_prediction(told) if told is not None and told.parts and room is None else {}
     if room is not None and room.host:
         class_controls(room)
     elif room is not None:
@@ -208,4 +212,6 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
                      expanded=room is not None):
         if said is not None and room is None:
             st.markdown(verdict(told, said))
+        parts_answer(told, parts)
         st.markdown(told.answer)
+        answer_charts(told, scale)

@@ -41,6 +41,11 @@ _ALWAYS = """
 /* A prediction's answers (pills) wrap onto more lines instead of running off a phone. */
 .st-key-predict [role="radiogroup"] {
   flex-wrap: wrap; }
+/* Several predictions at once (a job per head): each row's four pills in one line, on a phone
+   and in presenter mode's column too. */
+[class*="st-key-predict_part_"] button { padding: 0 0.55rem; min-height: 2rem; }
+[class*="st-key-predict_part_"] button p { font-size: 0.8rem; }
+[class*="st-key-predict_part_"] [data-testid="stWidgetLabel"] { margin-bottom: 0; }
 /* A code block's copy button shows without hover (a phone has none): the share link. */
 [data-testid="stCode"] button { opacity: 1 !important; }
 /* A phone: the formula shrinks (and scrolls if still too wide) instead of being cut off. */
