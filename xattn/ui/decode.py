@@ -82,8 +82,9 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                       help="Step t produces target token t; it reads the token before it.")
     playing = right.toggle("Play (a step a second)", key=PLAY)
     reads = state.value(READS)
-    st.toggle("Read a word's alignment at the step after it (when it is the decoder's input: "
-              "Chen et al. 2020)", key=READS.key)
+    st.toggle("Read each word at the step after it", key=READS.key,
+              help="The step after the one that produces a word reads it as the decoder's "
+                   "input; its alignment can be read there (Chen et al. 2020).")
     _so_far(d, t)
     row_step = t + 1 if reads else t
     with charts if charts is not None else st.container():
