@@ -8,12 +8,18 @@ from __future__ import annotations
 import pytest
 from test_browser_views import CHART_TEXT_OFF_JS
 
-from devtools.browser import CUT_TEXT_JS, Page
+from devtools.browser import CUT_TEXT_JS, Page, wait_for_app
 
 pytestmark = pytest.mark.browser
 
 PHONE = dict(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
 DRAWN = "!!document.querySelector('[data-testid=\"stMain\"] .js-plotly-plot .main-svg')"
+FIRST_LOAD_MS = 300_000   # a cold server loads the model and scores its held-out sentences
+
+
+def open_step(tab: Page, n: int) -> None:
+    tab.page.goto(f"{tab.server.url}?view=Lesson&lesson={n}")
+    wait_for_app(tab.page, DRAWN, timeout=FIRST_LOAD_MS)
 
 
 @pytest.fixture
@@ -43,7 +49,7 @@ def assert_fits(tab: Page) -> None:
 
 
 def test_label_heads_by_touch_on_a_phone(phone):
-    phone.open({"view": "Lesson", "lesson": "12"}, DRAWN)
+    open_step(phone, 12)
     for k in range(4):                                       # one row of four pills a head
         row = phone.page.locator(f".st-key-predict_part_{k} button")
         assert row.count() == 4
@@ -63,7 +69,7 @@ def test_label_heads_by_touch_on_a_phone(phone):
 
 
 def test_tap_the_word_that_matters_and_read_both_charts_on_a_phone(phone):
-    phone.open({"view": "Lesson", "lesson": "13"}, DRAWN)
+    open_step(phone, 13)
     cat = pill(phone, "predict", "cat")
     phone.act(lambda: cat.tap(), "true", "tap cat")
     details = open_answer(phone)
@@ -74,5 +80,12 @@ def test_tap_the_word_that_matters_and_read_both_charts_on_a_phone(phone):
         chart.wait_for(state="visible")
         box = chart.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] > 200
+    assert_fits(phone)
+    phone.assert_clean()
+
+
+def test_the_alignment_step_fits_a_phone(phone):
+    """Step 10 draws the Alignment view in the lesson's column: its controls' labels too."""
+    open_step(phone, 10)
     assert_fits(phone)
     phone.assert_clean()

@@ -68,8 +68,9 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
     reading = False
     if a.shifted:
         reading = bool(state.value(READS))
-        st.toggle("Read a word's alignment at the step after it (when it is the decoder's "
-                  "input: Chen et al. 2020)", key=READS.key)
+        st.toggle("Read each word at the step after it", key=READS.key,
+                  help="The step after the one that produces a word reads it as the "
+                       "decoder's input; its alignment can be read there (Chen et al. 2020).")
     examples = (_corpus(a, reading) if gold == "corpus" else _file(a, layer, reading))
     if not examples:
         return
