@@ -184,7 +184,9 @@ def logit_lens(model, src_ids, tgt_ids, *, k: int = 5) -> LogitLens:
     top_ids, top_probs, chosen = [], [], []
     for h in outs:                                                         # (T, d_model)
         p = np.exp(log_probs(model, h))                                    # (T, V)
-        best = np.argsort(-p, axis=-1, kind="stable")[:, :k]               # (T, k)
+        top = np.argpartition(-p, k - 1, axis=-1)[:, :k]       # (T, k): no sort of the vocabulary
+        order = np.argsort(-np.take_along_axis(p, top, axis=-1), axis=-1, kind="stable")
+        best = np.take_along_axis(top, order, axis=-1)                      # (T, k), best first
         top_ids.append(best)
         top_probs.append(np.take_along_axis(p, best, axis=-1))
         chosen.append(p[steps, tgt_ids])
