@@ -104,8 +104,7 @@ STEPS: tuple[Step, ...] = (
          "A head's weight says where it looked, not what the output needed. Test it: mask one "
          "source word from the cross-attention (every layer) and measure how much the "
          "probability of «target» falls. Switch each head off too.",
-         "The rows of this step in every layer and head, and the layers' predictions below "
-         "the candidates.",
+         "This step's rows in every layer and head, and each layer's guess.",
          "Which source word, masked from the cross-attention, will change «target» most?",
          probe.explanation, needs=("effects",)),
 )

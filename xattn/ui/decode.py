@@ -87,10 +87,11 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                    "input; its alignment can be read there (Chen et al. 2020).")
     _so_far(d, t)
     row_step = t + 1 if reads else t
+    narrow = bool(state.narrow)          # a lesson's column: the charts one under another
     with charts if charts is not None else st.container():
-        _step_charts(a, d, t, row_step, reads, forced, scale)
+        _step_charts(a, d, t, row_step, reads, forced, scale, narrow)
     if row_step < n:
-        _query(a, d, forced, layer, row_step, scale)
+        _query(a, d, forced, layer, row_step, scale, narrow)
     layer_rows = d.rows[:, layer].mean(axis=1)                              # (n_steps, S)
     show_chart(rows_so_far_figure(layer_rows, [token_label(s, w) for s, w in
                                                enumerate(d.tokens)], d.src_tokens, t,
@@ -108,9 +109,10 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
 
 
 def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tuple,
-                 scale: float) -> None:
-    """Step ``row_step``'s row in every layer and head, beside step ``t``'s candidates."""
-    left, mid = st.columns([3, 2])
+                 scale: float, narrow: bool = False) -> None:
+    """Step ``row_step``'s row in every layer and head, beside step ``t``'s candidates (below
+    them in a ``narrow`` column)."""
+    left, mid = (st.container(), st.container()) if narrow else st.columns([3, 2])
     with left:
         if row_step < d.n_steps:
             what = (f"reading {token_label(t, d.tokens[t])}" if reads else
@@ -148,13 +150,14 @@ def _lens(a: Attention, d, t: int, forced: tuple, scale: float) -> None:
                "model's own output.")
 
 
-def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> None:
+def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float,
+           narrow: bool = False) -> None:
     """Step ``s``'s query in ``layer`` (every head) and its scores against the source keys:
     what the row above is the softmax of."""
     trace = derived(("decode_trace", a.key, forced, layer), lambda: d.layer_trace(layer))
     q, scores = trace.q[:, s], trace.scaled_scores[:, s]          # (h, d_head), (h, S)
     d_head = q.shape[-1]
-    left, right = st.columns([2, 3])
+    left, right = (st.container(), st.container()) if narrow else st.columns([2, 3])
     show_chart(query_figure(q, title=f"Step {s}'s query in layer {layer + 1}: q = x W_Q + b_Q",
                             font_scale=scale),
                key="decode_query", where=left, name=f"xattn-{a.name}-decode-query{s}",
