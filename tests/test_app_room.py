@@ -79,7 +79,7 @@ def test_a_host_and_three_students_predict_then_see():
     host, code, key = start_class()
     students = [page(room=code) for _ in range(3)]
     for s in students:                                       # step 1: the weights wait
-        assert not s.get("plotly_chart")
+        assert [c.key for c in s.get("plotly_chart")] == ["preload_chart"]   # no answer yet
         assert "appears here when your teacher reveals it" in " ".join(
             c.value for c in s.caption)
         assert "1. One head and the formula" in s.markdown[1].value

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from xattn._checks import check_int, check_tokens
+from xattn._checks import check_int, check_tokens, counted
 from xattn.ablation import AblationResult, ablation
 from xattn.alignment import GoldScores, gold_scores
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
@@ -93,7 +93,8 @@ class Attention:
     variant : callable (seed, n_heads) -> Attention, optional
         The same recipe with another seed and number of heads, where that means something.
     unmasked : callable () -> Attention, optional
-        The same weights without the mask (what a masked token's share was).
+        The same weights without the mask (what a masked token's share was), where a mask can
+        be chosen (unmasked weights give the same weights back).
     untrained : callable () -> Attention, optional
         The same module before training.
     saturation : callable () -> dict, optional
@@ -104,7 +105,11 @@ class Attention:
         Snapshots of the training run that made these weights.
     decoder : callable (forced) -> xattn.decoding.Decoded, optional
         The model translating the source itself, step by step; ``forced``: pairs (step, text)
-        of tokens to take instead of the most likely ones.
+        of tokens to take instead of the most likely ones. Its rows' columns are words or
+        pieces as the weights' are.
+    effects : callable (row) -> xattn.effects.Effects, optional
+        For target token ``row``: its probability with each source token masked from the
+        cross-attention, and with each head switched off (a model run here in NumPy).
     heldout : callable (reading) -> list of (ndarray (n_layers, n_heads, T, S), SentencePair),
         optional
         The same model on the toy corpus's held-out sentences, word level, with their gold
@@ -151,6 +156,7 @@ class Attention:
     scores: Callable[[], GoldScores] | None = None
     timelapse: Callable[[], object] | None = None
     decoder: Callable[[tuple], object] | None = None
+    effects: Callable[[int], object] | None = None
     heldout: Callable[[bool], list] | None = None
     shifted: bool = False
     key: tuple = ()
@@ -237,7 +243,7 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
         run.weights[None], tuple(run.src_tokens), tuple(run.tgt_tokens), run.mask, "random",
         f"Random weights (seed {s.seed}): the patterns come from the seed, not from language.",
         name=f"{s.n_heads}heads-d{s.d_model}-seed{s.seed}",
-        about=f"Random weights: d_model {s.d_model}, {s.n_heads} heads, seed {s.seed}, "
+        about=f"Random weights: d_model {s.d_model}, {counted(s.n_heads, 'head')}, seed {s.seed}, "
               f"tokenizer {s.tokenizer}, embedder {s.embedder}, positions "
               f"{'on' if s.positional else 'off'}, mask {s.mask_mode}.",
         caveat="With random weights these numbers describe the seed, not language.",
@@ -249,7 +255,7 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
         inputs=lambda layer: (run.decoder_state, run.module().W_Q, None), output=run.output,
         d_model=s.d_model, d_head=s.d_model // s.n_heads, seed=s.seed,
         details=shapes(n_src, n_tgt, s.d_model, s.n_heads), variant=variant,
-        unmasked=unmasked if s.mask_mode != "none" else None,
+        unmasked=unmasked,
         saturation=lambda: _saturation(run), key=("random", s))
 
 
@@ -293,8 +299,9 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
     return Attention(
         weights[None], tuple(pair.source), tuple(pair.target), mask, "trained", label,
         name=f"{what}-{config.n_heads}heads-{config.steps}steps-seed{config.seed}",
-        about=f"{what.capitalize()} on the toy English-French task: {config.n_heads} heads, "
-              f"{config.steps} steps, seed {config.seed}. Gold cells are outlined.",
+        about=f"{what.capitalize()} on the toy English-French task: "
+              f"{counted(config.n_heads, 'head')}, {config.steps} steps, seed {config.seed}. "
+              "Gold cells are outlined.",
         model=f"xattn toy EN-FR model, {what}", extras={"gold": pair.alignment_matrix()},
         gold=pair.alignment_matrix(), trace=trace, rescalable=True, ablate=ablate,
         inputs=lambda layer: (x_t, model.W_Q, None), output=output, d_model=model.d_model,
@@ -330,17 +337,18 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
              f"{md_code(result.model)}: a trained translation model.")
     if result.translated:
         label += " The target is the model's own translation."
-    trace = ablate = inputs = decoder = heldout = None
+    trace = ablate = inputs = decoder = heldout = effects = None
     rescalable = False
     why = "this model is not loaded here."
     if loaded is not None:
         trace, ablate, inputs, rescalable = _model_tools(loaded, result)
         decoder = _decoder(loaded, result)
+        effects = None if hide_sinks else _effects(loaded, result)
         heldout = _model_heldout(loaded)
         why = ""
     n_layers, n_heads = weights.shape[:2]
     d_model = loaded.d_model if loaded is not None else None
-    details = (f"{n_layers} decoder layers × {n_heads} heads"
+    details = (f"{counted(n_layers, 'decoder layer')} × {counted(n_heads, 'head')}"
                + (f", d_model {d_model} (d_head {d_model // n_heads})" if d_model else "")
                + f" · weights ({n_layers}, {n_heads}, {len(tgt)}, {len(src)}) = layers × heads "
                  f"× target × source · {'words' if result.words else 'subword pieces'}")
@@ -348,7 +356,8 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
                      name=result.model.rsplit("/", 1)[-1], about=f"Model {result.model}",
                      model=result.model, src_text=result.src_text, tgt_text=result.tgt_text,
                      hidden=hidden, trace=trace, rescalable=rescalable, ablate=ablate,
-                     inputs=inputs, decoder=decoder, heldout=heldout, shifted=True,
+                     inputs=inputs, decoder=decoder, effects=effects, heldout=heldout,
+                     shifted=True,
                      trace_tokens=(tuple(result.src_pieces), tuple(result.tgt_pieces)),
                      why_no_projections=why, d_model=d_model,
                      d_head=d_model // n_heads if d_model else None, details=details,
@@ -413,7 +422,18 @@ def _decoder(loaded, result):
         return None
     from xattn.decoding import decoded
 
-    return lambda forced=(): decoded(loaded, result.src_ids, forced)
+    return lambda forced=(): decoded(loaded, result.src_ids, forced, words=result.words)
+
+
+def _effects(loaded, result):
+    """What each source token and each head does to one target token (NumPy models)."""
+    from xattn.marian import MarianMT
+
+    if not isinstance(loaded, MarianMT):
+        return None
+    from xattn.effects import effects
+
+    return lambda row: effects(loaded, result.src_ids, result.tgt_ids, row, words=result.words)
 
 
 def _model_tools(loaded, result):

@@ -14,13 +14,14 @@ import streamlit as st
 
 from xattn.classroom import Question
 from xattn.corpus import translate
-from xattn.lesson import STEPS, Step, Told, missing, verdict
+from xattn.lesson import STEPS, Step, Told, missing, off_plan, verdict
 from xattn.pipeline import Settings
 from xattn.sources import Attention, random_attention, trained_attention
 from xattn.train import TrainConfig
 from xattn.ui._store import obtain
 from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.compute import cached_run, derived
+from xattn.ui.lesson_parts import answer_charts, parts_answer, parts_prediction
 from xattn.ui.link import (
     CLASS,
     HOST,
@@ -48,6 +49,7 @@ KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
+REPLAN = "lesson_replan"   # a step whose own settings the page takes again (a button)
 NOT_ASKED = Question("choice", ("no question on this page", "-"))   # a step that asks nothing
 
 
@@ -62,9 +64,11 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
     # A step opened now (its link, or a button) sets the controls; a link that also carries
     # settings of its own (a student's exploration, shared) keeps them instead.
     own_settings = before is None and bool(state.from_link - KEEP)
-    if n != before:
-        st.session_state.pop(PREDICT, None)        # a new step, a new prediction
-        if not own_settings:
+    replan = st.session_state.pop(REPLAN, None) == n
+    if n != before or replan:
+        for key in [k for k in st.session_state if str(k).startswith(PREDICT)]:
+            st.session_state.pop(key)              # a new step, new predictions
+        if replan or not own_settings:
             prepared = {k: p.default for k, p in REGISTRY.items() if k not in KEEP}
             prepared.update({k: v for k, v in step.state.items() if k != "view"})
             state.force(prepared)
@@ -148,10 +152,15 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     left, right = st.columns([2, 3], gap="medium")
     with left:
         heading = f"## Step {n} of {len(STEPS)}: {step.title}"
+        off = off_plan(step, a) if a is not None else None
+        st.markdown(heading + (f"\n\n{off}" if off else ""))
+        if off and (room is None or room.host):
+            st.button("Open this step with its own settings", key="lesson_replan_go",
+                      on_click=lambda: st.session_state.__setitem__(REPLAN, n))
         if revealed:                               # the answer first, the text folded
-            st.markdown(f"{heading}\n\n**Question for the class:** {question}")
+            st.markdown(f"**Question for the class:** {question}")
         else:
-            st.markdown(f"{heading}\n\n{text}\n\n**Look at:** {look}\n\n"
+            st.markdown(f"{text}\n\n**Look at:** {look}\n\n"
                         f"**Question for the class:** {question}")
         if told is not None and told.note:
             st.caption(told.note)
@@ -186,13 +195,17 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
     asks = told is not None and told.question is not None
     if room is None:
         said = prediction_widget(told, PREDICT) if asks else None
+        parts = parts_prediction(told) if told is not None and told.parts else {}
         if told is not None:
             with st.expander("Show the answer (computed from the numbers on screen)"):
                 if said is not None:
                     st.markdown(verdict(told, said))
+                parts_answer(told, parts)
                 st.markdown(told.answer)
+                answer_charts(told, scale)
         return
     if not room.hidden and told is not None:
         st.markdown(f"**The answer.** {told.answer}")
+        answer_charts(told, scale)
         class_answers(room, told, a, layer, scale, compact=True)
     class_controls(room)
