@@ -267,3 +267,26 @@ def test_a_student_link_on_localhost_warns_and_a_public_address_is_used(monkeypa
     host.run()
     assert "phones cannot open it" not in " ".join(w.value for w in host.warning)
     assert f"http://192.168.1.20:8501/?room={code}" in " ".join(m.value for m in host.markdown)
+
+
+def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_student():
+    from xattn.lesson import STEPS
+    host, code, _ = start_class()
+    student = page(room=code)
+    for n in range(1, len(STEPS) + 1):
+        student.run()
+        assert not student.exception, (n, student.exception)
+        assert student.markdown[1].value.startswith(f"#### {n}. {STEPS[n - 1].title}"), n
+        asks = [w for kind in ("button_group", "number_input") for w in student.get(kind)
+                if (w.key or "").startswith("predict-")]
+        if asks:
+            assert not asks[0].disabled
+        host.button(key="reveal").click().run()
+        assert not host.exception, (n, host.exception)
+        student.run()
+        assert not student.exception, (n, student.exception)
+        charts = [c.key for c in student.get("plotly_chart") if c.key != "preload_chart"]
+        assert charts, f"step {n}: no chart answers the question"
+        if n < len(STEPS):
+            host.button(key="class_next").click().run()
+            assert host.session_state["lesson"] == n + 1

@@ -256,6 +256,11 @@ def answer_charts(n: int, a, told: Told, view: RoomView) -> list[tuple]:
     compares two pictures), as (figure, alt text), built once per server for the step's
     prepared weights; empty when there is none to draw."""
     kind = STEPS[n - 1].state.get("view", "Heads")
+    if told.charts:                                  # the step draws its own answer
+        return [(figure(("answer-chart", n, a.key, k), lambda make=make: make(1.0)),
+                 "Bar chart comparing attention weights with the measured effect of masking "
+                 "each source word or switching each head off.")
+                for k, make in enumerate(told.charts)]
     if told.row is not None and view.question.kind == "token":
         i, head = told.row
         weights = a.layer(0)
