@@ -41,11 +41,12 @@ from xattn.classroom.errors import (
     RoomNotFound,
     StoreUnavailable,
 )
-from xattn.classroom.question import Question
+from xattn.classroom.question import NO_QUESTION, Question
 from xattn.classroom.report import answers_csv, qr_svg
 from xattn.classroom.store import ClassStore, Limits, Pulse, RoomView, Tally, Timer
 
 __all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Timer", "Pulse", "Question",
+           "NO_QUESTION",
            "open_store",
            "default_path", "new_student_id", "normalize_code", "answers_csv", "qr_svg",
            "ALPHABET", "CODE_LENGTH", "ClassroomError", "RoomNotFound", "HostRefused",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from xattn._checks import quote
 from xattn.classroom.errors import AnswerRefused
 
-__all__ = ["Question", "KINDS", "MAX_CHOICES", "MAX_QUESTION_BYTES"]
+__all__ = ["Question", "KINDS", "MAX_CHOICES", "MAX_QUESTION_BYTES", "NO_QUESTION"]
 
 KINDS = ("choice", "token", "number")
 MAX_CHOICES = 64             # a token question lists the source tokens: at most 64 (MAX_TOKENS)
@@ -173,3 +173,8 @@ class Question:
         spec = json.loads(text)
         spec["choices"] = tuple(spec.get("choices", ()))
         return cls(**spec)
+
+
+# What a room asks on a step that asks nothing (a step the class reads, then sees): a room
+# holds one question per step, and pages draw no prediction and no count for this one.
+NO_QUESTION = Question("choice", ("no question on this page", "-"))

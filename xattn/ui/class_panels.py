@@ -18,8 +18,9 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from xattn.classroom import ClassroomError, answers_csv, qr_svg
+from xattn.classroom import NO_QUESTION, ClassroomError, answers_csv, qr_svg
 from xattn.figures.classroom import answers_figure, revote_figure, taps_figure
+from xattn.figures.frozen import narrowed
 from xattn.lesson import STEPS, Told
 from xattn.literal import md_code
 from xattn.sources import Attention
@@ -231,21 +232,28 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     if view is None:
         return
     _drew(room, tally)
+    if view.question == NO_QUESTION:
+        st.caption("The class has nothing to predict on this step: reveal it to show them "
+                   "the weights.")
+        return
     revealed = view.phase == "revealed"
     truth = told.truth if told is not None and revealed else None
+    taps = (revealed and told is not None and a is not None and told.row is not None
+            and view.question.kind == "token")
     if revealed and view.round > 1 and told is not None:
-        _revote(room, view, told, font_scale)
-    else:
+        _revote(room, view, told, font_scale, compact)
+    elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
         fig = answers_figure(view.question, view.counts, truth=truth, font_scale=font_scale)
-        if compact:
-            fig.update_layout(height=230, margin=dict(t=34, b=4))
+        if compact:                  # a narrow column beside the step's answer
+            fig.update_layout(height=230, margin=dict(b=4))
+            fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_answers", name=f"xattn-class-{room.code}-step{view.step}",
                    alt="Bar chart of the class's predictions, one bar per answer.")
-    if revealed and told is not None and a is not None and view.question.kind == "token":
+    if taps:
         _taps(a, layer, view, told)
 
 
-def _revote(room: Room, view, told: Told, font_scale: float) -> None:
+def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = False) -> None:
     try:
         store = class_store()
         tallies = [t for t in store.results(room.code, room.host) if t.step == view.step]
@@ -266,9 +274,12 @@ def _revote(room: Room, view, told: Told, font_scale: float) -> None:
                 f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
                 f"{n_first} in round {view.round - 1}, {share[1]:.0%} of {view.n_answered} "
                 f"now.")
-    show_chart(revote_figure(view.question, first.counts, view.counts, truth=told.truth,
-                             rounds=(view.round - 1, view.round), font_scale=font_scale),
-               key="class_revote", name=f"xattn-class-{room.code}-step{view.step}-revote",
+    fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
+                        rounds=(view.round - 1, view.round), font_scale=font_scale)
+    if compact:
+        fig.update_layout(height=260, margin=dict(b=4))
+        fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+    show_chart(fig, key="class_revote", name=f"xattn-class-{room.code}-step{view.step}-revote",
                alt="Grouped bar chart: the class's predictions in the earlier and the later "
                    "round, per answer; the right answer outlined.")
 

@@ -12,13 +12,15 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from xattn.classroom import Question
+from xattn.classroom import NO_QUESTION, Question
 from xattn.corpus import translate
+from xattn.figures.frozen import narrowed
 from xattn.lesson import STEPS, Step, Told, missing, off_plan, verdict
 from xattn.pipeline import Settings
 from xattn.sources import Attention, random_attention, trained_attention
 from xattn.train import TrainConfig
 from xattn.ui._store import obtain
+from xattn.ui.charts import show_chart
 from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.compute import cached_run, derived
 from xattn.ui.lesson_parts import answer_charts, parts_answer, parts_prediction
@@ -38,6 +40,7 @@ from xattn.ui.link import (
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.room import Room, move_class
 from xattn.ui.state import PageState
+from xattn.ui.student import answer_charts as step_answer_charts
 from xattn.ui.student import prediction_widget
 
 __all__ = ["lesson_setup", "lesson_view"]
@@ -50,7 +53,6 @@ KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS)}
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
 REPLAN = "lesson_replan"   # a step whose own settings the page takes again (a button)
-NOT_ASKED = Question("choice", ("no question on this page", "-"))   # a step that asks nothing
 
 
 def lesson_setup(state: PageState, view: str) -> Step | None:
@@ -125,7 +127,7 @@ def lesson_questions() -> list[Question]:
     """The question of every step on its prepared page, for a new room."""
     slot = st.empty()            # loading a model or training draws here: cleared after
     with slot.container(), st.spinner("Starting the class…"):
-        questions = [step.tell(prepared_attention(step), 0).question or NOT_ASKED
+        questions = [step.tell(prepared_attention(step), 0).question or NO_QUESTION
                      for step in STEPS]
     slot.empty()
     return questions
@@ -176,8 +178,27 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
             else:
                 hidden_note(room)
         elif a is not None:
+            if revealed and room.host and told is not None:
+                _class_beside_answer(room, told, a, layer, scale, n)
             state.narrow = True
             draw(step.state.get("view", "Heads"), a, layer)
+
+
+def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale: float,
+                         n: int) -> None:
+    """After the reveal, on the host's page: the class's answers, then the chart that answers
+    the step (the one each student sees), then the step's whole view below."""
+    if told.row is not None and told.question is not None and told.question.kind == "token":
+        class_answers(room, told, a, layer, scale, compact=True)
+        return                            # the class's taps beside the row: the answer itself
+    charts = step_answer_charts(n, a, told, room.view)
+    cols = st.columns(1 + len(charts))    # side by side: both on a projector's first screen
+    with cols[0]:
+        class_answers(room, told, a, layer, scale, compact=True)
+    for k, ((fig, alt), col) in enumerate(zip(charts, cols[1:], strict=True)):
+        show_chart(narrowed(fig, width_chars=round(30 / scale), font=round(12 * scale)),
+                   key=f"host_answer_chart_{k}", alt=alt, where=col,
+                   name=f"xattn-class-{room.code}-step{n}-answer")
 
 
 def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None,
@@ -206,6 +227,4 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
         return
     if not room.hidden and told is not None:
         st.markdown(f"**The answer.** {told.answer}")
-        answer_charts(told, scale)
-        class_answers(room, told, a, layer, scale, compact=True)
     class_controls(room)

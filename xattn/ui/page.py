@@ -119,16 +119,27 @@ def _page(state: PageState) -> None:
 
 
 def _full_page(state: PageState, room: Room | None) -> None:
-    st.title("Multi-head cross-attention, head by head")
-    st.container(key="subtitle").caption(
-        "How a decoder (the target sentence) looks up the encoder's output (the source "
-        "sentence). Type two sentences; every control is in the link, so a shared URL shows "
-        "the same picture.")
+    if room is None:
+        st.title("Multi-head cross-attention, head by head")
+        st.container(key="subtitle").caption(
+            "How a decoder (the target sentence) looks up the encoder's output (the source "
+            "sentence). Type two sentences; every control is in the link, so a shared URL "
+            "shows the same picture.")
     notice_area = st.container()   # filled once the controls are drawn
     row = st.container(horizontal=True, vertical_alignment="center")   # wraps on a phone
-    banner = row.container(key="banner")
+    if room is None:
+        banner = row.container(key="banner")
+    else:       # a class: the step's answer, the class's answers and its chart on one screen
+        row.caption(f"xattn · multi-head cross-attention · class **{room.code}**"
+                    + (" · you drive this class" if room.host else ""), width="stretch")
+        folded = st.expander("The weights and the sentences (the class sees the step's own)")
+        banner = folded.container(key="banner")
     step = lesson_setup(state, state.value(VIEW))   # a new lesson step sets the controls
-    a, source = weights_source(state)
+    if room is None:
+        a, source = weights_source(state)
+    else:
+        with folded:
+            a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
     display_controls(state)
     if room is None:                                # at the foot of the sidebar

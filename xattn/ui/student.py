@@ -19,7 +19,7 @@ import math
 
 import streamlit as st
 
-from xattn.classroom import Question, RoomView
+from xattn.classroom import NO_QUESTION, Question, RoomView
 from xattn.classroom.errors import AnswerRefused
 from xattn.classroom.relay import Receipt
 from xattn.figures.classroom import answers_figure, taps_figure
@@ -66,8 +66,7 @@ def student_page(state: PageState, room: Room) -> None:
     asks = told.question is not None and view.question == told.question
     if asks:
         prediction(room, told)
-    elif view.question.kind == "choice" and view.question.choices[0] == "no question on this "\
-            "page":
+    elif view.question == NO_QUESTION:
         st.caption("Nothing to predict on this step: read, and your teacher shows the rest.")
     if view.phase == "revealed":
         _revealed(room, a, told, asks)
