@@ -228,7 +228,8 @@ def main() -> None:
         for version, root in roots.items():
             if a.no_working_tree and root == ROOT:
                 continue
-            queued = "XATTN_TRAINERS" in (root / "xattn/ui/_store.py").read_text()
+            runs = [root / "xattn/ui" / f for f in ("training_runs.py", "_store.py")]
+            queued = any("XATTN_TRAINERS" in f.read_text() for f in runs if f.exists())
             variants += [(version, root, t, queued) for t in
                          (a.trainers if queued else a.trainers[:1])]
         for _ in range(a.repeat):

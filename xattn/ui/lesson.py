@@ -19,7 +19,6 @@ from xattn.literal import md_code
 from xattn.pipeline import Settings
 from xattn.sources import Attention, random_attention, trained_attention
 from xattn.train import TrainConfig
-from xattn.ui._store import obtain
 from xattn.ui.class_panels import (
     class_answers,
     class_controls,
@@ -45,6 +44,7 @@ from xattn.ui.link import (
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.room import Room, sync_step
 from xattn.ui.state import PageState
+from xattn.ui.training_runs import obtain
 
 __all__ = ["lesson_setup", "lesson_view"]
 
