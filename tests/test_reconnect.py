@@ -38,7 +38,7 @@ from devtools.lecture_hall import LectureHall, haproxy_missing
 from devtools.protocol import run_async
 from tests.test_deploy import CSV_HEADER, FOUR_HEADS_DRAWN, download_csv, fetch, no_haproxy
 from xattn.ui.reconnect import RERUN_EVERY_S, _as_link
-from xattn.ui.state import _SEEN
+from xattn.ui.state import LINK_READ
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -94,7 +94,7 @@ def new_session(query: dict, browser: AppTest, *, first_run_cut_short: bool = Fa
     for key, value in query.items():
         at.query_params[key] = value
     if first_run_cut_short:   # an earlier run read the link, then a click stopped it
-        at.session_state[_SEEN] = True
+        at.session_state[LINK_READ] = True
     return at._run(widget_state=browser._tree.get_widget_states())   # noqa: SLF001
 
 

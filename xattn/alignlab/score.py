@@ -20,7 +20,7 @@ import numpy as np
 
 from xattn._checks import quote, shape_text
 from xattn.alignlab.gold import GoldLinks, gold_from_pair
-from xattn.alignlab.links import _check_method, links, rates
+from xattn.alignlab.links import check_method, links, rates
 from xattn.attention import MultiHeadCrossAttention
 from xattn.corpus import SentencePair
 from xattn.train import make_batch
@@ -130,7 +130,7 @@ def score_heads(examples: Sequence, *, method: str = "target_argmax",
     >>> s.aer.round(2).tolist(), s.best_layer
     ([[0.0, 0.0, 0.0], [0.5, 0.0, 0.0]], 0)
     """
-    threshold = _check_method(method, threshold)
+    threshold = check_method(method, threshold)
     if isinstance(examples, (str, bytes)) or not isinstance(examples, Sequence):
         raise TypeError(f"examples must be a sequence of (weights, gold) pairs; received "
                         f"{type(examples).__name__}.")

@@ -13,7 +13,7 @@ trained weights no seed) get one line saying what the step shows instead (`missi
 error. Answers are Markdown in which every token is a code span (``xattn.literal.md_code``).
 """
 
-from xattn.lesson import _tell as tell
+from xattn.lesson import tell
 from xattn.lesson._step import NEEDS, Step, Told, missing, verdict
 
 __all__ = ["Step", "Told", "STEPS", "NEEDS", "missing", "verdict"]

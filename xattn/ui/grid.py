@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from xattn.figures._style import COLOR_STOPS
+from xattn.figures import COLOR_STOPS
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_height, head_parts
 from xattn.sources import Attention
