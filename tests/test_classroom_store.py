@@ -609,12 +609,12 @@ def test_changes_count_who_moved_between_rounds_without_ids(store, room):
     ids = students(6)
     first = [0, 0, 1, 1, 2, None]             # the sixth student answers only in round 2
     then = [1, 1, 1, 2, None, 1]
-    for sid, value in zip(ids, first):
+    for sid, value in zip(ids, first, strict=True):
         if value is not None:
             store.answer(code, 1, sid, value)
     store.reveal(code, secret, 1)
     store.ask_again(code, secret, 1)
-    for sid, value in zip(ids, then):
+    for sid, value in zip(ids, then, strict=True):
         if value is not None:
             store.answer(code, 1, sid, value)
     moved = store.changes(code, secret, 1, 1, 2)
