@@ -75,6 +75,8 @@ class Client:
         The app's URL (a Streamlit server, or HAProxy in front of several).
     cookies : dict, optional
         Cookies the tab starts with; ``GET /`` adds the ones the page sets.
+    headers : dict, optional
+        Headers of the websocket's handshake (a proxy's ``X-Forwarded-For``).
     cache : bool
         Keep large messages and advertise their hashes on every run, as the browser does; the
         server then answers an unchanged element with a ``ref_hash`` (off: full messages, the
@@ -84,9 +86,10 @@ class Client:
     """
 
     def __init__(self, base: str, *, cookies: dict[str, str] | None = None, cache: bool = False,
-                 open_timeout: float = 60.0) -> None:
+                 open_timeout: float = 60.0, headers: dict[str, str] | None = None) -> None:
         self.base = base if base.endswith("/") else base + "/"
         self.cookies = dict(cookies or {})
+        self.headers = dict(headers or {})    # sent with the websocket's handshake
         self.open_timeout = open_timeout
         self.session_id = self.page_hash = ""
         self.backend = ""            # the process holding the session (HAProxy's header)
@@ -116,7 +119,8 @@ class Client:
         self._stack = contextlib.AsyncExitStack()
         self._ws = await self._stack.enter_async_context(connect(
             stream, subprotocols=["streamlit"], max_size=None, open_timeout=self.open_timeout,
-            ping_interval=None, additional_headers={"Cookie": cookie} if cookie else None))
+            ping_interval=None,
+            additional_headers={**({"Cookie": cookie} if cookie else {}), **self.headers}))
         self.backend = self._ws.response.headers.get("X-Xattn-Server", "streamlit")
         self.reader = asyncio.create_task(self._read())
         return self

@@ -695,3 +695,16 @@ def test_the_signing_key_is_made_once_and_shared_by_every_process(backend):
     assert student_of(b"another store's key" * 2, signed_student(key, sid)) is None
     first.close()
     second.close()
+
+
+def test_limits_can_be_set_for_a_deployment_and_a_bad_setting_says_what_is_wrong(monkeypatch):
+    from xattn.classroom.config import limits_from_env
+    monkeypatch.setenv("XATTN_LIMITS", " new_students=400/600, max_rooms=50,present_seconds=90")
+    limits = limits_from_env()
+    assert (limits.new_students, limits.max_rooms, limits.present_seconds) == \
+        ((400, 600.0), 50, 90.0)
+    for bad, words in (("hugs=3", "'hugs' is not a limit"), ("max_rooms=many", "many"),
+                       ("new_rooms=0/60", "Limits.new_rooms")):
+        monkeypatch.setenv("XATTN_LIMITS", bad)
+        with pytest.raises(StoreUnavailable, match=f"XATTN_LIMITS cannot be read.*{words}"):
+            limits_from_env()
