@@ -143,8 +143,9 @@ def main() -> None:
         _page(state)
     finally:
         state.write_url()   # also after an interrupted run: the link follows the controls
-        with st.sidebar:
-            rerun_on_reconnect()   # a restarted process: rerun at once (xattn/ui/reconnect.py)
+        # a restarted process: rerun at once (xattn/ui/reconnect.py); it draws nothing, and in
+        # the main area a student's page (no sidebar) shows no sidebar's toggle for it
+        rerun_on_reconnect()
 
 
 def _page(state: PageState) -> None:
