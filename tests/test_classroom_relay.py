@@ -378,3 +378,20 @@ def test_answers_given_while_the_disk_is_full_are_saved_once_there_is_room(tmp_p
         relay.stop()
         store.close()
         subprocess.run(["umount", str(disk)], capture_output=True)
+
+
+def test_receipts_of_a_room_no_page_is_in_are_dropped_after_a_while(store):
+    from xattn.classroom.relay import RECEIPT_KEEP
+    code, _ = store.create_room(QUESTIONS)
+    clock = Clock()
+    relay = Relay(store, Recorder(), clock=clock, start=False)
+    relay.watch("s", code, "student-0001", drawn_now(store, code))
+    relay.send("s", code, 1, 1, "student-0001", "up")
+    relay._write(relay._take())                     # the outbox's worker, by hand
+    relay.forget("s")
+    relay.watch("elsewhere", store.create_room(QUESTIONS)[0], "student-0003", Drawn(0))
+    relay.tick()
+    assert relay.receipt(code, "student-0001").state == "saved"    # kept for a while
+    clock.now += RECEIPT_KEEP + 1
+    relay.tick()
+    assert relay.receipt(code, "student-0001") is None

@@ -45,6 +45,7 @@ PRESENT_EVERY = 15.0    # presence of a room's open pages is written this often
 BACKOFF = (0.25, 0.5, 1.0, 2.0)   # seconds before retrying an answer the store could not take
 WORKERS = 3             # threads writing answers (a locked store holds one for seconds)
 MAX_PENDING = 20_000    # answers waiting in one process (a bound, far above a lecture hall)
+RECEIPT_KEEP = 600.0    # seconds a receipt outlives the last page of its room in this process
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class Relay:
         self._pages: dict[str, _Page] = {}
         self._pulses: dict[str, Pulse] = {}
         self._receipts: dict[tuple[str, str], Receipt] = {}
+        self._receipt_at: dict[tuple[str, str], float] = {}     # when each last changed
         self._pending: dict[tuple[str, str], _Item] = {}
         self._busy: set[tuple[str, str]] = set()
         self.store_error: str | None = None      # the pulse read's last failure, if failing
@@ -207,7 +209,7 @@ class Relay:
             else:
                 self._pending[key] = _Item(session, code, step, round_, student, value)
                 receipt = Receipt(step, round_, value, "sending")
-            self._receipts[key] = receipt
+            self._receipts[key], self._receipt_at[key] = receipt, self._clock()
             self._lock.notify_all()
         return receipt
 
@@ -256,6 +258,13 @@ class Relay:
         """One look at the rooms: ask out-of-date pages to redraw, write presence."""
         with self._lock:
             codes = {p.code for p in self._pages.values()}
+            # receipts of rooms no page of this process has been in for a while (a class
+            # that ended, students gone) are dropped: memory follows the open pages
+            stale = self._clock() - RECEIPT_KEEP
+            for key in [k for k, at in self._receipt_at.items() if at < stale
+                        and k[0] not in codes and k not in self._pending and k not in self._busy]:
+                self._receipts.pop(key, None)
+                del self._receipt_at[key]
         if not codes:
             return
         try:
@@ -367,7 +376,7 @@ class Relay:
             if receipt.state == "retrying" and not newer:
                 self._pending[key] = item             # sent again when due
             if not newer:                             # the watcher shows it on the page
-                self._receipts[key] = receipt
+                self._receipts[key], self._receipt_at[key] = receipt, self._clock()
             self._lock.notify_all()
 
 
