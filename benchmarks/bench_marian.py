@@ -61,7 +61,7 @@ def build(folder: Path) -> None:
     import torch
     from transformers import MarianConfig, MarianMTModel
 
-    from xattn.models._convert import write_folder
+    from xattn.models import write_folder
     torch.manual_seed(0)
     model = MarianMTModel(MarianConfig(**OPUS_SHAPE)).eval()
     with torch.no_grad():

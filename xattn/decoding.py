@@ -1,9 +1,10 @@
-"""A translation being made, step by step, in words a page can show (``xattn.marian.decode``).
+"""A translation being made, step by step, in words a page can show.
 
 `Decoded` is one greedy decoding of a model's source sentence: at each step the token
 produced (a piece), whether it was forced, its probability, the five most likely tokens, and
-every layer's and head's cross-attention row. `decoded` makes it from a NumPy model, with
-tokens forced at chosen steps given as text ("chien", or a piece "▁chien").
+every layer's and head's cross-attention row. `decoded` makes it from a model that decodes
+step by step (``greedy``: the NumPy models of ``xattn.marian``), with tokens forced at chosen
+steps given as text ("chien", or a piece "▁chien").
 """
 
 from __future__ import annotations
@@ -81,13 +82,12 @@ def piece_of(model, text: str) -> int:
 
 def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64) -> Decoded:
     """Greedy decoding of ``src_ids`` with ``forced`` tokens: pairs (step, text), the text a
-    piece or a word (its first piece)."""
-    from xattn.marian import decode
-
+    piece or a word (its first piece). ``model.greedy(src_ids, forced=, max_new_tokens=)``
+    decodes (``xattn.marian.decode``)."""
     ids = {check_int(t, "a forced step", minimum=0, maximum=max_new_tokens - 1):
            piece_of(model, text) for t, text in forced}
-    d = decode(model, list(src_ids), forced=ids, max_new_tokens=max_new_tokens)
-    name = model.tokenizer.id_to_piece
+    d = model.greedy(list(src_ids), forced=ids, max_new_tokens=max_new_tokens)
+    name = model.pieces
     return Decoded(tuple(name(d.src_ids)), tuple(name(d.tgt_ids)),
                    tuple(s.forced for s in d.steps), tuple(s.probability for s in d.steps),
                    tuple(tuple(zip(name(s.top_ids), s.top_probs.tolist(), strict=True))
@@ -99,4 +99,4 @@ def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64) -> Decoded:
 def _tracer(model, src_ids: tuple, tgt_ids: tuple):
     """``layer -> AttentionTrace`` of the output read by teacher forcing (holding the ids
     only, not the decoding, so that a cached ``Decoded`` is the size ``nbytes`` says)."""
-    return lambda layer: model.layer_trace(model.forward(src_ids, tgt_ids, logits=False), layer)
+    return lambda layer: model.trace_layer(src_ids, tgt_ids, layer)

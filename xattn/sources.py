@@ -382,23 +382,20 @@ def _toy_heldout(result) -> list:
 
 
 def _model_heldout(loaded):
-    """The NumPy model on the toy corpus's held-out sentences, where it knows their words."""
-    from xattn.marian import MarianMT
-
-    if not isinstance(loaded, MarianMT) or not _is_shipped(loaded.name):
+    """The model on the toy corpus's held-out sentences: the shipped model knows their words."""
+    if not _is_shipped(loaded.name):
         return None
 
     def examples(reading: bool = False) -> list:
         from xattn.corpus import generate_pairs
-        from xattn.marian.api import word_level
+        from xattn.translator import word_level
 
         out = []
         for pair in generate_pairs(HELDOUT, seed=HELDOUT_SEED):
-            tok = loaded.tokenizer
-            src_ids = tok.encode(" ".join(pair.source))
-            tgt_ids = tok.encode(" ".join(pair.target), side="target")
-            run = loaded.forward(src_ids, tgt_ids, logits=False)
-            w = word_level(loaded, run.cross_attention, src_ids, tgt_ids)   # (L, H, T+1, S+1)
+            src_ids = loaded.tokenize(" ".join(pair.source))
+            tgt_ids = loaded.tokenize(" ".join(pair.target), "target")
+            w = word_level(loaded, loaded.attention(src_ids, tgt_ids), src_ids,
+                           tgt_ids)                                         # (L, H, T+1, S+1)
             rows = slice(1, len(pair.target) + 1) if reading else slice(0, len(pair.target))
             out.append((w[..., rows, :len(pair.source)], pair))
         return out
@@ -406,47 +403,27 @@ def _model_heldout(loaded):
 
 
 def _decoder(loaded, result):
-    """The model's own greedy translation of the source, step by step (NumPy models)."""
-    from xattn.marian import MarianMT
-
-    if not isinstance(loaded, MarianMT):
+    """The model's own greedy translation of the source, step by step, where it can."""
+    if loaded.decode_steps is None:
         return None
-    from xattn.decoding import decoded
-
-    return lambda forced=(): decoded(loaded, result.src_ids, forced)
+    return lambda forced=(): loaded.decode_steps(result.src_ids, forced)
 
 
 def _model_tools(loaded, result):
-    """``trace``, ``ablate``, ``inputs`` and whether the trace can leave the division out, for
-    a model run in NumPy (``xattn.marian``: the layer is a ``MultiHeadCrossAttention``) or in
-    torch (``xattn.models``: forward hooks, the model's own scaling)."""
-    from xattn.marian import MarianMT
-
-    if isinstance(loaded, MarianMT):
-        from xattn.marian.api import teacher_forced
-
-        @functools.cache
-        def run():                       # one teacher-forced pass for every layer's tools
-            return teacher_forced(loaded, result)
-
+    """``trace``, ``ablate``, ``inputs`` and whether the trace can leave the division out, from
+    the model's capabilities (each None where its back end cannot)."""
+    ids = (result.src_ids, result.tgt_ids)
+    trace = ablate = inputs = None
+    if loaded.trace_layer is not None:
         def trace(layer: int, scale: bool = True) -> AttentionTrace:
-            return loaded.layer_trace(run(), layer, scale=scale)
-
+            return loaded.trace_layer(*ids, layer, scale)
+    if loaded.switch_heads_off is not None:
         def ablate(layer: int, heads_off=()) -> AblationResult:
-            return loaded.layer_ablation(run(), layer, heads_off)
-
+            return loaded.switch_heads_off(*ids, layer, heads_off)
+    if loaded.query_inputs is not None:
         def inputs(layer: int):
-            attn = loaded.decoder_layers[layer].encoder_attn
-            return run().cross_inputs[layer], attn.W_Q, attn.b_Q
-        return trace, ablate, inputs, True
-    from xattn.models import layer_ablation, layer_trace
-
-    def hooked(layer: int, scale: bool = True) -> AttentionTrace:
-        return layer_trace(loaded, result, layer)
-
-    def hooked_ablate(layer: int, heads_off=()) -> AblationResult:
-        return layer_ablation(loaded, result, layer, heads_off=heads_off)
-    return hooked, hooked_ablate, None, False
+            return loaded.query_inputs(*ids, layer)
+    return trace, ablate, inputs, loaded.rescalable
 
 
 def file_attention(loaded, name: str = "the file", digest: str = "") -> Attention:

@@ -9,7 +9,9 @@ on the real layers.
 - ``load_marian(name)``: the shipped English-to-French toy model (``SHIPPED_MODEL``, trained by
   ``scripts/train_marian.py``; see its MODEL_CARD.md), or a folder on the allow-list written
   by ``python -m xattn.models convert NAME DIR``.
-- ``cross_attention``, ``layer_trace``, ``layer_ablation``: as in ``xattn.models``.
+- ``cross_attention`` (``xattn.translator``'s, for every back end), ``layer_trace``,
+  ``layer_ablation``: as in ``xattn.models``. A loaded model is a ``xattn.translator.Translator``
+  with every capability: its layers opened, heads switched off, decoding step by step.
 - ``MarianMT.forward`` (teacher forcing), ``decode`` (greedy with a key/value cache, step by
   step, tokens may be forced), ``translate``.
 """
@@ -21,6 +23,7 @@ from xattn.marian.api import (
     layer_ablation,
     layer_trace,
     load_marian,
+    runs_here,
     teacher_forced,
     translate,
     word_level,
@@ -32,5 +35,5 @@ from xattn.marian.tokenizer import MarianTokenizer
 
 __all__ = ["SHIPPED_FOLDER", "SHIPPED_MODEL", "DecodeStep", "Decoding", "ForwardPass",
            "MarianConfig", "MarianMT", "MarianTokenizer", "cross_attention", "decode",
-           "layer_ablation", "layer_trace", "load_marian", "read_config", "teacher_forced",
-           "translate", "word_level"]
+           "layer_ablation", "layer_trace", "load_marian", "read_config", "runs_here",
+           "teacher_forced", "translate", "word_level"]

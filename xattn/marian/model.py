@@ -21,7 +21,9 @@ import numpy as np
 from xattn._checks import as_finite, check_bool, check_int, quote
 from xattn.ablation import AblationResult, ablation
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
+from xattn.decoding import decoded
 from xattn.marian.config import MarianConfig, read_config
+from xattn.marian.decode import decode
 from xattn.marian.layers import (
     DecoderLayer,
     EncoderLayer,
@@ -135,6 +137,57 @@ class MarianMT:
     @property
     def d_model(self) -> int:
         return self.config.d_model
+
+    # ------------------------------------------------------------------ as a Translator
+    # (xattn.translator): text to ids and back, translation, attention of a pair, and the
+    # capabilities only a model run here has: every layer opened, heads off, step by step.
+    rescalable = True      # its layers are MultiHeadCrossAttention: the division can go
+
+    @property
+    def max_tokens(self) -> int:
+        return self.config.max_position_embeddings
+
+    @property
+    def specials(self) -> tuple[str, ...]:
+        return self.tokenizer.specials
+
+    def tokenize(self, text: str, side: str = "source") -> list[int]:
+        return self.tokenizer.encode(text, side=side)
+
+    def pieces(self, ids) -> list[str]:
+        return self.tokenizer.id_to_piece(ids)
+
+    def detokenize(self, ids) -> str:
+        return self.tokenizer.decode(ids)
+
+    def translate_ids(self, src_ids, max_new_tokens: int) -> list[int]:
+        return list(decode(self, src_ids, max_new_tokens=max_new_tokens).tgt_ids)
+
+    def greedy(self, src_ids, **kwargs):
+        """``xattn.marian.decode(self, src_ids, **kwargs)``: step by step, with forced ids."""
+        return decode(self, src_ids, **kwargs)
+
+    def attention(self, src_ids, tgt_ids) -> np.ndarray:
+        return self.forward(src_ids, tgt_ids, logits=False).cross_attention
+
+    def trace_layer(self, src_ids, tgt_ids, layer: int, scale: bool = True) -> AttentionTrace:
+        return self.layer_trace(self.forward(src_ids, tgt_ids, logits=False), layer, scale=scale)
+
+    def switch_heads_off(self, src_ids, tgt_ids, layer: int, heads_off=()) -> AblationResult:
+        return self.layer_ablation(self.forward(src_ids, tgt_ids, logits=False), layer,
+                                   heads_off)
+
+    def query_inputs(self, src_ids, tgt_ids, layer: int) -> tuple:
+        """Decoder layer ``layer``'s cross-attention input x (n_tgt, d_model) and its query
+        projection ``W_Q`` (d_model, d_model), ``b_Q`` (d_model,), as float32."""
+        attn = self._cross(layer)
+        x = self.forward(src_ids, tgt_ids, logits=False).cross_inputs[layer]
+        return x, attn.W_Q.astype(np.float32), attn.b_Q
+
+    def decode_steps(self, src_ids, forced=()):
+        """Greedy decoding step by step (``xattn.decoding.Decoded``), ``forced``: pairs
+        (step, text) taken instead of the most likely token."""
+        return decoded(self, src_ids, forced)
 
     def __repr__(self) -> str:
         c = self.config

@@ -14,9 +14,9 @@ import argparse
 import os
 import sys
 
-from xattn.models._attention import cross_attention
 from xattn.models._convert import convert
-from xattn.models._loading import ModelUnavailable, allowed_models, load_model
+from xattn.models._loading import load_model
+from xattn.translator import ModelUnavailable, allowed_models, cross_attention
 
 __all__ = ["main"]
 
@@ -100,6 +100,7 @@ def _convert(args) -> int:
     except (ValueError, TypeError, ModelUnavailable, OSError) as err:
         return _error(err)
     print(f"wrote {folder}: config.json, model.safetensors, source.spm, target.spm, vocab.json")
-    print(f"checked: logits of one sentence, NumPy against torch, differ by at most {diff:.2g}")
+    print(f"checked: logits of one sentence, the folder read back against the checkpoint, "
+          f"differ by at most {diff:.2g}")
     print(f"serve it without torch: XATTN_MODELS={folder} (xattn.marian.load_marian)")
     return 0
