@@ -73,7 +73,7 @@ def test_the_trained_steps_answer_from_the_trained_weights(trained):
     a = trained_attention_of(trained)
     text = answer(5, a)
     assert text.count("- Head") == 4 and "`le` (0)" in text and "`le` (4)" in text
-    res = a.ablate(0, ())
+    res = a.layers.ablate(0, ())
     text = answer(7, a)
     assert f"Head {int(np.argmax(res.per_head)) + 1}: switching it off" in text
     assert f"**{res.per_head.max():.1%}**" in text

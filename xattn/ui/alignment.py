@@ -62,7 +62,7 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
         threshold = state.value(AL_THRESHOLD)
         right.slider("Threshold", 0.01, 0.99, step=0.01, key=AL_THRESHOLD.key)
     reading = False
-    if a.shifted:
+    if a.translation is not None:
         reading = bool(state.value(READS))
         st.toggle("Read a word's alignment at the step after it (when it is the decoder's "
                   "input: Chen et al. 2020)", key=READS.key)
@@ -137,7 +137,7 @@ def _results(a: Attention, scores, state: PageState) -> None:
                     f" · best head: layer {head_l + 1}, head {head_h + 1} (AER "
                     f"{scores.aer[head_l, head_h]:.3f}).")
     show_chart(aer_figure(scores, font_scale=scale), key="aer_chart",
-               name=f"xattn-{a.name}-aer",
+               name=f"xattn-{a.meta.name}-aer",
                alt="Heatmap of the alignment error rate of every layer and head, and of each "
                    "layer's average; lower is better.")
     n = scores.n_pairs

@@ -54,19 +54,20 @@ def _force_chosen(t: int, taken: str, current: tuple) -> None:
 
 
 def decode_view(a: Attention, layer: int, state: PageState) -> None:
-    if a.decoder is None:
+    decoder = a.translation.decoder if a.translation is not None else None
+    if decoder is None:
         st.info("Decode needs a model that runs here in NumPy (the shipped model, or a "
                 "converted Marian folder): choose *Weights: model* and such a model; files "
                 "and the toy task's module do not translate.", icon=":material/info:")
         return
     forced = _forced(state)
     try:
-        d = derived(("decode", a.key, forced), lambda: a.decoder(forced))
+        d = derived(("decode", a.key, forced), lambda: decoder(forced))
     except ValueError as err:
         st.warning(f"A forced token cannot be used: {md_code(str(err))} It is dropped.",
                    icon=":material/warning:")
         st.session_state[FORCE.key] = []
-        d = derived(("decode", a.key, ()), lambda: a.decoder(()))
+        d = derived(("decode", a.key, ()), lambda: decoder(()))
     n = d.n_steps
     t = state.value(DSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
                     why=f"(this translation has {n} steps)")
@@ -90,7 +91,7 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
             title = f"Step {row_step}, {plotly_text(what)}: every layer and head"
             show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
                                         font_scale=scale),
-                       key="decode_rows", name=f"xattn-{a.name}-decode-step{row_step}",
+                       key="decode_rows", name=f"xattn-{a.meta.name}-decode-step{row_step}",
                        alt="Heatmap: one row per layer and head, the cross-attention of this "
                            "decoder step over the source pieces.")
         else:
@@ -98,7 +99,7 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
     with mid:
         show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
                                      font_scale=scale),
-                   key="decode_top", name=f"xattn-{a.name}-decode-top",
+                   key="decode_top", name=f"xattn-{a.meta.name}-decode-top",
                    alt="Bar chart of the five most likely tokens at this step.")
         _force_controls(d, t, forced)
     if row_step < n:
@@ -108,7 +109,7 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                                                enumerate(d.tokens)], d.src_tokens, t,
                                   title=f"Layer {layer + 1}, heads averaged: the rows so far",
                                   font_scale=scale),
-               key="decode_so_far", name=f"xattn-{a.name}-decode-layer{layer + 1}",
+               key="decode_so_far", name=f"xattn-{a.meta.name}-decode-layer{layer + 1}",
                alt="Heatmap of the cross-attention rows made so far, one per step.")
     st.caption("Each row is the teacher-forced heatmap's row for the same output: decoding "
                "makes them one by one. Subword pieces: ▁ starts a word.")
@@ -125,13 +126,13 @@ def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> 
     left, right = st.columns([2, 3])
     show_chart(query_figure(q, title=f"Step {s}'s query in layer {layer + 1}: q = x W_Q + b_Q",
                             font_scale=scale),
-               key="decode_query", where=left, name=f"xattn-{a.name}-decode-query{s}",
+               key="decode_query", where=left, name=f"xattn-{a.meta.name}-decode-query{s}",
                alt=f"Heatmap of the query of decoder step {s} in layer {layer + 1}: one row "
                    f"per head, {d_head} numbers each.")
     show_chart(query_scores_figure(scores, d.src_tokens,
                                    title=f"Its scores q · k / √{d_head}: softmax makes the row",
                                    font_scale=scale),
-               key="decode_scores", where=right, name=f"xattn-{a.name}-decode-scores{s}",
+               key="decode_scores", where=right, name=f"xattn-{a.meta.name}-decode-scores{s}",
                alt=f"Heatmap of the scores of decoder step {s}'s query against every source "
                    f"key in layer {layer + 1}, one row per head.")
     st.caption(f"x is the decoder's state at this position as layer {layer + 1}'s "

@@ -143,8 +143,9 @@ def model_source(state: PageState) -> Attention | None:
 def _sink_note(result, a: Attention, hidden: bool) -> None:
     from xattn.subwords import sink_columns
 
-    if hidden and a.hidden is not None:
-        st.caption(f"Hidden: special tokens and punctuation took {a.hidden.mean():.1%} of the "
+    if hidden and a.translation.hidden is not None:
+        st.caption(f"Hidden: special tokens and punctuation took {a.translation.hidden.mean():.1%}"
+                   " of the "
                    "weight (all layers, heads and rows); the rest is scaled to sum to 1.")
         return
     sinks = sink_columns(list(result.src_tokens))
