@@ -72,12 +72,12 @@ def piece_of(model, text: str) -> int:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"a forced token must be a word or a piece; received {quote(text)}.")
     tok = model.tokenizer
-    if text in tok.encoder:
-        return tok.encoder[text]
-    pieces = tok.pieces(text.strip(), side="target")
-    if not pieces or any(p not in tok.encoder for p in pieces):
+    if tok.piece_id(text) is not None:
+        return tok.piece_id(text)
+    ids = [tok.piece_id(p) for p in tok.pieces(text.strip(), side="target")]
+    if not ids or None in ids:
         raise ValueError(f"{quote(text, 30)} is not in this model's target vocabulary.")
-    return tok.encoder[pieces[0]]
+    return ids[0]
 
 
 def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64) -> Decoded:

@@ -1,4 +1,4 @@
-"""The NumPy model for a page: load by name, and one layer of a pair's pass opened up.
+"""The NumPy models for a page: load by name, and one layer of a pair's pass opened up.
 
 The pipeline from text to attention is ``xattn.translator.cross_attention`` (one for every
 back end, re-exported here); what is the NumPy back end's own: loading a folder from the
@@ -13,7 +13,9 @@ from pathlib import Path
 from xattn._checks import quote
 from xattn.ablation import AblationResult
 from xattn.attention import AttentionTrace
-from xattn.marian.model import ForwardPass, MarianMT
+from xattn.marian.config import read_config
+from xattn.marian.files import present
+from xattn.marian.model import EncoderDecoder, ForwardPass
 from xattn.translator import (
     MODELS_ENV,
     ModelAttention,
@@ -28,27 +30,36 @@ __all__ = ["SHIPPED_MODEL", "SHIPPED_FOLDER", "load_marian", "runs_here", "cross
 
 SHIPPED_MODEL = "toy-en-fr"
 SHIPPED_FOLDER = Path(__file__).resolve().parent / SHIPPED_MODEL
-_WEIGHTS = ("model.safetensors", "model.safetensors.index.json")
 
 
 def runs_here(name: str) -> bool:
     """Whether ``name`` is a model this back end reads as it is: the shipped one, or a folder
-    holding ``config.json``, a sentencepiece tokenizer and safetensors weights."""
+    with safetensors weights and a ``config.json`` of a family it runs (or one that cannot be
+    read: the refusal is this back end's to say, not a download's)."""
     folder = Path(name)
-    return name == SHIPPED_MODEL or (
-        all((folder / f).is_file() for f in ("config.json", "source.spm"))
-        and any((folder / f).is_file() for f in _WEIGHTS))
+    if name == SHIPPED_MODEL:
+        return True
+    if not present(folder / "config.json") or not any(
+            present(folder / f) for f in ("model.safetensors", "model.safetensors.index.json")):
+        return False
+    try:
+        read_config(folder / "config.json")
+    except ValueError as err:
+        return "model_type must be one of" not in str(err)
+    return True
 
 
-def load_marian(name: str = SHIPPED_MODEL, *, allowed=None, dtype: str = "float32") -> MarianMT:
-    """The shipped model, or a Marian folder on the deployer's allow-list.
+def load_marian(name: str = SHIPPED_MODEL, *, allowed=None,
+                dtype: str = "float32") -> EncoderDecoder:
+    """The shipped model, or a model folder on the deployer's allow-list.
 
     Parameters
     ----------
     name : str, default SHIPPED_MODEL
-        ``"toy-en-fr"`` (in the base install, always allowed), or a folder written by
-        ``python -m xattn.models convert`` (or a transformers ``save_pretrained`` folder with
-        ``model.safetensors``) that is in ``allowed``.
+        ``"toy-en-fr"`` (in the base install, always allowed), or a folder that is in
+        ``allowed``: a Hugging Face folder as downloaded (Marian, BART, mBART, M2M100, NLLB,
+        T5: ``config.json``, ``model.safetensors`` and the tokenizer's files), a
+        ``save_pretrained`` folder, or one written by ``python -m xattn.models convert``.
     allowed : iterable of str, optional
         Defaults to ``xattn.translator.allowed_models()`` (env ``XATTN_MODELS``).
     dtype : {"float32", "float16"}, default "float32"
@@ -62,15 +73,16 @@ def load_marian(name: str = SHIPPED_MODEL, *, allowed=None, dtype: str = "float3
     """
     check_allowed(name, allowed, always=(SHIPPED_MODEL,))
     if name == SHIPPED_MODEL:
-        return MarianMT.from_folder(SHIPPED_FOLDER, dtype=dtype, name=name)
+        return EncoderDecoder.from_folder(SHIPPED_FOLDER, dtype=dtype, name=name)
     if not Path(name).is_dir():
-        raise ValueError(f"{name[:80]!r} is not a folder here; the NumPy model reads a converted "
-                         f"folder. Convert once where torch is installed: python -m xattn.models "
-                         f"convert {name[:80]} DIR, then list DIR in {MODELS_ENV}.")
-    return MarianMT.from_folder(name, dtype=dtype, name=name)
+        raise ValueError(f"{name[:80]!r} is not a folder here; the NumPy models read a model's "
+                         f"folder (e.g. huggingface-cli download {name[:80]} --local-dir DIR, "
+                         f"then list DIR in {MODELS_ENV}), or where torch is installed: python "
+                         f"-m xattn.models convert {name[:80]} DIR.")
+    return EncoderDecoder.from_folder(name, dtype=dtype, name=name)
 
 
-def teacher_forced(model: MarianMT, attention, *, head_mask=None) -> ForwardPass:
+def teacher_forced(model: EncoderDecoder, attention, *, head_mask=None) -> ForwardPass:
     """The teacher-forced pass behind ``attention`` (a ``ModelAttention`` or ``(src_ids,
     tgt_ids)``), piece level, without logits."""
     if isinstance(attention, ModelAttention):
@@ -84,14 +96,15 @@ def teacher_forced(model: MarianMT, attention, *, head_mask=None) -> ForwardPass
     return model.forward(src_ids, tgt_ids, head_mask=head_mask, logits=False)
 
 
-def layer_trace(model: MarianMT, attention, layer: int, *, scale: bool = True) -> AttentionTrace:
+def layer_trace(model: EncoderDecoder, attention, layer: int, *,
+                scale: bool = True) -> AttentionTrace:
     """Every intermediate of decoder layer ``layer``'s cross-attention, at piece level: the
     layer's own ``MultiHeadCrossAttention.trace`` (``q = x W_Q + b_Q``, ...), so its weights
     equal the model's; ``scale=False`` leaves out 1/sqrt(d_head)."""
     return model.layer_trace(teacher_forced(model, attention), layer, scale=scale)
 
 
-def layer_ablation(model: MarianMT, attention, layer: int, heads_off=()) -> AblationResult:
+def layer_ablation(model: EncoderDecoder, attention, layer: int, heads_off=()) -> AblationResult:
     """Head importance in decoder layer ``layer``'s cross-attention (as
     ``xattn.models.layer_ablation``): heads gated before ``out_proj`` of the real layer."""
     return model.layer_ablation(teacher_forced(model, attention), layer, heads_off)

@@ -56,9 +56,10 @@ def _force_chosen(t: int, taken: str, current: tuple) -> None:
 def decode_view(a: Attention, layer: int, state: PageState) -> None:
     decoder = a.translation.decoder if a.translation is not None else None
     if decoder is None:
-        st.info("Decode needs a model that runs here in NumPy (the shipped model, or a "
-                "converted Marian folder): choose *Weights: model* and such a model; files "
-                "and the toy task's module do not translate.", icon=":material/info:")
+        st.info("Decode needs a model that runs here in NumPy (the shipped model, or a model "
+                "folder of Marian, BART, mBART, M2M100, NLLB or T5): choose *Weights: model* "
+                "and such a model; files and the toy task's module do not translate.",
+                icon=":material/info:")
         return
     forced = _forced(state)
     try:
@@ -129,8 +130,9 @@ def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> 
                key="decode_query", where=left, name=f"xattn-{a.meta.name}-decode-query{s}",
                alt=f"Heatmap of the query of decoder step {s} in layer {layer + 1}: one row "
                    f"per head, {d_head} numbers each.")
+    divided = "" if trace.scale == 1.0 else f" / √{d_head}"     # T5 does not divide
     show_chart(query_scores_figure(scores, d.src_tokens,
-                                   title=f"Its scores q · k / √{d_head}: softmax makes the row",
+                                   title=f"Its scores q · k{divided}: softmax makes the row",
                                    font_scale=scale),
                key="decode_scores", where=right, name=f"xattn-{a.meta.name}-decode-scores{s}",
                alt=f"Heatmap of the scores of decoder step {s}'s query against every source "

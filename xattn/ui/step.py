@@ -112,10 +112,12 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
         c4.toggle("Divide scores by √d_head", key=SQRT.key,
                   help="Switch off to see the softmax saturate: a few keys take all the weight "
                        "as d_head grows.")
-    else:
-        c4.caption("These weights' division by √d_head cannot be switched off here: their "
-                   "projections are read from the model as it runs.")
     trace = derived(("trace", a.key, layer, scaled), lambda: layers.trace(layer, scaled))
+    if not layers.rescalable:
+        c4.caption("This model does not divide its scores by √d_head (T5 learns the scale into "
+                   "its weights)." if trace.scale == 1.0 else
+                   "These weights' division by √d_head cannot be switched off here: their "
+                   "projections are read from the model as it runs.")
     mask = trace.mask
     left, right = st.columns([3, 2])
     with left:
