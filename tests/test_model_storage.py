@@ -87,3 +87,31 @@ def test_convert_writes_files_every_user_can_read(tiny_dir, tmp_path, monkeypatc
     assert modes and set(modes.values()) == {0o644}, modes
     assert stat.S_IMODE(folder.stat().st_mode) == 0o755
     assert load_marian(str(folder), allowed=[str(folder)]).n_layers == 2
+
+
+def test_a_pickled_checkpoint_of_another_family_converts_to_a_folder_numpy_reads(tmp_path,
+                                                                                 monkeypatch):
+    """A T5 with only ``pytorch_model.bin``: NumPy refuses to unpickle it; ``convert`` (torch)
+    writes safetensors and the tokenizer, which NumPy then reads equal to transformers."""
+    models_or_skip()
+    import torch
+
+    from devtools.tiny_models import make_tokenizer, tiny_model
+    from xattn.models import convert
+    tokenizer = make_tokenizer("t5", tmp_path / "tokenizer")
+    model = tiny_model("t5", tokenizer, seed=6, spread=0.35)
+    pickled = tmp_path / "pickled"                   # as older Hub folders hold them
+    model.config.save_pretrained(pickled)
+    torch.save(model.state_dict(), pickled / "pytorch_model.bin")
+    tokenizer.save_pretrained(pickled)
+    with pytest.raises(ValueError, match=r"pytorch_model.bin, a pickle-based PyTorch file"):
+        EncoderDecoder.from_folder(pickled)
+    monkeypatch.setenv("XATTN_MODELS", str(pickled))
+    folder, diff = convert(str(pickled), tmp_path / "converted")
+    assert diff < 1e-5 and (folder / "model.safetensors").exists()
+    ours = EncoderDecoder.from_folder(folder)
+    src = list(tokenizer(SRC)["input_ids"])
+    tgt = list(tokenizer(text_target=TGT)["input_ids"])
+    with torch.no_grad():
+        ref = model(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits[0]
+    np.testing.assert_allclose(ours.forward(src, tgt).logits, ref.numpy(), atol=2e-5)

@@ -1,12 +1,14 @@
-"""``python -m xattn.models convert NAME DIR``: a Marian checkpoint as a folder NumPy can read.
+"""``python -m xattn.models convert NAME DIR``: a checkpoint as a folder NumPy can read.
 
-Run once where torch, transformers and the Hugging Face hub are available; the server then
-loads DIR with ``xattn.marian.load_marian`` (NumPy only). DIR gets ``config.json`` (every
-field), ``model.safetensors`` (transformers' tensor names; tied matrices once; no position
-tables, which are computed), and the tokenizer's ``source.spm``, ``target.spm`` and
-``vocab.json``, every file readable by all (0644: a server may run as another user). The
-conversion is checked: DIR read back by transformers gives the checkpoint's logits on one
-sentence (the NumPy model equals transformers' on its own tests).
+For checkpoints that only have pickled weights (``pytorch_model.bin``, which the NumPy models
+never open): run once where torch, transformers and the Hugging Face hub are available; the
+server then loads DIR with ``xattn.marian.load_marian`` (NumPy only). A Marian DIR gets
+``config.json`` (every field), ``model.safetensors`` (transformers' tensor names; tied matrices
+once; no position tables, which are computed), and the tokenizer's ``source.spm``,
+``target.spm`` and ``vocab.json``; another family's, what ``save_pretrained`` writes. Every
+file is readable by all (0644: a server may run as another user). The conversion is checked:
+DIR read back by transformers gives the checkpoint's logits on one sentence (the NumPy models
+equal transformers' on their own tests).
 """
 
 from __future__ import annotations
@@ -96,7 +98,11 @@ def readable(folder) -> None:
 
 
 def convert(name: str, folder, *, dtype: str = "float32", allowed=None) -> tuple[Path, float]:
-    """Load ``name`` with transformers (allow-list rules of ``load_model``) and write ``folder``.
+    """Load ``name`` with transformers (allow-list rules of ``load_model``) and write ``folder``
+    as safetensors: a Marian checkpoint as ``write_folder`` writes it (with its sentencepiece
+    files), any other as transformers' ``save_pretrained`` (the NumPy models read BART,
+    mBART, M2M100, NLLB and T5 folders as they are). For checkpoints that only have pickled
+    weights: a Hub folder with ``model.safetensors`` needs no conversion.
 
     Returns
     -------
@@ -106,21 +112,26 @@ def convert(name: str, folder, *, dtype: str = "float32", allowed=None) -> tuple
         ``folder`` read back by transformers.
     """
     import torch
-    from transformers import MarianMTModel
+    from transformers import AutoModelForSeq2SeqLM
 
     from xattn.models._loading import load_model
 
     _new_folder(folder)                   # before a download, not after
+    if dtype not in ("float32", "float16"):
+        raise ValueError(f"dtype must be 'float32' or 'float16'; received {quote(dtype)}.")
     loaded = load_model(name, allowed=allowed)
-    if not hasattr(loaded.tokenizer, "save_vocabulary") or \
-            type(loaded.tokenizer).__name__ != "MarianTokenizer":
-        raise ValueError(f"{name!r} has a {type(loaded.tokenizer).__name__}; only Marian "
-                         f"tokenizers (two sentencepiece models and vocab.json) are converted.")
-    folder = write_folder(loaded.model, folder, dtype=dtype)
-    loaded.tokenizer.save_vocabulary(str(folder))
+    if type(loaded.tokenizer).__name__ == "MarianTokenizer":
+        folder = write_folder(loaded.model, folder, dtype=dtype)
+        loaded.tokenizer.save_vocabulary(str(folder))
+    else:
+        folder = Path(folder)
+        model = loaded.model if dtype == "float32" else \
+            AutoModelForSeq2SeqLM.from_pretrained(name, dtype=torch.float16)
+        model.save_pretrained(folder)
+        loaded.tokenizer.save_pretrained(folder)
     readable(folder)
     src, tgt = loaded.tokenize("The cat sat on the mat."), loaded.tokenize("Le chat.", "target")
-    back = MarianMTModel.from_pretrained(folder).eval()
+    back = AutoModelForSeq2SeqLM.from_pretrained(folder).float().eval()
     with torch.no_grad():
         logits = [m(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits[0]
                   for m in (loaded.model, back)]
