@@ -22,9 +22,7 @@ import time
 import numpy as np
 import streamlit as st
 
-from xattn.backends import backend_for, load_translator, offered_models
 from xattn.literal import md_code
-from xattn.marian import SHIPPED_MODEL
 from xattn.sources import Attention, model_attention
 from xattn.translator import ModelUnavailable, cross_attention
 from xattn.ui.compute import derived
@@ -60,6 +58,8 @@ def loaded_model(name: str):
     found = _known(name)
     if found is not None:
         return found
+    from xattn.backends import backend_for  # the models' code: imported once a model is asked
+
     backend = backend_for(name)
     first = " (the first time: a download of about 300 MB)" if backend and backend.downloads \
         else ""
@@ -79,6 +79,8 @@ def loaded_model(name: str):
 def _load(name: str):
     """Load ``name`` and run one pass on it (the model, or why not); called under the lock."""
     try:
+        from xattn.backends import load_translator
+
         loaded = load_translator(name)
         cross_attention(loaded, "a test.", "a test.")      # kept only once a pass works
     except (ModelUnavailable, ValueError, TypeError) as err:
@@ -96,6 +98,8 @@ def attention_of(loaded, src: str, tgt: str | None, words: bool):
 def _controls(state: PageState) -> tuple[str, bool, bool]:
     sb = st.sidebar
     sb.header("Translation model")
+    from xattn.backends import offered_models
+
     offered = offered_models()
     name = state.value(MODEL, offered, why="(the server's list of models)")
     sb.selectbox("Model", offered, key=MODEL.key,
@@ -116,6 +120,8 @@ def _controls(state: PageState) -> tuple[str, bool, bool]:
 def model_source(state: PageState) -> Attention | None:
     """A real model's cross-attention on the typed sentences (translating when the target is
     empty), or None after saying what is wrong."""
+    from xattn.marian import SHIPPED_MODEL
+
     name, words, sinks = _controls(state)
     src, tgt = sentence_inputs(state, translate=True,
                                defaults=TOY_PAIR if name == SHIPPED_MODEL else None)
