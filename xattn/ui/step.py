@@ -170,7 +170,8 @@ def _entropy_note(mask, trace, head: int, i: int, scaled: bool) -> None:
     st.metric("Entropy of this row", f"{h:.3f} nats",
               help=f"0 = all weight on one source token; log({n}) = {np.log(n):.3f} = spread "
                    f"evenly over the {n} allowed tokens.")
-    st.caption(f"Scaling is {'on' if scaled else 'off'}: scores × {trace.scale:.3f}.")
+    on = scaled and trace.scale != 1.0            # T5 never scales: its factor is 1
+    st.caption(f"Scaling is {'on' if on else 'off'}: scores × {trace.scale:.3f}.")
 
 
 def _inputs(inputs, token: str, head: int, i: int, d_head: int, row_px: int) -> None:
