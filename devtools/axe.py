@@ -107,10 +107,22 @@ _ESTIMATE_JS = """
     }
     return layers.reverse().reduce((under, c) => over(c, under), [255, 255, 255, 1]);
   };
+  const barUnder = (e, bg) => {     // text Plotly drew inside a bar, wholly over it: its fill
+    const point = e.closest('.point'), path = point && point.querySelector('path');
+    if (!path || !e.classList.contains('bartext-inside')) return null;
+    const t = e.getBoundingClientRect(), b = path.getBoundingClientRect();
+    if (t.left < b.left - 1 || t.right > b.right + 1 || t.top < b.top - 1
+        || t.bottom > b.bottom + 1) return null;
+    const fill = parse(getComputedStyle(path).fill);
+    return fill && over([fill[0], fill[1], fill[2],
+                         fill[3] * parseFloat(getComputedStyle(path).fillOpacity || '1')], bg);
+  };
   const plotBackground = (e) => {   // Plotly: the paper, or the plot area under its centre
     const gd = e.closest('.js-plotly-plot'), fl = gd && gd._fullLayout;
     if (!fl) return background(e.parentElement);
     let bg = over(parse(fl.paper_bgcolor) || [0, 0, 0, 0], background(gd));
+    const bar = barUnder(e, over(parse(fl.plot_bgcolor) || [0, 0, 0, 0], bg));
+    if (bar) return bar;
     const box = e.getBoundingClientRect(), top = gd.getBoundingClientRect();
     const cx = box.left + box.width / 2 - top.left, cy = box.top + box.height / 2 - top.top;
     for (const [id, sp] of Object.entries(fl._plots || {})) {

@@ -51,13 +51,14 @@ class StreamlitServer:
 
     def __init__(self, port: int | None = None, *, log: Path | None = None,
                  extra_args: tuple[str, ...] = (), script: str = "app.py",
-                 root: Path = ROOT):
+                 root: Path = ROOT, env: dict[str, str] | None = None):
         self.script = script      # relative to ``root``: this checkout, or another one
         self.root = Path(root)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = log
         self.extra_args = extra_args
+        self.env = env            # on top of this process's environment (a store's path)
         self.proc: subprocess.Popen | None = None
         self._log = None
 
@@ -77,7 +78,8 @@ class StreamlitServer:
             self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         out = self._log if self._log is not None else subprocess.DEVNULL
         self.proc = subprocess.Popen(cmd, cwd=self.root, stdout=out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL,
+                                     env=None if self.env is None else {**os.environ, **self.env})
         try:
             self._wait_healthy(timeout)
         except BaseException:

@@ -64,19 +64,27 @@ def wait_for(condition, timeout: float = 60.0, every: float = 0.05, what: str = 
 
 
 class RedisServer:
-    """Debian's redis-server on a unix socket in ``directory``: no TCP port, no persistence."""
+    """Debian's redis-server on a unix socket in ``directory``: no TCP port; no persistence,
+    or with ``persist=True`` an append-only file, so that `kill` (SIGKILL) and `start` are a
+    crash and a restart that keep what was written."""
 
-    def __init__(self, directory: Path):
-        import redis
-
+    def __init__(self, directory: Path, *, persist: bool = False):
+        self.directory, self.persist = directory, persist
         self.socket = directory / "redis.sock"
         self.log = directory / "redis.log"
+        self.url = f"unix://{self.socket}"
+        self.start()
+
+    def start(self) -> None:
+        import redis
+
+        persistence = (["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
+                       if self.persist else ["--save", "", "--appendonly", "no"])
         self.proc = subprocess.Popen(
             [redis_binary(), "--port", "0", "--unixsocket", str(self.socket),
-             "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
-             "--dir", str(directory), "--logfile", str(self.log)],
+             "--unixsocketperm", "700", *persistence,
+             "--dir", str(self.directory), "--logfile", str(self.log)],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        self.url = f"unix://{self.socket}"
         client = redis.Redis(unix_socket_path=str(self.socket))
 
         def ready():
@@ -87,12 +95,21 @@ class RedisServer:
                 return client.ping()
             except redis.ConnectionError:
                 return False
+            except redis.ResponseError:          # LOADING: still reading its file
+                return False
         try:
             wait_for(ready, what="redis-server to answer PING")
         finally:
             client.close()
 
+    def kill(self) -> None:
+        """SIGKILL, as a crash: nothing is flushed beyond what was already written."""
+        self.proc.kill()
+        self.proc.wait(30)
+
     def stop(self) -> None:
+        if self.proc.poll() is not None:
+            return
         self.proc.terminate()
         try:
             self.proc.wait(30)

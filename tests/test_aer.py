@@ -208,7 +208,8 @@ def test_malformed_pharaoh_lines_are_refused_with_their_line_numbers():
     assert [p.split(":")[0] for p in problems] == ["line 2", "line 2", "line 3", "line 4",
                                                    "line 5"]
     assert "'1-x' is not a link; expected i-j (sure) or i?j (possible)" in problems[0]
-    assert "'0-1' names position 0, but positions count from 1" in problems[2]
+    assert "'0-1' names position 0, but positions are read as counting from 1" in problems[2]
+    assert not any("first_index" in p for p in problems)        # plain words, no argument
     assert "'١-1' is not a link" in problems[3]              # an Arabic-Indic digit
     assert "'10000' is larger than 9999" in problems[4]
     assert str(info.value) == "\n".join(problems)
@@ -221,6 +222,9 @@ def test_a_file_of_many_problems_lists_all_and_shows_twenty():
     assert len(info.value.problems) == 500
     shown = str(info.value).split("\n")
     assert len(shown) == 21 and shown[-1] == "... and 480 more problems."
+    with pytest.raises(GoldFileError) as info:
+        read_gold("x\n" * 21, format="pharaoh", first_index=0, order="src-tgt")
+    assert str(info.value).split("\n")[-1] == "... and 1 more problem."
 
 
 def test_naacl_links_types_confidence_null_and_padding():
@@ -284,7 +288,7 @@ def test_gold_links_matrices_and_errors():
     assert sure.tolist() == [[False, False, True], [False, False, False]]
     assert possible.tolist() == [[False, False, True], [True, False, False]]
     with pytest.raises(ValueError, match="inside 2 source x 2 target words .* 1 outside: "
-                                         "2-0. Was a one-based file read with first_index=0"):
+                                         "2-0. Was a one-based file read as counting from 0"):
         GoldLinks({(2, 0)}).matrices(2, 2)
     with pytest.raises(TypeError, match="sure must hold \\(src, tgt\\) pairs of ints"):
         GoldLinks({(1, 2, 3)})
@@ -309,8 +313,9 @@ def test_one_based_gold_read_as_zero_based_is_caught():
     warnings = indexing_warnings(wrong, [(4, 4)])
     assert warnings[0].startswith("1 gold link points past the end of its sentence (the "
                                   "first: pair 1, source word 5 of 4, target word 5 of 4)")
-    assert "Read it with first_index=1" in warnings[0]
-    assert "No link uses the first source or target word (position 0)" in warnings[1]
+    assert "Read its positions as counting from 1" in warnings[0]
+    assert "No link uses the first source or target word in 4 links" in warnings[1]
+    assert not any("first_index" in w for w in warnings)
     with pytest.raises(ValueError, match="examples\\[0\\]: gold links must lie inside 4 source "
                                          "x 4 target words"):
         score_heads([(w, wrong.pairs[0])])
@@ -323,8 +328,10 @@ def test_indexing_warnings_for_zero_based_gold_read_as_one_based():
     gold = read_gold("1-1 2-2\n", format="pharaoh", first_index=1, order="src-tgt")
     assert indexing_warnings(gold, [(3, 3)]) == [
         "No link uses the last source or target word of any sentence in 2 links. Is the "
-        "file zero-based? Read it with first_index=0."]
+        "file zero-based? Read its positions as counting from 0."]
     assert indexing_warnings(gold) == []
+    one = read_gold("1-1\n", format="pharaoh", first_index=1, order="src-tgt")
+    assert "word of any sentence in 1 link." in indexing_warnings(one, [(2, 2)])[0]
     with pytest.raises(ValueError, match="shapes must give one \\(n_tgt, n_src\\) per gold "
                                          "pair \\(1\\); received 2"):
         indexing_warnings(gold, [(3, 3), (2, 2)])

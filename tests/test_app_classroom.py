@@ -19,9 +19,10 @@ LONG = " ".join(f"w{i}" for i in range(40))
 
 
 def prediction_widget(at):
-    """The step's prediction (a row of pills or a number box keyed ``predict``), or None."""
+    """The step's prediction (a row of pills or a number box keyed ``predict``, or the first
+    of several keyed ``predict_part_*``: each head's job), or None."""
     for kind in ("button_group", "number_input"):
-        found = [w for w in at.get(kind) if getattr(w, "key", None) == "predict"]
+        found = [w for w in at.get(kind) if str(getattr(w, "key", "")).startswith("predict")]
         if found:
             return found[0]
     return None

@@ -2,9 +2,11 @@
 
 Each family's tiny random model is saved by transformers (``save_pretrained``: safetensors and
 the tokenizer's files) and listed in ``XATTN_MODELS``; the page runs in a fresh process whose
-imports of torch and transformers fail, and draws, in Heads, Step through, Decode, the
-Alignment lab (a gold file for the pair on screen) and Switch heads off, the cross-attention
-that transformers computes from the same folder (float64, here in the test's own process).
+imports of torch and transformers fail, and draws, in Heads, Step through, Decode (over the
+source's words: Whole words is on), the Alignment lab (a gold file for the pair on screen; the
+special tokens it links to nothing left out of the score) and Switch heads off, the
+cross-attention that transformers computes from the same folder (float64, here in the test's
+own process).
 """
 
 import json
@@ -16,8 +18,8 @@ import numpy as np
 import pytest
 from apptest_helpers import APP, decode
 
-from xattn.alignlab import read_gold, score_heads
-from xattn.subwords import merge_words, word_groups, word_marker
+from xattn.alignlab import leave_out, read_gold, score_heads, unscored_specials
+from xattn.subwords import merge_words, word_groups, word_marker, word_texts
 
 SRC, TGT = "the red cat sees the dog", "le chat rouge voit le chien"
 GOLD = "0-0 2-1 1-2 3-3 4-4 5-5\n"          # zero-based src-tgt: the adjective moves
@@ -82,12 +84,13 @@ def reference(folder: Path, src_ids, tgt_ids):
 
 
 def words(weights, tokenizer, src_ids, tgt_ids):
-    """Pieces merged to words as the page merges them."""
+    """Pieces merged to words as the page merges them, and the words (source, target)."""
     pieces = [tokenizer.convert_ids_to_tokens(ids) for ids in (src_ids, tgt_ids)]
     marker = word_marker(pieces[0] + pieces[1])
     specials = tokenizer.all_special_tokens
-    return merge_words(weights, *(word_groups(p, specials=specials, marker=marker)
-                                  for p in pieces))
+    groups = [word_groups(p, specials=specials, marker=marker) for p in pieces]
+    return merge_words(weights, *groups), [word_texts(p, g, marker=marker)
+                                           for p, g in zip(pieces, groups, strict=True)]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -111,7 +114,7 @@ def test_every_view_draws_transformers_cross_attention_without_torch(family_dirs
     src_ids = list(tokenizer(SRC)["input_ids"])
     tgt_ids = list(tokenizer(text_target=TGT)["input_ids"])
     cross = reference(folder, src_ids, tgt_ids)                            # (L, H, T, S)
-    word_level = words(cross, tokenizer, src_ids, tgt_ids)
+    word_level, (src_words, tgt_words) = words(cross, tokenizer, src_ids, tgt_ids)
     heads = np.stack([decode(z) for z in page["heads"]])                  # layer 1's heads
     np.testing.assert_allclose(heads, word_level[0], atol=1e-5)
     np.testing.assert_allclose(decode(page["step"]), cross[0, 0], atol=1e-5)   # pieces
@@ -119,11 +122,16 @@ def test_every_view_draws_transformers_cross_attention_without_torch(family_dirs
     ours = EncoderDecoder.from_folder(folder)       # what decoded: its steps, teacher forced
     decoded = ours.decode_steps(src_ids)
     again = reference(folder, src_ids, [ours.tokenizer.piece_id(p) for p in decoded.tokens])
+    pieces = tokenizer.convert_ids_to_tokens(src_ids)        # Whole words (on): word columns
+    groups = word_groups(pieces, specials=tokenizer.all_special_tokens,
+                         marker=word_marker(pieces + list(decoded.tokens)))
+    again = merge_words(again, groups, np.arange(again.shape[2]))          # (L, H, T, S_words)
     rows = decode(page["decode_rows"])                   # the last step: every layer and head
-    np.testing.assert_allclose(rows, again[:, :, -1].reshape(-1, len(src_ids)), atol=1e-5)
+    np.testing.assert_allclose(rows, again[:, :, -1].reshape(-1, again.shape[-1]), atol=1e-5)
 
-    scores = score_heads([(word_level, read_gold(GOLD.encode(), format="pharaoh",
-                                                 first_index=0, order="src-tgt").pairs[0])])
+    pair = read_gold(GOLD.encode(), format="pharaoh", first_index=0, order="src-tgt").pairs[0]
+    unscored = unscored_specials(pair, src_words, tgt_words)    # </s>: not a word of the gold
+    scores = score_heads([(leave_out(word_level, *unscored), pair)])
     aer = decode(page["aer"])                                       # layers x (heads + mean)
     np.testing.assert_allclose(aer[:, :-1], scores.aer, atol=1e-6)
     ablation = ours.switch_heads_off(src_ids, tgt_ids, 0, (int(np.argmax(

@@ -1,5 +1,6 @@
-"""A class in a room, under AppTest: one host and three students, each an AppTest session of
-the same server (the store is a real SQLite file)."""
+"""A class in a room, under AppTest: one host and students, each an AppTest session of the same
+server (the store is a real SQLite file; the process's relay is real: its outbox writes every
+answer, its receipts are what the pages show)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ pytestmark = pytest.mark.usefixtures("fresh_cache")
 @pytest.fixture(autouse=True)
 def class_file(tmp_path, monkeypatch):
     monkeypatch.delenv("XATTN_REDIS_URL", raising=False)
+    monkeypatch.delenv("XATTN_PUBLIC_URL", raising=False)
     monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "classes.sqlite3"))
 
 
@@ -28,14 +30,24 @@ def page(**query) -> AppTest:
 
 
 def predict(at: AppTest):
-    return next(w for w in at.get("button_group") if w.key == "predict")
+    """The student's prediction control (its key names the question it belongs to)."""
+    found = [w for kind in ("button_group", "number_input") for w in at.get(kind)
+             if (w.key or "").startswith("predict-")]
+    assert len(found) == 1, [w.key for w in found]
+    return found[0]
+
+
+def receipt(at: AppTest) -> str:
+    """What the student's page says of their answer."""
+    return " ".join(e.value for kind in ("success", "info", "warning", "error")
+                    for e in at.get(kind))
 
 
 def everything_sent(at: AppTest) -> str:
     """Every element the page sent, as text (what reached the student's browser)."""
     parts = []
-    for kind in ("markdown", "caption", "info", "warning", "error", "code", "metric", "text",
-                 "button", "button_group", "text_input", "number_input", "selectbox"):
+    for kind in ("markdown", "caption", "info", "warning", "error", "success", "code", "metric",
+                 "text", "button", "button_group", "text_input", "number_input", "selectbox"):
         for el in at.get(kind):
             parts.append(str(getattr(el, "proto", el)))
     for el in at.get("plotly_chart"):
@@ -44,95 +56,80 @@ def everything_sent(at: AppTest) -> str:
     return "\n".join(parts)
 
 
-def start_class():
-    host = page(**{"class": "new"})
+def start_class(**link):
+    host = page(**{"class": "new", **link})
     code, key = host.session_state["room"], host.session_state["host"]
     assert dict(host.query_params)["room"] == code and dict(host.query_params)["host"] == key
     assert "class" not in host.query_params                 # the action is not repeated
     return host, code, key
 
 
+def count(host: AppTest) -> str:
+    host.run()
+    return host.metric[0].value
+
+
+def stored(code: str, student: AppTest):
+    from xattn.ui.room import class_store
+    return class_store().room_view(code, student.session_state["_xattn_student"],
+                                   present=False).mine
+
+
 def test_a_host_and_three_students_predict_then_see():
     host, code, key = start_class()
     students = [page(room=code) for _ in range(3)]
     for s in students:                                       # step 1: the weights wait
-        assert not s.get("plotly_chart") or all("class_answers" in (c.key or "")
-                                                 for c in s.get("plotly_chart"))
-        assert any("hidden until your teacher reveals" in i.value for i in s.info)
+        assert [c.key for c in s.get("plotly_chart")] == ["preload_chart"]   # no answer yet
+        assert "appears here when your teacher reveals it" in " ".join(
+            c.value for c in s.caption)
+        assert "1. One head and the formula" in s.markdown[1].value
         assert key not in everything_sent(s)                 # the host key never reaches them
+        assert dict(s.query_params) == {"room": code}        # the link stays the class's
     for s, token in zip(students, (5, 5, 2), strict=True):
         predict(s).set_value(token).run()
         assert not s.exception
-    host.run()
-    assert [m.value for m in host.metric] == ["3 of 3 answered"]
+        assert receipt(s).startswith("Saved: `") and stored(code, s) == token
+    assert count(host) == "3 of 3 answered"
     host.button(key="reveal").click().run()
     for s in students:
         s.run()
         assert any(m.value.startswith(("**Right**", "**Not this time**", "**The right word"))
                    for m in s.markdown)
-        assert s.get_by_key("head_1")                        # the weights, at last
-        assert s.get_by_key("class_answers")
+        assert s.get_by_key("answer_chart_0")                # the chart that answers it
+        assert predict(s).disabled and predict(s).value == stored(code, s)
     host.button(key="class_next").click().run()
     assert host.session_state["lesson"] == 2
     for s in students:
         s.run()
-        assert s.session_state["lesson"] == 2                # they follow the host
-        assert any("hidden until your teacher reveals" in i.value for i in s.info)
+        assert "2. Every row sums to 1" in s.markdown[1].value    # they follow the class
+        assert predict(s).value is None and not predict(s).disabled
 
 
-def class_counts(host: AppTest) -> list[int]:
-    host.run()
-    return list(json.loads(host.get_by_key("class_answers").proto.spec)["data"][0]["y"])
-
-
-def test_a_student_answering_twice_counts_once_and_the_last_answer_wins(monkeypatch):
-    from xattn.classroom import ClassStore
-    from xattn.ui import room
-
-    clock = [1000.0]                         # a burst of taps: no time passes between them
-    monkeypatch.setattr(room, "_clock", lambda: clock[0])
-    writes = []
-    answer = ClassStore.answer
-    monkeypatch.setattr(ClassStore, "answer",
-                        lambda self, *args: writes.append(args[-1]) or answer(self, *args))
+def test_a_burst_of_taps_ends_with_the_last_tap_saved_and_shown():
     host, code, _ = start_class()
     s = page(room=code)
     taps = (1, 2, 3, 4, 5, 6, 0, 2, 3, 4)
     for token in taps:
         predict(s).set_value(token).run()
-    assert writes == [1]          # the store took the first tap; the others wait in the page
-    assert class_counts(host) == [0, 1, 0, 0, 0, 0, 0]
-    assert [m.value for m in host.metric] == ["1 of 1 answered"]
-    clock[0] += room.ANSWER_EVERY            # the page's next poll sends the latest tap
-    s.run()
-    assert writes == [1, 4]
-    assert class_counts(host) == [0, 0, 0, 0, 1, 0, 0]             # counted once, last wins
-    assert [m.value for m in host.metric] == ["1 of 1 answered"]
-    # a new round's first answer never waits, however soon after the last one it comes
-    host.button(key="reveal").click().run()
-    host.button(key="ask_again").click().run()
-    s.run()
-    s.run()                                   # the page's poll reopens the prediction
-    predict(s).set_value(6).run()
-    assert writes == [1, 4, 6]
-    assert class_counts(host) == [0, 0, 0, 0, 0, 0, 1]
+    assert stored(code, s) == 4 and predict(s).value == 4
+    assert receipt(s).startswith("Saved: `on`")
+    assert count(host) == "1 of 1 answered"                   # counted once, the last wins
 
 
-@pytest.mark.parametrize("link", [{"class": "new"}, {"class": "new", "present": "1"}])
+@pytest.mark.parametrize("link", [{}, {"present": "1"}])
 def test_the_host_and_the_students_see_the_same_weights(link):
     """A class started from a link opens step 1 with the step's own settings on the host's
     page too, so the truth the host reveals is the one every student's page shows."""
-    host = page(**link)
-    s = page(room=host.session_state["room"])
+    host, code, _ = start_class(**link)
+    s = page(room=code)
     predict(s).set_value(5).run()
     host.run()
     host.button(key="reveal").click().run()
     s.run()
-    for at in (host, s):
-        assert dict(at.query_params).get("heads") == "1"        # step 1: one head
-    rows = [json.loads(at.get_by_key("class_taps").proto.spec)["data"][0]["z"]
-            for at in (host, s)]
-    assert rows[0] == rows[1]                           # the class's guess and head 1's row
+    assert dict(host.query_params).get("heads") == "1"          # step 1: one head
+    host_row = json.loads(host.get_by_key("class_taps").proto.spec)["data"][0]["z"]
+    student_row = json.loads(s.get_by_key("answer_chart_0").proto.spec)["data"][0]["z"]
+    assert host_row == student_row                    # the class's guess and head 1's row
 
 
 def test_a_tampered_host_key_is_refused_without_saying_whether_the_room_exists():
@@ -172,26 +169,124 @@ def test_the_share_link_of_a_host_is_a_student_link():
     assert f"room={code}" in link and key not in link and "host=" not in link
 
 
-def test_a_stale_message_after_ask_again_does_not_cast_the_old_answer():
+def test_a_new_round_is_a_new_question_that_no_earlier_choice_can_answer():
     # The browser shows the last pick until the new round's run reaches it; a message it sends
-    # meanwhile (its poll) still carries that pick. Cast into the new round, the student would
-    # be counted without predicting, and the host's count would be wrong.
+    # meanwhile still carries that pick, for the old question's control. The new round's
+    # control has another key (the round is in it), so nothing of the old one is cast.
     host, code, _ = start_class()
     student = page(room=code)
     predict(student).set_value(2).run()
     host.run()
     host.button(key="reveal").click().run()
     student.run()
+    old = predict(student)
     host.button(key="ask_again").click().run()
     student.run()                                            # the new round reaches the page
-    assert predict(student).value is None                    # no pill lit from before
-    stale = predict(student)       # what the browser's poll carries: not a user's action,
-    stale._value = 2               # so past AppTest's guard against a disabled widget
-    student.run()
+    new = predict(student)
+    assert new.key != old.key and new.value is None and not new.disabled
+    assert count(host) == "0 of 1 answered"
+    new.set_value(2).run()                                   # the student's own new pick
+    assert count(host) == "1 of 1 answered"
+    assert receipt(student).startswith("Saved: `cat`")
+
+
+def test_two_host_pages_drive_one_class_and_it_never_goes_back():
+    laptop, code, key = start_class()
+    projector = page(room=code, host=key)                    # the same link, a second device
+    student = page(room=code)
+    for n in range(2, 7):
+        laptop.button(key="class_next").click().run()
+        assert laptop.session_state["lesson"] == n
+        for at in (projector, student, projector):           # every page, run again and again
+            at.run()
+            assert not at.exception, at.exception
+        assert projector.session_state["lesson"] == n
+        assert f"{n}. " in student.markdown[1].value
+    from xattn.ui.room import class_store
+    assert class_store().room_view(code).step == 6
+    projector.button(key="reveal").click().run()             # either page drives it
+    laptop.run()
+    assert any(b.key == "ask_again" for b in laptop.button)
+    assert class_store().room_view(code).step == 6
+
+
+def test_the_revote_shows_both_rounds_and_who_moved_to_the_right_answer():
+    from xattn.ui.room import class_store
+    host, code, key = start_class()
+    store = class_store()
+    store.set_step(code, key, 4)                             # wait-k: a choice question
     host.run()
-    assert [m.value for m in host.metric] == ["0 of 1 answered"]
-    assert predict(student).value is None and not predict(student).disabled   # reopened
-    predict(student).set_value(2).run()                      # the student's own new pick
+    students = [page(room=code) for _ in range(4)]
+    options = predict(students[0]).options
+    truth = "the first 2: the black"
+    wrong = next(o for o in options if o != truth)
+    for s, pick in zip(students, (wrong, wrong, truth, wrong), strict=True):
+        predict(s).set_value(pick).run()
     host.run()
-    assert [m.value for m in host.metric] == ["1 of 1 answered"]
-    assert any("Your prediction is in" in c.value for c in student.caption)
+    host.button(key="reveal").click().run()
+    host.button(key="ask_again").click().run()
+    for s, pick in zip(students, (truth, truth, truth, wrong), strict=True):
+        s.run()
+        predict(s).set_value(pick).run()
+    host.run()
+    host.button(key="reveal").click().run()
+    said = " ".join(m.value for m in host.markdown)
+    assert "**2 moved to the right answer** in round 2" in said
+    assert "right 25% of 4 in round 1, 75% of 4 now" in said
+    fig = json.loads(host.get_by_key("class_revote").proto.spec)
+    assert [t["name"] for t in fig["data"]] == ["round 1", "round 2"]
+    csv = host.get("download_button")
+    assert csv  # the class's CSV carries both rounds (its rows: tests/test_classroom_report.py)
+
+
+def test_a_timer_closes_the_question_on_every_page_and_a_late_tap_is_told():
+    import time
+
+    from xattn.ui.room import class_store
+    host, code, key = start_class()
+    early, late = page(room=code), page(room=code)
+    predict(early).set_value(1).run()
+    class_store().start_timer(code, key, 1, 5)
+    for at in (host, early, late):
+        at.run()
+        assert any("xattn-countdown" in h.proto.body for h in at.get("html"))
+    assert not predict(late).disabled
+    time.sleep(5.2)
+    late.run()
+    assert "Time is up" in receipt(late) and predict(late).disabled
+    host.run()
+    assert "Time is up: answers are closed." in " ".join(c.value for c in host.caption)
+    assert stored(code, early) == 1 and stored(code, late) is None
+
+
+def test_a_student_link_on_localhost_warns_and_a_public_address_is_used(monkeypatch):
+    host, code, _ = start_class()
+    warned = " ".join(w.value for w in host.warning)
+    assert "phones cannot open it" in warned and "XATTN_PUBLIC_URL" in warned
+    monkeypatch.setenv("XATTN_PUBLIC_URL", "http://192.168.1.20:8501/")
+    host.run()
+    assert "phones cannot open it" not in " ".join(w.value for w in host.warning)
+    assert f"http://192.168.1.20:8501/?room={code}" in " ".join(m.value for m in host.markdown)
+
+
+def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_student():
+    from xattn.lesson import STEPS
+    host, code, _ = start_class()
+    student = page(room=code)
+    for n in range(1, len(STEPS) + 1):
+        student.run()
+        assert not student.exception, (n, student.exception)
+        assert student.markdown[1].value.startswith(f"#### {n}. {STEPS[n - 1].title}"), n
+        asks = [w for kind in ("button_group", "number_input") for w in student.get(kind)
+                if (w.key or "").startswith("predict-")]
+        if asks:
+            assert not asks[0].disabled
+        host.button(key="reveal").click().run()
+        assert not host.exception, (n, host.exception)
+        student.run()
+        assert not student.exception, (n, student.exception)
+        charts = [c.key for c in student.get("plotly_chart") if c.key != "preload_chart"]
+        assert charts, f"step {n}: no chart answers the question"
+        if n < len(STEPS):
+            host.button(key="class_next").click().run()
+            assert host.session_state["lesson"] == n + 1

@@ -39,31 +39,40 @@ def texts(at) -> str:
     return " ".join(m.value for m in at.markdown)
 
 
-# --- 1. Back to the class ---------------------------------------------------------------------
+# --- 1. Explore, and back to the class --------------------------------------------------------
 
-def test_a_student_who_explores_stops_following_and_back_to_the_class_returns():
+def test_a_student_who_explores_sees_the_full_page_and_back_to_the_class_returns():
     host, code, _ = start_class()
     student = page(room=code)
-    assert (student.session_state["view"], student.session_state["lesson"]) == ("Lesson", 1)
-    assert not any(b.key == "back_to_class" for b in student.button)     # following: no need
-    student.session_state["view"] = "Heads"                              # leaves to explore
-    student.run()
+    assert not student.get("tabs") and not any(b.key == "back_to_class" for b in student.button)
+    student.button(key="explore_step").click().run()                     # the full page
     assert not student.exception, student.exception
-    assert student.session_state["view"] == "Heads"                      # not pulled back
-    host.button(key="class_next").click().run()                          # the class moves on
-    assert host.session_state["lesson"] == 2
+    assert student.session_state["view"] == "Lesson" and student.get("tabs")
+    student.session_state["view"] = "Heads"                              # explores a view
     student.run()
-    assert (student.session_state["view"], student.session_state["lesson"]) == ("Heads", 1)
+    assert "hidden until your teacher reveals" in " ".join(i.value for i in student.info)
+    host.button(key="class_next").click().run()                          # the class moves on
+    student.run()
+    assert student.session_state["view"] == "Heads"                      # not pulled back
+    assert "step 2" in " ".join(i.value for i in student.info)           # ... but told
     back = student.button(key="back_to_class")
     assert back.label == "Back to the class" and back.proto.help == f"Class {code} is on step 2."
     back.click().run()
     assert not student.exception, student.exception
-    assert (student.session_state["view"], student.session_state["lesson"]) == ("Lesson", 2)
-    assert "Step 2 of" in texts(student)
-    assert not any(b.key == "back_to_class" for b in student.button)
-    host.button(key="class_next").click().run()                          # following again
+    assert "2. Every row sums to 1" in texts(student) and not student.get("tabs")
+
+
+def test_a_stale_hidden_notice_goes_once_the_step_is_revealed():
+    host, code, _ = start_class()
+    student = page(room=code)
+    student.button(key="explore_step").click().run()
+    student.session_state["view"] = "Heads"
     student.run()
-    assert (student.session_state["view"], student.session_state["lesson"]) == ("Lesson", 3)
+    assert "hidden until" in " ".join(i.value for i in student.info)
+    host.button(key="reveal").click().run()
+    student.run()                                    # what the relay's push makes happen
+    assert "hidden until" not in " ".join(i.value for i in student.info)
+    assert student.get_by_key("head_1")
 
 
 # --- 2. The projector notice --------------------------------------------------------------------
@@ -73,7 +82,7 @@ def test_the_projector_notice_on_the_host_key_is_for_the_host_and_never_a_studen
     notice = next(e for e in host.expander if e.label == PROJECTOR)
     words = " ".join(m.value for m in notice.markdown)
     assert "address bar" in words and "host key" in words
-    assert "full screen" in words and "your own device" in words
+    assert "full screen" in words and "second device" in words
     assert notice.button(key="rotate_host")                              # ... and the way out
     student = page(room=code)
     no_notice(student, key)                                              # asking
@@ -82,6 +91,7 @@ def test_the_projector_notice_on_the_host_key_is_for_the_host_and_never_a_studen
     host.button(key="reveal").click().run()
     student.run()
     no_notice(student, key)                                              # revealed
+    student.button(key="explore_step").click().run()
     student.session_state["view"] = "Heads"
     student.run()
     no_notice(student, key)                                              # exploring
@@ -132,7 +142,7 @@ def _refused(at, code: str) -> None:
     assert "Type the class code below" in text
     assert "room" not in at.query_params and "room" not in at.session_state
     assert at.main.text_input(key="join") is not None                # on the page, not folded
-    assert not at.get("button_group")                                # no prediction to make
+    assert not [w for w in at.get("button_group") if (w.key or "").startswith("predict")]
 
 
 def test_a_well_formed_unknown_code_gets_a_notice_and_a_box_that_joins():
@@ -143,7 +153,7 @@ def test_a_well_formed_unknown_code_gets_a_notice_and_a_box_that_joins():
     at.text_input(key="join").set_value(live).run()                   # the right code
     assert not at.exception, at.exception
     assert at.session_state["room"] == live and dict(at.query_params)["room"] == live
-    assert f"Class {live}" in captions(at)
+    assert f"class **{live}**" in captions(at)
     assert not any(w.value.startswith("`No class") for w in at.warning)
 
 

@@ -4,14 +4,17 @@ Streamlit processes (one SQLite file, or a real redis-server).
 
 - The host opens ``?class=new``; the students open ``?room=CODE`` and land on both processes
   (HAProxy's affinity cookie ``XATTN_SERVER`` says where); each taps a prediction (one on a
-  phone, by touch) and the host's page counts "3 of 3 answered"; *Reveal* reaches every
-  student's screen; *Next step* moves every student's page, and the number the students type
-  at step 2 is counted too. The host key never reaches a student's page or link.
-- A backend killed (SIGKILL) while the class is predicting loses no answer: the host and the
-  store still count every one; the students on the dead process reconnect (to the live one, or
-  the restarted one), see the room's step again, can answer, and see the reveal.
-- A reconnected student is still the same student (their id comes from the browser's XSRF
-  token, which every process sees).
+  phone, by touch), their receipts say "Saved" and the host's page counts "3 of 3 answered";
+  *Reveal* reaches every student's screen; *Next step* moves every student's page, and the
+  number the students type at step 2 is counted too. The host key never reaches a student's
+  page or link.
+- A backend killed (SIGKILL) while two of its students are answering: one taps 0.3 s after the
+  kill (while the page reconnects), one changes a pick 1.5 s after it; both are in the store,
+  the host counts them, and each student's highlighted choice, receipt and verdict after the
+  reveal agree with what the store has.
+- A reconnected or reloaded student is still the same student (their id comes from the
+  browser's XSRF token, which every process sees); *Ask again* starts every prediction afresh;
+  a timer closes the question at zero on the pages of both processes.
 
 Skipped, with the reason printed, where Chromium, HAProxy or redis-server is missing; failed
 instead where XATTN_REQUIRE_BROWSER, XATTN_REQUIRE_HAPROXY or XATTN_REQUIRE_REDIS is set (CI).
@@ -32,14 +35,16 @@ from dataclasses import dataclass, field
 import pytest
 from classroom_helpers import Backend, RedisServer, redis_or_skip
 
-from devtools.browser import ARTIFACTS, HEADS_DRAWN_JS, RUN_COUNTER_JS, runs, wait_for_app
+from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, runs, wait_for_app
 from devtools.lecture_hall import REQUIRE_ENV, LectureHall, haproxy_missing, haproxy_required
+from xattn.classroom.codes import browser_student_id
 
 pytestmark = pytest.mark.browser
 
 DEADLINE_MS = 120_000         # a busy 2-core machine: a student's full rerun can take seconds
-HIDDEN = "hidden until your teacher reveals"
-PREDICTION_IN = "Your prediction is in"
+HIDDEN = "appears here when your teacher reveals it"
+SAVED = "Saved: "
+PREDICT = '[class*="st-key-predict-"]'            # a student's prediction (its key: the question)
 # Per page: the first time (Date.now(), ms) each watched condition held, checked every 50 ms.
 WATCH_JS = """
 ([name, condition]) => {
@@ -51,8 +56,10 @@ WATCH_JS = """
   }, 50);
 }
 """
-PREDICT_DRAWN = "!!document.querySelector('.st-key-predict button')"
-WEIGHTS_SHOWN = f"({HEADS_DRAWN_JS}) >= 1 && !document.body.innerText.includes('{HIDDEN}')"
+PREDICT_DRAWN = f"!!document.querySelector('{PREDICT} button:not([disabled]), {PREDICT} input')"
+REVEALED = ("!!document.querySelector('.st-key-answer_chart_0 .js-plotly-plot .main-svg') && "
+            f"!document.body.innerText.includes('{HIDDEN}')")
+CHECKED = f"{PREDICT} button[aria-checked=true]"
 
 
 # --- the lecture hall, per store backend -----------------------------------------------------
@@ -106,6 +113,7 @@ class Tab:
     name: str
     phone: bool = False
     sockets: list = field(default_factory=list)     # [opened at (s), frames received]
+    sent: list = field(default_factory=list)        # (s, what) of every request it sent
 
     @property
     def context(self):
@@ -114,6 +122,16 @@ class Tab:
     def server(self) -> str:
         """The process HAProxy's affinity cookie names for this browser."""
         return next(c["value"] for c in self.context.cookies() if c["name"] == "XATTN_SERVER")
+
+    def student_id(self) -> str:
+        """The id the server gives this browser's student (from its XSRF cookie)."""
+        cookie = next(c["value"] for c in self.context.cookies()
+                      if c["name"] == "_streamlit_xsrf")
+        return browser_student_id(cookie)
+
+    def highlighted(self) -> list[str]:
+        """The prediction's options shown as chosen."""
+        return [t.strip() for t in self.page.locator(CHECKED).all_inner_texts()]
 
     def query(self) -> dict[str, str]:
         return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.page.url).query))
@@ -132,7 +150,7 @@ class Tab:
 
 
 def open_tab(browser, url: str, name: str, *, phone: bool = False, server: str = "",
-             ready: str = ".st-key-predict") -> Tab:
+             ready: str = PREDICT) -> Tab:
     """A new context (``server``: presenting that affinity cookie), ``url`` loaded."""
     size = {"width": 390, "height": 844} if phone else {"width": 1400, "height": 1000}
     context = browser.new_context(viewport=size, has_touch=phone, is_mobile=phone)
@@ -146,12 +164,26 @@ def open_tab(browser, url: str, name: str, *, phone: bool = False, server: str =
         record = [time.time(), 0]
         tab.sockets.append(record)
         ws.on("framereceived", lambda _: record.__setitem__(1, record[1] + 1))
+        ws.on("framesent", lambda payload: tab.sent.append((time.time(), _request(payload))))
     tab.page.on("websocket", opened)
     tab.page.goto(url)
     tab.page.wait_for_selector(ready, timeout=DEADLINE_MS)
     wait_for_app(tab.page, timeout=DEADLINE_MS)
     assert tab.page.locator('[data-testid="stException"]').count() == 0, name
     return tab
+
+
+def _request(payload) -> str:
+    """A browser's request as one line: its kind, fragment and the prediction's value."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    msg = BackMsg()
+    msg.ParseFromString(payload if isinstance(payload, bytes) else payload.encode())
+    if msg.WhichOneof("type") != "rerun_script":
+        return str(msg.WhichOneof("type"))
+    run = msg.rerun_script
+    picks = [str(getattr(w, w.WhichOneof("value"))).strip() for w in run.widget_states.widgets
+             if "predict-" in w.id and w.WhichOneof("value")]
+    return f"rerun fragment={run.fragment_id[:8] or '-'} predict={picks}"
 
 
 def start_class(browser, classroom: Classroom) -> tuple[Tab, str, str]:
@@ -174,26 +206,31 @@ def counted(host: Tab, answered: int, present: int | None = None) -> str:
 
 
 def answer(classroom: Classroom, code: str, student: Tab, act, value) -> None:
-    """Do ``act`` (a tap, a typed number) on a student's page; wait until the store counts
-    one more ``value`` and the page says the prediction is in."""
-    before = classroom.store().room_view(code).counts.get(value, 0)
+    """Do ``act`` (a tap, a typed number) on a student's page; wait until the store has
+    ``value`` as this student's answer and the page's receipt says it is saved."""
     act()
     deadline = time.monotonic() + DEADLINE_MS / 1000
-    while classroom.store().room_view(code).counts.get(value, 0) <= before:
-        assert time.monotonic() < deadline, f"{student.name}'s {value!r} was never counted"
+    while mine(classroom, code, student) != value:
+        assert time.monotonic() < deadline, f"{student.name}'s {value!r} was never saved"
         student.page.wait_for_timeout(100)     # poll interval of a bounded loop
     student.page.wait_for_function(
-        f"() => document.body.innerText.includes({PREDICTION_IN!r})", timeout=DEADLINE_MS)
+        f"() => document.body.innerText.includes({SAVED!r})", timeout=DEADLINE_MS)
+
+
+def mine(classroom: Classroom, code: str, student: Tab):
+    """What the store has as this browser's answer to the class's step."""
+    store = classroom.store()
+    return store.my_answer(code, store.room_view(code).step, student.student_id())
 
 
 def tap(classroom: Classroom, code: str, student: Tab, option: int) -> None:
     """Tap (a phone) or click a prediction's option."""
-    button = student.page.locator(".st-key-predict button").nth(option)
+    button = student.page.locator(f"{PREDICT} button").nth(option)
     answer(classroom, code, student, button.tap if student.phone else button.click, option)
 
 
 def type_number(classroom: Classroom, code: str, student: Tab, value: str) -> None:
-    box = student.page.locator(".st-key-predict input")
+    box = student.page.locator(f"{PREDICT} input")
 
     def act():
         box.fill(value)
@@ -202,14 +239,16 @@ def type_number(classroom: Classroom, code: str, student: Tab, value: str) -> No
 
 
 def reveal(host: Tab, students: list[Tab], step: int) -> dict[str, float]:
-    """Click *Reveal*; wait until every student's screen shows the weights. Seconds from the
-    click to each student's screen."""
+    """Click *Reveal*; wait until every student's screen shows the answer's chart. Seconds
+    from the click to each student's screen."""
     for s in students:
-        s.watch(f"revealed{step}", WEIGHTS_SHOWN)
+        s.watch(f"revealed{step}", REVEALED)
     clicked = time.time()
     host.page.locator(".st-key-reveal button").click()
     took = {s.name: s.seen_at(f"revealed{step}") - clicked for s in students}
     host.page.wait_for_selector(".st-key-ask_again", timeout=DEADLINE_MS)
+    wait_for_app(host.page, "document.querySelectorAll('.st-key-ask_again').length === 1",
+                 timeout=DEADLINE_MS)             # one panel: nothing left of the last run
     return took
 
 
@@ -256,9 +295,9 @@ def test_three_students_on_two_processes_predict_and_see_the_reveal(chromium, cl
         assert set(where.values()) == {"s1", "s2"}, where      # both processes hold students
         for s in students:
             assert HIDDEN in s.text()                            # the weights wait
-            assert s.page.evaluate(HEADS_DRAWN_JS) == 0
+            assert s.page.locator(".st-key-answer_chart_0").count() == 0
             assert key not in s.page.content() and key not in s.page.url
-            assert "host" not in s.query()
+            assert s.query() == {"room": code}
         for s, option in zip(students, (2, 2, 5), strict=True):
             tap(classroom, code, s, option)
         assert counted(host, 3, 3) == "3 of 3 answered"
@@ -266,20 +305,19 @@ def test_three_students_on_two_processes_predict_and_see_the_reveal(chromium, cl
                                                             5: 1, 6: 0}
         took = reveal(host, students, 1)
         for s in students:
-            assert re.search(r"Right: |you chose ", s.text()), s.name   # their prediction marked
+            assert re.search(r"Right|you chose ", s.text()), s.name   # their prediction marked
         print(f"\n[{classroom.kind}] students on {where}; reveal -> student's screen: "
               + ", ".join(f"{n} {t:.1f} s" for n, t in took.items()))
 
         # Next step: every student's page follows the host to step 2 and asks again
         for s in students:
-            s.watch("step2", f"document.body.innerText.includes('Step 2 of') && "
+            s.watch("step2", "document.body.innerText.includes('2. Every row sums to 1') && "
                              f"document.body.innerText.includes('{HIDDEN}')")
         clicked = time.time()
         host.page.locator(".st-key-class_next button").click()
         followed = {s.name: s.seen_at("step2") - clicked for s in students}
-        assert all(s.query().get("lesson") == "2" for s in students)
         for s, value in zip(students, ("1.000", "1.000", "0.990"), strict=True):
-            wait_for_app(s.page, timeout=DEADLINE_MS)
+            wait_for_app(s.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
             type_number(classroom, code, s, value)
         assert counted(host, 3, 3) == "3 of 3 answered"
         assert classroom.store().room_view(code).counts == {0.99: 1, 1.0: 2}
@@ -291,38 +329,59 @@ def test_three_students_on_two_processes_predict_and_see_the_reveal(chromium, cl
         close(host, *students)
 
 
-def test_a_backend_killed_mid_question_loses_no_answer(chromium, classroom):
+def test_taps_while_a_backend_is_killed_are_saved_and_the_screens_tell_the_truth(
+        chromium, classroom):
     hall = classroom.hall
     routed(hall)
     host, code, _ = start_class(chromium, classroom)
     live = host.server()
     dead = next(name for name in hall.backends if name != live)
     url = f"{hall.url}?room={code}"
-    # one student with the host's process, two on the one that dies
-    students = [open_tab(chromium, url, f"student {i}", server=server)
+    # one student with the host's process, two on the one that dies (all phones)
+    students = [open_tab(chromium, url, f"student {i}", server=server, phone=True)
                 for i, server in enumerate((live, dead, dead))]
     try:
         assert [s.server() for s in students] == [live, dead, dead]
-        for s, option in zip(students, (1, 3, 6), strict=True):
-            tap(classroom, code, s, option)
-        counted(host, 3, 3)
+        tap(classroom, code, students[0], 1)
+        tap(classroom, code, students[2], 6)                # the pick that will change
+        counted(host, 2, 3)
 
         killed = time.time()
         os.kill(hall.backends[dead][0], signal.SIGKILL)
-        moved = students[1:]
-        for s in moved:
-            reconnected(s, killed)
-            wait_for_app(s.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
-            text = s.text()
-            assert "Step 1 of" in text and HIDDEN in text, s.name   # the room, still asking
-        assert classroom.store().room_view(code).n_answered == 3       # nothing lost
-        assert counted(host, 3).startswith("3 of ")                  # the host still sees 3
-        print(f"\n[{classroom.kind}] after killing {dead}: "
-              + ", ".join(f"{s.name} on {s.server()}" for s in moved))
+        first, changer = students[1], students[2]
+        time.sleep(max(0.0, killed + 0.3 - time.time()))
+        # A tap 0.3 s after the kill: the page is reconnecting (its controls are disabled
+        # until it is back, so a tap cannot be taken and shown as chosen meanwhile); the tap
+        # lands as soon as it can be taken.
+        first.page.locator(f"{PREDICT} button").nth(3).tap()
+        time.sleep(max(0.0, killed + 1.5 - time.time()))
+        changer.page.locator(f"{PREDICT} button").nth(4).tap()
+        tapped = time.time() - killed
+        for s, value in ((first, 3), (changer, 4)):
+            deadline = time.monotonic() + DEADLINE_MS / 1000
+            while mine(classroom, code, s) != value:
+                assert time.monotonic() < deadline, (
+                    f"{s.name}'s {value} was lost; lit {s.highlighted()}; it sent "
+                    + "; ".join(f"+{t - killed:.2f} s {r}" for t, r in s.sent if t > killed))
+                s.page.wait_for_timeout(100)        # poll interval of a bounded loop
+            s.page.wait_for_function(f"() => document.body.innerText.includes({SAVED!r})",
+                                     timeout=DEADLINE_MS)
+        assert counted(host, 3).startswith("3 of ")
+        view = classroom.store().room_view(code)
+        assert view.counts == {0: 0, 1: 1, 2: 0, 3: 1, 4: 1, 5: 0, 6: 0}
+        names = view.question.choices
+        for s in students:                          # what is lit is what the store has
+            assert s.highlighted() == [names[mine(classroom, code, s)]], s.name
+            assert SAVED + names[mine(classroom, code, s)] in s.text(), s.name
+        print(f"\n[{classroom.kind}] killed {dead}; taps done {tapped:.1f} s after; "
+              + ", ".join(f"{s.name} now on {s.server()}" for s in students[1:]))
 
-        # a student whose process died can still answer, and sees the reveal
-        tap(classroom, code, moved[0], 4)
         took = reveal(host, students, 1)
+        for s in students:                          # the verdict names the lit choice
+            choice = names[mine(classroom, code, s)]
+            assert s.highlighted() == [choice], s.name
+            assert re.search(rf"(Right: `?{re.escape(choice)}|you chose `?"
+                             rf"{re.escape(choice)})", s.text()), (s.name, s.text()[:400])
         print(f"[{classroom.kind}] reveal -> student's screen after the kill: "
               + ", ".join(f"{n} {t:.1f} s" for n, t in took.items()))
         for t in (host, *students):
@@ -344,6 +403,7 @@ def test_a_reconnected_student_is_still_the_same_student(chromium, classroom):
         os.kill(hall.backends[dead][0], signal.SIGKILL)
         reconnected(student, killed)
         wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
+        assert student.highlighted() == ["cat"]           # the store's answer, still lit
         tap(classroom, code, student, 4)                  # changes their answer
         view = classroom.store().room_view(code)
         assert (view.n_answered, view.counts[4], view.counts[2]) == (1, 1, 0)
@@ -359,8 +419,8 @@ def test_a_student_who_reloads_the_page_is_still_the_same_student(chromium, clas
         counted(host, 1, 1)
         student.page.reload()                             # a phone's browser does it too
         wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
-        assert PREDICTION_IN in student.text()            # the page knows the answer is in
-        assert student.page.locator(".st-key-predict button[aria-checked=true]").count() == 1
+        assert SAVED in student.text()                    # the page knows the answer is in
+        assert student.highlighted() == ["cat"]
         tap(classroom, code, student, 4)                  # changes their answer
         view = classroom.store().room_view(code)
         assert (view.n_answered, view.counts[4], view.counts[2]) == (1, 1, 0)
@@ -378,13 +438,43 @@ def test_ask_again_starts_every_students_prediction_afresh(chromium, classroom):
         reveal(host, [student], 1)
         student.watch("again", f"document.body.innerText.includes({HIDDEN!r})")
         host.page.locator(".st-key-ask_again button").click()
-        student.seen_at("again")                          # the weights hidden again
+        student.seen_at("again")                          # the answer hidden again
         wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
         assert classroom.store().room_view(code).n_answered == 0     # a new round
-        assert PREDICTION_IN not in student.text()
-        # nothing is shown as chosen: a pill still lit would be untapped by the next tap
-        assert student.page.locator(".st-key-predict button[aria-checked=true]").count() == 0
+        assert SAVED not in student.text()
+        assert student.highlighted() == []                # nothing shown as chosen
         tap(classroom, code, student, 2)                  # the same answer, after discussing
         assert classroom.store().room_view(code).counts[2] == 1
     finally:
         close(host, student)
+
+
+def test_a_timer_closes_the_question_on_both_processes_at_zero(chromium, classroom):
+    hall = classroom.hall
+    routed(hall)
+    host, code, key = start_class(chromium, classroom)
+    url = f"{hall.url}?room={code}"
+    students = [open_tab(chromium, url, f"student {i}", server=name)
+                for i, name in enumerate(hall.backends)]
+    try:
+        tap(classroom, code, students[0], 1)
+        for s in students:
+            s.watch("closed", "document.body.innerText.includes('Time is up')")
+        classroom.store().start_timer(code, key, 1, 5)    # the host's Timer, made shorter
+        ends = classroom.store().room_view(code).timer.ends_at
+        for s in students:
+            s.page.wait_for_selector('[role="timer"]', timeout=DEADLINE_MS)   # the countdown
+        closed_at = {s.name: s.seen_at("closed") - ends for s in students}
+        for s in students:
+            wait_for_app(s.page, timeout=DEADLINE_MS)
+            buttons = s.page.locator(f"{PREDICT} button")
+            assert all(buttons.nth(i).is_disabled() for i in range(buttons.count())), s.name
+        assert students[0].highlighted() == ["black"] and students[1].highlighted() == []
+        assert mine(classroom, code, students[1]) is None
+        host.page.wait_for_function(
+            "() => document.body.innerText.includes('Time is up: answers are closed.')",
+            timeout=DEADLINE_MS)
+        print(f"\n[{classroom.kind}] zero -> 'Time is up' on screen: "
+              + ", ".join(f"{n} {t:+.1f} s" for n, t in closed_at.items()))
+    finally:
+        close(host, *students)

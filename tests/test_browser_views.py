@@ -153,3 +153,34 @@ def test_on_a_phone_no_chart_text_leaves_its_chart(window, view):
     # Training's line charts: legends below the plot, clear of the x axis titles; the loss
     # chart's right axis title ("words aligned") whole.
     assert tab.page.evaluate(CHART_TITLES_HIDDEN_JS) == [], f"{view}: a chart title is hidden"
+
+
+# The main column's charts, top to bottom: where each starts and ends, and its smallest text.
+CHARTS_JS = """
+() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')].map((gd) => {
+  const r = gd.getBoundingClientRect();
+  const keyed = gd.closest('[class*="st-key-"]');
+  const sizes = [...gd.querySelectorAll('svg text')]
+    .filter((t) => t.textContent.trim() && t.getBoundingClientRect().width > 0)
+    .map((t) => parseFloat(getComputedStyle(t).fontSize));
+  return {key: keyed ? [...keyed.classList].find((c) => c.startsWith('st-key-')) : '',
+          top: r.top, bottom: r.bottom, smallest: Math.min(...sizes)};
+}).sort((a, b) => a.top - b.top)
+"""
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_presenter_mode_shows_the_first_chart_on_the_first_screen(window, view):
+    """A 1024x768 projector, presenter mode: the view's first chart begins on the first screen
+    with room to read it (200 px of it, or all of it), and no chart text is under 14 px."""
+    query, _, keys = VIEWS[view]
+    tab = window(1024, 768, False)
+    tab.page.goto(url(tab, query | {"present": "1"}))
+    wait_for_app(tab.page, drawn(keys), timeout=FIRST_LOAD_MS)
+    tab.assert_clean()
+    charts = tab.page.evaluate(CHARTS_JS)
+    first = charts[0]
+    room = min(200, first["bottom"] - first["top"])
+    assert 0 <= first["top"] <= 768 - room, f"{view}: the first chart starts at {first}"
+    small = [(c["key"], c["smallest"]) for c in charts if c["smallest"] < 14]
+    assert not small, f"{view}: chart text under 14 px in presenter mode: {small}"

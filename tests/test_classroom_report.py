@@ -18,8 +18,9 @@ def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
     text = answers_csv(tallies)
     assert text.endswith("\r\n") and text.count("\r\n") == 10 and "\n" not in text.replace("\r\n", "")
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    assert rows[0] == ["step", "round", "kind", "index", "answer", "count"]
-    assert rows[1:] == [
+    assert rows[0] == ["step", "round", "kind", "index", "answer", "count", "timer_seconds",
+                       "changed_to_this"]
+    assert [r[:6] for r in rows[1:]] == [
         ["1", "1", "token", "0", "the", "2"],
         ["1", "1", "token", "1", "'=cmd|' /C calc'!A0", "0"],     # a formula stays text
         ["1", "1", "token", "2", "the", "5"],
@@ -29,8 +30,23 @@ def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
         ["2", "1", "number", "", "0.25", "3"],
         ["3", "1", "choice", "0", "up", "4"],
         ["3", "1", "choice", "1", "'@down", "0"]]
+    assert {tuple(r[6:]) for r in rows[1:]} == {("", "")}        # no timer, no revote given
     with pytest.raises(TypeError, match="answers_csv takes Tally records"):
         answers_csv([(1, 1, {})])
+
+
+def test_the_csv_has_each_rounds_timer_and_who_changed_to_each_answer_in_a_revote():
+    from xattn.classroom import Timer
+    q = Question("choice", ("up", "down", "flat"))
+    tallies = [Tally(4, 1, q, {"up": 5, "down": 3, "flat": 0}, Timer(60, 1e9)),
+               Tally(4, 2, q, {"up": 2, "down": 6, "flat": 1}, Timer(30, 1e9, reveal=True))]
+    moved = {(4, 2): {("up", "down"): 3, ("down", "down"): 3, ("up", "up"): 2,
+                      (None, "flat"): 1, ("down", None): 0}}
+    rows = list(csv.reader(io.StringIO(answers_csv(tallies, moves=moved), newline="")))
+    assert [r[4:] for r in rows[1:]] == [
+        ["up", "5", "60", ""], ["down", "3", "60", ""], ["flat", "0", "60", ""],
+        ["up", "2", "30", "0"], ["down", "6", "30", "3"],   # 3 moved to "down" from "up"
+        ["flat", "1", "30", "0"]]                           # a new voter did not change
 
 
 def test_the_qr_code_is_an_accessible_svg_that_encodes_the_link():

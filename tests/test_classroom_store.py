@@ -514,3 +514,152 @@ def test_the_sqlite_file_is_in_wal_mode_and_its_connections_wait_for_the_lock(tm
     import sqlite3
     with sqlite3.connect(tmp_path / "classes.sqlite3") as other:        # WAL is in the file
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# --- canonical answers, pulses, timers, revotes ------------------------------------------------
+
+def test_minus_zero_and_tiny_numbers_count_as_the_same_rounded_answer(store):
+    code, secret = store.create_room([Question("number", low=-1, high=1, decimals=2)])
+    typed = [0, 0.0, -0.0, 0.000001, -0.001, 0.004]      # all 0.00 at two decimals
+    for value in typed:
+        assert store.answer(code, 1, new_student_id(), value) == 0.0
+    store.answer(code, 1, new_student_id(), 0.5)
+    view = store.room_view(code)
+    assert view.counts == {0.0: len(typed), 0.5: 1} and view.n_answered == len(typed) + 1
+    (tally,) = store.results(code, secret)
+    assert tally.counts == view.counts                     # the CSV counts the same
+    store.reveal(code, secret, 1)
+    assert sum(store.room_view(code).counts.values()) == len(typed) + 1
+
+
+def test_the_pulse_moves_with_every_host_action_and_every_changed_answer(store, room):
+    code, secret = room
+    sid = new_student_id()
+    assert store.pulse(["ZZZZZZ", code.lower()]) == {code: (0, 0, None)}   # a gone room: absent
+    seen = [store.pulse([code])[code]]
+
+    def moved(what):
+        now = store.pulse([code])[code]
+        assert now != seen[-1], what
+        seen.append(now)
+    store.touch(code, [sid])
+    moved("a student joining (the host's count of students)")
+    store.touch(code, [sid])
+    assert store.pulse([code])[code] == seen[-1]          # present again: no change
+    store.answer(code, 1, sid, 1)
+    moved("a first answer")
+    store.answer(code, 1, sid, 1)
+    assert store.pulse([code])[code] == seen[-1]          # the same answer again: no change
+    store.answer(code, 1, sid, 2)
+    moved("a changed answer")
+    for action in (lambda: store.reveal(code, secret, 1), lambda: store.ask_again(code, secret, 1),
+                   lambda: store.start_timer(code, secret, 1, 30),
+                   lambda: store.set_step(code, secret, 2)):
+        action()
+        moved(action)
+    versions = [p.version for p in seen]
+    assert versions == sorted(versions)
+
+
+def test_a_timer_closes_the_round_at_zero_for_every_reader(backend, store, room):
+    code, secret = room
+    a, b = new_student_id(), new_student_id()
+    timer = store.start_timer(code, secret, 1, 5)
+    other = backend.open()                                 # another process's view
+    view = other.room_view(code)
+    assert view.phase == "asking" and view.timer == timer and timer.seconds == 5
+    assert abs(store.pulse([code])[code].ends_at - timer.ends_at) < 1e-3
+    store.answer(code, 1, a, 0)
+    wait_for(lambda: other.room_view(code).phase == "closed", timeout=10, what="time to run out")
+    with pytest.raises(AnswerRefused, match="time is up for step 1"):
+        store.answer(code, 1, b, 1)
+    with pytest.raises(AnswerRefused, match="time is up"):
+        store.answer(code, 1, a, 2)                        # nor can an answer change
+    assert other.room_view(code, a, present=False).mine == 0
+    store.reveal(code, secret, 1)
+    assert other.room_view(code).phase == "revealed"
+    store.ask_again(code, secret, 1)                       # a new round: no timer
+    view = other.room_view(code)
+    assert (view.phase, view.timer, view.round) == ("asking", None, 2)
+    store.answer(code, 1, b, 1)
+    (first, second, *_) = store.results(code, secret)
+    assert first.timer == timer and second.timer is None
+    other.close()
+
+
+def test_a_timer_may_reveal_at_zero(store, room):
+    code, secret = room
+    store.start_timer(code, secret, 1, 5, reveal=True)
+    wait_for(lambda: store.room_view(code).phase == "revealed", timeout=10, what="the reveal")
+    with pytest.raises(AnswerRefused, match="revealed"):
+        store.answer(code, 1, new_student_id(), 0)
+
+
+@pytest.mark.parametrize("seconds", [0, 4.9, 3601, float("nan"), True, "30"])
+def test_a_timer_out_of_range_is_refused(store, room, seconds):
+    code, secret = room
+    with pytest.raises((ValueError, TypeError), match="timer runs 5 to 3600 seconds"):
+        store.start_timer(code, secret, 1, seconds)
+    with pytest.raises(HostRefused):
+        store.start_timer(code, "wrong", 1, 30)
+
+
+def test_changes_count_who_moved_between_rounds_without_ids(store, room):
+    code, secret = room
+    ids = students(6)
+    first = [0, 0, 1, 1, 2, None]             # the sixth student answers only in round 2
+    then = [1, 1, 1, 2, None, 1]
+    for sid, value in zip(ids, first):
+        if value is not None:
+            store.answer(code, 1, sid, value)
+    store.reveal(code, secret, 1)
+    store.ask_again(code, secret, 1)
+    for sid, value in zip(ids, then):
+        if value is not None:
+            store.answer(code, 1, sid, value)
+    moved = store.changes(code, secret, 1, 1, 2)
+    assert moved == {(0, 1): 2, (1, 1): 1, (1, 2): 1, (2, None): 1, (None, 1): 1}
+    assert all(isinstance(k, tuple) for k in moved)       # pairs of answers, no student ids
+    with pytest.raises(ValueError, match="step 1 has no round 3"):
+        store.changes(code, secret, 1, 1, 3)
+    with pytest.raises(HostRefused):
+        store.changes(code, "wrong", 1, 1, 2)
+
+
+def test_touch_marks_many_students_present_in_one_write(backend):
+    store = backend.open(Limits(max_students=3, present_seconds=3600))
+    code, _ = store.create_room(QUESTIONS)
+    ids = students(4)
+    store.touch(code, ids[:2])
+    assert store.room_view(code).n_present == 2
+    view = store.room_view(code, ids[0], present=False)
+    assert view.n_present == 2
+    with pytest.raises(LimitReached, match="already has 3 students"):
+        store.touch(code, ids)                             # one of the two new ones fits
+    assert store.room_view(code).n_present == 3
+    with pytest.raises(RoomNotFound):
+        store.touch("ZZZZZZ", ids[:1])
+    store.close()
+
+
+def test_an_older_sqlite_file_is_made_anew_not_misread(tmp_path):
+    import sqlite3
+    path = tmp_path / "classes.sqlite3"
+    with sqlite3.connect(path) as c:                       # the tables of an older xattn
+        c.execute("CREATE TABLE rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL, expires "
+                  "REAL NOT NULL, step INTEGER NOT NULL, n_steps INTEGER NOT NULL, "
+                  "n_answers INTEGER NOT NULL)")
+    store = SQLiteStore(path)
+    code, secret = store.create_room(QUESTIONS)
+    store.start_timer(code, secret, 1, 30)
+    assert store.room_view(code).timer.seconds == 30
+    store.close()
+
+
+@pytest.mark.parametrize("url", ["localhost:6379", "redis://host:notaport/0",
+                                 "redis://:s3cret@host:99999999/0"])
+def test_a_redis_url_that_cannot_work_is_a_store_error_without_its_password(url, monkeypatch):
+    monkeypatch.setenv("XATTN_REDIS_URL", url)
+    with pytest.raises(StoreUnavailable, match="XATTN_REDIS_URL") as err:
+        open_store().room_view("ABCDEF")
+    assert "s3cret" not in str(err.value)

@@ -9,6 +9,7 @@ import pytest
 from apptest_helpers import chart, decode, run_app
 
 from xattn.decoding import decoded, piece_of
+from xattn.figures._style import axis_labels
 from xattn.marian import load_marian
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
@@ -45,15 +46,46 @@ def test_a_forced_token_outside_the_vocabulary_is_refused_by_name(model):
     assert piece_of(model, "▁chien") == piece_of(model, "chien")
 
 
-def test_the_view_follows_the_link_and_keeps_a_forced_token():
-    at = run_app({"weights": "model", "view": "Decode", "dstep": "2", "force": "2: mange"})
+def test_the_view_follows_the_link_and_keeps_a_forced_token(model):
+    at = run_app({"weights": "model", "view": "Decode", "dstep": "2", "force": "2: mange",
+                  "words": "false"})
     assert not at.exception, at.exception
     so_far = next(m.value for m in at.markdown if m.value.startswith("**So far**"))
     assert so_far.startswith("**So far** (3 of") and "**`▁mange` (forced)**" in so_far
     top = chart(at, "decode_top")["data"][0]
     assert sum(text.startswith("forced") for text in top["text"]) == 1   # the one taken
     rows = decode(chart(at, "decode_rows")["data"][0]["z"])
-    assert rows.shape[0] == 3 * 4 and np.allclose(rows.sum(-1), 1, atol=1e-5)  # layers x heads
+    assert rows.shape[0] == model.n_layers * model.n_heads               # layers x heads
+    assert np.allclose(rows.sum(-1), 1, atol=1e-5)
+
+
+def test_whole_words_decode_shows_words_not_pieces(model):
+    """*Whole words* (the default) in Decode: the rows' columns are the source's words (a
+    word's pieces added up, as the heatmaps show them), the target so far in words; the
+    scores stay per piece (the softmax runs over pieces) and say so."""
+    src = "the fast dog sees the cat"                   # fast and sees: several pieces each
+    pieces = model.tokenizer.pieces(src)
+    assert len(pieces) > len(src.split())
+    d = decoded(model, model.tokenizer.encode(src), words=True)
+    assert d.src_tokens == ("the", "fast", "dog", "sees", "the", "cat", "</s>")
+    free = decoded(model, model.tokenizer.encode(src))
+    groups = np.cumsum([p.startswith("▁") or p == "</s>" for p in free.src_tokens]) - 1
+    merged = np.stack([free.rows[..., groups == g].sum(-1) for g in range(groups[-1] + 1)], -1)
+    np.testing.assert_allclose(d.rows, merged, atol=1e-6)
+    at = run_app({"weights": "model", "view": "Decode", "src": src, "dstep": "2",
+                  "force": "2: rapide"})
+    assert not at.exception, at.exception
+    words, pieces = axis_labels(d.src_tokens)[1], axis_labels(free.src_tokens)[1]
+    assert chart(at, "decode_rows")["layout"]["xaxis"]["ticktext"] == words
+    assert chart(at, "decode_so_far")["layout"]["xaxis"]["ticktext"] == words
+    rows = decode(chart(at, "decode_rows")["data"][0]["z"])
+    assert rows.shape == (model.n_layers * model.n_heads, len(d.src_tokens))
+    text = so_far(at)
+    assert "in words" in text and "▁" not in text and "(forced)" in text
+    assert chart(at, "decode_scores")["layout"]["xaxis"]["ticktext"] == pieces  # per piece
+    assert any("a word's weight there is the sum of its pieces'" in c.value for c in at.caption)
+    off = run_app({"weights": "model", "view": "Decode", "src": src, "words": "false"})
+    assert chart(off, "decode_rows")["layout"]["xaxis"]["ticktext"] == pieces
 
 
 def test_reading_shows_the_step_after_the_word():
@@ -94,7 +126,7 @@ def link(at) -> dict:
     "typed, then clicked at once",
 ])
 def test_force_it_changes_the_continuation_and_its_link_reproduces_the_decode(how):
-    at = run_app({"weights": "model", "view": "Decode", "dstep": "2"})
+    at = run_app({"weights": "model", "view": "Decode", "dstep": "2", "words": "false"})
     free = continuation(at)
     assert free[2] == "2: ▁rouge" and "(forced)" not in so_far(at)
     if how == "candidate":
@@ -136,7 +168,7 @@ def play_tick(at, fragment_id: str) -> None:
 
 
 def test_play_advances_one_step_per_tick_and_stops_at_the_last():
-    at = run_app({"weights": "model", "view": "Decode", "dstep": "0"})
+    at = run_app({"weights": "model", "view": "Decode", "dstep": "0", "words": "false"})
     n = len(continuation(at))
     assert n > 3
     storage = at._fragment_storage        # the session's fragments, kept across AppTest runs

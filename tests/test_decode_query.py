@@ -45,7 +45,7 @@ def d_tgt(model, d):
 @pytest.mark.parametrize("reads", ["false", "true"])
 def test_the_view_shows_the_query_whose_scores_make_the_row_shown(reads):
     at = run_app({"view": "Decode", "weights": "model", "dstep": "2", "reads": reads,
-                  "layer": "1"})
+                  "layer": "1", "words": "false"})       # pieces: the scores' own columns
     assert not at.exception, at.exception
     step = 3 if reads == "true" else 2              # the row read at the step after, or this one
     rows = decode(chart(at, "decode_rows")["data"][0]["z"])           # (L*H, S)

@@ -5,15 +5,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from xattn.lesson import STEPS, verdict
+from xattn.lesson import STEPS, parts_verdict, verdict
 from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
 from xattn.ui.link import REGISTRY
 from xattn.ui.page import VIEWS
 
 
-def test_the_lesson_has_six_to_twelve_steps_with_a_question_each():
-    assert 6 <= len(STEPS) <= 12
+def test_the_lesson_has_six_to_sixteen_steps_with_a_question_each():
+    assert 6 <= len(STEPS) <= 16                 # a room holds 16 steps
     for step in STEPS:
         assert step.title and step.text and step.look and step.question.endswith("?")
         assert set(step.state) <= set(REGISTRY), set(step.state) - set(REGISTRY)
@@ -112,7 +112,9 @@ def test_which_layer_aligns_is_read_from_the_held_out_scores():
     scores = score_heads(a.heldout(False))
     assert told.truth == f"layer {scores.best_layer + 1}"
     assert f"AER layer 1: {scores.layer_aer[0]:.3f}" in told.answer
-    assert "three decoder layers" in STEPS[9].render(told)[0]
+    words = ["zero", "one", "two", "three", "four"]
+    assert f"{words[a.n_layers]} decoder layers of {words[a.n_heads]} heads each" in \
+        STEPS[9].render(told)[0]
 
 
 def test_which_head_learns_first_is_read_from_the_time_lapse(trained):
@@ -135,7 +137,15 @@ def test_every_step_asks_a_prediction_whose_truth_is_an_accepted_answer(k, train
                       "wait-k": dict(mask_mode="wait-k", wait_k=2)}.get(
              step.state.get("mask"), {}), n_heads=step.state.get("heads", 4),
                    d_model=step.state.get("d_model", 32)))
-    told = step.tell(a, 0)
+    told = step.tell(a, a.n_layers - 1 if "layer" in step.state else 0)
+    if told.parts:                                  # several predictions at once
+        assert told.question is None and told.prompt
+        for part in told.parts:
+            q = part.question
+            assert q.decode(q.encode(part.truth)) == part.truth
+        assert parts_verdict(told, {p.name: p.truth for p in told.parts}).startswith(
+            f"**{len(told.parts)} of {len(told.parts)} right**")
+        return
     q = told.question
     assert q is not None and told.prompt
     assert q.decode(q.encode(told.truth)) == told.truth            # the store accepts it
@@ -178,3 +188,61 @@ def test_three_decimals_that_do_not_add_up_to_one_are_explained():
             break
     else:
         pytest.fail("no seed of 40 gave a row whose rounded weights miss 1")
+
+
+def test_a_tie_makes_each_tied_answer_right():
+    from xattn.classroom import Question
+    from xattn.lesson import Told
+
+    told = Told({}, "", question=Question("choice", ("layer 1", "layer 2", "layer 3")),
+                truth="layer 1", also=("layer 3",))
+    assert verdict(told, "layer 3").startswith("**Right**")
+    assert verdict(told, "layer 1").startswith("**Right**")
+    assert "a tie: `layer 1`, `layer 3`" in verdict(told, "layer 2")
+
+
+def test_each_head_s_job_is_read_from_its_measures():
+    """Step 12: one part per head of the layer on screen, its truth the job of
+    ``xattn.jobs`` (re-derived in tests/test_jobs.py), the table and a verdict per head."""
+    from xattn.jobs import head_jobs
+
+    a = shipped_attention()
+    layer = a.n_layers - 1
+    told = STEPS[11].tell(a, layer)
+    jobs = head_jobs(a, layer)
+    assert [(p.name, p.truth, p.also) for p in told.parts] == [
+        (j.name, j.job, j.close) for j in jobs]
+    for j in jobs:
+        assert f"| {j.name} | {j.sink:.2f} | {j.aligned:.2f} | {j.monotonicity:.2f} | " \
+               f"{j.spread:.2f} | **{j.job}**" in told.answer
+    text, look, question = STEPS[11].render(told)
+    assert f"of layer {layer + 1}?" in question and "the four heads" in question
+    wrong = next(job for job in ("sink", "spread out") if job != told.parts[0].truth
+                 and job not in told.parts[0].also)
+    said = {told.parts[0].name: wrong, told.parts[1].name: told.parts[1].truth}
+    assert parts_verdict(told, said) == (
+        f"**1 of 2 right** (2 not guessed): {told.parts[0].name}: you said `{wrong}`, the "
+        f"measures say `{told.parts[0].truth}`.")
+
+
+def test_is_attention_the_explanation_is_read_from_a_masked_pass():
+    """Step 13: the truth is the source word whose masking (a separate pass in
+    tests/test_effects.py) costs `chat` most; the answer says where attention disagrees."""
+    from xattn.effects import effects
+    from xattn.marian import load_marian
+
+    a = shipped_attention()
+    told = STEPS[12].tell(a, 0)
+    model = load_marian()
+    e = effects(model, model.tokenizer.encode("the red cat sees the dog"),
+                model.tokenizer.encode(a.meta.tgt_text, side="target"), 1)
+    assert told.truth == int(np.argmax(e.drop)) and told.tokens[told.truth] == "cat"
+    assert "**They disagree**" in told.answer and "`</s>`" in told.answer
+    assert f"falls from {e.p:.3f} to {e.masked[told.truth]:.3f}" in told.answer
+    assert len(told.charts) == 2
+    figure = told.charts[0](1.0)
+    np.testing.assert_allclose(figure.data[1].y, e.drop)
+    np.testing.assert_allclose(figure.data[0].y, e.attention[-1].mean(axis=0))
+    assert "needs other weights" not in told.answer
+    from xattn.lesson import missing
+    assert "Weights: model" in missing(STEPS[12], attention())         # random: says what

@@ -73,22 +73,23 @@ def test_layer_trace_is_the_layer_s_own_module(model, pieces):
 
 
 def test_layer_ablation_goes_through_the_real_layer(model, pieces):
+    k = model.n_layers - 2                         # a layer with another above it
     run = teacher_forced(model, pieces)
-    res = layer_ablation(model, pieces, 1, heads_off=[0, 2])
-    attn = model.decoder_layers[1].encoder_attn
-    ref = ablation(attn, run.cross_inputs[1], run.encoder_output, None, [0, 2])
+    res = layer_ablation(model, pieces, k, heads_off=[0, 2])
+    attn = model.decoder_layers[k].encoder_attn
+    ref = ablation(attn, run.cross_inputs[k], run.encoder_output, None, [0, 2])
     np.testing.assert_allclose(res.per_head, ref.per_head)
     assert res.chosen == pytest.approx(ref.chosen) and res.heads_off == (0, 2)
     assert res.per_head.shape == (model.n_heads,) and (res.per_head > 0).all()
     gates = np.ones((model.n_layers, model.n_heads), np.float32)
-    gates[1, [0, 2]] = 0
+    gates[k, [0, 2]] = 0
     off = teacher_forced(model, pieces, head_mask=gates)
-    np.testing.assert_array_equal(off.cross_attention[:2], run.cross_attention[:2])
-    assert not np.allclose(off.cross_attention[2:], run.cross_attention[2:])
-    y, _ = attn(run.cross_inputs[1], run.encoder_output, head_mask=gates[1])
-    np.testing.assert_allclose(layer_trace(model, (pieces.src_ids, pieces.tgt_ids), 1).output,
-                               attn(run.cross_inputs[1], run.encoder_output)[0], atol=1e-5)
-    assert np.linalg.norm(y - attn(run.cross_inputs[1], run.encoder_output)[0]) > 0
+    np.testing.assert_array_equal(off.cross_attention[:k + 1], run.cross_attention[:k + 1])
+    assert not np.allclose(off.cross_attention[k + 1:], run.cross_attention[k + 1:])
+    y, _ = attn(run.cross_inputs[k], run.encoder_output, head_mask=gates[k])
+    np.testing.assert_allclose(layer_trace(model, (pieces.src_ids, pieces.tgt_ids), k).output,
+                               attn(run.cross_inputs[k], run.encoder_output)[0], atol=1e-5)
+    assert np.linalg.norm(y - attn(run.cross_inputs[k], run.encoder_output)[0]) > 0
 
 
 def test_forcing_a_token_changes_nothing_before_it(model):
@@ -116,7 +117,8 @@ def test_steps_report_top_k_probabilities(model):
     for s in steps:
         assert s.top_ids.shape == s.top_probs.shape == (3,)
         assert (np.diff(s.top_probs) <= 0).all() and s.top_probs.sum() <= 1 + 1e-9
-        assert s.cross_attention.shape == (model.n_layers, model.n_heads, len(src)) == (3, 4, 7)
+        assert s.cross_attention.shape == (model.n_layers, model.n_heads, len(src))
+        assert len(src) == 7
         assert model.config.pad_token_id not in s.top_ids
     assert steps[-1].token_id == model.config.eos_token_id
 
@@ -136,8 +138,8 @@ def test_max_new_tokens_stops_an_unfinished_output(model):
     (lambda m: m.forward([5, 0], [10**6]), ValueError, r"each of tgt_ids must be an int >= 0 and <= 222"),
     (lambda m: m.forward([], [0]), ValueError, r"src_ids must hold 1 to 128 tokens .*received 0"),
     (lambda m: m.forward("the cat", [0]), TypeError, r"src_ids must be token ids; received a string"),
-    (lambda m: m.forward([5, 0], [0], head_mask=np.ones(4)), ValueError, r"head_mask must have shape \(3, 4\)"),
-    (lambda m: m.layer_trace(m.forward([5, 0], [0]), 3), ValueError, r"layer must be an int >= 0 and <= 2; received 3"),
+    (lambda m: m.forward([5, 0], [0], head_mask=np.ones(4)), ValueError, r"head_mask must have shape \(2, 4\)"),
+    (lambda m: m.layer_trace(m.forward([5, 0], [0]), 3), ValueError, r"layer must be an int >= 0 and <= 1; received 3"),
     (lambda m: cross_attention(m, "  "), ValueError, r"src must not be empty"),
     (lambda m: cross_attention(m, "the cat " * 100), ValueError, r"The source has 201 pieces; toy-en-fr reads at most 128"),
     (lambda m: cross_attention("model", "x"), TypeError, r"model must be a loaded translation model"),

@@ -29,7 +29,7 @@ class Copier:
 
     name, n_layers, n_heads, d_model, max_tokens = "copier", 2, 3, 8, 12
     specials = ("</s>",)
-    trace_layer = switch_heads_off = query_inputs = decode_steps = None
+    trace_layer = switch_heads_off = query_inputs = decode_steps = effects = None
     rescalable = False
 
     def __init__(self):
@@ -91,12 +91,13 @@ def test_both_back_ends_are_translators_with_their_capabilities(tiny_dir):
     numpy = load_marian()
     assert isinstance(numpy, Translator) and numpy.rescalable
     assert all(getattr(numpy, c) is not None for c in ("trace_layer", "switch_heads_off",
-                                                        "query_inputs", "decode_steps"))
+                                                        "query_inputs", "decode_steps",
+                                                        "effects"))
     assert backend_for(tiny_dir).name == "numpy"     # a Marian folder runs in NumPy ...
     torch = load_model(tiny_dir, allowed=[tiny_dir])    # ... or through transformers
     assert isinstance(torch, Translator) and not torch.rescalable
     assert torch.trace_layer is not None and torch.switch_heads_off is not None
-    assert torch.query_inputs is None and torch.decode_steps is None
+    assert torch.query_inputs is None and torch.decode_steps is None and torch.effects is None
 
 
 def test_one_refusal_for_a_name_off_the_list(monkeypatch):

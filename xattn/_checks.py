@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["MAX_SEED", "as_finite", "check_attention_inputs", "check_bool", "check_int",
+__all__ = ["MAX_SEED", "as_finite", "counted", "check_attention_inputs", "check_bool", "check_int",
            "check_seed", "check_heads", "check_tokens", "check_weights", "check_mask",
            "check_projection", "check_source", "quote", "shape_text"]
 
@@ -24,6 +24,17 @@ def quote(value, limit: int = _QUOTE) -> str:
     """``repr(value)`` cut to ``limit`` characters, for error messages."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, singular for exactly one: "1 head", "4 heads".
+
+    Examples
+    --------
+    >>> counted(1, "head"), counted(0, "head"), counted(2, "entry", "entries")
+    ('1 head', '0 heads', '2 entries')
+    """
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def shape_text(a: np.ndarray) -> str:

@@ -9,7 +9,7 @@ view may do with them, in groups that one helper of ``xattn.sources`` fills each
 - `Recipe`: the same recipe with another seed or head count, without the mask (random);
 - `Toy`: the toy task's module before training, its gold scores, its training run (trained);
 - `Translation`: a translation model's rows are decoder steps: decoding step by step, the
-  weight hidden on sink tokens (a model).
+  weight hidden on sink tokens, what masking a source word or a head does (a model).
 
 A missing group is None and the view says in one line why it does not apply; a view never
 asks which source made the record. The cache key of everything derived from a record is made
@@ -151,13 +151,18 @@ class Translation:
     decoder : callable (forced) -> xattn.decoding.Decoded, or None
         The model translating the source itself, step by step; ``forced``: pairs (step, text)
         of tokens to take instead of the most likely ones.
+        Its rows' columns are words or pieces as the weights' are.
     hidden : ndarray of shape (n_layers, n_heads, n_tgt), or None
         Weight each row put on hidden "sink" tokens (``xattn.subwords.hide_sinks``), which the
         weights no longer hold.
+    effects : callable (row) -> xattn.effects.Effects, or None
+        For target token ``row``: its probability with each source token masked from the
+        cross-attention, and with each head switched off (a model run here in NumPy).
     """
 
     decoder: Callable[[tuple], object] | None = None
     hidden: np.ndarray | None = None
+    effects: Callable[[int], object] | None = None
 
 
 @dataclass(frozen=True, eq=False)

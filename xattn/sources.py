@@ -18,7 +18,7 @@ from dataclasses import asdict, replace
 
 import numpy as np
 
-from xattn._checks import check_tokens
+from xattn._checks import check_tokens, counted
 from xattn.ablation import AblationResult, ablation
 from xattn.alignment import gold_scores
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
@@ -76,7 +76,8 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
         run.weights[None], tuple(run.src_tokens), tuple(run.tgt_tokens), run.mask, "random",
         f"Random weights (seed {s.seed}): the patterns come from the seed, not from language.",
         Meta(name=f"{s.n_heads}heads-d{s.d_model}-seed{s.seed}",
-             about=f"Random weights: d_model {s.d_model}, {s.n_heads} heads, seed {s.seed}, "
+             about=f"Random weights: d_model {s.d_model}, {counted(s.n_heads, 'head')}, "
+                   f"seed {s.seed}, "
                    f"tokenizer {s.tokenizer}, embedder {s.embedder}, positions "
                    f"{'on' if s.positional else 'off'}, mask {s.mask_mode}.",
              caveat="With random weights these numbers describe the seed, not language.",
@@ -98,8 +99,7 @@ def _recipe(run, rerun: Callable) -> Recipe:
 
     def unmasked() -> Attention:
         return random_attention(rerun(replace(s, mask_mode="none")), rerun)
-    return Recipe(s.seed, variant, unmasked if s.mask_mode != "none" else None,
-                  lambda: _saturation(run))
+    return Recipe(s.seed, variant, unmasked, lambda: _saturation(run))
 
 
 def _saturation(run) -> dict:
@@ -142,8 +142,9 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
     return Attention(
         weights[None], tuple(pair.source), tuple(pair.target), mask, "trained", label,
         Meta(name=f"{what}-{config.n_heads}heads-{config.steps}steps-seed{config.seed}",
-             about=f"{what.capitalize()} on the toy English-French task: {config.n_heads} "
-                   f"heads, {config.steps} steps, seed {config.seed}. Gold cells are outlined.",
+             about=f"{what.capitalize()} on the toy English-French task: "
+                   f"{counted(config.n_heads, 'head')}, {config.steps} steps, seed "
+                   f"{config.seed}. Gold cells are outlined.",
              model=f"xattn toy EN-FR model, {what}", extras={"gold": pair.alignment_matrix()},
              details=shapes(len(pair.source), len(pair.target), model.d_model, model.n_heads)),
         gold=pair.alignment_matrix(),
@@ -191,7 +192,7 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
         label += " The target is the model's own translation."
     n_layers, n_heads = weights.shape[:2]
     d_model = loaded.d_model if loaded is not None else None
-    details = (f"{n_layers} decoder layers × {n_heads} heads"
+    details = (f"{counted(n_layers, 'decoder layer')} × {counted(n_heads, 'head')}"
                + (f", d_model {d_model} (d_head {d_model // n_heads})" if d_model else "")
                + f" · weights ({n_layers}, {n_heads}, {len(tgt)}, {len(src)}) = layers × heads "
                  f"× target × source · {'words' if result.words else 'subword pieces'}")
@@ -205,10 +206,25 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
         why_no_projections="" if layers is not None else (
             "this model is not loaded here." if loaded is None else
             "its back end does not open the model's layers."),
-        translation=Translation(
-            None if loaded is None or loaded.decode_steps is None else
-            lambda forced=(): loaded.decode_steps(result.src_ids, forced), hidden),
+        translation=_translation(loaded, result, hidden, hide_sinks),
         heldout=None if loaded is None else _model_heldout(loaded))
+
+
+def _translation(loaded, result, hidden, hide_sinks: bool) -> Translation:
+    """`Translation` from the model's capabilities: decoding step by step (its rows over
+    words or pieces as the weights' are), and what each source word and head does to a target
+    word (not when sinks are hidden: its columns would not be the record's)."""
+    if loaded is None:
+        return Translation(hidden=hidden)
+    ids, words = (result.src_ids, result.tgt_ids), result.words
+    decoder = effects = None
+    if loaded.decode_steps is not None:
+        def decoder(forced=()):
+            return loaded.decode_steps(ids[0], forced, words=words)
+    if loaded.effects is not None and not hide_sinks:
+        def effects(row: int):
+            return loaded.effects(*ids, row, words=words)
+    return Translation(decoder, hidden, effects)
 
 
 def _model_layers(loaded, result) -> Layers | None:

@@ -4,8 +4,8 @@ Two back ends run a model: NumPy (``xattn.marian``, read straight from a folder,
 transformers (``xattn.models``, torch). Each loaded model is a `Translator`: its names and
 sizes, how it cuts text into pieces and back, its greedy translation and the cross-attention
 of a sentence pair. What only some back ends can do (open one layer, switch heads off, decode
-step by step) is an attribute that is None where a back end cannot: callers ask for a
-capability, never for a type. ``xattn.backends`` chooses the back end for a name.
+step by step, mask source words) is an attribute that is None where a back end cannot:
+callers ask for a capability, never for a type. ``xattn.backends`` chooses the back end for a name.
 
 `cross_attention` is the pipeline every page and script uses: text in, `ModelAttention` out
 (piece- or word-level, with the ids that reproduce it). The deployer's allow-list
@@ -62,8 +62,12 @@ class Translator(Protocol):
         Head importance in one layer (Michel et al. 2019).
     query_inputs : callable (src_ids, tgt_ids, layer) -> (x, W_Q, b_Q), or None
         What one layer's cross-attention read and its query projection (float32).
-    decode_steps : callable (src_ids, forced) -> xattn.decoding.Decoded, or None
-        Greedy decoding step by step; ``forced``: pairs (step, text) to take instead.
+    decode_steps : callable (src_ids, forced, words=False) -> xattn.decoding.Decoded, or None
+        Greedy decoding step by step; ``forced``: pairs (step, text) to take instead;
+        ``words``: its rows' columns are the source's words.
+    effects : callable (src_ids, tgt_ids, row, words=True) -> xattn.effects.Effects, or None
+        What masking each source word, and switching each head off, does to target word
+        ``row``'s probability.
     """
 
     name: str
@@ -77,6 +81,7 @@ class Translator(Protocol):
     switch_heads_off: Callable[..., AblationResult] | None
     query_inputs: Callable[..., tuple] | None
     decode_steps: Callable[..., object] | None
+    effects: Callable[..., object] | None
 
     def tokenize(self, text: str, side: str = "source") -> list[int]:
         """The ids the model reads for ``text`` (``side``: "source" or "target"), specials

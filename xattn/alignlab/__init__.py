@@ -2,7 +2,8 @@
 
 Gold alignments come from the toy corpus (``gold_from_pair``) or a file (``read_gold``:
 Pharaoh or NAACL, indexing and side order given explicitly, ``indexing_warnings`` for the
-one-based trap). A head's weights become links (``links``: argmax per target word, per source
+one-based trap; special tokens such as ``</s>`` are not words: ``unscored_specials``,
+``leave_out``). A head's weights become links (``links``: argmax per target word, per source
 word, their intersection, or a threshold), scored by the alignment error rate with precision
 and recall (``link_counts``, ``rates``, ``aer``). ``score_heads`` does it for every layer and
 head of a model over many sentence pairs. ``PUBLISHED_AER`` and ``PUBLISHED_FINDINGS`` hold
@@ -46,11 +47,14 @@ from xattn.alignlab.references import (
     PublishedFinding,
 )
 from xattn.alignlab.score import LabScores, score_heads, toy_examples
+from xattn.alignlab.specials import leave_out, special_positions, unscored_specials
 
 __all__ = [
     # gold alignments
     "FORMATS", "ORDERS", "MAX_GOLD_BYTES", "MAX_GOLD_PAIRS", "MAX_POSITION", "GoldFile",
     "GoldFileError", "GoldLinks", "gold_from_pair", "indexing_warnings", "read_gold",
+    # special tokens: scored only where the gold links them
+    "special_positions", "unscored_specials", "leave_out",
     # links and the error rate
     "COUNTS", "METHODS", "METHOD_DESCRIPTIONS", "aer", "link_counts", "links", "rates",
     # a model's layers and heads

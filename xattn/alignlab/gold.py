@@ -7,6 +7,8 @@ order Pharaoh files use; ``GoldLinks.matrices`` turns them into boolean matrices
 gold file does not know them). Files are read by ``xattn.alignlab.goldfile``; a reading is
 checked by ``indexing_warnings`` (one-based gold read as zero-based is the classic mistake,
 awesome-align#20).
+Special tokens are not words: ``indexing_warnings`` judges a sentence's first and last
+*word* (``xattn.alignlab.specials``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xattn._checks import check_int, quote
+from xattn.alignlab.specials import special_positions
 from xattn.corpus import SentencePair
 
 __all__ = ["GoldLinks", "GoldFile", "gold_from_pair", "indexing_warnings"]
@@ -80,7 +83,7 @@ class GoldLinks:
             shown = ", ".join(f"{s}-{t}" for s, t in outside[:5])
             raise ValueError(f"gold links must lie inside {n_src} source x {n_tgt} target words "
                              f"(zero-based src-tgt); received {len(outside)} outside: {shown}. "
-                             "Was a one-based file read with first_index=0?")
+                             "Was a one-based file read as counting from 0?")
         sure, possible = (np.zeros((n_tgt, n_src), dtype=bool) for _ in range(2))
         for links, m in ((self.sure, sure), (self.possible, possible)):
             if links:
@@ -151,31 +154,56 @@ def _outside(gold: GoldFile, shapes: list) -> str | None:
         return None
     k, s, t = min(bad)
     n_tgt, n_src = shapes[k]
-    fix = ("Is the file one-based? Read it with first_index=1." if gold.first_index == 0 else
-           "Do the sentences match the file's, in the same order and with the same sides?")
+    fix = ("Is the file one-based? Read its positions as counting from 1." if gold.first_index
+           == 0 else "Do the sentences match the file's, in the same order and with the same "
+                     "sides?")
     verb = "link points past the end of its" if len(bad) == 1 else \
         "links point past the end of their"
     return (f"{len(bad)} gold {verb} sentence (the first: pair {k + 1}, source word {s + 1} of "
             f"{n_src}, target word {t + 1} of {n_tgt}). {fix}")
 
 
-def indexing_warnings(gold: GoldFile, shapes: Sequence[tuple[int, int]] | None = None
-                      ) -> list[str]:
+def _links(n: int) -> str:
+    return f"{n} link{'' if n == 1 else 's'}"
+
+
+def _ends(tokens, shapes: list | None, n: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Per pair, the first and last word of each side: ((src first, src last), (tgt first,
+    tgt last)); special tokens are not words. (-1, -1) for a side without one."""
+    out = []
+    for k in range(n):
+        if tokens is not None:
+            tgt, src = tokens[k]
+            sides = [np.flatnonzero(~special_positions(t)) for t in (src, tgt)]
+        elif shapes is not None:
+            n_tgt, n_src = shapes[k]
+            sides = [np.arange(n_src), np.arange(n_tgt)]
+        else:
+            sides = [np.arange(1), np.arange(1)]              # only position 0 is known
+        out.append(tuple((int(w[0]), int(w[-1])) if len(w) else (-1, -1) for w in sides))
+    return out
+
+
+def indexing_warnings(gold: GoldFile, shapes: Sequence[tuple[int, int]] | None = None, *,
+                      tokens: Sequence | None = None) -> list[str]:
     """Plain-English warnings when a file's reading looks wrong, the one-based trap first.
 
     Parameters
     ----------
     gold : GoldFile
     shapes : sequence of (n_tgt, n_src), optional
-        The word counts of each pair's sentences, to check links against their ends.
+        The token counts of each pair's sentences, to check links against their ends.
+    tokens : sequence of (tgt_tokens, src_tokens), optional
+        Each pair's tokens: the first and last *word* of a side are judged, not a special
+        token (``</s>``) before or after it; ``shapes`` defaults to their lengths.
 
     Returns
     -------
     list of str
         Empty when nothing looks wrong. Checked: links past a sentence's end (``shapes``); read
-        zero-based, a side whose position 0 no link uses (a zero-based file almost always
-        links a first word); read one-based, a side whose last word no link uses
-        (``shapes``); links to the NULL word left out.
+        zero-based, a side whose first word no link uses (a zero-based file almost always
+        links a first word); read one-based, a side whose last word no link uses (``shapes``
+        or ``tokens``); links to the NULL word left out.
 
     Examples
     --------
@@ -183,30 +211,57 @@ def indexing_warnings(gold: GoldFile, shapes: Sequence[tuple[int, int]] | None =
     >>> gold = read_gold("1-1 2-3 3-2\\n", format="pharaoh", first_index=0, order="src-tgt")
     >>> indexing_warnings(gold, [(3, 3)])[0][:60]
     '2 gold links point past the end of their sentence (the first'
+    >>> gold = read_gold("1-1 2-2\\n", format="pharaoh", first_index=1, order="src-tgt")
+    >>> indexing_warnings(gold, tokens=[(["x", "y", "</s>"], ["a", "b", "</s>"])])
+    []
     """
     if not isinstance(gold, GoldFile):
         raise TypeError(f"gold must be a GoldFile (see read_gold); received "
                         f"{type(gold).__name__}.")
+    if tokens is not None:
+        tokens = _check_tokens(tokens, len(gold.pairs))
+        shapes = [(len(t), len(s)) for t, s in tokens] if shapes is None else shapes
     shapes = None if shapes is None else _check_shapes(shapes, len(gold.pairs))
     warnings = [] if shapes is None else [w for w in [_outside(gold, shapes)] if w]
-    links = [link for pair in gold.pairs for link in pair.possible]
-    sides = (("source", 0), ("target", 1))
-    if gold.first_index == 0 and links:
-        unused = [name for name, side in sides if all(link[side] for link in links)]
+    n_links = sum(len(pair.possible) for pair in gold.pairs)
+    ends = _ends(tokens, shapes, len(gold.pairs))
+    sides = ("source", "target")
+    if gold.first_index == 0 and n_links:
+        unused = [name for side, name in enumerate(sides)
+                  if not any(link[side] == e[side][0] for p, e in zip(gold.pairs, ends,
+                                                                       strict=True)
+                             for link in p.possible)]
         if unused:
-            warnings.append(f"No link uses the first {' or '.join(unused)} word (position 0) "
-                            f"in {len(links)} links: a zero-based file almost always does. Is "
-                            "the file one-based? Read it with first_index=1.")
-    if gold.first_index == 1 and links and shapes is not None:
-        pairs = list(zip(gold.pairs, shapes, strict=True))
-        used = (any(s == n_src - 1 for p, (_, n_src) in pairs for s, _ in p.possible),
-                any(t == n_tgt - 1 for p, (n_tgt, _) in pairs for _, t in p.possible))
-        unused = [name for (name, _), u in zip(sides, used, strict=True) if not u]
+            warnings.append(f"No link uses the first {' or '.join(unused)} word in "
+                            f"{_links(n_links)}: a zero-based file almost always does. Is the "
+                            "file one-based? Read its positions as counting from 1.")
+    if gold.first_index == 1 and n_links and (shapes is not None or tokens is not None):
+        unused = [name for side, name in enumerate(sides)
+                  if not any(link[side] == e[side][1] for p, e in zip(gold.pairs, ends,
+                                                                       strict=True)
+                             for link in p.possible)]
         if unused:
             warnings.append(f"No link uses the last {' or '.join(unused)} word of any sentence "
-                            f"in {len(links)} links. Is the file zero-based? Read it with "
-                            "first_index=0.")
+                            f"in {_links(n_links)}. Is the file zero-based? Read its positions "
+                            "as counting from 0.")
     if gold.n_null:
-        warnings.append(f"{gold.n_null} links to the NULL word (position 0 of a one-based "
-                        "NAACL file) were left out: they link no word pair.")
+        warnings.append(f"{_links(gold.n_null)} to the NULL word (position 0 of a one-based "
+                        "NAACL file) {} left out: {} no word pair.".format(
+                            "was" if gold.n_null == 1 else "were",
+                            "it links" if gold.n_null == 1 else "they link"))
     return warnings
+
+
+def _check_tokens(tokens, n: int) -> list[tuple[list[str], list[str]]]:
+    tokens = list(tokens)
+    if len(tokens) != n:
+        raise ValueError(f"tokens must give one (tgt_tokens, src_tokens) per gold pair ({n}); "
+                         f"received {len(tokens)}.")
+    out = []
+    for k, pair in enumerate(tokens):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2) or any(
+                isinstance(side, str) for side in pair):
+            raise TypeError(f"tokens[{k}] must be a pair (tgt_tokens, src_tokens) of token "
+                            f"lists; received {quote(pair)}.")
+        out.append((list(pair[0]), list(pair[1])))
+    return out

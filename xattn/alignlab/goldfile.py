@@ -58,7 +58,8 @@ class GoldFileError(ValueError):
         self.problems = list(problems)
         shown = self.problems[:SHOWN_PROBLEMS]
         more = len(self.problems) - len(shown)
-        super().__init__("\n".join(shown + ([f"... and {more} more problems."] if more else [])))
+        super().__init__("\n".join(shown + ([f"... and {more} more problem"
+                                              f"{'' if more == 1 else 's'}."] if more else [])))
 
 
 def _as_lines(data) -> list[str]:
@@ -107,7 +108,7 @@ def _read_pharaoh(lines: list[str], first_index: int, swap: bool, problems: list
                 continue
             if a < 0 or b < 0:
                 problems.append(f"line {n}: {quote(token)} names position 0, but positions "
-                                "count from 1 (first_index=1). Is the file zero-based?")
+                                "are read as counting from 1. Is the file zero-based?")
                 continue
             (sure if m[2] == "-" else possible).add((b, a) if swap else (a, b))
         pairs.append(GoldLinks._checked(frozenset(sure), frozenset(possible)))
@@ -137,7 +138,7 @@ def _naacl_link(fields: list[str], n: int, first_index: int, problems: list):
     sentence = int(fields[0]) - first_index
     if not 0 <= sentence < MAX_GOLD_PAIRS:
         problems.append(f"{where}: sentence {fields[0]} does not exist: sentence numbers count "
-                        f"from {first_index} (first_index={first_index}) up to "
+                        f"from {first_index}, as positions are read, up to "
                         f"{MAX_GOLD_PAIRS - 1 + first_index:,}.")
         return None
     a = _position(fields[1], first_index, "position", where, problems)

@@ -49,7 +49,12 @@ class LabScores:
         The layer whose average has the lowest AER (the lower layer on a tie); -1 if no AER
         is defined.
     best_head : tuple of (int, int)
-        ``(layer, head)`` with the lowest AER; ``(-1, -1)`` if none is defined.
+        ``(layer, head)`` with the lowest AER (the first on a tie); ``(-1, -1)`` if none is
+        defined.
+    best_layers : tuple of int
+        Every layer whose average ties for the lowest AER (one on no tie; empty if none).
+    best_heads : tuple of (int, int)
+        Every head that ties for the lowest AER.
     """
 
     method: str
@@ -65,6 +70,8 @@ class LabScores:
     layer_recall: np.ndarray
     best_layer: int
     best_head: tuple[int, int]
+    best_layers: tuple[int, ...] = ()
+    best_heads: tuple[tuple[int, int], ...] = ()
 
     def __repr__(self) -> str:
         n_l, n_h = self.aer.shape
@@ -100,6 +107,16 @@ def _best(values: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(np.nanargmin(values), values.shape))
 
 
+def _ties(values: np.ndarray) -> tuple:
+    """Every index whose value equals the smallest (AERs are ratios of counts: a tie is equal
+    to rounding), in order; empty if all are NaN."""
+    if np.isnan(values).all():
+        return ()
+    low = np.nanmin(values)
+    found = np.argwhere(np.isclose(values, low, rtol=0, atol=1e-12))
+    return tuple(int(i[0]) if values.ndim == 1 else tuple(int(k) for k in i) for i in found)
+
+
 def score_heads(examples: Sequence, *, method: str = "target_argmax",
                 threshold: float | None = None) -> LabScores:
     """Score every head and every layer's head average against gold, over sentence pairs.
@@ -129,6 +146,8 @@ def score_heads(examples: Sequence, *, method: str = "target_argmax",
     >>> s = score_heads([(w, pair)])
     >>> s.aer.round(2).tolist(), s.best_layer
     ([[0.0, 0.0, 0.0], [0.5, 0.0, 0.0]], 0)
+    >>> s.best_layers, s.best_heads                  # ties are reported as ties
+    ((0, 1), ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2)))
     """
     threshold = _check_method(method, threshold)
     if isinstance(examples, (str, bytes)) or not isinstance(examples, Sequence):
@@ -163,7 +182,7 @@ def score_heads(examples: Sequence, *, method: str = "target_argmax",
     return LabScores(method, threshold, len(examples), counts[:, :n_heads], counts[:, n_heads],
                      head["aer"], head["precision"], head["recall"], layer["aer"],
                      layer["precision"], layer["recall"], _best(layer["aer"])[0],
-                     _best(head["aer"]))
+                     _best(head["aer"]), _ties(layer["aer"]), _ties(head["aer"]))
 
 
 def toy_examples(model, embedder, pairs: Sequence[SentencePair]) -> list[tuple]:

@@ -15,9 +15,10 @@ A host starts a class of two steps; a student answers; the host reads the count 
 >>> code, secret = store.create_room([Question("token", ("the", "cat", "the")),
 ...                                   Question("choice", ("up", "down"))])
 >>> me = new_student_id()                    # once per browser session
->>> store.room_view(code, me).phase          # a student's poll: joins the room
+>>> store.room_view(code, me).phase          # a student's page: joins the room
 'asking'
->>> store.answer(code, 1, me, 2)             # tapped the second "the"
+>>> store.answer(code, 1, me, 2)             # tapped the second "the": stored as 2
+2
 >>> view = store.room_view(code)             # the host's poll
 >>> f"{view.n_answered} of {view.n_present} answered", view.counts
 ('1 of 1 answered', {0: 0, 1: 0, 2: 1})
@@ -27,10 +28,11 @@ A host starts a class of two steps; a student answers; the host reads the count 
 >>> secret = store.rotate_host(code, secret) # the old host link stops working
 >>> store.set_step(code, secret, 2)
 >>> answers_csv(store.results(code, secret)).splitlines()[2:4]    # counts, no ids
-['1,1,token,1,cat,0', '1,1,token,2,the,1']
+['1,1,token,1,cat,0,,', '1,1,token,2,the,1,,']
 """
 
 from xattn.classroom.codes import ALPHABET, CODE_LENGTH, new_student_id, normalize_code
+from xattn.classroom.config import default_path, open_store
 from xattn.classroom.errors import (
     AnswerRefused,
     ClassroomError,
@@ -39,11 +41,13 @@ from xattn.classroom.errors import (
     RoomNotFound,
     StoreUnavailable,
 )
-from xattn.classroom.question import Question
+from xattn.classroom.question import NO_QUESTION, Question
 from xattn.classroom.report import answers_csv, qr_svg
-from xattn.classroom.store import ClassStore, Limits, RoomView, Tally, default_path, open_store
+from xattn.classroom.store import ClassStore, Limits, Pulse, RoomView, Tally, Timer
 
-__all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Question", "open_store",
+__all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Timer", "Pulse", "Question",
+           "NO_QUESTION",
+           "open_store",
            "default_path", "new_student_id", "normalize_code", "answers_csv", "qr_svg",
            "ALPHABET", "CODE_LENGTH", "ClassroomError", "RoomNotFound", "HostRefused",
            "AnswerRefused", "LimitReached", "StoreUnavailable", "SQLiteStore", "RedisStore"]

@@ -15,7 +15,8 @@ from xattn._checks import check_int, quote
 from xattn.classroom.errors import RoomNotFound
 
 __all__ = ["ALPHABET", "CODE_LENGTH", "new_code", "new_secret", "new_student_id",
-           "secret_digest", "normalize_code", "check_student", "check_step"]
+           "browser_student_id", "secret_digest", "normalize_code", "check_student",
+           "check_step"]
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I/L: 31 symbols, 31**6 ~ 8.9e8 codes
 CODE_LENGTH = 6
@@ -34,6 +35,36 @@ def new_code() -> str:
 def new_student_id() -> str:
     """A student's random id for one browser session (22 URL-safe characters, no personal data)."""
     return secrets.token_urlsafe(16)
+
+
+def browser_student_id(xsrf_cookie: str) -> str | None:
+    """A browser's student id, from the random token in Streamlit's XSRF cookie (Tornado's
+    ``2|mask|token^mask|time`` form: the mask changes with every page load, the token does
+    not), hashed so that the token itself goes nowhere; None for anything else.
+
+    Every server process sees the same cookie, so a student whose process died and who
+    reconnects to another one is still the same student.
+
+    Examples
+    --------
+    >>> token, mask = bytes(range(16)), bytes([7] * 4)
+    >>> masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
+    >>> browser_student_id(f"2|{mask.hex()}|{masked.hex()}|1700000000")[:8]
+    'b8be7cef'
+    >>> browser_student_id("forged") is None
+    True
+    """
+    parts = xsrf_cookie.split("|") if isinstance(xsrf_cookie, str) else ()
+    if len(parts) != 4 or parts[0] != "2":
+        return None
+    try:
+        mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+    except ValueError:
+        return None
+    if not mask or len(masked) < 16:
+        return None
+    token = bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
+    return f"b{hashlib.sha256(b'xattn student|' + token).hexdigest()[:31]}"
 
 
 def secret_digest(secret: str) -> str:

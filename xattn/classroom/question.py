@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from xattn._checks import quote
 from xattn.classroom.errors import AnswerRefused
 
-__all__ = ["Question", "KINDS", "MAX_CHOICES", "MAX_QUESTION_BYTES"]
+__all__ = ["Question", "KINDS", "MAX_CHOICES", "MAX_QUESTION_BYTES", "NO_QUESTION"]
 
 KINDS = ("choice", "token", "number")
 MAX_CHOICES = 64             # a token question lists the source tokens: at most 64 (MAX_TOKENS)
@@ -52,6 +52,8 @@ class Question:
     ('1', 'down')
     >>> Question("number", low=0, high=1, decimals=2).encode(0.333)
     '0.33'
+    >>> Question("number", low=-1, high=1, decimals=2).encode(-0.001)
+    '0.00'
     """
 
     kind: str
@@ -140,7 +142,8 @@ class Question:
         if self.kind == "number" and isinstance(value, numbers.Real) \
                 and not isinstance(value, bool) and math.isfinite(value) \
                 and self.low <= value <= self.high:
-            return f"{round(float(value), self.decimals):.{self.decimals}f}"
+            # + 0.0 turns -0.0 (a typed "-0", or -0.001 rounded) into 0.0: one answer, one text
+            return f"{round(float(value), self.decimals) + 0.0:.{self.decimals}f}"
         raise AnswerRefused(f"this step takes {self.expects()}; received {quote(value)}.")
 
     def decode(self, text: str):
@@ -170,3 +173,8 @@ class Question:
         spec = json.loads(text)
         spec["choices"] = tuple(spec.get("choices", ()))
         return cls(**spec)
+
+
+# What a room asks on a step that asks nothing (a step the class reads, then sees): a room
+# holds one question per step, and pages draw no prediction and no count for this one.
+NO_QUESTION = Question("choice", ("no question on this page", "-"))

@@ -5,8 +5,10 @@ machines call it. Keys, all under ``prefix`` and tagged with the room code (``{C
 room's keys share a Redis Cluster slot):
 
 - ``room:{CODE}``, a hash: ``secret`` (SHA-256 of the host secret), ``expires`` (ms since the
-  epoch, server clock), ``step``, ``n_steps``, ``n_answers``, and per step ``s``: ``r<s>`` (its
-  round), ``p<s>`` (its phase), ``q<s>.<r>`` (each round's question, JSON);
+  epoch, server clock), ``step``, ``n_steps``, ``n_answers``, ``version`` (moves with every host
+  action) and ``tally`` (with every answer), and per step ``s``: ``r<s>`` (its round), ``p<s>``
+  (its phase), ``q<s>.<r>`` (each round's question, JSON), ``t<s>.<r>`` (a round's timer:
+  ``seconds|ends ms|reveal``);
 - ``ans:{CODE}:<s>:<r>``, a hash student -> answer, and ``cnt:{CODE}:<s>:<r>``, a hash
   answer -> count kept with it (so a poll reads counts without scanning answers);
 - ``seen:{CODE}``, a sorted set student -> last read (ms);
@@ -22,7 +24,15 @@ from __future__ import annotations
 import redis
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
-from xattn.classroom.store import ClassStore, Limits, parse_question
+from xattn.classroom.store import (
+    ClassStore,
+    Limits,
+    Pulse,
+    RawView,
+    Timer,
+    parse_question,
+    refuse_closed,
+)
 
 __all__ = ["RedisStore"]
 
@@ -57,7 +67,7 @@ if n >= tonumber(ARGV[3]) then
 end
 local expires = string.format('%d', now + tonumber(ARGV[2]))
 local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 6,
-           'n_answers', 0}
+           'n_answers', 0, 'version', 0, 'tally', 0}
 for i = 7, #ARGV do
   local s = tostring(i - 6)
   for _, v in ipairs({'r' .. s, 1, 'p' .. s, 'asking', 'q' .. s .. '.1', ARGV[i]}) do
@@ -69,17 +79,23 @@ redis.call('PEXPIREAT', KEYS[2], expires)
 redis.call('ZADD', KEYS[1], expires, ARGV[1])
 return {'OK', 1}
 """
+_MOVED = "redis.call('HINCRBY', KEYS[1], 'version', 1) "
 _ROTATE = _GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
-_SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) return {'OK', 1}"
-_REVEAL = _GUARD + "redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') return {'OK', 1}"
+_SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) " + _MOVED + "return {'OK', 1}"
+_REVEAL = _GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + _MOVED
+                    + "return {'OK', 1}")
 _ASK_AGAIN = _GUARD + """local s = ARGV[2]
 local r = tonumber(redis.call('HGET', KEYS[1], 'r' .. s))
 if r >= tonumber(ARGV[3]) then return {'ROUNDS', r} end
 local q = ARGV[4]
 if q == '' then q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r) end
 redis.call('HSET', KEYS[1], 'r' .. s, r + 1, 'p' .. s, 'asking', 'q' .. s .. '.' .. (r + 1), q)
-return {'OK', r + 1}
-"""
+""" + _MOVED + "return {'OK', r + 1}"
+# ARGV: digest, step, seconds, reveal ('1' or '0') -> the timer's end (ms, server clock)
+_START_TIMER = _GUARD + _NOW + """local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
+local ends = string.format('%d', now + math.floor(tonumber(ARGV[3]) * 1000))
+redis.call('HSET', KEYS[1], 't' .. ARGV[2] .. '.' .. r, ARGV[3] .. '|' .. ends .. '|' .. ARGV[4])
+""" + _MOVED + "return {'OK', ends}"
 # ARGV: step, answers' key prefix, student ('' for none) -> the step's current round.
 _STEP_INFO = """local s = ARGV[1]
 local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'r' .. s, 'p' .. s)
@@ -91,12 +107,20 @@ if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[2] .. s .. ':' .. r[3], ARG
 return {'OK', r[1], r[3], r[4], q, mine}
 """
 # KEYS: room, answers, counts of the round ARGV[2]; ARGV: step, round, student, value, max.
-_ANSWER = """local r = redis.call('HMGET', KEYS[1], 'step', 'r' .. ARGV[1], 'p' .. ARGV[1],
+_ANSWER = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'r' .. ARGV[1], 'p' .. ARGV[1],
                            'n_answers', 'expires')
 if not r[1] then return {'NOROOM', 0} end
 if r[1] ~= ARGV[1] then return {'NOTSTEP', r[1]} end
 if r[2] ~= ARGV[2] then return {'STALE', r[2]} end
 if r[3] ~= 'asking' then return {'CLOSED', 0} end
+local t = redis.call('HGET', KEYS[1], 't' .. ARGV[1] .. '.' .. ARGV[2])
+if t then
+  local _, _, ends, reveal = string.find(t, '^[^|]*|(%d+)|(%d)$')
+  if now >= tonumber(ends) then
+    if reveal == '1' then return {'CLOSED', 0} end
+    return {'TIMEUP', 0}
+  end
+end
 local old = redis.call('HGET', KEYS[2], ARGV[3])
 if old == ARGV[4] then return {'OK', 0} end
 if old then
@@ -105,35 +129,65 @@ else
   if tonumber(r[4]) >= tonumber(ARGV[5]) then return {'FULL', r[4]} end
   redis.call('HINCRBY', KEYS[1], 'n_answers', 1)
 end
+redis.call('HINCRBY', KEYS[1], 'tally', 1)
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
 redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 redis.call('PEXPIREAT', KEYS[2], r[5])
 redis.call('PEXPIREAT', KEYS[3], r[5])
 return {'OK', 1}
 """
-# KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms, max.
-_VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires')
+# KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms.
+_VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version')
 if not r[1] then return {'NOROOM'} end
 local m = redis.call('HMGET', KEYS[1], 'r' .. r[1], 'p' .. r[1])
-local q = redis.call('HGET', KEYS[1], 'q' .. r[1] .. '.' .. m[1])
+local key = r[1] .. '.' .. m[1]
+local extra = redis.call('HMGET', KEYS[1], 'q' .. key, 't' .. key)
 local round = r[1] .. ':' .. m[1]
 local mine = false
-if ARGV[3] ~= '' then
-  if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then
-    local n = redis.call('ZCARD', KEYS[2])
-    if n >= tonumber(ARGV[5]) then
-      n = n - redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[4]))
-      if n >= tonumber(ARGV[5]) then return {'FULL', n} end
-    end
-  end
-  redis.call('ZADD', KEYS[2], now, ARGV[3])
-  redis.call('PEXPIREAT', KEYS[2], r[3])
-  mine = redis.call('HGET', ARGV[1] .. round, ARGV[3])
-end
+if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[1] .. round, ARGV[3]) end
 local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
-return {'OK', r[1], r[2], m[2], m[1], q, redis.call('HGETALL', ARGV[2] .. round),
-        redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3]}
+return {'OK', r[1], r[2], m[2], m[1], extra[1], redis.call('HGETALL', ARGV[2] .. round),
+        redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3], r[4] or '0', extra[2],
+        string.format('%d', now)}
 """
+# KEYS: room, seen; ARGV: present ms, max students, student... -> how many did not fit
+_TOUCH = _NOW + """if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOROOM', 0, 0} end
+local new = {}
+for i = 3, #ARGV do
+  if not redis.call('ZSCORE', KEYS[2], ARGV[i]) then new[#new + 1] = ARGV[i] end
+end
+local n = redis.call('ZCARD', KEYS[2])
+if #new > 0 and n + #new > tonumber(ARGV[2]) then
+  n = n - redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[1]))
+end
+local room = math.max(0, tonumber(ARGV[2]) - n)
+local left = 0
+for i = 3, #ARGV do
+  if redis.call('ZSCORE', KEYS[2], ARGV[i]) then
+    redis.call('ZADD', KEYS[2], now, ARGV[i])
+  elseif room > 0 then
+    redis.call('ZADD', KEYS[2], now, ARGV[i])
+    redis.call('HINCRBY', KEYS[1], 'tally', 1)
+    room = room - 1
+  else
+    left = left + 1
+  end
+end
+redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
+return {'OK', left, redis.call('ZCARD', KEYS[2])}
+"""
+_PULSE = """local r = redis.call('HMGET', KEYS[1], 'version', 'tally', 'step')
+if not r[3] then return false end
+local round = redis.call('HGET', KEYS[1], 'r' .. r[3])
+return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round)}
+"""
+
+
+def _timer(text: str | None) -> Timer | None:
+    if not text:
+        return None
+    seconds, ends, reveal = text.split("|")
+    return Timer(float(seconds), int(ends) / 1000, reveal == "1")
 
 
 class RedisStore(ClassStore):
@@ -150,7 +204,8 @@ class RedisStore(ClassStore):
         self._scripts = {name: self._r.register_script(src) for name, src in (
             ("create", _CREATE), ("rotate", _ROTATE), ("set_step", _SET_STEP),
             ("reveal", _REVEAL), ("ask_again", _ASK_AGAIN), ("step_info", _STEP_INFO),
-            ("answer", _ANSWER), ("view", _VIEW))}
+            ("answer", _ANSWER), ("view", _VIEW), ("start_timer", _START_TIMER),
+            ("touch", _TOUCH), ("pulse", _PULSE))}
 
     def __repr__(self) -> str:
         return f"RedisStore(prefix={self.prefix!r}, {self.limits!r})"
@@ -214,20 +269,49 @@ class RedisStore(ClassStore):
     def _ask_again(self, code, digest, step, spec):
         return self._host("ask_again", code, digest, step, self.limits.max_rounds, spec or "")
 
-    def _results(self, code, digest):
+    def _start_timer(self, code, digest, step, seconds, reveal):
+        ends = self._host("start_timer", code, digest, step, repr(seconds), "1" if reveal else "0")
+        return None if ends is None else Timer(seconds, int(ends) / 1000, reveal)
+
+    def _room(self, code, digest) -> dict | None:
         try:
             room = self._r.hgetall(self._key("room", code))
-            if room.get("secret") != digest:
-                return None
-            rounds = [(s, r) for s in range(1, int(room["n_steps"]) + 1)
-                      for r in range(1, int(room[f"r{s}"]) + 1)]
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        return room if room.get("secret") == digest else None
+
+    def _results(self, code, digest):
+        room = self._room(code, digest)
+        if room is None:
+            return None
+        rounds = [(s, r) for s in range(1, int(room["n_steps"]) + 1)
+                  for r in range(1, int(room[f"r{s}"]) + 1)]
+        try:
             pipe = self._r.pipeline(transaction=False)
             for s, r in rounds:
                 pipe.hgetall(self._key("cnt", code, s, r))
             counts = pipe.execute()
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
-        return [(s, r, room[f"q{s}.{r}"], raw) for (s, r), raw in zip(rounds, counts, strict=True)]
+        return [(s, r, room[f"q{s}.{r}"], raw, _timer(room.get(f"t{s}.{r}")))
+                for (s, r), raw in zip(rounds, counts, strict=True)]
+
+    def _round_answers(self, code, digest, step, first, then):
+        room = self._room(code, digest)
+        if room is None:
+            return None
+        if step > int(room["n_steps"]):
+            raise ValueError(f"step must be from 1 to {room['n_steps']}; received {step}.")
+        out = []
+        for rnd in (first, then):
+            if rnd > int(room[f"r{step}"]):
+                raise ValueError(f"step {step} has no round {rnd}.")
+            try:
+                answers = self._r.hgetall(self._key("ans", code, step, rnd))
+            except redis.RedisError as err:
+                raise StoreUnavailable(f"the class store is not available: {err}") from None
+            out.append((room[f"q{step}.{rnd}"], answers))
+        return tuple(out)
 
     # --- the students --------------------------------------------------------------------
     def _step_info(self, code, step, student="", *, answering=False):
@@ -260,28 +344,53 @@ class RedisStore(ClassStore):
                                f"(Limits.max_answers = {self.limits.max_answers}).")
         if status == "NOTSTEP":
             raise AnswerRefused(f"the class is on step {n}, not step {step}.")
-        if status == "CLOSED":
-            raise AnswerRefused(f"step {step} is revealed: answers are closed.")
+        if status in ("CLOSED", "TIMEUP"):
+            refuse_closed(step, "revealed" if status == "CLOSED" else "closed")
         if status == "NOROOM":
             raise RoomNotFound.for_code(code)
         if status == "STALE":
             raise AnswerRefused(f"the host keeps restarting step {step}: answer again.")
+        return question
 
     def _view(self, code, student):
         reply = self._run("view", [self._key("room", code), self._key("seen", code)],
                           [self._key("ans", code) + ":", self._key("cnt", code) + ":",
-                           student or "", int(self.limits.present_seconds * 1000),
-                           self.limits.max_students])
+                           student or "", int(self.limits.present_seconds * 1000)])
         if reply[0] == "NOROOM":
             raise RoomNotFound.for_code(code)
-        if reply[0] == "FULL":
-            raise LimitReached(f"this class already has {reply[1]} students, the most a class "
-                               f"takes (Limits.max_students = {self.limits.max_students}).")
-        _, step, n_steps, phase, rnd, question, flat, present, mine, expires = reply
+        (_, step, n_steps, phase, rnd, question, flat, present, mine, expires, version, timer,
+         now) = reply
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
-        return (int(step), int(n_steps), phase, int(rnd), question, raw, int(present), mine,
-                int(expires) / 1000)
+        return RawView(int(step), int(n_steps), phase, int(rnd), question, raw, int(present),
+                       mine or None, int(expires) / 1000, int(version), _timer(timer),
+                       int(now) / 1000)
+
+    def _touch(self, code, students):
+        status, left, n = self._run("touch", [self._key("room", code), self._key("seen", code)],
+                                    [int(self.limits.present_seconds * 1000),
+                                     self.limits.max_students, *students])
+        if status == "NOROOM":
+            raise RoomNotFound.for_code(code)
+        if int(left):
+            raise LimitReached(f"this class already has {n} students, the most a class "
+                               f"takes (Limits.max_students = {self.limits.max_students}).")
 
     def _my_answer(self, code, step, student):
         _, _, _, question, mine = self._step_info(code, step, student)
-        return question, mine
+        return question, mine or None
+
+    def _pulse(self, codes):
+        try:
+            pipe = self._r.pipeline(transaction=False)
+            for code in codes:
+                self._scripts["pulse"](keys=[self._key("room", code)], client=pipe)
+            replies = pipe.execute()
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        pulses = {}
+        for code, reply in zip(codes, replies, strict=True):
+            if reply:                              # a room that is gone has no pulse
+                timer = _timer(reply[2] if len(reply) > 2 else None)
+                pulses[code] = Pulse(int(reply[0]), int(reply[1]),
+                                     None if timer is None else timer.ends_at)
+        return pulses

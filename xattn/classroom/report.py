@@ -21,37 +21,51 @@ from xattn.literal import csv_cell
 
 __all__ = ["answers_csv", "qr_svg", "CSV_HEADER"]
 
-CSV_HEADER = ("step", "round", "kind", "index", "answer", "count")
+CSV_HEADER = ("step", "round", "kind", "index", "answer", "count", "timer_seconds",
+              "changed_to_this")
 _MAX_URL = 2000
 
 
-def answers_csv(tallies) -> str:
+def answers_csv(tallies, *, moves: dict | None = None) -> str:
     """The class's answers (`ClassStore.results`) as CSV: counts only, no ids.
 
     ``index`` is the 0-based position of a choice or token (empty for a number); every option
-    of a choice or token question has a row, zeros included.
+    of a choice or token question has a row, zeros included. ``timer_seconds`` is the round's
+    countdown (empty: none). ``changed_to_this`` (a revote, from ``moves``: for each (step,
+    round) after the first, `ClassStore.changes` from the round before) counts the students who
+    gave this answer in this round and another one in the round before; peer instruction's
+    measure is this count on the right answer's row.
 
     Examples
     --------
     >>> from xattn.classroom import Question
     >>> q = Question("token", ("=A1", "cat"))
-    >>> answers_csv([Tally(1, 1, q, {0: 3, 1: 0})]).splitlines()
-    ['step,round,kind,index,answer,count', "1,1,token,0,'=A1,3", '1,1,token,1,cat,0']
+    >>> answers_csv([Tally(1, 1, q, {0: 3, 1: 0})]).splitlines()[1:]
+    ["1,1,token,0,'=A1,3,,", '1,1,token,1,cat,0,,']
+    >>> moved = {(1, 2): {(0, 1): 2, (1, 1): 1, (None, 1): 4}}
+    >>> answers_csv([Tally(1, 2, q, {0: 0, 1: 7})], moves=moved).splitlines()[2]
+    '1,2,token,1,cat,7,,2'
     """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
+    moves = moves or {}
     for t in tallies:
         if not isinstance(t, Tally):
             raise TypeError(f"answers_csv takes Tally records (ClassStore.results); received "
                             f"{type(t).__name__} {quote(t)}.")
         q = t.question
+        timer = "" if t.timer is None else f"{t.timer.seconds:g}"
+        moved = moves.get((t.step, t.round))
         for value, n in t.counts.items():
+            came = "" if moved is None else sum(k for (a, b), k in moved.items()
+                                                if b == value and a is not None and a != value)
             if q.kind == "number":
-                writer.writerow((t.step, t.round, q.kind, "", f"{value:.{q.decimals}f}", n))
+                row = ("", f"{value:.{q.decimals}f}")
             else:
                 index = value if q.kind == "token" else q.choices.index(value)
-                writer.writerow((t.step, t.round, q.kind, index, csv_cell(q.choices[index]), n))
+                row = (index, csv_cell(q.choices[index]))
+            writer.writerow((t.step, t.round, q.kind, *row, n, timer, came))
     return buf.getvalue()
 
 

@@ -21,31 +21,44 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
-from xattn.classroom.store import ClassStore, Limits, parse_question
+from xattn.classroom.store import (
+    ClassStore,
+    Limits,
+    Pulse,
+    RawView,
+    Timer,
+    parse_question,
+    phase_at,
+    refuse_closed,
+)
 
 __all__ = ["SQLiteStore"]
 
 BUSY_MS = 10_000    # a writer waits this long for the lock (a busy 2-core machine is slow)
 POOL = 8            # idle connections kept for reuse (more may be open while many threads work)
+SCHEMA_VERSION = 2  # PRAGMA user_version of the tables below; an older file is made anew
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
   expires REAL NOT NULL, step INTEGER NOT NULL, n_steps INTEGER NOT NULL,
-  n_answers INTEGER NOT NULL) WITHOUT ROWID;
+  n_answers INTEGER NOT NULL, version INTEGER NOT NULL DEFAULT 0,
+  tally INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rooms_expires ON rooms (expires);
 CREATE TABLE IF NOT EXISTS rounds (code TEXT, step INTEGER, round INTEGER, phase TEXT NOT NULL,
-  question TEXT NOT NULL, PRIMARY KEY (code, step, round)) WITHOUT ROWID;
+  question TEXT NOT NULL, seconds REAL, ends_at REAL, reveal INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (code, step, round)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS answers (code TEXT, step INTEGER, round INTEGER, student TEXT,
   value TEXT NOT NULL, PRIMARY KEY (code, step, round, student)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS answers_value ON answers (code, step, round, value);
 CREATE TABLE IF NOT EXISTS seen (code TEXT, student TEXT, at REAL NOT NULL,
   PRIMARY KEY (code, student)) WITHOUT ROWID
 """
+_TABLES = ("rooms", "rounds", "answers", "seen")
 # The oldest room started before a time (as its expiry) that no student joined, no answers.
 _UNUSED = ("code = (SELECT code FROM rooms WHERE expires <= ? AND n_answers = 0 AND NOT EXISTS "
            "(SELECT 1 FROM seen WHERE seen.code = rooms.code) ORDER BY expires LIMIT 1)")
 _ROOM = "SELECT secret, step, n_steps, n_answers, expires FROM rooms WHERE code = ? AND expires > ?"
-_ROUND = ("SELECT round, phase, question FROM rounds WHERE code = ? AND step = ? "
-          "ORDER BY round DESC LIMIT 1")
+_ROUND = ("SELECT round, phase, question, seconds, ends_at, reveal FROM rounds WHERE code = ? "
+          "AND step = ? ORDER BY round DESC LIMIT 1")
 
 
 class SQLiteStore(ClassStore):
@@ -73,6 +86,11 @@ class SQLiteStore(ClassStore):
             try:
                 c.execute("PRAGMA journal_mode = WAL")
                 c.execute("BEGIN IMMEDIATE")
+                if c.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    # A file from an older xattn: its rooms (hours long) are not kept.
+                    for table in _TABLES:
+                        c.execute(f"DROP TABLE IF EXISTS {table}")
+                    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 for statement in _SCHEMA.split(";"):
                     c.execute(statement)
                 c.execute("COMMIT")
@@ -147,9 +165,9 @@ class SQLiteStore(ClassStore):
             started_before = now - self.limits.unused_seconds + self.limits.ttl_seconds
             if n >= self.limits.max_rooms and not _delete_rooms(c, _UNUSED, (started_before,)):
                 raise self._full(n)
-            c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0)",
+            c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0, 0, 0)",
                       (code, digest, now + self.limits.ttl_seconds, len(specs)))
-            c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?)",
+            c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?, NULL, NULL, 0)",
                           [(code, i, spec) for i, spec in enumerate(specs, 1)])
         return True
 
@@ -159,16 +177,18 @@ class SQLiteStore(ClassStore):
         return row[0] if row else None
 
     @contextmanager
-    def _host(self, code, digest):
-        """A write transaction on the room if ``digest`` still drives it (else None)."""
+    def _host(self, code, digest, step=None):
+        """A write transaction on the room if ``digest`` still drives it (else None); a
+        ``step`` is checked against the room's steps. The room's version moves with it."""
         with self._tx(write=True) as c:
             row = c.execute(_ROOM, (code, time.time())).fetchone()
-            yield (c, row) if row and hmac.compare_digest(row[0], digest) else (c, None)
-
-    @staticmethod
-    def _check_step(step, n_steps):
-        if step > n_steps:
-            raise ValueError(f"step must be from 1 to {n_steps}; received {step}.")
+            if row is None or not hmac.compare_digest(row[0], digest):
+                yield c, None
+                return
+            if step is not None and step > row[2]:
+                raise ValueError(f"step must be from 1 to {row[2]}; received {step}.")
+            c.execute("UPDATE rooms SET version = version + 1 WHERE code = ?", (code,))
+            yield c, row
 
     def _rotate(self, code, digest, new_digest):
         with self._host(code, digest) as (c, room):
@@ -177,59 +197,85 @@ class SQLiteStore(ClassStore):
             return True if room else None
 
     def _set_step(self, code, digest, step):
-        with self._host(code, digest) as (c, room):
+        with self._host(code, digest, step) as (c, room):
             if room:
-                self._check_step(step, room[2])
                 c.execute("UPDATE rooms SET step = ? WHERE code = ?", (step, code))
             return True if room else None
 
     def _reveal(self, code, digest, step):
-        with self._host(code, digest) as (c, room):
+        with self._host(code, digest, step) as (c, room):
             if room:
-                self._check_step(step, room[2])
                 rnd = c.execute(_ROUND, (code, step)).fetchone()[0]
                 c.execute("UPDATE rounds SET phase = 'revealed' WHERE code = ? AND step = ? "
                           "AND round = ?", (code, step, rnd))
             return True if room else None
 
     def _ask_again(self, code, digest, step, spec):
-        with self._host(code, digest) as (c, room):
+        with self._host(code, digest, step) as (c, room):
             if not room:
                 return None
-            self._check_step(step, room[2])
-            rnd, _, question = c.execute(_ROUND, (code, step)).fetchone()
+            rnd, _, question, *_ = c.execute(_ROUND, (code, step)).fetchone()
             if rnd >= self.limits.max_rounds:
                 raise LimitReached(f"step {step} was asked {rnd} times, the most a room keeps "
                                    f"(Limits.max_rounds = {self.limits.max_rounds}).")
-            c.execute("INSERT INTO rounds VALUES (?, ?, ?, 'asking', ?)",
+            c.execute("INSERT INTO rounds VALUES (?, ?, ?, 'asking', ?, NULL, NULL, 0)",
                       (code, step, rnd + 1, spec or question))
             return rnd + 1
 
-    def _results(self, code, digest):
-        with self._host(code, digest) as (c, room):
+    def _start_timer(self, code, digest, step, seconds, reveal):
+        with self._host(code, digest, step) as (c, room):
             if not room:
+                return None
+            rnd = c.execute(_ROUND, (code, step)).fetchone()[0]
+            timer = Timer(seconds, time.time() + seconds, reveal)
+            c.execute("UPDATE rounds SET seconds = ?, ends_at = ?, reveal = ? WHERE code = ? "
+                      "AND step = ? AND round = ?",
+                      (timer.seconds, timer.ends_at, int(reveal), code, step, rnd))
+            return timer
+
+    def _results(self, code, digest):
+        with self._tx(write=False) as c:
+            row = c.execute(_ROOM, (code, time.time())).fetchone()
+            if row is None or not hmac.compare_digest(row[0], digest):
                 return None
             raw = {}
             for step, rnd, value, n in c.execute(
                     "SELECT step, round, value, COUNT(*) FROM answers WHERE code = ? "
                     "GROUP BY step, round, value", (code,)):
                 raw.setdefault((step, rnd), {})[value] = n
-            return [(step, rnd, question, raw.get((step, rnd), {})) for step, rnd, question in
-                    c.execute("SELECT step, round, question FROM rounds WHERE code = ? "
-                              "ORDER BY step, round", (code,))]
+            return [(step, rnd, question, raw.get((step, rnd), {}), _timer(seconds, ends, rev))
+                    for step, rnd, question, seconds, ends, rev in c.execute(
+                        "SELECT step, round, question, seconds, ends_at, reveal FROM rounds "
+                        "WHERE code = ? ORDER BY step, round", (code,))]
+
+    def _round_answers(self, code, digest, step, first, then):
+        with self._tx(write=False) as c:
+            row = c.execute(_ROOM, (code, time.time())).fetchone()
+            if row is None or not hmac.compare_digest(row[0], digest):
+                return None
+            out = []
+            for rnd in (first, then):
+                q = c.execute("SELECT question FROM rounds WHERE code = ? AND step = ? AND "
+                              "round = ?", (code, step, rnd)).fetchone()
+                if q is None:
+                    raise ValueError(f"step {step} has no round {rnd}.")
+                out.append((q[0], dict(c.execute(
+                    "SELECT student, value FROM answers WHERE code = ? AND step = ? AND "
+                    "round = ?", (code, step, rnd)))))
+            return tuple(out)
 
     # --- the students --------------------------------------------------------------------
     def _answer(self, code, step, student, value):
+        now = time.time()
         with self._tx(write=True) as c:
-            room = c.execute(_ROOM, (code, time.time())).fetchone()
+            room = c.execute(_ROOM, (code, now)).fetchone()
             if room is None:
                 raise RoomNotFound.for_code(code)
             _, current, _, n_answers, _ = room
             if step != current:
                 raise AnswerRefused(f"the class is on step {current}, not step {step}.")
-            rnd, phase, question = c.execute(_ROUND, (code, step)).fetchone()
-            if phase != "asking":
-                raise AnswerRefused(f"step {step} is revealed: answers are closed.")
+            rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
+            refuse_closed(step, phase_at(phase, _timer(seconds, ends, rev), now))
             encoded = parse_question(question).encode(value)
             key = (code, step, rnd, student)
             old = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND round = ? "
@@ -240,62 +286,82 @@ class SQLiteStore(ClassStore):
                                        f"a class keeps (Limits.max_answers = "
                                        f"{self.limits.max_answers}).")
                 c.execute("INSERT INTO answers VALUES (?, ?, ?, ?, ?)", (*key, encoded))
-                c.execute("UPDATE rooms SET n_answers = n_answers + 1 WHERE code = ?", (code,))
+                c.execute("UPDATE rooms SET n_answers = n_answers + 1, tally = tally + 1 "
+                          "WHERE code = ?", (code,))
             elif old[0] != encoded:
                 c.execute("UPDATE answers SET value = ? WHERE code = ? AND step = ? "
                           "AND round = ? AND student = ?", (encoded, *key))
+                c.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
+        return question
 
     def _view(self, code, student):
         now = time.time()
-        since = now - self.limits.present_seconds
         with self._tx(write=False) as c:
-            room = c.execute(_ROOM, (code, now)).fetchone()
+            room = c.execute("SELECT step, n_steps, expires, version FROM rooms WHERE code = ? "
+                             "AND expires > ?", (code, now)).fetchone()
             if room is None:
                 raise RoomNotFound.for_code(code)
-            _, step, n_steps, _, expires = room
-            rnd, phase, question = c.execute(_ROUND, (code, step)).fetchone()
+            step, n_steps, expires, version = room
+            rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
             raw = dict(c.execute("SELECT value, COUNT(*) FROM answers WHERE code = ? AND "
                                  "step = ? AND round = ? GROUP BY value", (code, step, rnd)))
             present = c.execute("SELECT COUNT(*) FROM seen WHERE code = ? AND at > ?",
-                                (code, since)).fetchone()[0]
-            mine = at = None
+                                (code, now - self.limits.present_seconds)).fetchone()[0]
+            mine = None
             if student is not None:
                 mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
                                  "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
-                at = c.execute("SELECT at FROM seen WHERE code = ? AND student = ?",
-                               (code, student)).fetchone()
-        # Presence is rewritten at most every present_seconds / 10: most polls only read.
-        if student is not None and (at is None or at[0] < now - self.limits.present_seconds / 10):
-            self._touch(code, student, now, new=at is None)
-            if at is None or at[0] <= since:     # not counted above: now present
-                present += 1
-        return (step, n_steps, phase, rnd, question, raw, present, mine and mine[0], expires)
+        return RawView(step, n_steps, phase, rnd, question, raw, present, mine and mine[0],
+                       expires, version, _timer(seconds, ends, rev), now)
 
-    def _touch(self, code, student, now, new):
+    def _touch(self, code, students):
+        now = time.time()
         with self._tx(write=True) as c:
-            if new:
-                n = c.execute("SELECT COUNT(*) FROM seen WHERE code = ?", (code,)).fetchone()[0]
-                if n >= self.limits.max_students:
-                    c.execute("DELETE FROM seen WHERE code = ? AND at <= ?",
-                              (code, now - self.limits.present_seconds))
-                    n -= c.execute("SELECT changes()").fetchone()[0]
-                if n >= self.limits.max_students:
-                    raise LimitReached(f"this class already has {n} students, the most a class "
-                                       f"takes (Limits.max_students = "
-                                       f"{self.limits.max_students}).")
-            c.execute("INSERT INTO seen VALUES (?, ?, ?) ON CONFLICT (code, student) "
-                      "DO UPDATE SET at = excluded.at", (code, student, now))
+            if c.execute("SELECT 1 FROM rooms WHERE code = ? AND expires > ?",
+                         (code, now)).fetchone() is None:
+                raise RoomNotFound.for_code(code)
+            known = {s for (s,) in c.execute(
+                f"SELECT student FROM seen WHERE code = ? AND student IN "
+                f"({','.join('?' * len(students))})", (code, *students))}
+            new = [s for s in students if s not in known]
+            n = c.execute("SELECT COUNT(*) FROM seen WHERE code = ?", (code,)).fetchone()[0]
+            if new and n + len(new) > self.limits.max_students:
+                n -= c.execute("DELETE FROM seen WHERE code = ? AND at <= ?",
+                               (code, now - self.limits.present_seconds)).rowcount
+            room = max(0, self.limits.max_students - n)
+            c.executemany("INSERT INTO seen VALUES (?, ?, ?) ON CONFLICT (code, student) "
+                          "DO UPDATE SET at = excluded.at",
+                          [(code, s, now) for s in [*known, *new[:room]]])
+            if new[:room]:                   # the host's count of students moves
+                c.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
+        if len(new) > room:
+            raise LimitReached(f"this class already has {n + room} students, the most a class "
+                               f"takes (Limits.max_students = {self.limits.max_students}).")
 
     def _my_answer(self, code, step, student):
         with self._tx(write=False) as c:
             room = c.execute(_ROOM, (code, time.time())).fetchone()
             if room is None:
                 raise RoomNotFound.for_code(code)
-            self._check_step(step, room[2])
-            rnd, _, question = c.execute(_ROUND, (code, step)).fetchone()
+            if step > room[2]:
+                raise ValueError(f"step must be from 1 to {room[2]}; received {step}.")
+            rnd, _, question, *_ = c.execute(_ROUND, (code, step)).fetchone()
             mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
                              "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
         return question, mine and mine[0]
+
+    def _pulse(self, codes):
+        with self._tx(write=False) as c:
+            rows = c.execute(
+                "SELECT r.code, r.version, r.tally, (SELECT ends_at FROM rounds WHERE "
+                "code = r.code AND step = r.step ORDER BY round DESC LIMIT 1) FROM rooms r "
+                f"WHERE r.code IN ({','.join('?' * len(codes))}) AND r.expires > ?",
+                (*codes, time.time())).fetchall()
+        return {code: Pulse(version, tally, ends) for code, version, tally, ends in rows}
+
+
+def _timer(seconds, ends_at, reveal) -> Timer | None:
+    return None if ends_at is None else Timer(seconds, ends_at, bool(reveal))
 
 
 def _rollback(c: sqlite3.Connection) -> None:

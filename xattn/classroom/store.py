@@ -1,28 +1,34 @@
-"""The class store's one door: `ClassStore`, what every backend implements, and `open_store`.
+"""The class store's one door: `ClassStore`, what every backend implements.
 
 A *room* is a class in progress: a 6-character code students type, a host secret only the
-lecturer's page holds (the store keeps its SHA-256, never the secret), the host's current step
-(1..N), and for each step a `Question`, a phase (``"asking"`` until the host reveals it, then
-``"revealed"``) and a round (1, then 2 after *Ask again*, ...). A student is a random id
-(`new_student_id`), never a name. Answers are one record per student per step per round:
-answering again before the reveal replaces it (last answer wins); after the reveal, or for a
-step the class is not on, it is refused. *Ask again* starts a new round of the step (the
-earlier rounds' counts stay for the CSV, so a class can compare before and after discussing).
+lecturer's pages hold (the store keeps its SHA-256, never the secret), the class's current step
+(1..N), and for each step a `Question`, a phase and a round (1, then 2 after *Ask again*, ...).
+The phase is ``"asking"`` until the host reveals the step (``"revealed"``); a round with a
+timer is ``"closed"`` once its time is up, or ``"revealed"`` at zero if the host asked for
+that. A student is a random id, never a name. Answers are one record per student per step per
+round: answering again replaces it (the last answer wins); an answer to a step the class is not
+on, to a closed round or after the reveal is refused. *Ask again* starts a new round of the
+step (the earlier rounds stay, so a class compares before and after discussing: `changes`).
+
+Every host action and every answer moves the room's `Pulse`, which one watcher per server
+process reads for all its rooms at once (`pulse`) to tell the pages in a room when to redraw.
 
 Public methods check their arguments, then call one private method per operation that each
 backend (`SQLiteStore`, `RedisStore`) implements atomically; pages never know which is behind.
+`xattn.classroom.open_store` picks the backend from the environment.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import os
+import math
+import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
+from typing import NamedTuple
 
 from xattn._checks import check_int, quote
 from xattn.classroom.codes import (
@@ -33,13 +39,15 @@ from xattn.classroom.codes import (
     normalize_code,
     secret_digest,
 )
-from xattn.classroom.errors import HostRefused, LimitReached, RoomNotFound
+from xattn.classroom.errors import AnswerRefused, HostRefused, LimitReached, RoomNotFound
 from xattn.classroom.question import Question
 
-__all__ = ["ClassStore", "Limits", "RoomView", "Tally", "open_store", "default_path"]
+__all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Timer", "Pulse", "RawView",
+           "phase_at", "refuse_closed", "count_map", "TIMER_SECONDS"]
 
 _MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is hashed as ""
 _DUMMY = hashlib.sha256(b"no room").hexdigest()   # compared against when a room is missing
+TIMER_SECONDS = (5.0, 3600.0)   # the shortest and longest countdown a host may start
 
 
 @dataclass(frozen=True)
@@ -48,12 +56,12 @@ class Limits:
 
     ttl_seconds: float = 12 * 3600  # a room is deleted this long after it starts
     max_rooms: int = 100            # live rooms per store: per server (SQLite) or per Redis
-    max_steps: int = 16             # questions per room (the lesson asks 8)
+    max_steps: int = 16             # questions per room (the lesson asks 11)
     max_rounds: int = 10            # rounds per step (Ask again); each keeps its counts
     max_answers: int = 20_000       # answer records per room, all steps and rounds
     max_answer_bytes: int = 256     # an answer as sent (a choice's text, UTF-8)
     max_students: int = 2_000       # students present at once in a room
-    present_seconds: float = 120.0  # a student who read the room this recently is present
+    present_seconds: float = 120.0  # a student whose page was open this recently is present
     unused_seconds: float = 300.0   # a full store replaces the oldest room this old that no
                                     # student has joined and nobody answered in
 
@@ -69,20 +77,47 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Timer:
+    """A countdown on one round: ``seconds`` long, ending at ``ends_at`` (seconds since the
+    epoch, the store's clock); at zero the round closes, and is revealed if ``reveal``."""
+
+    seconds: float
+    ends_at: float
+    reveal: bool = False
+
+
+def phase_at(phase: str, timer: Timer | None, now: float) -> str:
+    """A round's phase at ``now``: a running round whose timer ran out is ``"closed"`` (or
+    ``"revealed"`` when its timer reveals)."""
+    if phase == "asking" and timer is not None and now >= timer.ends_at:
+        return "revealed" if timer.reveal else "closed"
+    return phase
+
+
+def refuse_closed(step: int, phase: str) -> None:
+    """`AnswerRefused` unless a round in ``phase`` takes answers."""
+    if phase == "revealed":
+        raise AnswerRefused(f"step {step} is revealed: answers are closed.")
+    if phase == "closed":
+        raise AnswerRefused(f"time is up for step {step}: answers are closed.")
+
+
+@dataclass(frozen=True)
 class RoomView:
-    """A room as one poll reads it: the host's current step and its answers so far.
+    """A room as one read sees it: the class's current step and its answers so far.
 
     ``counts`` maps each answer (a choice's text, a token's index, a number) to the number of
     students who gave it in this round; choice and token questions list every option, zeros
-    included, in order. ``mine`` is the polling student's own answer (None: none yet, or the
-    host polled). ``n_present`` counts students who read the room in the last
+    included, in order. ``mine`` is the reading student's own answer (None: none yet, or no
+    student). ``n_present`` counts students whose page was open in the last
     ``Limits.present_seconds``; a student who answered and left still counts in ``n_answered``.
+    ``version`` changes with every move of the host (a step, a reveal, a round, a timer).
     """
 
     code: str
     step: int
     n_steps: int
-    phase: str                 # "asking" or "revealed"
+    phase: str                 # "asking", "closed" or "revealed"
     round: int
     question: Question
     counts: dict = field(default_factory=dict)
@@ -90,16 +125,46 @@ class RoomView:
     n_present: int = 0
     mine: object = None
     expires_at: float = 0.0    # seconds since the epoch
+    version: int = 0
+    timer: Timer | None = None
 
 
 @dataclass(frozen=True)
 class Tally:
-    """The counts of one round of one step (a row group of the CSV)."""
+    """The counts of one round of one step (a row group of the CSV), and its timer."""
 
     step: int
     round: int
     question: Question
     counts: dict = field(default_factory=dict)
+    timer: Timer | None = None
+
+
+class Pulse(NamedTuple):
+    """What a watcher reads of a room many times a second: it changes when the host moves
+    (``version``), or anyone answers or joins (``tally``); ``ends_at`` is the current round's
+    timer."""
+
+    version: int
+    tally: int
+    ends_at: float | None
+
+
+class RawView(NamedTuple):
+    """A room as a backend reads it (answers still as stored text)."""
+
+    step: int
+    n_steps: int
+    phase: str
+    round: int
+    question: str              # the round's Question as JSON
+    raw: dict                  # stored answer text -> count
+    present: int
+    mine: str | None
+    expires: float
+    version: int
+    timer: Timer | None
+    now: float                 # the store's clock at the read
 
 
 @lru_cache(maxsize=256)        # at most 256 x MAX_QUESTION_BYTES = 4 MB
@@ -107,14 +172,25 @@ def parse_question(text: str) -> Question:
     return Question.from_json(text)
 
 
-def _count_map(question: Question, raw: dict) -> dict:
+def count_map(question: Question, raw: dict) -> dict:
+    """Counts by answer, from stored text -> count: every option listed, and texts that read
+    as the same answer summed (an older store may hold ``-0.00`` beside ``0.00``)."""
     counts = dict.fromkeys(question.options(), 0)
     for text, n in raw.items():
         if int(n) > 0:
-            counts[question.decode(text)] = int(n)
+            value = question.decode(text)
+            counts[value] = counts.get(value, 0) + int(n)
     if question.kind == "number":
         counts = dict(sorted(counts.items()))
     return counts
+
+
+def check_timer(seconds) -> float:
+    low, high = TIMER_SECONDS
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) \
+            or not math.isfinite(seconds) or not low <= seconds <= high:
+        raise ValueError(f"a timer runs {low:g} to {high:g} seconds; received {quote(seconds)}.")
+    return float(seconds)
 
 
 class ClassStore(ABC):
@@ -132,9 +208,7 @@ class ClassStore(ABC):
 
         When the store already holds ``Limits.max_rooms`` live rooms, the oldest room that no
         student ever joined and nobody answered in, started at least ``Limits.unused_seconds``
-        ago, is deleted to make space (someone opening ``?class=new`` again and again cannot
-        keep a lecturer from starting a class for the rooms' 12 hours); `LimitReached` when
-        there is none."""
+        ago, is deleted to make space; `LimitReached` when there is none."""
         specs = [q.to_json() for q in self._check_questions(questions)]
         secret = new_secret()
         for _ in range(20):    # a clash among <= max_rooms of 8.9e8 codes is rare; retry it
@@ -173,48 +247,98 @@ class ClassStore(ABC):
 
     def ask_again(self, code: str, secret: str, step: int,
                   question: Question | None = None) -> int:
-        """Start a new round of ``step`` (asking, no answers yet), with a new question if given
-        (e.g. the host changed the sentence). Returns the new round's number."""
+        """Start a new round of ``step`` (asking, no answers, no timer), with a new question
+        if given. Returns the new round's number."""
         code, digest = self._authorize(code, secret)
         spec = None if question is None else self._check_questions([question])[0].to_json()
         return self._guarded(self._ask_again(code, digest, check_step(step), spec))
 
+    def start_timer(self, code: str, secret: str, step: int, seconds: float,
+                    reveal: bool = False) -> Timer:
+        """A countdown of ``seconds`` on ``step``'s current round (it replaces a running
+        one): at zero the round closes to answers, and is revealed if ``reveal``. The end is
+        on the store's clock, the same for every process."""
+        code, digest = self._authorize(code, secret)
+        if not isinstance(reveal, bool):
+            raise TypeError(f"reveal must be a bool; received {type(reveal).__name__}.")
+        return self._guarded(self._start_timer(code, digest, check_step(step),
+                                               check_timer(seconds), reveal))
+
     def results(self, code: str, secret: str) -> list[Tally]:
-        """Every round of every step with its counts, in order (no student ids)."""
+        """Every round of every step with its counts and timer, in order (no student ids)."""
         code, digest = self._authorize(code, secret)
         tallies = []
-        for step, rnd, text, raw in self._guarded(self._results(code, digest)):
+        for step, rnd, text, raw, timer in self._guarded(self._results(code, digest)):
             q = parse_question(text)
-            tallies.append(Tally(step, rnd, q, _count_map(q, raw)))
+            tallies.append(Tally(step, rnd, q, count_map(q, raw), timer))
         return tallies
 
+    def changes(self, code: str, secret: str, step: int, first: int, then: int) -> dict:
+        """How the class's answers to ``step`` moved from round ``first`` to round ``then``:
+        ``{(answer in first, answer in then): students}``, None for a round a student did not
+        answer (counts only, no ids): what peer instruction looks at after a revote."""
+        code, digest = self._authorize(code, secret)
+        for name, r in (("first", first), ("then", then)):
+            check_int(r, name, minimum=1)
+        pair = self._guarded(self._round_answers(code, digest, check_step(step), first, then))
+        (qa, a), (qb, b) = pair
+        qa, qb = parse_question(qa), parse_question(qb)
+        moved: dict = {}
+        for student in a.keys() | b.keys():
+            key = (None if student not in a else qa.decode(a[student]),
+                   None if student not in b else qb.decode(b[student]))
+            moved[key] = moved.get(key, 0) + 1
+        return moved
+
     # --- the students --------------------------------------------------------------------
-    def answer(self, code: str, step: int, student_id: str, value: str | int | float) -> None:
-        """Record ``student_id``'s answer to ``step`` (the class's current step, still asking);
-        it replaces the student's earlier answer to this round. `AnswerRefused` otherwise."""
+    def answer(self, code: str, step: int, student_id: str, value: str | int | float):
+        """Record ``student_id``'s answer to ``step`` (the class's current step, still
+        asking); it replaces the student's earlier answer to this round. Returns the answer
+        as stored (a number rounded to the question's decimals). `AnswerRefused` otherwise."""
         code, step, student = normalize_code(code), check_step(step), check_student(student_id)
         if isinstance(value, str) and (len(value) > self.limits.max_answer_bytes
                                        or len(value.encode()) > self.limits.max_answer_bytes):
             raise LimitReached(f"an answer holds at most {self.limits.max_answer_bytes} bytes "
                                "(Limits.max_answer_bytes).")
-        self._answer(code, step, student, value)
+        question = self._answer(code, step, student, value)
+        return parse_question(question).decode(parse_question(question).encode(value))
 
-    def room_view(self, code: str, student_id: str | None = None) -> RoomView:
-        """The room's current step, phase and counts; with ``student_id``, that student is
-        marked present and ``mine`` holds their answer. Cheap: every student polls it."""
+    def room_view(self, code: str, student_id: str | None = None, *,
+                  present: bool = True) -> RoomView:
+        """The room's current step, phase and counts; with ``student_id``, ``mine`` holds that
+        student's answer and (unless ``present=False``) the student is marked present. Cheap:
+        read on every page run."""
         code = normalize_code(code)
         student = None if student_id is None else check_student(student_id)
-        step, n_steps, phase, rnd, text, raw, present, mine, expires = self._view(code, student)
-        q = parse_question(text)
-        counts = _count_map(q, raw)
-        return RoomView(code, step, n_steps, phase, rnd, q, counts, sum(counts.values()),
-                        present, None if mine is None else q.decode(mine), expires)
+        if student is not None and present:
+            self._touch(code, [student])
+        v = self._view(code, student)
+        q = parse_question(v.question)
+        counts = count_map(q, v.raw)
+        return RoomView(code, v.step, v.n_steps, phase_at(v.phase, v.timer, v.now), v.round, q,
+                        counts, sum(counts.values()), v.present,
+                        None if v.mine is None else q.decode(v.mine), v.expires, v.version,
+                        v.timer)
+
+    def touch(self, code: str, students: Iterable[str]) -> None:
+        """Mark ``students`` present in the room now, in one write (a server process sends
+        its open pages' students every few seconds). `LimitReached` when a new student would
+        pass ``Limits.max_students`` (students gone make room first)."""
+        code = normalize_code(code)
+        students = sorted({check_student(s) for s in students})
+        if students:
+            self._touch(code, students)
 
     def my_answer(self, code: str, step: int, student_id: str) -> str | int | float | None:
         """``student_id``'s answer to the current round of ``step``, or None."""
         code, step, student = normalize_code(code), check_step(step), check_student(student_id)
         text, mine = self._my_answer(code, step, student)
         return None if mine is None else parse_question(text).decode(mine)
+
+    def pulse(self, codes: Iterable[str]) -> dict[str, Pulse]:
+        """The `Pulse` of each live room among ``codes``, in one read (missing: gone)."""
+        codes = sorted({normalize_code(c) for c in codes})
+        return self._pulse(codes) if codes else {}
 
     # --- upkeep --------------------------------------------------------------------------
     @abstractmethod
@@ -279,30 +403,21 @@ class ClassStore(ABC):
     @abstractmethod
     def _ask_again(self, code: str, digest: str, step: int, spec: str | None) -> int | None: ...
     @abstractmethod
+    def _start_timer(self, code: str, digest: str, step: int, seconds: float,
+                     reveal: bool) -> Timer | None: ...
+    @abstractmethod
     def _results(self, code: str, digest: str) -> list | None: ...
     @abstractmethod
-    def _answer(self, code: str, step: int, student: str, value) -> None: ...
+    def _round_answers(self, code: str, digest: str, step: int, first: int,
+                       then: int) -> tuple | None: ...
     @abstractmethod
-    def _view(self, code: str, student: str | None) -> tuple: ...
+    def _answer(self, code: str, step: int, student: str, value) -> str:
+        """Store the answer; return the round's question (JSON)."""
+    @abstractmethod
+    def _view(self, code: str, student: str | None) -> RawView: ...
+    @abstractmethod
+    def _touch(self, code: str, students: list[str]) -> None: ...
     @abstractmethod
     def _my_answer(self, code: str, step: int, student: str) -> tuple[str, str | None]: ...
-
-
-def default_path() -> Path:
-    """``$XATTN_CLASS_STORE``, else ``$XDG_DATA_HOME/xattn/classes.sqlite3`` (by default
-    ``~/.local/share/xattn/classes.sqlite3``)."""
-    if os.environ.get("XATTN_CLASS_STORE"):
-        return Path(os.environ["XATTN_CLASS_STORE"]).expanduser()
-    data = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(data) / "xattn" / "classes.sqlite3"
-
-
-def open_store(limits: Limits | None = None) -> ClassStore:
-    """The store the configuration names: Redis at ``$XATTN_REDIS_URL`` if set, else SQLite
-    at `default_path` (its directory is made if missing)."""
-    url = os.environ.get("XATTN_REDIS_URL", "").strip()
-    if url:
-        from xattn.classroom.redis_store import RedisStore
-        return RedisStore(url, limits)
-    from xattn.classroom.sqlite_store import SQLiteStore
-    return SQLiteStore(default_path(), limits)
+    @abstractmethod
+    def _pulse(self, codes: list[str]) -> dict[str, Pulse]: ...

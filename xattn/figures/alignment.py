@@ -12,7 +12,7 @@ __all__ = ["aer_figure"]
 
 def aer_figure(scores, *, font_scale: float = 1.0) -> go.Figure:
     """AER of every head and of each layer's average over its heads (last column), lower is
-    better; the best layer's average and the best head outlined.
+    better; the best layer's average and the best head outlined (every one of them on a tie).
 
     Parameters
     ----------
@@ -28,16 +28,13 @@ def aer_figure(scores, *, font_scale: float = 1.0) -> go.Figure:
                 colorscale=COLORSCALE, reversescale=True, xgap=2, ygap=2,
                 colorbar=dict(title=dict(text="AER"), thickness=12),
                 hovertemplate="%{y}, %{x}<br>AER %{z:.3f} (lower is better)<extra></extra>")
-    shapes = []
-    if scores.best_layer >= 0:
-        shapes.append(dict(type="rect", xref="x", yref="y", x0=n_heads - 0.5, x1=n_heads + 0.5,
-                           y0=scores.best_layer - 0.5, y1=scores.best_layer + 0.5,
-                           line=dict(color=HIGHLIGHT, width=3)))
-    if scores.best_head[0] >= 0:
-        layer, head = scores.best_head
-        shapes.append(dict(type="rect", xref="x", yref="y", x0=head - 0.5, x1=head + 0.5,
-                           y0=layer - 0.5, y1=layer + 0.5,
-                           line=dict(color=HIGHLIGHT, width=3, dash="dot")))
+    shapes = [dict(type="rect", xref="x", yref="y", x0=n_heads - 0.5, x1=n_heads + 0.5,
+                   y0=best - 0.5, y1=best + 0.5, line=dict(color=HIGHLIGHT, width=3))
+              for best in scores.best_layers]
+    shapes += [dict(type="rect", xref="x", yref="y", x0=head - 0.5, x1=head + 0.5,
+                    y0=layer - 0.5, y1=layer + 0.5, line=dict(color=HIGHLIGHT, width=3,
+                                                              dash="dot"))
+               for layer, head in scores.best_heads]
     # A title short enough for a 390 px phone; the page's caption says over how many pairs.
     layout = base_layout("Alignment error rate (lower is better)",
                          round((140 + 46 * n_layers) * font_scale),

@@ -19,7 +19,7 @@ from xattn.figures._style import (
     tick_font,
 )
 
-__all__ = ["answers_figure", "taps_figure"]
+__all__ = ["answers_figure", "taps_figure", "revote_figure"]
 
 MUTED = "#9e9e9e"
 
@@ -101,3 +101,49 @@ def taps_figure(src_tokens, taps: dict, weights_row: np.ndarray, *, target: str,
                                              font=tick_font(n_src), title="source (keys)"),
                          yaxis=dict(autorange="reversed"))
     return go.Figure(data=[heat], layout=layout, _validate=False)
+
+
+def revote_figure(question, first: dict, then: dict, *, truth=None, rounds=(1, 2),
+                  font_scale: float = 1.0) -> go.Figure:
+    """The class's answers in two rounds of one step, side by side per answer (peer
+    instruction: vote, discuss, vote again); the right answer's bars outlined once ``truth``
+    is given.
+
+    Parameters
+    ----------
+    question : xattn.classroom.Question
+    first, then : dict
+        Answer to count in the earlier and the later round.
+    rounds : (int, int)
+        The rounds' numbers, for the legend.
+    """
+    options = sorted(set(first) | set(then)) if question.kind == "number" else \
+        question.options()
+    if question.kind == "token":
+        names = list(question.choices)
+    elif question.kind == "number":
+        names = [f"{v:.{question.decimals}f}" for v in options]
+    else:
+        names = list(options)
+    x, x_text = axis_labels(names)
+    right = [truth is not None and (o == truth if question.kind != "number"
+                                    else abs(float(o) - float(truth)) < 10 ** -question.decimals)
+             for o in options]
+    bars = []
+    for counts, rnd, color in ((first, rounds[0], MUTED), (then, rounds[1], ACCENT)):
+        n = [int(counts.get(o, 0)) for o in options]
+        bars.append(dict(type="bar", x=x, y=n, name=f"round {rnd}", text=[str(k) for k in n],
+                         textposition="outside", cliponaxis=False,
+                         marker=dict(color=color, line=dict(
+                             color=HIGHLIGHT, width=[3 if r else 0 for r in right])),
+                         hovertemplate=f"round {rnd}<br>%{{x}}<br>%{{y}} students<extra></extra>"))
+    top = max([int(v) for v in (*first.values(), *then.values())] or [1])
+    layout = base_layout(
+        f"Round {rounds[0]} beside round {rounds[1]}" + (" (right answer outlined)"
+                                                        if truth is not None else ""), 320,
+        font_scale=font_scale, barmode="group", showlegend=True,
+        legend=dict(orientation="h", y=-0.3, x=0),
+        xaxis=category_axis((x, x_text), angle=-45 if len(x) > 6 else 0,
+                            font=round(tick_font(len(x)) * font_scale), title="prediction"),
+        yaxis=dict(title=dict(text="students"), rangemode="tozero", range=[0, top * 1.25]))
+    return go.Figure(data=bars, layout=layout, _validate=False)

@@ -17,9 +17,11 @@ def _marker(step: int) -> dict:
                 line=dict(color="#555555", dash="dot", width=1.5))
 
 
-def run_curves_figure(tl, current: int | None = None) -> go.Figure:
+def run_curves_figure(tl, current: int | None = None, *, font_scale: float = 1.0
+                      ) -> go.Figure:
     """The held-out loss (log scale, left) and the share of held-out words aligned (right)
-    at every snapshot; a dotted line at the step ``current`` (an Adam step)."""
+    at every snapshot; a dotted line at the step ``current`` (an Adam step); ``font_scale``
+    enlarges the text (presenter mode)."""
     steps = tl.steps.tolist()
     traces = [dict(type="scatter", mode="lines+markers", x=steps, y=tl.loss,
                    name="held-out loss", line=dict(color=ACCENT),
@@ -28,7 +30,8 @@ def run_curves_figure(tl, current: int | None = None) -> go.Figure:
                    yaxis="y2", name="held-out words aligned", line=dict(color=OKABE_ITO[3],
                                                                          dash="dash"),
                    hovertemplate="step %{x}<br>%{y:.0%} aligned<extra></extra>")]
-    layout = base_layout("The run: loss and words aligned", 300, top=50,
+    layout = base_layout("The run: loss and words aligned", round(300 * font_scale),
+                         top=round(50 * font_scale), font_scale=font_scale,
                          xaxis=dict(title=dict(text="training step (Adam update)")),
                          yaxis=dict(title=dict(text="held-out loss"), type="log", dtick=1),
                          yaxis2=dict(title=dict(text="words aligned"), overlaying="y",
@@ -40,7 +43,8 @@ def run_curves_figure(tl, current: int | None = None) -> go.Figure:
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
-def head_curves_figure(tl, current: int | None = None) -> go.Figure:
+def head_curves_figure(tl, current: int | None = None, *, font_scale: float = 1.0
+                       ) -> go.Figure:
     """Per head, over the run: accuracy on *moved* words (the swapped noun and adjective,
     which only meaning finds; solid) and on *repeated* words (the right one of two "the",
     which only position finds; dashed). One legend entry per head (it shows and hides both of
@@ -58,11 +62,13 @@ def head_curves_figure(tl, current: int | None = None) -> go.Figure:
                                line=dict(color=colour, dash=dash, width=2),
                                hovertemplate=f"head {h + 1}, {what}<br>step %{{x}}: "
                                              "%{y:.0%}<extra></extra>"))
-    layout = base_layout("Each head: by meaning or by position?", 340, top=50,
+    layout = base_layout("Each head: by meaning or by position?", round(340 * font_scale),
+                         top=round(50 * font_scale), font_scale=font_scale,
                          xaxis=dict(title=dict(text="training step (Adam update)")),
                          yaxis=dict(title=dict(text="held-out accuracy"), range=[0, 1.02],
                                     tickformat=".0%"),
-                         legend=bottom_legend(font=dict(size=11), tracegroupgap=0, title=dict(
+                         legend=bottom_legend(font=dict(size=round(11 * font_scale)),
+                                              tracegroupgap=0, title=dict(
                              text="solid: by meaning · dashed: by position", side="top")),
                          shapes=[_marker(current)] if current is not None else [])
     return go.Figure(data=traces, layout=layout, _validate=False)

@@ -1,4 +1,5 @@
-"""A guided lesson: from one head to which layer of a real translator aligns words.
+"""A guided lesson: from one head to which layer of a real translator aligns words, each
+head's job, and whether attention explains what the model needs.
 
 Each `Step` puts the page in a prepared state (its URL parameters: sentences, weights, heads,
 mask, view), says one short paragraph, names one thing to look at and asks the class one
@@ -10,21 +11,26 @@ a step whose «fields» name a word the sentence does not have says what it asks
 Each step declares what it ``needs`` of the weights (a seed to change, a mask to lift,
 projections to switch heads off, ...). Weights that cannot give it (a file has no projections,
 trained weights no seed) get one line saying what the step shows instead (`missing`), never an
-error. Answers are Markdown in which every token is a code span (``xattn.literal.md_code``).
+error; above the step's paragraph, `off_plan` says that the paragraph describes the step's own
+weights, not the ones drawn. Answers are Markdown in which every token is a code span
+(``xattn.literal.md_code``).
 """
 
+from xattn.lesson import _probe as probe
 from xattn.lesson import _tell as tell
-from xattn.lesson._step import NEEDS, Step, Told, missing, verdict
+from xattn.lesson._step import NEEDS, Part, Step, Told, missing, off_plan, parts_verdict, verdict
 
-__all__ = ["Step", "Told", "STEPS", "NEEDS", "missing", "verdict"]
+__all__ = ["Step", "Told", "Part", "STEPS", "NEEDS", "missing", "off_plan", "verdict",
+           "parts_verdict"]
 
 STEPS: tuple[Step, ...] = (
     Step("One head and the formula", {"heads": 1, "view": "Heads"},
          "Each **row** is a target token (the decoder's query); each **column** a source token "
          "(the encoder's key). A cell says how much that target token looks at that source "
          "token: $\\mathrm{softmax}(q_i \\cdot k_j / \\sqrt{d_\\text{head}})$.",
-         "The row of «target» in the heatmap.",
-         "Which source word does «target» look at most, and with what weight?", tell.one_head),
+         "The row of «target» in «heatmap».",
+         "Which source word does «target» look at most in «head», and with what weight?",
+         tell.one_head),
     Step("Every row sums to 1", {"view": "Heads"},
          "With «heads», each head has its own projections and its own heatmap. The softmax "
          "turns a row of scores into weights that share one unit of attention.",
@@ -73,12 +79,12 @@ STEPS: tuple[Step, ...] = (
     Step("Why divide by √d_head?", {"d_model": 256, "heads": 2, "view": "Step through"},
          "Each head works in d_head = d_model / h dimensions; here «d_head». Dot products of "
          "such vectors grow like √d_head, so the scores are divided by it before the softmax.",
-         "The *Entropy of this row*, with *Divide scores by √d_head* on and off.",
-         "Switch the division off and on. How does the entropy of the first row change?",
+         "The *Entropy of this row* with *Divide scores by √d_head* on, then off.",
+         "Switch the division off. How does the entropy of the first row change?",
          tell.sqrt, needs=("rescale",)),
     Step("Which layer aligns?", {"weights": "model", "view": "Alignment"},
          "A real translation model, trained here on the toy task and run in NumPy: «layers» "
-         "decoder layers of four heads each. Nobody told it to align words; the alignment "
+         "decoder layers of «heads» each. Nobody told it to align words; the alignment "
          "lab scores each layer against the gold alignment of «n» held-out sentences.",
          "The *average* column of the AER chart (lower is better).",
          "Which layer's heads, averaged, align words best?", tell.layers, needs=("heldout",)),
@@ -89,4 +95,16 @@ STEPS: tuple[Step, ...] = (
          "The slider from step 0 to the end, and the per-head curves below.",
          "When does each head start aligning, and by meaning or by position?", tell.learning,
          needs=("timelapse",)),
+    Step("Guess each head's job", {"weights": "model", "view": "Heads", "layer": 2},
+         "Trained heads specialise: some **follow position**, some **align words**, some are "
+         "**sinks** (parked on `</s>` or punctuation), some are **spread out**.",
+         "The heads of «layer».",
+         "What is the job of each of «heads» of «layer»?", probe.jobs),
+    Step("Is attention the explanation?", {"weights": "model", "view": "Decode", "dstep": 1},
+         "A head's weight says where it looked, not what the output needed. Test it: mask one "
+         "source word from the cross-attention (every layer) and measure how much the "
+         "probability of «target» falls. Switch each head off too.",
+         "This step's rows in every layer and head, and each layer's guess.",
+         "Which source word, masked from the cross-attention, will change «target» most?",
+         probe.explanation, needs=("effects",)),
 )

@@ -18,7 +18,7 @@ from xattn.classroom.question import Question
 from xattn.literal import md_code
 from xattn.sources import Attention
 
-__all__ = ["Step", "Told", "NEEDS", "missing", "verdict"]
+__all__ = ["Step", "Told", "Part", "NEEDS", "missing", "off_plan", "verdict", "parts_verdict"]
 
 # What a step may need of the weights: (has it?, what the step shows instead, in one line).
 NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
@@ -51,8 +51,24 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "timelapse": (lambda a: a.toy is not None and a.toy.timelapse is not None,
                   "only the toy task's trained weights keep snapshots of their training: "
                   "choose *Weights: trained*."),
+    "effects": (lambda a: a.translation is not None and a.translation.effects is not None,
+                "only a translation model run here in NumPy produces a next word whose "
+                "probability can be measured with a source word masked: choose *Weights: "
+                "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One of several predictions a step asks at once (each head's job): its name, the
+    question (as a room would store it), the right answer and any just as right (a close
+    call)."""
+
+    name: str
+    question: Question
+    truth: object
+    also: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,12 @@ class Told:
     row : (int, int), optional
         A token question's target row and head (-1: the heads averaged): where the class's
         taps are compared with the weights.
+    also : tuple
+        Other predictions that are just as right (a tie: two layers align equally well).
+    parts : tuple of Part
+        Several predictions at once (``question`` is then None): one per head, say.
+    charts : tuple of callable (font_scale) -> plotly Figure
+        Figures that belong to the answer (drawn with it, after the prediction).
     """
 
     words: dict
@@ -91,6 +113,9 @@ class Told:
     tolerance: float = 0.005
     tokens: tuple = ()
     row: tuple[int, int] | None = None
+    also: tuple = ()
+    parts: tuple[Part, ...] = ()
+    charts: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -142,6 +167,28 @@ def missing(step: Step, a: Attention) -> str | None:
     return None
 
 
+# What a step's text describes (its own weights), and what is on screen, in words.
+PLANNED = {"random": "random weights", "trained": "the toy task's trained weights",
+           "model": "the translation model trained on the toy task"}
+ON_SCREEN = {"random": "random weights", "trained": "the toy task's trained weights",
+             "model": "a translation model", "file": "weights read from a file"}
+
+
+def off_plan(step: Step, a: Attention) -> str | None:
+    """Markdown, when the weights on screen cannot give what ``step`` needs (a link that kept
+    its own settings): the step's paragraph describes the step's own weights, not the ones
+    drawn below. None when the weights fit the step."""
+    if missing(step, a) is None:
+        return None
+    planned = PLANNED[step.state.get("weights", "random")]
+    shown = ON_SCREEN[a.source]
+    same = planned == shown
+    return (f"**Not this step's setting.** The step is written for {planned}"
+            + (" with its own settings" if same else "") + "; this link keeps settings of its "
+            f"own and shows {shown}, so the paragraph below describes the step's setting, not "
+            "the charts beside it.")
+
+
 def verdict(told: Told, answer) -> str:
     """A student's prediction ``answer`` against the truth, in one line of Markdown: right, or
     what the page shows and how far off."""
@@ -161,6 +208,28 @@ def verdict(told: Told, answer) -> str:
                     f"the page shows position {truth}.")
         return f"**Not this time**: you chose {said}; the page shows {true}."
     said, true = md_code(answer), md_code(truth)
+    if told.also:
+        tied = ", ".join(md_code(t) for t in (truth, *told.also))
+        return (f"**Right**: {said} ties for the answer with the others ({tied})."
+                if answer == truth or answer in told.also else
+                f"**Not this time**: you chose {said}; the page shows a tie: {tied}.")
     return f"**Right**: {true}." if answer == truth else (
         f"**Not this time**: you chose {said}; the page shows {true}.")
 
+
+
+def parts_verdict(told: Told, answers: dict) -> str:
+    """Predictions ``answers`` (part name: answer) against each part's truth, in one line of
+    Markdown: how many are right, and which are not."""
+    made = {p.name: answers.get(p.name) for p in told.parts if answers.get(p.name) is not None}
+    if not made:
+        return ""
+    wrong = [p for p in told.parts
+             if p.name in made and made[p.name] != p.truth and made[p.name] not in p.also]
+    right = len(made) - len(wrong)
+    text = f"**{right} of {len(made)} right**" + (
+        f" ({len(told.parts) - len(made)} not guessed)" if len(made) < len(told.parts) else "")
+    if wrong:
+        text += ": " + "; ".join(f"{p.name}: you said {md_code(made[p.name])}, the measures "
+                                 f"say {md_code(p.truth)}" for p in wrong)
+    return text + "."

@@ -33,8 +33,14 @@ def one_head(a: Attention, layer: int) -> Told:
     row = a.layer(layer)[0, i]
     j = int(np.argmax(row))
     target, src = token_name(a.tgt_tokens, i), a.src_tokens
-    return Told({"target": target},
-                f"{target} looks most at {token_name(src, j)} ({row[j]:.3f})."
+    alone = a.n_heads == 1
+    if not alone:                       # a link of its own: more heads than the step's one
+        note = " ".join(filter(None, (note, f"This page shows {_heads(a.n_heads)}: the step "
+                                            "asks about head 1, the first heatmap.")))
+    return Told({"target": target, "heatmap": "the heatmap" if alone else "head 1's heatmap",
+                 "head": "the head" if alone else "head 1"},
+                ("" if alone else "In head 1, ") + f"{target} looks most at "
+                f"{token_name(src, j)} ({row[j]:.3f})."
                 + (f" {a.meta.caveat}" if a.meta.caveat else ""),
                 f"Tap the source word {target} will look at most in head 1.", _tokens(src), j,
                 note, tokens=tuple(src), row=(i, 0))
@@ -61,8 +67,9 @@ def rows_sum(a: Attention, layer: int) -> Told:
 def padding(a: Attention, layer: int) -> Told:
     masked = [j for j in range(len(a.src_tokens)) if not a.mask[:, j].any()]
     if not masked:
-        return Told({"masked": "the masked token"},
-                    "No source token is masked here: pick one under *Masking* (sidebar).",
+        return Told({"masked": "a masked token (none on this page yet)"},
+                    "No source token is masked here: choose *Masking: padding* in the sidebar "
+                    "and mask a source token; the answer follows the numbers then.",
                     note="No source token is masked on this page.")
     free = a.recipe.unmasked().layer(layer)                                       # (h, T, S)
     j = masked[0]
@@ -173,26 +180,37 @@ def ablation(a: Attention, layer: int) -> Told:
 
 
 SQRT_CHOICES = ("It goes down", "It goes up", "It stays the same")
-SQRT_WHY = {   # what the numbers on screen say, for each answer they can give
-    SQRT_CHOICES[0]: "Undivided, dot products of {d_head}-dimensional vectors are large, the "
-                     "softmax saturates and one source token takes nearly all the weight.",
-    SQRT_CHOICES[1]: "Scores multiplied by √d_head can only sharpen a softmax, never spread "
-                     "it: a rise this small is rounding.",
-    SQRT_CHOICES[2]: "Here the row hardly changes: its scores are close together, or √{d_head} "
-                     "is close to 1.",
-}
+SATURATED = 0.9       # a row's largest weight from which one token takes "nearly all" of it
+
+
+def _sqrt_why(truth: str, d_head: int, top_on: float, top_off: float) -> str:
+    """What the numbers on screen say, for the answer they give."""
+    if truth == SQRT_CHOICES[1]:
+        return ("Scores multiplied by √d_head can only sharpen a softmax, never spread it: a "
+                "rise this small is rounding.")
+    if truth == SQRT_CHOICES[2]:
+        return (f"Here the row hardly changes: its scores are close together, or √{d_head} is "
+                "close to 1.")
+    grown = (f"Undivided, the scores of {d_head}-dimensional vectors are √{d_head} times "
+             f"larger, so the softmax is sharper: the row's largest weight goes from "
+             f"{top_on:.3f} to {top_off:.3f}")
+    if top_off >= SATURATED:
+        return grown + ". The softmax saturates: one source token takes nearly all the weight."
+    return grown + (": the weight gathers on fewer source tokens, but no one token takes "
+                    "nearly all of it.")
 
 
 def sqrt(a: Attention, layer: int) -> Told:
     on, off = a.layers.trace(layer, True), a.layers.trace(layer, False)
     allowed = on.mask[0]
     h_on, h_off = (float(entropy(t.weights[0, :1], allowed)[0]) for t in (on, off))
+    top_on, top_off = (float(t.weights[0, 0].max()) for t in (on, off))
     d_head = on.q.shape[-1]
     truth = SQRT_CHOICES[2 if abs(h_on - h_off) < 1e-3 else 0 if h_off < h_on else 1]
     return Told({"d_head": str(d_head)},
                 f"Head 1, target token {token_name(a.tgt_tokens, 0)}: entropy **{h_on:.3f}** "
                 f"nats divided by √{d_head}, **{h_off:.3f}** without (the most possible: "
-                f"{np.log(allowed.sum()):.3f}). " + SQRT_WHY[truth].format(d_head=d_head),
+                f"{np.log(allowed.sum()):.3f}). " + _sqrt_why(truth, d_head, top_on, top_off),
                 "Switch the division off: what happens to the entropy of the first row?",
                 Question("choice", SQRT_CHOICES), truth)
 
@@ -203,17 +221,25 @@ def layers(a: Attention, layer: int) -> Told:
     scores = score_heads(a.heldout(False))
     n = scores.aer.shape[0]
     best = scores.best_layer
+    tied = scores.best_layers
     aers = ", ".join(f"layer {k + 1}: {v:.3f}" for k, v in enumerate(scores.layer_aer))
     choices = tuple(f"layer {k + 1}" for k in range(n))
-    return Told({"layers": number_word(n), "n": str(scores.n_pairs)},
+    which = (f"**layer {best + 1}** aligns best" if len(tied) <= 1 else
+             "**layers " + " and ".join(str(k + 1) for k in tied) + "** tie for the best")
+    heads = scores.best_heads
+    head = ("its best single head is " + "; ".join(
+        f"head {h + 1} of layer {lay + 1}" for lay, h in heads) if len(heads) <= 1 else
+        f"{len(heads)} single heads tie for the best: " + "; ".join(
+            f"head {h + 1} of layer {lay + 1}" for lay, h in heads))
+    return Told({"layers": number_word(n), "n": str(scores.n_pairs), "heads": _heads(a.n_heads)},
                 f"Over {scores.n_pairs} held-out sentences, the average of each layer's heads "
-                f"has AER {aers} (lower is better): **layer {best + 1}** aligns best, and its "
-                f"best single head is head {scores.best_head[1] + 1} of layer "
-                f"{scores.best_head[0] + 1}. Which layer aligns differs by model: Garg et al. "
-                "(2019) found the penultimate of six in their transformer; nothing forces a "
-                "model to align at all, since it is trained to translate.",
+                f"has AER {aers} (lower is better): {which}, and {head}. Which layer aligns "
+                "differs by model: Garg et al. (2019) found the penultimate of six in their "
+                "transformer; nothing forces a model to align at all, since it is trained to "
+                "translate.",
                 "Which layer's heads, averaged, will align words best?",
-                Question("choice", choices) if n > 1 else None, choices[max(best, 0)])
+                Question("choice", choices) if n > 1 else None, choices[max(best, 0)],
+                also=tuple(choices[k] for k in tied[1:]))
 
 
 def learning(a: Attention, layer: int) -> Told:

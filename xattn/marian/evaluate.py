@@ -18,6 +18,10 @@ Per head, and per layer for the average over its heads, with ``W`` the word-leve
 
 ``rows="producing"`` reads target word ``i`` from the step that produces it (row ``i``, as
 the page shows); ``"reading"`` from the step after it, whose input it is (Chen et al. 2020).
+
+``alignment_lab``: what the page's Alignment lab shows by default (``xattn.alignlab``): the
+first ``LAB_PAIRS`` held-out pairs, producing rows, each target word linked to its strongest
+source *word* (``</s>`` left out), AER against the gold.
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ import numpy as np
 from xattn.corpus import SentencePair, generate_pairs
 from xattn.marian.api import translate, word_level
 
-__all__ = ["held_out_pairs", "exact_match", "alignment_counts", "evaluate"]
+__all__ = ["held_out_pairs", "exact_match", "alignment_counts", "lab_scores", "evaluate"]
 
 ROWS = ("producing", "reading")
+LAB_PAIRS = 256          # the alignment lab's held-out sentences (xattn.sources.HELDOUT)
 
 
 def held_out_pairs(n: int, seed: int) -> list[SentencePair]:
@@ -106,6 +111,20 @@ def _rates(c: dict) -> dict[str, list]:
             "correct_links": c["correct_links"].tolist()}
 
 
+def lab_scores(model, pairs) -> dict:
+    """The alignment lab's default scores (``target_argmax``, words only) over ``pairs``:
+    ``aer`` (n_layers, n_heads + 1, the last the layer's average) and the best head."""
+    from xattn.alignlab import score_heads
+
+    n_heads = model.n_heads
+    scores = score_heads([(_word_weights(model, p)[:, :n_heads, :len(p.target),
+                                                   :len(p.source)], p) for p in pairs])
+    aer = np.column_stack([scores.aer, scores.layer_aer])                    # (L, H+1)
+    return {"pairs": len(pairs), "method": scores.method, "aer": np.round(aer, 6).tolist(),
+            "best_head": list(scores.best_head),
+            "best_head_aer": round(float(scores.aer[scores.best_head]), 6)}
+
+
 def evaluate(model, n: int, seed: int) -> dict:
     """Everything ``metrics.json`` holds, for ``n`` held-out pairs drawn with ``seed``.
 
@@ -122,4 +141,5 @@ def evaluate(model, n: int, seed: int) -> dict:
     for rows, counts in alignment_counts(model, pairs).items():
         out[f"alignment_{rows}"] = {"words": int(counts["words"]),
                                     "chance_accuracy": round(chance, 4), **_rates(counts)}
+    out["alignment_lab"] = lab_scores(model, pairs[:LAB_PAIRS])
     return out

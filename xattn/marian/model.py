@@ -227,10 +227,17 @@ class EncoderDecoder:
         x = self.forward(src_ids, tgt_ids, logits=False).cross_inputs[layer]
         return x, to_float32(attn.W_Q), attn.b_Q
 
-    def decode_steps(self, src_ids, forced=()):
+    def decode_steps(self, src_ids, forced=(), words: bool = False):
         """Greedy decoding step by step (``xattn.decoding.Decoded``), ``forced``: pairs
-        (step, text) taken instead of the most likely token."""
-        return decoded(self, src_ids, forced)
+        (step, text) taken instead of the most likely token; ``words``: rows over words."""
+        return decoded(self, src_ids, forced, words=words)
+
+    def effects(self, src_ids, tgt_ids, row: int, words: bool = True):
+        """``xattn.effects.effects``: target word ``row`` with each source word masked and
+        each cross-attention head switched off."""
+        from xattn.effects import effects  # it builds on xattn.marian.layers
+
+        return effects(self, src_ids, tgt_ids, row, words=words)
 
     # ------------------------------------------------------------------ the two stacks
     def embed(self, ids, side: str, past: int = 0) -> np.ndarray:

@@ -47,8 +47,9 @@ class LoadedModel:
     """A tokenizer and an encoder-decoder model, ready for ``xattn.translator.cross_attention``.
 
     A ``Translator`` whose layers are opened with forward hooks (``trace_layer``: the model's
-    own scaling, so ``rescalable`` is False; ``switch_heads_off``); it has no ``query_inputs``
-    and does not decode step by step (``decode_steps`` is None).
+    own scaling, so ``rescalable`` is False; ``switch_heads_off``); it has no ``query_inputs``,
+    does not decode step by step (``decode_steps`` is None) and does not measure what masking a
+    source word does (``effects`` is None).
 
     Parameters
     ----------
@@ -82,6 +83,7 @@ class LoadedModel:
     rescalable = False
     query_inputs = None
     decode_steps = None
+    effects = None
 
     def _config(self, *keys: str) -> int:
         for key in keys:

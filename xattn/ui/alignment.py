@@ -20,8 +20,10 @@ from xattn.alignlab import (
     REFERENCE_LABEL,
     GoldFileError,
     indexing_warnings,
+    leave_out,
     read_gold,
     score_heads,
+    unscored_specials,
 )
 from xattn.figures.alignment import aer_figure
 from xattn.literal import md_code, show_value
@@ -41,6 +43,8 @@ METHOD_NAMES = {"target_argmax": "each target word's strongest source word",
 
 
 def alignment_view(a: Attention, layer: int, state: PageState) -> None:
+    # A projector shows the chart on its first screen: it comes before the explanation.
+    first = st.container() if state.shown(PRESENT) else None
     st.markdown("How well does attention align words? Each head's weights become links "
                 "(below), compared with gold links: **AER** = 1 − (|A∩S| + |A∩P|) / (|A| + |S|) "
                 "for the links A, the sure gold links S and the possible ones P (Och and Ney "
@@ -64,14 +68,15 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
     reading = False
     if a.translation is not None:
         reading = bool(state.value(READS))
-        st.toggle("Read a word's alignment at the step after it (when it is the decoder's "
-                  "input: Chen et al. 2020)", key=READS.key)
+        st.toggle("Read each word at the step after it", key=READS.key,
+                  help="The step after the one that produces a word reads it as the "
+                       "decoder's input; its alignment can be read there (Chen et al. 2020).")
     examples = (_corpus(a, reading) if gold == "corpus" else _file(a, layer, reading))
     if not examples:
         return
     scores = derived(("aer", a.key, gold, reading, method, threshold, _file_id()),
                      lambda: score_heads(examples, method=method, threshold=threshold))
-    _results(a, scores, state)
+    _results(a, scores, state, first)
     _references()
 
 
@@ -105,15 +110,16 @@ def _file(a: Attention, layer: int, reading: bool) -> list:
     try:
         gold = read_gold(up.getvalue(), format=fmt, first_index=first, order=order)
     except GoldFileError as err:
-        st.error(f"The file {md_code(up.name)} cannot be read ({len(err.problems)} "
-                 "problems, one a line below).", icon=":material/error:")
+        n = len(err.problems)
+        st.error(f"The file {md_code(up.name)} cannot be read ({n} problem"
+                 f"{'' if n == 1 else 's'}, one a line below).", icon=":material/error:")
         st.code("\n".join(err.problems[:20]), language=None, wrap_lines=True)
         return []
     if not gold.pairs:
         st.error("The file holds no sentence pair.", icon=":material/error:")
         return []
     n_tgt, n_src = a.weights.shape[2:]
-    for warning in indexing_warnings(gold, [(n_tgt, n_src)]):
+    for warning in indexing_warnings(gold, tokens=[(a.tgt_tokens, a.src_tokens)]):
         st.warning(show_value(warning, 400), icon=":material/warning:")
     weights = np.asarray(a.weights)                                    # (L, H, T, S)
     if reading:
@@ -123,26 +129,67 @@ def _file(a: Attention, layer: int, reading: bool) -> list:
     except ValueError as err:
         st.error(md_code(str(err)), icon=":material/error:")
         return []
-    return [(weights, gold.pairs[0])]
+    rows, cols = unscored_specials(gold.pairs[0], a.src_tokens, a.tgt_tokens)
+    _unscored_note(a, rows, cols)
+    return [(leave_out(weights, rows, cols), gold.pairs[0])]
 
 
-def _results(a: Attention, scores, state: PageState) -> None:
+def _unscored_note(a: Attention, rows: np.ndarray, cols: np.ndarray) -> None:
+    """Which special tokens are left out of the score (the gold links none of them)."""
+    names = [md_code(t) for t, out in zip(a.src_tokens, cols, strict=True) if out]
+    names += [md_code(t) for t, out in zip(a.tgt_tokens, rows, strict=True) if out
+              and md_code(t) not in names]
+    if names:
+        st.caption(f"Not scored: {', '.join(names)} (special tokens, not words; the gold file "
+                   "links none of them). A row of the target's special token makes no link, "
+                   "and no head's link goes to the source's.")
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def best_text(scores) -> str:
+    """The best layer and head in one line of Markdown; ties named as ties."""
+    n_layers = scores.aer.shape[0]
+    layers = list(scores.best_layers)
+    best = layers[0]
+    rates = (f"AER {scores.layer_aer[best]:.3f}, precision {scores.layer_precision[best]:.2f},"
+             f" recall {scores.layer_recall[best]:.2f}")
+    if len(layers) == 1:
+        text = f"**Best layer: {best + 1}** of {n_layers} (its heads' average: {rates})"
+    elif len(layers) == n_layers:
+        text = f"**No best layer: all {n_layers} tie** (each average: {rates})"
+    else:
+        text = (f"**Best layers, tied: {_and([str(k + 1) for k in layers])}** of {n_layers} "
+                f"(each average: {rates})")
+    heads = list(scores.best_heads)
+    if not heads:
+        return text + "."
+    aer = scores.aer[heads[0]]
+    named = [f"layer {lay + 1}, head {h + 1}" for lay, h in heads]
+    if len(heads) == 1:
+        return text + f" · best head: {named[0]} (AER {aer:.3f})."
+    shown = _and(named) if len(named) <= 4 else f"{', '.join(named[:4])} and {len(named) - 4} more"
+    return text + f" · {len(heads)} heads tie for best (AER {aer:.3f}): {shown}."
+
+
+def _results(a: Attention, scores, state: PageState, first=None) -> None:
+    """The best layer and head, the AER chart (in ``first`` when given: a projector's first
+    screen, the best line after it), and the table."""
     scale = FONT_SCALE if state.shown(PRESENT) else 1.0
-    if scores.best_layer >= 0:
-        best = scores.best_layer
-        head_l, head_h = scores.best_head
-        st.markdown(f"**Best layer: {best + 1}** of {scores.aer.shape[0]} (its heads' average: "
-                    f"AER {scores.layer_aer[best]:.3f}, precision "
-                    f"{scores.layer_precision[best]:.2f}, recall {scores.layer_recall[best]:.2f})"
-                    f" · best head: layer {head_l + 1}, head {head_h + 1} (AER "
-                    f"{scores.aer[head_l, head_h]:.3f}).")
-    show_chart(aer_figure(scores, font_scale=scale), key="aer_chart",
+    where = first if first is not None else st.container()
+    if scores.best_layer >= 0 and first is None:
+        where.markdown(best_text(scores))
+    show_chart(aer_figure(scores, font_scale=scale), key="aer_chart", where=where,
                name=f"xattn-{a.meta.name}-aer",
                alt="Heatmap of the alignment error rate of every layer and head, and of each "
                    "layer's average; lower is better.")
+    if scores.best_layer >= 0 and first is not None:
+        where.markdown(best_text(scores))
     n = scores.n_pairs
-    outlined = ("; outlined: the best layer's average (solid) and the best head (dotted)"
-                if scores.best_layer >= 0 else "")
+    outlined = ("; outlined: the best layer's average (solid) and the best head (dotted), "
+                "every one of them on a tie" if scores.best_layer >= 0 else "")
     st.caption(f"Over {n} sentence pair{'' if n == 1 else 's'}. The last column is each "
                f"layer's heads averaged{outlined}.")
     n_layers, n_heads = scores.aer.shape

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from xattn._checks import counted
 from xattn.figures import ablation_figure, measure_figure
 from xattn.metrics import MEASURES, head_statistics
 from xattn.sources import Attention
@@ -48,7 +49,7 @@ def ablation_view(a: Attention, layer: int, state: PageState) -> None:
                 "Levy and Neubig 2019) and see how much the output changes: "
                 "$\\lVert Y - Y_{\\text{ablated}} \\rVert / \\lVert Y \\rVert$.")
     heads = range(1, n_heads + 1)
-    off = state.value(OFF, heads, why=f"(there are {n_heads} heads)")
+    off = state.value(OFF, heads, why=f"(there are {counted(n_heads, 'head')})")
     st.multiselect("Heads to switch off", heads, key=OFF.key, placeholder="choose heads by number")
     alone = derived(("ablation", a.key, layer, ()), lambda: a.layers.ablate(layer, ()))
     order = np.argsort(-np.nan_to_num(alone.per_head, nan=-1.0), kind="stable")   # most first

@@ -1,56 +1,93 @@
-"""What a room adds to the page: the host's room card and class panel, the student's
-prediction status and result, the "Back to the class" control.
+"""What a room adds to the host's page: the room card (the code, the student link and its QR
+code), the class panel that drives the class (*Reveal*, a timer, *Ask again*, *Next step*, the
+answers as CSV) and the class's answers, live.
 
-The host's class panel is a fragment that reruns by itself every few seconds ("31 of 42
-answered", the distribution of answers) and drives the room: *Reveal*, *Ask again*, *Next
-step*, and the answers as CSV (counts only, no ids).
+The count and the answers are fragments: the process's relay redraws them alone when an answer
+arrives (``xattn.classroom.relay``), at most twice a second, never the whole page. Every action
+goes to the store; the relay then redraws every page of the room, the host's other pages (a
+laptop and a projector) included.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-from urllib.parse import urlencode
+import ipaddress
+import os
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from xattn.classroom import ClassroomError, answers_csv, qr_svg
-from xattn.figures.classroom import answers_figure, taps_figure
-from xattn.lesson import STEPS, Told, verdict
+from xattn.classroom import NO_QUESTION, ClassroomError, answers_csv, qr_svg
+from xattn.figures.classroom import answers_figure, revote_figure, taps_figure
+from xattn.figures.frozen import narrowed
+from xattn.lesson import STEPS, Told
 from xattn.literal import md_code
 from xattn.sources import Attention
+from xattn.ui import push
 from xattn.ui.charts import show_chart
-from xattn.ui.link import HOST, ROOM, VIEW
+from xattn.ui.link import HOST, ROOM
 from xattn.ui.room import (
     FOLLOW_EVERY,
-    SETTLED,
-    SETTLING,
+    HOST_ERROR,
     Room,
     class_store,
-    go_to,
-    record_answer,
-    seen,
+    host_action,
+    move_class,
+    relay,
 )
-from xattn.ui.room import follow as follow_class
+from xattn.ui.student import countdown
 
-__all__ = ["room_card", "class_controls", "class_answers", "student_status", "back_button",
-           "hidden_note"]
+__all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
+           "PUBLIC_URL_ENV", "TIMERS"]
 
-_ERROR = "_xattn_room_error"
-_ASKED = "_xattn_room_asked"      # session: (code, step, round) the prediction belongs to
+PUBLIC_URL_ENV = "XATTN_PUBLIC_URL"      # the address phones reach the app at
+TIMERS = (30, 60, 90)                    # seconds a host's countdown may run
+_LOCAL = ("localhost", "localhost.localdomain", "ip6-localhost")
 
 
-def student_link(code: str) -> str:
-    """The link students open: this page's address with only ``room=CODE``."""
+def student_link(code: str) -> tuple[str, str | None]:
+    """The link students open (``?room=CODE`` on the address phones reach), and why phones
+    cannot reach it, if they cannot: ``$XATTN_PUBLIC_URL``, else Streamlit's
+    ``browser.serverAddress`` (and ``browser.serverPort``) when set to another host than
+    localhost, else this page's own address."""
+    query = "?" + urlencode({ROOM.key: code})
+    public = os.environ.get(PUBLIC_URL_ENV, "").strip()
+    if public:
+        return public.split("?")[0].rstrip("/") + "/" + query, None
+    address = str(st.get_option("browser.serverAddress") or "")
+    if address and not _is_local(address):
+        port = st.get_option("browser.serverPort")
+        scheme = "https" if str(port) == "443" else "http"
+        default = str(port) in ("80", "443")
+        return f"{scheme}://{address}{'' if default else f':{port}'}/{query}", None
     base = (st.context.url or "http://localhost:8501/").split("?")[0]
-    return f"{base}?{urlencode({ROOM.key: code})}"
+    host = urlsplit(base).hostname or ""
+    if _is_local(host):
+        return base + query, (
+            f"This page's address ({md_code(host)}) is this computer's own: phones cannot "
+            f"open it. Start the app with {md_code(f'{PUBLIC_URL_ENV}=http://ADDRESS:8501')} "
+            "(this computer's address on the room's network, e.g. from `hostname -I`), or set "
+            "`browser.serverAddress` in `.streamlit/config.toml`, or open this page at that "
+            "address, and the QR code follows.")
+    return base + query, None
+
+
+def _is_local(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host in _LOCAL:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _rotate(room: Room) -> None:
     try:
         st.session_state[HOST.key] = class_store().rotate_host(room.code, room.host)
     except ClassroomError as err:
-        st.session_state[_ERROR] = str(err)
+        st.session_state[HOST_ERROR] = str(err)
 
 
 def room_card(room: Room, present: bool) -> None:
@@ -58,8 +95,8 @@ def room_card(room: Room, present: bool) -> None:
     while the class joins (the room's first step), a strip afterwards so that the question's
     answers fit the same screen; a word on the address bar, which holds the host key, and a
     button for a new key."""
-    link = student_link(room.code)
-    large = room.view.step == 1
+    link, unreachable = student_link(room.code)
+    large = room.view is not None and room.view.step == 1
     widths = ([2, 3] if present else [1, 2]) if large else [1, 4]
     qr, words = st.columns(widths, vertical_alignment="center")
     with qr:
@@ -73,89 +110,189 @@ def room_card(room: Room, present: bool) -> None:
         st.html(f'<div style="font-size:1rem">Join the class: code</div><div style="font-size:'
                 f'{size};font-weight:700;letter-spacing:0.12em">{room.code}</div>')  # A-Z, 2-9
         st.markdown(f"or open {md_code(link)}")
+    if unreachable:
+        st.warning(unreachable, icon=":material/wifi_off:")
     with st.expander("Your link holds the host key"):
         st.markdown("The address bar shows your host key (`host=…`): whoever has it can "
-                    "drive this class. On a projector, go full screen (F11), or open this "
-                    "page on your own device and project a student's page. If the key was "
-                    "seen, make a new one: the class and its answers stay, the old link "
-                    "stops working.")
+                    "drive this class. Open the same link on a second device (a laptop and the "
+                    "projector) to drive the class from either: both show the same step. On a "
+                    "projector, go full screen (F11). If the key was seen, make a new one: the "
+                    "class and its answers stay, the old link stops working.")
         st.button("New host key", key="rotate_host", on_click=_rotate, args=(room,),
                   icon=":material/key:")
 
 
-def _poll(room: Room):
+def _read(room: Room):
+    """The room now, and its tally (what the count shows); (None, None) if the store does
+    not answer (the page's last reading stays on screen)."""
     try:
-        return class_store().room_view(room.code)
+        store = class_store()
+        return store.room_view(room.code), store.pulse([room.code]).get(room.code)
     except ClassroomError as err:
-        st.error(md_code(str(err)), icon=":material/error:")
-        return None
+        st.warning(f"The class store does not answer: {md_code(str(err))}",
+                   icon=":material/cloud_off:")
+        return None, None
 
 
-@st.fragment(run_every=FOLLOW_EVERY)
+def _drew(room: Room, tally) -> None:
+    if tally is not None and push.available():
+        try:
+            relay().drew_tally(push.session_id() or "", room.code, tally.tally,
+                               push.fragment_id())
+        except ClassroomError:
+            pass
+
+
+def _every():
+    """A fragment's own period: only where the relay cannot redraw it (AppTest)."""
+    return None if push.available() else FOLLOW_EVERY
+
+
+@st.fragment(run_every=_every())
 def class_controls(room: Room) -> None:
-    """The host's live count ("31 of 42 answered") and the buttons that drive the class:
-    *Reveal*, *Ask again*, *Next step*, and the answers as CSV."""
-    view = _poll(room)
+    """The host's live count ("31 of 42 answered") and the buttons that drive the class."""
+    error = st.session_state.pop(HOST_ERROR, None)
+    if error:
+        st.error(md_code(error), icon=":material/error:")
+    view, tally = _read(room)
     if view is None:
         return
-    store = class_store()
-    revealed = view.phase == "revealed"
+    _drew(room, tally)
+    closed = view.phase == "closed"
     st.metric("Predictions", f"{view.n_answered} of {max(view.n_present, view.n_answered)} "
-              "answered", help="Students who opened the class link in the last two minutes, "
-                               "and how many of them predicted this step (the last answer of "
-                               "each counts).")
+              "answered", help="Students whose page is open, and how many of them predicted "
+                               "this step (the last answer of each counts).")
+    if view.timer is not None and view.phase == "asking":
+        countdown(view.timer.ends_at)
+    elif closed:
+        st.caption("Time is up: answers are closed.")
+    code, key, step = room.code, room.host, view.step
     left, right = st.columns(2)
-    if not revealed and left.button("Reveal", key="reveal", type="primary",
-                                    icon=":material/visibility:", width="stretch"):
-        _drive(lambda: store.reveal(room.code, room.host, view.step))
-    if revealed and left.button("Ask again", key="ask_again", icon=":material/replay:",
-                                width="stretch"):
-        _drive(lambda: store.ask_again(room.code, room.host, view.step))
+    if view.phase != "revealed" and left.button("Reveal", key="reveal", type="primary",
+                                                icon=":material/visibility:", width="stretch"):
+        _act(lambda s: s.reveal(code, key, step))
+    if view.phase == "revealed" and left.button(
+            "Ask again", key="ask_again", icon=":material/replay:", width="stretch",
+            help="A new round of this step: the class votes again (after discussing), and "
+                 "both rounds are shown side by side."):
+        _act(lambda s: s.ask_again(code, key, step))
     if view.step < len(STEPS) and right.button("Next step", key="class_next",
                                                icon=":material/arrow_forward:",
                                                width="stretch"):
-        go_to(view.step + 1)
+        move_class(room, view.step + 1)
         st.rerun(scope="app")
-    try:
-        csv = answers_csv(store.results(room.code, room.host))
-    except ClassroomError:
-        csv = ""
-    st.download_button("The class's answers (CSV)", csv, f"xattn-class-{room.code}.csv",
+    if view.phase == "asking":
+        _timer_controls(room, view)
+    st.download_button("The class's answers (CSV)", _csv(room), f"xattn-class-{code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
-                       help="The counts per answer, step and round: no names, no ids.")
-    if seen(room) != (view.step, view.phase, view.round):
-        st.rerun(scope="app")
+                       help="Counts per answer, step and round, each round's timer, and how "
+                            "many changed to each answer in a revote: no names, no ids.")
+    if (view.version, view.phase) != (room.view.version, room.view.phase):
+        st.rerun(scope="app")                        # another host page moved the class
 
 
-@st.fragment(run_every=FOLLOW_EVERY)
-def class_answers(room: Room, told: Told | None, a: Attention, layer: int,
-                  font_scale: float = 1.0) -> None:
-    """The class's predictions as a bar chart, live; after the reveal the right answer is
-    outlined and, for a tapped word, the class's expected attention is put beside the row of
-    weights."""
-    view = _poll(room) if room.host else room.view
-    if view is None:
-        return
-    revealed = view.phase == "revealed"
-    truth = told.truth if told is not None and revealed else None
-    show_chart(answers_figure(view.question, view.counts, truth=truth, font_scale=font_scale),
-               key="class_answers",
-               name=f"xattn-class-{room.code}-step{view.step}",
-               alt="Bar chart of the class's predictions, one bar per answer.")
-    if revealed and told is not None and view.question.kind == "token":
-        _taps(a, layer, view, told)
+def _timer_controls(room: Room, view) -> None:
+    cols = st.columns([3, 2], vertical_alignment="center")
+    seconds = cols[0].segmented_control("Timer", TIMERS, key="timer_seconds",
+                                        format_func=lambda s: f"{s} s", default=60,
+                                        help="A countdown on every screen; at zero the "
+                                             "question closes to answers.")
+    reveal = cols[1].toggle("Reveal at zero", key="timer_reveal")
+    label = "Restart the timer" if view.timer is not None else "Start the timer"
+    if st.button(label, key="timer_start", icon=":material/timer:", width="stretch",
+                 disabled=seconds is None):
+        code, key, step = room.code, room.host, view.step
+        _act(lambda s: s.start_timer(code, key, step, float(seconds), bool(reveal)))
 
 
-def _drive(action) -> None:
-    try:
-        action()
-    except ClassroomError as err:
-        st.session_state[_ERROR] = str(err)
+def _act(action) -> None:
+    host_action(action)
     st.rerun(scope="app")
 
 
+def _csv(room: Room) -> str:
+    try:
+        store = class_store()
+        tallies = store.results(room.code, room.host)
+        moves = {(t.step, t.round): store.changes(room.code, room.host, t.step, t.round - 1,
+                                                  t.round)
+                 for t in tallies if t.round > 1}
+    except ClassroomError:
+        return ""
+    return answers_csv(tallies, moves=moves)
+
+
+@st.fragment(run_every=_every())
+def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int,
+                  font_scale: float = 1.0, compact: bool = False) -> None:
+    """The class's predictions as a bar chart, live; after the reveal the right answer is
+    outlined, a revote shows the rounds side by side with how many moved to the right answer,
+    and a tapped word's row is put beside the class's taps."""
+    view, tally = _read(room)
+    if view is None:
+        return
+    _drew(room, tally)
+    if view.question == NO_QUESTION:
+        st.caption("The class has nothing to predict on this step: reveal it to show them "
+                   "the weights.")
+        return
+    revealed = view.phase == "revealed"
+    truth = told.truth if told is not None and revealed else None
+    taps = (revealed and told is not None and a is not None and told.row is not None
+            and view.question.kind == "token")
+    if revealed and view.round > 1 and told is not None:
+        _revote(room, view, told, font_scale, compact)
+    elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
+        fig = answers_figure(view.question, view.counts, truth=truth, font_scale=font_scale)
+        if compact:                  # a narrow column beside the step's answer
+            fig.update_layout(height=230, margin=dict(b=4))
+            fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+        show_chart(fig, key="class_answers", name=f"xattn-class-{room.code}-step{view.step}",
+                   alt="Bar chart of the class's predictions, one bar per answer.")
+    if taps:
+        _taps(a, layer, view, told)
+
+
+def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = False) -> None:
+    try:
+        store = class_store()
+        tallies = [t for t in store.results(room.code, room.host) if t.step == view.step]
+        moved = store.changes(room.code, room.host, view.step, view.round - 1, view.round)
+    except ClassroomError as err:
+        st.warning(md_code(str(err)), icon=":material/cloud_off:")
+        return
+    first = next(t for t in tallies if t.round == view.round - 1)
+    right = _right(told)
+    to_right = sum(n for (a, b), n in moved.items() if b is not None and right(b)
+                   and (a is None or not right(a)))
+    away = sum(n for (a, b), n in moved.items() if a is not None and right(a)
+               and b is not None and not right(b))
+    n_first = sum(first.counts.values())
+    share = [sum(n for v, n in counts.items() if right(v)) / max(1, sum(counts.values()))
+             for counts in (first.counts, view.counts)]
+    st.markdown(f"**{to_right} moved to the right answer** in round {view.round}"
+                f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
+                f"{n_first} in round {view.round - 1}, {share[1]:.0%} of {view.n_answered} "
+                f"now.")
+    fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
+                        rounds=(view.round - 1, view.round), font_scale=font_scale)
+    if compact:
+        fig.update_layout(height=260, margin=dict(b=4))
+        fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+    show_chart(fig, key="class_revote", name=f"xattn-class-{room.code}-step{view.step}-revote",
+               alt="Grouped bar chart: the class's predictions in the earlier and the later "
+                   "round, per answer; the right answer outlined.")
+
+
+def _right(told: Told):
+    """Whether an answer to ``told``'s question is right (numbers: within its tolerance)."""
+    if told.question.kind == "number":
+        return lambda v: abs(float(v) - float(told.truth)) <= told.tolerance
+    return lambda v: v == told.truth
+
+
 def _taps(a: Attention, layer: int, view, told: Told) -> None:
-    """Where the class expected the target token to look, beside where head 1 looks."""
+    """Where the class expected the target token to look, beside where the head looks."""
     if told.row is None:
         return
     i, head = told.row
@@ -171,58 +308,10 @@ def _taps(a: Attention, layer: int, view, told: Told) -> None:
                    "and the row of attention weights.")
 
 
-def student_status(room: Room, told: Told | None) -> None:
-    """A student's side of the step: the prediction's status, then (revealed) the truth with
-    their own prediction marked and the class's answers. Ends with the poll that follows the
-    class."""
-    error = st.session_state.pop(_ERROR, None)
-    if error:
-        st.warning(md_code(error), icon=":material/warning:")
-    mine = room.view.mine
-    if room.view.phase == "asking":
-        st.caption("Your prediction is in: change it until your teacher reveals the answer."
-                   if mine is not None else
-                   f"Class {room.code}: predict, then your teacher reveals the numbers.")
-    elif told is not None and told.question is not None:
-        st.markdown(verdict(told, mine) if mine is not None else
-                    "You did not predict this step: here is the answer.")
-    follow_class(room.code, room.student, seen(room))
-
-
-def prediction_kwargs(room: Room | None) -> dict:
-    """The prediction widget's settings in a room: its answer goes to the class, and it is
-    closed once the host revealed the step."""
-    if room is None or room.host:
-        return {}
-    asked = (room.code, room.view.step, room.view.round)
-    if st.session_state.get(_ASKED) != asked:     # a new step or round: a new prediction
-        st.session_state[_ASKED] = asked
-        if st.session_state.get("predict") not in (None, room.view.mine):
-            # The browser still shows the last pick until this run reaches it, and a message
-            # it sends meanwhile (its poll) reports that pick as a change: the old answer
-            # would be cast into the new question. Streamlit runs no callback for a widget
-            # its last run drew disabled, so the prediction stays closed until a later poll
-            # of the page (``follow``) shows the browser has the new question, and reopens it.
-            st.session_state[SETTLING] = (asked, True)
-        st.session_state["predict"] = room.view.mine
-    elif room.view.mine is not None and st.session_state.get("predict") is None:
-        st.session_state["predict"] = room.view.mine
-    closed = st.session_state.get(SETTLING, (None,))[0] == asked
-    if closed or st.session_state.pop(SETTLED, None) == asked:
-        st.session_state["predict"] = room.view.mine   # whatever a stale message set
-    return dict(disabled=closed or room.view.phase != "asking",
-                on_change=lambda: record_answer(room, st.session_state.get("predict")))
-
-
-def back_button(room: Room) -> None:
-    """Back to the class's step, for a student (or host) exploring another tab."""
-    st.button("Back to the class", key="back_to_class", icon=":material/groups:",
-              on_click=lambda: st.session_state.__setitem__(VIEW.key, "Lesson"),
-              help=f"Class {room.code} is on step {room.view.step}.")
-
-
 def hidden_note(room: Room) -> None:
     """What a page in a room shows instead of the weights before the reveal."""
     who = "you reveal" if room.host else "your teacher reveals"
-    st.info(f"The weights of step {room.view.step} are hidden until {who} them: predict "
-            "first, then see.", icon=":material/visibility_off:")
+    step = room.view.step if room.view is not None else "this"
+    st.info(f"The weights of step {step} are hidden until {who} them: predict first, then "
+            "see.", icon=":material/visibility_off:")
+

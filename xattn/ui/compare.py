@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from xattn._checks import counted
 from xattn.figures import per_head_figure
 from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, head_choices, run_tokens
@@ -48,7 +49,7 @@ def _column(a: Attention, layer: int, key: str, label: str, font_scale: float) -
     st.markdown(f"**{label}**: {a.describe(layer)}")
     weights = a.layer(layer)
     fig = per_head_figure(weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask,
-                          max_cols=2, title=f"{label}: {a.n_heads} heads", gold=a.gold,
+                          max_cols=2, title=f"{label}: {counted(a.n_heads, 'head')}", gold=a.gold,
                           font_scale=font_scale)
     show_chart(fig, key=key, name=f"xattn-compare-{key}",
                alt=f"Heatmaps of {label}, one per head.")
@@ -94,8 +95,8 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
             _random_like(a, seed, n_heads)
         what = {"seed": f"the seed ({base_seed} → {seed}): the projection matrices W_Q, W_K, "
                         "W_V, W_O",
-                "heads": f"the split into heads ({a.n_heads} → {n_heads} heads of d_head "
-                         f"{d_model // n_heads})",
+                "heads": f"the split into heads ({a.n_heads} → {counted(n_heads, 'head')} of "
+                         f"d_head {d_model // n_heads})",
                 "random": "the weights: random projections instead of these"}[choice]
         return b, 0, what
     if choice == "untrained":
@@ -105,7 +106,7 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
         return (b, 0, "the weights: trained on the toy task") if b is not None else None
     layers = range(1, a.n_layers + 1)
     other = state.value(CMP_LAYER, layers, default=1 if layer != 0 else a.n_layers,
-                        why=f"(there are {a.n_layers} layers)")
+                        why=f"(there are {counted(a.n_layers, 'layer')})")
     right.select_slider("Layer of B", layers, key=CMP_LAYER.key)
     return a, other - 1, f"the layer ({layer + 1} → {other})"
 

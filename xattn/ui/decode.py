@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from xattn._checks import counted
 from xattn.figures.decode import (
     candidates_figure,
     query_figure,
@@ -20,6 +21,7 @@ from xattn.figures.decode import (
     rows_so_far_figure,
     step_rows_figure,
 )
+from xattn.figures.effects import lens_figure
 from xattn.literal import md_code, plotly_text
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
@@ -71,40 +73,27 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
         d = derived(("decode", a.key, ()), lambda: decoder(()))
     n = d.n_steps
     t = state.value(DSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
-                    why=f"(this translation has {n} steps)")
+                    why=f"(this translation has {counted(n, 'step')})")
     present = bool(state.shown(PRESENT))
     scale = FONT_SCALE if present else 1.0
+    # A projector shows the step's charts on its first screen: they come before the controls.
+    charts = st.container() if present else None
     top, right = st.columns([3, 1], vertical_alignment="bottom")
     top.select_slider("Decoder step", list(range(n)), key=DSTEP.key,
                       format_func=lambda s: f"{s}: {d.tokens[s]}",
                       help="Step t produces target token t; it reads the token before it.")
     playing = right.toggle("Play (a step a second)", key=PLAY)
     reads = state.value(READS)
-    st.toggle("Read a word's alignment at the step after it (when it is the decoder's input: "
-              "Chen et al. 2020)", key=READS.key)
+    st.toggle("Read each word at the step after it", key=READS.key,
+              help="The step after the one that produces a word reads it as the decoder's "
+                   "input; its alignment can be read there (Chen et al. 2020).")
     _so_far(d, t)
     row_step = t + 1 if reads else t
-    left, mid = st.columns([3, 2])
-    with left:
-        if row_step < n:
-            what = (f"reading {token_label(t, d.tokens[t])}" if reads else
-                    f"producing {token_label(t, d.tokens[t])}")
-            title = f"Step {row_step}, {plotly_text(what)}: every layer and head"
-            show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
-                                        font_scale=scale),
-                       key="decode_rows", name=f"xattn-{a.meta.name}-decode-step{row_step}",
-                       alt="Heatmap: one row per layer and head, the cross-attention of this "
-                           "decoder step over the source pieces.")
-        else:
-            st.info(f"{md_code(d.tokens[t])} is the last token: no step reads it.")
-    with mid:
-        show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
-                                     font_scale=scale),
-                   key="decode_top", name=f"xattn-{a.meta.name}-decode-top",
-                   alt="Bar chart of the five most likely tokens at this step.")
-        _force_controls(d, t, forced)
+    narrow = bool(state.narrow)          # a lesson's column: the charts one under another
+    with charts if charts is not None else st.container():
+        _step_charts(a, d, t, row_step, reads, forced, scale, narrow)
     if row_step < n:
-        _query(a, d, forced, layer, row_step, scale)
+        _query(a, d, forced, layer, row_step, scale, narrow)
     layer_rows = d.rows[:, layer].mean(axis=1)                              # (n_steps, S)
     show_chart(rows_so_far_figure(layer_rows, [token_label(s, w) for s, w in
                                                enumerate(d.tokens)], d.src_tokens, t,
@@ -113,25 +102,71 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                key="decode_so_far", name=f"xattn-{a.meta.name}-decode-layer{layer + 1}",
                alt="Heatmap of the cross-attention rows made so far, one per step.")
     st.caption("Each row is the teacher-forced heatmap's row for the same output: decoding "
-               "makes them one by one. Subword pieces: ▁ starts a word.")
+               "makes them one by one. " + (
+                   "Columns are the source's words (a word's pieces added up); the model "
+                   f"still produces one piece a step ({d.marker} starts a word)." if d.words
+                   else f"Subword pieces: {d.marker} starts a word."))
     if playing:
         _play(n)
 
 
-def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> None:
+def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tuple,
+                 scale: float, narrow: bool = False) -> None:
+    """Step ``row_step``'s row in every layer and head, beside step ``t``'s candidates (below
+    them in a ``narrow`` column)."""
+    left, mid = (st.container(), st.container()) if narrow else st.columns([3, 2])
+    with left:
+        if row_step < d.n_steps:
+            what = (f"reading {token_label(t, d.tokens[t])}" if reads else
+                    f"producing {token_label(t, d.tokens[t])}")
+            title = f"Step {row_step}, {plotly_text(what)}: every layer and head"
+            show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
+                                        font_scale=scale),
+                       key="decode_rows", name=f"xattn-{a.meta.name}-decode-step{row_step}",
+                       alt="Heatmap: one row per layer and head, the cross-attention of this "
+                           "decoder step over the source " + ("words." if d.words else
+                                                              "pieces."))
+        else:
+            st.info(f"{md_code(d.tokens[t])} is the last token: no step reads it.")
+    with mid:
+        show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
+                                     font_scale=scale),
+                   key="decode_top", name=f"xattn-{a.meta.name}-decode-top",
+                   alt="Bar chart of the five most likely tokens at this step.")
+        _force_controls(d, t, forced)
+        _lens(a, d, t, forced, scale)
+
+
+def _lens(a: Attention, d, t: int, forced: tuple, scale: float) -> None:
+    """The logit lens at step ``t``: where in the stack the token is decided."""
+    if d.lens is None:
+        return
+    lens = derived(("decode_lens", a.key, forced), d.lens)
+    show_chart(lens_figure(lens, t, d.tokens[t], font_scale=scale), key="decode_lens",
+               name=f"xattn-{a.meta.name}-decode-lens{t}",
+               alt=f"Bar chart: for each decoder layer, the probability of {d.tokens[t]!r} if "
+                   "the model stopped after that layer, with the token that layer would choose.")
+    st.caption("The logit lens: each decoder layer's output through the output projection, as "
+               "if the model stopped there, each layer read as the last one is (through the "
+               "stack's final norm where the model has one); the last row is the model's own "
+               "output.")
+
+
+def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float,
+           narrow: bool = False) -> None:
     """Step ``s``'s query in ``layer`` (every head) and its scores against the source keys:
     what the row above is the softmax of."""
     trace = derived(("decode_trace", a.key, forced, layer), lambda: d.layer_trace(layer))
     q, scores = trace.q[:, s], trace.scaled_scores[:, s]          # (h, d_head), (h, S)
     d_head = q.shape[-1]
-    left, right = st.columns([2, 3])
+    left, right = (st.container(), st.container()) if narrow else st.columns([2, 3])
     show_chart(query_figure(q, title=f"Step {s}'s query in layer {layer + 1}: q = x W_Q + b_Q",
                             font_scale=scale),
                key="decode_query", where=left, name=f"xattn-{a.meta.name}-decode-query{s}",
                alt=f"Heatmap of the query of decoder step {s} in layer {layer + 1}: one row "
                    f"per head, {d_head} numbers each.")
     divided = "" if trace.scale == 1.0 else f" / √{d_head}"     # T5 does not divide
-    show_chart(query_scores_figure(scores, d.src_tokens,
+    show_chart(query_scores_figure(scores, d.src_pieces or d.src_tokens,
                                    title=f"Its scores q · k{divided}: softmax makes the row",
                                    font_scale=scale),
                key="decode_scores", where=right, name=f"xattn-{a.meta.name}-decode-scores{s}",
@@ -141,16 +176,24 @@ def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float) -> 
                "cross-attention reads it (the token before, after the layers below and this "
                "layer's self-attention over the tokens so far). Each head compares its part of "
                "the query with every source piece's key; the softmax of a head's scores is its "
-               "row in the chart above.")
+               "row in the chart above" + (", over pieces: a word's weight there is the sum of "
+                                           "its pieces'." if d.words else "."))
 
 
 def _so_far(d, t: int) -> None:
-    """The target so far, the newest token in bold (each piece literal)."""
+    """The target so far, the newest token in bold (each piece or word literal)."""
+    ending = "" if t < d.n_steps - 1 else (" (the end)" if d.finished else
+                                           " (the length limit)")
+    if d.words:
+        shown = [(lambda m: f"**{m}**" if newest else m)(
+            md_code(w) + (" (forced)" if forced else ""))
+            for w, newest, forced in d.words_so_far(t)]
+        st.markdown(f"**So far** ({t + 1} of {d.n_steps} pieces, in words): " + " ".join(shown)
+                    + ending)
+        return
     words = [md_code(w) + (" (forced)" if d.forced[s] else "") for s, w in
              enumerate(d.tokens[:t + 1])]
     words[-1] = f"**{words[-1]}**"
-    ending = "" if t < d.n_steps - 1 else (" (the end)" if d.finished else
-                                           " (the length limit)")
     st.markdown(f"**So far** ({t + 1} of {d.n_steps} tokens): " + " ".join(words) + ending)
 
 

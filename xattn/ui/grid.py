@@ -61,10 +61,12 @@ def _head(a: Attention, weights: np.ndarray, h: int, top: float, font_scale: flo
 
 
 def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
-              stem: str, font_scale: float = 1.0, max_cols: int = 4) -> None:
+              stem: str, font_scale: float = 1.0, max_cols: int = 4,
+              legend_below: bool = False) -> None:
     """Draw one chart per head of ``a``'s layer ``layer``, paged if needed. Each chart is built
     once per server (``xattn.ui.compute.figure``): a rerun that does not change it, or another
-    student asking for the same, only sends it."""
+    student asking for the same, only sends it. The colour legend comes first, or after the
+    charts (``legend_below``: a projector's first screen starts with a chart)."""
     weights = a.layer(layer)
     n_heads, n_tgt, n_src = weights.shape
     cols, per_page = _layout(n_heads, max(n_tgt, n_src), n_tgt, a.src_tokens, max_cols)
@@ -78,7 +80,8 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
                              help="Long sentences make tall charts: the heads come a page at a "
                                   "time.")
         first = (page - 1) * per_page
-    legend(top)
+    if not legend_below:
+        legend(top)
     shown = range(first, min(first + per_page, n_heads))
     labels = {4: 16, 3: 20, 2: 24}.get(cols, 32)
     for row in range(0, len(shown), cols):
@@ -88,3 +91,5 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
             show_chart(fig, key=f"head_{h + 1}", name=f"{stem}-head{h + 1}", where=col,
                        alt=f"Heatmap of head {h + 1}: target tokens (rows) by source tokens "
                            "(columns); a text version is in the expander below.")
+    if legend_below:
+        legend(top)

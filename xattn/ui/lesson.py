@@ -12,23 +12,18 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from xattn.classroom import Question
+from xattn.classroom import NO_QUESTION, Question
 from xattn.corpus import translate
-from xattn.lesson import STEPS, Step, Told, missing, verdict
-from xattn.literal import md_code
+from xattn.figures.frozen import narrowed
+from xattn.lesson import STEPS, Step, Told, missing, off_plan, verdict
 from xattn.pipeline import Settings
 from xattn.sources import Attention, random_attention, trained_attention
 from xattn.train import TrainConfig
 from xattn.ui._store import obtain
-from xattn.ui.class_panels import (
-    class_answers,
-    class_controls,
-    hidden_note,
-    prediction_kwargs,
-    room_card,
-    student_status,
-)
+from xattn.ui.charts import show_chart
+from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.compute import cached_run, derived
+from xattn.ui.lesson_parts import answer_charts, parts_answer, parts_prediction
 from xattn.ui.link import (
     CLASS,
     HOST,
@@ -43,8 +38,10 @@ from xattn.ui.link import (
     parse_label,
 )
 from xattn.ui.look import FONT_SCALE
-from xattn.ui.room import Room, sync_step
+from xattn.ui.room import Room, move_class
 from xattn.ui.state import PageState
+from xattn.ui.student import answer_charts as step_answer_charts
+from xattn.ui.student import prediction_widget
 
 __all__ = ["lesson_setup", "lesson_view"]
 
@@ -55,7 +52,7 @@ KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
-NOT_ASKED = Question("choice", ("no question on this page", "-"))   # a step that asks nothing
+REPLAN = "lesson_replan"   # a step whose own settings the page takes again (a button)
 
 
 def lesson_setup(state: PageState, view: str) -> Step | None:
@@ -69,45 +66,39 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
     # A step opened now (its link, or a button) sets the controls; a link that also carries
     # settings of its own (a student's exploration, shared) keeps them instead.
     own_settings = before is None and bool(state.from_link - KEEP)
-    if n != before:
-        st.session_state.pop(PREDICT, None)        # a new step, a new prediction
-        if not own_settings:
+    replan = st.session_state.pop(REPLAN, None) == n
+    if n != before or replan:
+        for key in [k for k in st.session_state if str(k).startswith(PREDICT)]:
+            st.session_state.pop(key)              # a new step, new predictions
+        if replan or not own_settings:
             prepared = {k: p.default for k, p in REGISTRY.items() if k not in KEEP}
             prepared.update({k: v for k, v in step.state.items() if k != "view"})
             state.force(prepared)
     return step
 
 
-def _go(n: int) -> None:
-    st.session_state[LESSON.key] = n
+def _go(n: int, room: Room | None = None) -> None:
+    if room is not None:            # in a class the step is the room's: the store moves it
+        move_class(room, n)
+    else:
+        st.session_state[LESSON.key] = n
 
 
-def navigation(n: int) -> None:
-    """Previous, the step picker, Next."""
+def _picked(room: Room | None) -> None:
+    if room is not None:
+        move_class(room, st.session_state[LESSON.key])
+
+
+def navigation(n: int, room: Room | None = None) -> None:
+    """Previous, the step picker, Next (in a class: they move the class)."""
     names = {k: f"{k}. {s.title}" for k, s in enumerate(STEPS, 1)}
     left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
-    left.button("← Previous", key="lesson_prev", disabled=n == 1, on_click=_go, args=(n - 1,),
-                width="stretch")
+    left.button("←", key="lesson_prev", disabled=n == 1, on_click=_go, args=(n - 1, room),
+                width="stretch", help="The previous step")
     middle.selectbox("Step", list(names), key=LESSON.key, format_func=names.get,
-                     label_visibility="collapsed")
+                     label_visibility="collapsed", on_change=_picked, args=(room,))
     right.button("Next →", key="lesson_next", disabled=n == len(STEPS), on_click=_go,
-                 args=(n + 1,), type="primary", width="stretch")
-
-
-def prediction(told: Told, *, disabled: bool = False, on_change=None):
-    """The student's prediction for this step (one widget keyed ``predict``): a tap on a
-    source token or a choice, or a number. Returns it, or None until one is made."""
-    q = told.question
-    label = f"**Your prediction.** {told.prompt}"
-    if q.kind == "number":
-        return st.number_input(label, q.low, q.high, value=None, step=10 ** -q.decimals,
-                               format=f"%.{q.decimals}f", key=PREDICT, disabled=disabled,
-                               placeholder="type a number", on_change=on_change)
-    options = q.options()
-    shown = q.choices if q.kind == "token" else options
-    names = dict(zip(options, shown, strict=True))
-    return st.pills(label, options, key=PREDICT, disabled=disabled, on_change=on_change,
-                    format_func=lambda o: md_code(names[o]))
+                 args=(n + 1, room), type="primary", width="stretch")
 
 
 def prepared_attention(step: Step) -> Attention:
@@ -136,36 +127,49 @@ def lesson_questions() -> list[Question]:
     """The question of every step on its prepared page, for a new room."""
     slot = st.empty()            # loading a model or training draws here: cleared after
     with slot.container(), st.spinner("Starting the class…"):
-        questions = [step.tell(prepared_attention(step), 0).question or NOT_ASKED
+        questions = [step.tell(prepared_attention(step), 0).question or NO_QUESTION
                      for step in STEPS]
     slot.empty()
     return questions
 
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
-                draw: Callable, room: Room | None = None) -> None:
+               draw: Callable, room: Room | None = None) -> None:
     """The step beside its view: text, question, prediction and answer on the left, the
     step's view (``draw(view, a, layer)``) on the right, so both fit one screen. In a room the
-    host drives the room's step, a student follows it, and the weights wait for the reveal."""
+    host drives the room's step and, once it is revealed, sees the answer, the class's answers
+    and the step's chart on one screen; a student exploring the full page finds the way back
+    to the class's page here."""
     n = STEPS.index(step) + 1
     if room is None or room.host:
-        navigation(n)
+        navigation(n, room)
     why_not = missing(step, a) if a is not None else None
     told = (derived(("tell", a.key, n, layer), lambda: step.tell(a, layer))
             if a is not None and not why_not and a.key else
             step.tell(a, layer) if a is not None and not why_not else None)
-    if room is not None:
-        room = sync_step(room, n, told.question if told is not None else None)
     text, look, question = step.render(told)
     present = bool(state.shown(PRESENT))
     scale = FONT_SCALE if present else 1.0
+    revealed = room is not None and not room.hidden
     left, right = st.columns([2, 3], gap="medium")
     with left:
-        st.markdown(f"## Step {n} of {len(STEPS)}: {step.title}\n\n{text}\n\n"
-                    f"**Look at:** {look}\n\n**Question for the class:** {question}")
+        heading = f"## Step {n} of {len(STEPS)}: {step.title}"
+        off = off_plan(step, a) if a is not None else None
+        st.markdown(heading + (f"\n\n{off}" if off else ""))
+        if off and (room is None or room.host):
+            st.button("Open this step with its own settings", key="lesson_replan_go",
+                      on_click=lambda: st.session_state.__setitem__(REPLAN, n))
+        if revealed:                               # the answer first, the text folded
+            st.markdown(f"**Question for the class:** {question}")
+        else:
+            st.markdown(f"{text}\n\n**Look at:** {look}\n\n"
+                        f"**Question for the class:** {question}")
         if told is not None and told.note:
             st.caption(told.note)
-        _left(a, layer, why_not, told, room)
+        _left(a, layer, why_not, told, room, scale)
+        if revealed:
+            with st.expander("About this step"):
+                st.markdown(f"{text}\n\n**Look at:** {look}")
     with right:
         if room is not None and room.hidden:
             if room.host:                         # the poll screen: join, and the answers
@@ -174,30 +178,53 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
             else:
                 hidden_note(room)
         elif a is not None:
+            if revealed and room.host and told is not None:
+                _class_beside_answer(room, told, a, layer, scale, n)
             state.narrow = True
             draw(step.state.get("view", "Heads"), a, layer)
-            if room is not None:
-                class_answers(room, told, a, layer, scale)
 
 
-def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None) -> None:
-    """The prediction, then the answer: at once when alone, after the reveal in a room."""
+def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale: float,
+                         n: int) -> None:
+    """After the reveal, on the host's page: the class's answers, then the chart that answers
+    the step (the one each student sees), then the step's whole view below."""
+    if told.row is not None and told.question is not None and told.question.kind == "token":
+        class_answers(room, told, a, layer, scale, compact=True)
+        return                            # the class's taps beside the row: the answer itself
+    charts = step_answer_charts(n, a, told, room.view)
+    cols = st.columns(1 + len(charts))    # side by side: both on a projector's first screen
+    with cols[0]:
+        class_answers(room, told, a, layer, scale, compact=True)
+    for k, ((fig, alt), col) in enumerate(zip(charts, cols[1:], strict=True)):
+        show_chart(narrowed(fig, width_chars=round(30 / scale), font=round(12 * scale)),
+                   key=f"host_answer_chart_{k}", alt=alt, where=col,
+                   name=f"xattn-class-{room.code}-step{n}-answer")
+
+
+def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None,
+          scale: float = 1.0) -> None:
+    """Alone: the prediction, then the answer. A host: the answer once revealed, the class's
+    answers beside it, and the class panel. A student exploring: the way back."""
     if a is None:
         st.info("The answer appears once the weights above can be computed.")
         return
     if why_not:
         st.info(why_not, icon=":material/info:")
-    asks = told is not None and told.question is not None
-    said = prediction(told, **prediction_kwargs(room)) if asks and not (
-        room is not None and room.host) else None
-    if room is not None and room.host:
-        class_controls(room)
-    elif room is not None:
-        student_status(room, told)
-    if told is None or (room is not None and room.hidden):
+    if room is not None and not room.host:
+        st.caption("Your prediction is on the class's page: *Back to the class*, above.")
         return
-    with st.expander("Show the answer (computed from the numbers on screen)",
-                     expanded=room is not None):
-        if said is not None and room is None:
-            st.markdown(verdict(told, said))
-        st.markdown(told.answer)
+    asks = told is not None and told.question is not None
+    if room is None:
+        said = prediction_widget(told, PREDICT) if asks else None
+        parts = parts_prediction(told) if told is not None and told.parts else {}
+        if told is not None:
+            with st.expander("Show the answer (computed from the numbers on screen)"):
+                if said is not None:
+                    st.markdown(verdict(told, said))
+                parts_answer(told, parts)
+                st.markdown(told.answer)
+                answer_charts(told, scale)
+        return
+    if not room.hidden and told is not None:
+        st.markdown(f"**The answer.** {told.answer}")
+    class_controls(room)

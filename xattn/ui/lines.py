@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from xattn._checks import counted
 from xattn.figures import lines_figure
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
@@ -16,7 +17,7 @@ def lines_view(a: Attention, layer: int, state: PageState) -> None:
     n_heads = a.n_heads
     heads = range(1, n_heads + 1)
     left, right = st.columns([2, 1])
-    chosen = state.value(LINES_HEADS, heads, why=f"(there are {n_heads} heads)")
+    chosen = state.value(LINES_HEADS, heads, why=f"(there are {counted(n_heads, 'head')})")
     left.multiselect("Heads to draw (empty = all)", heads, key=LINES_HEADS.key,
                      placeholder="all heads")
     threshold = state.value(THRESHOLD)

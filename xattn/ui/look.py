@@ -41,6 +41,11 @@ _ALWAYS = """
 /* A prediction's answers (pills) wrap onto more lines instead of running off a phone. */
 .st-key-predict [role="radiogroup"] {
   flex-wrap: wrap; }
+/* Several predictions at once (a job per head): each row's four pills in one line, on a phone
+   and in presenter mode's column too. */
+[class*="st-key-predict_part_"] button { padding: 0 0.55rem; min-height: 2rem; }
+[class*="st-key-predict_part_"] button p { font-size: 0.8rem; }
+[class*="st-key-predict_part_"] [data-testid="stWidgetLabel"] { margin-bottom: 0; }
 /* A code block's copy button shows without hover (a phone has none): the share link. */
 [data-testid="stCode"] button { opacity: 1 !important; }
 /* A phone: the formula shrinks (and scrolls if still too wide) instead of being cut off. */
@@ -59,10 +64,12 @@ _PRESENTER = """
 html { font-size: 19px; }                                   /* every rem-sized text */
 .block-container, [data-testid="stMainBlockContainer"] {
   padding-top: 3.6rem !important; max-width: 100% !important; }   /* just below the header */
-h1 { font-size: 1.35rem !important; padding: 0 !important; }
+h1 { font-size: 1.35rem !important; padding: 0 0 0.35rem !important; }
 .st-key-subtitle { display: none; }
 [data-testid="stMainBlockContainer"] [data-testid="stAlert"] p { font-size: 0.9rem; }
 [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* all tabs */
+/* Half the space between blocks: a view's first chart starts on the first screen. */
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.4rem; }
 </style>
 """
 

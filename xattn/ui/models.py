@@ -63,7 +63,8 @@ def loaded_model(name: str):
     backend = backend_for(name)
     first = " (the first time: a download of about 300 MB)" if backend and backend.downloads \
         else ""
-    with st.status(f"Loading {name}{first}…") as status:
+    slot = st.empty()
+    with slot.status(f"Loading {name}{first}…") as status:
         with _LOADING:                    # others wait here, then find the model loaded
             found = _known(name)
             if found is None:
@@ -73,7 +74,9 @@ def loaded_model(name: str):
         failed = isinstance(found, str)
         status.update(label=f"Could not load {name}" if failed else f"Loaded {name}",
                       state="error" if failed else "complete", expanded=False)
-    return found
+    if not failed:
+        slot.empty()         # loaded: the page goes on as if it always had been (a projector's
+    return found             # first screen has no room for a finished box)
 
 
 def _load(name: str):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from xattn._checks import counted
 from xattn.figures import overview_figure
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
@@ -27,8 +28,9 @@ def _on_pick() -> None:
 def layers_overview(a: Attention, layer: int, state: PageState) -> int | None:
     """Draw the overview; return the opened head (0-based), or None."""
     heads = range(0, a.n_heads + 1)
-    focus = state.value(FOCUS, heads, why=f"(there are {a.n_heads} heads)")
-    st.markdown(f"**Every layer and head** ({a.n_layers} layers × {a.n_heads} heads): click "
+    focus = state.value(FOCUS, heads, why=f"(there are {counted(a.n_heads, 'head')})")
+    st.markdown(f"**Every layer and head** ({counted(a.n_layers, 'layer')} × "
+                f"{counted(a.n_heads, 'head')}): click "
                 "one to open it below.")
     selected = (layer, focus - 1) if focus else None
     fig = figure((a.key, "overview", selected),

@@ -16,10 +16,10 @@ import pandas  # noqa: F401
 import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
-from xattn.ui import run_ends
+from xattn.ui import late_fragments, run_ends
 from xattn.ui.alignment import alignment_view
 from xattn.ui.analysis import ablation_view, stats_view
-from xattn.ui.class_panels import back_button, hidden_note
+from xattn.ui.class_panels import hidden_note
 from xattn.ui.compare import compare_view
 from xattn.ui.controls import display_controls
 from xattn.ui.decode import decode_view
@@ -29,13 +29,15 @@ from xattn.ui.lesson import lesson_questions, lesson_setup, lesson_view
 from xattn.ui.lines import lines_view
 from xattn.ui.link import HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
-from xattn.ui.room import Room, join_box, room_setup, start_button
+from xattn.ui.room import Room, follow, join_box, room_setup, start_button
 from xattn.ui.sources import PAGE_SOURCES, layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
+from xattn.ui.student import back_to_class, student_page
 from xattn.ui.timelapse import training_view
 
 run_ends.install()   # a poll as a run ends must not cost the page that run's end (run_ends.py)
+late_fragments.install()   # a tap on a fragment not (yet) known runs the page with it
 
 VIEWS = {   # each draws (attention, layer, state); None: the lesson, the reading guide
     "Lesson": None,
@@ -104,16 +106,40 @@ def main() -> None:
 
 def _page(state: PageState) -> None:
     room = room_setup(state, lesson_questions)      # a class's room sets the lesson step
-    st.title("Multi-head cross-attention, head by head")
-    st.container(key="subtitle").caption(
-        "How a decoder (the target sentence) looks up the encoder's output (the source "
-        "sentence). Type two sentences; every control is in the link, so a shared URL shows "
-        "the same picture.")
+    try:
+        if room is not None and not room.host and not room.explore:
+            _notices(state, st.container())
+            page_style(False)
+            student_page(state, room)               # a phone in a class: the step alone
+            return
+        _full_page(state, room)
+    finally:
+        if room is not None:
+            follow(room)                            # the relay redraws it when the class moves
+
+
+def _full_page(state: PageState, room: Room | None) -> None:
+    if room is None:
+        st.title("Multi-head cross-attention, head by head")
+        st.container(key="subtitle").caption(
+            "How a decoder (the target sentence) looks up the encoder's output (the source "
+            "sentence). Type two sentences; every control is in the link, so a shared URL "
+            "shows the same picture.")
     notice_area = st.container()   # filled once the controls are drawn
     row = st.container(horizontal=True, vertical_alignment="center")   # wraps on a phone
-    banner = row.container(key="banner")
+    if room is None:
+        banner = row.container(key="banner")
+    else:       # a class: the step's answer, the class's answers and its chart on one screen
+        row.caption(f"xattn · multi-head cross-attention · class **{room.code}**"
+                    + (" · you drive this class" if room.host else ""), width="stretch")
+        folded = st.expander("The weights and the sentences (the class sees the step's own)")
+        banner = folded.container(key="banner")
     step = lesson_setup(state, state.value(VIEW))   # a new lesson step sets the controls
-    a, source = weights_source(state)
+    if room is None:
+        a, source = weights_source(state)
+    else:
+        with folded:
+            a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
     display_controls(state)
     if room is None:                                # at the foot of the sidebar
@@ -127,10 +153,16 @@ def _page(state: PageState) -> None:
         banner.info(a.describe(layer), icon=PAGE_SOURCES[source].icon)
     _views(state, a, layer, step, room)
     with row:
-        if room is not None and not room.following:
-            back_button(room)
+        if room is not None and not room.host:
+            back_to_class(room)
         share(state)
-    with notice_area:
+    if room is not None and room.problem:
+        notice_area.warning(room.problem, icon=":material/cloud_off:")
+    _notices(state, notice_area)
+
+
+def _notices(state: PageState, where) -> None:
+    with where:
         for notice in state.finish():
             if notice.kind == "link":
                 st.warning(notice.text, icon=":material/link:")

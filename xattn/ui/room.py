@@ -2,129 +2,139 @@
 
 ``?class=new`` (or *Start a class* in the sidebar) makes a room in the class store
 (``xattn.classroom``: SQLite on this machine, or Redis across machines) and puts
-``room=CODE&host=KEY`` in the lecturer's link; students open ``?room=CODE``. The host's lesson
-step is the room's step; a student's page follows it within a few seconds (a small fragment
-polls the room, and reruns the page only when the step, the phase or the round changed), unless
-the student left the lesson to explore. Until the host reveals a step, every page in the room
-shows the sentences and the question but not the weights; after the reveal, each student sees
-the truth with their own prediction marked, and the host sees the class's answers.
+``room=CODE&host=KEY`` in the lecturer's link; students open ``?room=CODE``. The room's step is
+the room's: every page in the room shows it, the host's pages included (a laptop and a
+projector are two host pages of one class), and only a host's explicit action (a step, *Reveal*,
+*Ask again*, a timer) changes it. Until the host reveals a step, the weights stay hidden; after
+the reveal each student sees the truth with their own prediction, and the host the class's.
 
+Pages follow the room without polling: the process's `Relay` (``xattn.classroom.relay``)
+reads every room's pulse a few times a second and asks each out-of-date page to redraw
+(``xattn.ui.push``). A student's answer goes to the relay's outbox and the page shows its
+receipt: saved (with the value the store keeps), still being sent, or not saved and why.
+
+Only "no such room" and "wrong host key" leave a room. A store that does not answer keeps
+every page in its room, on the last step it read, with a notice; answers wait in the outbox.
 The host key lives only in the lecturer's link and session: a student's page, link and
 messages never hold it, and a wrong key is refused without saying whether the room exists.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from dataclasses import dataclass
 
 import streamlit as st
 
 from xattn.classroom import (
-    AnswerRefused,
     ClassroomError,
     ClassStore,
     HostRefused,
+    LimitReached,
     Question,
     RoomNotFound,
     RoomView,
     new_student_id,
     normalize_code,
-    open_store,
 )
+from xattn.classroom.codes import browser_student_id
+from xattn.classroom.config import configured, open_store
+from xattn.classroom.relay import Drawn, Receipt, Relay
 from xattn.literal import md_code, show_value
+from xattn.ui import push
 from xattn.ui.link import CLASS, HOST, LESSON, ROOM, VIEW
 from xattn.ui.state import Notice, PageState
 
-__all__ = ["Room", "room_setup", "FOLLOW_EVERY", "class_store"]
+__all__ = ["Room", "room_setup", "class_store", "relay", "follow", "send_answer",
+           "move_class", "host_action", "explore", "start_button", "join_box", "HOST_ERROR",
+           "FOLLOW_EVERY", "ANSWER_WAIT"]
 
-FOLLOW_EVERY = 2.0              # seconds between a page's polls of its room
-ANSWER_EVERY = 0.5              # seconds: a student's answers reach the store at most this often
-_SID = "_xattn_student"         # session: this browser session's random student id
-_GOTO = "_xattn_room_goto"      # session: the step the host moved the class to, for the next run
+FOLLOW_EVERY = 2.0      # seconds between a page's own polls, where the relay cannot ask it
+ANSWER_WAIT = 1.0       # seconds a tap's run waits for the store before it says "sending"
+_SID = "_xattn_student"         # session: this browser session's student id
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
-SETTLING = "_xattn_room_settling"   # session: ((code, step, round), fresh): a prediction closed
-SETTLED = "_xattn_room_settled"     # ... until a later poll: then reopened by a full run
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
 _FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
-_PENDING = "_xattn_answer_pending"  # session: (code, step, round, value) not yet in the store
-_SENT = "_xattn_answer_sent"    # session: ((code, step, round), _clock()) of its last write
-_clock = time.monotonic
+_LAST = "_xattn_room_last"      # session: the last RoomView read (shown while the store is out)
+EXPLORE = "_xattn_room_explore"  # session: the room whose full page a student explores
 
 
 @st.cache_resource(show_spinner=False)
-def _stores(redis_url: str | None, path: str | None) -> ClassStore:
-    return open_store()
+def _stores(redis_url: str, path: str) -> ClassStore:
+    return open_store(redis_url=redis_url, path=path)
 
 
 def class_store() -> ClassStore:
-    """The server's class store, one per configuration (``XATTN_REDIS_URL`` or
-    ``XATTN_CLASS_STORE``), shared by every session of the process."""
-    return _stores(os.environ.get("XATTN_REDIS_URL"), os.environ.get("XATTN_CLASS_STORE"))
+    """The server's class store for its configuration (``XATTN_REDIS_URL`` or
+    ``XATTN_CLASS_STORE``), shared by every session; `StoreUnavailable` if it cannot be
+    opened (tried again on the next call)."""
+    return _stores(*configured())
+
+
+@st.cache_resource(show_spinner=False)
+def _relays(redis_url: str, path: str) -> Relay:
+    def ask(session: str, fragments) -> bool:
+        return push.rerun(session, fragments, busy=lambda: made.busy(session))
+    made = Relay(_stores(redis_url, path), ask, alive=push.alive)
+    return made
+
+
+def relay() -> Relay:
+    """The server's relay (one per process and store): it redraws pages and sends answers."""
+    return _relays(*configured())
 
 
 @dataclass
 class Room:
-    """This session's class: its code, the host key (the lecturer's session only), the last
-    poll of the room, the student id, and whether the page follows the class's step."""
+    """This session's class: its code, the host key (the lecturer's pages only), the room as
+    last read, the student id, and whether a student explores the full page."""
 
     code: str
     host: str | None
-    view: RoomView
+    view: RoomView | None      # None: the store has not answered this session yet
     student: str
-    following: bool
+    explore: bool = False
+    problem: str | None = None  # the store's words when it did not answer this run
 
     @property
     def hidden(self) -> bool:
-        """The weights stay hidden: the class is still predicting this step."""
-        return self.view.phase == "asking"
+        """The weights stay hidden: the class has not seen this step's answer yet."""
+        return self.view is None or self.view.phase != "revealed"
+
+    @property
+    def closed(self) -> bool:
+        """This round's time ran out (on the store's clock as this page last read it)."""
+        timer = self.view.timer if self.view is not None else None
+        return timer is not None and time.time() >= timer.ends_at
+
+    def drawn(self) -> Drawn:
+        return Drawn(-1) if self.view is None else Drawn(self.view.version, self.closed)
 
     def __repr__(self) -> str:
-        return f"Room({self.code}, {'host' if self.host else 'student'}, step {self.view.step})"
+        step = self.view.step if self.view is not None else "?"
+        return f"Room({self.code}, {'host' if self.host else 'student'}, step {step})"
 
 
 def student_id() -> str:
-    """This browser's id in a class: no name, no address, nothing about the student.
-
-    It is made from Streamlit's XSRF cookie, a random token the browser keeps for its session
-    and sends to every server process (hashed, so the token itself goes nowhere): a student
-    whose server process died and who reconnects to another one is still the same student,
-    not a second answer. Without the cookie (XSRF protection off, a test client), a random id
-    kept in the session."""
+    """This browser's id in a class: no name, no address, nothing about the student
+    (`xattn.classroom.codes.browser_student_id` of Streamlit's XSRF cookie, the same in
+    every server process). Without the cookie (XSRF protection off, a test client), a random
+    id kept in the session."""
     known = st.session_state.get(_SID)
     if known is None:
-        token = _browser_token()
-        known = (f"b{hashlib.sha256(b'xattn student|' + token).hexdigest()[:31]}" if token
-                 else new_student_id())
+        try:
+            cookie = st.context.cookies.get("_streamlit_xsrf") or ""
+        except Exception:  # noqa: BLE001 - no request (a bare script run): no cookie
+            cookie = ""
+        known = browser_student_id(cookie) or new_student_id()
         st.session_state[_SID] = known
     return known
 
 
-def _browser_token() -> bytes | None:
-    """The random token inside Streamlit's XSRF cookie (Tornado's "2|mask|token^mask|time"
-    form: the mask changes with every page load, the token does not), or None."""
-    try:
-        raw = st.context.cookies.get("_streamlit_xsrf") or ""
-    except Exception:  # noqa: BLE001 - no request (a bare script run): no cookie
-        return None
-    parts = raw.split("|")
-    if len(parts) != 4 or parts[0] != "2":
-        return None
-    try:
-        mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
-    except ValueError:
-        return None
-    if not mask or len(masked) < 16:
-        return None
-    return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
-
-
 def room_setup(state: PageState, questions) -> Room | None:
     """Read the class from the link (or make one for ``class=new``), before the lesson step is
-    chosen; the page then follows the room's step. ``questions()`` gives the lesson's
-    questions for a new room. None when the page is in no room (or says why not)."""
+    chosen: the page then shows the room's step. ``questions()`` gives the lesson's questions
+    for a new room. None when the page is in no room (or says why not)."""
     if state.take(CLASS) == "new" and not st.session_state.get(_MADE):
         _make_room(state, questions)
     code, key = state.value(ROOM), state.value(HOST)
@@ -133,29 +143,51 @@ def room_setup(state: PageState, questions) -> Room | None:
             state.notices.append(Notice("link", HostRefused().args[0]))
             state.drawn.pop(HOST.key, None)
         return None
-    store = class_store()
     try:
         code = normalize_code(code)
+    except RoomNotFound as err:
+        _leave(state, str(err))
+        return None
+    student = student_id()
+    try:
+        store = class_store()
         if key:
             store.check_host(code, key)
-        view = store.room_view(code, None if key else student_id())
-    except HostRefused as err:          # the same words whether or not the room exists
+        view, problem = store.room_view(code, None if key else student, present=False), None
+    except (HostRefused, RoomNotFound) as err:  # the same words whether or not it exists
         _leave(state, str(err))
         return None
-    except (RoomNotFound, ClassroomError) as err:
-        _leave(state, str(err))
-        return None
-    # A page that just joined follows the class; later, it follows while the Lesson is open
-    # (a student on another tab explores, until *Back to the class*).
-    arrived = st.session_state.get(_JOINED) != code
-    st.session_state[_JOINED] = code
-    goto = st.session_state.pop(_GOTO, None)
-    following = arrived or goto is not None or st.session_state.get(VIEW.key) == "Lesson"
-    if following and (goto or not key):
-        state.force({LESSON.key: goto or view.step, VIEW.key: "Lesson"})
-    elif arrived:
-        state.force({LESSON.key: view.step, VIEW.key: "Lesson"})
-    return Room(code, key or None, view, student_id(), following)
+    except ClassroomError as err:               # unavailable, or cannot be opened at all
+        view, problem = None, _unavailable(err)
+    last = st.session_state.get(_LAST)
+    if view is None and last is not None and last.code == code:
+        view = last                                  # the last step read, until it is back
+    elif view is not None:
+        st.session_state[_LAST] = view
+    room = Room(code, key or None, view, student,
+                explore=not key and st.session_state.get(EXPLORE) == code, problem=problem)
+    _place(state, room)
+    return room
+
+
+def _unavailable(err: ClassroomError) -> str:
+    if isinstance(err, LimitReached):
+        return str(err)
+    return (f"The class store is not answering ({md_code(str(err))}). This page stays in the "
+            "class: your answers are kept on this server and sent as soon as it is back.")
+
+
+def _place(state: PageState, room: Room) -> None:
+    """Put the page on the room's step: the Lesson view when the page arrives in the room,
+    and always the room's step (a host page too: only a host's action moves the class)."""
+    arrived = st.session_state.get(_JOINED) != room.code
+    st.session_state[_JOINED] = room.code
+    forced = {}
+    if room.view is not None:
+        forced[LESSON.key] = room.view.step
+    if arrived:
+        forced[VIEW.key] = "Lesson"
+    state.force(forced)
 
 
 def _make_room(state: PageState, questions) -> None:
@@ -177,6 +209,72 @@ def _leave(state: PageState, why: str) -> None:
         state.drawn.pop(p.key, None)
         st.session_state.pop(p.key, None)
     st.session_state[_FAILED] = True
+
+
+def move_class(room: Room, step: int) -> None:
+    """A host's page moves the class to ``step`` (a callback: the run that follows draws
+    it)."""
+    host_action(lambda store: store.set_step(room.code, room.host, step))
+
+
+def host_action(action) -> None:
+    """Run a host's ``action(store)``; what the store refuses is said on the next run."""
+    try:
+        action(class_store())
+    except ClassroomError as err:
+        st.session_state[HOST_ERROR] = str(err)
+
+
+HOST_ERROR = "_xattn_room_error"   # session: what the store said to a host's last action
+
+
+def send_answer(room: Room, question: Question, value) -> Receipt:
+    """A student's answer to the room's current question, into the process's outbox; the
+    receipt as it is after up to ``ANSWER_WAIT`` seconds (saved, sending, retrying, or
+    refused)."""
+    view = room.view
+    try:
+        out = relay()
+    except ClassroomError as err:       # the store cannot be opened at all: nothing to retry
+        return Receipt(view.step, view.round, value, "refused",
+                       f"the class store cannot be opened ({err}); tell your teacher.")
+    out.send(push.session_id() or "", room.code, view.step, view.round, room.student, value)
+    return out.wait(room.code, room.student, ANSWER_WAIT)
+
+
+def follow(room: Room) -> None:
+    """Say what this page drew of its room (call at the end of every full run): the relay
+    asks it to redraw when the room moves on, and marks its student present. Where the relay
+    cannot ask a page (an AppTest run, a Streamlit whose internals differ), the page polls the
+    room itself and marks its student present as it runs."""
+    if push.available():
+        session = push.session_id()
+        try:
+            if session:
+                relay().watch(session, room.code, None if room.host else room.student,
+                              room.drawn())
+        except ClassroomError:
+            pass                    # a store that cannot be opened: the notice says so
+        return
+    if not room.host:
+        try:
+            class_store().touch(room.code, [room.student])
+        except ClassroomError:
+            pass
+    _poll(room.code, room.drawn())
+
+
+@st.fragment(run_every=FOLLOW_EVERY)
+def _poll(code: str, drawn: Drawn) -> None:
+    """The page's own poll (only where the relay cannot ask it to redraw)."""
+    try:
+        pulse = class_store().pulse([code]).get(code)
+    except ClassroomError:
+        return
+    want = Drawn(-1) if pulse is None else Drawn(
+        pulse.version, pulse.ends_at is not None and time.time() >= pulse.ends_at)
+    if (want.version, want.closed) != (drawn.version, drawn.closed):
+        st.rerun(scope="app")
 
 
 def start_button() -> None:
@@ -215,85 +313,11 @@ def join_box() -> None:
     st.rerun()
 
 
-def sync_step(room: Room, step: int, question: Question | None) -> Room:
-    """The host's page is the room's step: move the class there, and ask this step's
-    question as the page shows it (a new round when the host changed the sentence)."""
-    if room.host is None:
-        return room
-    store = class_store()
-    try:
-        if room.view.step != step:
-            store.set_step(room.code, room.host, step)
-        view = store.room_view(room.code)
-        if question is not None and view.question != question and view.n_answered == 0:
-            store.ask_again(room.code, room.host, step, question)
-        room.view = store.room_view(room.code)
-    except ClassroomError as err:
-        st.error(md_code(str(err)), icon=":material/error:")
-    return room
+def explore(room: Room, on: bool) -> None:
+    """A student leaves the class's page for the full page of the step, or comes back."""
+    if on:
+        st.session_state[EXPLORE] = room.code
+    else:
+        st.session_state.pop(EXPLORE, None)
+    st.session_state[VIEW.key] = "Lesson"          # the full page opens on the class's step
 
-
-def record_answer(room: Room, value) -> None:
-    """A student's prediction, into the room (the last one before the reveal counts)."""
-    if value is None:
-        return
-    st.session_state[_PENDING] = (room.code, room.view.step, room.view.round, value)
-    send_answer(room.student)
-
-
-def send_answer(student: str, *, late: bool = False) -> None:
-    """Write this session's latest prediction to the store, at most once per ``ANSWER_EVERY``.
-
-    A student who taps a hundred times in a second costs the shared store a few writes, not a
-    hundred: a pick made sooner after another to the same question waits in the session, and
-    the page's next poll (``follow``, every ``FOLLOW_EVERY`` seconds) or next pick sends the
-    latest one; the first answer to a new step or round goes at once. The last answer wins
-    either way; a pick that waits is the student's own page's, never another student's. A
-    ``late`` one (from the poll) that the store refuses because the question closed meanwhile
-    is dropped quietly, as a tap on a closed question would be."""
-    pending = st.session_state.get(_PENDING)
-    if pending is None:
-        return
-    code, step, round_, value = pending
-    now, (asked, sent) = _clock(), st.session_state.get(_SENT, (None, 0.0))
-    if asked == (code, step, round_) and now - sent < ANSWER_EVERY:
-        return                          # a new question's first answer never waits
-    st.session_state[_SENT] = ((code, step, round_), now)
-    del st.session_state[_PENDING]
-    try:
-        class_store().answer(code, step, student, value)
-    except ClassroomError as err:
-        if not (late and isinstance(err, AnswerRefused)):
-            st.session_state["_xattn_room_error"] = str(err)
-
-
-def go_to(step: int) -> None:
-    """The host moves the class to ``step`` on the next full run."""
-    st.session_state[_GOTO] = step
-
-
-def seen(room: Room) -> tuple:
-    return room.view.step, room.view.phase, room.view.round
-
-
-@st.fragment(run_every=FOLLOW_EVERY)
-def follow(code: str, student: str, drawn: tuple) -> None:
-    """A student's poll: rerun the whole page only when the class moved on (another step, the
-    reveal, a new round); otherwise this fragment alone runs and draws nothing."""
-    send_answer(student, late=True)
-    try:
-        view = class_store().room_view(code, student)
-    except ClassroomError:
-        return
-    if (view.step, view.phase, view.round) != drawn:
-        st.rerun(scope="app")
-    settling = st.session_state.get(SETTLING)
-    if settling is not None:
-        if settling[1]:                 # the run that closed the prediction: not yet
-            st.session_state[SETTLING] = (settling[0], False)
-        elif st.session_state.get("predict") == view.mine:
-            # a message that left the browser after it showed the new question (a stale
-            # one still carries the old pick): reopen the prediction
-            del st.session_state[SETTLING]
-            st.session_state[SETTLED] = settling[0]
-            st.rerun(scope="app")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from xattn._checks import counted
 from xattn.literal import md_code
 from xattn.sources import SOURCES, Attention, random_attention
 from xattn.tokenize import splits_words
@@ -119,7 +120,7 @@ def layer_control(state: PageState, a: Attention) -> int:
         return 0
     layers = range(1, a.n_layers + 1)
     layer = state.value(LAYER, layers, default=max(1, a.n_layers - 1),
-                        why=f"(this model has {a.n_layers} layers)")
+                        why=f"(this model has {counted(a.n_layers, 'layer')})")
     st.sidebar.select_slider("Layer", layers, key=LAYER.key,
                              help="Decoder layer whose cross-attention is shown. The layers × "
                                   "heads overview (Heads view) shows them all.")

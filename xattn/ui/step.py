@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
+from xattn._checks import counted
 from xattn.figures import clickable_head_figure, saturation_figure, weights_bar_figure
 from xattn.literal import md_code
 from xattn.sources import Attention
@@ -95,7 +96,7 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
                 + (", at the level of subword pieces." if layers.tokens else "."))
     c1, c2, c3, c4 = st.columns([1, 2, 2, 2])
     heads = range(1, a.n_heads + 1)
-    head = state.value(STEP_HEAD, heads, why=f"(there are {a.n_heads} heads)") - 1
+    head = state.value(STEP_HEAD, heads, why=f"(there are {counted(a.n_heads, 'head')})") - 1
     c1.selectbox("Head", heads, key=STEP_HEAD.key)
     label = state.value(STEP_TGT, tgt_labels, why="in the target sentence")
     c2.selectbox("Target token (query)", tgt_labels, key=STEP_TGT.key)

@@ -18,7 +18,8 @@ from xattn.timelapse import PROBE_SENTENCE
 from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
 from xattn.ui.grid import head_grid
-from xattn.ui.link import TSTEP
+from xattn.ui.link import PRESENT, TSTEP
+from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 
 __all__ = ["training_view", "onset_lines"]
@@ -52,6 +53,10 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
     n = len(tl.steps)
     k = state.value(TSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
                     why=f"(this run has {n} snapshots)")
+    present = bool(state.shown(PRESENT))
+    scale = FONT_SCALE if present else 1.0
+    # A projector shows the heads on its first screen: they come before the step control.
+    heads = st.container() if present else None
     st.select_slider("Training step", list(range(n)), key=TSTEP.key,
                      format_func=lambda i: f"step {tl.steps[i]}",
                      help="Snapshots of this run, from its random start (step 0) to the end.")
@@ -65,14 +70,22 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
                       "French words whose strongest attention (heads averaged) falls on their "
                       "gold English word.")
     frame = _frame(a, tl, k)
-    st.caption(f"Every head on {PROBE_SENTENCE!r} at step {step}; ◻ marks each French word's "
+    caption = (f"Every head on {PROBE_SENTENCE!r} at step {step}; ◻ marks each French word's "
                "gold English word.")
-    head_grid(frame, 0, state, top=1.0, stem=f"xattn-{a.meta.name}-step{step}",
-              max_cols=2 if state.narrow else 4)
-    show_chart(run_curves_figure(tl, step), key="tl_run", name=f"xattn-{a.meta.name}-run",
+    with heads if heads is not None else st.container():
+        if heads is None:
+            st.caption(caption)
+        head_grid(frame, 0, state, top=1.0, stem=f"xattn-{a.meta.name}-step{step}",
+                  font_scale=scale, max_cols=2 if present or state.narrow else 4,
+                  legend_below=present)
+        if heads is not None:
+            st.caption(caption)
+    show_chart(run_curves_figure(tl, step, font_scale=scale), key="tl_run",
+               name=f"xattn-{a.meta.name}-run",
                alt="Line chart over the training steps of the held-out loss and the share of "
                    "held-out words aligned.")
-    show_chart(head_curves_figure(tl, step), key="tl_heads", name=f"xattn-{a.meta.name}-heads",
+    show_chart(head_curves_figure(tl, step, font_scale=scale), key="tl_heads",
+               name=f"xattn-{a.meta.name}-heads",
                alt="Line chart over the training steps, per head, of the accuracy on moved "
                    "words (meaning) and on repeated words (position).")
     st.caption("Solid: accuracy on the moved words (the swapped noun and adjective, which only "

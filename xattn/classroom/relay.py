@@ -1,0 +1,379 @@
+"""One relay per server process: it tells the pages in a room when to redraw, and it carries
+every student's answer to the class store until the store has it.
+
+A class moves together. Instead of every open page asking the store every few seconds whether
+the class moved on (200 phones, 100 polls a second, each rerunning a part of a page), one
+thread per process reads the `Pulse` of all the rooms its pages are in, a few times a second
+and in one read, and asks exactly the pages whose drawing is out of date to redraw
+(``rerun(session, None)``); a host page's count of answers is redrawn when the room's tally
+moved (``rerun(session, fragment)``). A page says what it drew on every run (`watch`); a page
+that was asked and still shows an older state is asked again after ``RETRY`` seconds, so a
+request lost in transit does not leave a phone behind.
+
+Answers never wait on the store in a page's run. `send` puts the answer in the process's
+outbox and returns at once; worker threads write it (the last answer of a student wins: a
+newer one replaces an unsent older one, and a student's answers are written one at a time, in
+order). A store that is locked, full or unreachable keeps the answer pending: it is retried
+until it is saved or the store refuses it (the question closed meanwhile). An answer's
+`Receipt` that its page does not show yet makes the watcher ask the page to redraw its receipt,
+so what the phone says is what the store did. Presence ("31 of 42 answered") is written for
+all of a room's open pages in one write every ``PRESENT_EVERY`` seconds, not on every page run.
+
+Plain Python: the page binds ``rerun`` to Streamlit (``xattn/ui/push.py``); tests bind it to
+a recorder and use a real store.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from xattn.classroom.errors import ClassroomError, StoreUnavailable
+from xattn.classroom.store import ClassStore, Pulse
+
+__all__ = ["Relay", "Receipt", "Drawn"]
+
+_LOGGER = logging.getLogger(__name__)
+TICK = 0.2              # seconds between two reads of the rooms' pulses
+RETRY = 3.0             # a page asked to redraw that has not, is asked again after this
+TALLY_EVERY = 0.5       # a host's count is redrawn at most this often
+RECEIPT_EVERY = 0.5     # a receipt the page does not show yet is asked for at most this often
+PRESENT_EVERY = 15.0    # presence of a room's open pages is written this often
+BACKOFF = (0.25, 0.5, 1.0, 2.0)   # seconds before retrying an answer the store could not take
+WORKERS = 3             # threads writing answers (a locked store holds one for seconds)
+MAX_PENDING = 20_000    # answers waiting in one process (a bound, far above a lecture hall)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """What a page shows of its room: the room's version and whether the round's time ran
+    out (the store's clock), and, on a host page, the tally its count shows."""
+
+    version: int
+    closed: bool = False
+    tally: int | None = None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What became of a student's answer to one round of one step.
+
+    ``state`` is ``"sending"`` (in the outbox), ``"saved"`` (the store has ``value``, as
+    stored), ``"retrying"`` (the store could not take it: ``why``; it is sent again) or
+    ``"refused"`` (the store will not take it: ``why``; it is not saved)."""
+
+    step: int
+    round: int
+    value: object
+    state: str
+    why: str = ""
+
+    @property
+    def final(self) -> bool:
+        return self.state in ("saved", "refused")
+
+
+@dataclass
+class _Page:
+    session: str
+    code: str
+    student: str | None        # None: a host page
+    drawn: Drawn
+    fragments: dict = field(default_factory=dict)   # role -> fragment ids drawn now
+    fresh: dict = field(default_factory=dict)       # ... drawn since the last full run ended
+    asked: float = 0.0         # monotonic time of the last request to redraw
+    tally_asked: float = 0.0
+    receipt: Receipt | None = None   # the receipt the page shows
+    receipt_asked: float = 0.0
+    present_at: float | None = None  # when its student was last marked present
+
+
+@dataclass
+class _Item:
+    session: str
+    code: str
+    step: int
+    round: int
+    student: str
+    value: object
+    tries: int = 0
+    due: float = 0.0
+
+
+class Relay:
+    """The watcher and the outbox of one server process.
+
+    Parameters
+    ----------
+    store : ClassStore
+        The class store (thread-safe).
+    rerun : callable (session id, fragment ids) -> bool
+        Asks a page to redraw: the fragments named (a tuple of ids), or the whole page
+        (``None``, or ids that are gone); False when the session is gone, which forgets it.
+        A page that cannot redraw now may be handed to `busy`, to be asked again.
+    alive : callable (session id) -> bool or None, optional
+        Whether a page's session is still open (None: cannot tell); a closed one is
+        forgotten before presence is written, so a student who left stops counting.
+    clock : callable, optional
+        Monotonic seconds (tests pass their own).
+    """
+
+    def __init__(self, store: ClassStore, rerun: Callable[[str, tuple | None], bool], *,
+                 alive: Callable[[str], bool | None] = lambda session: None,
+                 clock: Callable[[], float] = time.monotonic, start: bool = True):
+        self.store, self._rerun, self._alive, self._clock = store, rerun, alive, clock
+        self._lock = threading.Condition()
+        self._pages: dict[str, _Page] = {}
+        self._pulses: dict[str, Pulse] = {}
+        self._receipts: dict[tuple[str, str], Receipt] = {}
+        self._pending: dict[tuple[str, str], _Item] = {}
+        self._busy: set[tuple[str, str]] = set()
+        self.store_error: str | None = None      # the pulse read's last failure, if failing
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        if start:
+            self.start()
+
+    def __repr__(self) -> str:
+        return (f"Relay({len(self._pages)} pages in {len({p.code for p in self._pages.values()})}"
+                f" rooms, {len(self._pending)} answers pending)")
+
+    # --- pages -----------------------------------------------------------------------------
+    def watch(self, session: str, code: str, student: str | None, drawn: Drawn) -> None:
+        """A page in room ``code`` finished drawing ``drawn`` (call on every full run)."""
+        with self._lock:
+            page = self._page(session, code, student)
+            tally = page.drawn.tally if drawn.tally is None else drawn.tally
+            page.student, page.drawn = student, replace(drawn, tally=tally)
+            # the fragments this full run drew are the page's; those of earlier layouts
+            # (a panel that moved after the reveal) would draw a second copy if asked
+            page.fragments, page.fresh = page.fresh, {}
+
+    def drew_tally(self, session: str, code: str, tally: int,
+                   fragment: str | None = None) -> None:
+        """A host page of room ``code`` now shows ``tally`` (drawn by the fragment
+        ``fragment``: a page may have several, all redrawn together when the tally moves).
+        Its fragments draw before the page's run ends, so this may come before `watch`."""
+        with self._lock:
+            page = self._page(session, code, None)
+            page.drawn = replace(page.drawn, tally=tally)
+            _remember(page, "tally", fragment)
+
+    def drew_receipt(self, session: str, code: str, student: str, receipt: Receipt | None,
+                     fragment: str | None = None) -> None:
+        """A student's page of room ``code`` now shows ``receipt`` (its fragment's id, to
+        redraw it alone); this may come before `watch`, as `drew_tally` does."""
+        with self._lock:
+            page = self._page(session, code, student)
+            page.receipt = receipt
+            _remember(page, "receipt", fragment)
+
+    def _page(self, session: str, code: str, student: str | None) -> _Page:
+        page = self._pages.get(session)
+        if page is None or page.code != code:       # not watched yet: nothing drawn known
+            page = self._pages[session] = _Page(session, code, student, Drawn(-1))
+        return page
+
+    def busy(self, session: str) -> None:
+        """The page could not be asked (a run of it was underway): ask on the next look."""
+        with self._lock:
+            page = self._pages.get(session)
+            if page is not None:
+                page.asked = page.tally_asked = page.receipt_asked = 0.0
+
+    def forget(self, session: str) -> None:
+        """The page left its room (or the session ended)."""
+        with self._lock:
+            self._pages.pop(session, None)
+
+    def pulse(self, code: str) -> Pulse | None:
+        """The room's pulse as last read (None before the first read, or the room is gone)."""
+        with self._lock:
+            return self._pulses.get(code)
+
+    # --- answers ---------------------------------------------------------------------------
+    def send(self, session: str, code: str, step: int, round_: int, student: str,
+             value) -> Receipt:
+        """Put a student's answer in the outbox (replacing any unsent one of theirs)."""
+        key = (code, student)
+        with self._lock:
+            if key not in self._pending and len(self._pending) >= MAX_PENDING:
+                receipt = Receipt(step, round_, value, "refused",
+                                  "this server holds too many unsent answers; try again in a "
+                                  "minute.")
+            else:
+                self._pending[key] = _Item(session, code, step, round_, student, value)
+                receipt = Receipt(step, round_, value, "sending")
+            self._receipts[key] = receipt
+            self._lock.notify_all()
+        return receipt
+
+    def receipt(self, code: str, student: str) -> Receipt | None:
+        with self._lock:
+            return self._receipts.get((code, student))
+
+    def wait(self, code: str, student: str, timeout: float) -> Receipt | None:
+        """The receipt once it is final or retrying, or as it is after ``timeout`` seconds."""
+        deadline, key = self._clock() + timeout, (code, student)
+        with self._lock:
+            while True:
+                receipt = self._receipts.get(key)
+                left = deadline - self._clock()
+                if receipt is None or receipt.state != "sending" or left <= 0:
+                    return receipt
+                self._lock.wait(min(left, 0.05))
+
+    # --- threads ---------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._threads:
+            return
+        self._threads = [threading.Thread(target=self._watch_loop, name="xattn-relay-watch",
+                                          daemon=True)]
+        self._threads += [threading.Thread(target=self._write_loop, daemon=True,
+                                           name=f"xattn-relay-write-{i}")
+                          for i in range(WORKERS)]
+        for t in self._threads:
+            t.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._lock.notify_all()
+        for t in self._threads:
+            t.join(10)
+
+    def _watch_loop(self) -> None:
+        while not self._stop.wait(TICK):
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001 - the watcher must outlive any one failure
+                _LOGGER.exception("xattn relay: a watch tick failed")
+
+    def tick(self) -> None:
+        """One look at the rooms: ask out-of-date pages to redraw, write presence."""
+        with self._lock:
+            codes = {p.code for p in self._pages.values()}
+        if not codes:
+            return
+        try:
+            pulses = self.store.pulse(codes)
+            self.store_error = None
+        except ClassroomError as err:
+            self.store_error = str(err)
+            return
+        now, epoch = self._clock(), time.time()
+        asks = []
+        with self._lock:
+            self._pulses = pulses
+            for page in list(self._pages.values()):
+                pulse = pulses.get(page.code)
+                if pulse is None:               # the room is gone: the page says so
+                    want = Drawn(-1)
+                else:
+                    want = Drawn(pulse.version, pulse.ends_at is not None
+                                 and epoch >= pulse.ends_at)
+                if (page.drawn.version, page.drawn.closed) != (want.version, want.closed):
+                    if now - page.asked >= RETRY:
+                        page.asked = now
+                        asks.append((page.session, None))
+                elif (page.student is None and pulse is not None
+                      and page.drawn.tally not in (None, pulse.tally)
+                      and now - page.tally_asked >= TALLY_EVERY):
+                    page.tally_asked = now
+                    asks.append((page.session, page.fragments.get("tally", ())))
+                elif page.student is not None:
+                    receipt = self._receipts.get((page.code, page.student))
+                    if (receipt is not None and receipt != page.receipt
+                            and now - page.receipt_asked >= RECEIPT_EVERY):
+                        page.receipt_asked = now
+                        asks.append((page.session, page.fragments.get("receipt", ())))
+        try:
+            self._ask(asks)
+        finally:
+            self._presence(codes, now)
+
+    def _ask(self, asks) -> None:
+        for session, fragment in asks:
+            try:
+                asked = self._rerun(session, fragment)
+            except Exception:  # noqa: BLE001 - one page that cannot be asked stops no other
+                _LOGGER.exception("xattn relay: a page could not be asked to redraw")
+                asked = True
+            if not asked:
+                self.forget(session)
+
+    def _presence(self, codes, now: float) -> None:
+        """Mark present, per room in one write, the students of pages that are new or were
+        last marked ``PRESENT_EVERY`` seconds ago (closed sessions are forgotten first)."""
+        with self._lock:
+            due = [p for p in self._pages.values() if p.code in codes and (
+                p.present_at is None or now - p.present_at >= PRESENT_EVERY)]
+        gone = {p.session for p in due if self._alive(p.session) is False}
+        for session in gone:
+            self.forget(session)
+        due = [p for p in due if p.session not in gone]
+        for code in {p.code for p in due}:
+            pages = [p for p in due if p.code == code]
+            students = [p.student for p in pages if p.student is not None]
+            try:
+                if students:
+                    self.store.touch(code, students)
+            except ClassroomError as err:
+                _LOGGER.info("xattn relay: presence of %s not written: %s", code, err)
+                continue
+            with self._lock:
+                for p in pages:
+                    p.present_at = now
+
+    def _take(self) -> _Item | None:
+        with self._lock:
+            while not self._stop.is_set():
+                now, soonest = self._clock(), None
+                for key, item in self._pending.items():
+                    if key in self._busy:
+                        continue
+                    if item.due <= now:
+                        del self._pending[key]
+                        self._busy.add(key)
+                        return item
+                    soonest = item.due if soonest is None else min(soonest, item.due)
+                self._lock.wait(0.5 if soonest is None else max(0.01, soonest - now))
+        return None
+
+    def _write_loop(self) -> None:
+        while (item := self._take()) is not None:
+            try:
+                self._write(item)
+            except Exception:  # noqa: BLE001 - a worker must outlive any one failure
+                _LOGGER.exception("xattn relay: an answer could not be written")
+
+    def _write(self, item: _Item) -> None:
+        key = (item.code, item.student)
+        try:
+            stored = self.store.answer(item.code, item.step, item.student, item.value)
+            receipt = Receipt(item.step, item.round, stored, "saved")
+        except StoreUnavailable as err:
+            receipt = Receipt(item.step, item.round, item.value, "retrying", str(err))
+            item.tries += 1
+            item.due = self._clock() + BACKOFF[min(item.tries, len(BACKOFF)) - 1]
+        except (ClassroomError, ValueError, TypeError) as err:
+            receipt = Receipt(item.step, item.round, item.value, "refused", str(err))
+        with self._lock:
+            self._busy.discard(key)
+            newer = key in self._pending              # its receipt stays "sending"
+            if receipt.state == "retrying" and not newer:
+                self._pending[key] = item             # sent again when due
+            if not newer:                             # the watcher shows it on the page
+                self._receipts[key] = receipt
+            self._lock.notify_all()
+
+
+def _remember(page: _Page, role: str, fragment: str | None) -> None:
+    """A fragment drew ``role`` on the page: it is one of the page's now (a fragment's id is
+    stable while the page's layout is)."""
+    if fragment:
+        for ids in (page.fragments, page.fresh):
+            ids[role] = (*(f for f in ids.get(role, ()) if f != fragment), fragment)

@@ -1,0 +1,110 @@
+"""The two steps that test what attention tells: each head's job (``jobs``), and whether the
+word a head looks at is the word the output needs (``explanation``). Every number comes from
+the library (``xattn.jobs``, ``xattn.effects``) on the weights on screen."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xattn.classroom.question import Question
+from xattn.jobs import JOBS, head_jobs
+from xattn.lesson._step import Part, Told
+from xattn.lesson._words import number_word, target_row, token_label, token_name
+
+__all__ = ["jobs", "explanation"]
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def jobs(a, layer: int) -> Told:
+    """Label each head: the measures decide (``xattn.jobs``)."""
+    found = head_jobs(a, layer)
+    parts = tuple(Part(j.name, Question("choice", JOBS), j.job, j.close) for j in found)
+    held = next((j.held_out for j in found), False)
+    aligned = ("share of target words on their gold word over the held-out sentences" if held
+               else "share of this pair's target words on their gold word" if
+               any(j.aligned is not None for j in found) else
+               "unknown here (no gold alignment for these weights)")
+    rows = [f"| {'layer ' + str(layer + 1) + ', ' if a.n_layers > 1 else ''}head | sink | "
+            "aligned | monotone | spread | job |", "|---|---|---|---|---|---|"]
+    rows += [f"| {j.name} | {j.sink:.2f} | {_cell(j.aligned)} | {j.monotonicity:.2f} | "
+             f"{j.spread:.2f} | **{j.job}**" + (f" (close: {', '.join(j.close)})" if j.close
+                                                else "") + " |" for j in found]
+    counts = {job: sum(j.job == job for j in found) for job in JOBS}
+    summary = ", ".join(f"{n} {job}" for job, n in counts.items() if n)
+    n_layers = a.n_layers
+    where = f"layer {layer + 1}" if n_layers > 1 else "these weights"
+    first = "first " if len(found) < a.n_heads else ""
+    return Told({"layer": where, "heads": f"the {first}{number_word(len(found))} heads"
+                 if len(found) > 1 else "the head"},
+                "\n".join(rows) + f"\n\nThe job is the one whose measure is largest: **sink** = "
+                "the share of weight on `</s>` and punctuation; **aligns words** = "
+                f"{aligned}; **follows position** = monotonicity × (1 − spread); **spread "
+                f"out** = spread (normalised entropy). Here: {summary}. The labels simplify: "
+                "most heads do a bit of each, and a close call is a fair answer either way.",
+                "Label each head's job.",
+                parts=parts)
+
+
+def _where(effects, layer: int) -> tuple[int, int]:
+    """The source word the layer's heads look at most, and the one whose masking matters
+    most."""
+    return int(np.argmax(effects.attention[layer].mean(axis=0))), int(np.argmax(effects.drop))
+
+
+def _heads_line(e, off: tuple, on: tuple, word: str) -> str:
+    """Heads switched off one at a time: which matters most, beside the one that looks
+    hardest at the word the output needs, and whether any single head carries it."""
+    def name(lh: tuple) -> str:
+        return f"layer {lh[0] + 1}, head {lh[1] + 1}"
+
+    most, needed = float(e.head_drop[off]), float(e.drop.max())
+    text = (f"Heads switched off one at a time: {name(off)} matters most (the probability "
+            f"drops by {most:.3f})" + (
+                f", and it is the head that looks hardest at {word} "
+                f"({e.attention[on + (int(np.argmax(e.drop)),)]:.2f})" if off == on else
+                f"; the head that looks hardest at {word} is {name(on)} "
+                f"({e.attention[on + (int(np.argmax(e.drop)),)]:.2f}), and switching it off "
+                f"costs {e.head_drop[on]:.3f}") + ".")
+    if most < needed / 2:
+        text += (f" No single head carries {word} to the output: masking the word costs "
+                 f"{needed:.3f}, any one head at most {most:.3f}; the others make up for it.")
+    return text
+
+
+def explanation(a, layer: int) -> Told:
+    """Which source word, masked from the cross-attention, changes the target word most;
+    beside where attention looks (``xattn.effects``)."""
+    from xattn.figures.effects import effects_figure, head_effects_figure
+
+    i, note = target_row(a, "chat")
+    e = a.translation.effects(i)
+    src, last = e.src_words, e.attention.shape[0] - 1
+    looked, needed = _where(e, last)
+    target = token_name(a.tgt_tokens, i)
+    weight = e.attention[last].mean(axis=0)
+    off = np.unravel_index(int(np.argmax(e.head_drop)), e.head_drop.shape)
+    on_needed = np.unravel_index(int(np.argmax(e.attention[..., needed])), e.head_drop.shape)
+    agree = looked == needed
+    lines = [
+        f"Masked from the cross-attention (every layer), {token_name(src, needed)} costs "
+        f"{target} the most: its probability falls from {e.p:.3f} to "
+        f"{e.masked[needed]:.3f}. Layer {last + 1}'s heads, averaged, put most weight on "
+        f"{token_name(src, looked)} ({weight[looked]:.2f}; {token_name(src, needed)} gets "
+        f"{weight[needed]:.2f}).",
+        ("**They agree here**, on this word: a heavy weight can still be one of several routes "
+         "to the output, so agreement is no proof either." if agree else
+         f"**They disagree**: the heaviest weight is on {token_name(src, looked)}, but "
+         f"masking it costs only {e.drop[looked]:.3f}. Where a head looks is not what the "
+         "output needs (Jain and Wallace 2019; Wiegreffe and Pinter 2019 argue when attention "
+         "can still be read as one explanation among others)."),
+        _heads_line(e, off, on_needed, token_name(src, needed))]
+    labels = tuple(token_label(src, j) for j in range(len(src)))
+    return Told({"target": target},
+                " ".join(lines[:1]) + "\n\n" + "\n\n".join(lines[1:]),
+                f"Tap the source word whose masking will change {target} most.",
+                Question("token", labels), needed, note, tokens=tuple(src), row=(i, -1),
+                charts=(lambda scale: effects_figure(e, last, font_scale=scale),
+                        lambda scale: head_effects_figure(e, font_scale=scale)))
