@@ -90,9 +90,29 @@ def test_a_real_model_s_weights_with_and_without_sinks(tiny_dir):
     assert a.layers.tokens == (result.src_pieces, result.tgt_pieces)
     assert a.layers.ablate(1, (0,)).per_head.shape == (a.n_heads,)
     assert a.layers.inputs is None and a.translation.decoder is None   # what hooks cannot do
+    assert a.translation.effects is None
     bare = model_attention(result)
     assert bare.layers is None and bare.why_no_projections == "this model is not loaded here."
     assert "Layer 2 of 2" in a.describe(1)
+
+
+@pytest.mark.parametrize("words", [True, False])
+def test_a_numpy_model_s_record_decodes_and_measures_over_its_own_columns(words):
+    """The Translation group of a model run here: decoding step by step and the effects of
+    masking, both over the columns the weights have (words or pieces); no effects where sinks
+    are hidden (the record's columns would not be the measure's)."""
+    from xattn.marian import cross_attention, load_marian
+
+    model = load_marian()
+    result = cross_attention(model, "the red cat sees the dog", words=words)
+    a = model_attention(result, loaded=model)
+    d = a.translation.decoder(())
+    assert d.src_tokens == a.src_tokens and d.words is words
+    e = a.translation.effects(1)
+    assert e.src_words == a.src_tokens and e.tgt_words == a.tgt_tokens
+    np.testing.assert_allclose(e.attention, a.weights[:, :, 1], rtol=1e-5, atol=1e-6)
+    assert model_attention(result, hide_sinks=True, loaded=model).translation.effects is None
+    assert model_attention(result).translation.effects is None          # not loaded here
 
 
 def test_the_division_by_sqrt_d_head_is_switched_off_only_where_it_really_is(trained, tiny_dir):
