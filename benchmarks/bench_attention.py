@@ -5,7 +5,7 @@ Run from the repository root::
     python -m benchmarks.bench_attention            # full table, under ~2 minutes on 2 cores
     python -m benchmarks.bench_attention --quick    # smaller cases, fewer repeats (smoke test)
 
-Prints the machine, then a Markdown table (for the README) with, per shape: median wall time
+Prints the machine, then a Markdown table (docs/performance.md) with, per shape: median wall time
 of ours and of the textbook baseline, the speed-up, the GFLOP/s ours achieves (and as a share
 of a large float32 GEMM measured in the same run, the practical ceiling), and the peak extra
 memory traced by ``tracemalloc`` during one call (returned arrays included), in MiB and as a

@@ -4,16 +4,16 @@
 
 Starts ``streamlit run app.py`` (with ``--trace``: under ``tracemalloc``, 12 frames, far
 slower; ``--env NAME=VALUE`` sets its environment, e.g. ``MALLOC_ARENA_MAX=2``), opens sessions
-from links the way a browser does (a websocket, a ``rerun_script`` for ``?seed=K``, K in 0..39
-as in the load test; ``--link`` for another query, ``--distinct`` for a new K in every link)
-twenty at a time until each count of ``--counts`` is open, keeps them open (each client keeps
-reading, as an idle browser tab does), and reads the server's resident memory (VmRSS) at each
-count. Then it closes every session and reads RSS again right away, and every 10 s for
-``--after`` seconds (Streamlit keeps up to 128 closed sessions for
-``server.disconnectedSessionTTL``, 120 s by default, in case their browser reconnects), then
-once more after a new session came and went (Streamlit drops expired sessions only when it
-stores another), and after the server called glibc's ``malloc_trim(0)`` (SIGUSR2): what RSS
-loses then was free memory the allocator kept.
+from links the way a browser does (``devtools.protocol.Client``: ``GET /``, a websocket, a
+``rerun_script`` for ``?seed=K``, K in 0..39 as in the load test; ``--link`` for another query,
+``--distinct`` for a new K in every link) twenty at a time until each count of ``--counts`` is
+open, keeps them open (each client keeps reading, as an idle browser tab does), and reads the
+server's resident memory (VmRSS) at each count. Then it closes every session and reads RSS
+again right away, and every 10 s for ``--after`` seconds (Streamlit keeps up to 128 closed
+sessions for ``server.disconnectedSessionTTL``, 120 s by default, in case their browser
+reconnects), then once more after a new session came and went (Streamlit drops expired sessions
+only when it stores another), and after the server called glibc's ``malloc_trim(0)`` (SIGUSR2):
+what RSS loses then was free memory the allocator kept.
 
 With ``--trace`` the server takes a ``tracemalloc`` snapshot on SIGUSR1 after start-up (one
 session opened and closed), with every count open, and after the close; the largest growths
@@ -38,13 +38,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from websockets.asyncio.client import connect
-
 from benchmarks.machine import machine_line
 from devtools.browser import ROOT, StreamlitServer, free_port
-from devtools.protocol import rss_mb
+from devtools.protocol import Client, rss_mb
 
 SNAPSHOT_ENV = "XATTN_SNAPSHOT"      # the traced server writes snapshots to $XATTN_SNAPSHOT.N
 
@@ -124,35 +120,15 @@ class Sessions:
 
     def __init__(self, port: int, link):
         self.port, self.link = port, link
-        self.open: list[tuple] = []            # (connection context, websocket, reader task)
+        self.open: list[Client] = []
         self.errors: list[str] = []
 
     async def _one(self, k: int) -> None:
-        ctx = connect(f"ws://127.0.0.1:{self.port}/_stcore/stream", subprotocols=["streamlit"],
-                      max_size=None, open_timeout=120, ping_interval=None)
-        ws = await ctx.__aenter__()
-        msg = BackMsg()
-        msg.rerun_script.query_string = self.link(k)
-        await ws.send(msg.SerializeToString())
-        finished = asyncio.get_running_loop().create_future()
-
-        async def read():
-            async for raw in ws:
-                fwd = ForwardMsg()
-                fwd.ParseFromString(raw)
-                if fwd.WhichOneof("type") == "script_finished" and not finished.done():
-                    finished.set_result(fwd.script_finished)
-                elif (fwd.WhichOneof("type") == "delta"
-                      and fwd.delta.WhichOneof("type") == "new_element"
-                      and fwd.delta.new_element.WhichOneof("type") == "exception"):
-                    self.errors.append(fwd.delta.new_element.exception.message[:120])
-
-        task = asyncio.create_task(read())
-        try:
-            await asyncio.wait_for(finished, 300)
-        except TimeoutError:
-            self.errors.append(f"session {k}: no script_finished in 300 s")
-        self.open.append((ctx, ws, task))
+        tab = Client(f"http://127.0.0.1:{self.port}/", open_timeout=120)
+        await tab.__aenter__()           # kept open until close_all, like an idle browser tab
+        self.open.append(tab)
+        run = await tab.run(self.link(k), timeout=300)
+        self.errors += [f"session {k}: {p}" for p in run.problems()]
 
     async def grow_to(self, n: int, batch: int = 20) -> None:
         while len(self.open) < n:
@@ -160,9 +136,8 @@ class Sessions:
             await asyncio.gather(*(self._one(k) for k in range(k0, min(n, k0 + batch))))
 
     async def close_all(self) -> None:
-        for ctx, _, task in self.open:
-            task.cancel()
-            await ctx.__aexit__(None, None, None)
+        for tab in self.open:
+            await tab.__aexit__(None, None, None)
         self.open.clear()
 
 

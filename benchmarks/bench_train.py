@@ -6,7 +6,7 @@ Run from the repository root::
     python -m benchmarks.bench_train --quick    # the first table only, seed 0 (smoke test)
     python -m benchmarks.bench_train --timelapse  # tables 4 and 5 only, about a minute
 
-Prints the machine, then Markdown tables (for the README):
+Prints the machine, then Markdown tables (for docs/training.md):
 
 1. per setting, seed 0: wall time of ``train`` (first call in the process, with cold embedding
    caches, and the median of 3 calls), the mean training loss of the last 10 batches, then on
@@ -150,7 +150,7 @@ def heads_table() -> None:
 
 def _run_times(config: TrainConfig) -> tuple[float, float, float, float]:
     """CPU and wall seconds of ``train``, then of ``train`` + ``evaluate`` (what one new
-    setting costs the page: ``xattn.ui._store`` caches both)."""
+    setting costs the page: ``xattn.ui.training_runs`` caches both)."""
     start, start_cpu = time.perf_counter(), time.process_time()
     result = train(config)
     trained_cpu, trained_wall = time.process_time() - start_cpu, time.perf_counter() - start

@@ -6,11 +6,11 @@
 For each version (commits of ``--compare`` in temporary worktrees, then this working tree
 unless ``--no-working-tree``) and each ``XATTN_TRAINERS`` value of ``--trainers`` (a commit
 without the queue runs once), a fresh ``streamlit run app.py`` (nothing trained yet), then
-``--sessions`` protocol clients (``devtools.protocol``'s way: one websocket each, a browser's
+``--sessions`` protocol clients (``devtools.protocol.Client``: one websocket each, a browser's
 ``rerun_script`` for a link) open ``?weights=trained&tr_heads=H&tr_steps=S&tr_seed=K`` within
 ``--ramp`` seconds. The 31 settings: twenty of 8 heads and 400 steps (seeds 1-20) and eleven
-small ones (1, 2 or 4 heads, 25-200 steps); session i asks for setting i mod 31, so 29
-settings are asked for twice, and the second student should join the first one's run.
+small ones (1, 2 or 4 heads, 25-200 steps); session i asks for setting i mod 31, so 29 settings
+are asked for twice, and the second student should join the first one's run.
 
 Meanwhile ``--others`` students on random weights open a new link (``?seed=K``, a new seed
 each time) every second, as other students clicking would, until the class is served.
@@ -37,12 +37,11 @@ import threading
 import time
 from pathlib import Path
 
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from websockets.asyncio.client import connect
-
 from benchmarks.checkouts import checkouts
 from benchmarks.machine import machine_line
+from benchmarks.process_stats import pct
 from devtools.browser import ROOT, StreamlitServer, free_port
+from devtools.protocol import Client
 
 BIG = [(8, 400, seed) for seed in range(1, 21)]
 SMALL = [(h, s, 20 + k) for k, (h, s) in enumerate(
@@ -95,35 +94,13 @@ class Busy(threading.Thread):
 
 async def open_link(port: int, query: str, timeout: float) -> tuple[float, int, list[str]]:
     """Seconds from connecting to the script's end, the most "n ahead" shown, problems."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-
     start, ahead, problems = time.perf_counter(), 0, []
     try:
-        async with connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
-                           max_size=None, open_timeout=timeout) as ws:
-            msg = BackMsg()
-            msg.rerun_script.query_string = query
-            await ws.send(msg.SerializeToString())
-            async with asyncio.timeout(timeout):
-                async for raw in ws:
-                    fwd = ForwardMsg()
-                    fwd.ParseFromString(raw)
-                    kind = fwd.WhichOneof("type")
-                    if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                        el = fwd.delta.new_element
-                        what = el.WhichOneof("type")
-                        if what == "progress" and (m := AHEAD.search(el.progress.text)):
-                            ahead = max(ahead, int(m[1]))
-                        elif what == "exception":
-                            problems.append(el.exception.message[:160])
-                        elif what == "alert" and el.alert.format == 1:
-                            problems.append(el.alert.body[:160])
-                    elif kind == "script_finished":
-                        if fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
-                            break
-                        if fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                            problems.append(f"script finished: {fwd.script_finished}")
-                            break
+        async with Client(f"http://127.0.0.1:{port}/", open_timeout=timeout) as tab:
+            run = await tab.run(query, timeout=timeout)
+        shown = [int(m[1]) for p in run.of("progress") if (m := AHEAD.search(p.text))]
+        ahead = max(shown, default=0)
+        problems += run.problems() + [a.body[:160] for a in run.of("alert") if a.format == 1]
     except Exception as err:  # noqa: BLE001 - a dropped or slow connection is a result
         problems.append(f"{type(err).__name__}: {err}")
     return time.perf_counter() - start, ahead, problems
@@ -168,11 +145,6 @@ def machine_busy() -> float:
     with open("/proc/stat") as f:
         fields = [int(x) for x in f.readline().split()[1:]]
     return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")   # not idle, iowait
-
-
-def pct(values: list[float], q: int) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
-        else values[0]
 
 
 def seconds(values: list[float]) -> str:
@@ -228,7 +200,8 @@ def main() -> None:
         for version, root in roots.items():
             if a.no_working_tree and root == ROOT:
                 continue
-            queued = "XATTN_TRAINERS" in (root / "xattn/ui/_store.py").read_text()
+            runs = [root / "xattn/ui" / f for f in ("training_runs.py", "_store.py")]
+            queued = any("XATTN_TRAINERS" in f.read_text() for f in runs if f.exists())
             variants += [(version, root, t, queued) for t in
                          (a.trainers if queued else a.trainers[:1])]
         for _ in range(a.repeat):

@@ -12,12 +12,10 @@ server's resident memory (VmRSS, sampled every 0.1 s) before and at its peak. A 
 first (a temporary git worktree, ``benchmarks.checkouts``; several may be given, and
 ``--no-working-tree`` leaves this working tree out).
 
-The upload, as Streamlit's frontend does it: ``GET /_stcore/health`` (it sets the XSRF
-cookie), the websocket, a
-``file_urls_request`` over it for an upload URL, an HTTP ``PUT`` of the file as
-multipart/form-data with the ``X-Xsrftoken`` header, then a rerun whose widget state names the
-file (``file_uploader_state_value``).
-"""
+The upload, as Streamlit's frontend does it (``devtools.protocol.Client``): ``GET /`` and ``GET
+/_stcore/health`` (it sets the XSRF cookie), the websocket, a ``file_urls_request`` over it for
+an upload URL, an HTTP ``PUT`` of the file as multipart/form-data with the ``X-Xsrftoken``
+header, then a rerun whose widget state names the file (``file_uploader_state_value``). """
 
 from __future__ import annotations
 
@@ -32,14 +30,12 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from websockets.asyncio.client import connect
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from benchmarks.checkouts import checkouts
 from benchmarks.machine import machine_line
 from devtools.browser import ROOT, StreamlitServer, free_port
-from devtools.protocol import rss_mb
+from devtools.protocol import Client, Run, rss_mb
 
 
 def _npz(**arrays) -> bytes:
@@ -118,104 +114,38 @@ def _put(port: int, path: str, name: str, data: bytes, xsrf: str) -> int:
         conn.close()
 
 
-def _cookie(port: int) -> str:
-    """The XSRF cookie, as the frontend gets it (the health endpoint sets it)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        conn.request("GET", "/_stcore/health")
-        response = conn.getresponse()
-        response.read()
-        for header, value in response.getheaders():
-            if header.lower() == "set-cookie" and value.startswith("_streamlit_xsrf="):
-                return value.split(";", 1)[0].split("=", 1)[1]
-    finally:
-        conn.close()
-    return ""
+def shown_of(run: Run) -> dict[str, int]:
+    """What a run drew, counted by kind; an exception by its type and first line, an error."""
+    shown: dict[str, int] = {}
+    for el in run.elements:
+        what = el.WhichOneof("type")
+        if what == "exception":
+            first = el.exception.message.strip("* ").split("\n")[0].rstrip("* ")
+            what = f"exception {el.exception.type.split('.')[-1]}: {first[:90]}"
+        elif what == "alert" and el.alert.format == 1:
+            what = "error"
+        shown[what] = shown.get(what, 0) + 1
+    return shown
 
 
-class Page:
-    """One session on ``?weights=file``: reruns, and what each run showed."""
-
-    def __init__(self, ws):
-        self.ws, self.hash, self.session_id, self.uploader = ws, "", "", ""
-        self.shown: dict[str, int] = {}
-        self._pending: dict[str, asyncio.Future] = {}
-        self._done: asyncio.Future | None = None
-
-    async def read(self) -> None:
-        async for raw in self.ws:
-            msg = ForwardMsg()
-            msg.ParseFromString(raw)
-            kind = msg.WhichOneof("type")
-            if kind == "new_session":
-                self.hash = msg.new_session.main_script_hash
-                self.session_id = msg.new_session.initialize.session_id
-            elif kind == "file_urls_response":
-                self._pending.pop(msg.file_urls_response.response_id).set_result(
-                    msg.file_urls_response)
-            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                el = msg.delta.new_element
-                what = el.WhichOneof("type")
-                if what == "file_uploader":
-                    self.uploader = el.file_uploader.id
-                if what == "exception":
-                    first = el.exception.message.strip("* ").split("\n")[0].rstrip("* ")
-                    what = f"exception {el.exception.type.split('.')[-1]}: {first[:90]}"
-                elif what == "alert" and el.alert.format == 1:
-                    what = "error"
-                self.shown[what] = self.shown.get(what, 0) + 1
-            elif kind == "script_finished" and self._done and not self._done.done():
-                if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    self._done.set_result(msg.script_finished)
-
-    async def rerun(self, file_info=None) -> float:
-        self._done, self.shown = asyncio.get_running_loop().create_future(), {}
-        msg = BackMsg()
-        msg.rerun_script.query_string = "weights=file"
-        msg.rerun_script.page_script_hash = self.hash
-        if file_info is not None:
-            w = msg.rerun_script.widget_states.widgets.add()
-            w.id = self.uploader
-            w.file_uploader_state_value.uploaded_file_info.append(file_info)
-        start = time.perf_counter()
-        await self.ws.send(msg.SerializeToString())
-        await self._done
-        return time.perf_counter() - start
-
-    async def upload_urls(self, name: str):
-        msg = BackMsg()
-        req = msg.file_urls_request
-        req.request_id, req.session_id = uuid.uuid4().hex, self.session_id
-        req.file_names.append(name)
-        future = asyncio.get_running_loop().create_future()
-        self._pending[req.request_id] = future
-        await self.ws.send(msg.SerializeToString())
-        return (await future).file_urls[0]
-
-
-async def one_file(port: int, name: str, data: bytes, clicks: int) -> dict:
-    xsrf = await asyncio.to_thread(_cookie, port)
-    async with connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
-                       max_size=None, open_timeout=60,
-                       additional_headers={"Cookie": f"_streamlit_xsrf={xsrf}"}) as ws:
-        page = Page(ws)
-        reader = asyncio.create_task(page.read())
-        await page.rerun()
-        urls = await page.upload_urls(name)
+async def one_file(port: int, name: str, data: bytes, clicks: int, timeout: float) -> dict:
+    async with Client(f"http://127.0.0.1:{port}/") as tab:
+        first = await tab.run("weights=file", timeout=timeout)
+        (uploader,) = [u.id for u in first.of("file_uploader")]
+        urls = await tab.upload_urls(name)
+        xsrf = tab.cookies.get("_streamlit_xsrf", "")
         status = await asyncio.to_thread(_put, port, urls.upload_url, name, data, xsrf)
         if status != 204:                   # the server refused the upload (e.g. too big)
-            reader.cancel()
             return {"put": status}
-        info = BackMsg().rerun_script.widget_states.widgets.add() \
-            .file_uploader_state_value.uploaded_file_info.add()
+        chosen = WidgetState(id=uploader)
+        info = chosen.file_uploader_state_value.uploaded_file_info.add()
         info.file_id, info.name, info.size = urls.file_id, name, len(data)
         info.file_urls.CopyFrom(urls)
-        upload = await page.rerun(info)
-        shown = dict(page.shown)
-        times = [await page.rerun(info) for _ in range(clicks)]
-        reader.cancel()
-    return {"put": status, "upload": upload, "click": statistics.median(times) if times
-            else float("nan"), "shown": shown}
+        upload = await tab.run("weights=file", [chosen], timeout=timeout)
+        times = [(await tab.run("weights=file", [chosen], timeout=timeout)).seconds
+                 for _ in range(clicks)]
+    return {"put": status, "upload": upload.seconds, "click": statistics.median(times) if times
+            else float("nan"), "shown": shown_of(upload)}
 
 
 def filename(case: str) -> str:
@@ -231,7 +161,7 @@ def measure(root: Path, name: str, data: bytes, a) -> dict:
 
         async def bounded():
             task = asyncio.create_task(one_file(server.port, filename(name), data,
-                                                a.clicks))
+                                                a.clicks, a.timeout))
             start = time.monotonic()
             while not task.done():
                 if peak.over.is_set() or time.monotonic() > start + a.timeout:

@@ -4,7 +4,7 @@
     python -m benchmarks.cpu_per_click --compare 53c1af1 f4c9926 [--rounds 4]
 
 Starts `streamlit run app.py` on a free 127.0.0.1 port and drives one protocol session
-(benchmarks.load_test.Session: the page, then reruns over the websocket, as the browser does),
+(benchmarks.students.Session: the page, then reruns over the websocket, as the browser does),
 for two cases: the default example (4 heads, 8 x 7 tokens) and 16 heads of 64 x 64 tokens
 (``d_model=64&heads=16`` and two 64-token sentences as ``src`` and ``tgt``). Each click changes
 the seed, waits for the run to finish and the figure to arrive, then the next one follows:
@@ -32,8 +32,9 @@ import statistics
 import sys
 
 from benchmarks.checkouts import checkouts
-from benchmarks.load_test import Session, Stats, cpu_seconds
 from benchmarks.machine import machine_line
+from benchmarks.process_stats import cpu_seconds
+from benchmarks.students import Session, Stats
 from devtools.browser import ARTIFACTS, StreamlitServer
 
 BIG_SRC = " ".join(f"s{i}" for i in range(64))

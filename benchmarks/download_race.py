@@ -25,35 +25,12 @@ import asyncio
 import random
 import sys
 
-from benchmarks.load_test import CSV_HEADER, Session, Stats, http_get
+from benchmarks.students import CSV_HEADER, Session, Stats
 from devtools.browser import ARTIFACTS, StreamlitServer
-
-
-async def csv_url(session: Session, ws) -> str:
-    """Step one of a download: the URL the session's process answers with."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-
-    msg = BackMsg()
-    op = msg.backend_operation_request
-    op.request_id, op.session_id = f"race-{random.getrandbits(32)}", session.session_id
-    op.deferred_file.file_id = session._csv_file_id
-    future = asyncio.get_running_loop().create_future()
-    session._operations[op.request_id] = future
-    await ws.send(msg.SerializeToString())
-    response = await asyncio.wait_for(future, 30)
-    assert not response.error_msg, response.error_msg
-    return session.base.rstrip("/") + response.deferred_file.url
-
+from devtools.protocol import http_get
 
 BIG = {"src": " ".join(f"s{i}" for i in range(64)), "tgt": " ".join(f"t{i}" for i in range(64)),
        "d_model": "64"}     # 4 x 64 x 64 weights: more than SMALL_DOWNLOAD, made on click
-
-
-async def url_of(session: Session, ws) -> str:
-    """The CSV's URL, as the browser gets it: from the page, or from the process on click."""
-    if session._csv_url:
-        return session.base.rstrip("/") + session._csv_url
-    return await csv_url(session, ws)
 
 
 async def race(url: str, query: dict) -> list[tuple[str, int]]:
@@ -61,17 +38,17 @@ async def race(url: str, query: dict) -> list[tuple[str, int]]:
     a = Session(0, url, stats, random.Random(0), download=False, query=query)
     b = Session(1, url, stats, random.Random(1), download=False)
     out = []
-    async with a.connected() as ws_a, b.connected() as ws_b:
-        await a.rerun(ws_a)
-        await b.rerun(ws_b)
-        kind = "sent with the page" if a._csv_url else "made on click (deferred)"
-        status, _, _, body = await http_get(await url_of(a, ws_a), a.cookies)
+    async with a.connected() as tab_a, b.connected() as tab_b:
+        await a.rerun(tab_a)
+        await b.rerun(tab_b)
+        kind = "sent with the page" if a.csv_url else "made on click (deferred)"
+        status, _, _, body = await http_get(await a.csv_location(tab_a), a.cookies)
         out.append((f"{kind}: fetched at once", status if body.startswith(CSV_HEADER)
                     else -status))
-        first = await url_of(a, ws_a)
+        first = await a.csv_location(tab_a)
         for seed in (5, 6):          # two script runs of another session finish meanwhile
             b.values["seed"] = seed
-            await b.rerun(ws_b)
+            await b.rerun(tab_b)
         status, _, _, _ = await http_get(first, a.cookies)
         out.append((f"{kind}: fetched after two runs of another session", status))
     return out

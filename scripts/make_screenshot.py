@@ -1,4 +1,4 @@
-"""The README's screenshots: docs/screenshot.png, lesson.png, phone.png and presenter.png.
+"""Screenshots for README and docs: docs/screenshot.png, lesson.png, phone.png and presenter.png.
 
     python -m scripts.make_screenshot [--only screenshot]
 

@@ -44,6 +44,17 @@ def test_default_page_draws_one_heatmap_per_head_equal_to_the_library():
     assert not at.get("latex")                      # folded: not built, not sent
 
 
+@pytest.mark.parametrize(("query", "top"), [({}, 1.0), ({"scale": "max"}, None)])
+def test_the_colour_legend_names_the_top_of_the_scale(query, top):
+    at = run_app(query)
+    assert not at.exception
+    (bar,) = [m.value for m in at.markdown if "weight 0" in m.value]
+    top = run(Settings()).weights.max() if top is None else top
+    assert bar.endswith(f"<span>{top:.3f}</span></div>") and "linear-gradient" in bar
+    # Markdown, not st.html: a first visitor's browser loads no extra scripts for it
+    assert not at.get("html")
+
+
 def test_the_folded_sections_are_drawn_when_opened():
     at = run_app()
     for key in ("average", "output"):

@@ -290,3 +290,72 @@ def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_student():
         if n < len(STEPS):
             host.button(key="class_next").click().run()
             assert host.session_state["lesson"] == n + 1
+
+
+# --- a store that fails: only "no such room" or "wrong key" leaves a room --------------------
+
+@pytest.fixture
+def redis_class(tmp_path, monkeypatch):
+    from classroom_helpers import RedisServer, redis_or_skip
+
+    from xattn.ui.room import _relays, _stores
+    redis_or_skip()
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis", persist=True)
+    monkeypatch.setenv("XATTN_REDIS_URL", server.url)
+    _stores.clear()
+    _relays.clear()
+    yield server
+    server.stop()
+    _stores.clear()
+    _relays.clear()
+
+
+def test_redis_down_during_a_hosts_run_keeps_the_room_and_the_key_in_the_link(redis_class):
+    host, code, key = start_class()
+    student = page(room=code)
+    predict(student).set_value(3).run()
+    redis_class.kill()
+    for at in (host, student):
+        at.run()
+        assert not at.exception, at.exception
+        said = " ".join(w.value for w in at.warning)
+        assert "class store is not answering" in said and "Type the class code" not in said
+    assert dict(host.query_params)["room"] == code and dict(host.query_params)["host"] == key
+    assert dict(student.query_params)["room"] == code
+    assert "1. One head and the formula" in student.markdown[1].value   # the last step read
+    reloaded = page(room=code, host=key)                     # a reload during the outage
+    assert dict(reloaded.query_params).get("host") == key
+    redis_class.start()
+    host.run()
+    assert "not answering" not in " ".join(w.value for w in host.warning)
+    assert host.metric[0].value == "1 of 1 answered"
+
+
+@pytest.mark.parametrize("setting", [
+    {"XATTN_CLASS_STORE": "/proc/no-such-folder/classes.sqlite3"},    # a folder that cannot be made
+    {"XATTN_CLASS_STORE": "NOT-A-DATABASE"},                          # a file that is not one
+    {"XATTN_REDIS_URL": "redis//:nope@@:port"},                       # a malformed URL
+])
+@pytest.mark.parametrize("link", [{"room": "ABCDEF"}, {"class": "new"}])
+def test_a_store_that_cannot_be_opened_is_a_notice_not_a_traceback(setting, link, tmp_path,
+                                                                   monkeypatch):
+    from xattn.ui.room import _relays, _stores
+    for name, value in setting.items():
+        if value == "NOT-A-DATABASE":
+            junk = tmp_path / "junk.sqlite3"
+            junk.write_bytes(b"this is not a database\n" * 100)
+            value = str(junk)
+        monkeypatch.setenv(name, value)
+    _stores.clear()
+    _relays.clear()
+    try:
+        at = page(**link)
+        said = " ".join(w.value for w in at.warning)
+        assert "class store" in said or "No class could be started" in said, said
+        assert "Traceback" not in said
+        if "room" in link:
+            assert dict(at.query_params).get("room") == "ABCDEF"   # kept: it may come back
+    finally:
+        _stores.clear()
+        _relays.clear()

@@ -14,7 +14,7 @@ from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_
 from xattn.corpus import LEXICON, translate
 from xattn.pairs import read_pair
 from xattn.train import TrainConfig, embed_pair, train
-from xattn.ui import _store
+from xattn.ui import training_runs
 from xattn.ui.trained import DEFAULT_SRC
 
 
@@ -82,8 +82,8 @@ def test_gold_cells_are_marked_in_every_head():
 def test_a_second_visitor_gets_the_shared_run_without_training(monkeypatch):
     trained_page()
     calls = []
-    original = _store.train
-    monkeypatch.setattr(_store, "train", lambda *a, **k: calls.append(1) or original(*a, **k))
+    original = training_runs.train
+    monkeypatch.setattr(training_runs, "train", lambda *a, **k: calls.append(1) or original(*a, **k))
     at = trained_page()
     assert not calls and any("shared run" in c.value for c in at.caption)
 

@@ -91,6 +91,23 @@ def test_presenter_mode_shows_the_heatmaps_and_every_tab_on_a_projector(sized):
     app.assert_clean()
 
 
+def test_presenter_mode_body_text_is_19_px(sized):
+    """Paragraphs, a control's label (the prediction's question) and an expander's title."""
+    app = sized(1024, 768)
+    app.open({"present": "1", "view": "Lesson", "lesson": "2"}, "true")
+    sizes = app.page.evaluate("""() => {
+      const size = (e) => e && parseFloat(getComputedStyle(e).fontSize);
+      const main = document.querySelector('[data-testid="stMain"]');
+      const para = [...main.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
+        .find((p) => p.textContent.startsWith('Question for the class'));
+      return {paragraph: size(para),
+              label: size(main.querySelector('[data-testid="stWidgetLabel"] p')),
+              expander: size(main.querySelector('[data-testid="stExpander"] summary p'))};
+    }""")
+    assert sizes == {"paragraph": 19, "label": 19, "expander": 19}, sizes
+    app.assert_clean()
+
+
 # Scrolled to a lesson step's heading: where its question, its prediction and its first chart
 # end up (px from the top of the window).
 STEP_SCREEN_JS = """

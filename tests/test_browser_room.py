@@ -37,7 +37,8 @@ from classroom_helpers import Backend, RedisServer, redis_or_skip
 
 from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, runs, wait_for_app
 from devtools.lecture_hall import REQUIRE_ENV, LectureHall, haproxy_missing, haproxy_required
-from xattn.classroom.codes import browser_student_id
+from xattn.classroom.codes import student_of
+from xattn.ui.identity import STUDENT_COOKIE
 
 pytestmark = pytest.mark.browser
 
@@ -123,11 +124,11 @@ class Tab:
         """The process HAProxy's affinity cookie names for this browser."""
         return next(c["value"] for c in self.context.cookies() if c["name"] == "XATTN_SERVER")
 
-    def student_id(self) -> str:
-        """The id the server gives this browser's student (from its XSRF cookie)."""
+    def student_id(self, store) -> str:
+        """The id the server issued this browser's student (its signed cookie)."""
         cookie = next(c["value"] for c in self.context.cookies()
-                      if c["name"] == "_streamlit_xsrf")
-        return browser_student_id(cookie)
+                      if c["name"] == STUDENT_COOKIE)
+        return student_of(store.signing_key(), cookie)
 
     def highlighted(self) -> list[str]:
         """The prediction's options shown as chosen."""
@@ -220,7 +221,7 @@ def answer(classroom: Classroom, code: str, student: Tab, act, value) -> None:
 def mine(classroom: Classroom, code: str, student: Tab):
     """What the store has as this browser's answer to the class's step."""
     store = classroom.store()
-    return store.my_answer(code, store.room_view(code).step, student.student_id())
+    return store.my_answer(code, store.room_view(code).step, student.student_id(store))
 
 
 def tap(classroom: Classroom, code: str, student: Tab, option: int) -> None:

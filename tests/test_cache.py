@@ -122,3 +122,75 @@ def test_a_maker_that_raises_passes_the_turn_to_a_waiting_caller():
     out, errors = ask_at_once(cache, "k", make, 3, release)
     assert len(errors) == 1 and out == ["made", "made"] and len(attempts) == 2
     assert cache.get("k") == "made" and cache.callers("k") == 0
+
+
+def test_only_the_callers_that_wait_enter_wait():
+    """The page's "waiting for that run" notice: shown by the students who wait for another's
+    training, never by the one who trains."""
+    cache, release, made, waited = ByteLRU(1 << 20), threading.Event(), [], []
+
+    class Notice:
+        def __enter__(self):
+            waited.append(threading.current_thread().name)
+
+        def __exit__(self, *exc):
+            return False
+
+    def make():
+        made.append(threading.current_thread().name)
+        release.wait(30)
+        return "run"
+
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(cache.get_or_make("k", make, Notice)),
+                                name=f"student {i}") for i in range(3)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while cache.callers("k") < 3:
+        assert time.monotonic() < deadline, f"only {cache.callers('k')} callers arrived"
+        time.sleep(0.005)
+    release.set()
+    for t in threads:
+        t.join()
+    assert out == ["run"] * 3 and len(made) == 1
+    assert sorted(waited) == sorted({t.name for t in threads} - set(made))
+    assert cache.get_or_make("k", make, Notice) == "run" and len(waited) == 2   # stored: no wait
+
+
+def test_a_newcomer_waits_for_the_waiter_that_retries_a_failed_make():
+    """Student 1's training fails mid-way (interrupted), student 2 was waiting and retries;
+    student 3 arrives meanwhile: it waits for student 2's run instead of making a second."""
+    cache = ByteLRU(1 << 20)
+    calls, first_started, second_started = [], threading.Event(), threading.Event()
+
+    def fail():
+        calls.append("fail")
+        first_started.set()
+        time.sleep(0.2)
+        raise RuntimeError("interrupted")
+
+    def slow():
+        calls.append("make")
+        second_started.set()
+        time.sleep(0.3)
+        return "run"
+
+    results, errors = [], []
+
+    def student(started, make):
+        if started is not None:
+            started.wait(30)
+        try:
+            results.append(cache.get_or_make("config", make))
+        except RuntimeError as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=student, args=args)
+               for args in ((None, fail), (first_started, slow), (second_started, slow))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == ["fail", "make"] and len(errors) == 1
+    assert results == ["run", "run"] and cache.callers("config") == 0

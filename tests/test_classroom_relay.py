@@ -234,10 +234,9 @@ def test_answers_given_while_sqlite_is_locked_are_saved_once_it_is_free(tmp_path
     code, _ = store.create_room(QUESTIONS)
     locker = sqlite3.connect(backend.where, isolation_level=None)
     locker.execute("BEGIN IMMEDIATE")                     # another process holds the lock
-    old_busy = sqlite_store.BUSY_MS
-    sqlite_store.BUSY_MS = 300                            # give up quickly, then retry
-    store.close()                                         # connections made anew with it
-    relay = Relay(store, Recorder())
+    locked = time.monotonic()
+    old_busy = sqlite_store.BUSY_MS                       # a writer waits 10 s for the lock,
+    relay = Relay(store, Recorder())                      # then gives up: held 12 s here
     students = [new_student_id() for _ in range(4)]
     try:
         for i, s in enumerate(students):
@@ -246,8 +245,8 @@ def test_answers_given_while_sqlite_is_locked_are_saved_once_it_is_free(tmp_path
         wait_for(lambda: relay.receipt(code, students[1]).state == "retrying", timeout=30,
                  what="the store to refuse for being locked")
         assert "not available" in relay.receipt(code, students[1]).why
-        time.sleep(1.0)
         assert store.room_view(code).n_answered == 0        # truly not saved yet
+        time.sleep(max(0.0, 12 - (time.monotonic() - locked)))
     finally:
         locker.execute("ROLLBACK")
         locker.close()
@@ -332,3 +331,50 @@ def test_only_the_fragments_of_the_pages_last_layout_are_asked(store):
     store.touch(code, ["student-0001"])
     relay.tick()
     assert pages.take() == [("host", ("panel-after-reveal", "answers-after-reveal"))]
+
+
+def _small_disk(tmp_path):
+    """A folder on a 1 MB tmpfs (root, where mount is allowed), else None."""
+    import subprocess
+    folder = tmp_path / "small-disk"
+    folder.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)],
+                          capture_output=True)
+    return folder if done.returncode == 0 else None
+
+
+def test_answers_given_while_the_disk_is_full_are_saved_once_there_is_room(tmp_path):
+    import subprocess
+
+    from xattn.classroom import SQLiteStore
+    disk = _small_disk(tmp_path)
+    if disk is None:
+        pytest.skip("a full disk needs a small tmpfs, and mount is not allowed here")
+    store = SQLiteStore(disk / "classes.sqlite3")
+    code, _ = store.create_room(QUESTIONS)
+    junk = disk / "junk"
+    try:                                          # fill the filesystem: no byte left
+        with open(junk, "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+    except OSError:
+        pass
+    relay = Relay(store, Recorder())
+    students = [new_student_id() for _ in range(3)]
+    try:
+        for i, s in enumerate(students):
+            relay.send(f"p{i}", code, 1, 1, s, "down")
+        relay.send("p0", code, 1, 1, students[0], "flat")     # a change during the fault
+        wait_for(lambda: relay.receipt(code, students[1]).state == "retrying", timeout=60,
+                 what="the store to refuse for being full")
+        assert "full" in relay.receipt(code, students[1]).why
+        junk.unlink()                                         # room on the disk again
+        for s in students:
+            wait_for(lambda s=s: _final(relay.receipt(code, s)), timeout=60, what="the retry")
+        view = store.room_view(code, students[0], present=False)
+        assert view.mine == "flat" and view.counts == {"up": 0, "down": 2, "flat": 1}
+    finally:
+        relay.stop()
+        store.close()
+        subprocess.run(["umount", str(disk)], capture_output=True)

@@ -609,12 +609,12 @@ def test_changes_count_who_moved_between_rounds_without_ids(store, room):
     ids = students(6)
     first = [0, 0, 1, 1, 2, None]             # the sixth student answers only in round 2
     then = [1, 1, 1, 2, None, 1]
-    for sid, value in zip(ids, first):
+    for sid, value in zip(ids, first, strict=True):
         if value is not None:
             store.answer(code, 1, sid, value)
     store.reveal(code, secret, 1)
     store.ask_again(code, secret, 1)
-    for sid, value in zip(ids, then):
+    for sid, value in zip(ids, then, strict=True):
         if value is not None:
             store.answer(code, 1, sid, value)
     moved = store.changes(code, secret, 1, 1, 2)
@@ -663,3 +663,48 @@ def test_a_redis_url_that_cannot_work_is_a_store_error_without_its_password(url,
     with pytest.raises(StoreUnavailable, match="XATTN_REDIS_URL") as err:
         open_store().room_view("ABCDEF")
     assert "s3cret" not in str(err.value)
+
+
+# --- limits per client, signed student ids ----------------------------------------------------
+
+def test_limits_per_client_count_within_their_window_and_keep_no_address(backend):
+    store = backend.open(Limits(failed_joins=(3, 2.0)))
+    who, other = "203.0.113.7", "198.51.100.2"
+    assert [store.allow("failed_joins", who) for _ in range(5)] == [True] * 3 + [False] * 2
+    assert not store.allow("failed_joins", who, peek=True)
+    assert store.allow("failed_joins", other)               # another client: its own count
+    assert store.allow("new_rooms", who)                    # another kind: its own count
+    assert who.encode() not in backend.dump()               # a hash, never the address
+    wait_for(lambda: store.allow("failed_joins", who, peek=True), timeout=10,
+             what="the window to pass")
+    assert store.allow("failed_joins", who)
+    with pytest.raises(ValueError, match="kind must be"):
+        store.allow("hugs", who)
+    with pytest.raises(ValueError, match="Limits.new_rooms"):
+        Limits(new_rooms=(0, 10))
+    store.close()
+
+
+def test_the_signing_key_is_made_once_and_shared_by_every_process(backend):
+    from xattn.classroom.codes import signed_student, student_of
+    first, second = backend.open(), backend.open()
+    key = first.signing_key()
+    assert len(key) == 32 and second.signing_key() == key
+    sid = new_student_id()
+    assert student_of(second.signing_key(), signed_student(key, sid)) == sid
+    assert student_of(b"another store's key" * 2, signed_student(key, sid)) is None
+    first.close()
+    second.close()
+
+
+def test_limits_can_be_set_for_a_deployment_and_a_bad_setting_says_what_is_wrong(monkeypatch):
+    from xattn.classroom.config import limits_from_env
+    monkeypatch.setenv("XATTN_LIMITS", " new_students=400/600, max_rooms=50,present_seconds=90")
+    limits = limits_from_env()
+    assert (limits.new_students, limits.max_rooms, limits.present_seconds) == \
+        ((400, 600.0), 50, 90.0)
+    for bad, words in (("hugs=3", "'hugs' is not a limit"), ("max_rooms=many", "many"),
+                       ("new_rooms=0/60", "Limits.new_rooms")):
+        monkeypatch.setenv("XATTN_LIMITS", bad)
+        with pytest.raises(StoreUnavailable, match=f"XATTN_LIMITS cannot be read.*{words}"):
+            limits_from_env()

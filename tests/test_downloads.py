@@ -4,7 +4,7 @@ fetches it, however many other students clicked meanwhile.
 Streamlit 1.67 deletes a file made on click (a deferred download) once two script runs of any
 session end before the fetch (``benchmarks/download_race.py``); the page sends small files
 with the page instead. Spoken over Streamlit's own websocket protocol against a real server
-(``benchmarks.load_test.Session``), like the browser does, without a browser.
+(``benchmarks.students.Session``), like the browser does, without a browser.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import random
 import numpy as np
 
 from benchmarks.download_race import race
-from benchmarks.load_test import Session, Stats, http_get
+from benchmarks.students import Session, Stats
 from devtools.browser import ARTIFACTS, StreamlitServer
-from devtools.protocol import run_async
+from devtools.protocol import http_get, run_async
 from xattn.pipeline import Settings, run
 
 
@@ -34,10 +34,10 @@ def test_the_csv_holds_the_weights_of_the_students_own_settings():
         session = Session(0, url, Stats(), random.Random(0), download=False,
                           query={"src": "a = b", "tgt": "x y"})
         session.values.update(heads=2, seed=9)
-        async with session.connected() as ws:
-            await session.rerun(ws)
-            assert session._csv_url, "the small CSV comes with the page"
-            status, _, _, body = await http_get(url.rstrip("/") + session._csv_url,
+        async with session.connected() as tab:
+            await session.rerun(tab)
+            assert session.csv_url, "the small CSV comes with the page"
+            status, _, _, body = await http_get(await session.csv_location(tab),
                                                 session.cookies)
         assert status == 200
         return body

@@ -128,3 +128,18 @@ def test_without_it_streamlit_drops_the_end_of_the_run(hooks, tmp_path):
     assert "FINISHED_SUCCESSFULLY" not in _ends(sent), (
         "Streamlit now keeps the end of a run a poll raced: xattn/ui/run_ends.py is no longer "
         "needed")
+
+
+def test_the_streamlit_running_is_the_minor_version_the_patches_were_written_for():
+    """run_ends.py and reconnect.py patch Streamlit 1.67's internals; requirements.txt pins
+    that minor version. A test run on another Streamlit says so here first."""
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    lines = (Path(__file__).resolve().parent.parent / "requirements.txt").read_text().splitlines()
+    (pin,) = [Requirement(line) for line in lines if line.startswith("streamlit")]
+    assert pin.specifier.contains(version("streamlit")), (
+        f"Streamlit {version('streamlit')} is installed, requirements.txt pins {pin}: run the "
+        "canaries in tests/test_run_ends.py and tests/test_reconnect.py before moving the pin")

@@ -12,8 +12,9 @@ import time
 
 import pytest
 
+from xattn.cache import ByteLRU
 from xattn.train import TrainConfig
-from xattn.ui._store import RunStore, TrainingQueue, _obtain, waiting_text
+from xattn.ui.training_runs import TrainingQueue, obtain_from, waiting_text
 
 DEADLINE = 120.0      # seconds: a busy 2-core machine is slow, not wrong
 
@@ -195,7 +196,7 @@ def occupied(q: TrainingQueue):
 
 
 def test_a_page_waiting_says_how_many_are_ahead_and_leaves_when_its_student_does():
-    q, runs, config = TrainingQueue(1, beat=0.01), RunStore(4), TrainConfig(steps=1)
+    q, runs, config = TrainingQueue(1, beat=0.01), ByteLRU(1 << 20), TrainConfig(steps=1)
     free = occupied(q)
 
     def first_in_line():
@@ -205,7 +206,7 @@ def test_a_page_waiting_says_how_many_are_ahead_and_leaves_when_its_student_does
     other = in_thread(first_in_line)                          # one more waiting first
     until(lambda: q.status() == (1, 1), "the first waiter")
     bar = Slot()
-    page = in_thread(lambda: _obtain(config, bar, Slot(), runs, q))
+    page = in_thread(lambda: obtain_from(config, bar, Slot(), runs, q))
     until(lambda: bar.texts, "the page to show its place")
     assert bar.texts[0].startswith("Waiting to train: 1 ahead of you (1 training now")
     bar.gone.set()
@@ -217,13 +218,13 @@ def test_a_page_waiting_says_how_many_are_ahead_and_leaves_when_its_student_does
 
 
 def test_a_page_that_leaves_keeps_its_place_for_a_student_who_joined_its_setting():
-    q, runs, config = TrainingQueue(1, beat=0.01), RunStore(4), TrainConfig(steps=1)
+    q, runs, config = TrainingQueue(1, beat=0.01), ByteLRU(1 << 20), TrainConfig(steps=1)
     free = occupied(q)
     bar = Slot()
-    page = in_thread(lambda: _obtain(config, bar, Slot(), runs, q))
+    page = in_thread(lambda: obtain_from(config, bar, Slot(), runs, q))
     until(lambda: bar.texts, "the page to queue")
     joiner = in_thread(lambda: runs.get_or_make(config, lambda: pytest.fail("trained twice")))
-    until(lambda: runs.interest(config) == 2, "the second student to join")
+    until(lambda: runs.callers(config) == 2, "the second student to join")
     bar.gone.set()
     until(lambda: bar.refused, "the page's next update to fail")
     assert q.status() == (1, 1) and "error" not in page          # still queued, for the joiner
@@ -231,8 +232,7 @@ def test_a_page_that_leaves_keeps_its_place_for_a_student_who_joined_its_setting
     page["thread"].join(DEADLINE)
     joiner["thread"].join(DEADLINE)
     assert isinstance(page.get("error"), Left)               # the page still stops ...
-    run, made = joiner["value"]
-    assert run is runs.get(config) and made is False         # ... but its run was trained
+    assert joiner["value"] is runs.get(config)               # ... but its run was trained
     assert all(t.startswith("Waiting") for t in bar.texts)   # and its page left alone after
 
 

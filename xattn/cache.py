@@ -8,6 +8,7 @@ drops the least recently used values until the total fits.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections import OrderedDict
@@ -118,12 +119,15 @@ class ByteLRU:
                 _, (_, dropped) = self._data.popitem(last=False)
                 self.total_bytes -= dropped
 
-    def get_or_make(self, key: Hashable, make: Callable[[], object]):
+    def get_or_make(self, key: Hashable, make: Callable[[], object],
+                    wait: Callable[[], contextlib.AbstractContextManager] | None = None):
         """The stored value of ``key``, or ``make()``'s, stored.
 
         One caller makes a missing key's value; the others asking for the same key meanwhile
         wait for it and share it (a class of 100 asking for the same step within one poll makes
         it once, not 100 times). A maker that raises passes the turn to the next caller waiting.
+        ``wait()``, if given, is a context manager entered while this caller waits for another
+        one's value (a page's "waiting for that run" notice).
         """
         value = self.get(key, _MISSING)
         if value is not _MISSING:
@@ -132,7 +136,10 @@ class ByteLRU:
             making = self._making.setdefault(key, _Making())
             making.callers += 1
         try:
-            with making.lock:
+            if not making.lock.acquire(blocking=False):
+                with wait() if wait is not None else contextlib.nullcontext():
+                    making.lock.acquire()
+            try:
                 if making.value is not _MISSING:          # made while this caller waited
                     return making.value
                 value = self.get(key, _MISSING)         # stored just before this caller came
@@ -141,6 +148,8 @@ class ByteLRU:
                     self.put(key, value)
                 making.value = value
                 return value
+            finally:
+                making.lock.release()
         finally:
             with self._lock:
                 making.callers -= 1

@@ -58,8 +58,9 @@ class GoldLinks:
         object.__setattr__(self, "possible", _link_set(self.possible, "possible") | sure)
 
     @classmethod
-    def _checked(cls, sure: frozenset, possible: frozenset) -> GoldLinks:
-        """A GoldLinks from sets a reader has already checked (no per-link checks)."""
+    def from_checked(cls, sure: frozenset, possible: frozenset) -> GoldLinks:
+        """A GoldLinks from sets a reader has already checked (no per-link checks: a gold
+        file's reader checks every line once, with its line number)."""
         self = cls.__new__(cls)
         object.__setattr__(self, "sure", sure)
         object.__setattr__(self, "possible", possible | sure)

@@ -111,7 +111,7 @@ def _read_pharaoh(lines: list[str], first_index: int, swap: bool, problems: list
                                 "are read as counting from 1. Is the file zero-based?")
                 continue
             (sure if m[2] == "-" else possible).add((b, a) if swap else (a, b))
-        pairs.append(GoldLinks._checked(frozenset(sure), frozenset(possible)))
+        pairs.append(GoldLinks.from_checked(frozenset(sure), frozenset(possible)))
     return pairs
 
 
@@ -171,7 +171,8 @@ def _read_naacl(lines: list[str], first_index: int, swap: bool, n_pairs: int | N
         (sure if is_sure else possible).add((b, a) if swap else (a, b))
     count = n_pairs if n_pairs is not None else max(links, default=-1) + 1
     empty = (frozenset(), frozenset())
-    return [GoldLinks._checked(*map(frozenset, links.get(k, empty))) for k in range(count)], n_null
+    pairs = [GoldLinks.from_checked(*map(frozenset, links.get(k, empty))) for k in range(count)]
+    return pairs, n_null
 
 
 def read_gold(data, *, format: str, first_index: int, order: str,

@@ -40,7 +40,8 @@ import numpy as np
 
 from xattn._checks import quote, shape_text
 
-__all__ = ["METHODS", "METHOD_DESCRIPTIONS", "COUNTS", "links", "link_counts", "rates", "aer"]
+__all__ = ["METHODS", "METHOD_DESCRIPTIONS", "COUNTS", "check_method", "links", "link_counts",
+           "rates", "aer"]
 
 METHODS = ("target_argmax", "source_argmax", "intersection", "threshold")
 METHOD_DESCRIPTIONS = {
@@ -68,7 +69,7 @@ def _weights(weights) -> np.ndarray:
     return w
 
 
-def _check_method(method: str, threshold) -> float | None:
+def check_method(method: str, threshold) -> float | None:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; received {quote(method)}.")
     if method != "threshold":
@@ -117,7 +118,7 @@ def links(weights, method: str = "target_argmax", *, threshold: float | None = N
     >>> links(w, "intersection").astype(int).tolist()
     [[1, 0], [0, 0]]
     """
-    threshold = _check_method(method, threshold)
+    threshold = check_method(method, threshold)
     w = _weights(weights)
     if method == "threshold":
         return w > threshold

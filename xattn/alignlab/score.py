@@ -20,7 +20,7 @@ import numpy as np
 
 from xattn._checks import quote, shape_text
 from xattn.alignlab.gold import GoldLinks, gold_from_pair
-from xattn.alignlab.links import _check_method, links, rates
+from xattn.alignlab.links import check_method, links, rates
 from xattn.attention import MultiHeadCrossAttention
 from xattn.corpus import SentencePair
 from xattn.train import make_batch
@@ -149,7 +149,7 @@ def score_heads(examples: Sequence, *, method: str = "target_argmax",
     >>> s.best_layers, s.best_heads                  # ties are reported as ties
     ((0, 1), ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2)))
     """
-    threshold = _check_method(method, threshold)
+    threshold = check_method(method, threshold)
     if isinstance(examples, (str, bytes)) or not isinstance(examples, Sequence):
         raise TypeError(f"examples must be a sequence of (weights, gold) pairs; received "
                         f"{type(examples).__name__}.")

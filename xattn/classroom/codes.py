@@ -9,13 +9,14 @@ read off a projector and typed on a phone; a host secret is 192 random bits
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 
 from xattn._checks import check_int, quote
 from xattn.classroom.errors import RoomNotFound
 
 __all__ = ["ALPHABET", "CODE_LENGTH", "new_code", "new_secret", "new_student_id",
-           "browser_student_id", "secret_digest", "normalize_code", "check_student",
+           "signed_student", "student_of", "secret_digest", "normalize_code", "check_student",
            "check_step"]
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I/L: 31 symbols, 31**6 ~ 8.9e8 codes
@@ -37,34 +38,32 @@ def new_student_id() -> str:
     return secrets.token_urlsafe(16)
 
 
-def browser_student_id(xsrf_cookie: str) -> str | None:
-    """A browser's student id, from the random token in Streamlit's XSRF cookie (Tornado's
-    ``2|mask|token^mask|time`` form: the mask changes with every page load, the token does
-    not), hashed so that the token itself goes nowhere; None for anything else.
-
-    Every server process sees the same cookie, so a student whose process died and who
-    reconnects to another one is still the same student.
+def signed_student(key: bytes, student: str) -> str:
+    """A student id with its signature (``id.mac``): what a browser keeps in a cookie, so that
+    only ids this store's servers issued are taken back (`student_of`).
 
     Examples
     --------
-    >>> token, mask = bytes(range(16)), bytes([7] * 4)
-    >>> masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
-    >>> browser_student_id(f"2|{mask.hex()}|{masked.hex()}|1700000000")[:8]
-    'b8be7cef'
-    >>> browser_student_id("forged") is None
+    >>> value = signed_student(b"k" * 32, "s0123456789abcdefghijk")
+    >>> student_of(b"k" * 32, value)
+    's0123456789abcdefghijk'
+    >>> student_of(b"k" * 32, "s0123456789abcdefghijk." + "0" * 32) is None
     True
     """
-    parts = xsrf_cookie.split("|") if isinstance(xsrf_cookie, str) else ()
-    if len(parts) != 4 or parts[0] != "2":
+    mac = hmac.new(key, b"xattn student|" + student.encode(), hashlib.sha256).hexdigest()
+    return f"{student}.{mac[:32]}"
+
+
+def student_of(key: bytes, value) -> str | None:
+    """The student id in a signed value (`signed_student`), or None if it is not one."""
+    if not isinstance(value, str) or value.count(".") != 1 or len(value) > 100:
         return None
+    student = value.split(".")[0]
     try:
-        mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+        check_student(student)
     except ValueError:
         return None
-    if not mask or len(masked) < 16:
-        return None
-    token = bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
-    return f"b{hashlib.sha256(b'xattn student|' + token).hexdigest()[:31]}"
+    return student if hmac.compare_digest(signed_student(key, student), value) else None
 
 
 def secret_digest(secret: str) -> str:

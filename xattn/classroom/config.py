@@ -15,10 +15,12 @@ from pathlib import Path
 from xattn.classroom.errors import StoreUnavailable
 from xattn.classroom.store import ClassStore, Limits
 
-__all__ = ["open_store", "configured", "default_path", "REDIS_ENV", "PATH_ENV"]
+__all__ = ["open_store", "configured", "default_path", "limits_from_env", "REDIS_ENV",
+           "PATH_ENV", "LIMITS_ENV"]
 
 REDIS_ENV = "XATTN_REDIS_URL"
 PATH_ENV = "XATTN_CLASS_STORE"
+LIMITS_ENV = "XATTN_LIMITS"     # e.g. "new_students=400/600,max_rooms=50"
 _SCHEMES = ("redis://", "rediss://", "unix://")
 
 
@@ -36,11 +38,36 @@ def configured() -> tuple[str, str]:
     return os.environ.get(REDIS_ENV, "").strip(), str(default_path())
 
 
+def limits_from_env() -> Limits:
+    """`Limits` with the fields ``$XATTN_LIMITS`` sets (``name=value`` pairs, comma-separated;
+    a per-address limit as ``count/seconds``, e.g. ``new_students=400/600``)."""
+    text = os.environ.get(LIMITS_ENV, "").strip()
+    if not text:
+        return Limits()
+    fields, known = {}, set(Limits.__dataclass_fields__)
+    try:
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            name, _, value = item.partition("=")
+            name = name.strip()
+            if name not in known:
+                raise ValueError(f"{name!r} is not a limit (one of {', '.join(sorted(known))})")
+            if "/" in value:
+                count, seconds = value.split("/")
+                fields[name] = (int(count), float(seconds))
+            else:
+                number = float(value)
+                fields[name] = int(number) if name.startswith("max_") else number
+        return Limits(**fields)
+    except (ValueError, TypeError) as err:
+        raise StoreUnavailable(f"{LIMITS_ENV} cannot be read: {err}") from None
+
+
 def open_store(limits: Limits | None = None, *, redis_url: str | None = None,
                path: str | Path | None = None) -> ClassStore:
     """The store ``redis_url`` or ``path`` names (by default, the environment's: Redis at
     ``$XATTN_REDIS_URL`` if set, else SQLite at `default_path`, its directory made if
-    missing)."""
+    missing), with ``limits`` (by default ``$XATTN_LIMITS``'s, `limits_from_env`)."""
+    limits = limits_from_env() if limits is None else limits
     env_url, env_path = configured()
     url = env_url if redis_url is None else redis_url.strip()
     if url:

@@ -21,6 +21,8 @@ persistence (``appendonly yes``).
 
 from __future__ import annotations
 
+import secrets
+
 import redis
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
@@ -378,6 +380,27 @@ class RedisStore(ClassStore):
     def _my_answer(self, code, step, student):
         _, _, _, question, mine = self._step_info(code, step, student)
         return question, mine or None
+
+    def _allow(self, kind, digest, limit, window, peek):
+        key = f"{self.prefix}hits:{kind}:{digest}"
+        try:
+            if peek:
+                return int(self._r.get(key) or 0) < limit
+            pipe = self._r.pipeline(transaction=True)
+            pipe.incr(key)
+            pipe.pexpire(key, int(window * 1000), nx=True)
+            n, _ = pipe.execute()
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        return int(n) <= limit
+
+    def _signing_key(self):
+        key = f"{self.prefix}signing_key"
+        try:
+            self._r.set(key, secrets.token_hex(32), nx=True)
+            return bytes.fromhex(self._r.get(key))
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
 
     def _pulse(self, codes):
         try:

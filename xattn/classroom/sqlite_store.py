@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -36,7 +37,7 @@ __all__ = ["SQLiteStore"]
 
 BUSY_MS = 10_000    # a writer waits this long for the lock (a busy 2-core machine is slow)
 POOL = 8            # idle connections kept for reuse (more may be open while many threads work)
-SCHEMA_VERSION = 2  # PRAGMA user_version of the tables below; an older file is made anew
+SCHEMA_VERSION = 3  # PRAGMA user_version of the tables below; an older file is made anew
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
   expires REAL NOT NULL, step INTEGER NOT NULL, n_steps INTEGER NOT NULL,
@@ -50,9 +51,12 @@ CREATE TABLE IF NOT EXISTS answers (code TEXT, step INTEGER, round INTEGER, stud
   value TEXT NOT NULL, PRIMARY KEY (code, step, round, student)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS answers_value ON answers (code, step, round, value);
 CREATE TABLE IF NOT EXISTS seen (code TEXT, student TEXT, at REAL NOT NULL,
-  PRIMARY KEY (code, student)) WITHOUT ROWID
+  PRIMARY KEY (code, student)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS hits (kind TEXT, who TEXT, since REAL NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (kind, who)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID
 """
-_TABLES = ("rooms", "rounds", "answers", "seen")
+_TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta")
 # The oldest room started before a time (as its expiry) that no student joined, no answers.
 _UNUSED = ("code = (SELECT code FROM rooms WHERE expires <= ? AND n_answers = 0 AND NOT EXISTS "
            "(SELECT 1 FROM seen WHERE seen.code = rooms.code) ORDER BY expires LIMIT 1)")
@@ -72,6 +76,7 @@ class SQLiteStore(ClassStore):
         except OSError as err:
             raise StoreUnavailable(f"the class store's folder cannot be made: {err}") from None
         self._idle: list[sqlite3.Connection] = []
+        self._hits_cleared = 0.0
         self._lock, self._pid = threading.Lock(), os.getpid()
         self._setup()
         self.purge_expired()
@@ -358,6 +363,32 @@ class SQLiteStore(ClassStore):
                 f"WHERE r.code IN ({','.join('?' * len(codes))}) AND r.expires > ?",
                 (*codes, time.time())).fetchall()
         return {code: Pulse(version, tally, ends) for code, version, tally, ends in rows}
+
+
+    def _allow(self, kind, digest, limit, window, peek):
+        now = time.time()
+        with self._tx(write=True) as c:
+            if self._hits_cleared < now - 600:            # keep the table small
+                c.execute("DELETE FROM hits WHERE since < ?", (now - 7 * 24 * 3600,))
+                self._hits_cleared = now
+            row = c.execute("SELECT since, n FROM hits WHERE kind = ? AND who = ?",
+                            (kind, digest)).fetchone()
+            if peek:
+                return row is None or now - row[0] >= window or row[1] < limit
+            if row is None or now - row[0] >= window:
+                c.execute("INSERT OR REPLACE INTO hits VALUES (?, ?, ?, 1)", (kind, digest, now))
+                return True
+            if row[1] >= limit:
+                return False
+            c.execute("UPDATE hits SET n = n + 1 WHERE kind = ? AND who = ?", (kind, digest))
+            return True
+
+    def _signing_key(self):
+        with self._tx(write=True) as c:
+            c.execute("INSERT OR IGNORE INTO meta VALUES ('signing_key', ?)",
+                      (secrets.token_bytes(32),))
+            return bytes(c.execute("SELECT value FROM meta WHERE name = 'signing_key'")
+                         .fetchone()[0])
 
 
 def _timer(seconds, ends_at, reveal) -> Timer | None:

@@ -64,6 +64,11 @@ class Limits:
     present_seconds: float = 120.0  # a student whose page was open this recently is present
     unused_seconds: float = 300.0   # a full store replaces the oldest room this old that no
                                     # student has joined and nobody answered in
+    # Per client address (a hash of it is kept, never the address), (how many, in seconds):
+    # bounds a lecture hall behind one network address never meets, and a script does.
+    new_students: tuple = (240, 600.0)     # new browsers joining classes
+    failed_joins: tuple = (30, 600.0)      # codes of no live class: guessing takes years
+    new_rooms: tuple = (12, 3600.0)        # classes started
 
     def __post_init__(self):
         for name in ("ttl_seconds", "present_seconds", "unused_seconds"):
@@ -74,6 +79,13 @@ class Limits:
         for name in ("max_rooms", "max_steps", "max_rounds", "max_answers", "max_answer_bytes",
                      "max_students"):
             check_int(getattr(self, name), f"Limits.{name}", minimum=1)
+        for name in ("new_students", "failed_joins", "new_rooms"):
+            value = getattr(self, name)
+            if not (isinstance(value, tuple) and len(value) == 2) or isinstance(
+                    value[1], bool) or not isinstance(value[1], (int, float)) or value[1] <= 0:
+                raise ValueError(f"Limits.{name} must be (a count, a positive number of "
+                                 f"seconds); received {quote(value)}.")
+            check_int(value[0], f"Limits.{name}[0]", minimum=1)
 
 
 @dataclass(frozen=True)
@@ -335,6 +347,25 @@ class ClassStore(ABC):
         text, mine = self._my_answer(code, step, student)
         return None if mine is None else parse_question(text).decode(mine)
 
+    def allow(self, kind: str, who: str, *, peek: bool = False) -> bool:
+        """Count one ``kind`` of action (``"new_students"``, ``"failed_joins"``,
+        ``"new_rooms"``) by the client ``who`` (an address, kept as a hash); False once it
+        passed its `Limits` bound in the current window. ``peek``: only say whether one more
+        would be allowed (a join is refused unheard once the client's failures ran out)."""
+        if kind not in ("new_students", "failed_joins", "new_rooms"):
+            raise ValueError(f"kind must be new_students, failed_joins or new_rooms; received "
+                             f"{quote(kind)}.")
+        if not isinstance(who, str):
+            raise TypeError(f"who must be a str; received {type(who).__name__}.")
+        limit, window = getattr(self.limits, kind)
+        digest = hashlib.sha256(b"xattn client|" + who.encode()).hexdigest()[:32]
+        return self._allow(kind, digest, limit, float(window), peek)
+
+    def signing_key(self) -> bytes:
+        """This store's secret for signing students' ids (made once, shared by every process
+        that opens the store: a student keeps their id across processes and restarts)."""
+        return self._signing_key()
+
     def pulse(self, codes: Iterable[str]) -> dict[str, Pulse]:
         """The `Pulse` of each live room among ``codes``, in one read (missing: gone)."""
         codes = sorted({normalize_code(c) for c in codes})
@@ -421,3 +452,8 @@ class ClassStore(ABC):
     def _my_answer(self, code: str, step: int, student: str) -> tuple[str, str | None]: ...
     @abstractmethod
     def _pulse(self, codes: list[str]) -> dict[str, Pulse]: ...
+    @abstractmethod
+    def _allow(self, kind: str, digest: str, limit: int, window: float,
+               peek: bool) -> bool: ...
+    @abstractmethod
+    def _signing_key(self) -> bytes: ...

@@ -17,7 +17,7 @@ weights, not the ones drawn. Answers are Markdown in which every token is a code
 """
 
 from xattn.lesson import _probe as probe
-from xattn.lesson import _tell as tell
+from xattn.lesson import tell
 from xattn.lesson._step import NEEDS, Part, Step, Told, missing, off_plan, parts_verdict, verdict
 
 __all__ = ["Step", "Told", "Part", "STEPS", "NEEDS", "missing", "off_plan", "verdict",

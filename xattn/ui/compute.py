@@ -5,7 +5,7 @@ is free for the next. The caches hold results shared by reference (read-only arr
 on small values (strings, ints, the frozen ``Settings``), never on arrays, and are bounded by
 the memory their values hold (``xattn.cache.ByteLRU``), because entry counts do not bound memory:
 a default run holds 10 kB, one of 16 heads over two 64-token sentences at d_model 512 holds
-1.3 MB. The budget of the whole server is in README ("Memory").
+1.3 MB. The budget of the whole server is in docs/performance.md ("Memory").
 """
 
 from __future__ import annotations

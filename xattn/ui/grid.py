@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from xattn.figures._style import COLOR_STOPS
+from xattn.figures import COLOR_STOPS
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_height, head_parts
 from xattn.sources import Attention
@@ -36,12 +36,17 @@ def colour_top(weights: np.ndarray, state: PageState) -> float:
 
 
 def legend(top: float) -> None:
-    """The colour scale of the charts below, as one bar (constant HTML, no user text)."""
+    """The colour scale of the charts below, as one bar (constant HTML, no user text).
+
+    Markdown, not ``st.html``: the page's style sheet already brings Markdown's HTML support
+    to the browser, while ``st.html`` would fetch and run two more scripts (its element and
+    DOMPurify) before a first visitor's first heatmap."""
     stops = ", ".join(COLOR_STOPS)
-    st.html(f'<div style="display:flex;align-items:center;gap:8px;font-size:0.85rem;'
-            f'color:#555;white-space:nowrap"><span>weight 0</span><span style="flex:0 1 '
-            f'280px;min-width:80px;height:12px;border-radius:3px;background:linear-gradient('
-            f'to right, {stops})"></span><span>{top:.3f}</span></div>')
+    st.markdown(f'<div style="display:flex;align-items:center;gap:8px;font-size:0.85rem;'
+                f'color:#555;white-space:nowrap"><span>weight 0</span><span style="flex:0 1 '
+                f'280px;min-width:80px;height:12px;border-radius:3px;background:linear-gradient('
+                f'to right, {stops})"></span><span>{top:.3f}</span></div>',
+                unsafe_allow_html=True)
 
 
 def _layout(n_heads: int, n_tokens: int, n_tgt: int, src_tokens,

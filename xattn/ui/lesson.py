@@ -19,7 +19,6 @@ from xattn.lesson import STEPS, Step, Told, missing, off_plan, verdict
 from xattn.pipeline import Settings
 from xattn.sources import Attention, random_attention, trained_attention
 from xattn.train import TrainConfig
-from xattn.ui._store import obtain
 from xattn.ui.charts import show_chart
 from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.compute import cached_run, derived
@@ -42,6 +41,7 @@ from xattn.ui.room import Room, move_class
 from xattn.ui.state import PageState
 from xattn.ui.student import answer_charts as step_answer_charts
 from xattn.ui.student import prediction_widget
+from xattn.ui.training_runs import obtain
 
 __all__ = ["lesson_setup", "lesson_view"]
 

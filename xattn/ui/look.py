@@ -39,7 +39,7 @@ _ALWAYS = """
     [data-testid="stMainBlockContainer"]):has(.katex-display) { container-type: inline-size; }
 .katex-display > .katex { font-size: min(1.21em, calc(100cqi / 26)); padding-right: 2px; }
 /* A prediction's answers (pills) wrap onto more lines instead of running off a phone. */
-.st-key-predict [role="radiogroup"] {
+:is(.st-key-predict, [class*="st-key-predict-"]) [role="radiogroup"] {
   flex-wrap: wrap; }
 /* Several predictions at once (a job per head): each row's four pills in one line, on a phone
    and in presenter mode's column too. */
@@ -70,6 +70,10 @@ h1 { font-size: 1.35rem !important; padding: 0 0 0.35rem !important; }
 [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2rem; }  /* all tabs */
 /* Half the space between blocks: a view's first chart starts on the first screen. */
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.4rem; }
+/* Body text is 19 px: a widget's label (the prediction's question) and an expander's title
+   too, which Streamlit draws at 0.875 rem; tabs and buttons keep it, so that they fit. */
+[data-testid="stMain"] [data-testid="stWidgetLabel"] p,
+[data-testid="stMain"] [data-testid="stExpander"] summary p { font-size: 1rem; }
 </style>
 """
 

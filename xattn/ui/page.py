@@ -5,6 +5,8 @@ Every view draws an ``xattn.sources.Attention``; only the open view's code runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 # Everything the views use is imported with the page, before any session draws a figure:
@@ -16,6 +18,8 @@ import pandas  # noqa: F401
 import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
+from xattn.lesson import Step
+from xattn.sources import Attention
 from xattn.ui import late_fragments, run_ends
 from xattn.ui.alignment import alignment_view
 from xattn.ui.analysis import ablation_view, stats_view
@@ -39,8 +43,8 @@ from xattn.ui.timelapse import training_view
 run_ends.install()   # a poll as a run ends must not cost the page that run's end (run_ends.py)
 late_fragments.install()   # a tap on a fragment not (yet) known runs the page with it
 
-VIEWS = {   # each draws (attention, layer, state); None: the lesson, the reading guide
-    "Lesson": None,
+# The views that draw the weights: each draws (attention, layer, state).
+DRAWS = {
     "Heads": heads_view,
     "Step through": step_view,
     "Head statistics": stats_view,
@@ -51,9 +55,48 @@ VIEWS = {   # each draws (attention, layer, state); None: the lesson, the readin
     "Alignment": alignment_view,
     "Training": training_view,
     "Export": export_view,
-    "How to read this": None,
 }
 
+
+@dataclass(frozen=True)
+class Tab:
+    """What every tab is drawn from (``VIEWS[name](tab)``)."""
+
+    a: Attention | None     # the weights; None until they can be computed
+    layer: int              # the layer shown (0 where there are no layers)
+    state: PageState
+    step: Step | None       # the lesson step a link or the room opened
+    room: Room | None       # the class's room, if this page is in one
+
+
+def _weights_tab(draw: Callable[[Attention, int, PageState], None]) -> Callable[[Tab], None]:
+    """A view of the weights as a tab: hidden until a room's reveal, waiting for weights."""
+
+    def tab(t: Tab) -> None:
+        if t.room is not None and t.room.hidden:
+            hidden_note(t.room)
+        elif t.a is None:
+            st.info("This view appears once the weights above can be computed.")
+        else:
+            draw(t.a, t.layer, t.state)
+
+    return tab
+
+
+def _lesson_tab(t: Tab) -> None:
+    lesson_view(t.a, t.layer, t.state, t.step,
+                lambda view, a, layer: DRAWS[view](a, layer, t.state), t.room)
+
+
+def _reading_tab(t: Tab) -> None:
+    st.markdown(HOW_TO_READ)
+
+
+VIEWS: dict[str, Callable[[Tab], None]] = {   # the tabs in order, each drawn from a Tab
+    "Lesson": _lesson_tab,
+    **{name: _weights_tab(draw) for name, draw in DRAWS.items()},
+    "How to read this": _reading_tab,
+}
 
 HOW_TO_READ = """
 **Rows and columns.** Each heatmap is one head. A row is a *target* token (the decoder's query:
@@ -100,8 +143,9 @@ def main() -> None:
         _page(state)
     finally:
         state.write_url()   # also after an interrupted run: the link follows the controls
-        with st.sidebar:
-            rerun_on_reconnect()   # a restarted process: rerun at once (xattn/ui/reconnect.py)
+        # a restarted process: rerun at once (xattn/ui/reconnect.py); it draws nothing, and in
+        # the main area a student's page (no sidebar) shows no sidebar's toggle for it
+        rerun_on_reconnect()
 
 
 def _page(state: PageState) -> None:
@@ -187,18 +231,8 @@ def share(state: PageState) -> None:
 
 def _views(state: PageState, a, layer: int, step, room: Room | None) -> None:
     tabs = st.tabs(list(VIEWS), key=VIEW.key, on_change="rerun")
-    for tab, (name, view) in zip(tabs, VIEWS.items(), strict=True):
-        if not tab.open:
-            continue
-        with tab:
-            if name == "Lesson":
-                lesson_view(a, layer, state, step,
-                            lambda view, a, layer: VIEWS[view](a, layer, state), room)
-            elif view is None:
-                st.markdown(HOW_TO_READ)
-            elif room is not None and room.hidden:
-                hidden_note(room)
-            elif a is None:
-                st.info("This view appears once the weights above can be computed.")
-            else:
-                view(a, layer, state)
+    drawn = Tab(a, layer, state, step, room)
+    for tab, view in zip(tabs, VIEWS.values(), strict=True):
+        if tab.open:
+            with tab:
+                view(drawn)

@@ -32,6 +32,17 @@ Two workarounds, each enough for the common case, together covering the races:
 - `browser_values` reads the raw widget states the browser sent for widgets this session has
   not drawn yet, so the page can take them over the link (``xattn.ui.state.page_state``): a
   click that arrives before or during that first run still takes.
+
+When they can go (written for Streamlit 1.67; ``requirements.txt`` pins the minor version):
+both answer streamlit#8901 ("Reconnect to existing sessions instead of creating new upon
+unclean websocket close", open; earlier #1386, #4297). Streamlit 1.67 resumes a session only
+in the process that holds it (streamlit#15909 for a session still marked active); a fix that
+makes the server tell the browser its session was not resumed, so that the browser sends its
+widget states with a first run as on a fresh page, makes both workarounds unnecessary.
+``tests/test_reconnect.py`` keeps two canaries on stock Streamlit: a session id the process
+does not know gets a fresh session that neither runs nor tells the browser, and a widget's
+value the browser sent cannot be read before the widget is drawn. Each fails, naming what to
+remove, on a version that changes that behaviour.
 """
 
 from __future__ import annotations
@@ -53,6 +64,8 @@ RERUN_EVERY_S = 3600
 _KEYED_ID = re.compile(r"\$\$ID-[0-9a-f]+-(.+)", re.S)
 
 
+# Workaround for streamlit#8901 (see the module docstring): a page with an auto-rerun fragment
+# is rerun by the browser after a reconnect (the rule of streamlit#11890), an idle page is not.
 @st.fragment(run_every=RERUN_EVERY_S)
 def _present_on_reconnect() -> None:
     """Draws nothing; see the module docstring."""
@@ -87,6 +100,8 @@ def browser_values(params: Mapping, drawn: Container[str]) -> dict[str, list[str
         ``true``/``false``, a multiselect's options in order).
     """
     ctx = get_script_run_ctx()
+    # Streamlit 1.67's raw widget states (streamlit#8901, module docstring): the canary
+    # test_stock_streamlit_keeps_an_undrawn_widgets_browser_value_raw fails if they move.
     try:
         widgets = ctx.session_state._state._new_widget_state   # noqa: SLF001 - see docstring
         states, registered = dict(widgets.states), widgets.widget_metadata

@@ -34,14 +34,13 @@ from xattn.classroom import (
     Question,
     RoomNotFound,
     RoomView,
-    new_student_id,
     normalize_code,
 )
-from xattn.classroom.codes import browser_student_id
 from xattn.classroom.config import configured, open_store
 from xattn.classroom.relay import Drawn, Receipt, Relay
 from xattn.literal import md_code, show_value
 from xattn.ui import push
+from xattn.ui.identity import allowed, student_id
 from xattn.ui.link import CLASS, HOST, LESSON, ROOM, VIEW
 from xattn.ui.state import Notice, PageState
 
@@ -92,7 +91,7 @@ class Room:
     code: str
     host: str | None
     view: RoomView | None      # None: the store has not answered this session yet
-    student: str
+    student: str | None        # None: a browser without its id yet (identity.join_screen)
     explore: bool = False
     problem: str | None = None  # the store's words when it did not answer this run
 
@@ -115,22 +114,6 @@ class Room:
         return f"Room({self.code}, {'host' if self.host else 'student'}, step {step})"
 
 
-def student_id() -> str:
-    """This browser's id in a class: no name, no address, nothing about the student
-    (`xattn.classroom.codes.browser_student_id` of Streamlit's XSRF cookie, the same in
-    every server process). Without the cookie (XSRF protection off, a test client), a random
-    id kept in the session."""
-    known = st.session_state.get(_SID)
-    if known is None:
-        try:
-            cookie = st.context.cookies.get("_streamlit_xsrf") or ""
-        except Exception:  # noqa: BLE001 - no request (a bare script run): no cookie
-            cookie = ""
-        known = browser_student_id(cookie) or new_student_id()
-        st.session_state[_SID] = known
-    return known
-
-
 def room_setup(state: PageState, questions) -> Room | None:
     """Read the class from the link (or make one for ``class=new``), before the lesson step is
     chosen: the page then shows the room's step. ``questions()`` gives the lesson's questions
@@ -144,13 +127,12 @@ def room_setup(state: PageState, questions) -> Room | None:
             state.drawn.pop(HOST.key, None)
         return None
     try:
-        code = normalize_code(code)
-    except RoomNotFound as err:
-        _leave(state, str(err))
-        return None
-    student = student_id()
-    try:
         store = class_store()
+        student = None if key else student_id(store)
+        if not allowed(store, "failed_joins", peek=True):
+            _leave(state, _GUESSING.format(*store.limits.failed_joins), counted=False)
+            return None
+        code = normalize_code(code)
         if key:
             store.check_host(code, key)
         view, problem = store.room_view(code, None if key else student, present=False), None
@@ -159,6 +141,7 @@ def room_setup(state: PageState, questions) -> Room | None:
         return None
     except ClassroomError as err:               # unavailable, or cannot be opened at all
         view, problem = None, _unavailable(err)
+        student = st.session_state.get("_xattn_student")
     last = st.session_state.get(_LAST)
     if view is None and last is not None and last.code == code:
         view = last                                  # the last step read, until it is back
@@ -192,7 +175,15 @@ def _place(state: PageState, room: Room) -> None:
 
 def _make_room(state: PageState, questions) -> None:
     try:
-        code, key = class_store().create_room(questions())
+        store = class_store()
+        if not allowed(store, "new_rooms"):
+            limit, window = store.limits.new_rooms
+            state.notices.append(Notice("link", (
+                f"No class could be started: more than {limit} classes were started from your "
+                f"network in the last {window / 3600:g} hours, the most this server takes. "
+                "Use a class you started, or wait.")))
+            return
+        code, key = store.create_room(questions())
     except ClassroomError as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
@@ -200,10 +191,19 @@ def _make_room(state: PageState, questions) -> None:
     state.force({ROOM.key: code, HOST.key: key, VIEW.key: "Lesson", LESSON.key: 1})
 
 
-def _leave(state: PageState, why: str) -> None:
+_GUESSING = ("More than {} class codes that open no class were tried from your network in the "
+             "last {:g} seconds: wait a few minutes, then type the code your teacher shows.")
+
+
+def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
     """Out of the room: say why (the store's words, literally) and keep nothing of it; the
     page then offers a box for the code (`join_box`, on the page itself: a phone's sidebar is
-    folded)."""
+    folded). A code that opens no class counts against the client's failed joins."""
+    if counted:
+        try:
+            allowed(class_store(), "failed_joins")
+        except ClassroomError:
+            pass
     state.notices.append(Notice("link", f"{md_code(why)} Type the class code below to join."))
     for p in (ROOM, HOST):
         state.drawn.pop(p.key, None)
@@ -250,13 +250,13 @@ def follow(room: Room) -> None:
     if push.available():
         session = push.session_id()
         try:
-            if session:
+            if session and (room.host or room.student):
                 relay().watch(session, room.code, None if room.host else room.student,
                               room.drawn())
         except ClassroomError:
             pass                    # a store that cannot be opened: the notice says so
         return
-    if not room.host:
+    if not room.host and room.student:
         try:
             class_store().touch(room.code, [room.student])
         except ClassroomError:

@@ -24,6 +24,13 @@ events before it could refuse a rerun). The old run's end is then delivered whil
 runner is still current, and the new run starts right after: the poll is late by one turn of
 the loop, never lost. If another runner took over meanwhile, the rerun is handed to it.
 ``tests/test_run_ends.py`` reproduces the race on a real ``AppSession`` and fails without this.
+
+When it can go: no upstream issue names this race (a search of Streamlit's issues found none);
+the nearest is streamlit#9921, which Streamlit's ``request_rerun`` cites for the fragment that
+no longer exists. The patch can be removed once Streamlit delivers a stopped runner's last
+events (or holds a new runner behind them); ``test_without_it_streamlit_drops_the_end_of_the_run``
+runs stock Streamlit and fails on the version that does. Written for Streamlit 1.67
+(``requirements.txt`` pins the minor version).
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ def install() -> bool:
     if getattr(create, _MARK, False):
         return True
 
+    # The patch: remove with this module once stock Streamlit keeps the end of a raced run
+    # (see the module docstring; streamlit#9921 is the neighbouring case upstream fixed).
     @functools.wraps(create)
     def create_after_run_ends(self, rerun_data) -> None:
         stopped = getattr(self, "_scriptrunner", None)

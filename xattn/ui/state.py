@@ -28,11 +28,11 @@ from xattn.literal import md_code, show_value
 from xattn.ui.link import REGISTRY
 from xattn.ui.params import Param, clean_text
 
-__all__ = ["Notice", "PageState", "page_state", "text_value"]
+__all__ = ["LINK_READ", "Notice", "PageState", "page_state", "text_value"]
 
 EMBED_KEYS = ("embed", "embed_options")   # Streamlit's own parameters (embedding the app)
 _MEMORY = "_xattn_memory"                 # session: per parameter, the value wanted and shown
-_SEEN = "_xattn_seen"                     # session: set once the link was read
+LINK_READ = "_xattn_seen"                 # session: set once the link was read
 
 
 @dataclass(frozen=True)
@@ -238,8 +238,8 @@ def page_state() -> PageState:
     ctx = get_script_run_ctx()
     history = getattr(ctx, "is_history_navigation", False)
     shown = {} if history else browser_values(REGISTRY, drawn=state.memory)
-    if not ss.get(_SEEN) or history:
-        ss[_SEEN] = True
+    if not ss.get(LINK_READ) or history:
+        ss[LINK_READ] = True
         state.read_link({**{k: st.query_params.get_all(k) for k in st.query_params}, **shown})
     elif shown:   # a first run cut short by a click: the rest as the browser shows it
         state.force({k: REGISTRY[k].read(v)[0] for k, v in shown.items()})

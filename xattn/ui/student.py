@@ -19,7 +19,7 @@ import math
 
 import streamlit as st
 
-from xattn.classroom import NO_QUESTION, Question, RoomView
+from xattn.classroom import NO_QUESTION, ClassroomError, Question, RoomView
 from xattn.classroom.errors import AnswerRefused
 from xattn.classroom.relay import Receipt
 from xattn.figures.classroom import answers_figure, taps_figure
@@ -30,8 +30,9 @@ from xattn.literal import md_code
 from xattn.ui import push
 from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived, figure
+from xattn.ui.identity import join_screen
 from xattn.ui.link import ROOM
-from xattn.ui.room import Room, explore, relay, send_answer
+from xattn.ui.room import Room, class_store, explore, relay, send_answer
 from xattn.ui.state import PageState
 
 __all__ = ["student_page", "class_step", "countdown", "prediction_widget", "show_value_of",
@@ -54,6 +55,12 @@ def student_page(state: PageState, room: Room) -> None:
     state.drawn[ROOM.key] = room.code                # the link stays ?room=CODE
     view = room.view
     _header(room)
+    if room.student is None:                         # no id yet: this browser gets one
+        try:
+            join_screen(class_store(), room.code)
+        except ClassroomError as err:
+            st.warning(md_code(str(err)), icon=":material/cloud_off:")
+        return
     if view is None:
         st.info(f"Joining class {room.code}: this page shows the step as soon as the class "
                 "store answers.", icon=":material/hourglass_top:")

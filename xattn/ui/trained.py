@@ -4,7 +4,7 @@
 the sidebar) and the training run (a live progress bar and loss curve when it trains), and
 returns the pair's weights with its gold alignment. `trained_statistics` is what the Head
 statistics view adds for these weights: which head learned what. Training is shared through
-``_store``; reading the pair is ``xattn.pairs``.
+``xattn.ui.training_runs``; reading the pair is ``xattn.pairs``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from xattn.metrics import MEASURES
 from xattn.pairs import Problem, gold_text, read_pair
 from xattn.sources import Attention, trained_attention
 from xattn.train import TrainConfig
-from xattn.ui._store import obtain
 from xattn.ui.charts import show_chart
 from xattn.ui.link import (
     TR_HEAD_CHOICES,
@@ -33,6 +32,7 @@ from xattn.ui.link import (
     TR_TGT,
 )
 from xattn.ui.state import PageState, text_value
+from xattn.ui.training_runs import obtain
 
 DEFAULT_SRC = TR_SRC.default
 

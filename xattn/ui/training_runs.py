@@ -22,20 +22,21 @@ import contextlib
 import os
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
 
 import streamlit as st
 
 from xattn.alignment import Evaluated, evaluate
+from xattn.cache import ByteLRU
 from xattn.figures import loss_figure
 from xattn.train import TrainConfig, train
 from xattn.ui.charts import show_chart
 
-__all__ = ["RunStore", "TrainingQueue", "store", "trainers", "obtain", "STORE_ENTRIES",
-           "TRAINERS"]
+__all__ = ["RUNS_BYTES", "TRAINERS", "TrainingQueue", "obtain", "obtain_from", "runs", "trainers",
+           "waiting_text"]
 
-STORE_ENTRIES = 64      # finished runs kept (about 100 kB each), least recently used first out
+RUNS_BYTES = 20 << 20   # finished runs kept (about 0.3 MB each by nbytes: ~64), LRU first out
 LIVE_UPDATES = 20       # redraws of the live loss curve per run, whatever the step count
 WAIT_UPDATE = 2.0       # seconds between a waiting page's updates (it notices a student left)
 
@@ -133,73 +134,11 @@ class TrainingQueue:
             shown = place
 
 
-class RunStore:
-    """Finished runs by config, least recently used dropped first, and one lock per config in
-    training, so that everyone asking for the same setting together trains it once.
-
-    A config's lock stays in place while anyone holds it or waits for it: dropping it earlier
-    would let a newcomer start a second run beside a waiter that retries a failed one.
-    """
-
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self._lock = threading.Lock()
-        self._runs: OrderedDict[TrainConfig, Evaluated] = OrderedDict()
-        self._training: dict[TrainConfig, list] = {}    # config: [lock, holders and waiters]
-
-    def interest(self, config: TrainConfig) -> int:
-        """How many callers are training ``config`` or waiting for its run right now."""
-        with self._lock:
-            entry = self._training.get(config)
-            return entry[1] if entry else 0
-
-    def get(self, config: TrainConfig) -> Evaluated | None:
-        with self._lock:
-            run = self._runs.get(config)
-            if run is not None:
-                self._runs.move_to_end(config)
-            return run
-
-    def get_or_make(self, config: TrainConfig, make: Callable[[], Evaluated],
-                    wait=contextlib.nullcontext) -> tuple[Evaluated, bool]:
-        """The stored run, or ``make()``'s, stored; True when this call made it.
-
-        ``wait()`` is a context manager entered while another caller trains this config.
-        """
-        run = self.get(config)
-        if run is not None:
-            return run, False
-        with self._lock:
-            entry = self._training.setdefault(config, [threading.Lock(), 0])
-            entry[1] += 1
-        lock = entry[0]
-        try:
-            if not lock.acquire(blocking=False):
-                with wait():
-                    lock.acquire()
-            try:
-                run = self.get(config)        # the other caller's run, if we waited for one
-                if run is not None:
-                    return run, False
-                run = make()
-                with self._lock:
-                    self._runs[config] = run
-                    while len(self._runs) > self.max_entries:
-                        self._runs.popitem(last=False)
-                return run, True
-            finally:
-                lock.release()
-        finally:
-            with self._lock:
-                entry[1] -= 1
-                if entry[1] == 0:
-                    del self._training[config]
-
-
 @st.cache_resource(show_spinner=False)
-def store() -> RunStore:
-    """The one store of the server: shared on purpose, by every session, behind its locks."""
-    return RunStore(STORE_ENTRIES)
+def runs() -> ByteLRU:
+    """The server's finished runs by config: shared on purpose, by every session, and
+    single-flight (everyone asking for one config while it trains waits for that run)."""
+    return ByteLRU(RUNS_BYTES)
 
 
 @st.cache_resource(show_spinner=False)
@@ -261,9 +200,11 @@ def waiting_text(ahead: int, running: int, slots: int, waited: float) -> str:
             f"a time). Waited {waited:.0f} s.")
 
 
-def _obtain(config: TrainConfig, bar_slot, curve_slot, runs: RunStore,
-            queue: TrainingQueue) -> tuple[Evaluated, bool]:
+def obtain_from(config: TrainConfig, bar_slot, curve_slot, runs: ByteLRU,
+                queue: TrainingQueue) -> tuple[Evaluated, bool]:
+    """`obtain` with the store of runs and the queue given (tests give their own)."""
     interrupted: list[BaseException] = []
+    made: list[bool] = []
     since = time.monotonic()
 
     def on_wait(ahead: int, running: int) -> None:
@@ -273,13 +214,15 @@ def _obtain(config: TrainConfig, bar_slot, curve_slot, runs: RunStore,
             bar_slot.progress(0.0, text=waiting_text(ahead, running, queue.slots,
                                                      time.monotonic() - since))
         except BaseException as err:
-            if runs.interest(config) <= 1:  # nobody else wants this run: leave the queue
+            if runs.callers(config) <= 1:   # nobody else wants this run: leave the queue
                 raise
             interrupted.append(err)         # someone joined: keep the place for them
 
     def make() -> Evaluated:
         with queue.slot(on_wait):
-            return _train_live(config, bar_slot, curve_slot, interrupted)
+            run = _train_live(config, bar_slot, curve_slot, interrupted)
+        made.append(True)
+        return run
 
     def wait():
         return st.spinner("Another student asked for this very setting moments ago; waiting "
@@ -288,10 +231,11 @@ def _obtain(config: TrainConfig, bar_slot, curve_slot, runs: RunStore,
     found = runs.get_or_make(config, make, wait)
     if interrupted:      # stored for everyone; now let Streamlit stop or rerun this page
         raise interrupted[0]
-    return found
+    return found, bool(made)
 
 
 def obtain(config: TrainConfig, bar_slot, curve_slot) -> tuple[Evaluated, bool]:
-    """The class's run of ``config``: stored, or trained now with live progress (after waiting
-    for a free trainer, with the place in the queue shown in ``bar_slot``)."""
-    return _obtain(config, bar_slot, curve_slot, store(), trainers())
+    """The class's run of ``config`` and whether this call trained it: stored, or trained now
+    with live progress (after waiting for a free trainer, with the place in the queue shown in
+    ``bar_slot``)."""
+    return obtain_from(config, bar_slot, curve_slot, runs(), trainers())
