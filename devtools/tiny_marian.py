@@ -104,7 +104,7 @@ def save_tiny_numpy(folder, *, dtype: str = "float32", **config) -> Path:
     ``tiny_marian`` (``seed``, ``spread`` and sizes)."""
     import shutil
 
-    from xattn.models._convert import write_folder
+    from xattn.models import write_folder
 
     folder = Path(folder)
     spm = folder.with_name(folder.name + "-spm")

@@ -7,7 +7,7 @@ Build time only (torch and transformers; the shipped folder is read with NumPy).
 corpus (``xattn.corpus.generate_pairs``), the sentencepiece vocabularies, the weights and the
 batches all come from the seeds below. The held-out pairs are drawn with their own seed and
 every training pair whose source sentence is among them is dropped. Then the model is written
-as a NumPy folder (``xattn.models._convert.write_folder``), evaluated by ``xattn.marian``
+as a NumPy folder (``xattn.models.write_folder``), evaluated by ``xattn.marian``
 (NumPy, the numbers the tests recompute) into ``metrics.json``, and described in
 ``MODEL_CARD.md``.
 """
@@ -27,7 +27,7 @@ import numpy as np
 from xattn.corpus import generate_pairs
 from xattn.marian import MarianMT, MarianTokenizer
 from xattn.marian.evaluate import evaluate, held_out_pairs
-from xattn.models._convert import write_folder
+from xattn.models import write_folder
 
 TORCH_SEED, TRAIN_SEED, HELD_OUT_SEED, BATCH_SEED = 0, 1, 2, 3
 N_TRAIN, N_HELD_OUT = 40_000, 500

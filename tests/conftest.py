@@ -65,6 +65,31 @@ def tiny_dir(tmp_path_factory) -> str:
     return str(save_tiny(tmp_path_factory.mktemp("tiny-marian")))
 
 
+@pytest.fixture(scope="session")
+def family_dirs(tmp_path_factory):
+    """``folder(family)``: a tiny random model of a family the NumPy models run (BART, mBART,
+    M2M100, NLLB, T5), saved by transformers as a Hub folder is laid out; made on first use."""
+    from model_helpers import models_or_skip
+
+    models_or_skip()
+    import torch
+
+    from devtools.tiny_models import make_tokenizer, tiny_model
+    torch.set_num_threads(1)
+    made = {}
+
+    def folder(family: str):
+        if family not in made:
+            root = tmp_path_factory.mktemp(family)
+            tokenizer = make_tokenizer(family, root / "tokenizer")
+            tiny_model(family, tokenizer, seed=4, spread=0.35 if family == "t5" else 0.6
+                       ).save_pretrained(root / "model")
+            tokenizer.save_pretrained(root / "model")
+            made[family] = root / "model"
+        return made[family]
+    return folder
+
+
 @pytest.fixture
 def tiny_model(tiny_dir, monkeypatch) -> str:
     """The tiny model as the server's only allowed model (what ``weights=model`` offers)."""

@@ -104,10 +104,14 @@ def test_every_view_works_on_a_model(view, key):
 
 
 def test_without_torch_the_shipped_model_and_converted_folders_still_run(monkeypatch):
-    import xattn.models
+    from dataclasses import replace
 
-    monkeypatch.setattr(xattn.models, "missing_packages",
-                        lambda: "torch is not installed: pip install -r requirements-models.txt")
+    import xattn.backends
+
+    numpy, torch = xattn.backends.BACKENDS
+    missing = replace(torch, missing=lambda: "torch is not installed: pip install -r "
+                                             "requirements-models.txt")
+    monkeypatch.setattr(xattn.backends, "BACKENDS", (numpy, missing))
     at = run_app({"weights": "model"})
     assert not at.exception and not messages(at)["error"]
     offered = at.selectbox(key="model").options
@@ -118,9 +122,14 @@ def test_without_torch_the_shipped_model_and_converted_folders_still_run(monkeyp
 
 def test_a_name_that_is_not_a_numpy_folder_runs_through_transformers(tiny_model, monkeypatch,
                                                                       request):
+    from dataclasses import replace
+
+    import xattn.backends
     from xattn.ui import models
 
-    monkeypatch.setattr(models, "numpy_folder", lambda name: name == "toy-en-fr")
+    numpy, torch = xattn.backends.BACKENDS
+    shipped_only = replace(numpy, reads=lambda name: name == "toy-en-fr")
+    monkeypatch.setattr(xattn.backends, "BACKENDS", (shipped_only, torch))
     models._models().clear()                 # loaded again, through transformers
     request.addfinalizer(models._models().clear)
     at = model_page()

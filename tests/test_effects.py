@@ -14,7 +14,7 @@ import pytest
 
 from xattn.effects import effects, log_probs, logit_lens
 from xattn.marian import SHIPPED_FOLDER, load_marian
-from xattn.marian.layers import feed_forward, layer_norm
+from xattn.marian.layers import feed_forward, norm
 from xattn.subwords import word_groups
 
 SRC, TGT = "the red cat sees the dog", "le chat rouge voit le chien"
@@ -31,20 +31,19 @@ def ids(model):
 
 
 def reference_layers(model, src_ids, tgt_ids, may_attend=None) -> list[np.ndarray]:
-    """Every decoder layer's output by a plain loop: causal self-attention over the whole
-    prefix, the cross-attention with ``may_attend`` (n_src,) as its mask."""
+    """Every decoder layer's output by a plain loop of Marian's post-norm layers (the shipped
+    model: no final norm): causal self-attention over the whole prefix, the cross-attention
+    with ``may_attend`` (n_src,) as its mask."""
     enc = model.encode(src_ids)
-    y = model.embed([model.config.decoder_start_token_id, *tgt_ids[:-1]],
-                    model.embed_tokens_decoder)
+    y = model.embed([model.config.decoder_start_token_id, *tgt_ids[:-1]], "decoder")
     causal = np.tril(np.ones((len(y), len(y)), bool))
     outs = []
     for layer in model.decoder_layers:
         h, _ = layer.self_attn(y, y, causal)
-        y = layer_norm(y + h, layer.self_attn_layer_norm)
+        y = norm(y + h, layer.self_attn_layer_norm)
         h, _ = layer.encoder_attn(y, enc, may_attend)
-        y = layer_norm(y + h, layer.encoder_attn_layer_norm)
-        y = layer_norm(y + feed_forward(y, layer.fc1, layer.fc2, model.act),
-                       layer.final_layer_norm)
+        y = norm(y + h, layer.encoder_attn_layer_norm)
+        y = norm(y + feed_forward(y, layer, model.act), layer.final_layer_norm)
         outs.append(y)
     return outs
 
@@ -140,3 +139,95 @@ def test_masking_matches_transformers(model, ids):
                                decoder_input_ids=start).logits[0, 2]
             p = float(torch.softmax(logits.double(), -1)[tgt[2]])
             assert e.masked[j] == pytest.approx(p, abs=5e-5), j
+
+
+# ------------------------------------------------------------------ every family, against torch
+FAMILIES = ("bart", "mbart", "m2m_100", "nllb", "t5")
+
+
+@pytest.fixture(scope="module")
+def family(family_dirs, request):
+    """(our model, transformers' in float64) of a tiny random model of one family."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    from xattn.marian import EncoderDecoder
+
+    folder = family_dirs(request.param)
+    ref = AutoModelForSeq2SeqLM.from_pretrained(folder, attn_implementation="eager")
+    torch.set_num_threads(1)
+    return EncoderDecoder.from_folder(folder), ref.double().eval()
+
+
+def torch_head(ref, h, final_norm: bool):
+    """transformers' output layer on decoder states ``h`` (1, T, d_model): the stack's final
+    norm where it has one (mBART, M2M100, T5), T5's tied rescaling, the logits' bias (BART)."""
+    decoder = ref.get_decoder()
+    norm_ = getattr(decoder, "layer_norm", None) or getattr(decoder, "final_layer_norm", None)
+    if final_norm and norm_ is not None:
+        h = norm_(h)
+    if ref.config.model_type == "t5" and ref.config.tie_word_embeddings:
+        h = h * ref.config.d_model ** -0.5
+    logits = ref.lm_head(h)
+    bias = getattr(ref, "final_logits_bias", None)
+    return (logits if bias is None else logits + bias)[0].numpy()
+
+
+def softmax(z):
+    z = np.exp(z - z.max(-1, keepdims=True))
+    return z / z.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("family", FAMILIES, indirect=True)
+def test_every_family_s_effects_and_lens_match_transformers(family):
+    """Masking a source piece (transformers: an attention mask on given encoder outputs), and
+    each decoder layer through the output layer (transformers' hidden states through its own
+    head), in float64."""
+    import torch
+    from transformers.modeling_outputs import BaseModelOutput
+
+    ours, ref = family
+    src, tgt = ours.tokenize(SRC), ours.tokenize(TGT, "target")
+    row = 2
+    e = ours.effects(src, tgt, row, words=False)
+    start = [ours.config.decoder_start_token_id, *tgt[:-1]]
+    with torch.no_grad():
+        enc = BaseModelOutput(last_hidden_state=ref.get_encoder()(
+            input_ids=torch.tensor([src])).last_hidden_state)
+        for j in range(len(src)):
+            mask = torch.ones(1, len(src), dtype=torch.long)
+            mask[0, j] = 0
+            logits = ref(encoder_outputs=enc, attention_mask=mask,
+                         decoder_input_ids=torch.tensor([start[:row + 1]])).logits[0, row]
+            want = softmax(logits.numpy())[tgt[row]]       # random weights: p is small
+            assert e.masked[j] == pytest.approx(want, rel=1e-4), j
+        out = ref(input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([start]),
+                  output_hidden_states=True)
+        states = out.decoder_hidden_states                     # embeddings, then each layer
+        np.testing.assert_allclose(torch_head(ref, states[-1], False), out.logits[0].numpy(),
+                                   atol=1e-9)                  # the head helper is transformers'
+        lens = logit_lens(ours, src, tgt)
+        for layer in range(ours.n_layers):
+            last = layer == ours.n_layers - 1
+            p = softmax(torch_head(ref, states[layer + 1], not last))           # (T, V)
+            np.testing.assert_allclose(lens.chosen[layer], p[np.arange(len(tgt)), tgt],
+                                       rtol=1e-4, err_msg=f"layer {layer}")
+    assert e.p == pytest.approx(float(lens.chosen[-1, row]), rel=1e-5)
+    assert np.ptp(e.masked) > 0.05 * e.p                  # masking changes something: a test
+
+
+@pytest.mark.parametrize("family", FAMILIES, indirect=True)
+def test_every_family_s_words_are_the_heatmap_s_columns(family):
+    """Whole words (BART's pieces start with Ġ, the others' with ▁): the effects' words, and
+    decoding's columns, are the teacher-forced heatmap's."""
+    from xattn.translator import cross_attention
+
+    ours, _ = family
+    a = cross_attention(ours, SRC, TGT)
+    e = ours.effects(a.src_ids, a.tgt_ids, 1)
+    assert e.src_words == a.src_tokens and e.tgt_words == a.tgt_tokens
+    d = ours.decode_steps(a.src_ids, words=True)
+    assert d.src_tokens == a.src_tokens and d.rows.shape[-1] == len(a.src_tokens)
+    np.testing.assert_allclose(d.rows.sum(-1), 1, atol=1e-5)
+    assert "".join(w for w, _, _ in d.words_so_far(d.n_steps - 1)).replace(" ", "") == \
+        "".join(d.tokens).replace(d.marker, "").replace(" ", "")

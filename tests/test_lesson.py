@@ -73,7 +73,7 @@ def test_the_trained_steps_answer_from_the_trained_weights(trained):
     a = trained_attention_of(trained)
     text = answer(5, a)
     assert text.count("- Head") == 4 and "`le` (0)" in text and "`le` (4)" in text
-    res = a.ablate(0, ())
+    res = a.layers.ablate(0, ())
     text = answer(7, a)
     assert f"Head {int(np.argmax(res.per_head)) + 1}: switching it off" in text
     assert f"**{res.per_head.max():.1%}**" in text
@@ -235,7 +235,7 @@ def test_is_attention_the_explanation_is_read_from_a_masked_pass():
     told = STEPS[12].tell(a, 0)
     model = load_marian()
     e = effects(model, model.tokenizer.encode("the red cat sees the dog"),
-                model.tokenizer.encode(a.tgt_text, side="target"), 1)
+                model.tokenizer.encode(a.meta.tgt_text, side="target"), 1)
     assert told.truth == int(np.argmax(e.drop)) and told.tokens[told.truth] == "cat"
     assert "**They disagree**" in told.answer and "`</s>`" in told.answer
     assert f"falls from {e.p:.3f} to {e.masked[told.truth]:.3f}" in told.answer

@@ -41,8 +41,8 @@ def test_masking_with_a_sentence_of_its_own_says_what_is_missing_not_other_weigh
 def test_the_sqrt_step_says_nearly_all_the_weight_only_where_it_is():
     """lesson=9&d_model=64&heads=2: the undivided row's largest weight is 0.463."""
     a = random_attention(run(Settings(d_model=64, n_heads=2)))
-    off = a.trace(0, False).weights[0, 0]
-    on = a.trace(0, True).weights[0, 0]
+    off = a.layers.trace(0, False).weights[0, 0]
+    on = a.layers.trace(0, True).weights[0, 0]
     told = STEPS[8].tell(a, 0)
     assert off.max() < 0.9
     assert "nearly all the weight" not in told.answer.replace("no one token takes nearly all",
@@ -53,7 +53,7 @@ def test_the_sqrt_step_says_nearly_all_the_weight_only_where_it_is():
     assert f"to {off.max():.3f}" in step_text(at)
     # The step's own setting (d_head 128) does saturate, and says so with its number.
     a = random_attention(run(Settings(d_model=256, n_heads=2)))
-    top = a.trace(0, False).weights[0, 0].max()
+    top = a.layers.trace(0, False).weights[0, 0].max()
     told = STEPS[8].tell(a, 0)
     assert top >= 0.9 and f"to {top:.3f}. The softmax saturates" in told.answer
 

@@ -46,7 +46,7 @@ def pair_of_models(request, tokenizer, tmp_path_factory):
     """(torch model, NumPy model) with the same random weights, larger than transformers'
     initial ones so that attention is far from uniform."""
     from devtools.tiny_marian import tiny_marian
-    from xattn.models._convert import write_folder
+    from xattn.models import write_folder
     shape = {k: len(tokenizer) + v if k.endswith("vocab_size") else v
              for k, v in SHAPES[request.param].items()}
     spread = 2.4 / np.sqrt(shape.get("d_model", 16))  # scores of a few units, whatever d_model

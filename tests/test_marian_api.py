@@ -142,7 +142,7 @@ def test_max_new_tokens_stops_an_unfinished_output(model):
     (lambda m: m.layer_trace(m.forward([5, 0], [0]), 3), ValueError, r"layer must be an int >= 0 and <= 1; received 3"),
     (lambda m: cross_attention(m, "  "), ValueError, r"src must not be empty"),
     (lambda m: cross_attention(m, "the cat " * 100), ValueError, r"The source has 201 pieces; toy-en-fr reads at most 128"),
-    (lambda m: cross_attention("model", "x"), TypeError, r"model must be a MarianMT"),
+    (lambda m: cross_attention("model", "x"), TypeError, r"model must be a loaded translation model"),
     (lambda m: cross_attention(m, "x", words=1), TypeError, r"words must be True or False"),
     (lambda m: layer_trace(m, "ids", 0), TypeError, r"attention must be a ModelAttention or a pair"),
     (lambda m: layer_ablation(m, ([5, 0], [0]), 0, heads_off=[9]), ValueError, r"each of heads_off must be an int >= 0 and <= 3"),

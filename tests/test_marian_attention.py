@@ -1,15 +1,17 @@
 """MultiHeadCrossAttention with given weights and biases, and keys/values projected once.
 
-What the NumPy Marian needs from the module: ``from_weights`` (nothing drawn, no copies),
-biases in both paths (``q = x W_Q + b_Q``, ``output = concat W_O + b_O``), float16 storage,
-and ``KeyValues`` (a decoder's cache) giving the same numbers as projecting again.
+What the NumPy encoder-decoders need from the module: ``from_weights`` (nothing drawn, no
+copies), biases in both paths (``q = x W_Q + b_Q``, ``output = concat W_O + b_O``), float16
+and bfloat16 storage, and ``KeyValues`` (a decoder's cache) giving the same numbers as
+projecting again; for T5, heads narrower in all than d_model, no division by sqrt(d_head) and a
+position bias on the scores.
 """
 
-import math
 
 import numpy as np
 import pytest
 
+from xattn._floats import BFLOAT16, to_float32
 from xattn.attention import KeyValues, MultiHeadCrossAttention, split_heads
 
 
@@ -26,19 +28,20 @@ def with_biases(d_model, n_heads, seed=0, dtype=np.float32):
                                                 b_V=b_v, b_O=b_o, dtype=dtype)
 
 
-def loop_reference(mha, x_t, x_s, gate=None):
+def loop_reference(mha, x_t, x_s, gate=None, bias=None):
     """Biased projections, one head and one row at a time, in float64."""
-    f = {n: np.asarray(getattr(mha, n), np.float64) for n in ("W_Q", "W_K", "W_V", "W_O")}
-    b = {n: np.zeros(mha.d_model) if getattr(mha, n) is None
+    f = {n: to_float32(getattr(mha, n)).astype(np.float64) for n in ("W_Q", "W_K", "W_V", "W_O")}
+    b = {n: 0.0 if getattr(mha, n) is None
          else np.asarray(getattr(mha, n), np.float64) for n in ("b_Q", "b_K", "b_V", "b_O")}
     q, k, v = x_t @ f["W_Q"] + b["b_Q"], x_s @ f["W_K"] + b["b_K"], x_s @ f["W_V"] + b["b_V"]
     dh = mha.d_head
-    concat = np.zeros((len(x_t), mha.d_model))
+    concat = np.zeros((len(x_t), mha.n_heads * dh))
     w = np.zeros((mha.n_heads, len(x_t), len(x_s)))
     for h in range(mha.n_heads):
         cols = slice(h * dh, (h + 1) * dh)
         for i in range(len(x_t)):
-            s = np.array([q[i, cols] @ k[j, cols] for j in range(len(x_s))]) / math.sqrt(dh)
+            s = np.array([q[i, cols] @ k[j, cols] for j in range(len(x_s))]) * mha.scaling
+            s = s if bias is None else s + bias[h, i]
             p = np.exp(s - s.max())
             w[h, i] = p / p.sum()
             concat[i, cols] = (w[h, i] @ v[:, cols]) * (1.0 if gate is None else gate[h])
@@ -60,6 +63,62 @@ def test_biases_on_both_paths_match_the_loop(n_tgt, n_src, d_model, n_heads):
     q = x_t.astype(np.float32) @ mha.W_Q + mha.b_Q
     np.testing.assert_allclose(tr.q, split_heads(q, n_heads), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(tr.concat @ mha.W_O + mha.b_O, tr.output, rtol=1e-6, atol=1e-6)
+
+
+def t5_like(d_model=8, n_heads=3, d_head=4, seed=0, dtype=np.float32):
+    """Heads of 3 x 4 = 12 columns over d_model 8, no biases, no division (T5 v1.1's kind)."""
+    rng = np.random.default_rng(seed)
+    into = [rng.standard_normal((d_model, n_heads * d_head)).astype(dtype) for _ in range(3)]
+    out = rng.standard_normal((n_heads * d_head, d_model)).astype(dtype)
+    return MultiHeadCrossAttention.from_weights(*into, out, n_heads=n_heads, scaling=1.0)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_narrow_heads_a_position_bias_and_no_division_match_the_loop(chunked, monkeypatch):
+    import xattn._fastpath as fastpath
+
+    if chunked:                            # every branch of the chunked path, on a small input
+        monkeypatch.setattr(fastpath, "_CHUNKED_MIN_ELEMENTS", 1)
+        monkeypatch.setattr(fastpath, "_CHUNK_BYTES", 96)
+        monkeypatch.setattr(fastpath, "_BLOCK_BYTES", 64)
+    mha = t5_like()
+    assert (mha.d_model, mha.n_heads, mha.d_head, mha.scaling) == (8, 3, 4, 1.0)
+    rng = np.random.default_rng(2)
+    x_t, x_s = rng.standard_normal((5, 8)), rng.standard_normal((6, 8))
+    bias = rng.standard_normal((3, 5, 6)) * 3
+    ref_out, ref_w = loop_reference(mha, x_t, x_s, bias=bias)
+    out, w = mha(x_t, x_s, position_bias=bias)
+    tr = mha.trace(x_t, x_s, position_bias=bias)
+    for got_out, got_w in ((out, w), (tr.output, tr.weights)):
+        np.testing.assert_allclose(got_w, ref_w, atol=2e-6)
+        np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=2e-5)
+    assert tr.scale == 1.0 and tr.concat.shape == (5, 12)
+    np.testing.assert_allclose(tr.scaled_scores, tr.scores + bias, rtol=1e-6)
+    kv = mha.keys_values(x_s)
+    np.testing.assert_allclose(mha(x_t, kv, position_bias=bias)[1], w, atol=1e-7)
+    with pytest.raises(ValueError, match=r"position_bias must have shape \(3, 5, 6\) \(heads, "
+                                         r"target, source\); received shape \(3, 6, 5\)"):
+        mha(x_t, x_s, position_bias=bias.transpose(0, 2, 1))
+
+
+def test_bfloat16_and_float16_storage_are_kept_as_stored_and_computed_in_float32():
+    rng = np.random.default_rng(3)
+    mats = [rng.standard_normal((8, 8)).astype(np.float32) for _ in range(4)]
+    bits = [(m.view(np.uint32) >> 16).astype(np.uint16).view(BFLOAT16) for m in mats]
+    exact = [to_float32(b) for b in bits]             # the bfloat16 values, in float32
+    stored = MultiHeadCrossAttention.from_weights(*bits, n_heads=2)
+    assert stored.W_Q is bits[0] and stored.W_Q.dtype == BFLOAT16
+    x_t, x_s = rng.standard_normal((3, 8)), rng.standard_normal((4, 8))
+    want = MultiHeadCrossAttention.from_weights(*exact, n_heads=2)(x_t, x_s)
+    for got, ref in zip(stored(x_t, x_s), want, strict=True):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, ref)
+    half = [m.astype(np.float16) for m in mats]
+    assert MultiHeadCrossAttention.from_weights(*half, n_heads=2).W_O is half[3]
+    bad = bits[1].copy()
+    bad.view(np.uint16)[0, 0] = 0x7FC0                                   # a bfloat16 NaN
+    with pytest.raises(ValueError, match=r"W_K must hold finite numbers"):
+        MultiHeadCrossAttention.from_weights(bits[0], bad, bits[2], bits[3], n_heads=2)
 
 
 def test_head_mask_gates_before_out_proj_and_keeps_its_bias():
@@ -159,7 +218,7 @@ def test_batched_keys_need_batched_queries():
 
 
 @pytest.mark.parametrize("kwargs,error,match", [
-    (dict(W_Q=np.ones((4, 5))), ValueError, r"W_Q must have shape \(d_model, d_model\); received shape \(4, 5\)"),
+    (dict(W_Q=np.ones(4)), ValueError, r"W_Q must have shape \(d_model, n_heads \* d_head\); received shape \(4,\)"),
     (dict(W_K=np.ones((8, 8))), ValueError, r"W_K must have shape \(d_model, d_model\) = \(4, 4\); received shape \(8, 8\)"),
     (dict(b_O=np.ones(5)), ValueError, r"b_O must have shape \(d_model,\) = \(4,\); received shape \(5,\)"),
     (dict(W_V=np.full((4, 4), np.nan, np.float32)), ValueError, r"W_V must hold finite numbers"),

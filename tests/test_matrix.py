@@ -4,7 +4,7 @@ The views were each written against one source; what broke was where a view met 
 was not written for (lesson step 3 on trained weights, the overview on a model). One AppTest
 session per source clicks through every view and every step, as a student does (the tab, the
 Weights choice, *Next*), and checks that each shows its content or its one-line reason, never
-an exception. Add a new view, source or lesson step here.
+an exception. Add a new view, source, model family or lesson step here.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 from apptest_helpers import APP
 from streamlit.testing.v1 import AppTest
 
+from devtools.tiny_models import FAMILY_NAMES
 from xattn.attention import masked_softmax
 from xattn.attnfile import attention_to_bytes
 from xattn.lesson import STEPS
@@ -88,6 +89,27 @@ def test_every_view_shows_its_content_or_says_why_not(page, source):
         assert_shows(at, view, f"{source} / {view}")
         if view == "How to read this":
             assert any("Rows and columns" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_every_view_on_every_model_family(family, family_dirs, monkeypatch):
+    """The model source on a folder of each family the NumPy models run (Marian: above)."""
+    folder = str(family_dirs(family))
+    monkeypatch.setenv("XATTN_MODELS", folder)
+    clear_caches()
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in dict(weights="model", model=folder, src="the red cat sees the dog",
+                           tgt="le chat rouge voit le chien").items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception and not at.error, (family, at.exception, at.error)
+    for view in VIEWS:
+        if view == "Lesson":
+            continue
+        at.session_state["view"] = view
+        at.run()
+        assert not at.error, (family, view, [e.value for e in at.error])
+        assert_shows(at, view, f"{family} / {view}")
 
 
 @pytest.mark.parametrize("source", SOURCES)

@@ -64,9 +64,7 @@ def test_students_opening_a_model_at_once_share_one_load(no_models_yet, monkeypa
 
 
 def test_a_model_whose_first_pass_fails_is_not_kept(no_models_yet, monkeypatch):
-    import xattn.marian
-
-    real = xattn.marian.cross_attention
+    real = models.cross_attention
     calls = []
 
     def first_pass_fails(*args, **kwargs):
@@ -75,7 +73,7 @@ def test_a_model_whose_first_pass_fails_is_not_kept(no_models_yet, monkeypatch):
             raise RuntimeError("Tensor on device cpu is not on the expected device meta!")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(xattn.marian, "cross_attention", first_pass_fails)
+    monkeypatch.setattr(models, "cross_attention", first_pass_fails)
     first = models.loaded_model(SHIPPED_MODEL)
     assert isinstance(first, str) and first.startswith("loading failed (RuntimeError: Tensor")
     assert not isinstance(models._models()[SHIPPED_MODEL], MarianMT)

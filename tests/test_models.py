@@ -223,7 +223,7 @@ def test_sdpa_attention_gives_a_clear_error(loaded):
     (dict(src=""), ValueError, "src must not be empty"),
     (dict(src=3), TypeError, "src must be a string; received int"),
     (dict(tgt=b"x"), TypeError, "tgt must be a string; received bytes"),
-    (dict(words=1), TypeError, "words must be True or False; received 1"),
+    (dict(words=1), TypeError, "words must be True or False; received int 1"),
     (dict(max_new_tokens=True), TypeError, "max_new_tokens must be an int; received bool True"),
     (dict(max_new_tokens=2.0), TypeError, "max_new_tokens must be an int; received float 2.0"),
     (dict(max_new_tokens=0), ValueError, r"max_new_tokens must be an int >= 1 and <= 1024; "
@@ -237,7 +237,7 @@ def test_cross_attention_refuses(loaded, kwargs, error, match):
 
 
 def test_cross_attention_needs_a_loaded_model():
-    with pytest.raises(TypeError, match="loaded must be a LoadedModel .* received str"):
+    with pytest.raises(TypeError, match="model must be a loaded translation model .* received str"):
         cross_attention("Helsinki-NLP/opus-mt-en-fr", SRC)
 
 

@@ -16,11 +16,17 @@ def test_random_weights_are_the_run_s_with_its_projections():
     assert a.weights.shape == (1, 2, 8, 7) and a.n_layers == 1 and a.n_heads == 2
     np.testing.assert_array_equal(a.layer(0), r.weights)
     assert a.label.startswith("Random weights (seed 3): the patterns come from the seed")
-    np.testing.assert_allclose(a.trace(0, True).weights, r.weights)
-    np.testing.assert_allclose(a.ablate(0, (1,)).per_head,
+    np.testing.assert_allclose(a.layers.trace(0, True).weights, r.weights)
+    np.testing.assert_allclose(a.layers.ablate(0, (1,)).per_head,
                                ablation(r.module(), r.decoder_state, r.encoder_output,
                                         r.mask).per_head)
-    assert a.describe(0) == a.label and a.key == ("random", r.settings)
+    assert a.describe(0) == a.label and a.toy is None and a.translation is None
+    # one key for the same inputs in any process; another for anything else
+    assert a.key == random_attention(run(Settings(n_heads=2, seed=3))).key
+    assert a.key[0] == "random" and len(a.key[1]) == 32
+    for other in (Settings(n_heads=2, seed=4), Settings(n_heads=2, seed=3, src="a b"),
+                  Settings(n_heads=2, seed=3, mask_mode="padding", padded=(1,))):
+        assert random_attention(run(other)).key != a.key
 
 
 def test_trained_weights_carry_the_gold_alignment(trained):
@@ -36,6 +42,7 @@ def test_trained_weights_carry_the_gold_alignment(trained):
     np.testing.assert_allclose(b.layer(0), trained.untrained(x_t, x_s)[1])
     assert a.gold.sum() == len(pair.target) and a.label.startswith("Trained on the toy task")
     assert "before training" in b.label and a.key != b.key
+    assert a.toy.untrained is not None and b.toy is None and b.heldout is None
 
 
 def test_a_file_s_weights_have_no_projections_and_quote_its_names(tmp_path):
@@ -43,11 +50,14 @@ def test_a_file_s_weights_have_no_projections_and_quote_its_names(tmp_path):
     w[1, 0, 1] = 0                                        # a row with nothing to attend
     path = tmp_path / "a.npz"
     save_attention(path, w, ["a", "b", "c", "d"], ["x", "y"], model="**m** [l](x)")
-    a = file_attention(load_attention(path.read_bytes()), "<b>f</b>.npz", "abc")
-    assert a.mask is None and a.trace is None and a.ablate is None
+    a = file_attention(load_attention(path.read_bytes()), "<b>f</b>.npz")
+    assert a.mask is None and a.layers is None and a.recipe is a.toy is a.translation is None
     assert "projections" in a.why_no_projections
     assert a.label == "Weights of `**m** [l](x)` read from `<b>f</b>.npz`."
-    assert a.describe(1) == a.label + " Layer 2 of 2." and a.key == ("file", "abc")
+    assert a.describe(1) == a.label + " Layer 2 of 2." and a.key[0] == "file"
+    w[0, 0, 0] = [0.5, 0.5, 0, 0]                         # another file, another key
+    save_attention(path, w, ["a", "b", "c", "d"], ["x", "y"], model="**m** [l](x)")
+    assert file_attention(load_attention(path.read_bytes()), "<b>f</b>.npz").key != a.key
 
 
 def test_shapes_are_checked():
@@ -70,14 +80,39 @@ def test_a_real_model_s_weights_with_and_without_sinks(tiny_dir):
     expected = a.weights[..., kept]
     expected = expected / expected.sum(axis=-1, keepdims=True)
     np.testing.assert_allclose(hidden.weights, expected, rtol=1e-5)
-    np.testing.assert_allclose(hidden.hidden, 1 - a.weights[..., kept].sum(-1), atol=1e-6)
-    trace = a.trace(1, True)                              # pieces, the model's own numbers
+    np.testing.assert_allclose(hidden.translation.hidden, 1 - a.weights[..., kept].sum(-1),
+                               atol=1e-6)
+    assert a.key != hidden.key
+    trace = a.layers.trace(1, True)                              # pieces, the model's own numbers
     np.testing.assert_allclose(trace.weights, cross_attention(
         loaded, "the cat sat on the mat.", "le chat est assis.", words=False).weights[1],
         rtol=1e-4, atol=1e-6)
-    assert a.trace_tokens == (result.src_pieces, result.tgt_pieces)
-    assert a.ablate(1, (0,)).per_head.shape == (a.n_heads,)
+    assert a.layers.tokens == (result.src_pieces, result.tgt_pieces)
+    assert a.layers.ablate(1, (0,)).per_head.shape == (a.n_heads,)
+    assert a.layers.inputs is None and a.translation.decoder is None   # what hooks cannot do
+    assert a.translation.effects is None
+    bare = model_attention(result)
+    assert bare.layers is None and bare.why_no_projections == "this model is not loaded here."
     assert "Layer 2 of 2" in a.describe(1)
+
+
+@pytest.mark.parametrize("words", [True, False])
+def test_a_numpy_model_s_record_decodes_and_measures_over_its_own_columns(words):
+    """The Translation group of a model run here: decoding step by step and the effects of
+    masking, both over the columns the weights have (words or pieces); no effects where sinks
+    are hidden (the record's columns would not be the measure's)."""
+    from xattn.marian import cross_attention, load_marian
+
+    model = load_marian()
+    result = cross_attention(model, "the red cat sees the dog", words=words)
+    a = model_attention(result, loaded=model)
+    d = a.translation.decoder(())
+    assert d.src_tokens == a.src_tokens and d.words is words
+    e = a.translation.effects(1)
+    assert e.src_words == a.src_tokens and e.tgt_words == a.tgt_tokens
+    np.testing.assert_allclose(e.attention, a.weights[:, :, 1], rtol=1e-5, atol=1e-6)
+    assert model_attention(result, hide_sinks=True, loaded=model).translation.effects is None
+    assert model_attention(result).translation.effects is None          # not loaded here
 
 
 def test_the_division_by_sqrt_d_head_is_switched_off_only_where_it_really_is(trained, tiny_dir):
@@ -90,26 +125,27 @@ def test_the_division_by_sqrt_d_head_is_switched_off_only_where_it_really_is(tra
     pair = translate("the red cat sees the dog")
     for a in (random_attention(run(Settings(d_model=64, n_heads=2))),
               trained_attention(evaluate(trained, 1.0), pair)):
-        on, off = a.trace(0, True), a.trace(0, False)
-        assert a.rescalable and off.scale == 1.0 and on.scale == pytest.approx(a.d_head ** -0.5)
+        on, off = a.layers.trace(0, True), a.layers.trace(0, False)
+        assert a.layers.rescalable and off.scale == 1.0
+        assert on.scale == pytest.approx(a.layers.d_head ** -0.5)
         np.testing.assert_allclose(off.scaled_scores, on.scores)
         assert not np.allclose(off.weights, on.weights)
     loaded = load_model(tiny_dir, allowed=[tiny_dir])
     model = model_attention(cross_attention(loaded, "the cat sat.", "le chat."), loaded=loaded)
-    assert not model.rescalable
+    assert not model.layers.rescalable
 
 
 def test_each_record_says_what_reproduces_it():
     """Facts the views need are fields of the record, computed where it is made."""
     r = run(Settings(n_heads=2, seed=3, mask_mode="padding", padded=(6,)))
     a = random_attention(r)
-    assert a.name == "2heads-d32-seed3" and a.seed == 3 and a.d_model == 32
-    assert "seed 3" in a.about and a.src_text == r.settings.src
-    np.testing.assert_array_equal(a.extras["output"], r.output)
-    b = a.variant(4, 4)
-    assert b.seed == 4 and b.n_heads == 4 and b.key == ("random", Settings(
-        n_heads=4, seed=4, mask_mode="padding", padded=(6,)))
-    free = a.unmasked()
+    assert a.meta.name == "2heads-d32-seed3" and a.recipe.seed == 3 and a.layers.d_model == 32
+    assert "seed 3" in a.meta.about and a.meta.src_text == r.settings.src
+    np.testing.assert_array_equal(a.meta.extras["output"], r.output)
+    b = a.recipe.variant(4, 4)
+    assert b.recipe.seed == 4 and b.n_heads == 4 and b.key == random_attention(run(Settings(
+        n_heads=4, seed=4, mask_mode="padding", padded=(6,)))).key
+    free = a.recipe.unmasked()
     assert free.mask.all() and free.layer(0)[0, 0, 6] > 0 and a.layer(0)[0, 0, 6] == 0
     plain = random_attention(run(Settings()))                       # nothing masked: a mask
-    np.testing.assert_array_equal(plain.unmasked().weights, plain.weights)   # can be chosen
+    np.testing.assert_array_equal(plain.recipe.unmasked().weights, plain.weights)  # can be chosen

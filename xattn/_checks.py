@@ -218,11 +218,11 @@ def check_weights(weights, mask=None) -> tuple[np.ndarray, np.ndarray, bool]:
 
 def check_attention_inputs(decoder_state, encoder_output, encoder_mask, head_mask, *,
                            d_model: int, n_heads: int, dtype: np.dtype,
-                           source=None):
+                           source=None, d_head: int | None = None):
     """Validate and normalise the arguments of a cross-attention call.
 
     ``source`` is keys and values projected already (a decoder's cache, ``KeyValues``);
-    ``encoder_output`` is then not read.
+    ``encoder_output`` is then not read. ``d_head`` defaults to ``d_model // n_heads``.
 
     Returns
     -------
@@ -236,7 +236,8 @@ def check_attention_inputs(decoder_state, encoder_output, encoder_mask, head_mas
     x_t = as_finite(decoder_state, "decoder_state", dtype)
     if source is not None:   # keys and values projected already: only their shape to check
         return _check_with_source(x_t, source, encoder_mask, head_mask, d_model=d_model,
-                                  n_heads=n_heads, dtype=dtype)
+                                  n_heads=n_heads, dtype=dtype,
+                                  d_head=d_head or d_model // n_heads)
     x_s = as_finite(encoder_output, "encoder_output", dtype)
     for name, x, rows in (("decoder_state", x_t, "n_tgt"), ("encoder_output", x_s, "n_src")):
         _check_side(x, name, rows, d_model)
@@ -277,27 +278,30 @@ def _check_side(x: np.ndarray, name: str, rows: str, d_model: int) -> None:
                          f"shape {shape_text(x)}. Give a non-empty {side} sentence.")
 
 
-def check_projection(w, name: str, dtype: np.dtype, shape: tuple[int, ...] | None = None):
-    """A given projection (``shape``, or square when None) or bias, finite. Kept as given,
-    without a copy, when of ``dtype`` or float16 (storage only); cast to ``dtype`` otherwise."""
-    a = np.asarray(w)
-    if a.dtype in (dtype, np.dtype(np.float16)):
-        if not np.isfinite(a).all():
+def check_projection(w, name: str, dtype: np.dtype, shape: tuple[int, ...] | None = None,
+                     label: str | None = None):
+    """A given projection (``shape``, or any matrix when None) or bias, finite. Kept as given,
+    without a copy, when of ``dtype`` or a 16-bit storage dtype (``xattn._floats.STORED``); cast
+    to ``dtype`` otherwise. ``label`` names the expected shape in words ("(d_model, d_model)")."""
+    from xattn._floats import STORED, all_finite
+
+    a = w if isinstance(w, np.ndarray) else np.asarray(w)
+    if a.dtype == dtype or a.dtype in STORED[1:]:
+        if not all_finite(a):
             raise ValueError(f"{name} must hold finite numbers; received NaN or infinity.")
     else:
         a = as_finite(a, name, dtype)
-    square = shape is None and a.ndim == 2 and a.shape[0] == a.shape[1]
-    if (a.shape != shape and not square) or 0 in a.shape:
-        expected = "(d_model,)" if shape is not None and len(shape) == 1 else "(d_model, d_model)"
+    if (a.ndim != 2 if shape is None else a.shape != shape) or 0 in a.shape:
+        label = label or ("(d_model,)" if shape is not None and len(shape) == 1 else
+                          "(d_model, d_model)")
         size = "" if shape is None else f" = {shape_text(np.empty(shape, bool))}"
-        raise ValueError(f"{name} must have shape {expected}{size}; received shape "
+        raise ValueError(f"{name} must have shape {label}{size}; received shape "
                          f"{shape_text(a)}.")
     return a
 
 
-def _check_with_source(x_t, kv, encoder_mask, head_mask, *, d_model, n_heads, dtype):
+def _check_with_source(x_t, kv, encoder_mask, head_mask, *, d_model, n_heads, dtype, d_head):
     """``check_attention_inputs`` when keys and values ``kv`` (``KeyValues``) come projected."""
-    d_head = d_model // n_heads
     if kv.k.ndim != 4 or kv.k.shape[1::2] != (n_heads, d_head) or kv.v.shape != kv.k.shape:
         raise ValueError(f"keys and values must have shape (B, {n_heads}, n_src, {d_head}) for "
                          f"this module; received {kv.k.shape} and {kv.v.shape}. Make them with "

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xattn._floats import BFLOAT16, to_float32
+
 __all__ = ["attend", "EXP_SAFE", "KeyValues", "Overflow", "merge_heads", "project",
            "split_heads"]
 
@@ -77,9 +79,9 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
 
 
 def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """``x @ w (+ b)``: (B, n, d_model) to (B, n, d_model), in the dtype of ``x`` (float16
-    weights are read as float32)."""
-    y = x @ w                                                                  # (B, n, d_model)
+    """``x @ w (+ b)``: (B, n, d_in) to (B, n, d_out), in the dtype of ``x`` (float16 and
+    bfloat16 weights are read as float32)."""
+    y = x @ (to_float32(w) if w.dtype == BFLOAT16 else w)                     # (B, n, d_out)
     if b is not None:
         y += b
     return y
@@ -98,14 +100,15 @@ _BLOCK_BYTES = 256 << 10
 _CHUNKED_MIN_ELEMENTS = 1 << 16
 
 
-def attend(q, k_t, v, mask, weights, heads):
+def attend(q, k_t, v, mask, weights, heads, bias=None):
     """Fill ``weights`` (B, h, T, S) and ``heads`` (B, h, T, dh) from q, k^T and v.
 
-    ``mask`` is None or bool (B, 1 | T, S). Small problems are done in one go; large ones chunk
-    by chunk (see _attend_chunk).
+    ``mask`` is None or bool (B, 1 | T, S); ``bias`` None or (1, h, T, S), added to the scores
+    (the exp bound of the chunks is then not used). Small problems are done in one go; large
+    ones chunk by chunk (see _attend_chunk).
     """
     if weights.size < _CHUNKED_MIN_ELEMENTS:
-        _attend_whole(q, k_t, v, mask, weights, heads)
+        _attend_whole(q, k_t, v, mask, weights, heads, bias)
         return
     n_b, n_heads, n_tgt, _ = q.shape
     n_src = k_t.shape[-1]
@@ -118,6 +121,8 @@ def attend(q, k_t, v, mask, weights, heads):
     if not np.isfinite(row_bound).all():   # a score might not be finite: refuse, not NaN
         raise Overflow
     safe_rows = row_bound < EXP_SAFE[weights.dtype] - math.log(n_src)        # (B, h, T)
+    if bias is not None:
+        safe_rows[...] = False           # the bias is not bounded by the norms: subtract maxima
     for b in range(n_b):
         for r0 in range(0, n_tgt, rows_per_chunk):
             rows = slice(r0, r0 + rows_per_chunk)
@@ -125,13 +130,16 @@ def attend(q, k_t, v, mask, weights, heads):
             for h0 in range(0, n_heads, heads_per_chunk):
                 chunk = (b, slice(h0, h0 + heads_per_chunk), rows)
                 _attend_chunk(q[chunk], k_t[chunk[:2]], v[chunk[:2]], window, safe_rows[chunk],
-                              weights[chunk], heads[chunk])
+                              None if bias is None else bias[(0, *chunk[1:])], weights[chunk],
+                              heads[chunk])
 
 
-def _attend_whole(q, k_t, v, mask, weights, heads):
+def _attend_whole(q, k_t, v, mask, weights, heads, bias=None):
     """Small problems: every step once for all heads and rows, to keep NumPy calls few."""
     n_b, n_heads, n_tgt, n_src = weights.shape
     np.matmul(q, k_t, out=weights)                                            # (B, h, T, S)
+    if bias is not None:
+        weights += bias
     # Here the scores themselves bound |score|, in two calls (chunks use norms, see _attend).
     high = max(np.maximum.reduce(weights, axis=None), -np.minimum.reduce(weights, axis=None))
     if not math.isfinite(high):            # a score is not finite: refuse, not NaN weights
@@ -145,8 +153,9 @@ def _attend_whole(q, k_t, v, mask, weights, heads):
     np.matmul(weights, v, out=heads)                                          # (B, h, T, dh)
 
 
-def _attend_chunk(q, k_t, v, window, safe, w, heads):
-    """Attention for some heads x rows: q (hc, rc, dh), k_t (hc, dh, S), v (hc, S, dh).
+def _attend_chunk(q, k_t, v, window, safe, bias, w, heads):
+    """Attention for some heads x rows: q (hc, rc, dh), k_t (hc, dh, S), v (hc, S, dh), the
+    scores' bias (hc, rc, S) or None.
 
     The scores are written straight into their place in the weights ``w`` (hc, rc, S), the only
     large allocation, by one BLAS call per head; turned into probabilities in place, block by
@@ -156,6 +165,8 @@ def _attend_chunk(q, k_t, v, window, safe, w, heads):
     lo, hi, _ = window
     if lo < hi:
         np.matmul(q, k_t[..., lo:hi], out=w[..., lo:hi])                      # (hc, rc, n)
+        if bias is not None:
+            w[..., lo:hi] += bias[..., lo:hi]
     if lo > 0 or hi < w.shape[-1]:  # after the matmul, whose threads share the page faults
         w[..., :lo] = 0
         w[..., hi:] = 0

@@ -8,9 +8,11 @@ source sentence)::
 
 All heads are projected with one matrix each and split by reshaping: head ``i`` owns columns
 ``i*d_head:(i+1)*d_head`` of ``W_Q``, ``W_K`` and ``W_V``. A real model's projections carry
-biases too (``q = x W_Q + b_Q``, ...: ``MultiHeadCrossAttention.from_weights``). Attention
-weights always have shape ``(n_heads, n_tgt, n_src)`` (with a leading batch axis when batched):
-rows are target queries, columns are source keys.
+biases too (``q = x W_Q + b_Q``, ...: ``MultiHeadCrossAttention.from_weights``); T5's do not,
+and T5 adds a learned position bias to the scores instead of dividing them by sqrt(d_head)
+(``scaling``, ``position_bias``). Attention weights always have shape ``(n_heads, n_tgt,
+n_src)`` (with a leading batch axis when batched): rows are target queries, columns are source
+keys.
 
 The fast path (``__call__``) and the teaching path (``trace``) compute the same numbers; the
 first is built for speed and memory, the second keeps every intermediate.
@@ -19,11 +21,11 @@ first is built for speed and memory, the second keeps every intermediate.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from xattn._checks import (
+    as_finite,
     check_attention_inputs,
     check_int,
     check_projection,
@@ -39,86 +41,10 @@ from xattn._fastpath import (
     project,
     split_heads,
 )
+from xattn.trace import AttentionTrace, masked_softmax
 
 __all__ = ["MultiHeadCrossAttention", "AttentionTrace", "KeyValues", "split_heads",
            "merge_heads", "masked_softmax"]
-
-
-def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    """Softmax over the last axis (the source keys) where ``mask`` allows; 0 elsewhere.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (..., n_src)
-        May hold ``-inf`` at keys that are not to be attended.
-    mask : ndarray of bool, broadcastable to ``scores``, optional
-        True where a key may be attended.
-
-    Returns
-    -------
-    ndarray of the shape of ``scores``
-        Rows sum to 1; a row with no key to attend (every key masked) is all zero, never NaN.
-
-    Examples
-    --------
-    >>> masked_softmax(np.array([[0.0, 0.0, 5.0]]), np.array([True, True, False])).tolist()
-    [[0.5, 0.5, 0.0]]
-    """
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    row_max = scores.max(axis=-1, keepdims=True)
-    has_key = np.isfinite(row_max)
-    e = np.exp(scores - np.where(has_key, row_max, 0))
-    total = e.sum(axis=-1, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=has_key)
-
-
-@dataclass(frozen=True)
-class AttentionTrace:
-    """Every intermediate of one cross-attention call, for teaching views.
-
-    Shapes are given unbatched; batched calls add a leading ``B`` axis to every field.
-
-    Attributes
-    ----------
-    q : ndarray of shape (n_heads, n_tgt, d_head)
-        Queries per head, ``decoder_state @ W_Q (+ b_Q)`` split by heads (not yet scaled).
-    k : ndarray of shape (n_heads, n_src, d_head)
-        Keys per head, ``encoder_output @ W_K (+ b_K)`` split by heads.
-    v : ndarray of shape (n_heads, n_src, d_head)
-        Values per head, ``encoder_output @ W_V (+ b_V)`` split by heads.
-    scores : ndarray of shape (n_heads, n_tgt, n_src)
-        Raw dot products ``q @ k^T``.
-    scaled_scores : ndarray of shape (n_heads, n_tgt, n_src)
-        ``scores * scale`` (``scale`` is ``1/sqrt(d_head)``, or 1 when scaling is switched off).
-    masked_scores : ndarray of shape (n_heads, n_tgt, n_src)
-        ``scaled_scores`` with ``-inf`` where a key may not be attended.
-    mask : ndarray of shape (n_tgt, n_src), bool
-        The encoder mask broadcast to every target row (True = may attend).
-    weights : ndarray of shape (n_heads, n_tgt, n_src)
-        Softmax over source keys of ``masked_scores``; rows with no key are all zero.
-    head_outputs : ndarray of shape (n_heads, n_tgt, d_head)
-        ``weights @ v`` per head, times ``head_mask``.
-    concat : ndarray of shape (n_tgt, d_model)
-        The head outputs side by side (head 0 first).
-    output : ndarray of shape (n_tgt, d_model)
-        ``concat @ W_O (+ b_O)``.
-    scale : float
-        The factor applied to the scores.
-    """
-
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
-    scores: np.ndarray
-    scaled_scores: np.ndarray
-    masked_scores: np.ndarray
-    mask: np.ndarray
-    weights: np.ndarray
-    head_outputs: np.ndarray
-    concat: np.ndarray
-    output: np.ndarray
-    scale: float
 
 
 class MultiHeadCrossAttention:
@@ -142,9 +68,13 @@ class MultiHeadCrossAttention:
     W_Q, W_K, W_V, W_O : ndarray of shape (d_model, d_model)
         Projections applied as ``x @ W`` (rows are tokens), drawn in that order as standard
         normal times ``sqrt(1/d_model)``. They may be replaced (e.g. after training) with arrays
-        of the same shape.
+        of the same shape. (``from_weights`` may give heads narrower in all than d_model, as
+        T5 v1.1's: W_Q, W_K, W_V (d_model, n_heads * d_head), W_O (n_heads * d_head, d_model).)
     b_Q, b_K, b_V, b_O : ndarray of shape (d_model,), or None
         Biases added after each projection; None (no bias) unless given to ``from_weights``.
+    scaling : float
+        The factor of the scores, ``1/sqrt(d_head)`` unless ``from_weights`` gives another
+        (T5: 1).
 
     Examples
     --------
@@ -180,23 +110,31 @@ class MultiHeadCrossAttention:
         self.W_Q, self.W_K, self.W_V, self.W_O = (
             (rng.standard_normal(shape) * std).astype(self.dtype) for _ in range(4))
         self.b_Q = self.b_K = self.b_V = self.b_O = None
+        self.scaling = 1.0 / math.sqrt(self.d_head)
 
     @classmethod
     def from_weights(cls, W_Q, W_K, W_V, W_O, *, n_heads: int, b_Q=None, b_K=None, b_V=None,
-                     b_O=None, dtype: np.typing.DTypeLike = np.float32) -> MultiHeadCrossAttention:
+                     b_O=None, dtype: np.typing.DTypeLike = np.float32,
+                     scaling: float | None = None) -> MultiHeadCrossAttention:
         """A module with given projections (a trained or real model's), nothing drawn.
 
         Parameters
         ----------
-        W_Q, W_K, W_V, W_O : array_like of shape (d_model, d_model)
+        W_Q, W_K, W_V : array_like of shape (d_model, n_heads * d_head)
             Applied as ``x @ W``: for a torch ``nn.Linear``, its ``weight.T`` (a view: no copy).
+            Square (d_head = d_model / n_heads) but for T5 v1.1's narrower heads.
+        W_O : array_like of shape (n_heads * d_head, d_model)
         n_heads : int
-            Must divide ``d_model``.
-        b_Q, b_K, b_V, b_O : array_like of shape (d_model,), optional
+            Must divide the width of W_Q.
+        b_Q, b_K, b_V : array_like of shape (n_heads * d_head,), optional
+        b_O : array_like of shape (d_model,), optional
             Biases: ``q = x W_Q + b_Q``, ..., ``output = concat W_O + b_O``.
         dtype : float32 or float64, default float32
-            Dtype of every computation. Weights of this dtype, or float16 (storage only, half
-            the memory), are kept as given, without a copy; others are cast to it.
+            Dtype of every computation. Weights of this dtype, or float16 or bfloat16
+            (``xattn._floats``: storage only, half the memory), are kept as given, without a
+            copy; others are cast to it.
+        scaling : float, optional
+            The factor of the scores; default ``1/sqrt(d_head)`` (T5 gives 1).
 
         Examples
         --------
@@ -209,19 +147,26 @@ class MultiHeadCrossAttention:
         self.dtype = np.dtype(dtype)
         if self.dtype not in EXP_SAFE:
             raise ValueError(f"dtype must be float32 or float64; received {self.dtype}.")
-        self.W_Q = check_projection(W_Q, "W_Q", self.dtype)
-        self.d_model = self.W_Q.shape[0]
+        self.W_Q = check_projection(W_Q, "W_Q", self.dtype, label="(d_model, n_heads * d_head)")
+        self.d_model, d_attn = self.W_Q.shape
         self.n_heads = check_int(n_heads, "n_heads", minimum=1)
-        if self.d_model % self.n_heads:
+        if d_attn % self.n_heads:
             raise ValueError(f"d_model must be divisible by n_heads; received d_model="
-                             f"{self.d_model} (W_Q's size), n_heads={self.n_heads}.")
-        self.d_head = self.d_model // self.n_heads
-        square, vector = (self.d_model, self.d_model), (self.d_model,)
-        self.W_K, self.W_V, self.W_O = (check_projection(w, name, self.dtype, square) for name, w
-                                        in (("W_K", W_K), ("W_V", W_V), ("W_O", W_O)))
+                             f"{d_attn} (W_Q's size), n_heads={self.n_heads}.")
+        self.d_head = d_attn // self.n_heads
+        into, out = (self.d_model, d_attn), (d_attn, self.d_model)
+        wide = "(d_model, d_model)" if d_attn == self.d_model else "(d_model, n_heads * d_head)"
+        self.W_K, self.W_V = (check_projection(w, name, self.dtype, into, wide)
+                              for name, w in (("W_K", W_K), ("W_V", W_V)))
+        self.W_O = check_projection(W_O, "W_O", self.dtype, out, wide if d_attn == self.d_model
+                                    else "(n_heads * d_head, d_model)")
+        inner = "(d_model,)" if d_attn == self.d_model else "(n_heads * d_head,)"
         self.b_Q, self.b_K, self.b_V, self.b_O = (
-            None if b is None else check_projection(b, name, self.dtype, vector)
-            for name, b in (("b_Q", b_Q), ("b_K", b_K), ("b_V", b_V), ("b_O", b_O)))
+            None if b is None else check_projection(b, name, self.dtype, (size,), label)
+            for name, b, size, label in (("b_Q", b_Q, d_attn, inner), ("b_K", b_K, d_attn, inner),
+                                         ("b_V", b_V, d_attn, inner),
+                                         ("b_O", b_O, self.d_model, "(d_model,)")))
+        self.scaling = 1.0 / math.sqrt(self.d_head) if scaling is None else float(scaling)
         return self
 
     def keys_values(self, encoder_output) -> KeyValues:
@@ -250,7 +195,7 @@ class MultiHeadCrossAttention:
             kv = encoder_output
             x_t, _, mask, gate, batched = check_attention_inputs(
                 decoder_state, None, encoder_mask, head_mask, d_model=self.d_model,
-                n_heads=self.n_heads, dtype=self.dtype, source=kv)
+                n_heads=self.n_heads, dtype=self.dtype, source=kv, d_head=self.d_head)
             return x_t, kv.k, kv.v, mask, gate, batched
         x_t, x_s, mask, gate, batched = check_attention_inputs(
             decoder_state, encoder_output, encoder_mask, head_mask,
@@ -258,12 +203,23 @@ class MultiHeadCrossAttention:
         k, v = project(x_s, self.W_K, self.b_K), project(x_s, self.W_V, self.b_V)  # (B, S, d)
         return x_t, split_heads(k, self.n_heads), split_heads(v, self.n_heads), mask, gate, batched
 
+    def _bias(self, position_bias, n_tgt: int, n_src: int) -> np.ndarray | None:
+        """The position bias as (1, h, T, S) of the compute dtype, or None."""
+        if position_bias is None:
+            return None
+        bias = as_finite(position_bias, "position_bias", self.dtype)
+        if bias.shape != (self.n_heads, n_tgt, n_src):
+            raise ValueError(f"position_bias must have shape ({self.n_heads}, {n_tgt}, {n_src}) "
+                             f"(heads, target, source); received shape {bias.shape}.")
+        return bias[None]
+
     def __repr__(self) -> str:
         return (f"MultiHeadCrossAttention(d_model={self.d_model}, n_heads={self.n_heads}, "
                 f"d_head={self.d_head}, dtype={self.dtype.name})")
 
     # ------------------------------------------------------------------ fast path
-    def __call__(self, decoder_state, encoder_output, encoder_mask=None, *, head_mask=None):
+    def __call__(self, decoder_state, encoder_output, encoder_mask=None, *, head_mask=None,
+                 position_bias=None):
         """Attend from every target token to the source tokens.
 
         Parameters
@@ -280,6 +236,8 @@ class MultiHeadCrossAttention:
         head_mask : array_like of shape (n_heads,), optional
             Multiplies each head's output before ``W_O`` (1 keeps a head, 0 removes it).
             Weights are still returned for every head.
+        position_bias : array_like of shape (n_heads, n_tgt, n_src), optional
+            Added to the scaled scores (T5's relative positions), the same for every batch row.
 
         Returns
         -------
@@ -291,16 +249,19 @@ class MultiHeadCrossAttention:
                                                       encoder_mask, head_mask)
         n_b, n_tgt, _ = x_t.shape
         n_src = k.shape[-2]
-        q = project(x_t, self.W_Q, self.b_Q)                                  # (B, T, d_model)
-        q *= self.dtype.type(1.0 / math.sqrt(self.d_head))  # scale queries, not T x S scores
+        bias = self._bias(position_bias, n_tgt, n_src)
+        q = project(x_t, self.W_Q, self.b_Q)                                  # (B, T, h * dh)
+        if self.scaling != 1.0:
+            q *= self.dtype.type(self.scaling)      # scale queries, not T x S scores
         # Heads are strided views of the projections: BLAS reads them in place (no copies).
         q = split_heads(q, self.n_heads)                                       # (B, h, T, dh)
         k_t = k.swapaxes(-1, -2)                                               # (B, h, dh, S)
         weights = np.empty((n_b, self.n_heads, n_tgt, n_src), dtype=self.dtype)  # (B,h,T,S)
-        concat = np.empty((n_b, n_tgt, self.d_model), dtype=self.dtype)       # (B, T, d_model)
+        concat = np.empty((n_b, n_tgt, self.n_heads * self.d_head),
+                          dtype=self.dtype)                                    # (B, T, h * dh)
         heads = split_heads(concat, self.n_heads)                 # (B, h, T, dh), a view
         try:
-            attend(q, k_t, v, mask, weights, heads)
+            attend(q, k_t, v, mask, weights, heads, bias)
         except Overflow:
             raise _too_large(self.dtype) from None
         if gate is not None:
@@ -313,11 +274,11 @@ class MultiHeadCrossAttention:
 
     # ------------------------------------------------------------------ teaching path
     def trace(self, decoder_state, encoder_output, encoder_mask=None, *, head_mask=None,
-              scale: bool = True) -> AttentionTrace:
+              scale: bool = True, position_bias=None) -> AttentionTrace:
         """Run the same computation step by step and keep every intermediate.
 
-        Parameters are those of ``__call__``; ``scale=False`` leaves out the ``1/sqrt(d_head)``
-        factor, to show the softmax saturating as ``d_head`` grows.
+        Parameters are those of ``__call__``; ``scale=False`` leaves out the factor
+        (``scaling``, 1/sqrt(d_head)), to show the softmax saturating as ``d_head`` grows.
 
         Returns
         -------
@@ -328,11 +289,14 @@ class MultiHeadCrossAttention:
                                                       encoder_mask, head_mask)
         n_b, n_tgt, _ = x_t.shape
         n_src = k.shape[-2]
-        factor = 1.0 / math.sqrt(self.d_head) if scale else 1.0
+        factor = self.scaling if scale else 1.0
         q = split_heads(project(x_t, self.W_Q, self.b_Q), self.n_heads)       # (B, h, T, dh)
         scores = q @ k.swapaxes(-1, -2)                                        # (B, h, T, S)
         _check_finite(scores)
         scaled = scores * self.dtype.type(factor)
+        bias = self._bias(position_bias, n_tgt, n_src)
+        if bias is not None:
+            scaled += bias                                                     # (B, h, T, S)
         full_mask = np.broadcast_to(mask, (n_b, n_tgt, n_src)) if mask is not None \
             else np.ones((n_b, n_tgt, n_src), dtype=bool)
         masked = np.where(full_mask[:, None], scaled, -np.inf).astype(self.dtype)
@@ -340,7 +304,7 @@ class MultiHeadCrossAttention:
         head_outputs = weights @ v                                             # (B, h, T, dh)
         if gate is not None:
             head_outputs = head_outputs * gate[None, :, None, None]
-        concat = merge_heads(head_outputs)                                     # (B, T, d_model)
+        concat = merge_heads(head_outputs)                                     # (B, T, h * dh)
         output = project(concat, self.W_O, self.b_O)                          # (B, T, d_model)
         _check_finite(output)
         fields = dict(q=q, k=k, v=v, scores=scores, scaled_scores=scaled, masked_scores=masked,

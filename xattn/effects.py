@@ -12,12 +12,15 @@ of a teacher-forced pair:
 - **switching a head off**: one cross-attention head of one layer gated to 0 before
   ``out_proj`` (Michel et al. 2019), the same drop;
 - **the logit lens**: each decoder layer's output through the output projection, as if the
-  model stopped there. Marian's layers end with a LayerNorm (post-LN) and the stack has no
-  final norm, so the projection is applied as the last layer's output gets it.
+  model stopped there, and as the last layer's output gets it: Marian and BART end each layer
+  with a LayerNorm (post-norm) and the stack with none; mBART, M2M100 and T5 norm before each
+  block and end the stack with a norm, which every layer's output goes through first (as
+  nostalgebraist's lens does with GPT-2's final norm).
 
 A word's probability is the product of its pieces' (the chain rule), so a word of several
 pieces is measured whole. Everything is a teacher-forced pass: row ``i`` is the step that
-produces target word ``i``.
+produces target word ``i``. Every family of ``xattn.marian`` (``EncoderDecoder``) runs them;
+a loaded model offers them as its ``effects`` capability (``xattn.translator.Translator``).
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from xattn._checks import check_int
-from xattn.marian.layers import decoder_layer
-from xattn.subwords import merge_words, word_groups, word_texts
+from xattn.marian.layers import decoder_layer, norm
+from xattn.subwords import merge_words, word_groups, word_marker, word_texts
 
 __all__ = ["Effects", "LogitLens", "effects", "logit_lens", "log_probs"]
 
@@ -98,16 +101,19 @@ class LogitLens:
 
 
 def _stack(model, enc: np.ndarray, tgt_ids, keep=None, gates=None) -> list[np.ndarray]:
-    """Every decoder layer's output, (n_layers, T, d_model) as a list, over the encoder rows
-    ``keep`` (all by default: a source token left out is masked from every cross-attention)."""
+    """Every decoder layer's output, (n_layers, T, d_model) as a list, the stack's final norm
+    applied to each (where the family has one), over the encoder rows ``keep`` (all by
+    default: a source token left out is masked from every cross-attention)."""
     source = enc if keep is None else enc[keep]                            # (S', d_model)
-    y = model.embed([model.config.decoder_start_token_id, *tgt_ids[:-1]],
-                    model.embed_tokens_decoder)                             # (T, d_model)
+    y = model.embed([model.config.decoder_start_token_id, *tgt_ids[:-1]], "decoder")  # (T, d)
+    bias = model.self_bias("decoder", len(y))                      # (h, T, T): T5's, or None
+    final = model.final_norm["decoder"]
     outs = []
     for i, layer in enumerate(model.decoder_layers):
-        y, _, _, _ = decoder_layer(y, layer, model.act, layer.encoder_attn.keys_values(source),
-                                   None, None if gates is None else gates[i])
-        outs.append(y)
+        y, _, _, _ = decoder_layer(y, layer, model.act, model.family.pre_norm,
+                                   layer.encoder_attn.keys_values(source), None,
+                                   None if gates is None else gates[i], bias)
+        outs.append(y if final is None else norm(y, final))
     return outs
 
 
@@ -125,8 +131,9 @@ def _word_p(model, h: np.ndarray, tgt_ids, pieces: np.ndarray) -> float:
     return float(np.exp(lp[np.arange(len(pieces)), np.asarray(tgt_ids)[pieces]].sum()))
 
 
-def _groups(pieces, specials, words: bool) -> np.ndarray:
-    return word_groups(pieces, specials=specials) if words else np.arange(len(pieces))
+def _groups(pieces, specials, marker: str, words: bool) -> np.ndarray:
+    return (word_groups(pieces, specials=specials, marker=marker) if words else
+            np.arange(len(pieces)))
 
 
 def effects(model, src_ids, tgt_ids, row: int, *, words: bool = True) -> Effects:
@@ -134,7 +141,7 @@ def effects(model, src_ids, tgt_ids, row: int, *, words: bool = True) -> Effects
 
     Parameters
     ----------
-    model : xattn.marian.MarianMT
+    model : xattn.marian.EncoderDecoder
     src_ids, tgt_ids : sequence of int
         The pair, as the tokenizer encodes it (each ending with ``</s>``).
     row : int
@@ -146,11 +153,12 @@ def effects(model, src_ids, tgt_ids, row: int, *, words: bool = True) -> Effects
     -------
     Effects
     """
-    tok = model.tokenizer
-    src_ids, tgt_ids = list(src_ids), list(tgt_ids)
-    src_pieces, tgt_pieces = tok.id_to_piece(src_ids), tok.id_to_piece(tgt_ids)
-    src_groups = _groups(src_pieces, tok.specials, words)
-    tgt_groups = _groups(tgt_pieces, tok.specials, words)
+    src_ids = list(src_ids)
+    tgt_ids = model.check_ids(tgt_ids, "tgt_ids", model.config.decoder_vocab_size)
+    src_pieces, tgt_pieces = model.pieces(src_ids), model.pieces(tgt_ids)
+    marker = word_marker(src_pieces + tgt_pieces)     # "▁" (sentencepiece) or "Ġ" (BART)
+    src_groups = _groups(src_pieces, model.specials, marker, words)
+    tgt_groups = _groups(tgt_pieces, model.specials, marker, words)
     row = check_int(row, "row", minimum=0, maximum=int(tgt_groups[-1]))
     pieces = np.flatnonzero(tgt_groups == row)                              # the word's steps
     upto = tgt_ids[:pieces[-1] + 1]                 # later steps cannot change this word
@@ -168,7 +176,7 @@ def effects(model, src_ids, tgt_ids, row: int, *, words: bool = True) -> Effects
         gates = np.ones(head_off.shape, np.float32)
         gates[layer, h] = 0
         head_off[layer, h] = p_of(gates=gates)
-    src, tgt = ((tuple(word_texts(p, g)) if words else tuple(p))
+    src, tgt = ((tuple(word_texts(p, g, marker=marker)) if words else tuple(p))
                 for p, g in ((src_pieces, src_groups), (tgt_pieces, tgt_groups)))
     return Effects(src, tgt, row, attention, p_of(), masked, head_off)
 
@@ -178,7 +186,7 @@ def logit_lens(model, src_ids, tgt_ids, *, k: int = 5) -> LogitLens:
     teacher-forced pair: its ``k`` likeliest tokens and its probability of the one produced.
     """
     k = check_int(k, "k", minimum=1, maximum=50)
-    tgt_ids = list(tgt_ids)
+    tgt_ids = model.check_ids(tgt_ids, "tgt_ids", model.config.decoder_vocab_size)
     outs = _stack(model, model.encode(list(src_ids)), tgt_ids)
     steps = np.arange(len(tgt_ids))
     top_ids, top_probs, chosen = [], [], []
@@ -191,5 +199,5 @@ def logit_lens(model, src_ids, tgt_ids, *, k: int = 5) -> LogitLens:
         top_probs.append(np.take_along_axis(p, best, axis=-1))
         chosen.append(p[steps, tgt_ids])
     ids = np.stack(top_ids)                                                 # (L, T, k)
-    names = np.array(model.tokenizer.id_to_piece(ids.ravel().tolist())).reshape(ids.shape)
+    names = np.array(model.pieces(ids.ravel().tolist())).reshape(ids.shape)
     return LogitLens(ids, names, np.stack(top_probs), np.stack(chosen))

@@ -80,7 +80,7 @@ def explanation(a, layer: int) -> Told:
     from xattn.figures.effects import effects_figure, head_effects_figure
 
     i, note = target_row(a, "chat")
-    e = a.effects(i)
+    e = a.translation.effects(i)
     src, last = e.src_words, e.attention.shape[0] - 1
     looked, needed = _where(e, last)
     target = token_name(a.tgt_tokens, i)

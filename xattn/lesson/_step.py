@@ -25,33 +25,33 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "mask": (lambda a: a.mask is not None,
              "these weights do not say which cells were masked (a file), so the answer cannot "
              "name them: choose *Weights: random* in the sidebar."),
-    "unmasked": (lambda a: a.unmasked is not None,
+    "unmasked": (lambda a: a.recipe is not None and a.recipe.unmasked is not None,
                  "only random weights take a mask you choose: choose *Weights: random* and "
                  "*Masking: padding* in the sidebar, and mask a source token."),
-    "variant": (lambda a: a.variant is not None,
+    "variant": (lambda a: a.recipe is not None,
                 "only random weights come from a seed you can change (trained weights are "
                 "trained from theirs: compare training seeds in the sidebar): choose "
                 "*Weights: random*."),
     "gold": (lambda a: a.gold is not None,
              "only the toy task's trained weights come with a gold alignment: choose "
              "*Weights: trained*."),
-    "untrained": (lambda a: a.untrained is not None,
+    "untrained": (lambda a: a.toy is not None and a.toy.untrained is not None,
                   "only the toy task's trained weights have a random start to compare with: "
                   "choose *Weights: trained*."),
-    "ablate": (lambda a: a.ablate is not None,
+    "ablate": (lambda a: a.layers is not None and a.layers.ablate is not None,
                "switching heads off needs the heads' outputs and W_O, which these weights do "
                "not have: choose *Weights: random* or *trained*."),
-    "rescale": (lambda a: a.trace is not None and a.rescalable,
+    "rescale": (lambda a: a.layers is not None and a.layers.rescalable,
                 "these weights' division by √d_head cannot be switched off here: choose "
                 "*Weights: random*."),
     "heldout": (lambda a: a.heldout is not None,
                 "only weights that can run on the toy corpus's held-out sentences can be "
                 "scored against its gold alignment: choose *Weights: model* (the shipped "
                 "toy-en-fr) or *trained*."),
-    "timelapse": (lambda a: a.timelapse is not None,
+    "timelapse": (lambda a: a.toy is not None and a.toy.timelapse is not None,
                   "only the toy task's trained weights keep snapshots of their training: "
                   "choose *Weights: trained*."),
-    "effects": (lambda a: a.effects is not None,
+    "effects": (lambda a: a.translation is not None and a.translation.effects is not None,
                 "only a translation model run here in NumPy produces a next word whose "
                 "probability can be measured with a source word masked: choose *Weights: "
                 "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),

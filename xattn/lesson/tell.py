@@ -40,7 +40,8 @@ def one_head(a: Attention, layer: int) -> Told:
     return Told({"target": target, "heatmap": "the heatmap" if alone else "head 1's heatmap",
                  "head": "the head" if alone else "head 1"},
                 ("" if alone else "In head 1, ") + f"{target} looks most at "
-                f"{token_name(src, j)} ({row[j]:.3f})." + (f" {a.caveat}" if a.caveat else ""),
+                f"{token_name(src, j)} ({row[j]:.3f})."
+                + (f" {a.meta.caveat}" if a.meta.caveat else ""),
                 f"Tap the source word {target} will look at most in head 1.", _tokens(src), j,
                 note, tokens=tuple(src), row=(i, 0))
 
@@ -70,7 +71,7 @@ def padding(a: Attention, layer: int) -> Told:
                     "No source token is masked here: choose *Masking: padding* in the sidebar "
                     "and mask a source token; the answer follows the numbers then.",
                     note="No source token is masked on this page.")
-    free = a.unmasked().layer(layer)                                       # (h, T, S)
+    free = a.recipe.unmasked().layer(layer)                                       # (h, T, S)
     j = masked[0]
     i, _ = target_row(a, "chat")
     before, after = free[0, i], a.layer(layer)[0, i]
@@ -107,17 +108,18 @@ SEED_CHOICES = ("They stay the same", "Some rows change", "Most rows change")
 
 
 def seed(a: Attention, layer: int) -> Told:
-    other_seed = a.seed + 1
-    other = a.variant(other_seed, a.n_heads).layer(layer)                   # (h, T, S)
+    seed = a.recipe.seed
+    other_seed = seed + 1
+    other = a.recipe.variant(other_seed, a.n_heads).layer(layer)                   # (h, T, S)
     now = a.layer(layer)
     moved = int((now.argmax(-1) != other.argmax(-1)).sum())
     total = now.shape[0] * now.shape[1]
     truth = SEED_CHOICES[0 if moved == 0 else 1 if moved <= total / 2 else 2]
-    return Told({"seed": str(a.seed), "next": str(other_seed), "heads": _heads(a.n_heads)},
-                f"With seed {other_seed} instead of {a.seed}, **{moved} of {total}** rows (all "
+    return Told({"seed": str(seed), "next": str(other_seed), "heads": _heads(a.n_heads)},
+                f"With seed {other_seed} instead of {seed}, **{moved} of {total}** rows (all "
                 "heads) put their strongest weight on another source token. The patterns of "
                 "random weights come from the seed, not from language.",
-                f"With seed {other_seed} instead of {a.seed}, do the strongest weights stay?",
+                f"With seed {other_seed} instead of {seed}, do the strongest weights stay?",
                 Question("choice", SEED_CHOICES), truth)
 
 
@@ -149,7 +151,7 @@ TRAINING_CHOICES = ("A: the trained weights", "B: the random start", "Both alike
 
 
 def training(a: Attention, layer: int) -> Told:
-    b = a.untrained()
+    b = a.toy.untrained()
     conf = [float(np.nanmean(head_statistics(x.layer(layer), x.mask)["confidence"]))
             for x in (a, b)]
     truth = TRAINING_CHOICES[2 if abs(conf[0] - conf[1]) < 0.05 else 0 if conf[0] > conf[1]
@@ -164,7 +166,7 @@ def training(a: Attention, layer: int) -> Told:
 
 
 def ablation(a: Attention, layer: int) -> Told:
-    res = a.ablate(layer, ())
+    res = a.layers.ablate(layer, ())
     order = np.argsort(-np.nan_to_num(res.per_head, nan=-1.0), kind="stable")
     most, least = int(order[0]), int(order[-1])
     choices = tuple(f"head {h + 1}" for h in range(a.n_heads))
@@ -199,7 +201,7 @@ def _sqrt_why(truth: str, d_head: int, top_on: float, top_off: float) -> str:
 
 
 def sqrt(a: Attention, layer: int) -> Told:
-    on, off = a.trace(layer, True), a.trace(layer, False)
+    on, off = a.layers.trace(layer, True), a.layers.trace(layer, False)
     allowed = on.mask[0]
     h_on, h_off = (float(entropy(t.weights[0, :1], allowed)[0]) for t in (on, off))
     top_on, top_off = (float(t.weights[0, 0].max()) for t in (on, off))
@@ -241,7 +243,7 @@ def layers(a: Attention, layer: int) -> Told:
 
 
 def learning(a: Attention, layer: int) -> Told:
-    tl = a.timelapse()
+    tl = a.toy.timelapse()
     onset = tl.onset(0.5)
     started = [(int(step), h) for h, step in enumerate(onset.tolist()) if step >= 0]
     choices = tuple(f"head {h + 1}" for h in range(len(onset)))

@@ -1,17 +1,22 @@
-"""A Marian translation model (opus-mt and the like) in NumPy, and a small one trained here.
+"""Encoder-decoder translation models in NumPy: Marian, BART, mBART, M2M100/NLLB and T5.
 
-No torch, no transformers: ``config.json``, ``model.safetensors`` (read by safetensors' NumPy
-reader) and the tokenizer (``source.spm``, ``target.spm``, ``vocab.json``, read by
-sentencepiece). Every attention of the model is ``xattn.attention.MultiHeadCrossAttention``
-with the model's biases, so Step through, Switch heads off and the sqrt(d_head) toggle work
-on the real layers.
+No torch, no transformers: a Hugging Face folder read as it is (``config.json``,
+``model.safetensors`` memory-mapped, and the tokenizer: sentencepiece files or
+``tokenizer.json`` through the ``tokenizers`` library). One model (``EncoderDecoder``), its
+family's differences chosen from a table (``FAMILIES``: norms before or after each block,
+learned, sinusoidal or relative positions, T5's gated feed-forward and unscaled scores, ...).
+Every attention of the model is ``xattn.attention.MultiHeadCrossAttention`` with the model's
+weights, so Step through, Switch heads off and the sqrt(d_head) toggle work on the real
+layers. The package keeps its first family's name; ``toy-en-fr`` (a small Marian trained here)
+ships in it.
 
 - ``load_marian(name)``: the shipped English-to-French toy model (``SHIPPED_MODEL``, trained by
-  ``scripts/train_marian.py``; see its MODEL_CARD.md), or a folder on the allow-list written
-  by ``python -m xattn.models convert NAME DIR``.
-- ``cross_attention``, ``layer_trace``, ``layer_ablation``: as in ``xattn.models``.
-- ``MarianMT.forward`` (teacher forcing), ``decode`` (greedy with a key/value cache, step by
-  step, tokens may be forced), ``translate``.
+  ``scripts/train_marian.py``; see its MODEL_CARD.md), or a folder on the allow-list.
+- ``cross_attention`` (``xattn.translator``'s, for every back end), ``layer_trace``,
+  ``layer_ablation``: as in ``xattn.models``. A loaded model is a ``xattn.translator.Translator``
+  with every capability: its layers opened, heads switched off, decoding step by step.
+- ``EncoderDecoder.forward`` (teacher forcing), ``decode`` (greedy with a key/value cache, step
+  by step, tokens may be forced), ``translate``.
 """
 
 from xattn.marian.api import (
@@ -21,16 +26,20 @@ from xattn.marian.api import (
     layer_ablation,
     layer_trace,
     load_marian,
+    runs_here,
     teacher_forced,
     translate,
     word_level,
 )
-from xattn.marian.config import MarianConfig, read_config
+from xattn.marian.config import FAMILIES, Family, ModelConfig, read_config
 from xattn.marian.decode import DecodeStep, Decoding, decode
-from xattn.marian.model import ForwardPass, MarianMT
+from xattn.marian.model import EncoderDecoder, ForwardPass
 from xattn.marian.tokenizer import MarianTokenizer
 
-__all__ = ["SHIPPED_FOLDER", "SHIPPED_MODEL", "DecodeStep", "Decoding", "ForwardPass",
-           "MarianConfig", "MarianMT", "MarianTokenizer", "cross_attention", "decode",
-           "layer_ablation", "layer_trace", "load_marian", "read_config", "teacher_forced",
-           "translate", "word_level"]
+MarianMT = EncoderDecoder     # the name from before the other families
+
+__all__ = ["FAMILIES", "SHIPPED_FOLDER", "SHIPPED_MODEL", "DecodeStep", "Decoding",
+           "EncoderDecoder", "Family", "ForwardPass", "MarianMT", "MarianTokenizer",
+           "ModelConfig", "cross_attention", "decode", "layer_ablation", "layer_trace",
+           "load_marian", "read_config", "runs_here", "teacher_forced", "translate",
+           "word_level"]

@@ -5,8 +5,10 @@ key/value cache, only the newest one is computed), every layer's cross-attention
 row per head, and the output projection gives the next token's probabilities. A token may be
 *forced* at any step (``forced={t: token_id}``): the steps before ``t`` are untouched and the
 ones after it follow from it, so a page can ask "what if the model had said this instead?".
-The ``<pad>`` token (opus-mt's start token) is never chosen, as opus-mt's generation config
-forbids it (``bad_words_ids``).
+A translation starts with the tokens its family starts one with (the target language's code
+for mBART-50, M2M100 and NLLB; ``forced_bos_token_id`` for BART), forced as transformers'
+generation forces them. Marian never chooses ``<pad>`` (its start token), as opus-mt's
+generation config forbids it (``bad_words_ids``).
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from xattn._checks import check_bool, check_int
-from xattn.marian.layers import decoder_layer
 
-__all__ = ["DecodeStep", "Decoding", "decode"]
+__all__ = ["DecodeStep", "Decoding", "decode", "start_tokens"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,7 +99,7 @@ def decode(model, src_ids, *, max_new_tokens: int = 64, forced=None, top_k: int 
 
     Parameters
     ----------
-    model : MarianMT
+    model : xattn.marian.EncoderDecoder
     src_ids : sequence of int
         Source token ids ending with ``</s>``.
     max_new_tokens : int, default 64
@@ -108,7 +109,7 @@ def decode(model, src_ids, *, max_new_tokens: int = 64, forced=None, top_k: int 
         one. Positions after the output has ended are never reached.
     top_k : int, default 5
     head_mask : array_like of shape (n_layers, n_heads), optional
-        Cross-attention gates (0 switches a head off), as for ``MarianMT.forward``.
+        Cross-attention gates (0 switches a head off), as for ``EncoderDecoder.forward``.
     use_cache : bool, default True
         False recomputes every earlier position at each step (slower; the same numbers).
 
@@ -119,9 +120,11 @@ def decode(model, src_ids, *, max_new_tokens: int = 64, forced=None, top_k: int 
     c = model.config
     limit = c.max_position_embeddings
     max_new = check_int(max_new_tokens, "max_new_tokens", minimum=1, maximum=limit)
-    forced = _check_forced(forced, max_new, c.decoder_vocab_size)
+    forced = {**dict(enumerate(start_tokens(model)[:max_new])),
+              **_check_forced(forced, max_new, c.decoder_vocab_size)}
     top_k = check_int(top_k, "top_k", minimum=1, maximum=c.decoder_vocab_size - 1)
     gates = model.check_head_mask(head_mask)
+    never = c.pad_token_id if model.family.never_pad else None
     enc = model.encode(src_ids)                                             # (S, d_model)
     sources = [layer.encoder_attn.keys_values(enc) for layer in model.decoder_layers]
     caches = [None] * model.n_layers
@@ -129,17 +132,13 @@ def decode(model, src_ids, *, max_new_tokens: int = 64, forced=None, top_k: int 
     for t in range(max_new):
         if check_bool(use_cache, "use_cache"):
             y = model.embed([produced[-1] if produced else c.decoder_start_token_id],
-                            model.embed_tokens_decoder, offset=t)           # (1, d_model)
+                            "decoder", past=t)                              # (1, d_model)
+            y, _, w, caches = model.decoder(y, sources, caches, t, gates)   # w: (L, h, 1, S)
         else:
-            caches = [None] * model.n_layers
-            y = model.embed([c.decoder_start_token_id, *produced], model.embed_tokens_decoder)
-        rows = []
-        for i, layer in enumerate(model.decoder_layers):
-            y, _, w, caches[i] = decoder_layer(y, layer, model.act, sources[i], caches[i],
-                                               None if gates is None else gates[i])
-            rows.append(w[:, -1])                                           # (h, S)
-        steps.append(_step(t, model.logits(y[-1:])[0], np.stack(rows), forced.get(t), top_k,
-                           c.decoder_start_token_id))
+            y = model.embed([c.decoder_start_token_id, *produced], "decoder")
+            y, _, w, _ = model.decoder(y, sources, [None] * model.n_layers, 0, gates)
+        steps.append(_step(t, model.logits(y[-1:])[0], w[:, :, -1], forced.get(t), top_k,
+                           never))
         produced.append(steps[-1].token_id)
         if produced[-1] == c.eos_token_id:
             break
@@ -147,11 +146,22 @@ def decode(model, src_ids, *, max_new_tokens: int = 64, forced=None, top_k: int 
                     produced[-1] == c.eos_token_id)
 
 
+def start_tokens(model) -> tuple[int, ...]:
+    """The tokens a translation starts with: the tokenizer's (a target language's code), else
+    the config's ``forced_bos_token_id`` (BART), else none."""
+    prefix = tuple(model.tokenizer.target_prefix)
+    if prefix:
+        return prefix
+    bos = model.config.forced_bos_token_id
+    return (bos,) if bos >= 0 else ()
+
+
 def _step(t: int, logits: np.ndarray, rows: np.ndarray, forced: int | None, top_k: int,
-          never: int) -> DecodeStep:
+          never: int | None) -> DecodeStep:
     """One step's record from its logits (V,) and cross-attention rows (L, h, S)."""
     z = logits.astype(np.float64)
-    z[never] = -np.inf                                                      # <pad>: never next
+    if never is not None:
+        z[never] = -np.inf                                                  # <pad>: never next
     p = np.exp(z - z.max())
     p /= p.sum()
     best = np.argpartition(-p, top_k)[:top_k]                               # (top_k,) unsorted

@@ -1,5 +1,5 @@
 """``python -m xattn.models``: list the allowed models, export one sentence's attention, or
-convert a Marian checkpoint into a folder that runs in NumPy (``xattn.marian``).
+convert a checkpoint with pickled weights into a folder that runs in NumPy (``xattn.marian``).
 
     python -m xattn.models --list
     python -m xattn.models export --model NAME --src TEXT [--tgt TEXT] [--pieces] -o FILE.npz
@@ -14,9 +14,9 @@ import argparse
 import os
 import sys
 
-from xattn.models._attention import cross_attention
 from xattn.models._convert import convert
-from xattn.models._loading import ModelUnavailable, allowed_models, load_model
+from xattn.models._loading import load_model
+from xattn.translator import ModelUnavailable, allowed_models, cross_attention
 
 __all__ = ["main"]
 
@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--max-new-tokens", type=int, default=64,
                         help="longest translation, in pieces (default 64)")
     export.add_argument("-o", "--output", required=True, help="the .npz file to write")
-    conv = commands.add_parser("convert", help="write a Marian model as a folder NumPy reads "
+    conv = commands.add_parser("convert", help="write a model as a folder NumPy reads "
                                "(xattn.marian.load_marian): config, safetensors, tokenizer")
     conv.add_argument("name", help="a name from --list (hub id or save_pretrained folder)")
     conv.add_argument("dir", help="a new or empty folder to write")
@@ -99,7 +99,8 @@ def _convert(args) -> int:
                                dtype="float16" if args.float16 else "float32")
     except (ValueError, TypeError, ModelUnavailable, OSError) as err:
         return _error(err)
-    print(f"wrote {folder}: config.json, model.safetensors, source.spm, target.spm, vocab.json")
-    print(f"checked: logits of one sentence, NumPy against torch, differ by at most {diff:.2g}")
+    print(f"wrote {folder}: {', '.join(sorted(p.name for p in folder.iterdir()))}")
+    print(f"checked: logits of one sentence, the folder read back against the checkpoint, "
+          f"differ by at most {diff:.2g}")
     print(f"serve it without torch: XATTN_MODELS={folder} (xattn.marian.load_marian)")
     return 0

@@ -1,22 +1,29 @@
-"""``python -m xattn.models convert NAME DIR``: a Marian checkpoint as a folder NumPy can read.
+"""``python -m xattn.models convert NAME DIR``: a checkpoint as a folder NumPy can read.
 
-Run once where torch, transformers and the Hugging Face hub are available; the server then
-loads DIR with ``xattn.marian.load_marian`` (NumPy only). DIR gets ``config.json`` (every
-field), ``model.safetensors`` (transformers' tensor names; tied matrices once; no position
-tables, which are computed), and the tokenizer's ``source.spm``, ``target.spm`` and
-``vocab.json``. The conversion is checked: one sentence through torch and through NumPy.
+For checkpoints that only have pickled weights (``pytorch_model.bin``, which the NumPy models
+never open): run once where torch, transformers and the Hugging Face hub are available; the
+server then loads DIR with ``xattn.marian.load_marian`` (NumPy only). A Marian DIR gets
+``config.json`` (every field), ``model.safetensors`` (transformers' tensor names; tied matrices
+once; no position tables, which are computed), and the tokenizer's ``source.spm``,
+``target.spm`` and ``vocab.json``; another family's, what ``save_pretrained`` writes. Every
+file is readable by all (0644: a server may run as another user). The conversion is checked:
+DIR read back by transformers gives the checkpoint's logits on one sentence (the NumPy models
+equal transformers' on their own tests).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 
 from xattn._checks import quote
 
-__all__ = ["convert", "write_folder"]
+__all__ = ["convert", "write_folder", "FILE_MODE"]
+
+FILE_MODE = 0o644     # readable by a server that runs as another user (not the umask's 0600)
 
 
 def _same(a, b) -> bool:
@@ -77,35 +84,55 @@ def write_folder(model, folder, *, dtype: str = "float32") -> Path:
                                                    default=str) + "\n", encoding="utf-8")
     save_file(model_tensors(model, dtype), str(folder / "model.safetensors"),
               metadata={"format": "np", "written_by": "xattn.models convert"})
+    readable(folder)
     return folder
 
 
+def readable(folder) -> None:
+    """Every file of ``folder`` readable by all (``FILE_MODE``), the folder listable."""
+    folder = Path(folder)
+    os.chmod(folder, 0o755)
+    for path in folder.iterdir():
+        if path.is_file() and not path.is_symlink():
+            os.chmod(path, FILE_MODE)
+
+
 def convert(name: str, folder, *, dtype: str = "float32", allowed=None) -> tuple[Path, float]:
-    """Load ``name`` with transformers (allow-list rules of ``load_model``) and write ``folder``.
+    """Load ``name`` with transformers (allow-list rules of ``load_model``) and write ``folder``
+    as safetensors: a Marian checkpoint as ``write_folder`` writes it (with its sentencepiece
+    files), any other as transformers' ``save_pretrained`` (the NumPy models read BART,
+    mBART, M2M100, NLLB and T5 folders as they are). For checkpoints that only have pickled
+    weights: a Hub folder with ``model.safetensors`` needs no conversion.
 
     Returns
     -------
     folder : Path
     max_diff : float
-        Largest absolute difference of the logits of one test sentence, torch against NumPy.
+        Largest absolute difference of the logits of one test sentence: the checkpoint against
+        ``folder`` read back by transformers.
     """
     import torch
+    from transformers import AutoModelForSeq2SeqLM
 
-    from xattn.marian import MarianMT
     from xattn.models._loading import load_model
 
     _new_folder(folder)                   # before a download, not after
+    if dtype not in ("float32", "float16"):
+        raise ValueError(f"dtype must be 'float32' or 'float16'; received {quote(dtype)}.")
     loaded = load_model(name, allowed=allowed)
-    if not hasattr(loaded.tokenizer, "save_vocabulary") or \
-            type(loaded.tokenizer).__name__ != "MarianTokenizer":
-        raise ValueError(f"{name!r} has a {type(loaded.tokenizer).__name__}; only Marian "
-                         f"tokenizers (two sentencepiece models and vocab.json) are converted.")
-    folder = write_folder(loaded.model, folder, dtype=dtype)
-    loaded.tokenizer.save_vocabulary(str(folder))
-    numpy_model = MarianMT.from_folder(folder, name=name)
-    src = numpy_model.tokenizer.encode("The cat sat on the mat.")
-    tgt = numpy_model.tokenizer.encode("Le chat.", side="target")
+    if type(loaded.tokenizer).__name__ == "MarianTokenizer":
+        folder = write_folder(loaded.model, folder, dtype=dtype)
+        loaded.tokenizer.save_vocabulary(str(folder))
+    else:
+        folder = Path(folder)
+        model = loaded.model if dtype == "float32" else \
+            AutoModelForSeq2SeqLM.from_pretrained(name, dtype=torch.float16)
+        model.save_pretrained(folder)
+        loaded.tokenizer.save_pretrained(folder)
+    readable(folder)
+    src, tgt = loaded.tokenize("The cat sat on the mat."), loaded.tokenize("Le chat.", "target")
+    back = AutoModelForSeq2SeqLM.from_pretrained(folder).float().eval()
     with torch.no_grad():
-        ref = loaded.model(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits[0]
-    ours = numpy_model.forward(src, tgt).logits
-    return folder, float(np.abs(ours - ref.float().numpy()).max())
+        logits = [m(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits[0]
+                  for m in (loaded.model, back)]
+    return folder, float(np.abs(logits[0].float().numpy() - logits[1].float().numpy()).max())

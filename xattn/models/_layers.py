@@ -15,16 +15,16 @@ import numpy as np
 from xattn._checks import check_int
 from xattn.ablation import AblationResult, ablation
 from xattn.attention import AttentionTrace
-from xattn.models._attention import ModelAttention, teacher_forced
-from xattn.models._loading import LoadedModel
+from xattn.models._attention import teacher_forced
+from xattn.translator import ModelAttention
 
 __all__ = ["layer_trace", "layer_ablation"]
 
 
-def _cross_module(loaded: LoadedModel, layer):
-    if not isinstance(loaded, LoadedModel):
-        raise TypeError(f"loaded must be a LoadedModel (see load_model); received "
-                        f"{type(loaded).__name__}.")
+def _cross_module(loaded, layer):
+    if not hasattr(loaded, "model") or not hasattr(loaded.model, "get_decoder"):
+        raise TypeError(f"loaded must be a transformers model loaded by xattn.models.load_model; "
+                        f"received {type(loaded).__name__}.")
     n_layers = loaded.n_layers
     layer = check_int(layer, "layer", minimum=0, maximum=n_layers - 1)
     layers = getattr(loaded.model.get_decoder(), "layers", None)
@@ -64,7 +64,7 @@ def _hooked(hooks):
             handle.remove()
 
 
-def _capture(loaded: LoadedModel, attention, layer) -> dict:
+def _capture(loaded, attention, layer) -> dict:
     """One teacher-forced pass recording the layer's cross-attention, batch axis dropped."""
     attn = _cross_module(loaded, layer)
     got = {}
@@ -99,12 +99,12 @@ def _keep_mask(mask, n_tgt: int, n_src: int) -> np.ndarray:
     return np.broadcast_to(keep.numpy().astype(bool), (n_tgt, n_src)).copy()
 
 
-def layer_trace(loaded: LoadedModel, attention, layer: int) -> AttentionTrace:
+def layer_trace(loaded, attention, layer: int) -> AttentionTrace:
     """Every intermediate of one decoder layer's cross-attention, at piece level.
 
     Parameters
     ----------
-    loaded : LoadedModel
+    loaded : xattn.models.LoadedModel
     attention : ModelAttention or (src_ids, tgt_ids)
         The sentence pair, as token ids (``ModelAttention.src_ids`` / ``tgt_ids``).
     layer : int
@@ -163,7 +163,7 @@ class _GatedCrossAttention:
         return y[0].float().numpy(), w[0].float().numpy()                  # (T, d), (h, T, S)
 
 
-def layer_ablation(loaded: LoadedModel, attention, layer: int, heads_off=()) -> AblationResult:
+def layer_ablation(loaded, attention, layer: int, heads_off=()) -> AblationResult:
     """Head importance in one decoder layer's cross-attention (Michel et al. 2019).
 
     The layer's inputs are recorded in one forward pass; then its ``encoder_attn`` is run with

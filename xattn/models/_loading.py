@@ -1,6 +1,7 @@
-"""Which models may be loaded, whether the packages are there, and loading one.
+"""A transformers model as a ``xattn.translator.Translator``, whether the packages are there,
+and loading one by name from the deployer's allow-list.
 
-torch and transformers are imported inside ``load_model`` only.
+torch and transformers are imported inside the functions only.
 """
 
 from __future__ import annotations
@@ -11,25 +12,16 @@ import sys
 import threading
 import warnings
 
-__all__ = ["DEFAULT_MODELS", "MODELS_ENV", "LoadedModel", "ModelUnavailable", "allowed_models",
-           "load_model", "missing_packages", "use_threads"]
+from xattn.ablation import AblationResult
+from xattn.attention import AttentionTrace
+from xattn.models._attention import cross_attentions, translate_ids
+from xattn.models._layers import layer_ablation, layer_trace
+from xattn.translator import ModelUnavailable, check_allowed
 
-DEFAULT_MODELS = ("Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-de",
-                  "Helsinki-NLP/opus-mt-fr-en", "Helsinki-NLP/opus-mt-de-en")
-MODELS_ENV = "XATTN_MODELS"
+__all__ = ["LoadedModel", "load_model", "missing_packages", "use_threads"]
+
 _PACKAGES = ("torch", "transformers", "sentencepiece")
 _INSTALL = "pip install -r requirements-models.txt"
-
-
-class ModelUnavailable(RuntimeError):
-    """A model cannot be loaded or used here; the message says why in plain words."""
-
-
-def allowed_models() -> tuple[str, ...]:
-    """Names ``load_model`` accepts: env ``XATTN_MODELS`` (comma-separated hub ids or local
-    ``save_pretrained`` folders), else ``DEFAULT_MODELS``."""
-    names = tuple(n.strip() for n in os.environ.get(MODELS_ENV, "").split(",") if n.strip())
-    return names or DEFAULT_MODELS
 
 
 def _installed(package: str) -> bool:
@@ -52,7 +44,12 @@ def missing_packages() -> str | None:
 
 
 class LoadedModel:
-    """A tokenizer and an encoder-decoder model, ready for ``cross_attention``.
+    """A tokenizer and an encoder-decoder model, ready for ``xattn.translator.cross_attention``.
+
+    A ``Translator`` whose layers are opened with forward hooks (``trace_layer``: the model's
+    own scaling, so ``rescalable`` is False; ``switch_heads_off``); it has no ``query_inputs``,
+    does not decode step by step (``decode_steps`` is None) and does not measure what masking a
+    source word does (``effects`` is None).
 
     Parameters
     ----------
@@ -83,6 +80,11 @@ class LoadedModel:
         # would otherwise record (or switch heads off in) another session's pass.
         self.lock = threading.RLock()
 
+    rescalable = False
+    query_inputs = None
+    decode_steps = None
+    effects = None
+
     def _config(self, *keys: str) -> int:
         for key in keys:
             if isinstance(getattr(self.model.config, key, None), int):
@@ -101,6 +103,40 @@ class LoadedModel:
     @property
     def d_model(self) -> int:
         return self._config("d_model", "hidden_size")
+
+    @property
+    def max_tokens(self) -> int | None:
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        return limit if isinstance(limit, int) else None
+
+    @property
+    def specials(self) -> tuple[str, ...]:
+        return tuple(self.tokenizer.all_special_tokens)
+
+    def tokenize(self, text: str, side: str = "source") -> list[int]:
+        if side not in ("source", "target"):
+            raise ValueError(f"side must be 'source' or 'target'; received {side!r}.")
+        out = self.tokenizer(text) if side == "source" else self.tokenizer(text_target=text)
+        return list(out["input_ids"])
+
+    def pieces(self, ids) -> list[str]:
+        return list(self.tokenizer.convert_ids_to_tokens(list(ids)))
+
+    def detokenize(self, ids) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    def translate_ids(self, src_ids, max_new_tokens: int) -> list[int]:
+        return translate_ids(self, src_ids, max_new_tokens)
+
+    def attention(self, src_ids, tgt_ids):
+        return cross_attentions(self, src_ids, tgt_ids)
+
+    def trace_layer(self, src_ids, tgt_ids, layer: int, scale: bool = True) -> AttentionTrace:
+        """The hooked trace (the model's own scaling: ``scale`` is not used)."""
+        return layer_trace(self, (src_ids, tgt_ids), layer)
+
+    def switch_heads_off(self, src_ids, tgt_ids, layer: int, heads_off=()) -> AblationResult:
+        return layer_ablation(self, (src_ids, tgt_ids), layer, heads_off=heads_off)
 
     def __repr__(self) -> str:
         n_params = sum(p.numel() for p in self.model.parameters())
@@ -130,7 +166,7 @@ def load_model(name: str, *, allowed=None) -> LoadedModel:
         Must be in ``allowed``: a link to the page must never make the server download an
         arbitrary model.
     allowed : iterable of str, optional
-        Defaults to ``allowed_models()``.
+        Defaults to ``xattn.translator.allowed_models()``.
 
     Raises
     ------
@@ -139,15 +175,7 @@ def load_model(name: str, *, allowed=None) -> LoadedModel:
     ModelUnavailable
         Packages missing, no network on first use, not a model...: said in one or two sentences.
     """
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a string; received {type(name).__name__}.")
-    if isinstance(allowed, str):
-        raise TypeError("allowed must be a list of names, not one string.")
-    names = allowed_models() if allowed is None else tuple(allowed)
-    if name not in names:
-        raise ValueError(f"{name[:80]!r} is not on this server's list of models; allowed: "
-                         f"{', '.join(names)}. A deployer sets the list with the environment "
-                         f"variable {MODELS_ENV} (names separated by commas).")
+    check_allowed(name, allowed)
     reason = missing_packages()
     if reason:
         raise ModelUnavailable(reason)

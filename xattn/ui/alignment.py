@@ -66,7 +66,7 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
         threshold = state.value(AL_THRESHOLD)
         right.slider("Threshold", 0.01, 0.99, step=0.01, key=AL_THRESHOLD.key)
     reading = False
-    if a.shifted:
+    if a.translation is not None:
         reading = bool(state.value(READS))
         st.toggle("Read each word at the step after it", key=READS.key,
                   help="The step after the one that produces a word reads it as the "
@@ -182,7 +182,7 @@ def _results(a: Attention, scores, state: PageState, first=None) -> None:
     if scores.best_layer >= 0 and first is None:
         where.markdown(best_text(scores))
     show_chart(aer_figure(scores, font_scale=scale), key="aer_chart", where=where,
-               name=f"xattn-{a.name}-aer",
+               name=f"xattn-{a.meta.name}-aer",
                alt="Heatmap of the alignment error rate of every layer and head, and of each "
                    "layer's average; lower is better.")
     if scores.best_layer >= 0 and first is not None:

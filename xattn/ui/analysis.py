@@ -33,13 +33,13 @@ def stats_view(a: Attention, layer: int, state: PageState) -> None:
                    alt=f"Bar chart of the {m.name}, one bar per head.")
     st.markdown("\n".join(f"- **{m.name}**: {m.description}" for m in MEASURES.values()))
     st.caption("Means are over target tokens that have at least one source token to attend "
-               "to." + (f" {a.caveat}" if a.caveat else ""))
-    if a.scores is not None:
-        gold_statistics(derived(("scores", a.key), a.scores), stats)
+               "to." + (f" {a.meta.caveat}" if a.meta.caveat else ""))
+    if a.toy is not None and a.toy.scores is not None:
+        gold_statistics(derived(("scores", a.key), a.toy.scores), stats)
 
 
 def ablation_view(a: Attention, layer: int, state: PageState) -> None:
-    if a.ablate is None:
+    if a.layers is None or a.layers.ablate is None:
         st.info(f"Switching heads off is not available for these weights: "
                 f"{a.why_no_projections} It needs the heads' outputs and W_O (random, trained or "
                 "model weights).", icon=":material/info:")
@@ -51,10 +51,10 @@ def ablation_view(a: Attention, layer: int, state: PageState) -> None:
     heads = range(1, n_heads + 1)
     off = state.value(OFF, heads, why=f"(there are {counted(n_heads, 'head')})")
     st.multiselect("Heads to switch off", heads, key=OFF.key, placeholder="choose heads by number")
-    alone = derived(("ablation", a.key, layer, ()), lambda: a.ablate(layer, ()))
+    alone = derived(("ablation", a.key, layer, ()), lambda: a.layers.ablate(layer, ()))
     order = np.argsort(-np.nan_to_num(alone.per_head, nan=-1.0), kind="stable")   # most first
     shown = tuple(h - 1 for h in off) or (int(order[0]),)
-    res = derived(("ablation", a.key, layer, shown), lambda: a.ablate(layer, shown))
+    res = derived(("ablation", a.key, layer, shown), lambda: a.layers.ablate(layer, shown))
     left, right = st.columns([1, 2])
     with left:
         st.dataframe({"head": [f"head {h + 1}" for h in order],
@@ -71,7 +71,7 @@ def ablation_view(a: Attention, layer: int, state: PageState) -> None:
         else:
             st.caption(f"Sorted by importance. The chart shows head {order[0] + 1}, the most "
                        "important; choose heads above to switch off a set of your own.")
-    tgt_tokens = (a.trace_tokens or (a.src_tokens, a.tgt_tokens))[1]
+    tgt_tokens = (a.layers.tokens or (a.src_tokens, a.tgt_tokens))[1]
     with right:
         show_chart(ablation_figure(res, list(tgt_tokens), [h + 1 for h in shown]),
                    key="ablation_chart", name="xattn-ablation",

@@ -37,9 +37,11 @@ TOY_D_MODEL = 32     # random weights on the same words: the toy task's width
 
 def choices(a: Attention) -> dict[str, str]:
     """What B may be for weights ``a``: key -> label, from what ``a``'s record offers."""
-    offered = {"layer": a.n_layers > 1, "seed": a.variant is not None,
-               "heads": a.variant is not None, "untrained": a.untrained is not None,
-               "random": a.variant is None, "trained": a.scores is None}
+    toy = a.toy is not None
+    offered = {"layer": a.n_layers > 1, "seed": a.recipe is not None,
+               "heads": a.recipe is not None,
+               "untrained": toy and a.toy.untrained is not None,
+               "random": a.recipe is None, "trained": not toy}
     return {k: LABELS[k] for k in ORDER if offered[k]}
 
 
@@ -52,9 +54,10 @@ def _column(a: Attention, layer: int, key: str, label: str, font_scale: float) -
     show_chart(fig, key=key, name=f"xattn-compare-{key}",
                alt=f"Heatmaps of {label}, one per head.")
     stats = head_statistics(weights, a.mask)
+    output = a.layers.output if a.layers is not None else None
     st.caption(f"Mean confidence {np.nanmean(stats['confidence']):.3f} · mean spread "
                f"(normalised entropy) {np.nanmean(stats['normalised_entropy']):.3f}"
-               + (f" · output norm {np.linalg.norm(a.output):.3f}" if a.output is not None
+               + (f" · output norm {np.linalg.norm(output):.3f}" if output is not None
                   else ""))
 
 
@@ -72,10 +75,10 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
     left, right = st.columns(2)
     left.selectbox("B is", list(options), key=CMP.key, format_func=options.get)
     if choice in ("seed", "heads", "random"):
-        base_seed = a.seed if a.seed is not None else 0
+        base_seed = a.recipe.seed if a.recipe is not None else 0
         seed = state.value(CMP_SEED, default=(base_seed + 1) % (MAX_SEED + 1)
                            if choice == "seed" else base_seed)
-        d_model = a.d_model if a.variant else TOY_D_MODEL
+        d_model = a.layers.d_model if a.recipe is not None else TOY_D_MODEL
         heads = head_choices(d_model)
         n_heads = state.value(CMP_HEADS, heads, closest=nearest(heads),
                               default=min(heads, key=lambda h: abs(h - a.n_heads)),
@@ -88,7 +91,8 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
             c1, c2 = right.columns(2)
             c1.number_input("Seed of B", 0, MAX_SEED, key=CMP_SEED.key)
             c2.select_slider("Heads of B", heads, key=CMP_HEADS.key)
-        b = a.variant(seed, n_heads) if a.variant else _random_like(a, seed, n_heads)
+        b = a.recipe.variant(seed, n_heads) if a.recipe is not None else \
+            _random_like(a, seed, n_heads)
         what = {"seed": f"the seed ({base_seed} → {seed}): the projection matrices W_Q, W_K, "
                         "W_V, W_O",
                 "heads": f"the split into heads ({a.n_heads} → {counted(n_heads, 'head')} of "
@@ -96,7 +100,7 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
                 "random": "the weights: random projections instead of these"}[choice]
         return b, 0, what
     if choice == "untrained":
-        return a.untrained(), 0, "training: the same module, before its first step"
+        return a.toy.untrained(), 0, "training: the same module, before its first step"
     if choice == "trained":
         b = default_trained(a)
         return (b, 0, "the weights: trained on the toy task") if b is not None else None
@@ -125,4 +129,4 @@ def compare_view(a: Attention, layer: int, state: PageState) -> None:
         f"- **Changed:** {what}.\n"
         "- **Unchanged:** the tokens, and that every row of weights sums to 1.\n"
         + ("- The two pictures are identical.\n" if same else "")
-        + (f"- {a.caveat}" if a.caveat else ""))
+        + (f"- {a.meta.caveat}" if a.meta.caveat else ""))

@@ -56,19 +56,21 @@ def _force_chosen(t: int, taken: str, current: tuple) -> None:
 
 
 def decode_view(a: Attention, layer: int, state: PageState) -> None:
-    if a.decoder is None:
-        st.info("Decode needs a model that runs here in NumPy (the shipped model, or a "
-                "converted Marian folder): choose *Weights: model* and such a model; files "
-                "and the toy task's module do not translate.", icon=":material/info:")
+    decoder = a.translation.decoder if a.translation is not None else None
+    if decoder is None:
+        st.info("Decode needs a model that runs here in NumPy (the shipped model, or a model "
+                "folder of Marian, BART, mBART, M2M100, NLLB or T5): choose *Weights: model* "
+                "and such a model; files and the toy task's module do not translate.",
+                icon=":material/info:")
         return
     forced = _forced(state)
     try:
-        d = derived(("decode", a.key, forced), lambda: a.decoder(forced))
+        d = derived(("decode", a.key, forced), lambda: decoder(forced))
     except ValueError as err:
         st.warning(f"A forced token cannot be used: {md_code(str(err))} It is dropped.",
                    icon=":material/warning:")
         st.session_state[FORCE.key] = []
-        d = derived(("decode", a.key, ()), lambda: a.decoder(()))
+        d = derived(("decode", a.key, ()), lambda: decoder(()))
     n = d.n_steps
     t = state.value(DSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
                     why=f"(this translation has {counted(n, 'step')})")
@@ -97,13 +99,13 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                                                enumerate(d.tokens)], d.src_tokens, t,
                                   title=f"Layer {layer + 1}, heads averaged: the rows so far",
                                   font_scale=scale),
-               key="decode_so_far", name=f"xattn-{a.name}-decode-layer{layer + 1}",
+               key="decode_so_far", name=f"xattn-{a.meta.name}-decode-layer{layer + 1}",
                alt="Heatmap of the cross-attention rows made so far, one per step.")
     st.caption("Each row is the teacher-forced heatmap's row for the same output: decoding "
                "makes them one by one. " + (
                    "Columns are the source's words (a word's pieces added up); the model "
-                   "still produces one piece a step (▁ starts a word)." if d.words else
-                   "Subword pieces: ▁ starts a word."))
+                   f"still produces one piece a step ({d.marker} starts a word)." if d.words
+                   else f"Subword pieces: {d.marker} starts a word."))
     if playing:
         _play(n)
 
@@ -120,7 +122,7 @@ def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tu
             title = f"Step {row_step}, {plotly_text(what)}: every layer and head"
             show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
                                         font_scale=scale),
-                       key="decode_rows", name=f"xattn-{a.name}-decode-step{row_step}",
+                       key="decode_rows", name=f"xattn-{a.meta.name}-decode-step{row_step}",
                        alt="Heatmap: one row per layer and head, the cross-attention of this "
                            "decoder step over the source " + ("words." if d.words else
                                                               "pieces."))
@@ -129,7 +131,7 @@ def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tu
     with mid:
         show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
                                      font_scale=scale),
-                   key="decode_top", name=f"xattn-{a.name}-decode-top",
+                   key="decode_top", name=f"xattn-{a.meta.name}-decode-top",
                    alt="Bar chart of the five most likely tokens at this step.")
         _force_controls(d, t, forced)
         _lens(a, d, t, forced, scale)
@@ -141,13 +143,13 @@ def _lens(a: Attention, d, t: int, forced: tuple, scale: float) -> None:
         return
     lens = derived(("decode_lens", a.key, forced), d.lens)
     show_chart(lens_figure(lens, t, d.tokens[t], font_scale=scale), key="decode_lens",
-               name=f"xattn-{a.name}-decode-lens{t}",
+               name=f"xattn-{a.meta.name}-decode-lens{t}",
                alt=f"Bar chart: for each decoder layer, the probability of {d.tokens[t]!r} if "
                    "the model stopped after that layer, with the token that layer would choose.")
     st.caption("The logit lens: each decoder layer's output through the output projection, as "
-               "if the model stopped there. Marian's layers end in a LayerNorm and the stack has "
-               "no final norm, so each layer is read as the last one is; the last row is the "
-               "model's own output.")
+               "if the model stopped there, each layer read as the last one is (through the "
+               "stack's final norm where the model has one); the last row is the model's own "
+               "output.")
 
 
 def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float,
@@ -160,13 +162,14 @@ def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float,
     left, right = (st.container(), st.container()) if narrow else st.columns([2, 3])
     show_chart(query_figure(q, title=f"Step {s}'s query in layer {layer + 1}: q = x W_Q + b_Q",
                             font_scale=scale),
-               key="decode_query", where=left, name=f"xattn-{a.name}-decode-query{s}",
+               key="decode_query", where=left, name=f"xattn-{a.meta.name}-decode-query{s}",
                alt=f"Heatmap of the query of decoder step {s} in layer {layer + 1}: one row "
                    f"per head, {d_head} numbers each.")
+    divided = "" if trace.scale == 1.0 else f" / √{d_head}"     # T5 does not divide
     show_chart(query_scores_figure(scores, d.src_pieces or d.src_tokens,
-                                   title=f"Its scores q · k / √{d_head}: softmax makes the row",
+                                   title=f"Its scores q · k{divided}: softmax makes the row",
                                    font_scale=scale),
-               key="decode_scores", where=right, name=f"xattn-{a.name}-decode-scores{s}",
+               key="decode_scores", where=right, name=f"xattn-{a.meta.name}-decode-scores{s}",
                alt=f"Heatmap of the scores of decoder step {s}'s query against every source "
                    f"key in layer {layer + 1}, one row per head.")
     st.caption(f"x is the decoder's state at this position as layer {layer + 1}'s "

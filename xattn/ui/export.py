@@ -33,11 +33,11 @@ def export_page(a: Attention, layer: int = 0) -> str:
     figures = [("One heatmap per head", per_head),
                ("Average over heads", average_figure(weights, src, tgt, mask=a.mask)),
                ("Lines view", lines_figure(weights, src, tgt, mask=a.mask))]
-    if a.output is not None:
-        figures.append(("Output representation", output_figure(a.output, tgt)))
-    if a.timelapse is not None:
+    if a.layers is not None and a.layers.output is not None:
+        figures.append(("Output representation", output_figure(a.layers.output, tgt)))
+    if a.toy is not None and a.toy.timelapse is not None:
         figures.append(("Training as a time-lapse (press Play)",
-                        timelapse_animation(a.timelapse())))
+                        timelapse_animation(a.toy.timelapse())))
     return standalone_html(figures, title="xattn: multi-head cross-attention",
                            description=describe(a, layer), name=file_stem(a, layer),
                            formula=True)
@@ -47,6 +47,6 @@ def describe(a: Attention, layer: int) -> str:
     """Plain text (escaped by the page): what the figures show and how they were made."""
     lines = [f"Source tokens: {' '.join(a.src_tokens)}",
              f"Target tokens: {' '.join(a.tgt_tokens)}", a.provenance(layer)]
-    if a.details:
-        lines.append(f"Shapes: {a.details}.")
+    if a.meta.details:
+        lines.append(f"Shapes: {a.meta.details}.")
     return "\n\n".join(line for line in lines if line)

@@ -30,7 +30,7 @@ FORMULA = (r"\begin{aligned} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mat
 def file_stem(a: Attention, layer: int = 0) -> str:
     """A file name that says what is in the file: xattn-4heads-d32-seed0-the-black-cat."""
     words = " ".join(a.src_tokens[:4])
-    what = a.name + (f"-layer{layer + 1}" if a.n_layers > 1 else "")
+    what = a.meta.name + (f"-layer{layer + 1}" if a.n_layers > 1 else "")
     return file_name(f"xattn-{what} {words}").lower()
 
 
@@ -65,8 +65,8 @@ def heads_view(a: Attention, layer: int, state) -> None:
                 max_x_labels=64))
             show_chart(fig, key="focus_head", name=f"{stem}-head{focus + 1}",
                        alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
-    if a.details:
-        st.caption(f"**Shapes:** {a.details}")
+    if a.meta.details:
+        st.caption(f"**Shapes:** {a.meta.details}")
     present = bool(state.shown(PRESENT))
     head_grid(a, layer, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
               max_cols=2 if present or state.narrow else 4)
@@ -102,17 +102,18 @@ def average_and_output(a: Attention, layer: int, top: float, stem: str) -> None:
             weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask, zmax=top))
         show_chart(fig, key="average", name=f"{stem}-average",
                    alt="Heatmap of the attention weights averaged over heads.")
-    if a.output is not None:
+    output = a.layers.output if a.layers is not None else None
+    if output is not None:
         with right:
             fig = figure((a.key, layer, "output"),
-                         lambda: output_figure(a.output, list(a.tgt_tokens)))
+                         lambda: output_figure(output, list(a.tgt_tokens)))
             show_chart(fig, key="output", name=f"{stem}-output",
                        alt="Heatmap of the output representation: target tokens by model "
                            "dimensions.")
 
 
 def formula(a: Attention) -> None:
-    d_head = f" = {a.d_head}" if a.d_head else ""
+    d_head = f" = {a.layers.d_head}" if a.layers is not None and a.layers.d_head else ""
     st.markdown(f"**The formula.** $Q$ = decoder state (target), $K = V$ = encoder output "
                 f"(source), $d_\\text{{head}} = d_\\text{{model}} / h{d_head}$, and $M$ is 0 where "
                 "a key may be attended and $-\\infty$ where it is masked.")
@@ -124,8 +125,9 @@ def attention_npz(a: Attention) -> bytes:
     plus what reproduces the weights where the source knows it (random weights: output, mask,
     inputs, settings; trained: the gold alignment)."""
     return attention_to_bytes(a.weights, list(a.src_tokens), list(a.tgt_tokens),
-                              model=a.model or None, extra=dict(a.extras),
-                              src_text=a.src_text or None, tgt_text=a.tgt_text or None)
+                              model=a.meta.model or None, extra=dict(a.meta.extras),
+                              src_text=a.meta.src_text or None,
+                              tgt_text=a.meta.tgt_text or None)
 
 
 SMALL_DOWNLOAD = 8_000     # weights; the CSV then holds at most ~320 kB, the .npz ~40 kB
@@ -143,7 +145,7 @@ def prepared(a: Attention, kind: str, make):
     """
     if a.weights.size > SMALL_DOWNLOAD:
         return make
-    return derived((a.key, kind), make) if a.key else make()
+    return derived((a.key, kind), make)
 
 
 def downloads(a: Attention, stem: str) -> None:

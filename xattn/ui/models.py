@@ -1,11 +1,10 @@
-"""The real-model weights: a translation model run in NumPy, from the deployer's allow-list.
+"""The real-model weights: a translation model from the deployer's allow-list.
 
 The default is the model trained here on the toy task and shipped in the repository
 (``xattn.marian``, ``toy-en-fr``): no torch, no download, offline. A deployer adds models with
-``XATTN_MODELS``: folders converted once with ``python -m xattn.models convert NAME DIR`` run
-in NumPy too (every Marian model: opus-mt and the like), and where torch and transformers are
-installed, a hub name or another encoder-decoder family runs through transformers
-(``xattn.models``). A link can only pick a name from that list.
+``XATTN_MODELS``; ``xattn.backends`` runs each with the back end that reads it (a model folder
+in NumPy, a hub name through transformers where torch is installed). A link can only pick a
+name from that list, and the page never asks which back end runs it.
 
 A model is loaded once per server (shared by every session). Loads are serialised: four
 students opening a model link at once get one load, the others wait for it (concurrent loads
@@ -19,13 +18,13 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import streamlit as st
 
 from xattn.literal import md_code
 from xattn.sources import Attention, model_attention
+from xattn.translator import ModelUnavailable, cross_attention
 from xattn.ui.compute import derived
 from xattn.ui.controls import sentence_inputs
 from xattn.ui.link import MODEL, SINKS, WORDS
@@ -59,7 +58,11 @@ def loaded_model(name: str):
     found = _known(name)
     if found is not None:
         return found
-    first = "" if numpy_folder(name) else " (the first time: a download of about 300 MB)"
+    from xattn.backends import backend_for  # the models' code: imported once a model is asked
+
+    backend = backend_for(name)
+    first = " (the first time: a download of about 300 MB)" if backend and backend.downloads \
+        else ""
     slot = st.empty()
     with slot.status(f"Loading {name}{first}…") as status:
         with _LOADING:                    # others wait here, then find the model loaded
@@ -76,40 +79,12 @@ def loaded_model(name: str):
     return found             # first screen has no room for a finished box)
 
 
-def numpy_folder(name: str) -> bool:
-    """Whether ``name`` runs in NumPy: the shipped model, or a converted Marian folder."""
-    from xattn.marian import SHIPPED_MODEL
-
-    folder = Path(name)
-    return name == SHIPPED_MODEL or (
-        all((folder / f).is_file() for f in ("config.json", "source.spm"))
-        and any((folder / f).is_file() for f in ("model.safetensors",
-                                                 "model.safetensors.index.json")))
-
-
-def offered_models() -> list[str]:
-    """The models a link may pick: the shipped one first, then the allow-list; names that
-    need transformers only where it is installed."""
-    from xattn.marian import SHIPPED_MODEL
-    from xattn.models import allowed_models, missing_packages
-
-    torch_ok = missing_packages() is None
-    return [SHIPPED_MODEL] + [n for n in allowed_models()
-                              if n != SHIPPED_MODEL and (torch_ok or numpy_folder(n))]
-
-
 def _load(name: str):
     """Load ``name`` and run one pass on it (the model, or why not); called under the lock."""
-    from xattn.models import ModelUnavailable
-
     try:
-        if numpy_folder(name):
-            from xattn.marian import cross_attention, load_marian
-            loaded = load_marian(name)
-        else:
-            from xattn.models import cross_attention, load_model, use_threads
-            use_threads(1)
-            loaded = load_model(name)
+        from xattn.backends import load_translator
+
+        loaded = load_translator(name)
         cross_attention(loaded, "a test.", "a test.")      # kept only once a pass works
     except (ModelUnavailable, ValueError, TypeError) as err:
         return str(err)
@@ -119,19 +94,15 @@ def _load(name: str):
 
 
 def attention_of(loaded, src: str, tgt: str | None, words: bool):
-    """The model's cross-attention on a pair: in NumPy, or through transformers."""
-    from xattn.marian import MarianMT
-
-    if isinstance(loaded, MarianMT):
-        from xattn.marian import cross_attention
-    else:
-        from xattn.models import cross_attention
+    """The model's cross-attention on a pair (``xattn.translator.cross_attention``)."""
     return cross_attention(loaded, src, tgt, words=words)
 
 
 def _controls(state: PageState) -> tuple[str, bool, bool]:
     sb = st.sidebar
     sb.header("Translation model")
+    from xattn.backends import offered_models
+
     offered = offered_models()
     name = state.value(MODEL, offered, why="(the server's list of models)")
     sb.selectbox("Model", offered, key=MODEL.key,
@@ -181,8 +152,9 @@ def model_source(state: PageState) -> Attention | None:
 def _sink_note(result, a: Attention, hidden: bool) -> None:
     from xattn.subwords import sink_columns
 
-    if hidden and a.hidden is not None:
-        st.caption(f"Hidden: special tokens and punctuation took {a.hidden.mean():.1%} of the "
+    if hidden and a.translation.hidden is not None:
+        st.caption(f"Hidden: special tokens and punctuation took {a.translation.hidden.mean():.1%}"
+                   " of the "
                    "weight (all layers, heads and rows); the rest is scaled to sum to 1.")
         return
     sinks = sink_columns(list(result.src_tokens))

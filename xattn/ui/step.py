@@ -79,12 +79,13 @@ def _table(values: np.ndarray, row_labels: list[str] | None = None, *,
 
 
 def step_view(a: Attention, layer: int, state: PageState) -> None:
-    if a.trace is None:
+    layers = a.layers
+    if layers is None:
         st.info(f"Step through is not available for these weights: {a.why_no_projections} It "
                 "needs the projections W_Q, W_K, W_V, W_O (random, trained or model weights).",
                 icon=":material/info:")
         return
-    src_tokens, tgt_tokens = a.trace_tokens or (a.src_tokens, a.tgt_tokens)
+    src_tokens, tgt_tokens = layers.tokens or (a.src_tokens, a.tgt_tokens)
     present = bool(state.shown(PRESENT))
     row_px, font_scale = ROW_PX[present], FONT_SCALE if present else 1.0
     tgt_labels = [token_label(i, t) for i, t in enumerate(tgt_tokens)]
@@ -92,7 +93,7 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
     st.markdown("Pick a head, a target token and, to follow one weight, a source token (or "
                 "click a cell of the heatmap), and follow one row of weights from the query "
                 "vector to the output row. Every number is from these weights"
-                + (", at the level of subword pieces." if a.trace_tokens else "."))
+                + (", at the level of subword pieces." if layers.tokens else "."))
     c1, c2, c3, c4 = st.columns([1, 2, 2, 2])
     heads = range(1, a.n_heads + 1)
     head = state.value(STEP_HEAD, heads, why=f"(there are {counted(a.n_heads, 'head')})") - 1
@@ -107,15 +108,17 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
     i = tgt_labels.index(label)
     column = src_labels.index(marked) if marked else None
     scaled = True
-    if a.rescalable:
+    if layers.rescalable:
         scaled = state.value(SQRT)
         c4.toggle("Divide scores by √d_head", key=SQRT.key,
                   help="Switch off to see the softmax saturate: a few keys take all the weight "
                        "as d_head grows.")
-    else:
-        c4.caption("These weights' division by √d_head cannot be switched off here: their "
+    trace = derived(("trace", a.key, layer, scaled), lambda: layers.trace(layer, scaled))
+    if not layers.rescalable:
+        c4.caption("This model does not divide its scores by √d_head (T5 learns the scale into "
+                   "its weights)." if trace.scale == 1.0 else
+                   "These weights' division by √d_head cannot be switched off here: their "
                    "projections are read from the model as it runs.")
-    trace = derived(("trace", a.key, layer, scaled), lambda: a.trace(layer, scaled))
     mask = trace.mask
     left, right = st.columns([3, 2])
     with left:
@@ -135,19 +138,20 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
                    key="step_bar", name=f"xattn-head{head + 1}-weights",
                    alt="Bar chart of the softmax weights of the chosen target token.")
         _entropy_note(mask, trace, head, i, scaled)
-    if a.inputs is not None:
-        _inputs(a.inputs(layer), tgt_tokens[i], head, i, trace.q.shape[-1], row_px)
+    if layers.inputs is not None:
+        inputs = derived(("inputs", a.key, layer), lambda: layers.inputs(layer))
+        _inputs(inputs, tgt_tokens[i], head, i, trace.q.shape[-1], row_px)
     else:
         st.caption("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q (this "
                    "model's inputs are not kept here).")
     _stages(list(src_tokens), trace, head, i, column, row_px)
-    if a.saturation is not None:
+    if a.recipe is not None:
         _saturation(a, trace.q.shape[-1], font_scale)
 
 
 def _saturation(a: Attention, d_head: int, scale: float) -> None:
     with st.expander("Why divide by √d_head? Entropy as d_head grows"):
-        show_chart(saturation_figure(derived(("saturation", a.key), a.saturation), d_head,
+        show_chart(saturation_figure(derived(("saturation", a.key), a.recipe.saturation), d_head,
                                      font_scale=scale),
                    key="saturation", name="xattn-saturation",
                    alt="Line chart: mean normalised entropy against d_head, scaled and "
@@ -167,7 +171,8 @@ def _entropy_note(mask, trace, head: int, i: int, scaled: bool) -> None:
     st.metric("Entropy of this row", f"{h:.3f} nats",
               help=f"0 = all weight on one source token; log({n}) = {np.log(n):.3f} = spread "
                    f"evenly over the {n} allowed tokens.")
-    st.caption(f"Scaling is {'on' if scaled else 'off'}: scores × {trace.scale:.3f}.")
+    on = scaled and trace.scale != 1.0            # T5 never scales: its factor is 1
+    st.caption(f"Scaling is {'on' if on else 'off'}: scores × {trace.scale:.3f}.")
 
 
 def _inputs(inputs, token: str, head: int, i: int, d_head: int, row_px: int) -> None:

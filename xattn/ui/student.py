@@ -278,14 +278,14 @@ def answer_charts(n: int, a, told: Told, view: RoomView) -> list[tuple]:
                              head=f"head {head + 1}" if head >= 0 else "all heads"),
                  "Two rows of colour: the share of the class that tapped each source word, "
                  "and the row of attention weights.")]
-    if n == 5 and a.variant is not None:                 # the same head at two seeds
-        other = a.variant(a.seed + 1, a.n_heads)
+    if n == 5 and a.recipe is not None:                  # the same head at two seeds
+        seed = a.recipe.seed
+        other = a.recipe.variant(seed + 1, a.n_heads)
         return [(figure(("answer-chart", n, b.key, k), lambda b=b, t=t: _head_chart(b, 0, t)),
                  f"Heatmap of head 1 with {t}.")
-                for k, (b, t) in enumerate(((a, f"seed {a.seed}"),
-                                            (other, f"seed {a.seed + 1}")))]
-    if kind == "Compare" and a.untrained is not None:
-        pair = ((a, "A: trained, head 1"), (a.untrained(), "B: the random start, head 1"))
+                for k, (b, t) in enumerate(((a, f"seed {seed}"), (other, f"seed {seed + 1}")))]
+    if kind == "Compare" and a.toy is not None and a.toy.untrained is not None:
+        pair = ((a, "A: trained, head 1"), (a.toy.untrained(), "B: the random start, head 1"))
         return [(figure(("answer-chart", n, b.key, k), lambda b=b, t=t: _head_chart(b, 0, t)),
                  f"Heatmap of {t}.") for k, (b, t) in enumerate(pair)]
     make = _CHARTS.get(kind)
@@ -303,16 +303,16 @@ def _head_chart(a, head: int = 0, title: str | None = None):
 def _ablation_chart(a, _head: int):
     from xattn.figures.analysis import ablation_figure
 
-    res = a.ablate(0, ())
+    res = a.layers.ablate(0, ())
     most = int(max(range(a.n_heads), key=lambda h: res.per_head[h]))
-    tgt = (a.trace_tokens or (a.src_tokens, a.tgt_tokens))[1]
-    return ablation_figure(a.ablate(0, (most,)), list(tgt), [most + 1])
+    tgt = (a.layers.tokens or (a.src_tokens, a.tgt_tokens))[1]
+    return ablation_figure(a.layers.ablate(0, (most,)), list(tgt), [most + 1])
 
 
 def _saturation_chart(a, _head: int):
     from xattn.figures.step import saturation_figure
 
-    return saturation_figure(a.saturation(), a.d_model // a.n_heads)
+    return saturation_figure(a.recipe.saturation(), a.layers.d_model // a.n_heads)
 
 
 def _aer_chart(a, _head: int):
@@ -325,7 +325,7 @@ def _aer_chart(a, _head: int):
 def _curves_chart(a, _head: int):
     from xattn.figures.timelapse import head_curves_figure
 
-    return head_curves_figure(a.timelapse())
+    return head_curves_figure(a.toy.timelapse())
 
 
 _CHARTS = {"Heads": _head_chart, "Switch heads off": _ablation_chart,

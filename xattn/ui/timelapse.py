@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 
 from xattn.figures.timelapse import head_curves_figure, run_curves_figure
+from xattn.record import Meta
 from xattn.sources import Attention
 from xattn.timelapse import PROBE_SENTENCE
 from xattn.ui.charts import show_chart
@@ -44,11 +45,11 @@ def onset_lines(tl) -> list[str]:
 
 
 def training_view(a: Attention, layer: int, state: PageState) -> None:
-    if a.timelapse is None:
+    if a.toy is None or a.toy.timelapse is None:
         st.info("The time-lapse belongs to the toy task's trained weights: choose *Weights: "
                 "trained* in the sidebar to watch its heads learn.", icon=":material/info:")
         return
-    tl = a.timelapse()
+    tl = a.toy.timelapse()
     n = len(tl.steps)
     k = state.value(TSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
                     why=f"(this run has {n} snapshots)")
@@ -74,17 +75,17 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
     with heads if heads is not None else st.container():
         if heads is None:
             st.caption(caption)
-        head_grid(frame, 0, state, top=1.0, stem=f"xattn-{a.name}-step{step}",
+        head_grid(frame, 0, state, top=1.0, stem=f"xattn-{a.meta.name}-step{step}",
                   font_scale=scale, max_cols=2 if present or state.narrow else 4,
                   legend_below=present)
         if heads is not None:
             st.caption(caption)
     show_chart(run_curves_figure(tl, step, font_scale=scale), key="tl_run",
-               name=f"xattn-{a.name}-run",
+               name=f"xattn-{a.meta.name}-run",
                alt="Line chart over the training steps of the held-out loss and the share of "
                    "held-out words aligned.")
     show_chart(head_curves_figure(tl, step, font_scale=scale), key="tl_heads",
-               name=f"xattn-{a.name}-heads",
+               name=f"xattn-{a.meta.name}-heads",
                alt="Line chart over the training steps, per head, of the accuracy on moved "
                    "words (meaning) and on repeated words (position).")
     st.caption("Solid: accuracy on the moved words (the swapped noun and adjective, which only "
@@ -100,6 +101,6 @@ def _frame(a: Attention, tl, k: int) -> Attention:
         weights = np.asarray(tl.weights[k])[None]                  # (1, n_heads, T, S)
         return Attention(weights, tuple(probe.source), tuple(probe.target),
                          np.ones(weights.shape[2:], bool), "trained",
-                         f"Snapshot at step {int(tl.steps[k])}.", name=f"{a.name}-step",
-                         gold=probe.alignment_matrix(), key=(*a.key, "timelapse", k))
+                         f"Snapshot at step {int(tl.steps[k])}.",
+                         Meta(name=f"{a.meta.name}-step"), gold=probe.alignment_matrix())
     return derived(("timelapse-frame", a.key, k), make)

@@ -15,8 +15,6 @@ file between the two (Windows only) is refused by the reader, which says both si
 
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 
 from xattn._safenpz import size_text
@@ -35,7 +33,7 @@ from xattn.sources import Attention, file_attention
 __all__ = ["file_source", "FORMAT", "LIMITS", "FILE_KEY", "UPLOAD_MB"]
 
 UPLOAD_MB = MAX_BYTES // 10**6      # what the uploader is told, in its megabytes
-FILE_KEY = "_xattn_file"            # session state: (file_id, digest, AttentionFile or problems)
+FILE_KEY = "_xattn_file"            # session state: (file_id, AttentionFile or problems)
 LIMITS = (f"At most {size_text(MAX_BYTES)}, {MAX_LAYERS} layers × {MAX_HEADS} heads and "
           f"{MAX_TOKENS} tokens a side (the page shows no more).")
 FORMAT = ("An `.npz` holding `cross_attention`, shape (layers, heads, target, source) or (heads, "
@@ -45,20 +43,18 @@ FORMAT = ("An `.npz` holding `cross_attention`, shape (layers, heads, target, so
           "`python -m xattn.models export`.")
 
 
-def _checked(upload) -> tuple[str, AttentionFile | list[str]]:
-    """The upload's digest and its checked contents (or its problems), read once per upload:
-    later reruns of this session find them in its state."""
+def _checked(upload) -> AttentionFile | list[str]:
+    """The upload's checked contents (or its problems), read once per upload: later reruns of
+    this session find them in its state."""
     held = st.session_state.get(FILE_KEY)
     if held is None or held[0] != upload.file_id:
-        data = upload.getvalue()
-        digest = hashlib.sha256(data).hexdigest()
         try:
-            result: AttentionFile | list[str] = load_attention(data)
+            result: AttentionFile | list[str] = load_attention(upload.getvalue())
         except AttentionFileError as err:
             result = err.problems     # not the error: its traceback would hold the bytes
-        held = (upload.file_id, digest, result)
+        held = (upload.file_id, result)
         st.session_state[FILE_KEY] = held
-    return held[1], held[2]
+    return held[1]
 
 
 def file_source(state) -> Attention | None:
@@ -73,7 +69,7 @@ def file_source(state) -> Attention | None:
         st.info("Upload a file of attention weights in the sidebar. " + FORMAT,
                 icon=":material/upload_file:")
         return None
-    digest, loaded = _checked(upload)
+    loaded = _checked(upload)
     if isinstance(loaded, list):
         n = len(loaded)
         st.error(f"The file {md_code(upload.name)} cannot be shown ({n} "
@@ -85,4 +81,4 @@ def file_source(state) -> Attention | None:
                                                             ("target", loaded.tgt_text)) if text]
     if texts:
         st.caption("From the file, " + " · ".join(texts))
-    return file_attention(loaded, upload.name, digest)
+    return file_attention(loaded, upload.name)
