@@ -244,8 +244,7 @@ def reveal(host: Tab, students: list[Tab], step: int) -> dict[str, float]:
     from the click to each student's screen."""
     for s in students:
         s.watch(f"revealed{step}", REVEALED)
-    clicked = time.time()
-    host.page.locator(".st-key-reveal button").click()
+    clicked = click_alone(host.page, "reveal")
     took = {s.name: s.seen_at(f"revealed{step}") - clicked for s in students}
     host.page.wait_for_selector(".st-key-ask_again", timeout=DEADLINE_MS)
     wait_for_app(host.page, "document.querySelectorAll('.st-key-ask_again').length === 1",
@@ -253,14 +252,25 @@ def reveal(host: Tab, students: list[Tab], step: int) -> dict[str, float]:
     return took
 
 
-def reconnected(tab: Tab, since: float) -> None:
-    """Wait until the page opened a websocket after ``since`` that the server answered, then
-    for a full run of the page in that new session."""
+def reconnected(tab: Tab, since: float, runs_before: int) -> None:
+    """Wait until the page opened a websocket after ``since`` that the server answered, and
+    ran the page since (``runs_before``: its runs counted before the fault; an idle page in a
+    class runs only when asked, so the run may be over by now)."""
     deadline = time.monotonic() + DEADLINE_MS / 1000
     while not any(opened > since and frames for opened, frames in tab.sockets):
         assert time.monotonic() < deadline, f"{tab.name} did not reconnect"
         tab.page.wait_for_timeout(200)    # poll interval of a bounded loop (events run here)
-    wait_for_app(tab.page, after_runs=runs(tab.page), timeout=DEADLINE_MS)
+    wait_for_app(tab.page, after_runs=runs_before, timeout=DEADLINE_MS)
+
+
+def click_alone(page, key: str) -> float:
+    """Click a button once the page is idle and draws it once (a run in progress may show the
+    last run's copy beside the new one for a moment); the time of the click."""
+    wait_for_app(page, f"document.querySelectorAll('.st-key-{key}').length === 1",
+                 timeout=DEADLINE_MS)
+    clicked = time.time()
+    page.locator(f".st-key-{key} button").click()
+    return clicked
 
 
 def routed(hall: LectureHall) -> None:
@@ -314,8 +324,7 @@ def test_three_students_on_two_processes_predict_and_see_the_reveal(chromium, cl
         for s in students:
             s.watch("step2", "document.body.innerText.includes('2. Every row sums to 1') && "
                              f"document.body.innerText.includes('{HIDDEN}')")
-        clicked = time.time()
-        host.page.locator(".st-key-class_next button").click()
+        clicked = click_alone(host.page, "class_next")
         followed = {s.name: s.seen_at("step2") - clicked for s in students}
         for s, value in zip(students, ("1.000", "1.000", "0.990"), strict=True):
             wait_for_app(s.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
@@ -400,9 +409,10 @@ def test_a_reconnected_student_is_still_the_same_student(chromium, classroom):
     try:
         tap(classroom, code, student, 2)
         counted(host, 1, 1)
+        before = runs(student.page)
         killed = time.time()
         os.kill(hall.backends[dead][0], signal.SIGKILL)
-        reconnected(student, killed)
+        reconnected(student, killed, before)
         wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
         assert student.highlighted() == ["cat"]           # the store's answer, still lit
         tap(classroom, code, student, 4)                  # changes their answer
@@ -438,7 +448,7 @@ def test_ask_again_starts_every_students_prediction_afresh(chromium, classroom):
         counted(host, 1, 1)
         reveal(host, [student], 1)
         student.watch("again", f"document.body.innerText.includes({HIDDEN!r})")
-        host.page.locator(".st-key-ask_again button").click()
+        click_alone(host.page, "ask_again")
         student.seen_at("again")                          # the answer hidden again
         wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
         assert classroom.store().room_view(code).n_answered == 0     # a new round
