@@ -1,4 +1,4 @@
-"""What a lecture-hall run writes to its logs: no host key and no session id.
+"""What a lecture-hall run writes to its logs: no host key, no session id, no traceback.
 
 One lecture hall for the module (``deploy/serve.sh 2`` behind HAProxy, the class store in a
 folder of its own), run through a class and stopped before any test reads it:
@@ -9,7 +9,9 @@ folder of its own), run through a class and stopped before any test reads it:
 - sessions opened over Streamlit's websocket protocol (as the browser speaks it, with the
   proxy's affinity cookie and Streamlit's XSRF cookie), one of which reconnects by its session
   id while still connected (Streamlit then warns, naming the session) and starts an upload
-  that it abandons half way (the upload's URL names the session).
+  that it abandons half way (the upload's URL names the session; Starlette raises
+  ``ClientDisconnect``); others leave during their page's first run (a reset connection) or
+  after it (a clean close).
 
 Then SIGTERM stops every process and every file of the run folder is read. Skipped, with the
 reason, where HAProxy or Chromium is missing (failed instead where CI requires them).
@@ -35,6 +37,7 @@ from websockets.asyncio.client import connect
 from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, wait_for_app
 from devtools.lecture_hall import REQUIRE_ENV, LectureHall, haproxy_missing, haproxy_required
 from devtools.protocol import run_async
+from xattn.ui.server_logs import CLIENT_LEFT
 
 pytestmark = pytest.mark.browser
 
@@ -72,9 +75,11 @@ def cookie_header(cookies: dict[str, str]) -> str:
     return "; ".join(f"{name}={value}" for name, value in cookies.items())
 
 
-async def open_session(port: int, cookies: dict[str, str], query: str, resume: str = ""):
+async def open_session(port: int, cookies: dict[str, str], query: str, resume: str = "", *,
+                       drawn: bool = False):
     """A websocket session of the page at ``?query`` (``resume``: reconnect to that session
-    id, as a browser does after a dropped connection); returns it and its session id."""
+    id, as a browser does after a dropped connection); returns it and its session id once
+    the run began (``drawn``: once it finished)."""
     protocols = ["streamlit", cookies["_streamlit_xsrf"]] + ([resume] if resume else [])
     ws = await connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=protocols,
                        additional_headers={"Cookie": cookie_header(cookies),
@@ -83,12 +88,16 @@ async def open_session(port: int, cookies: dict[str, str], query: str, resume: s
     msg = BackMsg()
     msg.rerun_script.query_string = query
     await ws.send(msg.SerializeToString())
+    session_id = ""
     async with asyncio.timeout(120):
         async for raw in ws:
             fwd = ForwardMsg()
             fwd.ParseFromString(raw)
-            if fwd.WhichOneof("type") == "new_session":
-                return ws, fwd.new_session.initialize.session_id
+            kind = fwd.WhichOneof("type")
+            if kind == "new_session":
+                session_id = fwd.new_session.initialize.session_id
+            if session_id and (not drawn or kind == "script_finished"):
+                return ws, session_id
     raise AssertionError(f"the session of ?{query} closed before it began")
 
 
@@ -123,9 +132,10 @@ async def protocol_clients(hall: LectureHall, room: str) -> list[str]:
     """Sessions that leave in the ways clients leave; the ids of those that did more."""
     port = hall.port
     cookies = browser_cookies(hall.url)
-    first, sid = await open_session(port, cookies, "seed=3")
-    # the same browser again with its session id while the first connection still stands
-    second, resumed = await open_session(port, cookies, "seed=3", resume=sid)
+    first, sid = await open_session(port, cookies, "seed=3", drawn=True)
+    # the same browser again with its session id while the first connection still stands;
+    # its page drawn, as the uploader must be before a file can go
+    second, resumed = await open_session(port, cookies, "seed=3", resume=sid, drawn=True)
     assert resumed == sid, "Streamlit did not hand the session over to its reconnect"
     interim = abandon_upload(port, cookies, sid)
     assert interim.startswith(b"HTTP/1.1 100"), interim
@@ -213,3 +223,13 @@ def test_haproxy_logs_each_request_by_its_path(hall_run):
         ["PUT /_stcore/upload_file/-/abandoned HTTP/1.1"], uploads
     assert " CD" in uploads[0], uploads
     assert not [line for line in lines if "?" in line.rsplit('"', 2)[1]]   # no query at all
+
+
+def test_no_traceback_in_any_log_after_clients_left(hall_run):
+    """Tabs closed, connections reset or closed mid-run, an upload abandoned: the servers'
+    logs hold no traceback; the abandoned upload is one line in the log of its process."""
+    for name, text in hall_run.files.items():
+        assert "Traceback" not in text, f"{name}:\n{text}"
+        assert "Exception in ASGI application" not in text, f"{name}:\n{text}"
+    logs = hall_run.files["s1.log"] + hall_run.files["s2.log"]
+    assert logs.count(CLIENT_LEFT) == 1, logs

@@ -1,4 +1,5 @@
-"""What the server's own log says about its clients: never a whole session id.
+"""What the server's own log says about its clients: never a whole session id, and no
+traceback when a client leaves.
 
 A Streamlit session id is a bearer credential: a browser that reconnects with an id takes that
 session over, the one still connected included (Streamlit 1.67's
@@ -11,9 +12,23 @@ adds a filter to that logger which shortens every session id in a record's argum
 way. (HAProxy's log, deploy/serve.sh, leaves out the query strings that carry the host key and
 the session id in an upload's URL.)
 
+A client that closes its connection while the server reads its request's body (a tab closed
+during an upload of a 20 MB attention file; a phone that leaves the Wi-Fi) makes Starlette
+raise ``ClientDisconnect`` in Streamlit's upload handler, and uvicorn logs it as "Exception in
+ASGI application" with a 40-line traceback, although nothing went wrong: the request was
+dropped, and Starlette's spooled parts go with it. The second filter turns exactly that record
+(uvicorn's logger, Starlette's ``ClientDisconnect`` itself) into one line, a warning: under
+Streamlit's logging setup ``uvicorn.error`` has no handler of its own, and Python's last-resort
+handler prints warnings and errors only, so a line at INFO would vanish. Websocket
+closes (clean, reset, or a closed tab mid-run) log nothing in Streamlit 1.67 with uvicorn 0.54
+and Starlette 1.10: Streamlit catches ``WebSocketDisconnect`` and uvicorn's
+``ClientDisconnected``.
+
 Filters change records only; nothing is patched. The lecture-hall test
-(``tests/test_hall_logs.py``) reconnects a session by its id and checks that the id appears in
-no log file of the run.
+(``tests/test_hall_logs.py``) reconnects a session by its id, abandons an upload half way and
+closes sessions in each of those ways, then checks that no log file of the run holds the id or
+a traceback, and that the upload's line is there; were Starlette to raise another exception
+there, that test fails on the traceback.
 """
 
 from __future__ import annotations
@@ -21,9 +36,14 @@ from __future__ import annotations
 import logging
 import re
 
-__all__ = ["install", "SessionIdFilter", "SESSION_LOGGER"]
+__all__ = ["install", "SessionIdFilter", "ClientLeftFilter", "SESSION_LOGGER", "ASGI_LOGGER",
+           "CLIENT_LEFT"]
 
+_LOGGER = logging.getLogger(__name__)
 SESSION_LOGGER = "streamlit.runtime.websocket_session_manager"
+ASGI_LOGGER = "uvicorn.error"     # where uvicorn logs "Exception in ASGI application"
+CLIENT_LEFT = ("A client closed its connection while sending a request (Starlette's "
+               "ClientDisconnect): the request was dropped.")
 _SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -53,11 +73,34 @@ class SessionIdFilter(logging.Filter):
         return True
 
 
-def _add_once(logger: logging.Logger, kind: type[logging.Filter]) -> None:
-    if not any(isinstance(f, kind) for f in logger.filters):
-        logger.addFilter(kind())
+class ClientLeftFilter(logging.Filter):
+    """Turns a record whose exception is ``disconnect`` (exactly that class) into one line, a
+    warning, without the traceback; leaves every other record as it is."""
+
+    def __init__(self, disconnect: type[BaseException]) -> None:
+        super().__init__()
+        self.disconnect = disconnect
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and type(record.exc_info[1]) is self.disconnect:
+            record.msg, record.args = CLIENT_LEFT, ()
+            record.exc_info, record.exc_text, record.stack_info = None, None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def _add_once(logger: logging.Logger, made: logging.Filter) -> None:
+    if not any(type(f) is type(made) for f in logger.filters):
+        logger.addFilter(made)
 
 
 def install() -> None:
     """Add the filters to their loggers, once per process (later calls change nothing)."""
-    _add_once(logging.getLogger(SESSION_LOGGER), SessionIdFilter)
+    _add_once(logging.getLogger(SESSION_LOGGER), SessionIdFilter())
+    try:
+        from starlette.requests import ClientDisconnect
+    except ImportError:                                  # pragma: no cover - another Starlette
+        _LOGGER.warning("xattn: Starlette has no ClientDisconnect; a client that leaves during "
+                        "an upload will log a traceback")
+        return
+    _add_once(logging.getLogger(ASGI_LOGGER), ClientLeftFilter(ClientDisconnect))
