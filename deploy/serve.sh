@@ -86,7 +86,10 @@ global
 defaults
     mode http
     log global
-    option httplog
+    # option httplog's fields with the request's path alone (txn.logged_path, set in the
+    # frontend) for its request line: a lecturer's link carries the room's host key in its query
+    # (?room=...&host=KEY) and a student's the sentences they typed; neither belongs in a log
+    log-format "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq \"%HM %[var(txn.logged_path)] %HV\""
     option dontlognull
     option forwardfor
     # a request carrying the cookie of a process that is down goes to another one
@@ -107,6 +110,9 @@ frontend xattn
     # XATTN_BIND: 127.0.0.1 (the default) this machine only, 0.0.0.0 every network interface
     bind ${XATTN_BIND:-127.0.0.1}:$port
     maxconn ${XATTN_MAXCONN:-1000}
+    # The path the log shows: an upload's URL names the browser's Streamlit session, and
+    # whoever knows a session's id can take it over by reconnecting with it
+    http-request set-var(txn.logged_path) path,regsub(/_stcore/upload_file/[^/]*,/_stcore/upload_file/-)
     default_backend streamlit
 
 backend streamlit

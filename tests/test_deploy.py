@@ -81,6 +81,20 @@ def test_config_has_cookie_affinity_websockets_health_checks_and_bounds():
     assert "balance source" not in cfg and "s4" not in cfg
 
 
+def test_config_logs_the_path_of_each_request_not_its_query():
+    """A lecturer's link carries the host key in its query and an upload's URL the browser's
+    session id: HAProxy logs httplog's fields with the path alone, the session id masked
+    (tests/test_hall_logs.py reads a real run's logs)."""
+    cfg = config(2, 9000)
+    assert "\n    option httplog\n" not in cfg
+    assert "%{+Q}r" not in cfg and "%HU" not in cfg and "%HQ" not in cfg   # URI, query
+    log_format = [line for line in cfg.splitlines() if line.strip().startswith("log-format")]
+    assert len(log_format) == 1, log_format
+    assert log_format[0].endswith('\\"%HM %[var(txn.logged_path)] %HV\\""'), log_format
+    assert ("http-request set-var(txn.logged_path) path,regsub(/_stcore/upload_file/[^/]*,"
+            "/_stcore/upload_file/-)") in cfg
+
+
 def test_haproxy_listens_on_this_machine_only_unless_told_otherwise():
     assert "\n    bind 127.0.0.1:9000\n" in config(2, 9000)
     assert "\n    bind 0.0.0.0:9000\n" in config(2, 9000, XATTN_BIND="0.0.0.0")

@@ -1,0 +1,75 @@
+"""xattn/ui/server_logs.py: the filters on the server's loggers (a real run: test_hall_logs)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from starlette.requests import ClientDisconnect
+
+from xattn.ui import server_logs
+from xattn.ui.server_logs import (
+    ASGI_LOGGER,
+    CLIENT_LEFT,
+    SESSION_LOGGER,
+    ClientLeftFilter,
+    SessionIdFilter,
+)
+
+SID = "3f1c90c1-1a7d-425a-8ddd-85abf2048403"
+
+
+def record(msg: str, *args, exc: BaseException | None = None) -> logging.LogRecord:
+    info = None
+    if exc is not None:
+        try:
+            raise exc
+        except BaseException:
+            info = sys.exc_info()
+    return logging.LogRecord(SESSION_LOGGER, logging.ERROR, __file__, 1, msg, args, info)
+
+
+def test_only_session_ids_are_shortened():
+    rec = record("%s %s %s %s", SID, SID.upper(), "not-a-session", 7)
+    assert SessionIdFilter().filter(rec) is True          # shortened, never dropped
+    assert rec.getMessage() == f"3f1c90c1… {SID.upper()} not-a-session 7"
+    assert SID not in rec.getMessage()
+
+
+def test_streamlits_reconnect_warning_names_no_session_whole(caplog):
+    server_logs.install()
+    server_logs.install()                                  # once per process, however called
+    logger = logging.getLogger(SESSION_LOGGER)
+    assert sum(isinstance(f, SessionIdFilter) for f in logger.filters) == 1
+    with caplog.at_level(logging.WARNING, logger=SESSION_LOGGER):
+        logger.warning("Session with id %s is already connected! Reconnecting to existing "
+                       "session.", SID)
+    assert caplog.messages == ["Session with id 3f1c90c1… is already connected! Reconnecting "
+                               "to existing session."]
+
+
+class Cousin(ClientDisconnect):
+    """A subclass: not the exception the filter was written for."""
+
+
+def test_a_client_that_left_is_one_line_without_traceback():
+    rec = record("Exception in ASGI application\n", exc=ClientDisconnect())
+    assert ClientLeftFilter(ClientDisconnect).filter(rec) is True
+    assert (rec.getMessage(), rec.levelno, rec.levelname) == (CLIENT_LEFT, logging.WARNING,
+                                                              "WARNING")
+    assert rec.exc_info is None and "Traceback" not in logging.Formatter().format(rec)
+
+
+def test_other_exceptions_keep_their_traceback():
+    for exc in (ValueError("x"), Cousin(), ConnectionResetError()):
+        rec = record("Exception in ASGI application\n", exc=exc)
+        assert ClientLeftFilter(ClientDisconnect).filter(rec) is True
+        assert rec.levelno == logging.ERROR and rec.exc_info[1] is exc
+        assert "Traceback" in logging.Formatter().format(rec)
+
+
+def test_uvicorns_logger_gets_the_filter_once():
+    server_logs.install()
+    server_logs.install()
+    filters = logging.getLogger(ASGI_LOGGER).filters
+    assert [type(f) for f in filters].count(ClientLeftFilter) == 1
