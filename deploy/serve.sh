@@ -113,6 +113,9 @@ frontend xattn
     # The path the log shows: an upload's URL names the browser's Streamlit session, and
     # whoever knows a session's id can take it over by reconnecting with it
     http-request set-var(txn.logged_path) path,regsub(/_stcore/upload_file/[^/]*,/_stcore/upload_file/-)
+    # The client's address for the app's limits per address: only the one HAProxy sees
+    # (option forwardfor adds it); an X-Forwarded-For the client sent is not passed on
+    http-request del-header X-Forwarded-For
     default_backend streamlit
 
 backend streamlit
