@@ -10,10 +10,16 @@ from links the way a browser does (``devtools.protocol.Client``: ``GET /``, a we
 open, keeps them open (each client keeps reading, as an idle browser tab does), and reads the
 server's resident memory (VmRSS) at each count. Then it closes every session and reads RSS
 again right away, and every 10 s for ``--after`` seconds (Streamlit keeps up to 128 closed
-sessions for ``server.disconnectedSessionTTL``, 120 s by default, in case their browser
-reconnects), then once more after a new session came and went (Streamlit drops expired sessions
-only when it stores another), and after the server called glibc's ``malloc_trim(0)`` (SIGUSR2):
-what RSS loses then was free memory the allocator kept.
+sessions for ``server.disconnectedSessionTTL``, 30 s in .streamlit/config.toml, in case their
+browser reconnects, and ``xattn/ui/reaper.py`` drops them and trims the heap after that), then
+once more after a new session came and went, and after the server called glibc's
+``malloc_trim(0)`` (SIGUSR2): what RSS loses then was free memory the allocator kept.
+
+``--warm N`` first fills the server's caches (bounded by bytes) the way a day of classes does:
+N sessions, each on a large setting of its own (``--warm-link``: 16 heads, d_model 512, two
+64-word sentences, a new seed each; 1.3 MB a run), opened and closed before anything is
+measured, so that the start line is the baseline *with full caches* and every later row adds
+only what the sessions hold themselves.
 
 With ``--trace`` the server takes a ``tracemalloc`` snapshot on SIGUSR1 after start-up (one
 session opened and closed), with every count open, and after the close; the largest growths
@@ -168,14 +174,33 @@ def top_growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, per: i
     return lines
 
 
+WARM_WORDS = 64
+WARM_LINK = ("seed={k}&heads=16&d_model=512&src=" + "+".join(f"w{i}" for i in range(WARM_WORDS))
+             + "&tgt=" + "+".join(f"m{i}" for i in range(WARM_WORDS)))
+
+
+async def warm_up(port: int, n: int, link: str) -> None:
+    """Open ``n`` sessions of ``link`` (``{k}``: 1000 + their number), twenty at a time, and
+    close each batch: the caches fill as after a day of classes."""
+    for k0 in range(0, n, 20):
+        batch = Sessions(port, lambda k, k0=k0: link.format(k=1000 + k0 + k))
+        await batch.grow_to(min(20, n - k0))
+        await batch.close_all()
+        if batch.errors:
+            print(f"warm-up errors: {len(batch.errors)}, first: {batch.errors[0]}")
+
+
 async def measure(server, a) -> None:
     pid, traced = server.pid, server.trace
+    if a.warm:
+        await warm_up(server.port, a.warm, a.warm_link)
     sessions = Sessions(server.port, lambda k: a.link.format(k=k if a.distinct else k % 40))
     await sessions.grow_to(1)
     await sessions.close_all()
     await asyncio.sleep(2)
     base = server.take() if traced else None
-    print(f"| after start-up and one session | 0 | {rss_mb(pid):.0f} MB | |", flush=True)
+    label = f"{a.warm} sessions of --warm-link" if a.warm else "start-up"
+    print(f"| after {label} and one session | 0 | {rss_mb(pid):.0f} MB | |", flush=True)
     start, previous, opened = rss_mb(pid), base, 0
     for count in a.counts:
         t0 = time.perf_counter()
@@ -183,7 +208,7 @@ async def measure(server, a) -> None:
         await asyncio.sleep(5)
         rss = rss_mb(pid)
         print(f"| {count} sessions open ({time.perf_counter() - t0:.0f} s to open) | {count} | "
-              f"{rss:.0f} MB | {(rss - start) / count * 1e3:.0f} kB a session over start-up |",
+              f"{rss:.0f} MB | {(rss - start) / count * 1e3:.0f} kB a session over the start |",
               flush=True)
         if traced:          # growth per session since the previous count (caches full by then)
             snapshot = await asyncio.to_thread(server.take)
@@ -226,6 +251,9 @@ def main() -> None:
     parser.add_argument("--link", default="seed={k}", help="query of session k ({k}: 0..39)")
     parser.add_argument("--distinct", action="store_true",
                         help="{k} counts every session: every link another setting")
+    parser.add_argument("--warm", type=int, default=0,
+                        help="sessions of --warm-link opened and closed first (full caches)")
+    parser.add_argument("--warm-link", default=WARM_LINK, help="query of warm-up session k")
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--port", type=int)
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve")

@@ -36,16 +36,29 @@ def test_only_session_ids_are_shortened():
     assert SID not in rec.getMessage()
 
 
-def test_streamlits_reconnect_warning_names_no_session_whole(caplog):
+class Kept(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_streamlits_reconnect_warning_names_no_session_whole():
     server_logs.install()
     server_logs.install()                                  # once per process, however called
     logger = logging.getLogger(SESSION_LOGGER)
     assert sum(isinstance(f, SessionIdFilter) for f in logger.filters) == 1
-    with caplog.at_level(logging.WARNING, logger=SESSION_LOGGER):
+    kept = Kept()             # on the logger itself: Streamlit's loggers do not propagate
+    logger.addHandler(kept)
+    try:
         logger.warning("Session with id %s is already connected! Reconnecting to existing "
                        "session.", SID)
-    assert caplog.messages == ["Session with id 3f1c90c1… is already connected! Reconnecting "
-                               "to existing session."]
+    finally:
+        logger.removeHandler(kept)
+    assert kept.messages == ["Session with id 3f1c90c1… is already connected! Reconnecting "
+                             "to existing session."]
 
 
 class Cousin(ClientDisconnect):

@@ -130,22 +130,30 @@ def attention_npz(a: Attention) -> bytes:
                               tgt_text=a.meta.tgt_text or None)
 
 
-SMALL_DOWNLOAD = 8_000     # weights; the CSV then holds at most ~320 kB, the .npz ~40 kB
+SMALL_DOWNLOAD = 2_000     # weights; the CSV then holds up to ~100 kB (long words), the .npz ~30 kB
 
 
 def prepared(a: Attention, kind: str, make):
-    """A download's data: for a small file the bytes themselves, made once per server; for a
-    large one the function that makes them when the button is clicked.
+    """A download's data: for a small file its bytes, made once per server; for a larger one
+    the function that makes them when the button is clicked.
 
-    Bytes go with the page and belong to the session. A file made on click (Streamlit 1.67's
-    deferred download) is not tied to any session, and the end of any two other script runs
-    of the process deletes it: in a busy class the student's browser then fetches a 404
-    (``python -m benchmarks.download_race`` reproduces it). Large files keep the deferred
-    path, since sending them with every rerun would cost more than the rare failure.
+    Bytes go with the page and belong to the session for as long as it lives (sessions on one
+    setting share one stored file, and the cache's bytes: Streamlit keeps a file once per
+    content). A file made on click belongs to the session that clicked until its page's next
+    full run (``xattn/ui/deferred_downloads.py``; stock Streamlit 1.67 lets two other runs
+    delete it before the browser fetches it). Above ``SMALL_DOWNLOAD`` weights a session of a
+    setting of its own would hold 0.1 to several MB for nothing until it is clicked.
     """
     if a.weights.size > SMALL_DOWNLOAD:
         return make
-    return derived((a.key, kind), make)
+    if not a.key:
+        return _as_bytes(make())
+    return derived((a.key, kind), lambda: _as_bytes(make()))
+
+
+def _as_bytes(data: str | bytes) -> bytes:
+    """Text as the UTF-8 bytes Streamlit would encode it to for every session that sends it."""
+    return data.encode("utf-8") if isinstance(data, str) else data
 
 
 def downloads(a: Attention, stem: str) -> None:

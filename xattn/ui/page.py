@@ -20,7 +20,7 @@ import streamlit as st
 
 from xattn.lesson import Step
 from xattn.sources import Attention
-from xattn.ui import late_fragments, run_ends, server_logs
+from xattn.ui import deferred_downloads, late_fragments, reaper, run_ends, server_logs
 from xattn.ui.alignment import alignment_view
 from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.class_panels import hidden_note
@@ -43,6 +43,8 @@ from xattn.ui.timelapse import training_view
 run_ends.install()   # a poll as a run ends must not cost the page that run's end (run_ends.py)
 late_fragments.install()   # a tap on a fragment not (yet) known runs the page with it
 server_logs.install()      # no whole session id in the server's log (server_logs.py)
+reaper.install()           # closed sessions go within a minute, their memory back (reaper.py)
+deferred_downloads.install()   # a file made on click outlives other sessions' runs
 
 # The views that draw the weights: each draws (attention, layer, state).
 DRAWS = {
