@@ -113,24 +113,102 @@ def browser(server, chromium):
     return chromium
 
 
+class Tabs:
+    """Tabs of the app kept open for the whole run, handed out by window size.
+
+    A new tab costs more than most tests that use it: its renderer parses Streamlit's and
+    Plotly's JavaScript again (a lesson step took 3-5x as long in a new context as a reload in a
+    tab that had shown the page before). So a test takes a tab of its size and gives it back
+    clean: the other pages it opened closed, storage and cookies cleared, parked on the server's
+    health page (the app's session ends before the next test starts), its lists of console
+    errors and dialogs emptied. A tab whose test failed is closed instead (after its
+    screenshots), never reused. Each tab has a browser context of its own.
+    """
+
+    def __init__(self, browser, server):
+        self.browser, self.server = browser, server
+        self.free: dict[tuple[int, int, bool], list[Page]] = {}
+
+    def take(self, width: int, height: int, phone: bool = False) -> Page:
+        free = self.free.setdefault((width, height, phone), [])
+        if free:
+            return free.pop()
+        context = self.browser.new_context(viewport={"width": width, "height": height},
+                                           is_mobile=phone, has_touch=phone)
+        return Page(context, self.server)
+
+    def give_back(self, tab: Page, key: tuple[int, int, bool], reuse: bool) -> None:
+        page = tab.page
+        if reuse:
+            try:
+                for other in page.context.pages:
+                    if other is not page:
+                        other.close()
+                if page.url.startswith(self.server.url):
+                    page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+                page.goto(f"{self.server.url}_stcore/health")
+                page.context.clear_cookies()
+            except Exception as err:  # a tab in a state nobody planned for: not reused
+                print(f"a tab could not be cleaned for reuse: {err}")
+                reuse = False
+        if not reuse:
+            page.context.close()
+            return
+        tab.errors.clear()
+        tab.dialogs.clear()
+        tab.timings.clear()
+        self.free[key].append(tab)
+
+    def close(self) -> None:
+        for tabs in self.free.values():
+            for tab in tabs:
+                tab.page.context.close()
+        self.free.clear()
+
+
+@pytest.fixture(scope="session")
+def tabs(browser, server):
+    pool = Tabs(browser, server)
+    yield pool
+    pool.close()
+
+
+def _screenshots(request, tabs: list[Page]) -> bool:
+    """Save every page of the tabs of a failed test in ARTIFACTS; True if the test failed."""
+    report = getattr(request.node, "rep_call", None)
+    if report is None or not report.failed:
+        return False
+    ARTIFACTS.mkdir(exist_ok=True)
+    stem = re.sub(r"[^\w.-]+", "_", request.node.name)
+    pages = [p for tab in tabs for p in tab.page.context.pages]
+    for n, p in enumerate(pages):
+        try:
+            p.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
+            (ARTIFACTS / f"{stem}-{n}.html").write_text(p.content())
+        except Exception as err:  # the screenshot must not hide the test's own failure
+            print(f"could not save a screenshot of page {n}: {err}")
+    print(f"screenshots of the failed test in {ARTIFACTS}")
+    return True
+
+
 @pytest.fixture
-def app(browser, server, request):
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})
-    tab = Page(context, server)
+def window(tabs, request):
+    """``window(width, height, phone=False)``: a tab of the app in a window of that size (a
+    phone: touch, mobile), fresh for this test in cookies, storage and page state."""
+    taken: list[tuple[Page, tuple[int, int, bool]]] = []
+
+    def open_at(width: int, height: int, phone: bool = False) -> Page:
+        taken.append((tabs.take(width, height, phone), (width, height, phone)))
+        return taken[-1][0]
+    yield open_at
+    failed = _screenshots(request, [tab for tab, _ in taken])
+    for tab, key in taken:
+        tabs.give_back(tab, key, reuse=not failed)
+
+
+@pytest.fixture
+def app(window):
+    """A tab of the app in a 1400x1100 window."""
+    tab = window(1400, 1100)
     yield tab
     print(" ".join(f"{label} {took:.1f}s" for label, took in tab.timings))
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        stem = re.sub(r"[^\w.-]+", "_", request.node.name)
-        for p in context.pages:
-            n = context.pages.index(p)
-            try:
-                p.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
-                (ARTIFACTS / f"{stem}-{n}.html").write_text(p.content())
-            except Exception as err:  # the screenshot must not hide the test's own failure
-                print(f"could not save a screenshot of page {n}: {err}")
-        print(f"screenshots of the failed test in {ARTIFACTS}")
-    context.close()
-
-

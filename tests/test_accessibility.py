@@ -62,24 +62,21 @@ def _pages(names):
 
 
 @pytest.fixture(scope="module")
-def audits(browser, server):
+def audits(tabs):
     """``audits(name)``: the audit of one of PAGES, opened and audited on first use."""
-    contexts, tabs, done = [], {}, {}
+    taken, done = {}, {}
 
     def tab(viewport: dict):
-        key = (viewport["width"], viewport["height"])
-        if key not in tabs:
-            contexts.append(browser.new_context(viewport=viewport))
-            tabs[key] = contexts[-1].new_page()
-            tabs[key].set_default_timeout(60_000)
-            tabs[key].add_init_script(RUN_COUNTER_JS)
-        return tabs[key]
+        key = (viewport["width"], viewport["height"], False)
+        if key not in taken:
+            taken[key] = tabs.take(*key)
+        return taken[key].page
 
     def audit_of(name: str) -> Audit:
         if name not in done:
             query, viewport, lazy = PAGES[name]
             page = tab(viewport)
-            page.goto(f"{server.url}?{urllib.parse.urlencode(query)}")
+            page.goto(f"{tabs.server.url}?{urllib.parse.urlencode(query)}")
             wait_for_app(page, DRAWN)
             errors = page.locator('[data-testid="stException"]').all_inner_texts()
             assert not errors, f"{name}: the page shows an error instead of the view: {errors}"
@@ -90,8 +87,8 @@ def audits(browser, server):
         return done[name]
 
     yield audit_of
-    for context in contexts:
-        context.close()
+    for key, tab_ in taken.items():
+        tabs.give_back(tab_, key, reuse=True)
 
 
 def _save(page, name: str) -> None:
