@@ -21,11 +21,17 @@ from devtools.browser import (
     unavailable,
 )
 
-# No per-example deadline (a loaded 2-core CI machine is slow, not wrong); in CI the examples
-# are derandomized, so a run is reproducible and cannot fail on a draw nobody can replay.
-settings.register_profile("dev", deadline=None)
-settings.register_profile("ci", deadline=None, derandomize=True)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+# Examples per property: 25 in every run (a contributor's, CI's), 500 in the thorough profile
+# (HYPOTHESIS_PROFILE=thorough: after changing a parser, a strategy or a property; before a
+# release). No test sets its own count, so the profile decides for all. No per-example deadline
+# (a loaded 2-core CI machine is slow, not wrong); in CI the examples are derandomized, so a run
+# is reproducible and cannot fail on a draw nobody can replay.
+EXAMPLES = {"dev": 25, "ci": 25, "thorough": 500}
+settings.register_profile("dev", deadline=None, max_examples=EXAMPLES["dev"])
+settings.register_profile("ci", deadline=None, derandomize=True, max_examples=EXAMPLES["ci"])
+settings.register_profile("thorough", deadline=None, max_examples=EXAMPLES["thorough"])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI")
+                                                               else "dev"))
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
