@@ -6,6 +6,7 @@ missing; they fail instead when XATTN_REQUIRE_BROWSER=1 (set by .ci/run).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -32,6 +33,21 @@ settings.register_profile("ci", deadline=None, derandomize=True, max_examples=EX
 settings.register_profile("thorough", deadline=None, max_examples=EXAMPLES["thorough"])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI")
                                                                else "dev"))
+
+
+def _scan_for_components_once() -> None:
+    """Every new AppTest scans the metadata of every installed package for Streamlit components
+    (components v2: ~150 packages here, most of an AppTest page run's time), though nothing is
+    installed while the tests run: the first scan's answer serves every AppTest after it."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a Streamlit without components v2 does not scan
+        return
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+    manifest_scanner.scan_component_manifests = lambda *args, **kwargs: list(scan(*args, **kwargs))
+
+
+_scan_for_components_once()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
