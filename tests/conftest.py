@@ -50,6 +50,46 @@ def _scan_for_components_once() -> None:
 _scan_for_components_once()
 
 
+# --- markers: what a test needs, and what it costs (docs/testing.md) -------------------------
+# Given here from the fixtures a test uses and the tables below, so no test file says it.
+
+BROWSER_FIXTURES = {"chromium", "browser", "tabs", "window", "app"}
+# A process of its own: a Streamlit server, a lecture hall (HAProxy + servers), redis-server.
+SERVER_FIXTURES = {"server", "redis_server", "hall", "haproxy", "classroom", "model_server",
+                   "bad_page"}
+# ... or started in the test's body (node ids, matched from the start).
+SERVER_TESTS = (
+    "tests/test_deploy.py::test_two_sessions_on_two_processes",
+    "tests/test_deploy.py::test_a_port_in_use",
+    "tests/test_downloads.py::",
+    "tests/test_fresh_server.py::",
+)
+# Neither, but more than ~2 s on a quiet 2-core machine: a fresh Python process, a training
+# run, every view or lesson step on every source, the link fuzzed through the page.
+SLOW_TESTS = (
+)
+
+
+def _marks(item) -> set[str]:
+    names = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    marks = set()
+    if names & BROWSER_FIXTURES:
+        marks.add("browser")
+    if (names & SERVER_FIXTURES or params.get("backend") == "redis"
+            or item.nodeid.startswith(SERVER_TESTS)):
+        marks.add("server")
+    if item.nodeid.startswith(SLOW_TESTS):
+        marks.add("slow")
+    return marks
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for mark in _marks(item) - {m.name for m in item.iter_markers()}:
+            item.add_marker(mark)
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     """Keep each phase's report on the item (``item.rep_call``), so a fixture's teardown can
