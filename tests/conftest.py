@@ -67,6 +67,21 @@ SERVER_TESTS = (
 # Neither, but more than ~2 s on a quiet 2-core machine: a fresh Python process, a training
 # run, every view or lesson step on every source, the link fuzzed through the page.
 SLOW_TESTS = (
+    "tests/test_attention.py::test_large_inputs_take_the_threaded_blocked_path",
+    "tests/test_attention.py::test_same_numbers_in_processes_with_different_hash_seeds",
+    "tests/test_app_models.py::test_the_shipped_model_is_the_default_and_needs_no_torch",
+    "tests/test_classroom_store.py::test_two_processes_cast_500_answers",
+    "tests/test_marian_shipped.py::test_the_card_s_numbers_are_recomputed_without_torch",
+    "tests/test_marian_shipped.py::test_a_fresh_process_needs_no_torch",
+    "tests/test_matrix.py::",
+    "tests/test_models.py::test_importing_never_imports_torch",
+    "tests/test_models.py::test_module_runs_as_a_script",
+    "tests/test_models.py::test_cli_process_prints_one_line_when_loading_fails",
+    "tests/test_package.py::test_the_library_imports_without_streamlit",
+    "tests/test_package.py::test_the_ui_is_what_brings_in_streamlit",
+    "tests/test_train.py::test_timelapse_is_identical_in_another_process",
+    "tests/test_ui_state.py::test_every_control_is_a_url_parameter",
+    "tests/test_ui_state.py::test_a_fresh_server_process_knows_every_parameter",
 )
 
 
@@ -84,10 +99,36 @@ def _marks(item) -> set[str]:
     return marks
 
 
+# Rough seconds a test costs, by its marks: what orders the files for two workers.
+COST = {"browser": 4.0, "server": 3.0, "slow": 2.0}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         for mark in _marks(item) - {m.name for m in item.iter_markers()}:
             item.add_marker(mark)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Workers take whole files from a queue: the costliest first, so that no long file
+        # starts last while the other worker has nothing left (same order in every worker).
+        cost: dict[str, float] = {}
+        for item in items:
+            path = item.nodeid.split("::")[0]
+            cost[path] = cost.get(path, 0.0) + max(
+                [COST.get(m.name, 0.0) for m in item.iter_markers()] + [0.05])
+        items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])   # stable in a file
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto`` (pyproject's addopts): two workers for a run of the whole suite or of
+    folders, none (one process) for named files or tests, where starting workers costs more
+    than it saves. PYTEST_XDIST_AUTO_NUM_WORKERS=N, or ``-n N`` on the command line, decides
+    instead (``-n 0``: one process)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    named = [a for a in config.args if "::" in a or a.endswith(".py")]
+    if named or len(os.sched_getaffinity(0)) < 2:
+        return 0
+    return 2
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -149,7 +190,8 @@ def server():
     reason = browser_missing()
     if reason:
         unavailable(reason)
-    with StreamlitServer(log=ARTIFACTS / "browser-tests-server.log") as srv:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")           # gw0, gw1: a log each
+    with StreamlitServer(log=ARTIFACTS / f"browser-tests-server{worker}.log") as srv:
         yield srv
 
 
