@@ -1,10 +1,10 @@
 """Accessibility, as a gate: axe-core in Chromium over every view, every lesson step, presenter
 mode, the phone layout and trained weights, failing on "serious" and "critical" findings.
 
-Each page is opened once (one tab per viewport, reused), with every expander opened so that
-what it hides is checked too, and audited by ``devtools.axe.audit``: axe-core's violations
-plus its own estimate of the text contrast axe leaves undecided (chart text, captions under
-radio options). The audits are cached for the module, so the heading test reads the same run.
+Each page is opened once (one tab per viewport, reused; the lesson's steps walked one after
+another with *Next*), with every expander opened so that what it hides is checked too, and
+audited by ``devtools.axe.audit``: axe-core's violations plus its own estimate of the text
+contrast axe leaves undecided (chart text, captions under radio options). The audits are cached for the module, so the heading test reads the same run.
 A page built to fail (tests/a11y_bad_page.py) proves the gate reports what it should, and that
 the page's CSS is what clears it. A student without a mouse picks a cell for Step through
 with the keyboard alone.
@@ -64,7 +64,7 @@ def _pages(names):
 @pytest.fixture(scope="module")
 def audits(tabs):
     """``audits(name)``: the audit of one of PAGES, opened and audited on first use."""
-    taken, done = {}, {}
+    taken, done, shown = {}, {}, {}
 
     def tab(viewport: dict):
         key = (viewport["width"], viewport["height"], False)
@@ -72,12 +72,26 @@ def audits(tabs):
             taken[key] = tabs.take(*key)
         return taken[key].page
 
+    def show(viewport: dict, query: dict):
+        """The page of ``query``; the lesson's steps walked with *Next* as a class does (the
+        next step of the one on screen), any other page opened from its link."""
+        page = tab(viewport)
+        step = query.get("lesson") if set(query) == {"view", "lesson"} else None
+        if step is not None and shown.get(id(page)) == step - 1:
+            page.locator(".st-key-lesson_next button").click()
+            heading = ("[...document.querySelectorAll('h2')]"
+                       f".some((h) => h.textContent.startsWith('Step {step} of '))")
+            wait_for_app(page, f"{heading} && {DRAWN}", after_runs=-1)
+        else:
+            page.goto(f"{tabs.server.url}?{urllib.parse.urlencode(query)}")
+            wait_for_app(page, DRAWN)
+        shown[id(page)] = step
+        return page
+
     def audit_of(name: str) -> Audit:
         if name not in done:
             query, viewport, lazy = PAGES[name]
-            page = tab(viewport)
-            page.goto(f"{tabs.server.url}?{urllib.parse.urlencode(query)}")
-            wait_for_app(page, DRAWN)
+            page = show(viewport, query)
             errors = page.locator('[data-testid="stException"]').all_inner_texts()
             assert not errors, f"{name}: the page shows an error instead of the view: {errors}"
             open_expanders(page, lazy=lazy)
