@@ -61,7 +61,6 @@ SERVER_FIXTURES = {"server", "redis_server", "hall", "haproxy", "classroom", "mo
 SERVER_TESTS = (
     "tests/test_deploy.py::test_two_sessions_on_two_processes",
     "tests/test_deploy.py::test_a_port_in_use",
-    "tests/test_downloads.py::",
     "tests/test_fresh_server.py::",
 )
 # Neither, but more than ~2 s on a quiet 2-core machine: a fresh Python process, a training
