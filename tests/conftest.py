@@ -6,6 +6,7 @@ missing; they fail instead when XATTN_REQUIRE_BROWSER=1 (set by .ci/run).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -21,11 +22,112 @@ from devtools.browser import (
     unavailable,
 )
 
-# No per-example deadline (a loaded 2-core CI machine is slow, not wrong); in CI the examples
-# are derandomized, so a run is reproducible and cannot fail on a draw nobody can replay.
-settings.register_profile("dev", deadline=None)
-settings.register_profile("ci", deadline=None, derandomize=True)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+# Examples per property: 25 in every run (a contributor's, CI's), 500 in the thorough profile
+# (HYPOTHESIS_PROFILE=thorough: after changing a parser, a strategy or a property; before a
+# release). No test sets its own count, so the profile decides for all. No per-example deadline
+# (a loaded 2-core CI machine is slow, not wrong); in CI the examples are derandomized, so a run
+# is reproducible and cannot fail on a draw nobody can replay.
+EXAMPLES = {"dev": 25, "ci": 25, "thorough": 500}
+settings.register_profile("dev", deadline=None, max_examples=EXAMPLES["dev"])
+settings.register_profile("ci", deadline=None, derandomize=True, max_examples=EXAMPLES["ci"])
+settings.register_profile("thorough", deadline=None, max_examples=EXAMPLES["thorough"])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI")
+                                                               else "dev"))
+
+
+def _scan_for_components_once() -> None:
+    """Every new AppTest scans the metadata of every installed package for Streamlit components
+    (components v2: ~150 packages here, most of an AppTest page run's time), though nothing is
+    installed while the tests run: the first scan's answer serves every AppTest after it."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a Streamlit without components v2 does not scan
+        return
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+    manifest_scanner.scan_component_manifests = lambda *args, **kwargs: list(scan(*args, **kwargs))
+
+
+_scan_for_components_once()
+
+
+# --- markers: what a test needs, and what it costs (docs/testing.md) -------------------------
+# Given here from the fixtures a test uses and the tables below, so no test file says it.
+
+BROWSER_FIXTURES = {"chromium", "browser", "tabs", "window", "app"}
+# A process of its own: a Streamlit server, a lecture hall (HAProxy + servers), redis-server.
+SERVER_FIXTURES = {"server", "redis_server", "hall", "haproxy", "classroom", "model_server",
+                   "bad_page"}
+# ... or started in the test's body (node ids, matched from the start).
+SERVER_TESTS = (
+    "tests/test_deploy.py::test_two_sessions_on_two_processes",
+    "tests/test_deploy.py::test_a_port_in_use",
+    "tests/test_fresh_server.py::",
+)
+# Neither, but more than ~2 s on a quiet 2-core machine: a fresh Python process, a training
+# run, every view or lesson step on every source, the link fuzzed through the page.
+SLOW_TESTS = (
+    "tests/test_attention.py::test_large_inputs_take_the_threaded_blocked_path",
+    "tests/test_attention.py::test_same_numbers_in_processes_with_different_hash_seeds",
+    "tests/test_app_models.py::test_the_shipped_model_is_the_default_and_needs_no_torch",
+    "tests/test_classroom_store.py::test_two_processes_cast_500_answers",
+    "tests/test_marian_shipped.py::test_the_card_s_numbers_are_recomputed_without_torch",
+    "tests/test_marian_shipped.py::test_a_fresh_process_needs_no_torch",
+    "tests/test_matrix.py::",
+    "tests/test_models.py::test_importing_never_imports_torch",
+    "tests/test_models.py::test_module_runs_as_a_script",
+    "tests/test_models.py::test_cli_process_prints_one_line_when_loading_fails",
+    "tests/test_package.py::test_the_library_imports_without_streamlit",
+    "tests/test_package.py::test_the_ui_is_what_brings_in_streamlit",
+    "tests/test_train.py::test_timelapse_is_identical_in_another_process",
+    "tests/test_ui_state.py::test_every_control_is_a_url_parameter",
+    "tests/test_ui_state.py::test_a_fresh_server_process_knows_every_parameter",
+)
+
+
+def _marks(item) -> set[str]:
+    names = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    marks = set()
+    if names & BROWSER_FIXTURES:
+        marks.add("browser")
+    if (names & SERVER_FIXTURES or params.get("backend") == "redis"
+            or item.nodeid.startswith(SERVER_TESTS)):
+        marks.add("server")
+    if item.nodeid.startswith(SLOW_TESTS):
+        marks.add("slow")
+    return marks
+
+
+# Rough seconds a test costs, by its marks: what orders the files for two workers.
+COST = {"browser": 4.0, "server": 3.0, "slow": 2.0}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for mark in _marks(item) - {m.name for m in item.iter_markers()}:
+            item.add_marker(mark)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Workers take whole files from a queue: the costliest first, so that no long file
+        # starts last while the other worker has nothing left (same order in every worker).
+        cost: dict[str, float] = {}
+        for item in items:
+            path = item.nodeid.split("::")[0]
+            cost[path] = cost.get(path, 0.0) + max(
+                [COST.get(m.name, 0.0) for m in item.iter_markers()] + [0.05])
+        items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])   # stable in a file
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto`` (pyproject's addopts): two workers for a run of the whole suite or of
+    folders, none (one process) for named files or tests, where starting workers costs more
+    than it saves. PYTEST_XDIST_AUTO_NUM_WORKERS=N, or ``-n N`` on the command line, decides
+    instead (``-n 0``: one process)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    named = [a for a in config.args if "::" in a or a.endswith(".py")]
+    if named or len(os.sched_getaffinity(0)) < 2:
+        return 0
+    return 2
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -112,7 +214,8 @@ def server():
     reason = browser_missing()
     if reason:
         unavailable(reason)
-    with StreamlitServer(log=ARTIFACTS / "browser-tests-server.log") as srv:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")           # gw0, gw1: a log each
+    with StreamlitServer(log=ARTIFACTS / f"browser-tests-server{worker}.log") as srv:
         yield srv
 
 
@@ -138,24 +241,102 @@ def browser(server, chromium):
     return chromium
 
 
+class Tabs:
+    """Tabs of the app kept open for the whole run, handed out by window size.
+
+    A new tab costs more than most tests that use it: its renderer parses Streamlit's and
+    Plotly's JavaScript again (a lesson step took 3-5x as long in a new context as a reload in a
+    tab that had shown the page before). So a test takes a tab of its size and gives it back
+    clean: the other pages it opened closed, storage and cookies cleared, parked on the server's
+    health page (the app's session ends before the next test starts), its lists of console
+    errors and dialogs emptied. A tab whose test failed is closed instead (after its
+    screenshots), never reused. Each tab has a browser context of its own.
+    """
+
+    def __init__(self, browser, server):
+        self.browser, self.server = browser, server
+        self.free: dict[tuple[int, int, bool], list[Page]] = {}
+
+    def take(self, width: int, height: int, phone: bool = False) -> Page:
+        free = self.free.setdefault((width, height, phone), [])
+        if free:
+            return free.pop()
+        context = self.browser.new_context(viewport={"width": width, "height": height},
+                                           is_mobile=phone, has_touch=phone)
+        return Page(context, self.server)
+
+    def give_back(self, tab: Page, key: tuple[int, int, bool], reuse: bool) -> None:
+        page = tab.page
+        if reuse:
+            try:
+                for other in page.context.pages:
+                    if other is not page:
+                        other.close()
+                if page.url.startswith(self.server.url):
+                    page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+                page.goto(f"{self.server.url}_stcore/health")
+                page.context.clear_cookies()
+            except Exception as err:  # a tab in a state nobody planned for: not reused
+                print(f"a tab could not be cleaned for reuse: {err}")
+                reuse = False
+        if not reuse:
+            page.context.close()
+            return
+        tab.errors.clear()
+        tab.dialogs.clear()
+        tab.timings.clear()
+        self.free[key].append(tab)
+
+    def close(self) -> None:
+        for tabs in self.free.values():
+            for tab in tabs:
+                tab.page.context.close()
+        self.free.clear()
+
+
+@pytest.fixture(scope="session")
+def tabs(browser, server):
+    pool = Tabs(browser, server)
+    yield pool
+    pool.close()
+
+
+def _screenshots(request, tabs: list[Page]) -> bool:
+    """Save every page of the tabs of a failed test in ARTIFACTS; True if the test failed."""
+    report = getattr(request.node, "rep_call", None)
+    if report is None or not report.failed:
+        return False
+    ARTIFACTS.mkdir(exist_ok=True)
+    stem = re.sub(r"[^\w.-]+", "_", request.node.name)
+    pages = [p for tab in tabs for p in tab.page.context.pages]
+    for n, p in enumerate(pages):
+        try:
+            p.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
+            (ARTIFACTS / f"{stem}-{n}.html").write_text(p.content())
+        except Exception as err:  # the screenshot must not hide the test's own failure
+            print(f"could not save a screenshot of page {n}: {err}")
+    print(f"screenshots of the failed test in {ARTIFACTS}")
+    return True
+
+
 @pytest.fixture
-def app(browser, server, request):
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})
-    tab = Page(context, server)
+def window(tabs, request):
+    """``window(width, height, phone=False)``: a tab of the app in a window of that size (a
+    phone: touch, mobile), fresh for this test in cookies, storage and page state."""
+    taken: list[tuple[Page, tuple[int, int, bool]]] = []
+
+    def open_at(width: int, height: int, phone: bool = False) -> Page:
+        taken.append((tabs.take(width, height, phone), (width, height, phone)))
+        return taken[-1][0]
+    yield open_at
+    failed = _screenshots(request, [tab for tab, _ in taken])
+    for tab, key in taken:
+        tabs.give_back(tab, key, reuse=not failed)
+
+
+@pytest.fixture
+def app(window):
+    """A tab of the app in a 1400x1100 window."""
+    tab = window(1400, 1100)
     yield tab
     print(" ".join(f"{label} {took:.1f}s" for label, took in tab.timings))
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        stem = re.sub(r"[^\w.-]+", "_", request.node.name)
-        for p in context.pages:
-            n = context.pages.index(p)
-            try:
-                p.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
-                (ARTIFACTS / f"{stem}-{n}.html").write_text(p.content())
-            except Exception as err:  # the screenshot must not hide the test's own failure
-                print(f"could not save a screenshot of page {n}: {err}")
-        print(f"screenshots of the failed test in {ARTIFACTS}")
-    context.close()
-
-

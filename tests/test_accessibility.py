@@ -1,10 +1,10 @@
 """Accessibility, as a gate: axe-core in Chromium over every view, every lesson step, presenter
 mode, the phone layout and trained weights, failing on "serious" and "critical" findings.
 
-Each page is opened once (one tab per viewport, reused), with every expander opened so that
-what it hides is checked too, and audited by ``devtools.axe.audit``: axe-core's violations
-plus its own estimate of the text contrast axe leaves undecided (chart text, captions under
-radio options). The audits are cached for the module, so the heading test reads the same run.
+Each page is opened once (one tab per viewport, reused; the lesson's steps walked one after
+another with *Next*), with every expander opened so that what it hides is checked too, and
+audited by ``devtools.axe.audit``: axe-core's violations plus its own estimate of the text
+contrast axe leaves undecided (chart text, captions under radio options). The audits are cached for the module, so the heading test reads the same run.
 A page built to fail (tests/a11y_bad_page.py) proves the gate reports what it should, and that
 the page's CSS is what clears it. A student without a mouse picks a cell for Step through
 with the keyboard alone.
@@ -62,25 +62,36 @@ def _pages(names):
 
 
 @pytest.fixture(scope="module")
-def audits(browser, server):
+def audits(tabs):
     """``audits(name)``: the audit of one of PAGES, opened and audited on first use."""
-    contexts, tabs, done = [], {}, {}
+    taken, done, shown = {}, {}, {}
 
     def tab(viewport: dict):
-        key = (viewport["width"], viewport["height"])
-        if key not in tabs:
-            contexts.append(browser.new_context(viewport=viewport))
-            tabs[key] = contexts[-1].new_page()
-            tabs[key].set_default_timeout(60_000)
-            tabs[key].add_init_script(RUN_COUNTER_JS)
-        return tabs[key]
+        key = (viewport["width"], viewport["height"], False)
+        if key not in taken:
+            taken[key] = tabs.take(*key)
+        return taken[key].page
+
+    def show(viewport: dict, query: dict):
+        """The page of ``query``; the lesson's steps walked with *Next* as a class does (the
+        next step of the one on screen), any other page opened from its link."""
+        page = tab(viewport)
+        step = query.get("lesson") if set(query) == {"view", "lesson"} else None
+        if step is not None and shown.get(id(page)) == step - 1:
+            page.locator(".st-key-lesson_next button").click()
+            heading = ("[...document.querySelectorAll('h2')]"
+                       f".some((h) => h.textContent.startsWith('Step {step} of '))")
+            wait_for_app(page, f"{heading} && {DRAWN}", after_runs=-1)
+        else:
+            page.goto(f"{tabs.server.url}?{urllib.parse.urlencode(query)}")
+            wait_for_app(page, DRAWN)
+        shown[id(page)] = step
+        return page
 
     def audit_of(name: str) -> Audit:
         if name not in done:
             query, viewport, lazy = PAGES[name]
-            page = tab(viewport)
-            page.goto(f"{server.url}?{urllib.parse.urlencode(query)}")
-            wait_for_app(page, DRAWN)
+            page = show(viewport, query)
             errors = page.locator('[data-testid="stException"]').all_inner_texts()
             assert not errors, f"{name}: the page shows an error instead of the view: {errors}"
             open_expanders(page, lazy=lazy)
@@ -90,8 +101,8 @@ def audits(browser, server):
         return done[name]
 
     yield audit_of
-    for context in contexts:
-        context.close()
+    for key, tab_ in taken.items():
+        tabs.give_back(tab_, key, reuse=True)
 
 
 def _save(page, name: str) -> None:

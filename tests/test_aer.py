@@ -98,7 +98,7 @@ def test_empty_links_and_empty_gold_are_defined(predicted, sure, expected):
 link_sets = st.sets(st.tuples(st.integers(0, 4), st.integers(0, 3)), max_size=12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(link_sets, link_sets, link_sets)
 def test_aer_of_gold_is_zero_and_rates_lie_in_0_1(sure, extra, predicted):
     possible = sure | extra
@@ -112,7 +112,7 @@ def test_aer_of_gold_is_zero_and_rates_lie_in_0_1(sure, extra, predicted):
         assert math.isnan(value) or 0 <= value <= 1
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.tuples(link_sets, link_sets, link_sets), min_size=1, max_size=6))
 def test_corpus_rates_are_micro_averaged_like_the_set_reference(pairs):
     total = sum(link_counts(matrix(4, 5, a), matrix(4, 5, s), matrix(4, 5, p))

@@ -220,7 +220,7 @@ def test_same_numbers_in_processes_with_different_hash_seeds(mode):
     assert len(digests) == 1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(n_tgt=st.integers(1, 6), n_src=st.sampled_from([1, 3, 4, 5, 9]),
        n_heads=st.sampled_from([1, 2, 4]), d_head=st.integers(1, 5),
        seed=st.integers(0, 2**32 - 1), mask_seed=st.integers(0, 1000))

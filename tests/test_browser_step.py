@@ -12,7 +12,7 @@ import urllib.parse
 import numpy as np
 import pytest
 
-from devtools.browser import Page, chart, wait_for_app
+from devtools.browser import chart, wait_for_app
 from xattn.pipeline import Settings, run
 
 pytestmark = pytest.mark.browser
@@ -44,12 +44,9 @@ WATCH_TAPS_JS = """
 
 
 @pytest.fixture
-def phone(browser, server):
+def phone(window):
     """A tab on a touch phone (390 x 844): taps are touch events, and no mouse moves."""
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                  has_touch=True)
-    yield Page(context, server)
-    context.close()
+    return window(390, 844, phone=True)
 
 
 def bar_heights(page) -> np.ndarray:

@@ -8,7 +8,6 @@ white box) and, on the phone, keep every text on the screen.
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 
 import pytest
@@ -82,30 +81,6 @@ def drawn(keys) -> str:
     """JS: Plotly has drawn every chart of ``keys`` (its SVG is in the page)."""
     return " && ".join(f"!!document.querySelector('.st-key-{k} .js-plotly-plot .main-svg')"
                        for k in keys)
-
-
-@pytest.fixture
-def window(browser, server, request):
-    """A tab of the app in a window of the size the test asks for (a phone: touch, mobile);
-    a failed test leaves a screenshot of the whole page in test-artifacts."""
-    tabs: list[Page] = []
-
-    def open_at(width: int, height: int, phone: bool) -> Page:
-        context = browser.new_context(viewport={"width": width, "height": height},
-                                      is_mobile=phone, has_touch=phone)
-        tabs.append(Page(context, server))
-        return tabs[-1]
-    yield open_at
-    report = getattr(request.node, "rep_call", None)
-    for n, tab in enumerate(tabs):
-        if report is not None and report.failed:
-            ARTIFACTS.mkdir(exist_ok=True)
-            stem = re.sub(r"[^\w.-]+", "_", request.node.name)
-            try:
-                tab.page.screenshot(path=str(ARTIFACTS / f"{stem}-{n}.png"), full_page=True)
-            except Exception as err:  # the screenshot must not hide the test's own failure
-                print(f"could not save a screenshot: {err}")
-        tab.page.context.close()
 
 
 @pytest.mark.parametrize("size", list(SIZES))

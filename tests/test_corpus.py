@@ -75,7 +75,7 @@ def _check_pair(pair: SentencePair) -> None:
             assert _EN[pair.source[pair.alignment[i - 1]]].category == "noun"
 
 
-@settings(max_examples=50, deadline=None)
+@settings(deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_generated_pairs_follow_the_grammar(seed):
     for pair in generate_pairs(10, seed=seed):

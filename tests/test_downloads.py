@@ -14,6 +14,7 @@ import io
 import random
 
 import numpy as np
+import pytest
 
 from benchmarks.download_race import race
 from benchmarks.students import Session, Stats
@@ -22,14 +23,20 @@ from devtools.protocol import http_get, run_async
 from xattn.pipeline import Settings, run
 
 
-def test_a_small_csv_survives_other_students_clicks():
-    with StreamlitServer(log=ARTIFACTS / "downloads-server.log") as server:
-        results = dict(run_async(race(server.url, {"heads": "8", "seed": "3"})))
+@pytest.fixture(scope="module")
+def server():
+    """One server for the module (the browser tests' own ``server`` fixture needs Chromium)."""
+    with StreamlitServer(log=ARTIFACTS / "downloads-server.log") as srv:
+        yield srv
+
+
+def test_a_small_csv_survives_other_students_clicks(server):
+    results = dict(run_async(race(server.url, {"heads": "8", "seed": "3"})))
     assert results == {"sent with the page: fetched at once": 200,
                        "sent with the page: fetched after two runs of another session": 200}
 
 
-def test_the_csv_holds_the_weights_of_the_students_own_settings():
+def test_the_csv_holds_the_weights_of_the_students_own_settings(server):
     async def fetch(url: str) -> bytes:
         session = Session(0, url, Stats(), random.Random(0), download=False,
                           query={"src": "a = b", "tgt": "x y"})
@@ -42,8 +49,7 @@ def test_the_csv_holds_the_weights_of_the_students_own_settings():
         assert status == 200
         return body
 
-    with StreamlitServer(log=ARTIFACTS / "downloads-server.log") as server:
-        body = run_async(fetch(server.url))
+    body = run_async(fetch(server.url))
     rows = list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
     w = run(Settings(src="a = b", tgt="x y", n_heads=2, seed=9)).weights
     assert len(rows) == w.size

@@ -199,7 +199,7 @@ def attention(draw):
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0), mask
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(attention())
 def test_measures_stay_in_bounds(case):
     w, mask = case
@@ -221,7 +221,7 @@ def test_measures_stay_in_bounds(case):
     assert ((stats["normalised_entropy"] >= 0) & (stats["normalised_entropy"] <= 1)).all()
 
 
-@settings(max_examples=50, deadline=None)
+@settings(deadline=None)
 @given(attention(), st.randoms(use_true_random=False))
 def test_permuting_heads_permutes_statistics(case, rnd):
     w, mask = case

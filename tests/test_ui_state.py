@@ -244,7 +244,7 @@ QUERIES = st.dictionaries(KEYS, st.one_of(VALUES, st.lists(VALUES, min_size=2, m
                           max_size=5)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(QUERIES)
 def test_no_link_shows_a_traceback_and_every_notice_is_plain_text(query):
     at = run_app(query)
