@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devtools.browser import CUT_TEXT_JS, HEADS_DRAWN_JS, Page, decode_z, heatmaps
+from devtools.browser import CUT_TEXT_JS, HEADS_DRAWN_JS, decode_z, heatmaps
 from xattn.lesson import STEPS
 from xattn.pipeline import Settings, run
 
@@ -39,16 +39,9 @@ def inside(inner: list[float], outer: list[float], slack: float = 1.0) -> bool:
 
 
 @pytest.fixture
-def sized(browser, server):
-    """A tab of the app in a window of the size the test asks for."""
-    contexts = []
-
-    def open_at(width: int, height: int) -> Page:
-        contexts.append(browser.new_context(viewport={"width": width, "height": height}))
-        return Page(contexts[-1], server)
-    yield open_at
-    for c in contexts:
-        c.close()
+def sized(window):
+    """A tab of the app in a window of the size the test asks for (from conftest's pool)."""
+    return window
 
 
 @pytest.mark.parametrize("n", range(1, len(STEPS) + 1))

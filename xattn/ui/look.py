@@ -74,6 +74,9 @@ h1 { font-size: 1.35rem !important; padding: 0 0 0.35rem !important; }
    too, which Streamlit draws at 0.875 rem; tabs and buttons keep it, so that they fit. */
 [data-testid="stMain"] [data-testid="stWidgetLabel"] p,
 [data-testid="stMain"] [data-testid="stExpander"] summary p { font-size: 1rem; }
+/* ... but not a row's name among several predictions ("head 1"): the rows must fit */
+[data-testid="stMain"] [class*="st-key-predict_part_"] [data-testid="stWidgetLabel"] p {
+  font-size: 0.875rem; }
 </style>
 """
 
