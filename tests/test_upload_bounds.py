@@ -100,7 +100,7 @@ def test_a_file_is_read_once_per_upload_and_kept_by_its_session(reads):
     at.query_params["layer"] = "1"
     at.run()
     assert not at.exception and len(reads) == 1
-    assert at.session_state[upload.FILE_KEY][2].n_layers == 3
+    assert at.session_state[upload.FILE_KEY][1].n_layers == 3
     other = file_page()                                       # another student, the same file
     put(other, "three-layers.npz", valid())
     assert len(reads) == 2                                    # read in their own session
@@ -114,7 +114,7 @@ def test_a_bad_file_is_read_once_too_and_keeps_no_bytes(reads):
     at = put(file_page(), "bad.npz", HOSTILE["100x100-heads.npz"])
     at.run()
     assert len(reads) == 1 and at.error
-    problems = at.session_state[upload.FILE_KEY][2]
+    problems = at.session_state[upload.FILE_KEY][1]
     assert isinstance(problems, list) and all(isinstance(p, str) for p in problems)
 
 
