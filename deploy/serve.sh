@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A lecture hall: N `streamlit run app.py` processes behind HAProxy, with cookie affinity.
+# A lecture hall: N `streamlit run app.py` processes behind HAProxy, with cookie affinity
+# (each through `python -m xattn.ui.launch`: the page loaded before the port opens).
 #
 #   deploy/serve.sh N [PORT]            start N processes and HAProxy on PORT (default 8501)
 #   deploy/serve.sh --config N [PORT]   print the HAProxy configuration it would use, and exit
@@ -320,7 +321,7 @@ start_backend() {  # i: start process s<i> on BACKEND_PORT+i-1, in a session of 
   local i=$1 port=$(( BACKEND_PORT + $1 - 1 ))
   # setsid execs in place (a background job leads no process group): $! is Python's pid
   # shellcheck disable=SC2086  # XATTN_STREAMLIT_ARGS is a list of words on purpose
-  (cd "$ROOT" && exec setsid "$PYTHON" -m streamlit run app.py \
+  (cd "$ROOT" && exec setsid "$PYTHON" -m xattn.ui.launch app.py \
       --server.port "$port" --server.address 127.0.0.1 --server.headless true \
       --server.fileWatcherType none --server.runOnSave false \
       --browser.gatherUsageStats false ${XATTN_STREAMLIT_ARGS:-}) \

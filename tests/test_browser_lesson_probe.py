@@ -33,6 +33,14 @@ def pill(tab: Page, key: str, label: str):
     return tab.page.locator(f".st-key-{key}").get_by_role("radio", name=label, exact=True)
 
 
+def checked(key: str, label: str, on: bool = True) -> str:
+    """JS: the pill ``label`` of ``key`` is (or is not) chosen on the screen: what a tap
+    changes, so waiting for it does not depend on seeing the rerun's running state."""
+    return (f"[...document.querySelectorAll('.st-key-{key} [role=radio]')].some((b) => "
+            f"b.innerText.trim() === {label!r} && b.getAttribute('aria-checked') === "
+            f"{'true' if on else 'false'!r})")
+
+
 def open_answer(tab: Page):
     box = tab.page.locator('[data-testid="stExpander"]', has_text="Show the answer")
     box.get_by_text("Show the answer").tap()
@@ -56,11 +64,12 @@ def test_label_heads_by_touch_on_a_phone(phone):
         tops = {round(row.nth(i).bounding_box()["y"]) for i in range(4)}
         assert len(tops) == 1, f"head {k + 1}'s choices wrap onto {len(tops)} lines"
     sink = pill(phone, "predict_part_3", "sink")
-    phone.act(lambda: sink.tap(), "true", "tap sink")
+    phone.act(lambda: sink.tap(), checked("predict_part_3", "sink"), "tap sink")
     assert sink.get_attribute("aria-checked") == "true"
     spread = pill(phone, "predict_part_0", "spread")
-    phone.act(lambda: spread.tap(), "true", "tap spread")
-    phone.act(lambda: spread.tap(), "true", "tap it again")         # taken back
+    phone.act(lambda: spread.tap(), checked("predict_part_0", "spread"), "tap spread")
+    phone.act(lambda: spread.tap(), checked("predict_part_0", "spread", on=False),
+              "tap it again")                                # taken back
     assert spread.get_attribute("aria-checked") == "false"
     details = open_answer(phone)
     assert "1 of 1 right" in details.inner_text()           # head 4 of layer 2: a sink
@@ -71,7 +80,7 @@ def test_label_heads_by_touch_on_a_phone(phone):
 def test_tap_the_word_that_matters_and_read_both_charts_on_a_phone(phone):
     open_step(phone, 13)
     cat = pill(phone, "predict", "cat")
-    phone.act(lambda: cat.tap(), "true", "tap cat")
+    phone.act(lambda: cat.tap(), checked("predict", "cat"), "tap cat")
     details = open_answer(phone)
     text = details.inner_text()
     assert text.startswith("Right: cat.") and "They disagree" in text

@@ -40,11 +40,19 @@ from xattn.ui.step import step_view
 from xattn.ui.student import back_to_class, student_page
 from xattn.ui.timelapse import training_view
 
-run_ends.install()   # a poll as a run ends must not cost the page that run's end (run_ends.py)
-late_fragments.install()   # a tap on a fragment not (yet) known runs the page with it
-server_logs.install()      # no whole session id in the server's log (server_logs.py)
-reaper.install()           # closed sessions go within a minute, their memory back (reaper.py)
-deferred_downloads.install()   # a file made on click outlives other sessions' runs
+
+def install_patches() -> None:
+    """What this process's Streamlit needs changed, once (each call after the first is a cheap
+    check). At import, again on every run (the reaper starts only once the server runs), and
+    before the server starts under ``python -m xattn.ui.launch`` (the lecture hall)."""
+    run_ends.install()   # a poll as a run ends must not cost the page that run's end
+    late_fragments.install()   # a tap on a fragment not (yet) known runs the page with it
+    server_logs.install()      # no whole session id in the server's log (server_logs.py)
+    reaper.install()           # closed sessions go within a minute, their memory back
+    deferred_downloads.install()   # a file made on click outlives other sessions' runs
+
+
+install_patches()
 
 # The views that draw the weights: each draws (attention, layer, state).
 DRAWS = {
@@ -139,6 +147,7 @@ and Pinter 2019). Read the pictures as *what the mechanism does*, not as reasons
 def main() -> None:
     from xattn.ui.reconnect import rerun_on_reconnect
 
+    install_patches()
     st.set_page_config(page_title="xattn · multi-head cross-attention", page_icon="🔍",
                        layout="wide")
     state = page_state()
