@@ -26,7 +26,7 @@ from xattn.attention import AttentionTrace, MultiHeadCrossAttention
 from xattn.literal import md_code
 
 __all__ = ["Attention", "SOURCES", "random_attention", "trained_attention", "model_attention",
-           "file_attention", "module_tools", "shapes"]
+           "file_attention", "module_tools", "shapes", "default_layer"]
 
 SOURCES = ("random", "trained", "model", "file")
 
@@ -197,6 +197,12 @@ class Attention:
     def __repr__(self) -> str:
         return (f"Attention({self.source}: {self.n_layers} layer(s) x {self.n_heads} heads x "
                 f"{len(self.tgt_tokens)} x {len(self.src_tokens)})")
+
+
+def default_layer(n_layers: int) -> int:
+    """The layer a page shows when none is chosen (from 1): the second-to-last, where word
+    alignment tends to be clearest (the only one of a one-layer source)."""
+    return max(1, n_layers - 1)
 
 
 def module_tools(module: Callable[[], MultiHeadCrossAttention], decoder_state: np.ndarray,

@@ -18,10 +18,21 @@ weights, not the ones drawn. Answers are Markdown in which every token is a code
 
 from xattn.lesson import _probe as probe
 from xattn.lesson import tell
-from xattn.lesson._step import NEEDS, Part, Step, Told, missing, off_plan, parts_verdict, verdict
+from xattn.lesson._step import (
+    NEEDS,
+    Part,
+    Step,
+    Told,
+    is_right,
+    links_verdict,
+    missing,
+    off_plan,
+    parts_verdict,
+    verdict,
+)
 
 __all__ = ["Step", "Told", "Part", "STEPS", "NEEDS", "missing", "off_plan", "verdict",
-           "parts_verdict"]
+           "parts_verdict", "links_verdict", "is_right"]
 
 STEPS: tuple[Step, ...] = (
     Step("One head and the formula", {"heads": 1, "view": "Heads"},

@@ -22,7 +22,7 @@ from xattn.train import TrainConfig
 from xattn.ui.charts import show_chart
 from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.compute import cached_run, derived
-from xattn.ui.lesson_parts import answer_charts, parts_answer, parts_prediction
+from xattn.ui.lesson_parts import answer_charts
 from xattn.ui.link import (
     CLASS,
     HOST,
@@ -127,10 +127,14 @@ def lesson_questions() -> list[Question]:
     """The question of every step on its prepared page, for a new room."""
     slot = st.empty()            # loading a model or training draws here: cleared after
     with slot.container(), st.spinner("Starting the class…"):
-        questions = [step.tell(prepared_attention(step), 0).question or NO_QUESTION
-                     for step in STEPS]
+        questions = [_question(step, prepared_attention(step)) for step in STEPS]
     slot.empty()
     return questions
+
+
+def _question(step: Step, a: Attention) -> Question:
+    """What a room asks on ``step``: its question on the layer its page shows."""
+    return step.tell(a, step.layer(a.n_layers)).question or NO_QUESTION
 
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
@@ -216,12 +220,10 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
     asks = told is not None and told.question is not None
     if room is None:
         said = prediction_widget(told, PREDICT) if asks else None
-        parts = parts_prediction(told) if told is not None and told.parts else {}
         if told is not None:
             with st.expander("Show the answer (computed from the numbers on screen)"):
                 if said is not None:
                     st.markdown(verdict(told, said))
-                parts_answer(told, parts)
                 st.markdown(told.answer)
                 answer_charts(told, scale)
         return
