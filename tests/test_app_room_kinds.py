@@ -1,11 +1,14 @@
 """Several predictions in one step, in a room of three students under AppTest (a real SQLite
-store, the process's real relay): each head's job (step 12, one pill row a head). Each
-student's receipt, the host's live grid, the reveal's verdicts ("3 of 4 right")."""
+store, the process's real relay): each head's job (step 12, one pill row a head) and the
+class aligning words (step 14, tap a target word, then its source word). Each student's
+receipt, the host's live grid, the reveal's verdicts ("3 of 4 right", each student's AER), and
+the class's AER recomputed here from the stored votes."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from apptest_helpers import decode
 from test_app_room import class_file, count, page, receipt, start_class  # noqa: F401
@@ -14,6 +17,8 @@ from xattn.classroom import answers_csv
 from xattn.jobs import JOBS, head_jobs
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
+
+GOLD = {(0, 0), (1, 2), (2, 1), (3, 3), (4, 4), (5, 5)}     # le-the, roi-king, malade-sick, ...
 
 
 def widget(at, suffix: str):
@@ -85,3 +90,61 @@ def test_three_students_label_each_head_then_see_how_many_they_got_right():
     from xattn.ui.room import class_store
     csv = answers_csv(class_store().results(code, key)).splitlines()
     assert f"12,1,parts,{JOBS.index(truth[3])},head 4: {truth[3]},3,,,3" in csv
+
+
+def link(student, t: int, s: int) -> None:
+    """Tap target word ``t``, then source word ``s``."""
+    widget(student, "_tgt").set_value(t).run()
+    widget(student, "_src").set_value(s).run()
+    assert not student.exception, student.exception
+
+
+def test_three_students_align_words_and_the_class_is_scored_from_their_votes():
+    host, code, key = start_class()
+    to_step(host, code, key, 14)
+    students = [page(room=code) for _ in range(3)]
+    votes = [GOLD,                                                   # the gold alignment
+             GOLD - {(4, 4)} | {(4, 0)},                             # the other "the"
+             GOLD - {(1, 2), (2, 1), (4, 4)} | {(1, 1), (2, 2), (4, 0)}]   # word for word
+    for s, links in zip(students, votes, strict=True):
+        assert "Which source word does each target word of" in text(s)
+        for t, src in sorted(links):
+            link(s, t, src)
+        assert stored(code, s) == tuple(sorted(links))
+        assert receipt(s).startswith(f"Saved: {len(links)} links.")
+    link(students[2], 5, 0)                                          # a seventh link...
+    assert stored(code, students[2]) == tuple(sorted(votes[2] | {(5, 0)}))
+    shown = widget(students[2], "_drawn")
+    shown.set_value([lk for lk in shown.value if lk != (5, 0)]).run()  # ...taken back
+    assert stored(code, students[2]) == tuple(sorted(votes[2]))
+    assert count(host) == "3 of 3 answered"
+    counts = {(t, s): sum((t, s) in v for v in votes) for t in range(6) for s in range(6)}
+    z = decode(json.loads(host.get_by_key("class_answers").proto.spec)["data"][0]["z"])
+    np.testing.assert_allclose(z, np.array([[counts[t, s] / 3 for s in range(6)]
+                                            for t in range(6)]), atol=1e-6)
+    host.button(key="reveal").click().run()
+    assert not host.exception, host.exception
+    # The class's majority alignment (links more than half drew) and its AER, by hand.
+    majority = {lk for lk, n in counts.items() if 2 * n > 3}
+    assert majority == GOLD - {(4, 4)} | {(4, 0)}              # two of three took "the (0)"
+    class_aer = 1 - 2 * len(majority & GOLD) / (len(majority) + len(GOLD))
+    assert class_aer == pytest.approx(1 / 6)
+    said = text(host)
+    assert f"| **the class** (links drawn by more than half of 3) | {class_aer:.3f} |" in said
+    assert f"AER (lower is better): the class {class_aer:.2f} · layer 2 0.00 · best head 0.00 " \
+           "(layer 2, head 2)." in said
+    assert host.get_by_key("host_versus")
+    own = [1 - 2 * len(v & GOLD) / (len(v) + len(GOLD)) for v in votes]
+    for s, aer in zip(students, own, strict=True):
+        s.run()
+        assert not s.exception, s.exception
+        verdict = next(m.value for m in s.markdown
+                       if m.value.startswith(("**Right", "**Your AER")))
+        assert verdict.startswith("**Right: the gold alignment exactly**" if aer == 0 else
+                                  f"**Your AER {aer:.2f}**")
+        fig = json.loads(s.get_by_key("answer_chart_0").proto.spec)
+        assert fig["data"][0]["name"] == "the class"            # the class's links first
+        np.testing.assert_allclose(decode(fig["data"][0]["z"]), z, atol=1e-6)
+    from xattn.ui.room import class_store
+    csv = answers_csv(class_store().results(code, key)).splitlines()
+    assert "14,1,links,4-0,le (4) → the (0),2,,,3" in csv

@@ -1,5 +1,6 @@
 """A guided lesson: from one head to which layer of a real translator aligns words, each
-head's job, and whether attention explains what the model needs.
+head's job, whether attention explains what the model needs, and the class aligning words
+against the heads.
 
 Each `Step` puts the page in a prepared state (its URL parameters: sentences, weights, heads,
 mask, view), says one short paragraph, names one thing to look at and asks the class one
@@ -16,8 +17,9 @@ weights, not the ones drawn. Answers are Markdown in which every token is a code
 (``xattn.literal.md_code``).
 """
 
+from xattn.lesson import _aligns, tell
 from xattn.lesson import _probe as probe
-from xattn.lesson import tell
+from xattn.lesson._aligns import Versus, versus, word_pair
 from xattn.lesson._step import (
     NEEDS,
     Part,
@@ -32,7 +34,7 @@ from xattn.lesson._step import (
 )
 
 __all__ = ["Step", "Told", "Part", "STEPS", "NEEDS", "missing", "off_plan", "verdict",
-           "parts_verdict", "links_verdict", "is_right"]
+           "parts_verdict", "links_verdict", "is_right", "Versus", "versus", "word_pair"]
 
 STEPS: tuple[Step, ...] = (
     Step("One head and the formula", {"heads": 1, "view": "Heads"},
@@ -118,4 +120,14 @@ STEPS: tuple[Step, ...] = (
          "This step's rows in every layer and head, and each layer's guess.",
          "Which source word, masked from the cross-attention, will change «target» most?",
          probe.explanation, needs=("effects",)),
+    Step("The class against the heads",
+         {"weights": "model", "view": "Heads", "src": "the sick king hears the dog",
+          "tgt": "le roi malade entend le chien"},
+         "Before seeing any weights, align the words yourself: which source word does each "
+         "target word translate? Then the class's alignment (each link's share of the class) "
+         "is scored against the gold alignment, beside every layer and every head («heads»): "
+         "a head's links are its strongest source word for each target word.",
+         "The class's links beside each layer's and each head's heatmap, and the table.",
+         "Which source word does each target word of «pair» translate?", _aligns.aligns,
+         needs=("pair_gold",)),
 )

@@ -52,12 +52,22 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "timelapse": (lambda a: a.timelapse is not None,
                   "only the toy task's trained weights keep snapshots of their training: "
                   "choose *Weights: trained*."),
+    "pair_gold": (lambda a: _has_pair_gold(a),
+                  "only a sentence pair of the toy task (its words on both sides, at most 16 "
+                  "each) has a gold alignment to score the class and the heads against: choose "
+                  "*Weights: model* (the shipped toy-en-fr) or *trained*, with whole words."),
     "effects": (lambda a: a.effects is not None,
                 "only a translation model run here in NumPy produces a next word whose "
                 "probability can be measured with a source word masked: choose *Weights: "
                 "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
+
+
+def _has_pair_gold(a: Attention) -> bool:
+    from xattn.lesson._aligns import word_pair
+
+    return word_pair(a) is not None
 
 
 @dataclass(frozen=True)

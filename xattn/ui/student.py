@@ -35,6 +35,7 @@ from xattn.ui.link import ROOM
 from xattn.ui.predict import SHORT, prediction_widget, show_value_of
 from xattn.ui.room import Room, class_store, explore, relay, send_answer
 from xattn.ui.state import PageState
+from xattn.ui.versus import show_versus
 
 __all__ = ["student_page", "class_step", "countdown", "prediction_widget", "show_value_of",
            "answer_charts", "back_to_class"]
@@ -215,11 +216,15 @@ def _revealed(room: Room, a, told: Told, asks: bool) -> None:
     if asks:
         st.markdown(verdict(told, view.mine) if view.mine is not None else
                     "You did not predict this step: here is the answer.")
+    if asks and view.question.kind == "links":      # the class beside every layer and head
+        show_versus(a, told, view.counts, view.n_answered, key="answer_chart_0",
+                    name=f"xattn-class-{room.code}-step{view.step}")
     charts = answer_charts(view.step, a, told, view)
     for (fig, alt), col in zip(charts, st.columns(len(charts)) if charts else [], strict=True):
         show_chart(fig, key=f"answer_chart_{charts.index((fig, alt))}", where=col,
                    name=f"xattn-class-{room.code}-step{view.step}", alt=alt)
-    if asks and (told.row is None or told.question.kind != "token"):
+    if asks and (told.row is None or told.question.kind != "token") \
+            and view.question.kind != "links":
         show_chart(class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
                                 also=_also(told), labels=SHORT),
                    key="class_answers", name=f"xattn-class-{room.code}-answers",
@@ -244,6 +249,8 @@ def answer_charts(n: int, a, told: Told, view: RoomView) -> list[tuple]:
     compares two pictures), as (figure, alt text), built once per server for the step's
     prepared weights; empty when there is none to draw."""
     kind = STEPS[n - 1].state.get("view", "Heads")
+    if view.question.kind == "links":               # drawn with the class's links: show_versus
+        return []
     if told.charts:                                  # the step draws its own answer
         return [(figure(("answer-chart", n, a.key, k), lambda make=make: make(1.0)),
                  "Bar chart comparing attention weights with the measured effect of masking "
