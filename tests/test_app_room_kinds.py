@@ -107,7 +107,7 @@ def test_three_students_align_words_and_the_class_is_scored_from_their_votes():
              GOLD - {(4, 4)} | {(4, 0)},                             # the other "the"
              GOLD - {(1, 2), (2, 1), (4, 4)} | {(1, 1), (2, 2), (4, 0)}]   # word for word
     for s, links in zip(students, votes, strict=True):
-        assert "Which source word does each target word of" in text(s)
+        assert "Which source word does each target word translate?" in text(s)
         for t, src in sorted(links):
             link(s, t, src)
         assert stored(code, s) == tuple(sorted(links))

@@ -120,14 +120,12 @@ STEPS: tuple[Step, ...] = (
          "This step's rows in every layer and head, and each layer's guess.",
          "Which source word, masked from the cross-attention, will change «target» most?",
          probe.explanation, needs=("effects",)),
-    Step("The class against the heads",
+    Step("The class aligns",
          {"weights": "model", "view": "Heads", "src": "the sick king hears the dog",
           "tgt": "le roi malade entend le chien"},
-         "Before seeing any weights, align the words yourself: which source word does each "
-         "target word translate? Then the class's alignment (each link's share of the class) "
-         "is scored against the gold alignment, beside every layer and every head («heads»): "
-         "a head's links are its strongest source word for each target word.",
-         "The class's links beside each layer's and each head's heatmap, and the table.",
-         "Which source word does each target word of «pair» translate?", _aligns.aligns,
+         "Align the words yourself, before seeing any weights; then the class's links are "
+         "scored against gold beside every layer and head («heads»).",
+         "After the reveal, the class's links beside each head's.",
+         "Which source word does each target word translate?", _aligns.aligns,
          needs=("pair_gold",)),
 )

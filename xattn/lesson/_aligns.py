@@ -113,8 +113,8 @@ def aligns(a, layer: int) -> Told:
                        f"{n_heads} heads" if n_heads > 1 else "one head"),
              "words": str(len(pair.tgt_words))}
     return Told(words, text,
-                "Tap a target word, then the source word it translates (tap a link again to "
-                "take it back).", _question(pair), pair.truth)
+                "Tap a target word, then its source word; tap again to undo.",
+                _question(pair), pair.truth)
 
 
 def _head_name(lh: tuple[int, int], n_layers: int) -> str:

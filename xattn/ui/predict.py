@@ -52,7 +52,7 @@ def _parts(q: Question, key: str, label: str, default, disabled: bool, on_change
     said = {}
     mine = default if isinstance(default, tuple) and len(default) == len(q.rows) else \
         (None,) * len(q.rows)
-    with st.container(key=f"{key}_parts"):
+    with st.container(key=key):           # no widget has this key: the whole control
         st.markdown(label)
         for k, (name, was) in enumerate(zip(q.rows, mine, strict=True)):
             said[name] = st.pills(name, list(q.choices), key=f"{key}_part_{k}",
@@ -113,9 +113,10 @@ def _links(q: Question, key: str, label: str, default, disabled: bool):
         st.session_state[tgt_key] = _next_row(q, links, -1)
     st.session_state[drawn_key] = list(links)
     linked = {t for t, _ in links}
-    with st.container(key=f"{key}_align"):
+    with st.container(key=key):
         st.markdown(label)
         t = st.pills("Target word", range(len(q.rows)), key=tgt_key, disabled=disabled,
+                     label_visibility="collapsed",   # the prompt above says what it is
                      format_func=lambda i: q.rows[i] + (" ✓" if i in linked else ""))
         st.pills("its source word" if t is None else f"{q.rows[t]} translates:",
                  range(len(q.choices)), key=src_key, disabled=disabled or t is None,
