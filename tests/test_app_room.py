@@ -66,7 +66,7 @@ def start_class(**link):
 
 def count(host: AppTest) -> str:
     host.run()
-    return host.metric[0].value
+    return next(m.value for m in host.metric if m.value.endswith(" answered"))
 
 
 def stored(code: str, student: AppTest):
@@ -269,6 +269,31 @@ def test_a_student_link_on_localhost_warns_and_a_public_address_is_used(monkeypa
     assert f"http://192.168.1.20:8501/?room={code}" in " ".join(m.value for m in host.markdown)
 
 
+def answer_any(student: AppTest, code: str) -> bool:
+    """The student answers the step's question, whatever its kind (a tap, a number, a job
+    for the first head, a link); False when the step asks nothing."""
+    from xattn.classroom import NO_QUESTION
+    from xattn.ui.room import class_store
+    q = class_store().room_view(code).question
+    if q == NO_QUESTION:
+        return False
+    controls = {w.key.rsplit("-", 1)[-1]: w for kind in ("button_group", "number_input")
+                for w in student.get(kind) if (w.key or "").startswith("predict-")}
+    if q.kind == "links":                                    # tap a target, then a source
+        controls["open_tgt"].set_value(0).run()
+        next(w for w in student.get("button_group") if w.key.endswith("_src")).set_value(
+            0).run()
+    elif q.kind == "parts":
+        controls["open_part_0"].set_value(q.choices[0]).run()
+    else:
+        (control,) = controls.values()
+        assert not control.disabled
+        control.set_value(q.low if q.kind == "number" else q.options()[0]).run()
+    assert not student.exception, student.exception
+    assert receipt(student).startswith("Saved: "), receipt(student)
+    return True
+
+
 def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_student():
     from xattn.lesson import STEPS
     host, code, _ = start_class()
@@ -277,16 +302,19 @@ def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_student():
         student.run()
         assert not student.exception, (n, student.exception)
         assert student.markdown[1].value.startswith(f"#### {n}. {STEPS[n - 1].title}"), n
-        asks = [w for kind in ("button_group", "number_input") for w in student.get(kind)
-                if (w.key or "").startswith("predict-")]
-        if asks:
-            assert not asks[0].disabled
+        answered = answer_any(student, code)
+        if answered:
+            assert count(host) == "1 of 1 answered", n
         host.button(key="reveal").click().run()
         assert not host.exception, (n, host.exception)
         student.run()
         assert not student.exception, (n, student.exception)
         charts = [c.key for c in student.get("plotly_chart") if c.key != "preload_chart"]
         assert charts, f"step {n}: no chart answers the question"
+        said = " ".join(m.value for m in student.markdown)
+        assert not answered or any(v in said for v in (
+            "**Right", "**Not this time", "**Off by", "**The right word", " right**",
+            "**Your AER")), (n, said)
         if n < len(STEPS):
             host.button(key="class_next").click().run()
             assert host.session_state["lesson"] == n + 1

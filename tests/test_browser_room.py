@@ -490,3 +490,91 @@ def test_a_timer_closes_the_question_on_both_processes_at_zero(chromium, classro
               + ", ".join(f"{n} {t:+.1f} s" for n, t in closed_at.items()))
     finally:
         close(host, *students)
+
+
+def touch_label(classroom: Classroom, code: str, phone: Tab, part: int, job: str,
+                expected: tuple) -> None:
+    """Tap ``job`` on head ``part + 1``'s row of pills; wait until the store has ``expected``."""
+    pill = phone.page.locator(f'[class*="-open_part_{part}"]').get_by_role(
+        "radio", name=job, exact=True)
+    answer(classroom, code, phone, pill.tap, expected)
+
+
+def touch_link(classroom: Classroom, code: str, phone: Tab, t: int, s: str,
+               expected: tuple) -> None:
+    """Tap target word ``t`` (unless picked already), then the source word named ``s``."""
+    target = phone.page.locator('[class*="-open_tgt"]').get_by_role("radio").nth(t)
+    if target.get_attribute("aria-checked") != "true":
+        target.tap()
+        phone.page.wait_for_function(
+            "(n) => document.querySelectorAll('[class*=\"-open_tgt\"] [role=radio]')[n]"
+            ".getAttribute('aria-checked') === 'true'", arg=t, timeout=DEADLINE_MS)
+    source = phone.page.locator('[class*="-open_src"]').get_by_role("radio", name=s, exact=True)
+    answer(classroom, code, phone, source.tap, expected)
+
+
+def test_phones_label_each_head_and_align_words_by_touch(chromium, classroom):
+    """Steps 12 and 14 on touch phones: a row of pills a head, then a target word and its
+    source word a link (one taken back from the list); the store holds each phone's answer,
+    the host counts them, and after the reveal each phone shows its own verdict."""
+    from xattn.ui.predict import SHORT
+    host, code, key = start_class(chromium, classroom)
+    store = classroom.store()
+    store.set_step(code, key, 12)
+    url = f"{classroom.hall.url}?room={code}"
+    phones = [open_tab(chromium, url, f"phone {i}", phone=True) for i in range(2)]
+    gold = {(0, 0): "the (0)", (1, 2): "king", (2, 1): "sick", (3, 3): "hears",
+            (4, 4): "the (4)", (5, 5): "dog"}
+    try:
+        labels = [("aligns words", "aligns words", "aligns words", "sink"),
+                  ("follows position", None, None, "sink")]
+        for phone, said in zip(phones, labels, strict=True):
+            got = [None] * 4
+            for k, job in enumerate(said):
+                if job is not None:
+                    got[k] = job
+                    touch_label(classroom, code, phone, k, SHORT[job], tuple(got))
+        assert counted(host, 2, 2) == "2 of 2 answered"
+        reveal(host, phones, 12)
+        assert re.search(r"\d of 4 right", phones[0].text())
+        assert re.search(r"\d of 2 right\*?\*? \(2 not guessed\)", phones[1].text().replace(
+            "**", "")), phones[1].text()[:600]
+
+        for s in phones:
+            s.watch("step14", f"document.body.innerText.includes({HIDDEN!r}) && "
+                              "document.body.innerText.includes('14. The class aligns')")
+        store.set_step(code, key, 14)                       # the host's step picker
+        for s in phones:
+            s.seen_at("step14")
+            wait_for_app(s.page, "!!document.querySelector('[class*=\"-open_src\"]')",
+                         timeout=DEADLINE_MS)
+        drawn = {}
+        for (t, src), name in sorted(gold.items()):         # phone 0: the gold alignment
+            drawn[t, src] = name
+            touch_link(classroom, code, phones[0], t, name, tuple(sorted(drawn)))
+        mine = [(0, "the (0)"), (1, "sick"), (2, "king"), (4, "the (0)")]   # word for word
+        drawn = {}
+        for t, name in mine:
+            src = ("the (0)", "sick", "king", "hears", "the (4)", "dog").index(name)
+            drawn[t, src] = name
+            touch_link(classroom, code, phones[1], t, name, tuple(sorted(drawn)))
+        undo = phones[1].page.locator('[class*="-open_drawn"] button',
+                                      has_text="le (4) → the (0)")
+        answer(classroom, code, phones[1], undo.tap, ((0, 0), (1, 1), (2, 2)))
+        assert "Saved: 3 links." in phones[1].text()
+        assert phones[1].page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert counted(host, 2, 2) == "2 of 2 answered"
+        view = store.room_view(code)
+        assert view.counts[(0, 0)] == 2 and view.counts[(1, 2)] == 1 and view.n_answered == 2
+        reveal(host, phones, 14)
+        assert "Right: the gold alignment exactly" in phones[0].text()
+        own = 1 - 2 * 1 / (3 + 6)                           # one of 3 links is gold, of 6
+        assert f"Your AER {own:.2f}" in phones[1].text()
+        # links both drew: only "le -> the"; more than half of 2 is both
+        host.page.wait_for_function(
+            "() => document.body.innerText.includes('the class 0.71 · layer 2 0.00')",
+            timeout=DEADLINE_MS)
+        for t in (host, *phones):
+            assert t.page.locator('[data-testid="stException"]').count() == 0, t.name
+    finally:
+        close(host, *phones)

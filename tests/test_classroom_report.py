@@ -19,7 +19,7 @@ def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
     assert text.endswith("\r\n") and text.count("\r\n") == 10 and "\n" not in text.replace("\r\n", "")
     rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows[0] == ["step", "round", "kind", "index", "answer", "count", "timer_seconds",
-                       "changed_to_this"]
+                       "changed_to_this", "answered"]
     assert [r[:6] for r in rows[1:]] == [
         ["1", "1", "token", "0", "the", "2"],
         ["1", "1", "token", "1", "'=cmd|' /C calc'!A0", "0"],     # a formula stays text
@@ -30,7 +30,8 @@ def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
         ["2", "1", "number", "", "0.25", "3"],
         ["3", "1", "choice", "0", "up", "4"],
         ["3", "1", "choice", "1", "'@down", "0"]]
-    assert {tuple(r[6:]) for r in rows[1:]} == {("", "")}        # no timer, no revote given
+    assert {tuple(r[6:8]) for r in rows[1:]} == {("", "")}       # no timer, no revote given
+    assert [r[8] for r in rows[1:]] == ["7"] * 3 + ["7"] * 2 + ["4"] * 2 + ["4"] * 2
     with pytest.raises(TypeError, match="answers_csv takes Tally records"):
         answers_csv([(1, 1, {})])
 
@@ -43,10 +44,36 @@ def test_the_csv_has_each_rounds_timer_and_who_changed_to_each_answer_in_a_revot
     moved = {(4, 2): {("up", "down"): 3, ("down", "down"): 3, ("up", "up"): 2,
                       (None, "flat"): 1, ("down", None): 0}}
     rows = list(csv.reader(io.StringIO(answers_csv(tallies, moves=moved), newline="")))
-    assert [r[4:] for r in rows[1:]] == [
+    assert [r[4:8] for r in rows[1:]] == [
         ["up", "5", "60", ""], ["down", "3", "60", ""], ["flat", "0", "60", ""],
         ["up", "2", "30", "0"], ["down", "6", "30", "3"],   # 3 moved to "down" from "up"
         ["flat", "1", "30", "0"]]                           # a new voter did not change
+
+
+def test_parts_and_links_have_a_row_per_part_choice_and_per_link_drawn():
+    jobs = Question("parts", ("sink", "aligns"), rows=("head 1", "=head 2"))
+    pair = Question("links", ("the", "cat"), rows=("le", "chat"))
+    tallies = [Tally(12, 1, jobs, {("head 1", "sink"): 3, ("head 1", "aligns"): 1,
+                                   ("=head 2", "sink"): 0, ("=head 2", "aligns"): 2}, None, 4),
+               Tally(12, 2, jobs, {("head 1", "sink"): 1, ("head 1", "aligns"): 3,
+                                   ("=head 2", "sink"): 0, ("=head 2", "aligns"): 4}, None, 4),
+               Tally(14, 1, pair, {(0, 0): 3, (0, 1): 0, (1, 0): 1, (1, 1): 2}, None, 3)]
+    moved = {(12, 2): {(("sink", "aligns"), ("aligns", "aligns")): 2,     # head 1 changed
+                       (("aligns", None), ("aligns", "aligns")): 1,       # head 2 added
+                       (None, ("sink", "aligns")): 1}}                     # a new voter
+    rows = list(csv.reader(io.StringIO(answers_csv(tallies, moves=moved), newline="")))
+    assert [r[2:] for r in rows[1:]] == [
+        ["parts", "0", "head 1: sink", "3", "", "", "4"],
+        ["parts", "1", "head 1: aligns", "1", "", "", "4"],
+        ["parts", "0", "'=head 2: sink", "0", "", "", "4"],     # a formula stays text
+        ["parts", "1", "'=head 2: aligns", "2", "", "", "4"],
+        ["parts", "0", "head 1: sink", "1", "", "0", "4"],
+        ["parts", "1", "head 1: aligns", "3", "", "2", "4"],     # 2 moved to aligns
+        ["parts", "0", "'=head 2: sink", "0", "", "0", "4"],
+        ["parts", "1", "'=head 2: aligns", "4", "", "1", "4"],   # 1 labelled it now
+        ["links", "0-0", "le → the", "3", "", "", "3"],          # only links drawn
+        ["links", "1-0", "chat → the", "1", "", "", "3"],
+        ["links", "1-1", "chat → cat", "2", "", "", "3"]]
 
 
 def test_the_qr_code_is_an_accessible_svg_that_encodes_the_link():

@@ -708,3 +708,106 @@ def test_limits_can_be_set_for_a_deployment_and_a_bad_setting_says_what_is_wrong
         monkeypatch.setenv("XATTN_LIMITS", bad)
         with pytest.raises(StoreUnavailable, match=f"XATTN_LIMITS cannot be read.*{words}"):
             limits_from_env()
+
+
+# --- several answers in one: each part's choice, a set of links ---------------------------------
+
+JOBS = Question("parts", ("position", "aligns", "sink", "spread"), rows=("head 1", "head 2"))
+PAIR = Question("links", ("the", "sick", "king", "</s>"), rows=("le", "roi", "malade"))
+
+
+def _sums(question: Question, answers) -> dict:
+    """The counts a class should see: for each part's choice or link, the answers holding it."""
+    return {o: sum(o in question.elements(a) for a in answers if a is not None)
+            for o in question.options()}
+
+
+def test_parts_and_links_are_counted_as_sums_over_each_students_answer(backend, store):
+    code, secret = store.create_room([JOBS, PAIR])
+    a, b, c = students(3)
+    assert store.answer(code, 1, a, {"head 1": "aligns", "head 2": "sink"}) == ("aligns", "sink")
+    assert store.answer(code, 1, b, {"head 2": "sink"}) == (None, "sink")     # one part only
+    store.answer(code, 1, c, ("aligns", "spread"))
+    store.answer(code, 1, c, ["position", "spread"])                          # c changes head 1
+    view = store.room_view(code, b)
+    assert view.n_answered == 3 and view.mine == (None, "sink")
+    assert view.counts == _sums(JOBS, [("aligns", "sink"), (None, "sink"),
+                                       ("position", "spread")])
+    assert view.counts[("head 2", "sink")] == 2 and view.counts[("head 1", "sink")] == 0
+    assert backend.answer_records(code) == 3                                  # one a student
+    store.set_step(code, secret, 2)
+    votes = {a: [(0, 0), (1, 2), (2, 1)], b: [(0, 0), (1, 2), (2, 2), (1, 2)],
+             c: {(0, 0), (1, 1), (2, 1)}}
+    for sid, links in votes.items():
+        store.answer(code, 2, sid, links)
+    assert store.answer(code, 2, b, [(1, 2), (0, 0)]) == ((0, 0), (1, 2))     # b undoes 2-2
+    view = store.room_view(code, c)
+    stored = [((0, 0), (1, 2), (2, 1)), ((0, 0), (1, 2)), ((0, 0), (1, 1), (2, 1))]
+    assert view.counts == _sums(PAIR, stored) and view.n_answered == 3
+    assert view.counts[(0, 0)] == 3 and view.counts[(1, 2)] == 2 and view.counts[(2, 2)] == 0
+    assert len(view.counts) == 12 and view.mine == ((0, 0), (1, 1), (2, 1))
+    assert store.my_answer(code, 2, b) == ((0, 0), (1, 2))
+    tallies = store.results(code, secret)
+    assert [(t.step, t.n_answered) for t in tallies] == [(1, 3), (2, 3)]
+    assert tallies[1].counts == view.counts                                   # the CSV's too
+
+
+@pytest.mark.parametrize("step, value, expected", [
+    (1, {}, "for some of 'head 1', 'head 2'"),
+    (1, {"head 3": "sink"}, "for some of 'head 1', 'head 2'"),
+    (1, ("sink",), "for some of 'head 1', 'head 2'"),
+    (1, {"head 1": "SINK"}, "for some of 'head 1', 'head 2'"),
+    (2, [], "1 to 32 links"),
+    (2, [(3, 0)], "target positions from 0 to 2, source positions from 0 to 3"),
+    (2, [(0, 4)], "target positions from 0 to 2, source positions from 0 to 3"),
+    (2, [(0, True)], "target positions from 0 to 2"),
+    (2, "0-0", "target positions from 0 to 2"),
+])
+def test_a_parts_or_links_answer_outside_its_question_is_refused(store, step, value, expected):
+    code, secret = store.create_room([JOBS, PAIR])
+    store.set_step(code, secret, step)
+    with pytest.raises(AnswerRefused, match=f"this step takes .*{expected}"):
+        store.answer(code, step, new_student_id(), value)
+    assert store.room_view(code).n_answered == 0
+
+
+def test_a_revote_of_links_counts_who_drew_each_link_in_each_round(store):
+    code, secret = store.create_room([PAIR])
+    ids = students(4)
+    first = [[(0, 0), (1, 1)], [(0, 0), (1, 2)], [(0, 0)], None]
+    then = [[(0, 0), (1, 2)], [(0, 0), (1, 2)], None, [(1, 2), (2, 1)]]
+    for sid, links in zip(ids, first, strict=True):
+        if links is not None:
+            store.answer(code, 1, sid, links)
+    store.reveal(code, secret, 1)
+    store.ask_again(code, secret, 1)
+    for sid, links in zip(ids, then, strict=True):
+        if links is not None:
+            store.answer(code, 1, sid, links)
+    moved = store.changes(code, secret, 1, 1, 2)
+    assert moved == {(((0, 0), (1, 1)), ((0, 0), (1, 2))): 1,
+                     (((0, 0), (1, 2)), ((0, 0), (1, 2))): 1,
+                     (((0, 0),), None): 1, (None, ((1, 2), (2, 1))): 1}
+    one, two = store.results(code, secret)
+    assert (one.n_answered, two.n_answered) == (3, 3)
+    assert two.counts[(1, 2)] == 3 and one.counts[(1, 2)] == 1
+
+
+def test_link_counts_stay_equal_to_the_answers_while_students_change_them_at_once(store):
+    code, _ = store.create_room([PAIR])
+    ids = students(12)
+    cells = PAIR.options()
+
+    def change(seed):
+        rng = random.Random(seed)               # a local generator, seeded: replayable
+        for _ in range(60):
+            store.answer(code, 1, rng.choice(ids), rng.sample(cells, rng.randint(1, 4)))
+    threads = [threading.Thread(target=change, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    finals = [store.my_answer(code, 1, sid) for sid in ids]
+    view = store.room_view(code)
+    assert view.counts == _sums(PAIR, finals)
+    assert view.n_answered == sum(f is not None for f in finals)

@@ -137,18 +137,24 @@ def test_every_step_asks_a_prediction_whose_truth_is_an_accepted_answer(k, train
                       "wait-k": dict(mask_mode="wait-k", wait_k=2)}.get(
              step.state.get("mask"), {}), n_heads=step.state.get("heads", 4),
                    d_model=step.state.get("d_model", 32)))
-    told = step.tell(a, a.n_layers - 1 if "layer" in step.state else 0)
-    if told.parts:                                  # several predictions at once
-        assert told.question is None and told.prompt
-        for part in told.parts:
-            q = part.question
-            assert q.decode(q.encode(part.truth)) == part.truth
-        assert parts_verdict(told, {p.name: p.truth for p in told.parts}).startswith(
-            f"**{len(told.parts)} of {len(told.parts)} right**")
-        return
+    told = step.tell(a, step.layer(a.n_layers))
     q = told.question
     assert q is not None and told.prompt
     assert q.decode(q.encode(told.truth)) == told.truth            # the store accepts it
+    if told.parts:                                  # several predictions at once: one a head
+        assert q.kind == "parts" and q.rows == tuple(p.name for p in told.parts)
+        assert told.truth == tuple(p.truth for p in told.parts)
+        for part in told.parts:
+            assert part.question.decode(part.question.encode(part.truth)) == part.truth
+        assert verdict(told, told.truth).startswith(
+            f"**{len(told.parts)} of {len(told.parts)} right**")
+        return
+    if q.kind == "links":                           # the gold alignment, and one link off
+        assert verdict(told, told.truth).startswith("**Right: the gold alignment exactly**")
+        (t, s), *rest = told.truth
+        off = ((t, (s + 1) % len(q.choices)), *rest)
+        assert verdict(told, off).startswith("**Your AER ")
+        return
     assert verdict(told, told.truth).startswith("**Right**")
     if q.kind != "number":
         wrong = next(o for o in q.options() if o != told.truth and (
@@ -209,6 +215,7 @@ def test_each_head_s_job_is_read_from_its_measures():
     a = shipped_attention()
     layer = a.n_layers - 1
     told = STEPS[11].tell(a, layer)
+    assert STEPS[11].layer(a.n_layers) == layer                 # what a room asks about too
     jobs = head_jobs(a, layer)
     assert [(p.name, p.truth, p.also) for p in told.parts] == [
         (j.name, j.job, j.close) for j in jobs]

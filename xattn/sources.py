@@ -26,10 +26,16 @@ from xattn.literal import md_code
 from xattn.record import SOURCES, Attention, Layers, Meta, Recipe, Toy, Translation
 
 __all__ = ["Attention", "HELDOUT", "SOURCES", "random_attention", "trained_attention",
-           "model_attention", "file_attention", "module_layers", "shapes"]
+           "model_attention", "file_attention", "module_layers", "shapes", "default_layer"]
 
 HELDOUT = 256            # held-out sentences of the alignment lab
 HELDOUT_SEED = 2         # the shipped model's held-out set (its MODEL_CARD.md)
+
+
+def default_layer(n_layers: int) -> int:
+    """The layer a page shows when none is chosen (from 1): the second-to-last, where word
+    alignment tends to be clearest (the only one of a one-layer source)."""
+    return max(1, n_layers - 1)
 
 
 def module_layers(module: Callable[[], MultiHeadCrossAttention], decoder_state: np.ndarray,

@@ -6,7 +6,8 @@ one-based trap; special tokens such as ``</s>`` are not words: ``unscored_specia
 ``leave_out``). A head's weights become links (``links``: argmax per target word, per source
 word, their intersection, or a threshold), scored by the alignment error rate with precision
 and recall (``link_counts``, ``rates``, ``aer``). ``score_heads`` does it for every layer and
-head of a model over many sentence pairs. ``PUBLISHED_AER`` and ``PUBLISHED_FINDINGS`` hold
+head of a model over many sentence pairs; ``class_score`` scores a class's votes (each link's
+share, the majority alignment) the same way. ``PUBLISHED_AER`` and ``PUBLISHED_FINDINGS`` hold
 published results, to show as references and never as measurements.
 
 Examples
@@ -48,6 +49,15 @@ from xattn.alignlab.references import (
 )
 from xattn.alignlab.score import LabScores, score_heads, toy_examples
 from xattn.alignlab.specials import leave_out, special_positions, unscored_specials
+from xattn.alignlab.votes import (
+    ClassScore,
+    LinkScore,
+    class_score,
+    link_shares,
+    links_matrix,
+    majority_links,
+    score_links,
+)
 
 __all__ = [
     # gold alignments
@@ -59,6 +69,9 @@ __all__ = [
     "COUNTS", "METHODS", "METHOD_DESCRIPTIONS", "aer", "link_counts", "links", "rates",
     # a model's layers and heads
     "LabScores", "score_heads", "toy_examples",
+    # a class's votes: each link's share, the majority alignment, scored as the heads are
+    "LinkScore", "ClassScore", "links_matrix", "link_shares", "majority_links", "score_links",
+    "class_score",
     # published references
     "REFERENCE_LABEL", "PublishedAER", "PublishedFinding", "PUBLISHED_AER", "PUBLISHED_FINDINGS",
 ]

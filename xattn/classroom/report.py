@@ -22,7 +22,7 @@ from xattn.literal import csv_cell
 __all__ = ["answers_csv", "qr_svg", "CSV_HEADER"]
 
 CSV_HEADER = ("step", "round", "kind", "index", "answer", "count", "timer_seconds",
-              "changed_to_this")
+              "changed_to_this", "answered")
 _MAX_URL = 2000
 
 
@@ -30,21 +30,29 @@ def answers_csv(tallies, *, moves: dict | None = None) -> str:
     """The class's answers (`ClassStore.results`) as CSV: counts only, no ids.
 
     ``index`` is the 0-based position of a choice or token (empty for a number); every option
-    of a choice or token question has a row, zeros included. ``timer_seconds`` is the round's
-    countdown (empty: none). ``changed_to_this`` (a revote, from ``moves``: for each (step,
-    round) after the first, `ClassStore.changes` from the round before) counts the students who
-    gave this answer in this round and another one in the round before; peer instruction's
-    measure is this count on the right answer's row.
+    of a choice or token question has a row, zeros included. A parts question has a row per
+    part and choice (``index`` the choice's, ``answer`` "part: choice"), a links question a
+    row per link at least one student drew (``index`` "target-source", ``answer`` "target →
+    source"); their ``count`` is the students whose answer holds it. ``timer_seconds`` is the
+    round's countdown (empty: none). ``changed_to_this`` (a revote, from ``moves``: for each
+    (step, round) after the first, `ClassStore.changes` from the round before) counts the
+    students who gave this answer (holds this part's choice, this link) in this round and not
+    in the round before; peer instruction's measure is this count on the right answer's row.
+    ``answered``: how many students answered the round (a link's share is its count over it).
 
     Examples
     --------
     >>> from xattn.classroom import Question
     >>> q = Question("token", ("=A1", "cat"))
     >>> answers_csv([Tally(1, 1, q, {0: 3, 1: 0})]).splitlines()[1:]
-    ["1,1,token,0,'=A1,3,,", '1,1,token,1,cat,0,,']
+    ["1,1,token,0,'=A1,3,,,3", '1,1,token,1,cat,0,,,3']
     >>> moved = {(1, 2): {(0, 1): 2, (1, 1): 1, (None, 1): 4}}
     >>> answers_csv([Tally(1, 2, q, {0: 0, 1: 7})], moves=moved).splitlines()[2]
-    '1,2,token,1,cat,7,,2'
+    '1,2,token,1,cat,7,,2,7'
+    >>> pair = Question("links", ("the", "cat"), rows=("le", "chat"))
+    >>> answers_csv([Tally(2, 1, pair, {(0, 0): 2, (0, 1): 0, (1, 0): 0, (1, 1): 1}, None,
+    ...                    2)]).splitlines()[1:]
+    ['2,1,links,0-0,le → the,2,,,2', '2,1,links,1-1,chat → cat,1,,,2']
     """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
@@ -57,16 +65,31 @@ def answers_csv(tallies, *, moves: dict | None = None) -> str:
         q = t.question
         timer = "" if t.timer is None else f"{t.timer.seconds:g}"
         moved = moves.get((t.step, t.round))
+        n_answered = t.n_answered if t.n_answered is not None else (
+            sum(t.counts.values()) if q.kind in ("choice", "token", "number") else "")
         for value, n in t.counts.items():
-            came = "" if moved is None else sum(k for (a, b), k in moved.items()
-                                                if b == value and a is not None and a != value)
-            if q.kind == "number":
-                row = ("", f"{value:.{q.decimals}f}")
-            else:
-                index = value if q.kind == "token" else q.choices.index(value)
-                row = (index, csv_cell(q.choices[index]))
-            writer.writerow((t.step, t.round, q.kind, *row, n, timer, came))
+            if q.kind == "links" and not n:
+                continue                       # links nobody drew: up to 256 empty rows
+            came = "" if moved is None else sum(
+                k for (a, b), k in moved.items() if a is not None and b is not None
+                and value in q.elements(b) and value not in q.elements(a))
+            writer.writerow((t.step, t.round, q.kind, *_named(q, value), n, timer, came,
+                             n_answered))
     return buf.getvalue()
+
+
+def _named(q, value) -> tuple:
+    """(index, answer) of one counted answer: a choice, token, number, part's choice, link."""
+    if q.kind == "number":
+        return "", f"{value:.{q.decimals}f}"
+    if q.kind == "parts":
+        part, choice = value
+        return q.choices.index(choice), csv_cell(f"{part}: {choice}")
+    if q.kind == "links":
+        t, s = value
+        return f"{t}-{s}", csv_cell(f"{q.rows[t]} → {q.choices[s]}")
+    index = value if q.kind == "token" else q.choices.index(value)
+    return index, csv_cell(q.choices[index])
 
 
 def qr_svg(url: str, *, label: str = "QR code of the class link") -> str:

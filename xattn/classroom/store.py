@@ -43,7 +43,7 @@ from xattn.classroom.errors import AnswerRefused, HostRefused, LimitReached, Roo
 from xattn.classroom.question import Question
 
 __all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Timer", "Pulse", "RawView",
-           "phase_at", "refuse_closed", "count_map", "TIMER_SECONDS"]
+           "phase_at", "refuse_closed", "count_map", "answered", "TIMER_SECONDS"]
 
 _MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is hashed as ""
 _DUMMY = hashlib.sha256(b"no room").hexdigest()   # compared against when a room is missing
@@ -120,9 +120,12 @@ class RoomView:
 
     ``counts`` maps each answer (a choice's text, a token's index, a number) to the number of
     students who gave it in this round; choice and token questions list every option, zeros
-    included, in order. ``mine`` is the reading student's own answer (None: none yet, or no
-    student). ``n_present`` counts students whose page was open in the last
-    ``Limits.present_seconds``; a student who answered and left still counts in ``n_answered``.
+    included, in order. A parts question counts each ``(part, choice)`` and a links question
+    each ``(target, source)`` link (every one listed): the students whose answer holds it, so
+    ``counts[link] / n_answered`` is the link's share of the class. ``mine`` is the reading
+    student's own answer (None: none yet, or no student). ``n_present`` counts students whose
+    page was open in the last ``Limits.present_seconds``; a student who answered and left still
+    counts in ``n_answered``.
     ``version`` changes with every move of the host (a step, a reveal, a round, a timer).
     """
 
@@ -143,13 +146,15 @@ class RoomView:
 
 @dataclass(frozen=True)
 class Tally:
-    """The counts of one round of one step (a row group of the CSV), and its timer."""
+    """The counts of one round of one step (a row group of the CSV), its timer, and how many
+    students answered (None: not known; then the counts' sum, for one-answer kinds)."""
 
     step: int
     round: int
     question: Question
     counts: dict = field(default_factory=dict)
     timer: Timer | None = None
+    n_answered: int | None = None
 
 
 class Pulse(NamedTuple):
@@ -186,15 +191,22 @@ def parse_question(text: str) -> Question:
 
 def count_map(question: Question, raw: dict) -> dict:
     """Counts by answer, from stored text -> count: every option listed, and texts that read
-    as the same answer summed (an older store may hold ``-0.00`` beside ``0.00``)."""
+    as the same answer summed (an older store may hold ``-0.00`` beside ``0.00``). A parts or
+    links question counts each element (``Question.elements``: a part's choice, a link): the
+    sum over stored answers of the students whose answer holds it."""
     counts = dict.fromkeys(question.options(), 0)
     for text, n in raw.items():
         if int(n) > 0:
-            value = question.decode(text)
-            counts[value] = counts.get(value, 0) + int(n)
+            for value in question.elements(question.decode(text)):
+                counts[value] = counts.get(value, 0) + int(n)
     if question.kind == "number":
         counts = dict(sorted(counts.items()))
     return counts
+
+
+def answered(raw: dict) -> int:
+    """How many students answered, from stored text -> count (each answer is one student's)."""
+    return sum(int(n) for n in raw.values() if int(n) > 0)
 
 
 def check_timer(seconds) -> float:
@@ -282,7 +294,7 @@ class ClassStore(ABC):
         tallies = []
         for step, rnd, text, raw, timer in self._guarded(self._results(code, digest)):
             q = parse_question(text)
-            tallies.append(Tally(step, rnd, q, count_map(q, raw), timer))
+            tallies.append(Tally(step, rnd, q, count_map(q, raw), timer, answered(raw)))
         return tallies
 
     def changes(self, code: str, secret: str, step: int, first: int, then: int) -> dict:
@@ -328,7 +340,7 @@ class ClassStore(ABC):
         q = parse_question(v.question)
         counts = count_map(q, v.raw)
         return RoomView(code, v.step, v.n_steps, phase_at(v.phase, v.timer, v.now), v.round, q,
-                        counts, sum(counts.values()), v.present,
+                        counts, answered(v.raw), v.present,
                         None if v.mine is None else q.decode(v.mine), v.expires, v.version,
                         v.timer)
 
@@ -391,7 +403,7 @@ class ClassStore(ABC):
             raise LimitReached(f"a room holds 1 to {self.limits.max_steps} questions "
                                f"(Limits.max_steps); received {len(questions)}.")
         for q in questions:
-            if q.kind == "choice" and max(len(c.encode()) for c in q.choices) \
+            if q.kind in ("choice", "parts") and max(len(c.encode()) for c in q.choices) \
                     > self.limits.max_answer_bytes:
                 raise LimitReached("a choice can hold at most "
                                    f"{self.limits.max_answer_bytes} bytes "

@@ -18,8 +18,10 @@ from xattn.figures._style import (
     category_axis,
     tick_font,
 )
+from xattn.figures.heads import gold_marks
 
-__all__ = ["answers_figure", "taps_figure", "revote_figure"]
+__all__ = ["answers_figure", "taps_figure", "revote_figure", "parts_figure", "links_figure",
+           "class_figure"]
 
 MUTED = "#9e9e9e"
 
@@ -147,3 +149,129 @@ def revote_figure(question, first: dict, then: dict, *, truth=None, rounds=(1, 2
                             font=round(tick_font(len(x)) * font_scale), title="prediction"),
         yaxis=dict(title=dict(text="students"), rangemode="tozero", range=[0, top * 1.25]))
     return go.Figure(data=bars, layout=layout, _validate=False)
+
+
+def _shares(counts: dict, n_answered: int, rows: list, cols: list) -> tuple[np.ndarray, list]:
+    """Counts of (row, column) keys as shares of ``n_answered`` (n_rows, n_cols), and the
+    counts as cell text."""
+    n = np.array([[int(counts.get((r, c), 0)) for c in cols] for r in rows])   # (R, C)
+    return (n / max(1, n_answered)).astype(np.float32), [[str(k) if k else "" for k in row]
+                                                         for row in n]
+
+
+def _grid_layout(title: str, x, y, *, height: int, font_scale: float, x_title: str,
+                 y_title: str) -> dict:
+    font = round(tick_font(max(len(x[0]), len(y[0]))) * font_scale)
+    return base_layout(
+        title, height, top=40, font_scale=font_scale, showlegend=False,
+        xaxis=category_axis(x, title=x_title, angle=-45 if len(x[0]) > 4 else 0, font=font),
+        yaxis=category_axis(y, title=y_title, reverse=True, font=font))
+
+
+def _heat(z, x, y, text, what: str) -> dict:
+    return dict(type="heatmap", z=z, x=x, y=y, zmin=0, zmax=1, colorscale=COLORSCALE,
+                text=text, texttemplate="%{text}", xgap=1, ygap=1,
+                colorbar=dict(title=dict(text="share"), thickness=12),
+                hovertemplate=f"%{{y}}<br>{what} %{{x}}<br>share %{{z:.0%}}<extra></extra>")
+
+
+def _outline(cells: np.ndarray, x, y, name: str, width: float) -> dict:
+    """Outlined squares on ``cells`` (bool), as large as a cell allows."""
+    mark = gold_marks(cells, x, y)
+    mark["name"] = name
+    mark["marker"] = dict(mark["marker"], size=24, line=dict(width=width))
+    return mark
+
+
+def parts_figure(question, counts: dict, n_answered: int, *, truth=None, also=(),
+                 labels=None, font_scale: float = 1.0) -> go.Figure:
+    """The class's choice for each part (a ``"parts"`` question: each head's job): one row
+    per part, one column per choice, each cell the students who chose it (its colour their
+    share); once ``truth`` is given (after the reveal) each part's right choice is outlined,
+    and each close call (``also``) too.
+
+    Parameters
+    ----------
+    question : xattn.classroom.Question
+        Of kind ``"parts"``.
+    counts : dict of (str, str) to int
+        (part, choice) to the students who chose it (``RoomView.counts``).
+    n_answered : int
+        Students who answered (a share's denominator).
+    truth : tuple of str, optional
+        Each part's right choice, in the question's row order.
+    also : tuple of tuple of str
+        Each part's choices that are just as right.
+    labels : dict of str to str, optional
+        Shorter names for the choices.
+    """
+    rows, cols = list(question.rows), list(question.choices)
+    z, text = _shares(counts, n_answered, rows, cols)
+    x = axis_labels([(labels or {}).get(c, c) for c in cols])
+    y = axis_labels(rows)
+    data = [_heat(z, x[0], y[0], text, "chose")]
+    if truth is not None:
+        right, close = np.zeros(z.shape, dtype=bool), np.zeros(z.shape, dtype=bool)
+        for r, (t, more) in enumerate(zip(truth, also or [()] * len(rows), strict=True)):
+            right[r, cols.index(t)] = True
+            for c in more:
+                close[r, cols.index(c)] = True
+        data.append(_outline(right, x[0], y[0], "right", 3))
+        if close.any():
+            data.append(_outline(close, x[0], y[0], "close call", 1))
+    height = 130 + round(34 * font_scale) * len(rows)
+    layout = _grid_layout(f"The class's labels ({n_answered} answer"
+                          f"{'s' if n_answered != 1 else ''})"
+                          + (", right outlined" if truth is not None else ""),
+                          x, y, height=height, font_scale=font_scale, x_title="",
+                          y_title="")
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def links_figure(question, counts: dict, n_answered: int, *, gold=None,
+                 font_scale: float = 1.0) -> go.Figure:
+    """The class's alignment (a ``"links"`` question): one row per target word, one column
+    per source word, each cell the share of the students who linked them; once ``gold`` is
+    given (after the reveal) the gold links are outlined.
+
+    Parameters
+    ----------
+    question : xattn.classroom.Question
+        Of kind ``"links"``: ``rows`` the target words, ``choices`` the source words.
+    counts : dict of (int, int) to int
+        (target, source) to the students who drew the link (``RoomView.counts``).
+    n_answered : int
+    gold : ndarray of bool, shape (n_tgt, n_src), optional
+    """
+    rows, cols = range(len(question.rows)), range(len(question.choices))
+    z, text = _shares(counts, n_answered, list(rows), list(cols))
+    x, y = axis_labels(question.choices), axis_labels(question.rows)
+    data = [_heat(z, x[0], y[0], text, "linked to")]
+    if gold is not None:
+        data.append(_outline(np.asarray(gold, bool), x[0], y[0], "gold", 3))
+    height = 150 + round(30 * font_scale) * len(question.rows)
+    layout = _grid_layout(f"The class's links ({n_answered} answer"
+                          f"{'s' if n_answered != 1 else ''})"
+                          + (", gold outlined" if gold is not None else ""),
+                          x, y, height=height, font_scale=font_scale,
+                          x_title="source word", y_title="target word")
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def class_figure(question, counts: dict, n_answered: int, *, truth=None, also=(),
+                 labels=None, font_scale: float = 1.0) -> go.Figure:
+    """The class's answers to any question: bars per answer (a choice, token, number), a
+    part-by-choice grid (parts), or the class's alignment (links); the truth marked once
+    given. ``also``: answers just as right (a tie), or each part's close calls (parts);
+    ``labels``: shorter names of a parts question's choices."""
+    if question.kind == "parts":
+        return parts_figure(question, counts, n_answered, truth=truth, also=also,
+                            labels=labels, font_scale=font_scale)
+    if question.kind == "links":
+        gold = None
+        if truth is not None:
+            gold = np.zeros((len(question.rows), len(question.choices)), dtype=bool)
+            for t, s in truth:
+                gold[t, s] = True
+        return links_figure(question, counts, n_answered, gold=gold, font_scale=font_scale)
+    return answers_figure(question, counts, truth=truth, font_scale=font_scale)

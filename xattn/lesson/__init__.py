@@ -1,5 +1,6 @@
 """A guided lesson: from one head to which layer of a real translator aligns words, each
-head's job, and whether attention explains what the model needs.
+head's job, whether attention explains what the model needs, and the class aligning words
+against the heads.
 
 Each `Step` puts the page in a prepared state (its URL parameters: sentences, weights, heads,
 mask, view), says one short paragraph, names one thing to look at and asks the class one
@@ -16,12 +17,24 @@ weights, not the ones drawn. Answers are Markdown in which every token is a code
 (``xattn.literal.md_code``).
 """
 
+from xattn.lesson import _aligns, tell
 from xattn.lesson import _probe as probe
-from xattn.lesson import tell
-from xattn.lesson._step import NEEDS, Part, Step, Told, missing, off_plan, parts_verdict, verdict
+from xattn.lesson._aligns import Versus, versus, word_pair
+from xattn.lesson._step import (
+    NEEDS,
+    Part,
+    Step,
+    Told,
+    is_right,
+    links_verdict,
+    missing,
+    off_plan,
+    parts_verdict,
+    verdict,
+)
 
 __all__ = ["Step", "Told", "Part", "STEPS", "NEEDS", "missing", "off_plan", "verdict",
-           "parts_verdict"]
+           "parts_verdict", "links_verdict", "is_right", "Versus", "versus", "word_pair"]
 
 STEPS: tuple[Step, ...] = (
     Step("One head and the formula", {"heads": 1, "view": "Heads"},
@@ -107,4 +120,12 @@ STEPS: tuple[Step, ...] = (
          "This step's rows in every layer and head, and each layer's guess.",
          "Which source word, masked from the cross-attention, will change «target» most?",
          probe.explanation, needs=("effects",)),
+    Step("The class aligns",
+         {"weights": "model", "view": "Heads", "src": "the sick king hears the dog",
+          "tgt": "le roi malade entend le chien"},
+         "Align the words yourself, before seeing any weights; then the class's links are "
+         "scored against gold beside every layer and head («heads»).",
+         "After the reveal, the class's links beside each head's.",
+         "Which source word does each target word translate?", _aligns.aligns,
+         needs=("pair_gold",)),
 )

@@ -22,6 +22,7 @@ def jobs(a, layer: int) -> Told:
     """Label each head: the measures decide (``xattn.jobs``)."""
     found = head_jobs(a, layer)
     parts = tuple(Part(j.name, Question("choice", JOBS), j.job, j.close) for j in found)
+    question = Question("parts", JOBS, rows=tuple(j.name for j in found))
     held = next((j.held_out for j in found), False)
     aligned = ("share of target words on their gold word over the held-out sentences" if held
                else "share of this pair's target words on their gold word" if
@@ -44,7 +45,7 @@ def jobs(a, layer: int) -> Told:
                 f"{aligned}; **follows position** = monotonicity × (1 − spread); **spread "
                 f"out** = spread (normalised entropy). Here: {summary}. The labels simplify: "
                 "most heads do a bit of each, and a close call is a fair answer either way.",
-                "Label each head's job.",
+                "Label each head's job.", question, tuple(j.job for j in found),
                 parts=parts)
 
 

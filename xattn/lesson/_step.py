@@ -18,7 +18,8 @@ from xattn.classroom.question import Question
 from xattn.literal import md_code
 from xattn.sources import Attention
 
-__all__ = ["Step", "Told", "Part", "NEEDS", "missing", "off_plan", "verdict", "parts_verdict"]
+__all__ = ["Step", "Told", "Part", "NEEDS", "missing", "off_plan", "verdict", "parts_verdict",
+           "links_verdict", "is_right"]
 
 # What a step may need of the weights: (has it?, what the step shows instead, in one line).
 NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
@@ -51,12 +52,22 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "timelapse": (lambda a: a.toy is not None and a.toy.timelapse is not None,
                   "only the toy task's trained weights keep snapshots of their training: "
                   "choose *Weights: trained*."),
+    "pair_gold": (lambda a: _has_pair_gold(a),
+                  "only a sentence pair of the toy task (its words on both sides, at most 16 "
+                  "each) has a gold alignment to score the class and the heads against: choose "
+                  "*Weights: model* (the shipped toy-en-fr) or *trained*, with whole words."),
     "effects": (lambda a: a.translation is not None and a.translation.effects is not None,
                 "only a translation model run here in NumPy produces a next word whose "
                 "probability can be measured with a source word masked: choose *Weights: "
                 "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
+
+
+def _has_pair_gold(a: Attention) -> bool:
+    from xattn.lesson._aligns import word_pair
+
+    return word_pair(a) is not None
 
 
 @dataclass(frozen=True)
@@ -85,8 +96,9 @@ class Told:
         Markdown: what the class predicts, in one line ("" when nothing is asked).
     question : Question, optional
         The prediction's kind and accepted answers.
-    truth : str, int or float, optional
-        The right prediction: a choice's text, a token's position, or a number.
+    truth : optional
+        The right prediction: a choice's text, a token's position, a number, each part's
+        choice (a tuple), or the gold ``(target, source)`` links (a sorted tuple).
     note : str
         Markdown: how the page differs from the step's plan ("There is no *chat* here ...").
     tolerance : float
@@ -99,7 +111,8 @@ class Told:
     also : tuple
         Other predictions that are just as right (a tie: two layers align equally well).
     parts : tuple of Part
-        Several predictions at once (``question`` is then None): one per head, say.
+        Several predictions at once, one per head say: ``question`` is then a ``"parts"``
+        question (one row per part) and ``truth`` each part's truth in order.
     charts : tuple of callable (font_scale) -> plotly Figure
         Figures that belong to the answer (drawn with it, after the prediction).
     """
@@ -154,6 +167,14 @@ class Step:
                               text)
         return fill(self.text), fill(self.look), fill(self.question)
 
+    def layer(self, n_layers: int) -> int:
+        """The layer (from 0) the step's prepared page shows of weights with ``n_layers``:
+        its ``layer`` setting (from 1), else the page's default; what a room asks about."""
+        from xattn.sources import default_layer
+
+        wanted = self.state.get("layer", default_layer(n_layers))
+        return min(max(int(wanted), 1), n_layers) - 1
+
     def __repr__(self) -> str:
         return f"Step({self.title!r})"
 
@@ -191,8 +212,14 @@ def off_plan(step: Step, a: Attention) -> str | None:
 
 def verdict(told: Told, answer) -> str:
     """A student's prediction ``answer`` against the truth, in one line of Markdown: right, or
-    what the page shows and how far off."""
+    what the page shows and how far off (several parts: how many are right; links: their
+    AER against the gold links)."""
     q, truth = told.question, told.truth
+    if q.kind == "parts":
+        said = answer if isinstance(answer, dict) else dict(zip(q.rows, answer, strict=True))
+        return parts_verdict(told, said)
+    if q.kind == "links":
+        return links_verdict(told, answer)
     if q.kind == "number":
         off = abs(float(answer) - float(truth))
         if off <= told.tolerance:
@@ -216,6 +243,39 @@ def verdict(told: Told, answer) -> str:
     return f"**Right**: {true}." if answer == truth else (
         f"**Not this time**: you chose {said}; the page shows {true}.")
 
+
+
+def links_verdict(told: Told, links) -> str:
+    """A student's ``(target, source)`` links against the gold links (``told.truth``), in one
+    line of Markdown: their AER, and how many of their links are gold."""
+    from xattn.alignlab import GoldLinks, score_links
+
+    q = told.question
+    gold = GoldLinks(frozenset((s, t) for t, s in told.truth))
+    s = score_links(links, gold, len(q.rows), len(q.choices))
+    n_links, n_gold, hits, _ = (int(k) for k in s.counts)
+    if hits == n_links == n_gold:
+        return "**Right: the gold alignment exactly** (AER 0.00)."
+    return (f"**Your AER {s.aer:.2f}**: {hits} of your {n_links} link"
+            f"{'s' if n_links != 1 else ''} {'is' if hits == 1 else 'are'} gold, of the "
+            f"{n_gold} gold links (lower AER is better; 0 is the gold alignment).")
+
+
+def is_right(told: Told, answer) -> bool:
+    """Whether a whole answer is right: the truth or a tie; every part right (or a close
+    call); the gold links exactly; a number within the tolerance."""
+    q = told.question
+    if answer is None:
+        return False
+    if q.kind == "number":
+        return abs(float(answer) - float(told.truth)) <= told.tolerance
+    if q.kind == "parts":
+        said = answer if isinstance(answer, dict) else dict(zip(q.rows, answer, strict=True))
+        return all(said.get(p.name) == p.truth or said.get(p.name) in p.also
+                   for p in told.parts)
+    if q.kind == "links":
+        return tuple(sorted(answer)) == tuple(told.truth)
+    return answer == told.truth or answer in told.also
 
 
 def parts_verdict(told: Told, answers: dict) -> str:

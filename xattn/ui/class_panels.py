@@ -19,14 +19,15 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from xattn.classroom import NO_QUESTION, ClassroomError, answers_csv, qr_svg
-from xattn.figures.classroom import answers_figure, revote_figure, taps_figure
+from xattn.figures.classroom import class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
-from xattn.lesson import STEPS, Told
+from xattn.lesson import STEPS, Told, is_right
 from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui import push
 from xattn.ui.charts import show_chart
 from xattn.ui.link import HOST, ROOM
+from xattn.ui.predict import SHORT
 from xattn.ui.room import (
     FOLLOW_EVERY,
     HOST_ERROR,
@@ -243,12 +244,15 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     if revealed and view.round > 1 and told is not None:
         _revote(room, view, told, font_scale, compact)
     elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
-        fig = answers_figure(view.question, view.counts, truth=truth, font_scale=font_scale)
-        if compact:                  # a narrow column beside the step's answer
-            fig.update_layout(height=230, margin=dict(b=4))
+        fig = class_figure(view.question, view.counts, view.n_answered, truth=truth,
+                           also=_also(told) if truth is not None else (), labels=SHORT,
+                           font_scale=font_scale)
+        if compact and view.question.kind in ("choice", "token", "number"):
+            fig.update_layout(height=230, margin=dict(b=4))   # a narrow column beside the answer
+        if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_answers", name=f"xattn-class-{room.code}-step{view.step}",
-                   alt="Bar chart of the class's predictions, one bar per answer.")
+                   alt=_ALTS.get(view.question.kind, _ALTS["choice"]))
     if taps:
         _taps(a, layer, view, told)
 
@@ -262,18 +266,33 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
         st.warning(md_code(str(err)), icon=":material/cloud_off:")
         return
     first = next(t for t in tallies if t.round == view.round - 1)
-    right = _right(told)
+
+    def right(answer) -> bool:
+        return is_right(told, answer)
     to_right = sum(n for (a, b), n in moved.items() if b is not None and right(b)
                    and (a is None or not right(a)))
     away = sum(n for (a, b), n in moved.items() if a is not None and right(a)
                and b is not None and not right(b))
-    n_first = sum(first.counts.values())
-    share = [sum(n for v, n in counts.items() if right(v)) / max(1, sum(counts.values()))
-             for counts in (first.counts, view.counts)]
-    st.markdown(f"**{to_right} moved to the right answer** in round {view.round}"
+    # Whole answers (a parts answer right in every part, links the gold exactly), counted
+    # from each student's pair of answers: the counts of parts and links are per element.
+    rounds = [[a for (a, _), n in moved.items() if a is not None for _ in range(n)],
+              [b for (_, b), n in moved.items() if b is not None for _ in range(n)]]
+    share = [sum(map(right, r)) / max(1, len(r)) for r in rounds]
+    what = "the right answer" if view.question.kind in ("choice", "token", "number") else \
+        "the right answer (every part right)" if view.question.kind == "parts" else \
+        "the gold alignment exactly"
+    st.markdown(f"**{to_right} moved to {what}** in round {view.round}"
                 f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
-                f"{n_first} in round {view.round - 1}, {share[1]:.0%} of {view.n_answered} "
-                f"now.")
+                f"{len(rounds[0])} in round {view.round - 1}, {share[1]:.0%} of "
+                f"{len(rounds[1])} now.")
+    if view.question.kind in ("parts", "links"):       # this round's grid, the truth marked
+        fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
+                           also=_also(told), labels=SHORT, font_scale=font_scale)
+        if compact:
+            fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+        show_chart(fig, key="class_revote", alt=_ALTS[view.question.kind],
+                   name=f"xattn-class-{room.code}-step{view.step}-revote")
+        return
     fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
                         rounds=(view.round - 1, view.round), font_scale=font_scale)
     if compact:
@@ -284,11 +303,18 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
                    "round, per answer; the right answer outlined.")
 
 
-def _right(told: Told):
-    """Whether an answer to ``told``'s question is right (numbers: within its tolerance)."""
-    if told.question.kind == "number":
-        return lambda v: abs(float(v) - float(told.truth)) <= told.tolerance
-    return lambda v: v == told.truth
+def _also(told: Told | None) -> tuple:
+    """What is just as right: a tie's answers, or each part's close calls."""
+    if told is None:
+        return ()
+    return tuple(p.also for p in told.parts) if told.question.kind == "parts" else told.also
+
+
+_ALTS = {"choice": "Bar chart of the class's predictions, one bar per answer.",
+         "parts": "Grid of the class's labels: one row per head, one column per job, each "
+                  "cell the students who chose it.",
+         "links": "Heatmap of the class's alignment: one row per target word, one column per "
+                  "source word, each cell the share of students who linked them."}
 
 
 def _taps(a: Attention, layer: int, view, told: Told) -> None:

@@ -22,7 +22,7 @@ from xattn.train import TrainConfig
 from xattn.ui.charts import show_chart
 from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.compute import cached_run, derived
-from xattn.ui.lesson_parts import answer_charts, parts_answer, parts_prediction
+from xattn.ui.lesson_parts import answer_charts
 from xattn.ui.link import (
     CLASS,
     HOST,
@@ -42,6 +42,7 @@ from xattn.ui.state import PageState
 from xattn.ui.student import answer_charts as step_answer_charts
 from xattn.ui.student import prediction_widget
 from xattn.ui.training_runs import obtain
+from xattn.ui.versus import class_versus, show_versus
 
 __all__ = ["lesson_setup", "lesson_view"]
 
@@ -111,7 +112,8 @@ def prepared_attention(step: Step) -> Attention:
         from xattn.ui.models import TOY_PAIR, attention_of, loaded_model
 
         model = loaded_model(SHIPPED_MODEL)
-        return model_attention(attention_of(model, TOY_PAIR[0], None, True), loaded=model)
+        return model_attention(attention_of(model, s.get("src", TOY_PAIR[0]),
+                                            s.get("tgt") or None, True), loaded=model)
     if s.get("weights") == "trained":
         bar, curve = st.empty(), st.empty()
         run, _ = obtain(TrainConfig(), bar, curve)
@@ -127,10 +129,14 @@ def lesson_questions() -> list[Question]:
     """The question of every step on its prepared page, for a new room."""
     slot = st.empty()            # loading a model or training draws here: cleared after
     with slot.container(), st.spinner("Starting the class…"):
-        questions = [step.tell(prepared_attention(step), 0).question or NO_QUESTION
-                     for step in STEPS]
+        questions = [_question(step, prepared_attention(step)) for step in STEPS]
     slot.empty()
     return questions
+
+
+def _question(step: Step, a: Attention) -> Question:
+    """What a room asks on ``step``: its question on the layer its page shows."""
+    return step.tell(a, step.layer(a.n_layers)).question or NO_QUESTION
 
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
@@ -188,6 +194,11 @@ def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale
                          n: int) -> None:
     """After the reveal, on the host's page: the class's answers, then the chart that answers
     the step (the one each student sees), then the step's whole view below."""
+    if told.question is not None and told.question.kind == "links" and room.view is not None:
+        show_versus(a, told, room.view.counts, room.view.n_answered, key="host_versus",
+                    name=f"xattn-class-{room.code}-step{n}-answer", font_scale=scale,
+                    table=False)             # the table is in the answer, on the left
+        return
     if told.row is not None and told.question is not None and told.question.kind == "token":
         class_answers(room, told, a, layer, scale, compact=True)
         return                            # the class's taps beside the row: the answer itself
@@ -216,15 +227,21 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
     asks = told is not None and told.question is not None
     if room is None:
         said = prediction_widget(told, PREDICT) if asks else None
-        parts = parts_prediction(told) if told is not None and told.parts else {}
         if told is not None:
             with st.expander("Show the answer (computed from the numbers on screen)"):
                 if said is not None:
                     st.markdown(verdict(told, said))
-                parts_answer(told, parts)
                 st.markdown(told.answer)
+                if asks and told.question.kind == "links":   # one person against the heads
+                    show_versus(a, told, dict.fromkeys(said or (), 1), int(said is not None),
+                                who="you", key="lesson_versus", name="xattn-lesson-versus",
+                                font_scale=scale, table=False)
+                    st.markdown(class_versus(a, dict.fromkeys(said or (), 1),
+                                             int(said is not None), "you").table)
                 answer_charts(told, scale)
         return
     if not room.hidden and told is not None:
         st.markdown(f"**The answer.** {told.answer}")
+        if told.question is not None and told.question.kind == "links" and room.view:
+            st.markdown(class_versus(a, room.view.counts, room.view.n_answered).table)
     class_controls(room)

@@ -15,7 +15,7 @@ import streamlit as st
 
 from xattn._checks import counted
 from xattn.literal import md_code
-from xattn.sources import SOURCES, Attention, random_attention
+from xattn.sources import SOURCES, Attention, default_layer, random_attention
 from xattn.tokenize import splits_words
 from xattn.ui.compute import cached_run
 from xattn.ui.controls import mask_controls, model_controls, sentence_inputs, settings_from_parts
@@ -119,7 +119,7 @@ def layer_control(state: PageState, a: Attention) -> int:
     if a.n_layers == 1:
         return 0
     layers = range(1, a.n_layers + 1)
-    layer = state.value(LAYER, layers, default=max(1, a.n_layers - 1),
+    layer = state.value(LAYER, layers, default=default_layer(a.n_layers),
                         why=f"(this model has {counted(a.n_layers, 'layer')})")
     st.sidebar.select_slider("Layer", layers, key=LAYER.key,
                              help="Decoder layer whose cross-attention is shown. The layers × "

@@ -22,7 +22,7 @@ import streamlit as st
 from xattn.classroom import NO_QUESTION, ClassroomError, Question, RoomView
 from xattn.classroom.errors import AnswerRefused
 from xattn.classroom.relay import Receipt
-from xattn.figures.classroom import answers_figure, taps_figure
+from xattn.figures.classroom import class_figure, taps_figure
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_parts
 from xattn.lesson import STEPS, Told, verdict
@@ -32,8 +32,10 @@ from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived, figure
 from xattn.ui.identity import join_screen
 from xattn.ui.link import ROOM
+from xattn.ui.predict import SHORT, prediction_widget, show_value_of
 from xattn.ui.room import Room, class_store, explore, relay, send_answer
 from xattn.ui.state import PageState
+from xattn.ui.versus import show_versus
 
 __all__ = ["student_page", "class_step", "countdown", "prediction_widget", "show_value_of",
            "answer_charts", "back_to_class"]
@@ -46,7 +48,7 @@ def class_step(n: int):
 
     step = STEPS[n - 1]
     a = derived(("class-step", n), lambda: prepared_attention(step))
-    told = derived(("class-told", n, a.key), lambda: step.tell(a, 0))
+    told = derived(("class-told", n, a.key), lambda: step.tell(a, step.layer(a.n_layers)))
     return a, told
 
 
@@ -141,24 +143,6 @@ def _clock(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-def prediction_widget(told: Told, key: str, *, default=None, disabled: bool = False,
-                      on_change=None):
-    """The prediction control for ``told``'s question under ``key`` (a tap on a token or a
-    choice, or a number); its value, or None."""
-    q = told.question
-    label = f"**Your prediction.** {told.prompt}"
-    if q.kind == "number":
-        return st.number_input(label, q.low, q.high, value=default, step=10 ** -q.decimals,
-                               format=f"%.{q.decimals}f", key=key, disabled=disabled,
-                               placeholder="type a number", on_change=on_change)
-    options = q.options()
-    shown = q.choices if q.kind == "token" else options
-    names = dict(zip(options, shown, strict=True))
-    return st.pills(label, options, key=key, disabled=disabled, on_change=on_change,
-                    default=default if default in options else None,
-                    format_func=lambda o: md_code(names[o]))
-
-
 @st.fragment
 def prediction(room: Room, told: Told) -> None:
     """The student's prediction and its receipt; a tap reruns this alone."""
@@ -201,18 +185,6 @@ def _receipt(room: Room, q: Question, value, open_: bool) -> Receipt | None:
     return send_answer(room, q, value)
 
 
-def show_value_of(q: Question, value) -> str:
-    """An answer as its choice, token or number reads, as a code span."""
-    if value is None:
-        return "none"
-    if q.kind == "token":
-        return md_code(q.choices[value]) if isinstance(value, int) and 0 <= value < len(
-            q.choices) else md_code(str(value))
-    if q.kind == "number":
-        return md_code(f"{float(value):.{q.decimals}f}")
-    return md_code(str(value))
-
-
 def _show_receipt(receipt: Receipt | None, q: Question, view: RoomView, open_: bool) -> None:
     until = ("your teacher reveals the answer" if view.timer is None
              else "time is up or your teacher reveals the answer")
@@ -244,17 +216,32 @@ def _revealed(room: Room, a, told: Told, asks: bool) -> None:
     if asks:
         st.markdown(verdict(told, view.mine) if view.mine is not None else
                     "You did not predict this step: here is the answer.")
+    if asks and view.question.kind == "links":      # the class beside every layer and head
+        show_versus(a, told, view.counts, view.n_answered, key="answer_chart_0",
+                    name=f"xattn-class-{room.code}-step{view.step}")
     charts = answer_charts(view.step, a, told, view)
     for (fig, alt), col in zip(charts, st.columns(len(charts)) if charts else [], strict=True):
         show_chart(fig, key=f"answer_chart_{charts.index((fig, alt))}", where=col,
                    name=f"xattn-class-{room.code}-step{view.step}", alt=alt)
-    if asks and (told.row is None or told.question.kind != "token"):
-        show_chart(answers_figure(view.question, view.counts, truth=told.truth),
+    if asks and (told.row is None or told.question.kind != "token") \
+            and view.question.kind != "links":
+        show_chart(class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
+                                also=_also(told), labels=SHORT),
                    key="class_answers", name=f"xattn-class-{room.code}-answers",
-                   alt="Bar chart of the class's predictions, one bar per answer; the right "
-                       "answer outlined.")
+                   alt=_ANSWERS_ALT.get(view.question.kind, _ANSWERS_ALT["choice"]))
     with st.expander("The answer, in words"):
         st.markdown(told.answer)
+
+
+_ANSWERS_ALT = {"choice": "Bar chart of the class's predictions, one bar per answer; the "
+                          "right answer outlined.",
+                "parts": "Grid of the class's labels: one row per head, one column per job, "
+                         "each cell the students who chose it; the right job outlined."}
+
+
+def _also(told: Told) -> tuple:
+    """What is just as right: a tie's answers, or each part's close calls."""
+    return tuple(p.also for p in told.parts) if told.question.kind == "parts" else told.also
 
 
 def answer_charts(n: int, a, told: Told, view: RoomView) -> list[tuple]:
@@ -262,6 +249,8 @@ def answer_charts(n: int, a, told: Told, view: RoomView) -> list[tuple]:
     compares two pictures), as (figure, alt text), built once per server for the step's
     prepared weights; empty when there is none to draw."""
     kind = STEPS[n - 1].state.get("view", "Heads")
+    if view.question.kind == "links":               # drawn with the class's links: show_versus
+        return []
     if told.charts:                                  # the step draws its own answer
         return [(figure(("answer-chart", n, a.key, k), lambda make=make: make(1.0)),
                  "Bar chart comparing attention weights with the measured effect of masking "
