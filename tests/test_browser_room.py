@@ -511,6 +511,13 @@ def touch_link(classroom: Classroom, code: str, phone: Tab, t: int, s: str,
             ".getAttribute('aria-checked') === 'true'", arg=t, timeout=DEADLINE_MS)
     source = phone.page.locator('[class*="-open_src"]').get_by_role("radio", name=s, exact=True)
     answer(classroom, code, phone, source.tap, expected)
+    # the run that saved it also picks the next target word: wait for its receipt (an earlier
+    # "Saved: ..." is already on the screen), so that the next look at the targets is current
+    n = len(expected)
+    said = f"{SAVED}{n} link{'s' if n != 1 else ''}."
+    phone.page.wait_for_function(f"() => document.body.innerText.includes({said!r})",
+                                 timeout=DEADLINE_MS)
+    wait_for_app(phone.page, "true", timeout=DEADLINE_MS)
 
 
 def test_phones_label_each_head_and_align_words_by_touch(chromium, classroom):
