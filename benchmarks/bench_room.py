@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.process_stats import cpu_pressure_seconds, cpu_seconds
-from benchmarks.room_people import Host, Student
+from benchmarks.room_people import Host, Student, random_answer
 from benchmarks.room_report import report
 from devtools.lecture_hall import LectureHall, haproxy_missing
 from devtools.redis_server import RedisServer, redis_binary
@@ -128,19 +128,6 @@ async def until(condition, what: str, timeout: float, m: Measures) -> bool:
     return True
 
 
-def chooser(rng: random.Random):
-    """A random option of a pill row, or a number in a number input's range at its decimals."""
-    def choose(widget):
-        if hasattr(widget, "options"):
-            return rng.randrange(len(widget.options))
-        low = widget.min if widget.has_min else 0.0
-        high = widget.max if widget.has_max else low + 1.0
-        digits = len(widget.format.rsplit(".", 1)[-1].rstrip("f")) if "." in widget.format \
-            else 2
-        return round(rng.uniform(low, high), digits)
-    return choose
-
-
 async def answer_round(students, step: int, round_: int, a, rng, m: Measures,
                        at: dict | None = None) -> list:
     """Every student whose page asks taps ``--think`` seconds after it showed the question
@@ -149,7 +136,7 @@ async def answer_round(students, step: int, round_: int, a, rng, m: Measures,
 
     async def one(s: Student):
         await asyncio.sleep(at.get(s.n, rng.uniform(*a.think)))
-        return await s.answer(chooser(random.Random(rng.random())))
+        return await s.answer(random_answer(random.Random(rng.random())))
     asking = [s for s in students if s.prediction and s.prediction[:2] == (step, round_)]
     results = await asyncio.gather(*(one(s) for s in asking), return_exceptions=True)
     picks = [r for r in results if not isinstance(r, BaseException)]

@@ -30,7 +30,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from devtools.protocol import Client, Run
 from xattn.ui.identity import STUDENT_COOKIE
 
-__all__ = ["Host", "Student", "Pick"]
+__all__ = ["Host", "Student", "Pick", "random_answer"]
 
 STUDENT_STEP = re.compile(r"^#### (\d+)\. ")          # a student's page: "#### 3. Masking: ..."
 HOST_STEP = re.compile(r"^## Step (\d+) of (\d+)")
@@ -251,6 +251,10 @@ class Student:
     async def answer(self, choose) -> Pick:
         """Tap an answer (``choose(widget)``: an option's position, or a number) once the page
         shows an open prediction; wait until its receipt says it is saved."""
+        return await self.saved(await self.tap(choose))
+
+    async def tap(self, choose) -> Pick:
+        """Tap an answer once the page shows an open prediction, and return at once."""
         await asyncio.wait_for(self._back.wait(), self.timeout)
         if self.prediction is None:
             raise RuntimeError(f"student {self.n}: no open prediction on step {self._step}")
@@ -263,15 +267,31 @@ class Student:
             await self.tab.send(self.query, self._widgets(), fragment=fragment)
         except Exception:  # noqa: BLE001 - the page went away: its reconnection sends the pick
             pass
+        return pick
+
+    async def saved(self, pick: Pick) -> Pick:
+        """Wait until the page's receipt says ``pick`` is saved (a problem if it never does)."""
         deadline = time.monotonic() + self.timeout
         while pick.saved != pick.saved and time.monotonic() < deadline:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._saved.wait(), 1.0)
             self._saved.clear()
         if pick.saved != pick.saved:
-            self.problems.append(f"student {self.n}: {pick.shown} at step {step} round "
-                                 f"{round_} never showed as saved")
+            self.problems.append(f"student {self.n}: {pick.shown} at step {pick.step} round "
+                                 f"{pick.round} never showed as saved")
         return pick
+
+
+def random_answer(rng):
+    """``choose`` for `Student.answer`: a random option of a pill row, or a number in a number
+    input's range at its decimals."""
+    def choose(widget):
+        if hasattr(widget, "options"):
+            return rng.randrange(len(widget.options))
+        low = widget.min if widget.has_min else 0.0
+        high = widget.max if widget.has_max else low + 1.0
+        return round(rng.uniform(low, high), _decimals(widget))
+    return choose
 
 
 def _state(widget, option) -> WidgetState:
@@ -288,5 +308,10 @@ def _shown(widget, option) -> str:
     decimals."""
     if hasattr(widget, "options"):
         return widget.options[option].content
-    decimals = int(re.search(r"\.(\d+)f", widget.format)[1]) if widget.format else 2
-    return f"`{option:.{decimals}f}`"
+    return f"`{option:.{_decimals(widget)}f}`"
+
+
+def _decimals(widget) -> int:
+    """A number input's decimals, from its format (``%.2f``)."""
+    found = re.search(r"\.(\d+)f", widget.format)
+    return int(found[1]) if found else 2
