@@ -44,7 +44,8 @@ class Run:
 
     ``status`` is a ``ForwardMsg.ScriptFinishedStatus`` (None: no end within the timeout).
     A run `Client.run` answers with holds every element sent from the request to its end
-    (a run cut short by a newer one included); a run given to ``on_run`` holds one run's.
+    (a run cut short by a newer one included; ``fragment_ids`` and ``started`` are the first
+    run's); a run given to ``on_run`` holds one run's.
     """
 
     status: int | None = None
@@ -282,16 +283,19 @@ class Client:
                 self.session_id = msg.new_session.initialize.session_id
                 self._now = Run(fragment_ids=tuple(msg.metadata.run.fragment_ids),
                                 started=time.monotonic())
-                self._asked = False                # `run` collects from this run on
-            if self._now is not None:
-                self._now.bytes += len(raw)
+                if self._asked:                    # `run` collects from this run on
+                    self._asked = False
+                    self._run.fragment_ids, self._run.started = self._now.fragment_ids, \
+                        self._now.started
+            runs = [r for r in (self._now, self._answering()) if r is not None]
+            for run in runs:
+                run.bytes += len(raw)
             if kind == "page_info_changed":
                 self.query_string = msg.page_info_changed.query_string
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                for run in (self._now, None if self._asked else self._run):
-                    if run is not None:
-                        run.elements.append(msg.delta.new_element)
-                        run.fragments.append(msg.delta.fragment_id)
+                for run in runs:
+                    run.elements.append(msg.delta.new_element)
+                    run.fragments.append(msg.delta.fragment_id)
             elif kind == "script_finished":
                 self._finished(msg.script_finished)
             elif kind == "backend_operation_response":
@@ -300,9 +304,15 @@ class Client:
             elif kind == "file_urls_response":
                 self._answer(msg.file_urls_response.response_id, msg.file_urls_response)
 
+    def _answering(self) -> Run | None:
+        """What `run` collects now: the runs begun after its request, until one ends."""
+        if self._asked or self._done is None or self._done.done():
+            return None
+        return self._run
+
     def _finished(self, status: int) -> None:
-        if (status != ForwardMsg.FINISHED_EARLY_FOR_RERUN and not self._asked
-                and self._done is not None and not self._done.done()):
+        if status != ForwardMsg.FINISHED_EARLY_FOR_RERUN and self._answering() is not None:
+            self._run.ended = time.monotonic()
             self._done.set_result(status)
         if self._now is not None:
             self._ended(self._now, status)
