@@ -197,8 +197,9 @@ async def one_step(host, students, step: int, a, rng, m: Measures, open_store) -
     if step > 1:
         sent, took = await host.click("class_next", lambda h: h.step == step)
         m.clicks.setdefault("Next step", []).append(took)
-        await until(lambda: all(step in s.steps for s in students),
-                    f"every student's page at step {step}", a.wait, m)
+        if not await until(lambda: all(step in s.steps for s in students),
+                           f"every student's page at step {step}", a.wait, m):
+            m.problems.append(_laggards([s for s in students if step not in s.steps]))
         m.follow[step] = [s.steps[step] - sent for s in students if step in s.steps]
     since = time.monotonic()
     picks = await answer_round(students, step, 1, a, rng, m)
@@ -210,8 +211,9 @@ async def one_step(host, students, step: int, a, rng, m: Measures, open_store) -
         await asyncio.sleep(a.pause)
     sent, took = await host.click("reveal", lambda h: h.step == step and "ask_again" in h.buttons)
     m.clicks.setdefault("Reveal", []).append(took)
-    await until(lambda: all(step in s.answers for s in students),
-                f"every student's answer at step {step}", a.wait, m)
+    if not await until(lambda: all(step in s.answers for s in students),
+                       f"every student's answer at step {step}", a.wait, m):
+        m.problems.append(_laggards([s for s in students if step not in s.answers]))
     m.reveal[step] = [s.answers[step] - sent for s in students if step in s.answers]
     await asyncio.sleep(a.pause)
     m.kb[step] = [(s.bytes - marks[s.n][0]) / 1000 for s in students]
@@ -304,6 +306,13 @@ async def run_class(url: str, hall: LectureHall, meter: Meter, open_store, a) ->
     await asyncio.gather(*(s.leave() for s in students))
     await host.close()
     return m
+
+
+def _laggards(late: list) -> str:
+    """Who did not follow: the first few, their process and their last runs."""
+    return f"{len(late)} pages did not follow: " + "; ".join(
+        f"student {s.n} on {s.backends}, steps seen {sorted(s.steps)}, last runs "
+        f"(ended, full, bytes) {s.runs[-3:]}" for s in late[:5])
 
 
 def _p95(values) -> str:
