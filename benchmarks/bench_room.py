@@ -152,7 +152,8 @@ async def counted(host: Host, picks: list, step: int, since: float, a, m: Measur
     def counts():
         return [c for c in host.counts if c[2] == step and c[0] >= since]
     if not await until(lambda: any(n >= len(picks) for *_, n in counts()),
-                       f"the host's count of {len(picks)} answers at step {step}", a.wait, m):
+                       f"the host's count of {len(picks)} answers at step {step}",
+                       a.count_wait, m):
         store = open_store()
         try:
             view, pulse = store.room_view(host.code), store.pulse([host.code])[host.code]
@@ -368,6 +369,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="students of the killed backend who tap just before the kill")
     ap.add_argument("--wait", type=float, default=240.0,
                     help="the longest any one wait may take before it is a problem")
+    ap.add_argument("--count-wait", type=float, default=30.0,
+                    help="seconds the host waits for its count to show every answer before "
+                         "it reveals anyway (a problem)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, help="write the results here (Markdown)")
     a = ap.parse_args(argv)
