@@ -1,25 +1,25 @@
-"""One student taps a hundred times in a second: is the rest of the room slowed down?
+"""One student taps a hundred times in a second: is the rest of the room slowed down, and does
+the last tap win?
 
     python -m benchmarks.bench_flood [--students 30] [--taps 100] [--rounds 3]
                                      [--out benchmarks/results/flood.md]
 
 One Streamlit process (``devtools.browser.StreamlitServer``) with its class store on a
-temporary SQLite file. A host opens ``?class=new``; ``--students`` students open
-``?room=CODE`` as protocol clients (``benchmarks.bench_room.Tab``: a websocket each, every
-``run_every`` poll on its own timer as the frontend keeps it). Then, ``--rounds`` times and
-alternating: the students answer lesson step 1, one after another at a class's pace (one
-answer every ``--gap`` seconds), while
+temporary SQLite file. A host opens ``?class=new``; ``--students`` students and one flooder
+join it as protocol clients (``benchmarks/room_people.py``: the join screen's cookie, then the
+page; the relay reruns their pages, nobody polls). Then, ``--rounds`` times and alternating:
+the students answer lesson step 1, one after another at a class's pace (one tap every
+``--gap`` seconds), while
 
 - *quiet*: nobody else does anything;
-- *flood*: one more student sends ``--taps`` answer changes in one second (a new tap every
-  ``1/taps`` s, each a rerun as the browser sends it, the way a frantic or scripted phone
-  could), starting with the class's first answer.
+- *flood*: the flooder sends ``--taps`` changes of its pick in one second (a tap every
+  ``1/taps`` s, each a fragment run as the browser sends it), starting with the class's first.
 
-Between rounds the host asks again (a new round: everyone answers afresh). Measured per
-condition: each other student's answer -> their own page's confirmation ("Your prediction is
-in"), the server's CPU per second, the flooder's answers counted in the store (its record: one,
-the last tap), and the host's count. Server and clients share this 2-core machine, whose load
-is printed with the results.
+Between rounds the store asks again (a new round: every page asks afresh). Measured per
+condition: each other student's tap -> their own receipt saying *Saved*, the server's CPU per
+second, the flooder's answer in the store (the last tap: its receipt and the store must agree),
+and the store's counts against the answers cast. Server and clients share this 2-core machine,
+whose load is printed with the results.
 """
 
 from __future__ import annotations
@@ -31,108 +31,107 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import parse_qsl
 
-from benchmarks.bench_room import Stats, Tab, say
-from benchmarks.load_test import cpu_seconds, pct
 from benchmarks.machine import machine_line
+from benchmarks.process_stats import cpu_seconds, pct
+from benchmarks.room_people import Host, Student
 from devtools.browser import StreamlitServer
 
 ROOT = Path(__file__).resolve().parent.parent
+WAIT = 120.0
 
 
-def asks(page) -> bool:
-    return page.full and page.predict is not None and not page.predict.disabled
+def say(text: str) -> None:
+    print(f"  {time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)
 
 
-async def answer(tab: Tab, option: int) -> float:
-    """One student's tap and the seconds until their own page confirms it."""
-    tab.answer(option)
-    sent = time.monotonic()
-    await tab.rerun(lambda p: p.full and p.said_in)
-    return time.monotonic() - sent
-
-
-async def flood(tab: Tab, taps: int) -> int:
-    """``taps`` changes of the prediction in one second; the last one is ``taps - 1``'s
-    option. Returns the option the store must end up with."""
-    n = len(tab.page.predict.options)
+async def flood(tab: Student, taps: int) -> int:
+    """``taps`` changes of the pick in one second; the option the store must end up with."""
+    n = len(tab.prediction[2].options)
+    pick = None
     for k in range(taps):
-        tab.answer(k % n)
-        await tab.send()
+        pick = await tab.tap(lambda _w, k=k: k % n)
         await asyncio.sleep(1.0 / taps)
-    await tab.rerun(lambda p: p.full and p.said_in)       # the page settles on the last tap
-    return (taps - 1) % n
+    await tab.saved(pick)                   # the receipt settles on the last tap
+    return pick.option
+
+
+async def one_round(a, store, host: Host, students, flooder, condition: str, round_: int,
+                    pid: int, out: dict, problems: list) -> None:
+    everyone = [*students, flooder]
+    ok = await _until(lambda: all(s.prediction and s.prediction[:2] == (1, round_)
+                                  for s in everyone), WAIT)
+    if not ok:
+        problems.append(f"{condition}, round {round_}: not every page asked afresh")
+        return
+    n = len(flooder.prediction[2].options)
+    say(f"round {round_}, {condition}: answering")
+    cpu0, t0 = cpu_seconds(pid), time.monotonic()
+    storm = asyncio.create_task(flood(flooder, a.taps)) if condition == "flood" else None
+    jobs = []
+    for i, s in enumerate(students):
+        jobs.append(asyncio.create_task(s.answer(lambda _w, i=i: i % n)))
+        await asyncio.sleep(a.gap)
+    picks = await asyncio.gather(*jobs)
+    out["change"] += [p.saved - p.sent for p in picks]
+    want = await storm if storm is not None else None
+    out["cpu"].append((cpu_seconds(pid) - cpu0) / (time.monotonic() - t0))
+    expected = [sum(1 for i in range(len(students)) if i % n == k) + (k == want)
+                for k in range(n)]
+    counted = await _until(lambda: list(store.room_view(host.code).counts.values())
+                           == expected, 30)
+    if not counted:
+        problems.append(f"{condition}, round {round_}: counted "
+                        f"{list(store.room_view(host.code).counts.values())}, expected "
+                        f"{expected}")
+    if want is not None:
+        mine = store.my_answer(host.code, 1, flooder.student_id)
+        out["flooder"].append(float(counted and mine == want))
+    say(f"round {round_}, {condition}: counted {'as expected' if counted else 'WRONG'}")
+    store.ask_again(host.code, host.key, 1)           # a new round: every page asks afresh
+
+
+async def _until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
 
 
 async def run(a, url: str, pid: int, store_path: Path) -> dict:
     from xattn.classroom.sqlite_store import SQLiteStore
 
-    stats = Stats()
-    host = Tab("host", url, "class=new", stats)
+    host = Host(url, WAIT)
     await host.open()
-    q = dict(parse_qsl(host.query))
-    code, key = q["room"], q["host"]
-    students = [Tab(f"student {i}", url, f"room={code}", stats) for i in range(a.students)]
-    flooder = Tab("flooder", url, f"room={code}", stats)
-    everyone = [*students, flooder]
-    for t in everyone:
-        await t.open()
-    say(f"{len(everyone)} pages open in room {code}")
-    results: dict[str, dict[str, list[float]]] = {
-        c: {"change": [], "cpu": [], "flooder": []} for c in ("quiet", "flood")}
+    students = [Student(i, url, host.code, WAIT) for i in range(a.students)]
+    flooder = Student(a.students, url, host.code, WAIT)
+    for s in [*students, flooder]:
+        await s.join()
+    say(f"{a.students + 1} pages open in room {host.code}")
+    results = {c: {"change": [], "cpu": [], "flooder": []} for c in ("quiet", "flood")}
+    problems: list[str] = []
     store = SQLiteStore(store_path)
     for r in range(a.rounds):
-        for condition in ("quiet", "flood") if r % 2 == 0 else ("flood", "quiet"):
-            # every page shows this round's question, open and unanswered
-            for t in everyone:
-                if not (asks(t.page) and not t.page.said_in):
-                    await t.until(lambda p: asks(p) and not p.said_in)
-            n = len(flooder.page.predict.options)
-            say(f"round {r + 1}, {condition}: answering")
-            cpu0, t0 = cpu_seconds(pid), time.monotonic()
-            storm = asyncio.create_task(flood(flooder, a.taps)) if condition == "flood" \
-                else None
-            jobs = []
-            for i, t in enumerate(students):
-                jobs.append(asyncio.create_task(answer(t, i % n)))
-                await asyncio.sleep(a.gap)
-            results[condition]["change"] += await asyncio.gather(*jobs)
-            want = await storm if storm is not None else None
-            results[condition]["cpu"].append((cpu_seconds(pid) - cpu0) / (time.monotonic() - t0))
-            expected = [sum(1 for i in range(a.students) if i % n == k) + (k == want)
-                        for k in range(n)]
-            # the flooder's last tap reaches the store by its page's next poll
-            deadline = time.monotonic() + 30
-            while True:
-                tally = [t for t in store.results(code, key) if t.step == 1][-1]
-                counted = list(tally.counts.values())
-                if counted == expected or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.5)
-            if counted != expected:
-                stats.problems.append(f"{condition}, round {r + 1}: counted {counted}, "
-                                      f"expected {expected}")
-            if want is not None:
-                results[condition]["flooder"].append(float(counted == expected))
-            say(f"round {r + 1}, {condition}: counted {counted}")
-            store.ask_again(code, key, 1)          # a new round: every page asks afresh
-            for t in everyone:     # ... and each browser drops its pick, as the page tells it
-                t.widgets.pop(t.page.predict.id, None)
-            await asyncio.sleep(a.settle)
+        for k, condition in enumerate(("quiet", "flood") if r % 2 == 0 else ("flood", "quiet")):
+            await one_round(a, store, host, students, flooder, condition, 2 * r + k + 1, pid,
+                            results[condition], problems)
     store.close()
-    for t in [host, *students, flooder]:
-        await t.close()
-    return {"results": results, "problems": stats.problems}
+    for s in [*students, flooder]:
+        problems += s.problems
+        await s.leave()
+    await host.close()
+    return {"results": results, "problems": problems + host.problems}
 
 
 def report(out: dict, a, load: tuple[float, float]) -> str:
     lines = [f"# One student taps {a.taps} times in a second (`python -m benchmarks.bench_flood`)",
              "", machine_line(), f"Load average {load[0]:.1f} before, {load[1]:.1f} after; "
-             f"{a.students} students and a host on one Streamlit process, {a.rounds} rounds "
-             f"a condition, one answer every {a.gap} s.", "",
-             "| condition | answers | answer -> own page p50 | p95 | max | server CPU (cores) |",
-             "|---|---:|---:|---:|---:|---:|"]
+             f"{a.students} students, a flooder and a host on one Streamlit process, "
+             f"{a.rounds} rounds a condition, one answer every {a.gap} s.", "",
+             "| condition | answers | tap -> own receipt Saved, p50 | p95 | max | "
+             "server CPU (cores) |", "|---|---:|---:|---:|---:|---:|"]
     for c, r in out["results"].items():
         ch = r["change"]
         cpu = sum(r["cpu"]) / len(r["cpu"]) if r["cpu"] else float("nan")
@@ -141,7 +140,7 @@ def report(out: dict, a, load: tuple[float, float]) -> str:
     kept = out["results"]["flood"]["flooder"]
     lines += ["", f"The flooder's {a.taps} taps counted as one answer, its last, in "
               f"{int(sum(kept))} of {len(kept)} flood rounds (the store's counts equal the "
-              "answers cast, the flooder's last tap among them).",
+              "answers cast, the flooder's last tap among them, and its receipt said so).",
               "", "Problems: " + ("; ".join(out["problems"]) or "none") + "."]
     return "\n".join(lines) + "\n"
 
@@ -152,15 +151,14 @@ def main() -> int:
     ap.add_argument("--taps", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--gap", type=float, default=0.1, help="seconds between two answers")
-    ap.add_argument("--settle", type=float, default=4.0, help="seconds after a new round")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="xattn-flood-") as tmp:
         store_path = Path(tmp) / "classes.sqlite3"
-        os.environ["XATTN_CLASS_STORE"] = str(store_path)
-        os.environ.pop("XATTN_REDIS_URL", None)
+        env = {"XATTN_CLASS_STORE": str(store_path), "XATTN_REDIS_URL": ""}
         load0 = os.getloadavg()[0]
-        with StreamlitServer(log=ROOT / "test-artifacts" / "bench-flood-server.log") as server:
+        with StreamlitServer(log=ROOT / "test-artifacts" / "bench-flood-server.log",
+                             env=env) as server:
             out = asyncio.run(run(a, server.url, server.pid, store_path))
     text = report(out, a, (load0, os.getloadavg()[0]))
     print(text)

@@ -66,10 +66,9 @@ from benchmarks.pyspy import PROFILE_RATE, print_profile
 from benchmarks.students import SEEDS, Stats, run_sessions
 from devtools.browser import StreamlitServer
 from devtools.lecture_hall import LectureHall, haproxy_missing
-from devtools.protocol import http_get, rss_mb
+from devtools.protocol import rss_mb
 
-# Also what bench_room and bench_flood import from here.
-__all__ = ["cpu_pressure_seconds", "cpu_seconds", "http_get", "main", "pct", "rss_mb"]
+__all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parent.parent
 

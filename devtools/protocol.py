@@ -4,8 +4,12 @@ Every benchmark and test that opens the page over ``/_stcore/stream`` does it th
 ``GET /`` and ``GET /_stcore/health`` first as a browser does (HAProxy's affinity cookie comes
 with the page, Streamlit's XSRF cookie with the health check), then one websocket with those
 cookies, read by a background task, and one script run at a time: a
-``rerun_script`` with the link's query string and the widget states the browser would send,
-answered by ``ForwardMsg``s until ``script_finished``. Why protocol clients and not browsers:
+``rerun_script`` with the link's query string and the widget states the browser would send
+(and, for a tap inside a fragment, that fragment's id), answered by ``ForwardMsg``s until
+``script_finished``. Every run the page receives is also recorded as a `Run` of its own, the
+ones the server starts by itself (a page the server reruns, as ``xattn/ui/push.py`` does)
+included: ``on_run`` is called with each, and `Client.until` waits for one that shows
+something. Why protocol clients and not browsers:
 on a 2-core machine thirty headless Chromium tabs measure the browsers, not the server. The
 ``websockets`` package is a dependency of Streamlit itself.
 
@@ -19,7 +23,7 @@ import contextlib
 import os
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -39,15 +43,29 @@ class Run:
     """What one script run sent, in order, and how it ended.
 
     ``status`` is a ``ForwardMsg.ScriptFinishedStatus`` (None: no end within the timeout).
+    A run `Client.run` answers with holds every element sent from the request to its end
+    (a run cut short by a newer one included; ``fragment_ids`` and ``started`` are the first
+    run's); a run given to ``on_run`` holds one run's.
     """
 
     status: int | None = None
     seconds: float = float("nan")
     elements: list = field(default_factory=list)      # Element protos (delta.new_element)
+    fragments: list = field(default_factory=list)     # each element's delta.fragment_id
+    fragment_ids: tuple = ()     # the fragments this run reran; () the whole page
+    started: float = float("nan")   # time.monotonic() its new_session arrived
+    ended: float = float("nan")     # ... its script_finished arrived
+    bytes: int = 0                  # what the websocket brought from start to end
 
     @property
     def ok(self) -> bool:
-        return self.status == ForwardMsg.FINISHED_SUCCESSFULLY
+        return self.status in (ForwardMsg.FINISHED_SUCCESSFULLY,
+                               ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+
+    @property
+    def full(self) -> bool:
+        """A run of the whole page (not of some fragments)."""
+        return not self.fragment_ids
 
     def problems(self) -> list[str]:
         """Exceptions shown, and an end other than success."""
@@ -62,6 +80,23 @@ class Run:
     def of(self, kind: str) -> list:
         """The elements of one kind (``"plotly_chart"``, ``"alert"``, ...), as their protos."""
         return [getattr(e, kind) for e in self.elements if e.WhichOneof("type") == kind]
+
+    def widget(self, key: str):
+        """The proto of the element whose id ends with ``-key`` (a widget's or a chart's
+        user key), or None."""
+        for e in self.elements:
+            proto = getattr(e, e.WhichOneof("type"))
+            if getattr(proto, "id", "").endswith("-" + key):
+                return proto
+        return None
+
+    def fragment_of(self, key: str) -> str:
+        """The id of the fragment that drew the element keyed ``key`` ("": none, or outside
+        any fragment)."""
+        for e, fragment in zip(self.elements, self.fragments, strict=False):
+            if getattr(getattr(e, e.WhichOneof("type")), "id", "").endswith("-" + key):
+                return fragment
+        return ""
 
 
 class Client:
@@ -83,15 +118,21 @@ class Client:
         server's worst case).
     open_timeout : float
         Seconds for ``GET /`` and the websocket handshake.
+    on_run : callable, optional
+        Called on the reader's task with every run the page receives, as it ends (any
+        status): asked for by this client or started by the server.
     """
 
     def __init__(self, base: str, *, cookies: dict[str, str] | None = None, cache: bool = False,
-                 open_timeout: float = 60.0, headers: dict[str, str] | None = None) -> None:
+                 open_timeout: float = 60.0, headers: dict[str, str] | None = None,
+                 on_run: Callable[[Run], None] | None = None) -> None:
         self.base = base if base.endswith("/") else base + "/"
         self.cookies = dict(cookies or {})
         self.headers = dict(headers or {})    # sent with the websocket's handshake
         self.open_timeout = open_timeout
         self.session_id = self.page_hash = ""
+        self.query_string = ""       # the link as the page last set it (page_info_changed)
+        self.on_run = on_run
         self.backend = ""            # the process holding the session (HAProxy's header)
         self.bytes_received = self.ref_hashes = 0
         self.problems: list[str] = []               # what the reader met outside any run
@@ -99,8 +140,11 @@ class Client:
         self._ws = None
         self._stack: contextlib.AsyncExitStack | None = None
         self.reader: asyncio.Task | None = None
-        self._run: Run | None = None
+        self._run: Run | None = None           # what `run` answers: from its request on
+        self._asked = False                    # `run` sent a request no run has begun since
         self._done: asyncio.Future | None = None
+        self._now: Run | None = None           # the run being received
+        self._waiters: list[tuple[Callable[[Run], bool], asyncio.Future]] = []
         self._answers: dict[str, asyncio.Future] = {}
 
     def __repr__(self) -> str:
@@ -138,23 +182,41 @@ class Client:
 
     # -- one script run at a time -------------------------------------------------------------
     async def run(self, query: str = "", widgets: Iterable[WidgetState] = (), *,
-                  timeout: float = 60.0) -> Run:
-        """Send a rerun as the browser does (the link's ``query``, the widgets' states) and
-        collect what it sends until ``script_finished`` (a run cut short by a newer one is
-        not the end)."""
-        msg = BackMsg()
-        rerun = msg.rerun_script
-        rerun.query_string, rerun.page_script_hash = query, self.page_hash
-        if self._cache:
-            rerun.cached_message_hashes.extend(self._cache)
-        rerun.widget_states.widgets.extend(widgets)
+                  fragment: str = "", timeout: float = 60.0) -> Run:
+        """Send a rerun as the browser does (the link's ``query``, the widgets' states; a
+        tap inside a fragment names the ``fragment``) and collect what the runs begun after
+        it send until ``script_finished`` (a run cut short by a newer one is not the end)."""
         self._run, self._done = Run(), asyncio.get_running_loop().create_future()
         run, start = self._run, time.perf_counter()
-        await self._ws.send(msg.SerializeToString())
+        self._asked = True
+        await self.send(query, widgets, fragment=fragment)
         with contextlib.suppress(TimeoutError):
             run.status = await asyncio.wait_for(self._done, timeout)
         run.seconds = time.perf_counter() - start
         return run
+
+    async def send(self, query: str = "", widgets: Iterable[WidgetState] = (), *,
+                   fragment: str = "") -> None:
+        """Send a rerun and return at once: its runs come to ``on_run`` and `until`."""
+        msg = BackMsg()
+        rerun = msg.rerun_script
+        rerun.query_string, rerun.page_script_hash = query, self.page_hash
+        rerun.fragment_id = fragment
+        if self._cache:
+            rerun.cached_message_hashes.extend(self._cache)
+        rerun.widget_states.widgets.extend(widgets)
+        await self._ws.send(msg.SerializeToString())
+
+    def until(self, done: Callable[[Run], bool], timeout: float = 60.0):
+        """An awaitable of the first run that ends from now on (asked for or started by the
+        server) for which ``done(run)`` holds; TimeoutError after ``timeout`` seconds,
+        ConnectionError if the connection ends first."""
+        future = asyncio.get_running_loop().create_future()
+        if self.closed:
+            future.set_exception(ConnectionError("the connection has ended"))
+        else:
+            self._waiters.append((done, future))
+        return asyncio.wait_for(future, timeout)
 
     # -- requests answered by id ---------------------------------------------------------------
     async def deferred_file_url(self, file_id: str, *, timeout: float = 60.0) -> str:
@@ -189,6 +251,15 @@ class Client:
 
     # -- the one reader ------------------------------------------------------------------------
     async def _read(self) -> None:
+        try:
+            await self._messages()
+        finally:                    # whoever waits for a run hears that none will come
+            for _, future in self._waiters:
+                if not future.done():
+                    future.set_exception(ConnectionError("the connection has ended"))
+            self._waiters.clear()
+
+    async def _messages(self) -> None:
         async for raw in self._ws:
             self.bytes_received += len(raw)
             msg = ForwardMsg()
@@ -206,20 +277,66 @@ class Client:
                 while len(self._cache) > CACHED_MESSAGES:
                     del self._cache[next(iter(self._cache))]
             if kind == "new_session":
+                if self._now is not None:          # the server never sent that run's end
+                    self._ended(self._now, None)
                 self.page_hash = msg.new_session.main_script_hash
                 self.session_id = msg.new_session.initialize.session_id
+                self._now = Run(fragment_ids=tuple(msg.metadata.run.fragment_ids),
+                                started=time.monotonic())
+                if self._asked:                    # `run` collects from this run on
+                    self._asked = False
+                    self._run.fragment_ids, self._run.started = self._now.fragment_ids, \
+                        self._now.started
+            runs = [r for r in (self._now, self._answering()) if r is not None]
+            for run in runs:
+                run.bytes += len(raw)
+            if kind == "page_info_changed":
+                self.query_string = msg.page_info_changed.query_string
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                if self._run is not None:
-                    self._run.elements.append(msg.delta.new_element)
+                for run in runs:
+                    run.elements.append(msg.delta.new_element)
+                    run.fragments.append(msg.delta.fragment_id)
             elif kind == "script_finished":
-                if (msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
-                        and self._done is not None and not self._done.done()):
-                    self._done.set_result(msg.script_finished)
+                self._finished(msg.script_finished)
             elif kind == "backend_operation_response":
                 self._answer(msg.backend_operation_response.request_id,
                              msg.backend_operation_response)
             elif kind == "file_urls_response":
                 self._answer(msg.file_urls_response.response_id, msg.file_urls_response)
+
+    def _answering(self) -> Run | None:
+        """What `run` collects now: the runs begun after its request, until one ends."""
+        if self._asked or self._done is None or self._done.done():
+            return None
+        return self._run
+
+    def _finished(self, status: int) -> None:
+        if status != ForwardMsg.FINISHED_EARLY_FOR_RERUN and self._answering() is not None:
+            self._run.ended = time.monotonic()
+            self._done.set_result(status)
+        if self._now is not None:
+            self._ended(self._now, status)
+
+    def _ended(self, run: Run, status: int | None) -> None:
+        """A run ended (``status`` None: the next run began before its end came)."""
+        self._now = None
+        run.status, run.ended = status, time.monotonic()
+        run.seconds = run.ended - run.started
+        if self.on_run is not None:
+            self.on_run(run)
+        waiting, self._waiters = self._waiters, []
+        for done, future in waiting:
+            if future.done():
+                continue
+            try:
+                met = done(run)
+            except Exception as err:  # noqa: BLE001 - a failing test of a run is the waiter's
+                future.set_exception(err)
+                continue
+            if met:
+                future.set_result(run)
+            else:
+                self._waiters.append((done, future))
 
     def _answer(self, request_id: str, answer) -> None:
         future = self._answers.get(request_id)

@@ -8,9 +8,7 @@ where XATTN_REQUIRE_REDIS=1 (CI), so they cannot silently skip. Never a mock.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import subprocess
 import time
 import uuid
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.redis_server import RedisServer, redis_binary  # noqa: F401 - the tests' door
 from xattn.classroom import ClassStore, Limits
 
 REQUIRE_ENV = "XATTN_REQUIRE_REDIS"
@@ -33,11 +32,6 @@ def redis_missing() -> str | None:
     if not redis_binary():
         return "redis-server is not installed (Debian: apt-get install redis-server)"
     return None
-
-
-def redis_binary() -> str | None:
-    return shutil.which("redis-server") or (
-        "/usr/bin/redis-server" if os.access("/usr/bin/redis-server", os.X_OK) else None)
 
 
 def redis_or_skip() -> None:
@@ -61,61 +55,6 @@ def wait_for(condition, timeout: float = 60.0, every: float = 0.05, what: str = 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(every)
-
-
-class RedisServer:
-    """Debian's redis-server on a unix socket in ``directory``: no TCP port; no persistence,
-    or with ``persist=True`` an append-only file, so that `kill` (SIGKILL) and `start` are a
-    crash and a restart that keep what was written."""
-
-    def __init__(self, directory: Path, *, persist: bool = False):
-        self.directory, self.persist = directory, persist
-        self.socket = directory / "redis.sock"
-        self.log = directory / "redis.log"
-        self.url = f"unix://{self.socket}"
-        self.start()
-
-    def start(self) -> None:
-        import redis
-
-        persistence = (["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
-                       if self.persist else ["--save", "", "--appendonly", "no"])
-        self.proc = subprocess.Popen(
-            [redis_binary(), "--port", "0", "--unixsocket", str(self.socket),
-             "--unixsocketperm", "700", *persistence,
-             "--dir", str(self.directory), "--logfile", str(self.log)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        client = redis.Redis(unix_socket_path=str(self.socket))
-
-        def ready():
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"redis-server exited ({self.proc.returncode}): "
-                                   f"{self.log.read_text() if self.log.exists() else ''}")
-            try:
-                return client.ping()
-            except redis.ConnectionError:
-                return False
-            except redis.ResponseError:          # LOADING: still reading its file
-                return False
-        try:
-            wait_for(ready, what="redis-server to answer PING")
-        finally:
-            client.close()
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash: nothing is flushed beyond what was already written."""
-        self.proc.kill()
-        self.proc.wait(30)
-
-    def stop(self) -> None:
-        if self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(30)
 
 
 @dataclass(frozen=True)
