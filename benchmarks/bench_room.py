@@ -16,8 +16,10 @@ step: the host presses *Next step* (not on step 1) and waits until every student
 the step; each student taps an answer ``--think`` seconds after seeing it (a random option, or
 a number in the question's range) and waits for its receipt to say *Saved*; the host waits
 until its count shows every answer, presses *Reveal*, waits until every student's page drew
-the answer's chart, and pauses. Step 12 asks nothing: Next, a pause, Reveal. Last, the host
-presses *Ask again* on the last step that asks, the class answers a second round, and
+the answer's chart, and pauses. Steps 12 and 14 ask a choice a head and links between words,
+which these students do not tap (the browser tests do): Next, a pause, Reveal. Last, the host
+goes back (the step picker) to the last step they answered and presses *Ask again*, the class
+answers a second round, and
 ``--kill-after`` seconds into it the backend holding the most students (not the host) is
 killed with SIGKILL: its students reconnect as a browser does, and no answer may be lost.
 
@@ -222,6 +224,22 @@ async def one_step(host, students, step: int, a, rng, m: Measures, open_store) -
                      sum(not r[1] for r in s.runs[marks[s.n][1]:])) for s in students]
 
 
+async def back_to(step: int, host, students, a, m: Measures, open_store) -> None:
+    """The host goes back to ``step`` with the step picker (the store's ``set_step``, as the
+    picker calls it), and every page follows: the last step whose question these students
+    answer (steps 12 and 14 ask one choice a head or links, which they do not tap)."""
+    if host.step == step:
+        return
+    store = open_store()
+    try:
+        store.set_step(host.code, host.key, step)
+    finally:
+        store.close()
+    await until(lambda: host.step == step and "ask_again" in host.buttons and all(
+        s.step == step for s in students),
+        f"every page back at step {step}", a.wait, m)
+
+
 async def kill_round(host, students, hall, a, rng, m: Measures, open_store) -> None:
     """Ask again on the class's last step; while the class answers, kill the backend that
     holds the most students (not the host's), ``--kill-taps`` of its students tapping just
@@ -296,8 +314,10 @@ async def run_class(url: str, hall: LectureHall, meter: Meter, open_store, a) ->
             say(f"step {step}: Next p95 {_p95(m.follow.get(step))}, Reveal p95 "
                 f"{_p95(m.reveal.get(step))}, {sum(m.kb[step]) / len(students):.0f} kB each")
     m.client_cpu = time.process_time() - client0
-    if a.kill_after > 0 and (host.step, 1) in m.sent:
+    answered = [step for (step, round_), n in m.sent.items() if round_ == 1 and n]
+    if a.kill_after > 0 and answered:
         with Phase(m, "the kill round", meter):
+            await back_to(max(answered), host, students, a, m, open_store)
             await kill_round(host, students, hall, a, rng, m, open_store)
     for s in students:
         m.problems += s.problems

@@ -147,6 +147,11 @@ class Student:
         return f"room={self.code}"
 
     @property
+    def step(self) -> int:
+        """The step its page's last full run drew (0 before the first)."""
+        return self._step
+
+    @property
     def student_id(self) -> str:
         return self.cookies.get(STUDENT_COOKIE, "").split(".")[0]
 
