@@ -8,7 +8,7 @@ import numpy as np
 
 from xattn.classroom.question import Question
 from xattn.jobs import JOBS, head_jobs
-from xattn.lesson._step import Part, Told
+from xattn.lesson._told import Part, Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 
 __all__ = ["jobs", "explanation"]
