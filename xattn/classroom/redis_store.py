@@ -26,15 +26,8 @@ import secrets
 import redis
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
-from xattn.classroom.store import (
-    ClassStore,
-    Limits,
-    Pulse,
-    RawView,
-    Timer,
-    parse_question,
-    refuse_closed,
-)
+from xattn.classroom.records import Limits, Pulse, RawView, Timer
+from xattn.classroom.store import ClassStore, parse_question, refuse_closed
 
 __all__ = ["RedisStore"]
 

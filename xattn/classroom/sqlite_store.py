@@ -22,16 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
-from xattn.classroom.store import (
-    ClassStore,
-    Limits,
-    Pulse,
-    RawView,
-    Timer,
-    parse_question,
-    phase_at,
-    refuse_closed,
-)
+from xattn.classroom.records import Limits, Pulse, RawView, Timer
+from xattn.classroom.store import ClassStore, parse_question, phase_at, refuse_closed
 
 __all__ = ["SQLiteStore"]
 
