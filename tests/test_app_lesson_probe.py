@@ -66,8 +66,8 @@ def test_tap_the_word_whose_masking_matters_then_see_the_effect():
 
 
 def test_decode_shows_each_layer_s_guess():
-    from xattn.effects import logit_lens
     from xattn.marian import load_marian
+    from xattn.marian.effects import logit_lens
 
     model = load_marian()
     src = model.tokenizer.encode("the red cat sees the dog")

@@ -1,4 +1,4 @@
-"""What changes the next word (``xattn.effects``): each number re-derived by a separate pass.
+"""What changes the next word (``xattn.marian.effects``): each number re-derived by a separate pass.
 
 Masking a source word: the library leaves its pieces out of every cross-attention's keys; the
 reference here keeps them and masks them (``encoder_mask``) in a plain layer-by-layer loop of
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xattn.effects import effects, log_probs, logit_lens
 from xattn.marian import SHIPPED_FOLDER, load_marian
+from xattn.marian.effects import effects, log_probs, logit_lens
 from xattn.marian.layers import feed_forward, norm
 from xattn.subwords import word_groups
 

@@ -235,8 +235,8 @@ def test_each_head_s_job_is_read_from_its_measures():
 def test_is_attention_the_explanation_is_read_from_a_masked_pass():
     """Step 13: the truth is the source word whose masking (a separate pass in
     tests/test_effects.py) costs `chat` most; the answer says where attention disagrees."""
-    from xattn.effects import effects
     from xattn.marian import load_marian
+    from xattn.marian.effects import effects
 
     a = shipped_attention()
     told = STEPS[12].tell(a, 0)

@@ -52,7 +52,7 @@ class Decoded:
         The source pieces (the columns of ``layer_trace``).
     words : bool
         Whether ``rows`` and ``src_tokens`` are at the level of words.
-    lens : callable () -> xattn.effects.LogitLens
+    lens : callable () -> xattn.marian.effects.LogitLens, or None
         What each decoder layer would predict at each step if the model stopped there (the
         logit lens), computed when asked.
     marker : str
@@ -106,10 +106,12 @@ def piece_of(model, text: str) -> int:
 
 
 def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64,
-            words: bool = False) -> Decoded:
+            words: bool = False, lens: Callable | None = None) -> Decoded:
     """Greedy decoding of ``src_ids`` with ``forced`` tokens: pairs (step, text), the text a
     piece or a word (its first piece); ``words``: the rows' columns are the source's words.
-    ``model.greedy(src_ids, forced=, max_new_tokens=)`` decodes (``xattn.marian.decode``)."""
+    ``model.greedy(src_ids, forced=, max_new_tokens=)`` decodes (``xattn.marian.decode``);
+    ``lens``: (src_ids, tgt_ids) -> the logit lens of a pair (the model's own, as
+    ``xattn.marian.effects.logit_lens``), or None for no ``Decoded.lens``."""
     ids = {check_int(t, "a forced step", minimum=0, maximum=max_new_tokens - 1):
            piece_of(model, text) for t, text in forced}
     d = model.greedy(list(src_ids), forced=ids, max_new_tokens=max_new_tokens)
@@ -128,7 +130,7 @@ def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64,
                    tuple(tuple(zip(name(s.top_ids), s.top_probs.tolist(), strict=True))
                          for s in d.steps),
                    rows, d.finished, _tracer(model, d.src_ids, d.tgt_ids), pieces, words,
-                   _lens(model, d.src_ids, d.tgt_ids), marker, tuple(model.specials))
+                   _lens(lens, d.src_ids, d.tgt_ids), marker, tuple(model.specials))
 
 
 def _tracer(model, src_ids: tuple, tgt_ids: tuple):
@@ -137,8 +139,6 @@ def _tracer(model, src_ids: tuple, tgt_ids: tuple):
     return lambda layer: model.trace_layer(src_ids, tgt_ids, layer)
 
 
-def _lens(model, src_ids: tuple, tgt_ids: tuple):
-    """``() -> LogitLens`` of the decoded output (the ids only, as ``_tracer``)."""
-    from xattn.effects import logit_lens
-
-    return lambda: logit_lens(model, src_ids, tgt_ids)
+def _lens(lens, src_ids: tuple, tgt_ids: tuple):
+    """``() -> LogitLens`` of the decoded output (the ids only, as ``_tracer``), or None."""
+    return None if lens is None else lambda: lens(src_ids, tgt_ids)

@@ -65,7 +65,7 @@ class Translator(Protocol):
     decode_steps : callable (src_ids, forced, words=False) -> xattn.decoding.Decoded, or None
         Greedy decoding step by step; ``forced``: pairs (step, text) to take instead;
         ``words``: its rows' columns are the source's words.
-    effects : callable (src_ids, tgt_ids, row, words=True) -> xattn.effects.Effects, or None
+    effects : callable (src_ids, tgt_ids, row, words=True) -> xattn.marian.effects.Effects, or None
         What masking each source word, and switching each head off, does to target word
         ``row``'s probability.
     """

@@ -21,7 +21,13 @@ Examples
 (0.0, 1.0, 1.0)
 """
 
-from xattn.alignlab.gold import GoldFile, GoldLinks, gold_from_pair, indexing_warnings
+from xattn.alignlab.gold import (
+    GoldFile,
+    GoldLinks,
+    gold_from_pair,
+    indexing_warnings,
+    unscored_specials,
+)
 from xattn.alignlab.goldfile import (
     FORMATS,
     MAX_GOLD_BYTES,
@@ -48,7 +54,7 @@ from xattn.alignlab.references import (
     PublishedFinding,
 )
 from xattn.alignlab.score import LabScores, score_heads, toy_examples
-from xattn.alignlab.specials import leave_out, special_positions, unscored_specials
+from xattn.alignlab.specials import leave_out, special_positions
 from xattn.alignlab.votes import (
     ClassScore,
     LinkScore,

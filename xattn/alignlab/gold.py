@@ -8,7 +8,8 @@ gold file does not know them). Files are read by ``xattn.alignlab.goldfile``; a 
 checked by ``indexing_warnings`` (one-based gold read as zero-based is the classic mistake,
 awesome-align#20).
 Special tokens are not words: ``indexing_warnings`` judges a sentence's first and last
-*word* (``xattn.alignlab.specials``).
+*word* (``xattn.alignlab.specials``), and ``unscored_specials`` says which of them a pair's
+gold links to nothing, to leave out of the score.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from xattn._checks import check_int, quote
 from xattn.alignlab.specials import special_positions
 from xattn.corpus import SentencePair
 
-__all__ = ["GoldLinks", "GoldFile", "gold_from_pair", "indexing_warnings"]
+__all__ = ["GoldLinks", "GoldFile", "gold_from_pair", "indexing_warnings",
+           "unscored_specials"]
 
 
 def _link_set(links, name: str) -> frozenset[tuple[int, int]]:
@@ -130,6 +132,34 @@ def gold_from_pair(pair: SentencePair) -> GoldLinks:
         raise TypeError(f"pair must be a SentencePair; received {type(pair).__name__}.")
     sure = frozenset((j, i) for i, j in enumerate(pair.alignment) if j is not None)
     return GoldLinks(sure, sure)
+
+
+def unscored_specials(gold: GoldLinks, src_tokens: Sequence[str], tgt_tokens: Sequence[str]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The special tokens that ``gold`` links to nothing: they are left out of the score.
+
+    Returns
+    -------
+    rows : ndarray of bool, shape (n_tgt,)
+        Target positions to leave out.
+    cols : ndarray of bool, shape (n_src,)
+        Source positions to leave out.
+
+    Examples
+    --------
+    >>> gold = GoldLinks({(0, 0), (1, 1)})
+    >>> [m.tolist() for m in unscored_specials(gold, ["a", "b", "</s>"], ["x", "y", "</s>"])]
+    [[False, False, True], [False, False, True]]
+    """
+    if not isinstance(gold, GoldLinks):
+        raise TypeError(f"gold must be a GoldLinks; received {type(gold).__name__}.")
+    rows, cols = special_positions(tgt_tokens), special_positions(src_tokens)
+    for s, t in gold.possible:
+        if t < len(rows):
+            rows[t] = False
+        if s < len(cols):
+            cols[s] = False
+    return rows, cols
 
 
 def _check_shapes(shapes, n: int) -> list[tuple[int, int]]:

@@ -4,25 +4,22 @@ A gold file for the pair on screen links words; a model's tokens often end (or s
 special token. Scoring it anyway counts every link a head makes to ``</s>`` as an error and
 every gold link it lacks as a miss: on the shipped model a correct one-based file scored all
 three layers alike (AER 0.538) where, without ``</s>``, layer 3 is the best (0.167). So a
-special token is scored only when the gold links it: ``unscored_specials`` says which are left
-out, and ``leave_out`` zeroes their rows and columns before the weights become links.
+special token is scored only when the gold links it: ``special_positions`` says which tokens
+are special (``xattn.alignlab.gold.unscored_specials``: those the gold links to nothing), and
+``leave_out`` zeroes their rows and columns before the weights become links.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from xattn._checks import quote, shape_text
 from xattn.subwords import SPECIAL_TOKENS
 
-if TYPE_CHECKING:
-    from xattn.alignlab.gold import GoldLinks
-
-__all__ = ["special_positions", "unscored_specials", "leave_out"]
+__all__ = ["special_positions", "leave_out"]
 
 # Tokens that are never words: a model's special tokens (xattn.subwords.SPECIAL_TOKENS) and
 # the bracketed forms other tokenizers use ([CLS], [SEP], <|endoftext|>, <2fr>).
@@ -46,37 +43,6 @@ def special_positions(tokens: Sequence[str]) -> np.ndarray:
                         f"{quote(tokens)}.")
     return np.array([isinstance(t, str) and (t in SPECIAL_TOKENS or bool(_SPECIAL.fullmatch(t)))
                      for t in tokens], dtype=bool)
-
-
-def unscored_specials(gold: GoldLinks, src_tokens: Sequence[str], tgt_tokens: Sequence[str]
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """The special tokens that ``gold`` links to nothing: they are left out of the score.
-
-    Returns
-    -------
-    rows : ndarray of bool, shape (n_tgt,)
-        Target positions to leave out.
-    cols : ndarray of bool, shape (n_src,)
-        Source positions to leave out.
-
-    Examples
-    --------
-    >>> from xattn.alignlab import GoldLinks
-    >>> gold = GoldLinks({(0, 0), (1, 1)})
-    >>> [m.tolist() for m in unscored_specials(gold, ["a", "b", "</s>"], ["x", "y", "</s>"])]
-    [[False, False, True], [False, False, True]]
-    """
-    from xattn.alignlab.gold import GoldLinks
-
-    if not isinstance(gold, GoldLinks):
-        raise TypeError(f"gold must be a GoldLinks; received {type(gold).__name__}.")
-    rows, cols = special_positions(tgt_tokens), special_positions(src_tokens)
-    for s, t in gold.possible:
-        if t < len(rows):
-            rows[t] = False
-        if s < len(cols):
-            cols[s] = False
-    return rows, cols
 
 
 def leave_out(weights, rows, cols) -> np.ndarray:

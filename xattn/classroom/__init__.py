@@ -42,8 +42,9 @@ from xattn.classroom.errors import (
     StoreUnavailable,
 )
 from xattn.classroom.question import NO_QUESTION, Question
+from xattn.classroom.records import Limits, Pulse, RoomView, Tally, Timer
 from xattn.classroom.report import answers_csv, qr_svg
-from xattn.classroom.store import ClassStore, Limits, Pulse, RoomView, Tally, Timer
+from xattn.classroom.store import ClassStore
 
 __all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Timer", "Pulse", "Question",
            "NO_QUESTION",

@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 
 from xattn.classroom.errors import StoreUnavailable
-from xattn.classroom.store import ClassStore, Limits
+from xattn.classroom.records import Limits
+from xattn.classroom.store import ClassStore
 
 __all__ = ["open_store", "configured", "default_path", "limits_from_env", "REDIS_ENV",
            "PATH_ENV", "LIMITS_ENV"]

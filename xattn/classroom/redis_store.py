@@ -1,8 +1,8 @@
 """The class store in Redis (``$XATTN_REDIS_URL``): for classes served by several machines.
 
-Every operation is one Lua script, so it is atomic on the server however many processes and
-machines call it. Keys, all under ``prefix`` and tagged with the room code (``{CODE}``, so one
-room's keys share a Redis Cluster slot):
+Every operation is one Lua script (``xattn.classroom.redis_scripts``), so it is atomic on the
+server however many processes and machines call it. Keys, all under ``prefix`` and tagged with
+the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
 
 - ``room:{CODE}``, a hash: ``secret`` (SHA-256 of the host secret), ``expires`` (ms since the
   epoch, server clock), ``step``, ``n_steps``, ``n_answers``, ``version`` (moves with every host
@@ -26,163 +26,11 @@ import secrets
 import redis
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
-from xattn.classroom.store import (
-    ClassStore,
-    Limits,
-    Pulse,
-    RawView,
-    Timer,
-    parse_question,
-    refuse_closed,
-)
+from xattn.classroom.records import Limits, Pulse, RawView, Timer
+from xattn.classroom.redis_scripts import SCRIPTS
+from xattn.classroom.store import ClassStore, parse_question, refuse_closed
 
 __all__ = ["RedisStore"]
-
-_NOW = """local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-"""
-# Host scripts start with the guard: the stored digest must equal ARGV[1] (else 'HOST'), and
-# ARGV[2] (a step) must be one of the room's steps (else 'STEP', n_steps).
-_GUARD = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps')
-if g[1] ~= ARGV[1] then return {'HOST', 0} end
-if ARGV[2] ~= '' and tonumber(ARGV[2]) > tonumber(g[2]) then return {'STEP', g[2]} end
-"""
-_CREATE = _NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('EXISTS', KEYS[2]) == 1 then return {'TAKEN', 0} end
-local n = redis.call('ZCARD', KEYS[1])
-if n >= tonumber(ARGV[3]) then
-  -- full: replace the oldest room started ARGV[5] ms ago or more that no student joined and
-  -- nobody answered in (its only keys are then the room and, never made, its seen set)
-  local free = false
-  local started_before = now + tonumber(ARGV[2]) - tonumber(ARGV[5])
-  for _, code in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', started_before)) do
-    local room = ARGV[6] .. 'room:{' .. code .. '}'
-    local seen = ARGV[6] .. 'seen:{' .. code .. '}'
-    if redis.call('HGET', room, 'n_answers') == '0' and redis.call('EXISTS', seen) == 0 then
-      redis.call('DEL', room)
-      redis.call('ZREM', KEYS[1], code)
-      free = true
-      break
-    end
-  end
-  if not free then return {'FULL', n} end
-end
-local expires = string.format('%d', now + tonumber(ARGV[2]))
-local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 6,
-           'n_answers', 0, 'version', 0, 'tally', 0}
-for i = 7, #ARGV do
-  local s = tostring(i - 6)
-  for _, v in ipairs({'r' .. s, 1, 'p' .. s, 'asking', 'q' .. s .. '.1', ARGV[i]}) do
-    f[#f + 1] = v
-  end
-end
-redis.call('HSET', KEYS[2], unpack(f))
-redis.call('PEXPIREAT', KEYS[2], expires)
-redis.call('ZADD', KEYS[1], expires, ARGV[1])
-return {'OK', 1}
-"""
-_MOVED = "redis.call('HINCRBY', KEYS[1], 'version', 1) "
-_ROTATE = _GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
-_SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) " + _MOVED + "return {'OK', 1}"
-_REVEAL = _GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + _MOVED
-                    + "return {'OK', 1}")
-_ASK_AGAIN = _GUARD + """local s = ARGV[2]
-local r = tonumber(redis.call('HGET', KEYS[1], 'r' .. s))
-if r >= tonumber(ARGV[3]) then return {'ROUNDS', r} end
-local q = ARGV[4]
-if q == '' then q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r) end
-redis.call('HSET', KEYS[1], 'r' .. s, r + 1, 'p' .. s, 'asking', 'q' .. s .. '.' .. (r + 1), q)
-""" + _MOVED + "return {'OK', r + 1}"
-# ARGV: digest, step, seconds, reveal ('1' or '0') -> the timer's end (ms, server clock)
-_START_TIMER = _GUARD + _NOW + """local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
-local ends = string.format('%d', now + math.floor(tonumber(ARGV[3]) * 1000))
-redis.call('HSET', KEYS[1], 't' .. ARGV[2] .. '.' .. r, ARGV[3] .. '|' .. ends .. '|' .. ARGV[4])
-""" + _MOVED + "return {'OK', ends}"
-# ARGV: step, answers' key prefix, student ('' for none) -> the step's current round.
-_STEP_INFO = """local s = ARGV[1]
-local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'r' .. s, 'p' .. s)
-if not r[1] then return {'NOROOM', 0} end
-if tonumber(s) > tonumber(r[2]) then return {'STEP', r[2], r[1]} end
-local q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r[3])
-local mine = false
-if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[2] .. s .. ':' .. r[3], ARGV[3]) end
-return {'OK', r[1], r[3], r[4], q, mine}
-"""
-# KEYS: room, answers, counts of the round ARGV[2]; ARGV: step, round, student, value, max.
-_ANSWER = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'r' .. ARGV[1], 'p' .. ARGV[1],
-                           'n_answers', 'expires')
-if not r[1] then return {'NOROOM', 0} end
-if r[1] ~= ARGV[1] then return {'NOTSTEP', r[1]} end
-if r[2] ~= ARGV[2] then return {'STALE', r[2]} end
-if r[3] ~= 'asking' then return {'CLOSED', 0} end
-local t = redis.call('HGET', KEYS[1], 't' .. ARGV[1] .. '.' .. ARGV[2])
-if t then
-  local _, _, ends, reveal = string.find(t, '^[^|]*|(%d+)|(%d)$')
-  if now >= tonumber(ends) then
-    if reveal == '1' then return {'CLOSED', 0} end
-    return {'TIMEUP', 0}
-  end
-end
-local old = redis.call('HGET', KEYS[2], ARGV[3])
-if old == ARGV[4] then return {'OK', 0} end
-if old then
-  if redis.call('HINCRBY', KEYS[3], old, -1) <= 0 then redis.call('HDEL', KEYS[3], old) end
-else
-  if tonumber(r[4]) >= tonumber(ARGV[5]) then return {'FULL', r[4]} end
-  redis.call('HINCRBY', KEYS[1], 'n_answers', 1)
-end
-redis.call('HINCRBY', KEYS[1], 'tally', 1)
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
-redis.call('PEXPIREAT', KEYS[2], r[5])
-redis.call('PEXPIREAT', KEYS[3], r[5])
-return {'OK', 1}
-"""
-# KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms.
-_VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version')
-if not r[1] then return {'NOROOM'} end
-local m = redis.call('HMGET', KEYS[1], 'r' .. r[1], 'p' .. r[1])
-local key = r[1] .. '.' .. m[1]
-local extra = redis.call('HMGET', KEYS[1], 'q' .. key, 't' .. key)
-local round = r[1] .. ':' .. m[1]
-local mine = false
-if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[1] .. round, ARGV[3]) end
-local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
-return {'OK', r[1], r[2], m[2], m[1], extra[1], redis.call('HGETALL', ARGV[2] .. round),
-        redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3], r[4] or '0', extra[2],
-        string.format('%d', now)}
-"""
-# KEYS: room, seen; ARGV: present ms, max students, student... -> how many did not fit
-_TOUCH = _NOW + """if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOROOM', 0, 0} end
-local new = {}
-for i = 3, #ARGV do
-  if not redis.call('ZSCORE', KEYS[2], ARGV[i]) then new[#new + 1] = ARGV[i] end
-end
-local n = redis.call('ZCARD', KEYS[2])
-if #new > 0 and n + #new > tonumber(ARGV[2]) then
-  n = n - redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[1]))
-end
-local room = math.max(0, tonumber(ARGV[2]) - n)
-local left = 0
-for i = 3, #ARGV do
-  if redis.call('ZSCORE', KEYS[2], ARGV[i]) then
-    redis.call('ZADD', KEYS[2], now, ARGV[i])
-  elseif room > 0 then
-    redis.call('ZADD', KEYS[2], now, ARGV[i])
-    redis.call('HINCRBY', KEYS[1], 'tally', 1)
-    room = room - 1
-  else
-    left = left + 1
-  end
-end
-redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
-return {'OK', left, redis.call('ZCARD', KEYS[2])}
-"""
-_PULSE = """local r = redis.call('HMGET', KEYS[1], 'version', 'tally', 'step')
-if not r[3] then return false end
-local round = redis.call('HGET', KEYS[1], 'r' .. r[3])
-return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round)}
-"""
 
 
 def _timer(text: str | None) -> Timer | None:
@@ -203,11 +51,7 @@ class RedisStore(ClassStore):
         self.url, self.prefix = url, prefix
         self._r = redis.Redis.from_url(url, decode_responses=True, socket_timeout=10,
                                        socket_connect_timeout=10, health_check_interval=30)
-        self._scripts = {name: self._r.register_script(src) for name, src in (
-            ("create", _CREATE), ("rotate", _ROTATE), ("set_step", _SET_STEP),
-            ("reveal", _REVEAL), ("ask_again", _ASK_AGAIN), ("step_info", _STEP_INFO),
-            ("answer", _ANSWER), ("view", _VIEW), ("start_timer", _START_TIMER),
-            ("touch", _TOUCH), ("pulse", _PULSE))}
+        self._scripts = {name: self._r.register_script(src) for name, src in SCRIPTS.items()}
 
     def __repr__(self) -> str:
         return f"RedisStore(prefix={self.prefix!r}, {self.limits!r})"

@@ -32,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from xattn.classroom.errors import ClassroomError, StoreUnavailable
-from xattn.classroom.store import ClassStore, Pulse
+from xattn.classroom.records import Pulse
+from xattn.classroom.store import ClassStore
 
 __all__ = ["Relay", "Receipt", "Drawn"]
 

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import segno
 
 from xattn._checks import quote
-from xattn.classroom.store import Tally
+from xattn.classroom.records import Tally
 from xattn.literal import csv_cell
 
 __all__ = ["answers_csv", "qr_svg", "CSV_HEADER"]

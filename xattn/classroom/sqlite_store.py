@@ -22,41 +22,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
-from xattn.classroom.store import (
-    ClassStore,
-    Limits,
-    Pulse,
-    RawView,
-    Timer,
-    parse_question,
-    phase_at,
-    refuse_closed,
-)
+from xattn.classroom.records import Limits, Pulse, RawView, Timer
+from xattn.classroom.sqlite_schema import SCHEMA, SCHEMA_VERSION, TABLES
+from xattn.classroom.store import ClassStore, parse_question, phase_at, refuse_closed
 
 __all__ = ["SQLiteStore"]
 
 BUSY_MS = 10_000    # a writer waits this long for the lock (a busy 2-core machine is slow)
 POOL = 8            # idle connections kept for reuse (more may be open while many threads work)
-SCHEMA_VERSION = 3  # PRAGMA user_version of the tables below; an older file is made anew
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
-  expires REAL NOT NULL, step INTEGER NOT NULL, n_steps INTEGER NOT NULL,
-  n_answers INTEGER NOT NULL, version INTEGER NOT NULL DEFAULT 0,
-  tally INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS rooms_expires ON rooms (expires);
-CREATE TABLE IF NOT EXISTS rounds (code TEXT, step INTEGER, round INTEGER, phase TEXT NOT NULL,
-  question TEXT NOT NULL, seconds REAL, ends_at REAL, reveal INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (code, step, round)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS answers (code TEXT, step INTEGER, round INTEGER, student TEXT,
-  value TEXT NOT NULL, PRIMARY KEY (code, step, round, student)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS answers_value ON answers (code, step, round, value);
-CREATE TABLE IF NOT EXISTS seen (code TEXT, student TEXT, at REAL NOT NULL,
-  PRIMARY KEY (code, student)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS hits (kind TEXT, who TEXT, since REAL NOT NULL, n INTEGER NOT NULL,
-  PRIMARY KEY (kind, who)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID
-"""
-_TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta")
 # The oldest room started before a time (as its expiry) that no student joined, no answers.
 _UNUSED = ("code = (SELECT code FROM rooms WHERE expires <= ? AND n_answers = 0 AND NOT EXISTS "
            "(SELECT 1 FROM seen WHERE seen.code = rooms.code) ORDER BY expires LIMIT 1)")
@@ -93,10 +66,10 @@ class SQLiteStore(ClassStore):
                 c.execute("BEGIN IMMEDIATE")
                 if c.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                     # A file from an older xattn: its rooms (hours long) are not kept.
-                    for table in _TABLES:
+                    for table in TABLES:
                         c.execute(f"DROP TABLE IF EXISTS {table}")
                     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                for statement in _SCHEMA.split(";"):
+                for statement in SCHEMA.split(";"):
                     c.execute(statement)
                 c.execute("COMMIT")
                 return self._give(c)

@@ -26,9 +26,7 @@ import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NamedTuple
 
 from xattn._checks import check_int, quote
 from xattn.classroom.codes import (
@@ -41,61 +39,13 @@ from xattn.classroom.codes import (
 )
 from xattn.classroom.errors import AnswerRefused, HostRefused, LimitReached, RoomNotFound
 from xattn.classroom.question import Question
+from xattn.classroom.records import Limits, Pulse, RawView, RoomView, Tally, Timer
 
-__all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Timer", "Pulse", "RawView",
-           "phase_at", "refuse_closed", "count_map", "answered", "TIMER_SECONDS"]
+__all__ = ["ClassStore", "phase_at", "refuse_closed", "count_map", "answered", "TIMER_SECONDS"]
 
 _MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is hashed as ""
 _DUMMY = hashlib.sha256(b"no room").hexdigest()   # compared against when a room is missing
 TIMER_SECONDS = (5.0, 3600.0)   # the shortest and longest countdown a host may start
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds and lifetimes of a store (the defaults fit a lecture hall of 200 students)."""
-
-    ttl_seconds: float = 12 * 3600  # a room is deleted this long after it starts
-    max_rooms: int = 100            # live rooms per store: per server (SQLite) or per Redis
-    max_steps: int = 16             # questions per room (the lesson asks 11)
-    max_rounds: int = 10            # rounds per step (Ask again); each keeps its counts
-    max_answers: int = 20_000       # answer records per room, all steps and rounds
-    max_answer_bytes: int = 256     # an answer as sent (a choice's text, UTF-8)
-    max_students: int = 2_000       # students present at once in a room
-    present_seconds: float = 120.0  # a student whose page was open this recently is present
-    unused_seconds: float = 300.0   # a full store replaces the oldest room this old that no
-                                    # student has joined and nobody answered in
-    # Per client address (a hash of it is kept, never the address), (how many, in seconds):
-    # bounds a lecture hall behind one network address never meets, and a script does.
-    new_students: tuple = (240, 600.0)     # new browsers joining classes
-    failed_joins: tuple = (30, 600.0)      # codes of no live class: guessing takes years
-    new_rooms: tuple = (12, 3600.0)        # classes started
-
-    def __post_init__(self):
-        for name in ("ttl_seconds", "present_seconds", "unused_seconds"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"Limits.{name} must be a positive number of seconds; "
-                                 f"received {quote(value)}.")
-        for name in ("max_rooms", "max_steps", "max_rounds", "max_answers", "max_answer_bytes",
-                     "max_students"):
-            check_int(getattr(self, name), f"Limits.{name}", minimum=1)
-        for name in ("new_students", "failed_joins", "new_rooms"):
-            value = getattr(self, name)
-            if not (isinstance(value, tuple) and len(value) == 2) or isinstance(
-                    value[1], bool) or not isinstance(value[1], (int, float)) or value[1] <= 0:
-                raise ValueError(f"Limits.{name} must be (a count, a positive number of "
-                                 f"seconds); received {quote(value)}.")
-            check_int(value[0], f"Limits.{name}[0]", minimum=1)
-
-
-@dataclass(frozen=True)
-class Timer:
-    """A countdown on one round: ``seconds`` long, ending at ``ends_at`` (seconds since the
-    epoch, the store's clock); at zero the round closes, and is revealed if ``reveal``."""
-
-    seconds: float
-    ends_at: float
-    reveal: bool = False
 
 
 def phase_at(phase: str, timer: Timer | None, now: float) -> str:
@@ -112,76 +62,6 @@ def refuse_closed(step: int, phase: str) -> None:
         raise AnswerRefused(f"step {step} is revealed: answers are closed.")
     if phase == "closed":
         raise AnswerRefused(f"time is up for step {step}: answers are closed.")
-
-
-@dataclass(frozen=True)
-class RoomView:
-    """A room as one read sees it: the class's current step and its answers so far.
-
-    ``counts`` maps each answer (a choice's text, a token's index, a number) to the number of
-    students who gave it in this round; choice and token questions list every option, zeros
-    included, in order. A parts question counts each ``(part, choice)`` and a links question
-    each ``(target, source)`` link (every one listed): the students whose answer holds it, so
-    ``counts[link] / n_answered`` is the link's share of the class. ``mine`` is the reading
-    student's own answer (None: none yet, or no student). ``n_present`` counts students whose
-    page was open in the last ``Limits.present_seconds``; a student who answered and left still
-    counts in ``n_answered``.
-    ``version`` changes with every move of the host (a step, a reveal, a round, a timer).
-    """
-
-    code: str
-    step: int
-    n_steps: int
-    phase: str                 # "asking", "closed" or "revealed"
-    round: int
-    question: Question
-    counts: dict = field(default_factory=dict)
-    n_answered: int = 0
-    n_present: int = 0
-    mine: object = None
-    expires_at: float = 0.0    # seconds since the epoch
-    version: int = 0
-    timer: Timer | None = None
-
-
-@dataclass(frozen=True)
-class Tally:
-    """The counts of one round of one step (a row group of the CSV), its timer, and how many
-    students answered (None: not known; then the counts' sum, for one-answer kinds)."""
-
-    step: int
-    round: int
-    question: Question
-    counts: dict = field(default_factory=dict)
-    timer: Timer | None = None
-    n_answered: int | None = None
-
-
-class Pulse(NamedTuple):
-    """What a watcher reads of a room many times a second: it changes when the host moves
-    (``version``), or anyone answers or joins (``tally``); ``ends_at`` is the current round's
-    timer."""
-
-    version: int
-    tally: int
-    ends_at: float | None
-
-
-class RawView(NamedTuple):
-    """A room as a backend reads it (answers still as stored text)."""
-
-    step: int
-    n_steps: int
-    phase: str
-    round: int
-    question: str              # the round's Question as JSON
-    raw: dict                  # stored answer text -> count
-    present: int
-    mine: str | None
-    expires: float
-    version: int
-    timer: Timer | None
-    now: float                 # the store's clock at the read
 
 
 @lru_cache(maxsize=256)        # at most 256 x MAX_QUESTION_BYTES = 4 MB

@@ -22,9 +22,7 @@ from xattn.lesson import _probe as probe
 from xattn.lesson._aligns import Versus, versus, word_pair
 from xattn.lesson._step import (
     NEEDS,
-    Part,
     Step,
-    Told,
     is_right,
     links_verdict,
     missing,
@@ -32,6 +30,7 @@ from xattn.lesson._step import (
     parts_verdict,
     verdict,
 )
+from xattn.lesson._told import Part, Told
 
 __all__ = ["Step", "Told", "Part", "STEPS", "NEEDS", "missing", "off_plan", "verdict",
            "parts_verdict", "links_verdict", "is_right", "Versus", "versus", "word_pair"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from xattn.alignlab import GoldLinks, class_score, score_heads, special_positions
 from xattn.classroom.question import MAX_WORDS, Question
-from xattn.lesson._step import Told
+from xattn.lesson._told import Told
 from xattn.lesson._words import token_label
 from xattn.literal import md_code
 

@@ -1,6 +1,6 @@
 """The two steps that test what attention tells: each head's job (``jobs``), and whether the
 word a head looks at is the word the output needs (``explanation``). Every number comes from
-the library (``xattn.jobs``, ``xattn.effects``) on the weights on screen."""
+the library (``xattn.jobs``, ``xattn.marian.effects``) on the weights on screen."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from xattn.classroom.question import Question
 from xattn.jobs import JOBS, head_jobs
-from xattn.lesson._step import Part, Told
+from xattn.lesson._told import Part, Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 
 __all__ = ["jobs", "explanation"]
@@ -77,7 +77,7 @@ def _heads_line(e, off: tuple, on: tuple, word: str) -> str:
 
 def explanation(a, layer: int) -> Told:
     """Which source word, masked from the cross-attention, changes the target word most;
-    beside where attention looks (``xattn.effects``)."""
+    beside where attention looks (``xattn.marian.effects``)."""
     from xattn.figures.effects import effects_figure, head_effects_figure
 
     i, note = target_row(a, "chat")

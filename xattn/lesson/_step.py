@@ -14,12 +14,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xattn.classroom.question import Question
+from xattn.lesson._aligns import word_pair
+from xattn.lesson._told import Told
 from xattn.literal import md_code
 from xattn.sources import Attention
 
-__all__ = ["Step", "Told", "Part", "NEEDS", "missing", "off_plan", "verdict", "parts_verdict",
-           "links_verdict", "is_right"]
+__all__ = ["Step", "NEEDS", "missing", "off_plan", "verdict", "parts_verdict", "links_verdict",
+           "is_right"]
 
 # What a step may need of the weights: (has it?, what the step shows instead, in one line).
 NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
@@ -52,7 +53,7 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "timelapse": (lambda a: a.toy is not None and a.toy.timelapse is not None,
                   "only the toy task's trained weights keep snapshots of their training: "
                   "choose *Weights: trained*."),
-    "pair_gold": (lambda a: _has_pair_gold(a),
+    "pair_gold": (lambda a: word_pair(a) is not None,
                   "only a sentence pair of the toy task (its words on both sides, at most 16 "
                   "each) has a gold alignment to score the class and the heads against: choose "
                   "*Weights: model* (the shipped toy-en-fr) or *trained*, with whole words."),
@@ -62,73 +63,6 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
                 "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
-
-
-def _has_pair_gold(a: Attention) -> bool:
-    from xattn.lesson._aligns import word_pair
-
-    return word_pair(a) is not None
-
-
-@dataclass(frozen=True)
-class Part:
-    """One of several predictions a step asks at once (each head's job): its name, the
-    question (as a room would store it), the right answer and any just as right (a close
-    call)."""
-
-    name: str
-    question: Question
-    truth: object
-    also: tuple = ()
-
-
-@dataclass(frozen=True)
-class Told:
-    """What a step says about the weights on screen.
-
-    Attributes
-    ----------
-    words : dict of str to str
-        Markdown that fills the step's «fields» (``{"target": "`chat`"}``).
-    answer : str
-        Markdown: the answer, computed from the numbers.
-    prompt : str
-        Markdown: what the class predicts, in one line ("" when nothing is asked).
-    question : Question, optional
-        The prediction's kind and accepted answers.
-    truth : optional
-        The right prediction: a choice's text, a token's position, a number, each part's
-        choice (a tuple), or the gold ``(target, source)`` links (a sorted tuple).
-    note : str
-        Markdown: how the page differs from the step's plan ("There is no *chat* here ...").
-    tolerance : float
-        A number prediction within this of the truth is right.
-    tokens : tuple of str
-        A token question's tokens as typed (its choices name repeated words with their place).
-    row : (int, int), optional
-        A token question's target row and head (-1: the heads averaged): where the class's
-        taps are compared with the weights.
-    also : tuple
-        Other predictions that are just as right (a tie: two layers align equally well).
-    parts : tuple of Part
-        Several predictions at once, one per head say: ``question`` is then a ``"parts"``
-        question (one row per part) and ``truth`` each part's truth in order.
-    charts : tuple of callable (font_scale) -> plotly Figure
-        Figures that belong to the answer (drawn with it, after the prediction).
-    """
-
-    words: dict
-    answer: str
-    prompt: str = ""
-    question: Question | None = None
-    truth: object = None
-    note: str = ""
-    tolerance: float = 0.005
-    tokens: tuple = ()
-    row: tuple[int, int] | None = None
-    also: tuple = ()
-    parts: tuple[Part, ...] = ()
-    charts: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from xattn.classroom.question import Question
-from xattn.lesson._step import Told
+from xattn.lesson._told import Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.metrics import entropy, head_statistics
 from xattn.sources import Attention

@@ -26,6 +26,7 @@ from xattn.attention import AttentionTrace, MultiHeadCrossAttention
 from xattn.decoding import decoded
 from xattn.marian.config import ModelConfig, read_config
 from xattn.marian.decode import decode
+from xattn.marian.effects import effects, logit_lens
 from xattn.marian.files import present
 from xattn.marian.hub_tokenizer import HubTokenizer
 from xattn.marian.layers import Norm, activation, decoder_layer, encoder_layer, norm
@@ -229,14 +230,14 @@ class EncoderDecoder:
 
     def decode_steps(self, src_ids, forced=(), words: bool = False):
         """Greedy decoding step by step (``xattn.decoding.Decoded``), ``forced``: pairs
-        (step, text) taken instead of the most likely token; ``words``: rows over words."""
-        return decoded(self, src_ids, forced, words=words)
+        (step, text) taken instead of the most likely token; ``words``: rows over words; its
+        ``lens`` is ``xattn.marian.effects.logit_lens`` on this model."""
+        return decoded(self, src_ids, forced, words=words,
+                       lens=lambda src, tgt: logit_lens(self, src, tgt))
 
     def effects(self, src_ids, tgt_ids, row: int, words: bool = True):
-        """``xattn.effects.effects``: target word ``row`` with each source word masked and
-        each cross-attention head switched off."""
-        from xattn.effects import effects  # it builds on xattn.marian.layers
-
+        """``xattn.marian.effects.effects``: target word ``row`` with each source word masked
+        and each cross-attention head switched off."""
         return effects(self, src_ids, tgt_ids, row, words=words)
 
     # ------------------------------------------------------------------ the two stacks

@@ -12,36 +12,19 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from xattn.classroom import NO_QUESTION, Question
-from xattn.corpus import translate
 from xattn.figures.frozen import narrowed
 from xattn.lesson import STEPS, Step, Told, missing, off_plan, verdict
-from xattn.pipeline import Settings
-from xattn.sources import Attention, random_attention, trained_attention
-from xattn.train import TrainConfig
+from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
-from xattn.ui.compute import cached_run, derived
+from xattn.ui.compute import derived
 from xattn.ui.lesson_parts import answer_charts
-from xattn.ui.link import (
-    CLASS,
-    HOST,
-    IMG,
-    LESSON,
-    PRESENT,
-    REGISTRY,
-    ROOM,
-    SCALE,
-    TR_SRC,
-    VIEW,
-    parse_label,
-)
+from xattn.ui.link import CLASS, HOST, IMG, LESSON, PRESENT, REGISTRY, ROOM, SCALE, VIEW
 from xattn.ui.look import FONT_SCALE
+from xattn.ui.predict import prediction_widget
 from xattn.ui.room import Room, move_class
 from xattn.ui.state import PageState
 from xattn.ui.student import answer_charts as step_answer_charts
-from xattn.ui.student import prediction_widget
-from xattn.ui.training_runs import obtain
 from xattn.ui.versus import class_versus, show_versus
 
 __all__ = ["lesson_setup", "lesson_view"]
@@ -100,43 +83,6 @@ def navigation(n: int, room: Room | None = None) -> None:
                      label_visibility="collapsed", on_change=_picked, args=(room,))
     right.button("Next →", key="lesson_next", disabled=n == len(STEPS), on_click=_go,
                  args=(n + 1, room), type="primary", width="stretch")
-
-
-def prepared_attention(step: Step) -> Attention:
-    """The weights of ``step``'s prepared page (its own settings, everything else default):
-    what a class's room asks about before the host opens the step."""
-    s = step.state
-    if s.get("weights") == "model":
-        from xattn.marian import SHIPPED_MODEL
-        from xattn.sources import model_attention
-        from xattn.ui.models import TOY_PAIR, attention_of, loaded_model
-
-        model = loaded_model(SHIPPED_MODEL)
-        return model_attention(attention_of(model, s.get("src", TOY_PAIR[0]),
-                                            s.get("tgt") or None, True), loaded=model)
-    if s.get("weights") == "trained":
-        bar, curve = st.empty(), st.empty()
-        run, _ = obtain(TrainConfig(), bar, curve)
-        bar.empty(), curve.empty()
-        return trained_attention(run, translate(TR_SRC.default))
-    settings = Settings(d_model=s.get("d_model", 32), n_heads=s.get("heads", 4),
-                        mask_mode=s.get("mask", "none"), wait_k=s.get("k", 3),
-                        padded=tuple(parse_label(p)[0] for p in s.get("pad", ())))
-    return random_attention(cached_run(settings), cached_run)
-
-
-def lesson_questions() -> list[Question]:
-    """The question of every step on its prepared page, for a new room."""
-    slot = st.empty()            # loading a model or training draws here: cleared after
-    with slot.container(), st.spinner("Starting the class…"):
-        questions = [_question(step, prepared_attention(step)) for step in STEPS]
-    slot.empty()
-    return questions
-
-
-def _question(step: Step, a: Attention) -> Question:
-    """What a room asks on ``step``: its question on the layer its page shows."""
-    return step.tell(a, step.layer(a.n_layers)).question or NO_QUESTION
 
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,

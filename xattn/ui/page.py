@@ -29,10 +29,11 @@ from xattn.ui.controls import display_controls
 from xattn.ui.decode import decode_view
 from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
-from xattn.ui.lesson import lesson_questions, lesson_setup, lesson_view
+from xattn.ui.lesson import lesson_setup, lesson_view
 from xattn.ui.lines import lines_view
 from xattn.ui.link import HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
+from xattn.ui.prepared import lesson_questions
 from xattn.ui.room import Room, follow, join_box, room_setup, start_button
 from xattn.ui.sources import PAGE_SOURCES, layer_control, weights_source
 from xattn.ui.state import PageState, page_state

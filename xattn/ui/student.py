@@ -33,6 +33,7 @@ from xattn.ui.compute import derived, figure
 from xattn.ui.identity import join_screen
 from xattn.ui.link import ROOM
 from xattn.ui.predict import SHORT, prediction_widget, show_value_of
+from xattn.ui.prepared import prepared_attention
 from xattn.ui.room import Room, class_store, explore, relay, send_answer
 from xattn.ui.state import PageState
 from xattn.ui.versus import show_versus
@@ -43,9 +44,7 @@ __all__ = ["student_page", "class_step", "countdown", "prediction_widget", "show
 
 def class_step(n: int):
     """Step ``n``'s prepared weights and what the step tells of them, once per server: the
-    room's questions were made from the same (``xattn.ui.lesson.lesson_questions``)."""
-    from xattn.ui.lesson import prepared_attention
-
+    room's questions were made from the same (``xattn.ui.prepared.lesson_questions``)."""
     step = STEPS[n - 1]
     a = derived(("class-step", n), lambda: prepared_attention(step))
     told = derived(("class-told", n, a.key), lambda: step.tell(a, step.layer(a.n_layers)))

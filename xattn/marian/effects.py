@@ -1,5 +1,5 @@
 """What changes a translation model's next word: masking source words, switching heads off,
-and what each decoder layer would say (the logit lens). NumPy, on ``xattn.marian`` models.
+and what each decoder layer would say (the logit lens). NumPy, on this package's models.
 
 Attention weights say where a head looked, not what the output needed (Jain and Wallace 2019;
 Wiegreffe and Pinter 2019). These measure it on the model itself, for one target word ``i``
@@ -20,7 +20,8 @@ of a teacher-forced pair:
 A word's probability is the product of its pieces' (the chain rule), so a word of several
 pieces is measured whole. Everything is a teacher-forced pass: row ``i`` is the step that
 produces target word ``i``. Every family of ``xattn.marian`` (``EncoderDecoder``) runs them;
-a loaded model offers them as its ``effects`` capability (``xattn.translator.Translator``).
+a loaded model offers them as its ``effects`` capability (``xattn.translator.Translator``), and
+the logit lens with each decoding step by step (``EncoderDecoder.decode_steps``).
 """
 
 from __future__ import annotations

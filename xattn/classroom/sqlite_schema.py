@@ -1,0 +1,32 @@
+"""The tables of the SQLite class store (``xattn.classroom.sqlite_store``).
+
+One row a room (``rooms``), a round of a step (``rounds``: its phase, question and timer), a
+student's answer to a round (``answers``), a student's last read (``seen``), a client's count
+of one kind of action (``hits``) and the store's own values (``meta``: the signing key). A file
+whose ``PRAGMA user_version`` is not `SCHEMA_VERSION` is made anew (its rooms are not kept).
+"""
+
+from __future__ import annotations
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "TABLES"]
+
+SCHEMA_VERSION = 3  # PRAGMA user_version of the tables below; an older file is made anew
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
+  expires REAL NOT NULL, step INTEGER NOT NULL, n_steps INTEGER NOT NULL,
+  n_answers INTEGER NOT NULL, version INTEGER NOT NULL DEFAULT 0,
+  tally INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rooms_expires ON rooms (expires);
+CREATE TABLE IF NOT EXISTS rounds (code TEXT, step INTEGER, round INTEGER, phase TEXT NOT NULL,
+  question TEXT NOT NULL, seconds REAL, ends_at REAL, reveal INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (code, step, round)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS answers (code TEXT, step INTEGER, round INTEGER, student TEXT,
+  value TEXT NOT NULL, PRIMARY KEY (code, step, round, student)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS answers_value ON answers (code, step, round, value);
+CREATE TABLE IF NOT EXISTS seen (code TEXT, student TEXT, at REAL NOT NULL,
+  PRIMARY KEY (code, student)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS hits (kind TEXT, who TEXT, since REAL NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (kind, who)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID
+"""
+TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta")

@@ -1,0 +1,76 @@
+"""What a lesson step tells about the weights on screen: a `Told`, and the `Part` of a step
+that asks several predictions at once.
+
+A step's ``tell`` function (``xattn.lesson._step.Step``) reads the weights and returns a
+`Told`: the words that fill the step's text, the answer, the prediction the class makes
+before seeing the numbers (a ``xattn.classroom.Question``) and its truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xattn.classroom.question import Question
+
+__all__ = ["Told", "Part"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One of several predictions a step asks at once (each head's job): its name, the
+    question (as a room would store it), the right answer and any just as right (a close
+    call)."""
+
+    name: str
+    question: Question
+    truth: object
+    also: tuple = ()
+
+
+@dataclass(frozen=True)
+class Told:
+    """What a step says about the weights on screen.
+
+    Attributes
+    ----------
+    words : dict of str to str
+        Markdown that fills the step's «fields» (``{"target": "`chat`"}``).
+    answer : str
+        Markdown: the answer, computed from the numbers.
+    prompt : str
+        Markdown: what the class predicts, in one line ("" when nothing is asked).
+    question : Question, optional
+        The prediction's kind and accepted answers.
+    truth : optional
+        The right prediction: a choice's text, a token's position, a number, each part's
+        choice (a tuple), or the gold ``(target, source)`` links (a sorted tuple).
+    note : str
+        Markdown: how the page differs from the step's plan ("There is no *chat* here ...").
+    tolerance : float
+        A number prediction within this of the truth is right.
+    tokens : tuple of str
+        A token question's tokens as typed (its choices name repeated words with their place).
+    row : (int, int), optional
+        A token question's target row and head (-1: the heads averaged): where the class's
+        taps are compared with the weights.
+    also : tuple
+        Other predictions that are just as right (a tie: two layers align equally well).
+    parts : tuple of Part
+        Several predictions at once, one per head say: ``question`` is then a ``"parts"``
+        question (one row per part) and ``truth`` each part's truth in order.
+    charts : tuple of callable (font_scale) -> plotly Figure
+        Figures that belong to the answer (drawn with it, after the prediction).
+    """
+
+    words: dict
+    answer: str
+    prompt: str = ""
+    question: Question | None = None
+    truth: object = None
+    note: str = ""
+    tolerance: float = 0.005
+    tokens: tuple = ()
+    row: tuple[int, int] | None = None
+    also: tuple = ()
+    parts: tuple[Part, ...] = ()
+    charts: tuple = ()
