@@ -340,14 +340,17 @@ class SQLiteStore(ClassStore):
 
     def _allow(self, kind, digest, limit, window, peek):
         now = time.time()
+        if peek:         # every page's full run peeks: a read, never the write lock
+            with self._tx(write=False) as c:
+                row = c.execute("SELECT since, n FROM hits WHERE kind = ? AND who = ?",
+                                (kind, digest)).fetchone()
+                return row is None or now - row[0] >= window or row[1] < limit
         with self._tx(write=True) as c:
             if self._hits_cleared < now - 600:            # keep the table small
                 c.execute("DELETE FROM hits WHERE since < ?", (now - 7 * 24 * 3600,))
                 self._hits_cleared = now
             row = c.execute("SELECT since, n FROM hits WHERE kind = ? AND who = ?",
                             (kind, digest)).fetchone()
-            if peek:
-                return row is None or now - row[0] >= window or row[1] < limit
             if row is None or now - row[0] >= window:
                 c.execute("INSERT OR REPLACE INTO hits VALUES (?, ?, ?, 1)", (kind, digest, now))
                 return True

@@ -255,8 +255,12 @@ class ClassStore(ABC):
 
     def signing_key(self) -> bytes:
         """This store's secret for signing students' ids (made once, shared by every process
-        that opens the store: a student keeps their id across processes and restarts)."""
-        return self._signing_key()
+        that opens the store: a student keeps their id across processes and restarts); read
+        once per open store, since it never changes."""
+        known = self.__dict__.get("_signing_key_read")
+        if known is None:
+            known = self.__dict__["_signing_key_read"] = self._signing_key()
+        return known
 
     def pulse(self, codes: Iterable[str]) -> dict[str, Pulse]:
         """The `Pulse` of each live room among ``codes``, in one read (missing: gone)."""

@@ -128,7 +128,11 @@ def _read(room: Room):
     not answer (the page's last reading stays on screen)."""
     try:
         store = class_store()
-        return store.room_view(room.code), store.pulse([room.code]).get(room.code)
+        # The tally first: an answer that lands between the two reads is then in the view but
+        # not in the tally, and the relay redraws once more; the other way round, the count
+        # would show one answer fewer than the tally the relay believes drawn, and stay so.
+        tally = store.pulse([room.code]).get(room.code)
+        return store.room_view(room.code), tally
     except ClassroomError as err:
         st.warning(f"The class store does not answer: {md_code(str(err))}",
                    icon=":material/cloud_off:")
