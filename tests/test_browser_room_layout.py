@@ -92,6 +92,7 @@ def test_every_step_puts_its_question_on_the_phone_and_its_answer_on_the_hosts_s
     projector = _page(chromium, f"{base}?room={code}&host={key}&present=1", 1024, 768)
     phone = _page(chromium, f"{base}?room={code}", 390, 844, phone=True)
     problems = []
+    failed = True
     try:
         for n in range(1, len(STEPS) + 1):
             _settled(phone, f"document.body.innerText.includes('{n}. ')")
@@ -118,8 +119,9 @@ def test_every_step_puts_its_question_on_the_phone_and_its_answer_on_the_hosts_s
                 _settled(laptop, f"document.body.innerText.includes('Step {n + 1} of')")
         for page in (laptop, projector, phone):
             assert page.locator('[data-testid="stException"]').count() == 0
+        failed = False
     finally:
-        if problems:
+        if problems or failed:                  # what each screen showed when it went wrong
             for page, name in ((laptop, "laptop"), (projector, "projector"), (phone, "phone")):
                 page.screenshot(path=str(ARTIFACTS / f"room-layout-{name}.png"))
         for page in (laptop, projector, phone):
