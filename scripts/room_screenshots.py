@@ -1,15 +1,19 @@
 """Screenshots of a class in a room: on the projector (1024 x 768, presenter mode)
 docs/room-host.png (the code and the QR code), room-host-answers.png (the count and the class's
-answers before the reveal) and room-host-revealed.png (the class's expected attention beside
-the true row); on a phone (390 x 844) docs/room-student-before.png and room-student-after.png
-(before and after the reveal, the student's own prediction marked) and
-room-student-class.png (the class's answers and guess beside the weights).
+answers before the reveal) and room-host-revealed.png (the answer, the class's answers and the
+step's chart on one screen); on a phone (390 x 844) docs/room-student-before.png and
+room-student-after.png (before and after the reveal: the receipt, then the student's own
+prediction marked) and room-student-class.png (the answer's chart). Step 14, the class aligns:
+room-student-aligns.png (a phone drawing links) and room-host-aligns.png (the class's links
+beside every layer and head, and the AER table).
 
     python -m scripts.room_screenshots
 
 Starts the app with a class store of its own (a temporary SQLite file), opens ``?class=new``
 as the lecturer, lets twelve students answer through the store (the page's own code path for
-an answer) and one through a phone's page, reveals through the host's page, and stops the app.
+an answer) and one through a phone's page, reveals through the host's page, moves the class to
+step 14 (the store's ``set_step``, as the host's step picker does) for the aligning pictures,
+and stops the app.
 """
 
 from __future__ import annotations
@@ -48,16 +52,18 @@ def main() -> int:
     from xattn.classroom import new_student_id, open_store
 
     store_file = Path(tempfile.mkdtemp()) / "classes.sqlite3"
-    os.environ["XATTN_CLASS_STORE"] = str(store_file)
-    os.environ.pop("XATTN_REDIS_URL", None)
-    with StreamlitServer() as server, sync_playwright() as p:
+    env = {"XATTN_CLASS_STORE": str(store_file), "XATTN_REDIS_URL": "",
+           "XATTN_PUBLIC_URL": "http://192.168.1.20:8501/"}     # what a lecturer would set
+    os.environ.update(env)
+    docs = ROOT / "docs"
+    with StreamlitServer(env=env) as server, sync_playwright() as p:
         browser = launch_chromium(p)
         host = browser.new_page(viewport={"width": 1024, "height": 768})
         host.add_init_script(RUN_COUNTER_JS)
         host.goto(server.url + "?class=new&present=1")
         settle(host, "() => location.search.includes('host=')")
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(host.url).query)
-        code = query["room"][0]
+        code, key = query["room"][0], query["host"][0]
         store = open_store()
         view = store.room_view(code)
         for k in range(12):                 # a class answering: most tap "the (5)"
@@ -65,32 +71,58 @@ def main() -> int:
                                                             2][k])
         phone = browser.new_page(viewport={"width": 390, "height": 844}, has_touch=True,
                                  is_mobile=True)
-        phone.goto(server.url + f"?room={code}")
-        settle(phone, "() => !!document.querySelector('.st-key-predict button')")
-        phone.locator(".st-key-predict button").nth(5).tap()
-        settle(phone, "() => document.body.innerText.includes('Your prediction is in')")
-        phone.screenshot(path=str(ROOT / "docs" / "room-student-before.png"))
+        phone.add_init_script(RUN_COUNTER_JS)
+        phone.goto(server.url + f"?room={code}")  # the join screen sets the cookie, reloads
+        predict = '[class*="st-key-predict-"]'
+        settle(phone, f"() => !!document.querySelector('{predict} button')")
+        phone.locator(f"{predict} button").nth(5).tap()
+        settle(phone, "() => document.body.innerText.includes('Saved: ')")
+        phone.screenshot(path=str(docs / "room-student-before.png"))
         settle(host, "() => document.body.innerText.includes('13 of')")
-        host.screenshot(path=str(ROOT / "docs" / "room-host.png"))
+        host.screenshot(path=str(docs / "room-host.png"))
         show(host, ".st-key-class_answers")        # the count and the class's answers, live
-        host.screenshot(path=str(ROOT / "docs" / "room-host-answers.png"))
+        host.screenshot(path=str(docs / "room-host-answers.png"))
+        host.evaluate("window.scrollTo(0, 0)")
         host.locator(".st-key-reveal button").click()
-        settle(host, "() => !!document.querySelector('.st-key-class_taps .js-plotly-plot')",
+        settle(host, "() => !!document.querySelector('.st-key-ask_again')", timeout=90_000)
+        host.wait_for_timeout(1000)                 # the charts finish drawing
+        host.screenshot(path=str(docs / "room-host-revealed.png"))
+        settle(phone, "() => /Right|you chose/.test(document.body.innerText)",
                timeout=90_000)
-        show(host, ".st-key-class_taps")           # the class's row beside the true one
-        host.screenshot(path=str(ROOT / "docs" / "room-host-revealed.png"))
-        settle(phone, "() => document.body.innerText.includes('Right')", timeout=90_000)
-        # the student's own prediction marked, then the truth below it
-        phone.get_by_text("Right", exact=False).first.evaluate(
-            "e => e.scrollIntoView({block: 'start'})")
-        phone.wait_for_timeout(500)
-        phone.screenshot(path=str(ROOT / "docs" / "room-student-after.png"))
-        show(phone, ".st-key-class_taps")         # the class's guess beside the weights
-        phone.screenshot(path=str(ROOT / "docs" / "room-student-class.png"))
+        phone.wait_for_timeout(1000)
+        phone.screenshot(path=str(docs / "room-student-after.png"))
+        show(phone, ".st-key-answer_chart_0")     # the chart that answers the question
+        phone.screenshot(path=str(docs / "room-student-class.png"))
+
+        store.set_step(code, key, 14)               # the class aligns
+        gold = [(0, 0), (1, 2), (2, 1), (3, 3), (4, 4), (5, 5)]
+        votes = [gold] * 7 + [[(t, 0) if t == 4 else (t, s) for t, s in gold]] * 3 + [
+            [(0, 0), (1, 1), (2, 2), (3, 3), (4, 0), (5, 5)]] * 2
+        for links in votes:
+            store.answer(code, 14, new_student_id(), tuple(sorted(links)))
+        settle(phone, "() => !!document.querySelector('[class*=\"-open_src\"]')",
+               timeout=90_000)
+        for t, src in ((0, "the (0)"), (1, "king"), (2, "sick")):   # three links by touch
+            phone.locator('[class*="-open_tgt"]').get_by_role("radio").nth(t).evaluate(
+                "e => e.getAttribute('aria-checked') === 'true' || e.click()")
+            settle(phone, f"() => document.querySelectorAll('[class*=\"-open_tgt\"] "
+                          f"[role=radio]')[{t}].getAttribute('aria-checked') === 'true'")
+            phone.locator('[class*="-open_src"]').get_by_role("radio", name=src,
+                                                              exact=True).tap()
+            settle(phone, f"() => document.body.innerText.includes('Saved: {t + 1} link')")
+        phone.evaluate("window.scrollTo(0, 0)")
+        phone.screenshot(path=str(docs / "room-student-aligns.png"))
+        settle(host, "() => document.body.innerText.includes('14. ') || "
+                     "document.body.innerText.includes('Step 14 of')")
+        host.locator(".st-key-reveal button").click()
+        settle(host, "() => !!document.querySelector('.st-key-ask_again')", timeout=90_000)
+        host.wait_for_timeout(1500)
+        host.screenshot(path=str(docs / "room-host-aligns.png"))
         browser.close()
     for name in ("room-host", "room-host-answers", "room-host-revealed", "room-student-before",
-                 "room-student-after", "room-student-class"):
-        print(ROOT / "docs" / f"{name}.png")
+                 "room-student-after", "room-student-class", "room-student-aligns",
+                 "room-host-aligns"):
+        print(docs / f"{name}.png")
     return 0
 
 
