@@ -253,3 +253,34 @@ def test_step_throughs_tables_are_tall_enough_for_every_row(sent_tables):
         assert len(sources) >= 3 and all(len(rows) == 7 for rows in sources)   # k, 3-6, 7
         row_heights[present] = {row_px for _, row_px, _ in sent_tables}
     assert min(row_heights[True]) > max(row_heights[False])    # presenter text: taller rows
+
+
+def test_an_answer_between_the_hosts_two_reads_is_redrawn(monkeypatch):
+    """The host's count reads the room and the room's tally (which the relay compares with the
+    store's to know whether the count is current). An answer that lands between the two reads
+    must leave the page's tally older than the store's, so that the relay redraws the count; the
+    other way round the count stays one answer short for good (bench_room under load: "the
+    host's page stays at 99 while the store counts 100")."""
+    from types import SimpleNamespace
+
+    from xattn.classroom import new_student_id, open_store
+    from xattn.ui import class_panels
+
+    _, code, _ = start_class()
+    real = open_store()
+    step = real.room_view(code).step
+
+    class Racing:                      # the store, with a student answering mid-read
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def room_view(self, *args, **kwargs):
+            seen = real.room_view(*args, **kwargs)
+            real.answer(code, step, new_student_id(), 1)
+            return seen
+
+    monkeypatch.setattr(class_panels, "class_store", Racing)
+    view, tally = class_panels._read(SimpleNamespace(code=code))
+    assert view.n_answered == 0 and real.room_view(code).n_answered == 1
+    assert tally.tally < real.pulse([code])[code].tally      # the relay will redraw the count
+    real.close()

@@ -516,6 +516,31 @@ def test_the_sqlite_file_is_in_wal_mode_and_its_connections_wait_for_the_lock(tm
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def test_a_page_peeking_at_a_limit_does_not_wait_for_the_write_lock(tmp_path, monkeypatch):
+    """Every full run of a page in a room peeks at the limit of failed codes: a read, which WAL
+    serves while another process holds the write lock (with BEGIN IMMEDIATE it waited for the
+    lock: 100 students' pages on *Next* queued behind each other and every answer)."""
+    import sqlite3
+
+    from xattn.classroom import sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "BUSY_MS", 200)   # a writer would give up after 0.2 s
+    store = SQLiteStore(tmp_path / "classes.sqlite3")
+    store.create_room(QUESTIONS)
+    assert store.allow("failed_joins", "10.0.0.7") is True            # one counted
+    writer = sqlite3.connect(tmp_path / "classes.sqlite3", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")                                  # another process writes
+    try:                      # a read: no StoreUnavailable though the lock stays held
+        assert store.allow("failed_joins", "10.0.0.7", peek=True) is True
+        assert store.allow("failed_joins", "10.0.0.8", peek=True) is True
+        with pytest.raises(StoreUnavailable):                        # what a write meets
+            store.allow("failed_joins", "10.0.0.7")
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    store.close()
+
+
 # --- canonical answers, pulses, timers, revotes ------------------------------------------------
 
 def test_minus_zero_and_tiny_numbers_count_as_the_same_rounded_answer(store):
