@@ -34,11 +34,22 @@ def pill(tab: Page, key: str, label: str):
 
 
 def checked(key: str, label: str, on: bool = True) -> str:
-    """JS: the pill ``label`` of ``key`` is (or is not) chosen on the screen: what a tap
-    changes, so waiting for it does not depend on seeing the rerun's running state."""
+    """JS: the pill ``label`` of ``key`` is (or is not) chosen on the screen. The browser
+    lights it at once, so this says the tap was taken, not that its run ended: what the run
+    draws is awaited by `answer_says` (a quick run may never show a running state)."""
     return (f"[...document.querySelectorAll('.st-key-{key} [role=radio]')].some((b) => "
             f"b.innerText.trim() === {label!r} && b.getAttribute('aria-checked') === "
             f"{'true' if on else 'false'!r})")
+
+
+def answer_says(tab: Page, text: str, start: bool = False) -> str:
+    """Wait until the open answer's text holds ``text`` (or starts with it): a tap's pill is
+    lit at once in the browser, its run's verdict comes with the run; the text then."""
+    test = "startsWith" if start else "includes"
+    tab.page.wait_for_function(
+        "([t, how]) => [...document.querySelectorAll('[data-testid=\"stExpanderDetails\"]')]"
+        ".some((d) => d.innerText[how](t))", arg=[text, test], polling=100)
+    return tab.page.locator('[data-testid="stExpanderDetails"]', has_text=text).inner_text()
 
 
 def open_answer(tab: Page):
@@ -71,8 +82,8 @@ def test_label_heads_by_touch_on_a_phone(phone):
     phone.act(lambda: spread.tap(), checked("predict_part_0", "spread", on=False),
               "tap it again")                                # taken back
     assert spread.get_attribute("aria-checked") == "false"
-    details = open_answer(phone)
-    assert "1 of 1 right" in details.inner_text()           # head 4 of layer 2: a sink
+    open_answer(phone)
+    answer_says(phone, "1 of 1 right")                       # head 4 of layer 2: a sink
     assert_fits(phone)
     phone.assert_clean()
 
@@ -81,9 +92,9 @@ def test_tap_the_word_that_matters_and_read_both_charts_on_a_phone(phone):
     open_step(phone, 13)
     cat = pill(phone, "predict", "cat")
     phone.act(lambda: cat.tap(), checked("predict", "cat"), "tap cat")
-    details = open_answer(phone)
-    text = details.inner_text()
-    assert text.startswith("Right: cat.") and "They disagree" in text
+    open_answer(phone)
+    text = answer_says(phone, "Right: cat.", start=True)
+    assert "They disagree" in text
     for k in range(2):
         chart = phone.page.locator(f".st-key-lesson_answer_chart_{k} .js-plotly-plot")
         chart.wait_for(state="visible")
