@@ -7,7 +7,6 @@ Streamlit keeps a closed session whose time is up (and its files) until it store
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import time
 import urllib.error
@@ -16,18 +15,15 @@ import weakref
 from unittest import mock
 
 import pytest
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.app_session import AppSessionState
 from streamlit.runtime.memory_session_storage import MemorySessionStorage
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.script_data import ScriptData
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
-from websockets.asyncio.client import connect
 
 from devtools.browser import ARTIFACTS, StreamlitServer
-from devtools.protocol import run_async
+from devtools.protocol import Client, run_async
 from xattn.ui import reaper
 
 
@@ -85,25 +81,11 @@ def test_release_memory_trims_glibcs_heap():
 
 async def download_url(port: int) -> str:
     """Open the default page over the protocol, read its CSV download's URL, and close."""
-    async with connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
-                       max_size=None, open_timeout=120) as ws:
-        msg = BackMsg()
-        msg.rerun_script.query_string = "seed=11"
-        await ws.send(msg.SerializeToString())
-        url = ""
-        async with asyncio.timeout(120):
-            async for raw in ws:
-                fwd = ForwardMsg()
-                fwd.ParseFromString(raw)
-                if (fwd.WhichOneof("type") == "delta"
-                        and fwd.delta.WhichOneof("type") == "new_element"
-                        and fwd.delta.new_element.WhichOneof("type") == "download_button"
-                        and fwd.delta.new_element.download_button.url.endswith(".csv")):
-                    url = fwd.delta.new_element.download_button.url
-                if fwd.WhichOneof("type") == "script_finished":
-                    break
-    assert url, "the page sent no CSV download"
-    return url
+    async with Client(f"http://127.0.0.1:{port}/", open_timeout=120) as tab:
+        run = await tab.run("seed=11", timeout=120)
+    urls = [b.url for b in run.of("download_button") if b.url.endswith(".csv")]
+    assert urls, f"the page sent no CSV download: {run.problems()}"
+    return urls[0]
 
 
 def status(url: str) -> int:
