@@ -241,7 +241,7 @@ async def back_to(step: int, host, students, a, m: Measures, open_store) -> None
 
 
 async def kill_round(host, students, hall, a, rng, m: Measures, open_store) -> None:
-    """Ask again on the class's last step; while the class answers, kill the backend that
+    """Ask again on the class's step (`back_to` chose it); while the class answers, kill the backend that
     holds the most students (not the host's), ``--kill-taps`` of its students tapping just
     before; then every answer must be in the store and every page must follow the reveal."""
     step = host.step
@@ -383,8 +383,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--pause", type=float, default=4.0,
                     help="seconds the class looks at an answer (or a step without question)")
     ap.add_argument("--kill-after", type=float, default=4.0,
-                    help="seconds into the last step's second round to kill a backend (0: "
-                         "no such round; none either when the last step asks nothing)")
+                    help="seconds into the second round of the last step the students "
+                         "answered to kill a backend (0: no such round)")
     ap.add_argument("--kill-taps", type=int, default=3,
                     help="students of the killed backend who tap just before the kill")
     ap.add_argument("--wait", type=float, default=240.0,

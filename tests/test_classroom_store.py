@@ -65,6 +65,18 @@ def students(n: int) -> list[str]:
     return [new_student_id() for _ in range(n)]
 
 
+def two_rounds(store, code: str, secret: str, ids, first, then) -> None:
+    """Step 1 answered by ``ids`` (``first``: each one's answer, None for none), revealed,
+    asked again and answered again (``then``)."""
+    for answers in (first, then):
+        for sid, value in zip(ids, answers, strict=True):
+            if value is not None:
+                store.answer(code, 1, sid, value)
+        if answers is first:
+            store.reveal(code, secret, 1)
+            store.ask_again(code, secret, 1)
+
+
 # --- rooms -----------------------------------------------------------------------------------
 
 def test_a_new_room_is_at_step_one_asking_with_a_short_code_and_long_secret(store):
@@ -634,14 +646,7 @@ def test_changes_count_who_moved_between_rounds_without_ids(store, room):
     ids = students(6)
     first = [0, 0, 1, 1, 2, None]             # the sixth student answers only in round 2
     then = [1, 1, 1, 2, None, 1]
-    for sid, value in zip(ids, first, strict=True):
-        if value is not None:
-            store.answer(code, 1, sid, value)
-    store.reveal(code, secret, 1)
-    store.ask_again(code, secret, 1)
-    for sid, value in zip(ids, then, strict=True):
-        if value is not None:
-            store.answer(code, 1, sid, value)
+    two_rounds(store, code, secret, ids, first, then)
     moved = store.changes(code, secret, 1, 1, 2)
     assert moved == {(0, 1): 2, (1, 1): 1, (1, 2): 1, (2, None): 1, (None, 1): 1}
     assert all(isinstance(k, tuple) for k in moved)       # pairs of answers, no student ids
@@ -801,14 +806,7 @@ def test_a_revote_of_links_counts_who_drew_each_link_in_each_round(store):
     ids = students(4)
     first = [[(0, 0), (1, 1)], [(0, 0), (1, 2)], [(0, 0)], None]
     then = [[(0, 0), (1, 2)], [(0, 0), (1, 2)], None, [(1, 2), (2, 1)]]
-    for sid, links in zip(ids, first, strict=True):
-        if links is not None:
-            store.answer(code, 1, sid, links)
-    store.reveal(code, secret, 1)
-    store.ask_again(code, secret, 1)
-    for sid, links in zip(ids, then, strict=True):
-        if links is not None:
-            store.answer(code, 1, sid, links)
+    two_rounds(store, code, secret, ids, first, then)
     moved = store.changes(code, secret, 1, 1, 2)
     assert moved == {(((0, 0), (1, 1)), ((0, 0), (1, 2))): 1,
                      (((0, 0), (1, 2)), ((0, 0), (1, 2))): 1,
