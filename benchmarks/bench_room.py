@@ -243,7 +243,8 @@ async def back_to(step: int, host, students, a, m: Measures, open_store) -> None
 async def kill_round(host, students, hall, a, rng, m: Measures, open_store) -> None:
     """Ask again on the class's step (`back_to` chose it); while the class answers, kill the
     backend that holds the most students (not the host's), ``--kill-taps`` of its students
-    tapping just before; then every answer must be in the store and every page must follow the reveal."""
+    tapping just before; then every answer must be in the store and every page must follow
+    the reveal."""
     step = host.step
     await host.click("ask_again", lambda h: h.step == step and "reveal" in h.buttons)
     await until(lambda: all(s.prediction and s.prediction[:2] == (step, 2) for s in students),
