@@ -105,6 +105,7 @@ class ClassStore(ABC):
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits; received {type(limits).__name__}.")
         self.limits = limits or Limits()
+        self._signing: bytes | None = None      # the signing key, once read (`signing_key`)
 
     # --- the host ------------------------------------------------------------------------
     def create_room(self, questions: Sequence[Question]) -> tuple[str, str]:
@@ -257,10 +258,9 @@ class ClassStore(ABC):
         """This store's secret for signing students' ids (made once, shared by every process
         that opens the store: a student keeps their id across processes and restarts); read
         once per open store, since it never changes."""
-        known = self.__dict__.get("_signing_key_read")
-        if known is None:
-            known = self.__dict__["_signing_key_read"] = self._signing_key()
-        return known
+        if self._signing is None:
+            self._signing = self._signing_key()
+        return self._signing
 
     def pulse(self, codes: Iterable[str]) -> dict[str, Pulse]:
         """The `Pulse` of each live room among ``codes``, in one read (missing: gone)."""

@@ -44,8 +44,8 @@ from xattn.ui.timelapse import training_view
 
 def install_patches() -> None:
     """What this process's Streamlit needs changed, once (each call after the first is a cheap
-    check). At import, again on every run (the reaper starts only once the server runs), and
-    before the server starts under ``python -m xattn.ui.launch`` (the lecture hall)."""
+    check): at import, and before the server starts under ``python -m xattn.ui.launch`` (the
+    lecture hall), where the reaper, which needs a running server, starts on the first run."""
     run_ends.install()   # a poll as a run ends must not cost the page that run's end
     late_fragments.install()   # a tap on a fragment not (yet) known runs the page with it
     server_logs.install()      # no whole session id in the server's log (server_logs.py)
@@ -148,7 +148,7 @@ and Pinter 2019). Read the pictures as *what the mechanism does*, not as reasons
 def main() -> None:
     from xattn.ui.reconnect import rerun_on_reconnect
 
-    install_patches()
+    reaper.install()   # a no-op once started; under xattn.ui.launch the import came too early
     st.set_page_config(page_title="xattn · multi-head cross-attention", page_icon="🔍",
                        layout="wide")
     state = page_state()
