@@ -12,7 +12,7 @@ import pytest
 from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip, wait_for
 
 from xattn.classroom import Question, new_student_id
-from xattn.classroom.relay import PRESENT_EVERY, RETRY, Drawn, Relay
+from xattn.classroom.relay import HOLD, PRESENT_EVERY, RETRY, TURNS, Drawn, Relay
 
 QUESTIONS = (Question("choice", ("up", "down", "flat")),
              Question("number", low=0, high=1, decimals=2))
@@ -90,6 +90,83 @@ def test_a_host_move_asks_every_page_of_the_room_once_and_no_other(store):
     assert sorted(pages.take()) == [("s1", None), ("s2", None)]       # the others again
 
 
+def test_pages_redraw_a_few_at_a_time_host_pages_first_the_next_as_one_ends(store):
+    code, secret = store.create_room(QUESTIONS)
+    pages = Recorder()
+    relay = Relay(store, pages, clock=Clock(), start=False)
+    students = [f"s{i}" for i in range(10)]
+    for i, s in enumerate(students):
+        relay.watch(s, code, f"student-{i:04d}", drawn_now(store, code))
+    relay.watch("projector", code, None, drawn_now(store, code))
+    store.set_step(code, secret, 2)
+    relay.tick()
+    first = pages.take()
+    assert first == [("projector", None)] + [(s, None) for s in students[:TURNS - 1]]
+    relay.tick()
+    assert pages.take() == []                       # no turn is free
+    relay.watch("s0", code, "student-0000", drawn_now(store, code))
+    assert pages.take() == [(students[TURNS - 1], None)]    # s0's turn, handed on at once
+    relay.watch(students[5], code, "student-0005", drawn_now(store, code))   # redrew itself
+    asked = []
+    for _ in range(20):                             # every page asked redraws, in turn
+        asked += [s for s, _ in pages.take()]
+        for s in list(relay._turns):
+            relay.watch(s, code, None if s == "projector" else s, drawn_now(store, code))
+    asked += [s for s, _ in pages.take()]
+    assert asked == students[3:5] + students[6:]    # s5 redrew itself: it was not asked
+    relay.tick()
+    assert pages.take() == []                       # every page shows step 2
+
+
+def test_a_host_click_is_drawn_before_the_process_redraws_its_students(store):
+    code, secret = store.create_room(QUESTIONS)
+    clock, pages = Clock(), Recorder()
+    relay = Relay(store, pages, clock=clock, start=False)
+    for host in ("laptop", "projector"):
+        relay.watch(host, code, None, drawn_now(store, code))
+    relay.watch("s0", code, "student-0000", drawn_now(store, code))
+    relay.hold("laptop")                            # the laptop's click, in its run
+    store.set_step(code, secret, 2)
+    relay.tick()
+    assert pages.take() == []                       # the laptop's run goes alone
+    relay.watch("laptop", code, None, drawn_now(store, code))   # ... and has drawn step 2
+    assert pages.take() == [("projector", None), ("s0", None)]
+    relay.watch("s0", code, "student-0000", drawn_now(store, code))
+    relay.hold("laptop")                            # a click whose run never ends
+    store.reveal(code, secret, 2)
+    relay.tick()
+    assert ("s0", None) not in pages.take()
+    clock.now += HOLD
+    relay.tick()
+    assert ("s0", None) in pages.take()             # the others wait no longer than HOLD
+
+
+def test_a_receipt_of_an_earlier_question_asks_no_page_to_redraw(store):
+    code, secret = store.create_room(QUESTIONS)
+    clock, pages = Clock(), Recorder()
+    relay = Relay(store, pages, clock=clock, start=False)
+    relay.watch("s", code, "student-0001", drawn_now(store, code))
+    relay.send("s", code, 1, 1, "student-0001", "up")
+    relay._write(relay._take())                     # the outbox's worker, by hand
+    saved = relay.receipt(code, "student-0001")
+    relay.drew_receipt("s", code, "student-0001", saved, "frag-1", (1, 1))
+    relay.tick()
+    assert pages.take() == []
+    store.set_step(code, secret, 2)
+    relay.drew_receipt("s", code, "student-0001", None, "frag-2", (2, 1))   # nothing yet,
+    relay.watch("s", code, "student-0001", drawn_now(store, code))          # in step 2's run
+    for _ in range(4):
+        clock.now += 1
+        relay.tick()
+    assert pages.take() == []                       # step 1's receipt is not step 2's
+    relay.send("s", code, 2, 1, "student-0001", 0.5)
+    relay._write(relay._take())
+    clock.now += 1
+    relay.tick()
+    [(session, fragments)] = pages.take()           # step 2's answer saved: its receipt
+    assert session == "s" and "frag-2" in fragments
+
+
 def test_a_host_page_count_is_redrawn_alone_when_an_answer_arrives(store):
     code, secret = store.create_room(QUESTIONS)
     clock, pages = Clock(), Recorder()
@@ -165,7 +242,7 @@ def test_an_answer_is_saved_as_the_store_keeps_it_and_the_page_told(store):
     relay = Relay(store, pages)
     try:
         relay.watch("s", code, "student-0001", drawn_now(store, code))
-        relay.drew_receipt("s", code, "student-0001", None, "frag-receipt")
+        relay.drew_receipt("s", code, "student-0001", None, "frag-receipt", (1, 1))
         first = relay.send("s", code, 1, 1, "student-0001", "down")
         assert (first.state, first.value) == ("sending", "down")
         receipt = wait_for(lambda: _final(relay.receipt(code, "student-0001")), timeout=30,

@@ -10,6 +10,13 @@ moved (``rerun(session, fragment)``). A page says what it drew on every run (`wa
 that was asked and still shows an older state is asked again after ``RETRY`` seconds, so a
 request lost in transit does not leave a phone behind.
 
+Whole pages are redrawn ``TURNS`` at a time, host pages first, the next one as soon as one
+finishes (`watch`): 100 runs started together share the process's one interpreter lock and all
+end at the end (in `benchmarks/bench_room.py`, p50 and p95 were within 10 % of each other),
+where taking turns brings the first phones up at once and the last no later. A host's click
+goes first of all: its page's own run holds the process's redraws (`hold`) until it has drawn,
+for at most ``HOLD`` seconds, and then wakes the watcher.
+
 Answers never wait on the store in a page's run. `send` puts the answer in the process's
 outbox and returns at once; worker threads write it (the last answer of a student wins: a
 newer one replaces an unsent older one, and a student's answers are written one at a time, in
@@ -38,8 +45,11 @@ from xattn.classroom.store import ClassStore
 __all__ = ["Relay", "Receipt", "Drawn"]
 
 _LOGGER = logging.getLogger(__name__)
-TICK = 0.2              # seconds between two reads of the rooms' pulses
+TICK = 0.1              # seconds between two reads of the rooms' pulses
 RETRY = 3.0             # a page asked to redraw that has not, is asked again after this
+TURNS = 3               # whole pages redrawn at once in one process; the others queue
+TURN_WAIT = 2.0         # a page asked that has not redrawn by then gives its turn back
+HOLD = 1.5              # seconds a host's own run after a click goes before its students
 TALLY_EVERY = 0.5       # a host's count is redrawn at most this often
 RECEIPT_EVERY = 0.5     # a receipt the page does not show yet is asked for at most this often
 PRESENT_EVERY = 15.0    # presence of a room's open pages is written this often
@@ -89,6 +99,7 @@ class _Page:
     asked: float = 0.0         # monotonic time of the last request to redraw
     tally_asked: float = 0.0
     receipt: Receipt | None = None   # the receipt the page shows
+    question: tuple | None = None    # ... for this (step, round)
     receipt_asked: float = 0.0
     present_at: float | None = None  # when its student was last marked present
 
@@ -134,6 +145,10 @@ class Relay:
         self._receipt_at: dict[tuple[str, str], float] = {}     # when each last changed
         self._pending: dict[tuple[str, str], _Item] = {}
         self._busy: set[tuple[str, str]] = set()
+        self._queue: dict[str, None] = {}           # pages waiting for a turn, in order
+        self._turns: dict[str, float] = {}          # pages redrawing now -> when asked
+        self._hold: tuple[str, int, float] | None = None   # (host page, drawn, until)
+        self._wake = threading.Event()
         self.store_error: str | None = None      # the pulse read's last failure, if failing
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -154,6 +169,22 @@ class Relay:
             # the fragments this full run drew are the page's; those of earlier layouts
             # (a panel that moved after the reveal) would draw a second copy if asked
             page.fragments, page.fresh = page.fresh, {}
+            self._turns.pop(session, None)
+            page.asked = 0.0            # it drew: a move after this one is asked at once
+            if self._hold is not None and self._hold[0] == session \
+                    and self._hold[1] != drawn.version:     # the host's click is drawn
+                self._hold = None
+                self._wake.set()
+        self._pump()
+
+    def hold(self, session: str) -> None:
+        """A host page acted (its run now draws the room as moved): the pages of this
+        process wait until that page has drawn (`watch` with another version), at most
+        ``HOLD`` seconds, so the lecturer's own screen is not slowed by theirs."""
+        with self._lock:
+            page = self._pages.get(session)
+            drawn = page.drawn.version if page is not None else -1
+            self._hold = (session, drawn, self._clock() + HOLD)
 
     def drew_tally(self, session: str, code: str, tally: int,
                    fragment: str | None = None) -> None:
@@ -166,12 +197,16 @@ class Relay:
             _remember(page, "tally", fragment)
 
     def drew_receipt(self, session: str, code: str, student: str, receipt: Receipt | None,
-                     fragment: str | None = None) -> None:
+                     fragment: str | None = None, question: tuple | None = None) -> None:
         """A student's page of room ``code`` now shows ``receipt`` (its fragment's id, to
-        redraw it alone); this may come before `watch`, as `drew_tally` does."""
+        redraw it alone) for ``question``, the (step, round) it asks: a receipt of another
+        question is not this page's to show. This may come before `watch`, as `drew_tally`
+        does."""
         with self._lock:
             page = self._page(session, code, student)
             page.receipt = receipt
+            page.question = question if question is not None else (
+                None if receipt is None else (receipt.step, receipt.round))
             _remember(page, "receipt", fragment)
 
     def _page(self, session: str, code: str, student: str | None) -> _Page:
@@ -186,11 +221,15 @@ class Relay:
             page = self._pages.get(session)
             if page is not None:
                 page.asked = page.tally_asked = page.receipt_asked = 0.0
+            self._turns.pop(session, None)
+        self._pump()
 
     def forget(self, session: str) -> None:
         """The page left its room (or the session ended)."""
         with self._lock:
             self._pages.pop(session, None)
+            self._queue.pop(session, None)
+            self._turns.pop(session, None)
 
     def pulse(self, code: str) -> Pulse | None:
         """The room's pulse as last read (None before the first read, or the room is gone)."""
@@ -243,13 +282,18 @@ class Relay:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         with self._lock:
             self._lock.notify_all()
         for t in self._threads:
             t.join(10)
 
     def _watch_loop(self) -> None:
-        while not self._stop.wait(TICK):
+        while not self._stop.is_set():
+            self._wake.wait(TICK)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
             try:
                 self.tick()
             except Exception:  # noqa: BLE001 - the watcher must outlive any one failure
@@ -278,17 +322,15 @@ class Relay:
         asks = []
         with self._lock:
             self._pulses = pulses
+            self._expire()
             for page in list(self._pages.values()):
                 pulse = pulses.get(page.code)
-                if pulse is None:               # the room is gone: the page says so
-                    want = Drawn(-1)
-                else:
-                    want = Drawn(pulse.version, pulse.ends_at is not None
-                                 and epoch >= pulse.ends_at)
-                if (page.drawn.version, page.drawn.closed) != (want.version, want.closed):
-                    if now - page.asked >= RETRY:
-                        page.asked = now
-                        asks.append((page.session, None))
+                if _behind(page, pulse, epoch):
+                    if now - page.asked >= RETRY and page.session not in self._queue \
+                            and page.session not in self._turns:
+                        self._queue[page.session] = None      # a turn to redraw, in order
+                        if page.student is None:               # host pages first
+                            self._queue = {page.session: None, **self._queue}
                 elif (page.student is None and pulse is not None
                       and page.drawn.tally not in (None, pulse.tally)
                       and now - page.tally_asked >= TALLY_EVERY):
@@ -297,13 +339,39 @@ class Relay:
                 elif page.student is not None:
                     receipt = self._receipts.get((page.code, page.student))
                     if (receipt is not None and receipt != page.receipt
+                            and (receipt.step, receipt.round) == page.question
                             and now - page.receipt_asked >= RECEIPT_EVERY):
                         page.receipt_asked = now
                         asks.append((page.session, page.fragments.get("receipt", ())))
         try:
             self._ask(asks)
+            self._pump()
         finally:
             self._presence(codes, now)
+
+    def _expire(self) -> float:
+        """Turns and a hold that ran out are over (call with the lock held); the time now."""
+        now = self._clock()
+        for session in [s for s, at in self._turns.items() if now - at >= TURN_WAIT]:
+            del self._turns[session]
+        if self._hold is not None and now >= self._hold[2]:
+            self._hold = None
+        return now
+
+    def _pump(self) -> None:
+        """Ask the next pages in the queue to redraw, while fewer than ``TURNS`` are."""
+        asks = []
+        with self._lock:
+            now = self._expire()
+            while self._hold is None and self._queue and len(self._turns) < TURNS:
+                session = next(iter(self._queue))
+                del self._queue[session]
+                page = self._pages.get(session)
+                if page is not None and _behind(page, self._pulses.get(page.code),
+                                                time.time()):   # not redrawn meanwhile
+                    page.asked = self._turns[session] = now
+                    asks.append((session, None))
+        self._ask(asks)
 
     def _ask(self, asks) -> None:
         for session, fragment in asks:
@@ -379,6 +447,14 @@ class Relay:
             if not newer:                             # the watcher shows it on the page
                 self._receipts[key], self._receipt_at[key] = receipt, self._clock()
             self._lock.notify_all()
+
+
+def _behind(page: _Page, pulse: Pulse | None, epoch: float) -> bool:
+    """Whether the page draws another version of its room than ``pulse`` (None: the room is
+    gone, which the page says), or not yet that its round's time ran out."""
+    want = Drawn(-1) if pulse is None else Drawn(
+        pulse.version, pulse.ends_at is not None and epoch >= pulse.ends_at)
+    return (page.drawn.version, page.drawn.closed) != (want.version, want.closed)
 
 
 def _remember(page: _Page, role: str, fragment: str | None) -> None:

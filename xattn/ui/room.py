@@ -223,6 +223,10 @@ def host_action(action) -> None:
         action(class_store())
     except ClassroomError as err:
         st.session_state[HOST_ERROR] = str(err)
+        return
+    session = push.session_id() if push.available() else None
+    if session:         # this page's run draws the move before the process's other pages
+        relay().hold(session)
 
 
 HOST_ERROR = "_xattn_room_error"   # session: what the store said to a host's last action

@@ -155,7 +155,7 @@ def prediction(room: Room, told: Told) -> None:
     if push.available():
         try:
             relay().drew_receipt(push.session_id() or "", room.code, room.student, receipt,
-                                 push.fragment_id())
+                                 push.fragment_id(), (view.step, view.round))
         except Exception:  # noqa: BLE001 - a store that cannot be opened: nothing to redraw
             pass
 
