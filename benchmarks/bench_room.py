@@ -47,7 +47,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.process_stats import cpu_pressure_seconds, cpu_seconds
+from benchmarks.process_stats import cpu_pressure_seconds, cpu_seconds, pct
 from benchmarks.room_people import Host, Student, random_answer
 from benchmarks.room_report import report
 from devtools.lecture_hall import LectureHall, haproxy_missing
@@ -67,6 +67,7 @@ class Measures:
 
     students: int = 0
     follow: dict = field(default_factory=dict)      # step -> [Next -> page shows it]
+    by_process: dict = field(default_factory=dict)  # step -> {process: [Next -> page]}
     reveal: dict = field(default_factory=dict)      # step -> [Reveal -> page shows answer]
     to_host: dict = field(default_factory=dict)     # step -> [answer -> host's count]
     clicks: dict = field(default_factory=dict)      # button -> [click -> host's page]
@@ -204,6 +205,11 @@ async def one_step(host, students, step: int, a, rng, m: Measures, open_store) -
                            f"every student's page at step {step}", a.wait, m):
             m.problems.append(_laggards([s for s in students if step not in s.steps]))
         m.follow[step] = [s.steps[step] - sent for s in students if step in s.steps]
+        for s in students:
+            if step in s.steps:
+                mark = "*" if s.backends[-1] == host.tab.backend else ""
+                m.by_process.setdefault(step, {}).setdefault(
+                    s.backends[-1] + mark, []).append(s.steps[step] - sent)
     since = time.monotonic()
     picks = await answer_round(students, step, 1, a, rng, m)
     if picks:
@@ -313,7 +319,10 @@ async def run_class(url: str, hall: LectureHall, meter: Meter, open_store, a) ->
         for step in range(1, a.steps + 1):
             await one_step(host, students, step, a, rng, m, open_store)
             say(f"step {step}: Next p95 {_p95(m.follow.get(step))}, Reveal p95 "
-                f"{_p95(m.reveal.get(step))}, {sum(m.kb[step]) / len(students):.0f} kB each")
+                f"{_p95(m.reveal.get(step))}, {sum(m.kb[step]) / len(students):.0f} kB each"
+                + "".join(f"; Next on {b} (* the host's) p5 / p50 / p95 "
+                          f"{pct(v, 5):.2f} / {pct(v, 50):.2f} / {pct(v, 95):.2f} s"
+                          for b, v in sorted(m.by_process.get(step, {}).items())))
     m.client_cpu = time.process_time() - client0
     answered = [step for (step, round_), n in m.sent.items() if round_ == 1 and n]
     if a.kill_after > 0 and answered:
@@ -338,7 +347,6 @@ def _laggards(late: list) -> str:
 
 
 def _p95(values) -> str:
-    from benchmarks.process_stats import pct
     return f"{pct(values, 95):.2f} s" if values else "n/a"
 
 
