@@ -103,6 +103,7 @@ def test_a_host_and_three_students_predict_then_see():
         s.run()
         assert "2. Every row sums to 1" in s.markdown[1].value    # they follow the class
         assert predict(s).value is None and not predict(s).disabled
+        assert not s.get("plotly_chart")      # Plotly is loaded: no preloading chart again
 
 
 def test_a_burst_of_taps_ends_with_the_last_tap_saved_and_shown():

@@ -147,7 +147,7 @@ def test_a_receipt_of_an_earlier_question_asks_no_page_to_redraw(store):
     relay = Relay(store, pages, clock=clock, start=False)
     relay.watch("s", code, "student-0001", drawn_now(store, code))
     relay.send("s", code, 1, 1, "student-0001", "up")
-    relay._write(relay._take())                     # the outbox's worker, by hand
+    relay.outbox._write(relay.outbox._take())                     # the outbox's worker, by hand
     saved = relay.receipt(code, "student-0001")
     relay.drew_receipt("s", code, "student-0001", saved, "frag-1", (1, 1))
     relay.tick()
@@ -160,7 +160,7 @@ def test_a_receipt_of_an_earlier_question_asks_no_page_to_redraw(store):
         relay.tick()
     assert pages.take() == []                       # step 1's receipt is not step 2's
     relay.send("s", code, 2, 1, "student-0001", 0.5)
-    relay._write(relay._take())
+    relay.outbox._write(relay.outbox._take())
     clock.now += 1
     relay.tick()
     [(session, fragments)] = pages.take()           # step 2's answer saved: its receipt
@@ -464,7 +464,7 @@ def test_receipts_of_a_room_no_page_is_in_are_dropped_after_a_while(store):
     relay = Relay(store, Recorder(), clock=clock, start=False)
     relay.watch("s", code, "student-0001", drawn_now(store, code))
     relay.send("s", code, 1, 1, "student-0001", "up")
-    relay._write(relay._take())                     # the outbox's worker, by hand
+    relay.outbox._write(relay.outbox._take())                     # the outbox's worker, by hand
     relay.forget("s")
     relay.watch("elsewhere", store.create_room(QUESTIONS)[0], "student-0003", Drawn(0))
     relay.tick()

@@ -17,13 +17,11 @@ where taking turns brings the first phones up at once and the last no later. A h
 goes first of all: its page's own run holds the process's redraws (`hold`) until it has drawn,
 for at most ``HOLD`` seconds, and then wakes the watcher.
 
-Answers never wait on the store in a page's run. `send` puts the answer in the process's
-outbox and returns at once; worker threads write it (the last answer of a student wins: a
-newer one replaces an unsent older one, and a student's answers are written one at a time, in
-order). A store that is locked, full or unreachable keeps the answer pending: it is retried
-until it is saved or the store refuses it (the question closed meanwhile). An answer's
-`Receipt` that its page does not show yet makes the watcher ask the page to redraw its receipt,
-so what the phone says is what the store did. Presence ("31 of 42 answered") is written for
+Answers never wait on the store in a page's run: `send` puts them in the process's `Outbox`
+(``xattn.classroom.outbox``), whose workers write them, retrying while the store is locked,
+full or unreachable. An answer's `Receipt` that its page does not show yet (for the question
+the page asks) makes the watcher ask the page to redraw its receipt, so what the phone says is
+what the store did. Presence ("31 of 42 answered") is written for
 all of a room's open pages in one write every ``PRESENT_EVERY`` seconds, not on every page run.
 
 Plain Python: the page binds ``rerun`` to Streamlit (``xattn/ui/push.py``); tests bind it to
@@ -38,11 +36,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from xattn.classroom.errors import ClassroomError, StoreUnavailable
+from xattn.classroom.errors import ClassroomError
+from xattn.classroom.outbox import Outbox, Receipt
 from xattn.classroom.records import Pulse
 from xattn.classroom.store import ClassStore
 
-__all__ = ["Relay", "Receipt", "Drawn"]
+__all__ = ["Relay", "Drawn"]
 
 _LOGGER = logging.getLogger(__name__)
 TICK = 0.1              # seconds between two reads of the rooms' pulses
@@ -53,9 +52,6 @@ HOLD = 1.5              # seconds a host's own run after a click goes before its
 TALLY_EVERY = 0.5       # a host's count is redrawn at most this often
 RECEIPT_EVERY = 0.5     # a receipt the page does not show yet is asked for at most this often
 PRESENT_EVERY = 15.0    # presence of a room's open pages is written this often
-BACKOFF = (0.25, 0.5, 1.0, 2.0)   # seconds before retrying an answer the store could not take
-WORKERS = 3             # threads writing answers (a locked store holds one for seconds)
-MAX_PENDING = 20_000    # answers waiting in one process (a bound, far above a lecture hall)
 RECEIPT_KEEP = 600.0    # seconds a receipt outlives the last page of its room in this process
 
 
@@ -67,25 +63,6 @@ class Drawn:
     version: int
     closed: bool = False
     tally: int | None = None
-
-
-@dataclass(frozen=True)
-class Receipt:
-    """What became of a student's answer to one round of one step.
-
-    ``state`` is ``"sending"`` (in the outbox), ``"saved"`` (the store has ``value``, as
-    stored), ``"retrying"`` (the store could not take it: ``why``; it is sent again) or
-    ``"refused"`` (the store will not take it: ``why``; it is not saved)."""
-
-    step: int
-    round: int
-    value: object
-    state: str
-    why: str = ""
-
-    @property
-    def final(self) -> bool:
-        return self.state in ("saved", "refused")
 
 
 @dataclass
@@ -102,18 +79,6 @@ class _Page:
     question: tuple | None = None    # ... for this (step, round)
     receipt_asked: float = 0.0
     present_at: float | None = None  # when its student was last marked present
-
-
-@dataclass
-class _Item:
-    session: str
-    code: str
-    step: int
-    round: int
-    student: str
-    value: object
-    tries: int = 0
-    due: float = 0.0
 
 
 class Relay:
@@ -141,10 +106,7 @@ class Relay:
         self._lock = threading.Condition()
         self._pages: dict[str, _Page] = {}
         self._pulses: dict[str, Pulse] = {}
-        self._receipts: dict[tuple[str, str], Receipt] = {}
-        self._receipt_at: dict[tuple[str, str], float] = {}     # when each last changed
-        self._pending: dict[tuple[str, str], _Item] = {}
-        self._busy: set[tuple[str, str]] = set()
+        self.outbox = Outbox(store, clock)
         self._queue: dict[str, None] = {}           # pages waiting for a turn, in order
         self._turns: dict[str, float] = {}          # pages redrawing now -> when asked
         self._hold: tuple[str, int, float] | None = None   # (host page, drawn, until)
@@ -157,7 +119,7 @@ class Relay:
 
     def __repr__(self) -> str:
         return (f"Relay({len(self._pages)} pages in {len({p.code for p in self._pages.values()})}"
-                f" rooms, {len(self._pending)} answers pending)")
+                f" rooms, {self.outbox.pending()} answers pending)")
 
     # --- pages -----------------------------------------------------------------------------
     def watch(self, session: str, code: str, student: str | None, drawn: Drawn) -> None:
@@ -240,33 +202,14 @@ class Relay:
     def send(self, session: str, code: str, step: int, round_: int, student: str,
              value) -> Receipt:
         """Put a student's answer in the outbox (replacing any unsent one of theirs)."""
-        key = (code, student)
-        with self._lock:
-            if key not in self._pending and len(self._pending) >= MAX_PENDING:
-                receipt = Receipt(step, round_, value, "refused",
-                                  "this server holds too many unsent answers; try again in a "
-                                  "minute.")
-            else:
-                self._pending[key] = _Item(session, code, step, round_, student, value)
-                receipt = Receipt(step, round_, value, "sending")
-            self._receipts[key], self._receipt_at[key] = receipt, self._clock()
-            self._lock.notify_all()
-        return receipt
+        return self.outbox.send(session, code, step, round_, student, value)
 
     def receipt(self, code: str, student: str) -> Receipt | None:
-        with self._lock:
-            return self._receipts.get((code, student))
+        return self.outbox.receipt(code, student)
 
     def wait(self, code: str, student: str, timeout: float) -> Receipt | None:
         """The receipt once it is final or retrying, or as it is after ``timeout`` seconds."""
-        deadline, key = self._clock() + timeout, (code, student)
-        with self._lock:
-            while True:
-                receipt = self._receipts.get(key)
-                left = deadline - self._clock()
-                if receipt is None or receipt.state != "sending" or left <= 0:
-                    return receipt
-                self._lock.wait(min(left, 0.05))
+        return self.outbox.wait(code, student, timeout)
 
     # --- threads ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -274,19 +217,15 @@ class Relay:
             return
         self._threads = [threading.Thread(target=self._watch_loop, name="xattn-relay-watch",
                                           daemon=True)]
-        self._threads += [threading.Thread(target=self._write_loop, daemon=True,
-                                           name=f"xattn-relay-write-{i}")
-                          for i in range(WORKERS)]
-        for t in self._threads:
-            t.start()
+        self._threads[0].start()
+        self.outbox.start()
 
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        with self._lock:
-            self._lock.notify_all()
         for t in self._threads:
             t.join(10)
+        self.outbox.stop()
 
     def _watch_loop(self) -> None:
         while not self._stop.is_set():
@@ -303,13 +242,9 @@ class Relay:
         """One look at the rooms: ask out-of-date pages to redraw, write presence."""
         with self._lock:
             codes = {p.code for p in self._pages.values()}
-            # receipts of rooms no page of this process has been in for a while (a class
-            # that ended, students gone) are dropped: memory follows the open pages
-            stale = self._clock() - RECEIPT_KEEP
-            for key in [k for k, at in self._receipt_at.items() if at < stale
-                        and k[0] not in codes and k not in self._pending and k not in self._busy]:
-                self._receipts.pop(key, None)
-                del self._receipt_at[key]
+        # receipts of rooms no page of this process has been in for a while (a class that
+        # ended, students gone) are dropped: memory follows the open pages
+        self.outbox.drop(codes, self._clock() - RECEIPT_KEEP)
         if not codes:
             return
         try:
@@ -337,7 +272,7 @@ class Relay:
                     page.tally_asked = now
                     asks.append((page.session, page.fragments.get("tally", ())))
                 elif page.student is not None:
-                    receipt = self._receipts.get((page.code, page.student))
+                    receipt = self.outbox.receipt(page.code, page.student)
                     if (receipt is not None and receipt != page.receipt
                             and (receipt.step, receipt.round) == page.question
                             and now - page.receipt_asked >= RECEIPT_EVERY):
@@ -405,49 +340,6 @@ class Relay:
             with self._lock:
                 for p in pages:
                     p.present_at = now
-
-    def _take(self) -> _Item | None:
-        with self._lock:
-            while not self._stop.is_set():
-                now, soonest = self._clock(), None
-                for key, item in self._pending.items():
-                    if key in self._busy:
-                        continue
-                    if item.due <= now:
-                        del self._pending[key]
-                        self._busy.add(key)
-                        return item
-                    soonest = item.due if soonest is None else min(soonest, item.due)
-                self._lock.wait(0.5 if soonest is None else max(0.01, soonest - now))
-        return None
-
-    def _write_loop(self) -> None:
-        while (item := self._take()) is not None:
-            try:
-                self._write(item)
-            except Exception:  # noqa: BLE001 - a worker must outlive any one failure
-                _LOGGER.exception("xattn relay: an answer could not be written")
-
-    def _write(self, item: _Item) -> None:
-        key = (item.code, item.student)
-        try:
-            stored = self.store.answer(item.code, item.step, item.student, item.value)
-            receipt = Receipt(item.step, item.round, stored, "saved")
-        except StoreUnavailable as err:
-            receipt = Receipt(item.step, item.round, item.value, "retrying", str(err))
-            item.tries += 1
-            item.due = self._clock() + BACKOFF[min(item.tries, len(BACKOFF)) - 1]
-        except (ClassroomError, ValueError, TypeError) as err:
-            receipt = Receipt(item.step, item.round, item.value, "refused", str(err))
-        with self._lock:
-            self._busy.discard(key)
-            newer = key in self._pending              # its receipt stays "sending"
-            if receipt.state == "retrying" and not newer:
-                self._pending[key] = item             # sent again when due
-            if not newer:                             # the watcher shows it on the page
-                self._receipts[key], self._receipt_at[key] = receipt, self._clock()
-            self._lock.notify_all()
-
 
 def _behind(page: _Page, pulse: Pulse | None, epoch: float) -> bool:
     """Whether the page draws another version of its room than ``pulse`` (None: the room is

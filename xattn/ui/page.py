@@ -165,7 +165,7 @@ def _page(state: PageState) -> None:
     room = room_setup(state, lesson_questions)      # a class's room sets the lesson step
     try:
         if room is not None and not room.host and not room.explore:
-            _notices(state, st.container())
+            _notices(state)
             page_style(False)
             student_page(state, room)               # a phone in a class: the step alone
             return
@@ -218,9 +218,14 @@ def _full_page(state: PageState, room: Room | None) -> None:
     _notices(state, notice_area)
 
 
-def _notices(state: PageState, where) -> None:
-    with where:
-        for notice in state.finish():
+def _notices(state: PageState, where=None) -> None:
+    """The page's notices, in ``where`` (else a container made only when there is one: a
+    student's page is redrawn for a whole class at every step, element by element)."""
+    notices = state.finish()
+    if not notices:
+        return
+    with where if where is not None else st.container():
+        for notice in notices:
             if notice.kind == "link":
                 st.warning(notice.text, icon=":material/link:")
             else:

@@ -37,7 +37,8 @@ from xattn.classroom import (
     normalize_code,
 )
 from xattn.classroom.config import configured, open_store
-from xattn.classroom.relay import Drawn, Receipt, Relay
+from xattn.classroom.outbox import Receipt
+from xattn.classroom.relay import Drawn, Relay
 from xattn.literal import md_code, show_value
 from xattn.ui import push
 from xattn.ui.identity import allowed, student_id
@@ -129,7 +130,9 @@ def room_setup(state: PageState, questions) -> Room | None:
     try:
         store = class_store()
         student = None if key else student_id(store)
-        if not allowed(store, "failed_joins", peek=True):
+        # a page already in this room guesses nothing: no read of the guess limit per run
+        if st.session_state.get(_JOINED) != code and not allowed(store, "failed_joins",
+                                                                   peek=True):
             _leave(state, _GUESSING.format(*store.limits.failed_joins), counted=False)
             return None
         code = normalize_code(code)

@@ -21,7 +21,7 @@ import streamlit as st
 
 from xattn.classroom import NO_QUESTION, ClassroomError, Question, RoomView
 from xattn.classroom.errors import AnswerRefused
-from xattn.classroom.relay import Receipt
+from xattn.classroom.outbox import Receipt
 from xattn.figures.classroom import class_figure, taps_figure
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_parts
@@ -83,7 +83,7 @@ def student_page(state: PageState, room: Room) -> None:
                 icon=":material/timer_off:")
     else:
         st.caption("The answer appears here when your teacher reveals it.")
-    if view.phase != "revealed":
+    if view.phase != "revealed" and not st.session_state.get(_CHARTED):
         _preload_charts()
     with st.expander("About this step", expanded=view.phase == "revealed" and not asks):
         st.markdown(f"{text}\n\n**Look at:** {look}")
@@ -92,10 +92,14 @@ def student_page(state: PageState, room: Room) -> None:
               help="Every control and view; *Back to the class* returns here.")
 
 
+_CHARTED = "_xattn_student_charted"   # session: this page has drawn a chart (Plotly is loaded)
+
+
 def _preload_charts() -> None:
     """An empty chart, 1 px high and hidden from screen readers, drawn while the class
-    predicts: the browser then fetches and starts Plotly's code before the reveal (seconds on
-    a phone) instead of after it, when the answer's chart is waited for."""
+    predicts until the page has shown a chart: the browser then fetches and starts Plotly's
+    code before the first reveal (seconds on a phone) instead of after it, when the answer's
+    chart is waited for."""
     empty = {"data": [{"type": "scatter", "x": [0], "y": [0], "mode": "markers",
                        "marker": {"opacity": 0}, "hoverinfo": "skip"}],
              "layout": {"height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0},
@@ -108,11 +112,14 @@ def _preload_charts() -> None:
 def _header(room: Room) -> None:
     view = room.view
     where = f"step {view.step} of {view.n_steps}" if view is not None else "joining"
-    left, right = st.columns([3, 2], vertical_alignment="center")
-    left.caption(f"xattn · class **{room.code}** · {where}")
+    caption = f"xattn · class **{room.code}** · {where}"
     if view is not None and view.timer is not None and view.phase == "asking":
+        left, right = st.columns([3, 2], vertical_alignment="center")
+        left.caption(caption)
         with right:
             countdown(view.timer.ends_at)
+    else:                       # one element, not three: every phone redraws it at each step
+        st.caption(caption)
     if room.problem:
         st.warning(room.problem, icon=":material/cloud_off:")
 
@@ -230,6 +237,8 @@ def _revealed(room: Room, a, told: Told, asks: bool) -> None:
                    alt=_ANSWERS_ALT.get(view.question.kind, _ANSWERS_ALT["choice"]))
     with st.expander("The answer, in words"):
         st.markdown(told.answer)
+    if charts or asks:          # a chart is on the page: Plotly's code is loaded
+        st.session_state[_CHARTED] = True
 
 
 _ANSWERS_ALT = {"choice": "Bar chart of the class's predictions, one bar per answer; the "
