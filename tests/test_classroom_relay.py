@@ -12,7 +12,7 @@ import pytest
 from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip, wait_for
 
 from xattn.classroom import Question, new_student_id
-from xattn.classroom.relay import HOLD, PRESENT_EVERY, RETRY, TURNS, Drawn, Relay
+from xattn.classroom.relay import HOLD, PRESENT_EVERY, RETRY, SENT, TURNS, Drawn, Relay
 
 QUESTIONS = (Question("choice", ("up", "down", "flat")),
              Question("number", low=0, high=1, decimals=2))
@@ -130,6 +130,10 @@ def test_a_host_click_is_drawn_before_the_process_redraws_its_students(store):
     relay.tick()
     assert pages.take() == []                       # the laptop's run goes alone
     relay.watch("laptop", code, None, drawn_now(store, code))   # ... and has drawn step 2
+    relay.tick()
+    assert pages.take() == []                       # its last elements go out first
+    clock.now += SENT
+    relay.tick()
     assert pages.take() == [("projector", None), ("s0", None)]
     relay.watch("s0", code, "student-0000", drawn_now(store, code))
     relay.hold("laptop")                            # a click whose run never ends

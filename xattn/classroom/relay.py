@@ -14,8 +14,8 @@ Whole pages are redrawn ``TURNS`` at a time, host pages first, the next one as s
 finishes (`watch`): 100 runs started together share the process's one interpreter lock and all
 end at the end (in `benchmarks/bench_room.py`, p50 and p95 were within 10 % of each other),
 where taking turns brings the first phones up at once and the last no later. A host's click
-goes first of all: its page's own run holds the process's redraws (`hold`) until it has drawn,
-for at most ``HOLD`` seconds, and then wakes the watcher.
+goes first of all: its page's own run holds the process's redraws (`hold`) until it has drawn
+and ``SENT`` seconds more for its last elements to go out, at most ``HOLD`` seconds in all.
 
 Answers never wait on the store in a page's run: `send` puts them in the process's `Outbox`
 (``xattn.classroom.outbox``), whose workers write them, retrying while the store is locked,
@@ -49,6 +49,7 @@ RETRY = 3.0             # a page asked to redraw that has not, is asked again af
 TURNS = 3               # whole pages redrawn at once in one process; the others queue
 TURN_WAIT = 2.0         # a page asked that has not redrawn by then gives its turn back
 HOLD = 1.5              # seconds a host's own run after a click goes before its students
+SENT = 0.2              # ... and its last elements are sent before them
 TALLY_EVERY = 0.5       # a host's count is redrawn at most this often
 RECEIPT_EVERY = 0.5     # a receipt the page does not show yet is asked for at most this often
 PRESENT_EVERY = 15.0    # presence of a room's open pages is written this often
@@ -134,9 +135,11 @@ class Relay:
             self._turns.pop(session, None)
             page.asked = 0.0            # it drew: a move after this one is asked at once
             if self._hold is not None and self._hold[0] == session \
-                    and self._hold[1] != drawn.version:     # the host's click is drawn
-                self._hold = None
-                self._wake.set()
+                    and self._hold[1] != drawn.version:     # the host's click is drawn:
+                # its last elements still go out through the event loop, which the next
+                # pages' runs would slow; they start ``SENT`` seconds later
+                until = min(self._hold[2], self._clock() + SENT)
+                self._hold = (session, drawn.version, until)
         self._pump()
 
     def hold(self, session: str) -> None:
