@@ -111,7 +111,6 @@ class Relay:
         self._queue: dict[str, None] = {}           # pages waiting for a turn, in order
         self._turns: dict[str, float] = {}          # pages redrawing now -> when asked
         self._hold: tuple[str, int, float] | None = None   # (host page, drawn, until)
-        self._wake = threading.Event()
         self.store_error: str | None = None      # the pulse read's last failure, if failing
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -225,17 +224,12 @@ class Relay:
 
     def stop(self) -> None:
         self._stop.set()
-        self._wake.set()
         for t in self._threads:
             t.join(10)
         self.outbox.stop()
 
     def _watch_loop(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(TICK)
-            self._wake.clear()
-            if self._stop.is_set():
-                return
+        while not self._stop.wait(TICK):
             try:
                 self.tick()
             except Exception:  # noqa: BLE001 - the watcher must outlive any one failure
