@@ -5,8 +5,8 @@ outbox and returns at once; worker threads write it. The last answer of a studen
 one replaces an unsent older one, and a student's answers are written one at a time, in order.
 A store that is locked, full or unreachable keeps the answer pending: it is retried (after
 ``BACKOFF``) until it is saved or the store refuses it (the question closed meanwhile). Each
-answer's `Receipt` says what became of it, as the store did it; the relay
-(``xattn.classroom.relay``) asks a page to redraw a receipt it does not show yet.
+answer's `Receipt` says what became of it, as the store did it; ``on_change`` hears of every
+change (the process's hub, ``xattn.classroom.hub``, sends it to the student's phone).
 
 Plain Python: tests use a real store and call the worker's two halves (`_take`, `_write`) by
 hand where they need one step at a time.
@@ -66,8 +66,11 @@ class Outbox:
     """The outbox of one server process: answers pending, being written, and their receipts
     (by room code and student)."""
 
-    def __init__(self, store: ClassStore, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, store: ClassStore, clock: Callable[[], float] = time.monotonic,
+                 on_change: Callable[[str, str, Receipt], None] | None = None):
         self.store, self._clock = store, clock
+        # called with (code, student, receipt) whenever a receipt changes, outside the lock
+        self.on_change = on_change
         self._lock = threading.Condition()
         self._receipts: dict[tuple[str, str], Receipt] = {}
         self._receipt_at: dict[tuple[str, str], float] = {}     # when each last changed
@@ -95,7 +98,15 @@ class Outbox:
                 receipt = Receipt(step, round_, value, "sending")
             self._receipts[key], self._receipt_at[key] = receipt, self._clock()
             self._lock.notify_all()
+        self._changed(code, student, receipt)
         return receipt
+
+    def _changed(self, code: str, student: str, receipt: Receipt) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(code, student, receipt)
+            except Exception:  # noqa: BLE001 - a listener's failure must not lose an answer
+                _LOGGER.exception("xattn outbox: a receipt's listener failed")
 
     def receipt(self, code: str, student: str) -> Receipt | None:
         with self._lock:
@@ -175,6 +186,8 @@ class Outbox:
             newer = key in self._pending              # its receipt stays "sending"
             if receipt.state == "retrying" and not newer:
                 self._pending[key] = item             # sent again when due
-            if not newer:                             # the relay shows it on the page
+            if not newer:                             # the phone is told (on_change)
                 self._receipts[key], self._receipt_at[key] = receipt, self._clock()
             self._lock.notify_all()
+        if not newer:
+            self._changed(item.code, item.student, receipt)

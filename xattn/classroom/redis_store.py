@@ -22,6 +22,7 @@ persistence (``appendonly yes``).
 from __future__ import annotations
 
 import secrets
+import threading
 
 import redis
 
@@ -31,6 +32,12 @@ from xattn.classroom.redis_scripts import SCRIPTS
 from xattn.classroom.store import ClassStore, parse_question, refuse_closed
 
 __all__ = ["RedisStore"]
+
+# The scripts after which a room's pulse may have moved: each is followed by a PUBLISH of the
+# room's code (`RedisStore.notifications`), so watchers on every machine read it at once.
+_MOVES = frozenset({"set_step", "reveal", "ask_again", "start_timer", "answer", "touch",
+                    "rotate"})
+RESUBSCRIBE = 1.0      # seconds before a lost pub/sub connection is tried again
 
 
 def _timer(text: str | None) -> Timer | None:
@@ -61,9 +68,38 @@ class RedisStore(ClassStore):
 
     def _run(self, name: str, keys: list, args: list):
         try:
-            return self._scripts[name](keys=keys, args=args)
+            reply = self._scripts[name](keys=keys, args=args)
+            if name in _MOVES:                     # watchers read this room now (pub/sub)
+                self._r.publish(self.channel, keys[0].rsplit("{", 1)[1].rstrip("}"))
+            return reply
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
+
+    @property
+    def channel(self) -> str:
+        """The pub/sub channel that names a room each time it may have moved."""
+        return f"{self.prefix}moved"
+
+    def notifications(self, on_move):
+        stop = threading.Event()
+
+        def listen() -> None:
+            while not stop.is_set():
+                sub = self._r.pubsub(ignore_subscribe_messages=True)
+                try:
+                    sub.subscribe(self.channel)
+                    on_move(None)           # (re)subscribed: what moved meanwhile was unheard
+                    while not stop.is_set():
+                        message = sub.get_message(timeout=1.0)
+                        if message is not None and message.get("type") == "message":
+                            on_move(message["data"])
+                except (redis.RedisError, OSError, ValueError):
+                    stop.wait(RESUBSCRIBE)
+                finally:
+                    sub.close()
+
+        threading.Thread(target=listen, daemon=True, name="xattn-redis-moved").start()
+        return stop.set
 
     def close(self) -> None:
         self._r.close()
@@ -141,6 +177,12 @@ class RedisStore(ClassStore):
             raise StoreUnavailable(f"the class store is not available: {err}") from None
         return [(s, r, room[f"q{s}.{r}"], raw, _timer(room.get(f"t{s}.{r}")))
                 for (s, r), raw in zip(rounds, counts, strict=True)]
+
+    def _answers_of(self, code, step, round_):
+        try:
+            return self._r.hgetall(self._key("ans", code, step, round_))
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
 
     def _round_answers(self, code, digest, step, first, then):
         room = self._room(code, digest)

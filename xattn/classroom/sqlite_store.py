@@ -328,6 +328,11 @@ class SQLiteStore(ClassStore):
                              "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
         return question, mine and mine[0]
 
+    def _answers_of(self, code, step, round_):
+        with self._tx(write=False) as c:
+            return dict(c.execute("SELECT student, value FROM answers WHERE code = ? AND "
+                                  "step = ? AND round = ?", (code, step, round_)))
+
     def _pulse(self, codes):
         with self._tx(write=False) as c:
             rows = c.execute(

@@ -25,7 +25,7 @@ import hmac
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 from xattn._checks import check_int, quote
@@ -267,6 +267,22 @@ class ClassStore(ABC):
         codes = sorted({normalize_code(c) for c in codes})
         return self._pulse(codes) if codes else {}
 
+    def round_answers(self, code: str, step: int, round_: int) -> dict[str, str]:
+        """Every answer to round ``round_`` of ``step``, as stored text by student id, in one
+        read. The server's own read (a process tells each phone it serves what the class has
+        of its answer); no page ever shows ids."""
+        code, step = normalize_code(code), check_step(step)
+        check_int(round_, "round_", minimum=1)
+        return self._answers_of(code, step, round_)
+
+    def notifications(self, on_move: Callable[[str | None], None]) -> Callable[[], None] | None:
+        """Call ``on_move(code)`` from a thread of the store's own whenever a room may have
+        moved (a host action, an answer, a student who joined), and ``on_move(None)`` when
+        any room may have moved unseen (the connection came back): a watcher then reads only
+        the rooms named. Returns a function that stops it, or None where the backend cannot
+        notify (SQLite: the watcher reads every room's pulse a few times a second, one read)."""
+        return None
+
     # --- upkeep --------------------------------------------------------------------------
     @abstractmethod
     def purge_expired(self) -> int:
@@ -346,6 +362,8 @@ class ClassStore(ABC):
     def _touch(self, code: str, students: list[str]) -> None: ...
     @abstractmethod
     def _my_answer(self, code: str, step: int, student: str) -> tuple[str, str | None]: ...
+    @abstractmethod
+    def _answers_of(self, code: str, step: int, round_: int) -> dict[str, str]: ...
     @abstractmethod
     def _pulse(self, codes: list[str]) -> dict[str, Pulse]: ...
     @abstractmethod

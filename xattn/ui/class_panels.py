@@ -2,10 +2,10 @@
 code), the class panel that drives the class (*Reveal*, a timer, *Ask again*, *Next step*, the
 answers as CSV) and the class's answers, live.
 
-The count and the answers are fragments: the process's relay redraws them alone when an answer
-arrives (``xattn.classroom.relay``), at most twice a second, never the whole page. Every action
-goes to the store; the relay then redraws every page of the room, the host's other pages (a
-laptop and a projector) included.
+The count and the answers are fragments with keys: when an answer arrives the page's follow
+component reruns them alone (``xattn/ui/server/follow.py``), never the whole page. Every
+action goes to the store; every page of the room follows it, the host's other pages (a laptop
+and a projector) included.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from __future__ import annotations
 import base64
 import html
 import ipaddress
+import math
 import os
+import time
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
@@ -24,23 +26,14 @@ from xattn.figures.frozen import narrowed
 from xattn.lesson import STEPS, Told, is_right
 from xattn.literal import md_code
 from xattn.sources import Attention
-from xattn.ui import push
 from xattn.ui.charts import show_chart
 from xattn.ui.link import HOST, ROOM
 from xattn.ui.predict import SHORT
-from xattn.ui.room import (
-    FOLLOW_EVERY,
-    HOST_ERROR,
-    Room,
-    class_store,
-    host_action,
-    move_class,
-    relay,
-)
-from xattn.ui.student import countdown
+from xattn.ui.room import HOST_ERROR, Room, class_store, host_action, move_class
+from xattn.ui.server.follow import LIVE_FRAGMENTS
 
 __all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
-           "PUBLIC_URL_ENV", "TIMERS"]
+           "countdown", "PUBLIC_URL_ENV", "TIMERS"]
 
 PUBLIC_URL_ENV = "XATTN_PUBLIC_URL"      # the address phones reach the app at
 TIMERS = (30, 60, 90)                    # seconds a host's countdown may run
@@ -123,46 +116,30 @@ def room_card(room: Room, present: bool) -> None:
                   icon=":material/key:")
 
 
-def _read(room: Room):
-    """The room now, and its tally (what the count shows); (None, None) if the store does
-    not answer (the page's last reading stays on screen)."""
+def _read(room: Room, fragment: str):
+    """The room now (what the count shows), or None if the store does not answer (the
+    page's last reading stays on screen). Notes ``fragment`` as drawn: the follow
+    component reruns it when the tally moves."""
+    drawn = st.session_state.setdefault(LIVE_FRAGMENTS, [])
+    if fragment not in drawn:
+        drawn.append(fragment)
     try:
-        store = class_store()
-        # The tally first: an answer that lands between the two reads is then in the view but
-        # not in the tally, and the relay redraws once more; the other way round, the count
-        # would show one answer fewer than the tally the relay believes drawn, and stay so.
-        tally = store.pulse([room.code]).get(room.code)
-        return store.room_view(room.code), tally
+        return class_store().room_view(room.code)
     except ClassroomError as err:
         st.warning(f"The class store does not answer: {md_code(str(err))}",
                    icon=":material/cloud_off:")
-        return None, None
+        return None
 
 
-def _drew(room: Room, tally) -> None:
-    if tally is not None and push.available():
-        try:
-            relay().drew_tally(push.session_id() or "", room.code, tally.tally,
-                               push.fragment_id())
-        except ClassroomError:
-            pass
-
-
-def _every():
-    """A fragment's own period: only where the relay cannot redraw it (AppTest)."""
-    return None if push.available() else FOLLOW_EVERY
-
-
-@st.fragment(run_every=_every())
+@st.fragment(key="class_controls")
 def class_controls(room: Room) -> None:
     """The host's live count ("31 of 42 answered") and the buttons that drive the class."""
     error = st.session_state.pop(HOST_ERROR, None)
     if error:
         st.error(md_code(error), icon=":material/error:")
-    view, tally = _read(room)
+    view = _read(room, "class_controls")
     if view is None:
         return
-    _drew(room, tally)
     closed = view.phase == "closed"
     st.metric("Predictions", f"{view.n_answered} of {max(view.n_present, view.n_answered)} "
               "answered", help="Students whose page is open, and how many of them predicted "
@@ -227,16 +204,15 @@ def _csv(room: Room) -> str:
     return answers_csv(tallies, moves=moves)
 
 
-@st.fragment(run_every=_every())
+@st.fragment(key="class_answers")
 def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int,
                   font_scale: float = 1.0, compact: bool = False) -> None:
     """The class's predictions as a bar chart, live; after the reveal the right answer is
     outlined, a revote shows the rounds side by side with how many moved to the right answer,
     and a tapped word's row is put beside the class's taps."""
-    view, tally = _read(room)
+    view = _read(room, "class_answers")
     if view is None:
         return
-    _drew(room, tally)
     if view.question == NO_QUESTION:
         st.caption("The class has nothing to predict on this step: reveal it to show them "
                    "the weights.")
@@ -345,3 +321,26 @@ def hidden_note(room: Room) -> None:
     st.info(f"The weights of step {step} are hidden until {who} them: predict first, then "
             "see.", icon=":material/visibility_off:")
 
+
+
+def countdown(ends_at: float) -> None:
+    """A countdown to ``ends_at`` (seconds since the epoch, the store's clock) that the
+    browser updates every quarter second: no rerun of the page. Constant HTML and numbers
+    only."""
+    left = max(0.0, ends_at - time.time())
+    ident = f"xattn-countdown-{int(ends_at * 1000)}"
+    st.html(
+        f'<div role="timer" aria-live="off" style="font-size:1.35rem;font-weight:700;'
+        f'text-align:right;font-variant-numeric:tabular-nums" id="{ident}" '
+        f'data-left="{left:.3f}">⏱ {_clock(left)}</div>'
+        "<script>(()=>{const el=document.getElementById(" + repr(ident) + ");"
+        "if(!el)return;const end=Date.now()+1000*parseFloat(el.dataset.left);"
+        "const tick=()=>{const s=Math.max(0,Math.ceil((end-Date.now())/1000));"
+        "el.textContent='⏱ '+Math.floor(s/60)+':'+String(s%60).padStart(2,'0');"
+        "if(s>0)setTimeout(tick,250);else el.textContent='⏱ time is up';};tick();})()"
+        "</script>", unsafe_allow_javascript=True)
+
+
+def _clock(seconds: float) -> str:
+    s = math.ceil(seconds)
+    return f"{s // 60}:{s % 60:02d}"

@@ -11,7 +11,6 @@ the step after, when the word is the decoder's input (Chen et al. 2020).
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from xattn._checks import counted
 from xattn.figures.decode import (
@@ -26,6 +25,7 @@ from xattn.literal import md_code, plotly_text
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
+from xattn.ui.internals import fragment_run
 from xattn.ui.link import DSTEP, FORCE, PRESENT, READS, parse_label, token_label
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
@@ -214,8 +214,7 @@ def _force_controls(d, t: int, forced: tuple) -> None:
 def _play(n: int) -> None:
     """While *Play* is on, one step a second (on the fragment's own timer: the full run that
     draws the page, and its step slider, leaves the step alone); the last step stops it."""
-    ctx = get_script_run_ctx()
-    if ctx is None or not ctx.fragment_ids_this_run:
+    if not fragment_run():
         return
     step = st.session_state.get(DSTEP.key, 0)
     if not st.session_state.get(PLAY) or not isinstance(step, int):

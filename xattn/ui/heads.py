@@ -140,7 +140,7 @@ def prepared(a: Attention, kind: str, make):
     Bytes go with the page and belong to the session for as long as it lives (sessions on one
     setting share one stored file, and the cache's bytes: Streamlit keeps a file once per
     content). A file made on click belongs to the session that clicked until its page's next
-    full run (``xattn/ui/deferred_downloads.py``; stock Streamlit 1.67 lets two other runs
+    full run (``xattn/ui/internals/deferred_downloads.py``; stock Streamlit 1.67 lets two other runs
     delete it before the browser fetches it). Above ``SMALL_DOWNLOAD`` weights a session of a
     setting of its own would hold 0.1 to several MB for nothing until it is clicked.
     """

@@ -25,7 +25,7 @@ from xattn.classroom import ClassroomError, ClassStore, new_student_id
 from xattn.classroom.codes import signed_student, student_of
 from xattn.literal import md_code
 
-__all__ = ["STUDENT_COOKIE", "TRUST_FORWARDED_ENV", "client_address", "student_id",
+__all__ = ["STUDENT_COOKIE", "TRUST_FORWARDED_ENV", "client_address", "address_of", "student_id",
            "allowed", "join_screen"]
 
 STUDENT_COOKIE = "xattn_student"
@@ -46,10 +46,22 @@ def client_address() -> str | None:
     headers = {k.lower(): v for k, v in _headers().items()}
     if not headers:
         return None
-    peer = st.context.ip_address                   # None: this machine (e.g. its HAProxy)
-    forwarded = headers.get("x-forwarded-for", "").split(",")[-1].strip()
+    return address_of(st.context.ip_address, headers.get("x-forwarded-for", ""))
+
+
+def address_of(peer: str | None, forwarded: str) -> str:
+    """The client's address from the connection's peer (None: this machine, e.g. its
+    HAProxy) and an ``X-Forwarded-For`` header: the proxy's last entry, trusted only from a
+    proxy on this machine (or any, with ``XATTN_TRUST_FORWARDED=1``).
+
+    Examples
+    --------
+    >>> address_of(None, "10.0.0.7, 192.168.1.20"), address_of("203.0.113.9", "10.0.0.7")
+    ('192.168.1.20', '203.0.113.9')
+    """
+    last = forwarded.split(",")[-1].strip()
     trust = peer is None or os.environ.get(TRUST_FORWARDED_ENV, "") == "1"
-    return (forwarded if trust and forwarded else peer) or "localhost"
+    return (last if trust and last else peer) or "localhost"
 
 
 def student_id(store: ClassStore) -> str | None:

@@ -15,6 +15,7 @@ import streamlit as st
 from xattn.figures.frozen import narrowed
 from xattn.lesson import STEPS, Step, Told, missing, off_plan, verdict
 from xattn.sources import Attention
+from xattn.ui.answers import answer_charts as step_answer_charts
 from xattn.ui.charts import show_chart
 from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.compute import derived
@@ -24,7 +25,6 @@ from xattn.ui.look import FONT_SCALE
 from xattn.ui.predict import prediction_widget
 from xattn.ui.room import Room, move_class
 from xattn.ui.state import PageState
-from xattn.ui.student import answer_charts as step_answer_charts
 from xattn.ui.versus import class_versus, show_versus
 
 __all__ = ["lesson_setup", "lesson_view"]

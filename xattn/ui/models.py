@@ -53,11 +53,14 @@ def _known(name: str):
     return found
 
 
-def loaded_model(name: str):
-    """The loaded model, or the message saying why it cannot be loaded."""
+def loaded_model(name: str, *, show: bool = True):
+    """The loaded model, or the message saying why it cannot be loaded. ``show``: a page's
+    run shows the loading (False: the server's own threads, with no page)."""
     found = _known(name)
     if found is not None:
         return found
+    if not show:
+        return _load_once(name)
     from xattn.backends import backend_for  # the models' code: imported once a model is asked
 
     backend = backend_for(name)
@@ -65,18 +68,23 @@ def loaded_model(name: str):
         else ""
     slot = st.empty()
     with slot.status(f"Loading {name}{first}…") as status:
-        with _LOADING:                    # others wait here, then find the model loaded
-            found = _known(name)
-            if found is None:
-                found = _load(name)
-                _models()[name] = found if not isinstance(found, str) else (
-                    found, time.monotonic())
+        found = _load_once(name)
         failed = isinstance(found, str)
         status.update(label=f"Could not load {name}" if failed else f"Loaded {name}",
                       state="error" if failed else "complete", expanded=False)
     if not failed:
         slot.empty()         # loaded: the page goes on as if it always had been (a projector's
     return found             # first screen has no room for a finished box)
+
+
+def _load_once(name: str):
+    """The model loaded by this call or by another that held the lock first."""
+    with _LOADING:                    # others wait here, then find the model loaded
+        found = _known(name)
+        if found is None:
+            found = _load(name)
+            _models()[name] = found if not isinstance(found, str) else (found, time.monotonic())
+    return found
 
 
 def _load(name: str):

@@ -20,7 +20,7 @@ import streamlit as st
 
 from xattn.lesson import Step
 from xattn.sources import Attention
-from xattn.ui import deferred_downloads, late_fragments, reaper, run_ends, server_logs
+from xattn.ui import internals, server_logs
 from xattn.ui.alignment import alignment_view
 from xattn.ui.analysis import ablation_view, stats_view
 from xattn.ui.class_panels import hidden_note
@@ -34,26 +34,20 @@ from xattn.ui.lines import lines_view
 from xattn.ui.link import HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
 from xattn.ui.prepared import lesson_questions
-from xattn.ui.room import Room, follow, join_box, room_setup, start_button
+from xattn.ui.room import Room, back_to_class, follow, join_box, room_setup, start_button
 from xattn.ui.sources import PAGE_SOURCES, layer_control, weights_source
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
-from xattn.ui.student import back_to_class, student_page
 from xattn.ui.timelapse import training_view
 
 
-def install_patches() -> None:
-    """What this process's Streamlit needs changed, once (each call after the first is a cheap
-    check): at import, and before the server starts under ``python -m xattn.ui.launch`` (the
-    lecture hall), where the reaper, which needs a running server, starts on the first run."""
-    run_ends.install()   # a poll as a run ends must not cost the page that run's end
-    late_fragments.install()   # a tap on a fragment not (yet) known runs the page with it
+def install() -> None:
+    """What this process's Streamlit needs, once (each call after the first is a cheap
+    check): the server log's filters and the one door's changes (``xattn.ui.internals``).
+    ``app.py``'s lifespan does it before the first request; a page's run does it again
+    where there is no lifespan (AppTest)."""
     server_logs.install()      # no whole session id in the server's log (server_logs.py)
-    reaper.install()           # closed sessions go within a minute, their memory back
-    deferred_downloads.install()   # a file made on click outlives other sessions' runs
-
-
-install_patches()
+    internals.install()        # closed sessions go; a download made on click outlives runs
 
 # The views that draw the weights: each draws (attention, layer, state).
 DRAWS = {
@@ -146,9 +140,7 @@ and Pinter 2019). Read the pictures as *what the mechanism does*, not as reasons
 
 
 def main() -> None:
-    from xattn.ui.reconnect import rerun_on_reconnect
-
-    reaper.install()   # a no-op once started; under xattn.ui.launch the import came too early
+    install()          # a no-op once done (app.py's lifespan did it before the first request)
     st.set_page_config(page_title="xattn · multi-head cross-attention", page_icon="🔍",
                        layout="wide")
     state = page_state()
@@ -156,23 +148,18 @@ def main() -> None:
         _page(state)
     finally:
         state.write_url()   # also after an interrupted run: the link follows the controls
-        # a restarted process: rerun at once (xattn/ui/reconnect.py); it draws nothing, and in
-        # the main area a student's page (no sidebar) shows no sidebar's toggle for it
-        rerun_on_reconnect()
+        # a restarted process: rerun at once (xattn/ui/internals/reconnect.py); it draws
+        # nothing
+        internals.rerun_on_reconnect()
 
 
 def _page(state: PageState) -> None:
     room = room_setup(state, lesson_questions)      # a class's room sets the lesson step
     try:
-        if room is not None and not room.host and not room.explore:
-            _notices(state)
-            page_style(False)
-            student_page(state, room)               # a phone in a class: the step alone
-            return
         _full_page(state, room)
     finally:
         if room is not None:
-            follow(room)                            # the relay redraws it when the class moves
+            follow(room)                            # it reruns itself when the class moves
 
 
 def _full_page(state: PageState, room: Room | None) -> None:

@@ -2,7 +2,7 @@
 asks about, and the question of every step on them.
 
 A room's questions are made when it opens (``lesson_questions``), and each student's page
-draws the same step on the same weights (``xattn.ui.student.class_step``), so both read
+draws the same step on the same weights (``xattn.ui.answers.class_step``), so both read
 ``prepared_attention``: the step's own settings, everything else at its default.
 """
 
@@ -23,22 +23,27 @@ from xattn.ui.training_runs import obtain
 __all__ = ["prepared_attention", "lesson_questions"]
 
 
-def prepared_attention(step: Step) -> Attention:
+def prepared_attention(step: Step, *, show: bool = True) -> Attention:
     """The weights of ``step``'s prepared page (its own settings, everything else default):
-    what a class's room asks about before the host opens the step."""
+    what a class's room asks about before the host opens the step. ``show``: the page's run
+    shows a model loading or a training's progress (False: the server's own threads, where
+    there is no page to show it on)."""
     s = step.state
     if s.get("weights") == "model":
         from xattn.marian import SHIPPED_MODEL
         from xattn.sources import model_attention
         from xattn.ui.models import TOY_PAIR, attention_of, loaded_model
 
-        model = loaded_model(SHIPPED_MODEL)
+        model = loaded_model(SHIPPED_MODEL, show=show)
         return model_attention(attention_of(model, s.get("src", TOY_PAIR[0]),
                                             s.get("tgt") or None, True), loaded=model)
     if s.get("weights") == "trained":
-        bar, curve = st.empty(), st.empty()
-        run, _ = obtain(TrainConfig(), bar, curve)
-        bar.empty(), curve.empty()
+        if show:
+            bar, curve = st.empty(), st.empty()
+            run, _ = obtain(TrainConfig(), bar, curve)
+            bar.empty(), curve.empty()
+        else:
+            run, _ = obtain(TrainConfig(), None, None)
         return trained_attention(run, translate(TR_SRC.default))
     settings = Settings(d_model=s.get("d_model", 32), n_heads=s.get("heads", 4),
                         mask_mode=s.get("mask", "none"), wait_k=s.get("k", 3),

@@ -8,10 +8,11 @@ projector are two host pages of one class), and only a host's explicit action (a
 *Ask again*, a timer) changes it. Until the host reveals a step, the weights stay hidden; after
 the reveal each student sees the truth with their own prediction, and the host the class's.
 
-Pages follow the room without polling: the process's `Relay` (``xattn.classroom.relay``)
-reads every room's pulse a few times a second and asks each out-of-date page to redraw
-(``xattn.ui.push``). A student's answer goes to the relay's outbox and the page shows its
-receipt: saved (with the value the store keeps), still being sent, or not saved and why.
+A student's link (``?room=CODE``) opens the phone's own light page (``xattn/ui/server``):
+this Streamlit page is the lecturer's, and the full page a student opens from the phone
+(*Explore this step on the full page*, ``explore=1``). Both follow the room without polling:
+a public component listens to the room's pulse and asks for the page's own rerun
+(``xattn/ui/server/follow.py``).
 
 Only "no such room" and "wrong host key" leave a room. A store that does not answer keeps
 every page in its room, on the last step it read, with a notice; answers wait in the outbox.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -31,32 +33,24 @@ from xattn.classroom import (
     ClassStore,
     HostRefused,
     LimitReached,
-    Question,
     RoomNotFound,
     RoomView,
     normalize_code,
 )
 from xattn.classroom.config import configured, open_store
-from xattn.classroom.outbox import Receipt
-from xattn.classroom.relay import Drawn, Relay
 from xattn.literal import md_code, show_value
-from xattn.ui import push
 from xattn.ui.identity import allowed, student_id
 from xattn.ui.link import CLASS, HOST, LESSON, ROOM, VIEW
+from xattn.ui.server.follow import follow_room
 from xattn.ui.state import Notice, PageState
 
-__all__ = ["Room", "room_setup", "class_store", "relay", "follow", "send_answer",
-           "move_class", "host_action", "explore", "start_button", "join_box", "HOST_ERROR",
-           "FOLLOW_EVERY", "ANSWER_WAIT"]
+__all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
+           "start_button", "join_box", "back_to_class", "HOST_ERROR"]
 
-FOLLOW_EVERY = 2.0      # seconds between a page's own polls, where the relay cannot ask it
-ANSWER_WAIT = 1.0       # seconds a tap's run waits for the store before it says "sending"
-_SID = "_xattn_student"         # session: this browser session's student id
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
 _FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
 _LAST = "_xattn_room_last"      # session: the last RoomView read (shown while the store is out)
-EXPLORE = "_xattn_room_explore"  # session: the room whose full page a student explores
 
 
 @st.cache_resource(show_spinner=False)
@@ -71,30 +65,18 @@ def class_store() -> ClassStore:
     return _stores(*configured())
 
 
-@st.cache_resource(show_spinner=False)
-def _relays(redis_url: str, path: str) -> Relay:
-    def ask(session: str, fragments) -> bool:
-        return push.rerun(session, fragments, busy=lambda: made.busy(session))
-    made = Relay(_stores(redis_url, path), ask, alive=push.alive)
-    return made
-
-
-def relay() -> Relay:
-    """The server's relay (one per process and store): it redraws pages and sends answers."""
-    return _relays(*configured())
-
-
 @dataclass
 class Room:
-    """This session's class: its code, the host key (the lecturer's pages only), the room as
-    last read, the student id, and whether a student explores the full page."""
+    """This session's class: its code, the host key (the lecturer's pages only; None: a
+    student exploring the full page), the room as last read, the student id."""
 
     code: str
     host: str | None
     view: RoomView | None      # None: the store has not answered this session yet
-    student: str | None        # None: a browser without its id yet (identity.join_screen)
-    explore: bool = False
+    student: str | None        # None: a browser without its id (the phone's page gives one)
     problem: str | None = None  # the store's words when it did not answer this run
+    tally: int = 0             # the room's tally as read before the view (the count drawn)
+    now: float = 0.0           # the store's clock at the read
 
     @property
     def hidden(self) -> bool:
@@ -106,9 +88,6 @@ class Room:
         """This round's time ran out (on the store's clock as this page last read it)."""
         timer = self.view.timer if self.view is not None else None
         return timer is not None and time.time() >= timer.ends_at
-
-    def drawn(self) -> Drawn:
-        return Drawn(-1) if self.view is None else Drawn(self.view.version, self.closed)
 
     def __repr__(self) -> str:
         step = self.view.step if self.view is not None else "?"
@@ -127,6 +106,7 @@ def room_setup(state: PageState, questions) -> Room | None:
             state.notices.append(Notice("link", HostRefused().args[0]))
             state.drawn.pop(HOST.key, None)
         return None
+    tally = 0
     try:
         store = class_store()
         student = None if key else student_id(store)
@@ -138,6 +118,10 @@ def room_setup(state: PageState, questions) -> Room | None:
         code = normalize_code(code)
         if key:
             store.check_host(code, key)
+        # The tally first: an answer that lands between the two reads is then in the view
+        # but not in the tally drawn, and the page is asked once more (follow.py).
+        pulse = store.pulse([code]).get(code)
+        tally = pulse.tally if pulse is not None else 0
         view, problem = store.room_view(code, None if key else student, present=False), None
     except (HostRefused, RoomNotFound) as err:  # the same words whether or not it exists
         _leave(state, str(err))
@@ -150,8 +134,8 @@ def room_setup(state: PageState, questions) -> Room | None:
         view = last                                  # the last step read, until it is back
     elif view is not None:
         st.session_state[_LAST] = view
-    room = Room(code, key or None, view, student,
-                explore=not key and st.session_state.get(EXPLORE) == code, problem=problem)
+    room = Room(code, key or None, view, student, problem=problem, tally=tally,
+                now=time.time())
     _place(state, room)
     return room
 
@@ -160,7 +144,7 @@ def _unavailable(err: ClassroomError) -> str:
     if isinstance(err, LimitReached):
         return str(err)
     return (f"The class store is not answering ({md_code(str(err))}). This page stays in the "
-            "class: your answers are kept on this server and sent as soon as it is back.")
+            "class and shows its step as soon as the store is back.")
 
 
 def _place(state: PageState, room: Room) -> None:
@@ -226,62 +210,18 @@ def host_action(action) -> None:
         action(class_store())
     except ClassroomError as err:
         st.session_state[HOST_ERROR] = str(err)
-        return
-    session = push.session_id() if push.available() else None
-    if session:         # this page's run draws the move before the process's other pages
-        relay().hold(session)
 
 
 HOST_ERROR = "_xattn_room_error"   # session: what the store said to a host's last action
 
 
-def send_answer(room: Room, question: Question, value) -> Receipt:
-    """A student's answer to the room's current question, into the process's outbox; the
-    receipt as it is after up to ``ANSWER_WAIT`` seconds (saved, sending, retrying, or
-    refused)."""
-    view = room.view
-    try:
-        out = relay()
-    except ClassroomError as err:       # the store cannot be opened at all: nothing to retry
-        return Receipt(view.step, view.round, value, "refused",
-                       f"the class store cannot be opened ({err}); tell your teacher.")
-    out.send(push.session_id() or "", room.code, view.step, view.round, room.student, value)
-    return out.wait(room.code, room.student, ANSWER_WAIT)
-
-
 def follow(room: Room) -> None:
-    """Say what this page drew of its room (call at the end of every full run): the relay
-    asks it to redraw when the room moves on, and marks its student present. Where the relay
-    cannot ask a page (an AppTest run, a Streamlit whose internals differ), the page polls the
-    room itself and marks its student present as it runs."""
-    if push.available():
-        session = push.session_id()
-        try:
-            if session and (room.host or room.student):
-                relay().watch(session, room.code, None if room.host else room.student,
-                              room.drawn())
-        except ClassroomError:
-            pass                    # a store that cannot be opened: the notice says so
-        return
-    if not room.host and room.student:
-        try:
-            class_store().touch(room.code, [room.student])
-        except ClassroomError:
-            pass
-    _poll(room.code, room.drawn())
-
-
-@st.fragment(run_every=FOLLOW_EVERY)
-def _poll(code: str, drawn: Drawn) -> None:
-    """The page's own poll (only where the relay cannot ask it to redraw)."""
-    try:
-        pulse = class_store().pulse([code]).get(code)
-    except ClassroomError:
-        return
-    want = Drawn(-1) if pulse is None else Drawn(
-        pulse.version, pulse.ends_at is not None and time.time() >= pulse.ends_at)
-    if (want.version, want.closed) != (drawn.version, drawn.closed):
-        st.rerun(scope="app")
+    """Keep this page in step with its room (call once per full run): it reruns itself when
+    the room moves, and its count when someone answers (``xattn/ui/server/follow.py``)."""
+    view = room.view
+    version = view.version if view is not None else -1
+    ends_at = view.timer.ends_at if view is not None and view.timer is not None else None
+    follow_room(room.code, version, room.tally, ends_at, room.closed, room.now)
 
 
 def start_button() -> None:
@@ -320,11 +260,8 @@ def join_box() -> None:
     st.rerun()
 
 
-def explore(room: Room, on: bool) -> None:
-    """A student leaves the class's page for the full page of the step, or comes back."""
-    if on:
-        st.session_state[EXPLORE] = room.code
-    else:
-        st.session_state.pop(EXPLORE, None)
-    st.session_state[VIEW.key] = "Lesson"          # the full page opens on the class's step
-
+def back_to_class(room: Room) -> None:
+    """On the full page a student explores: the way back to the phone's page of the class."""
+    step = room.view.step if room.view is not None else "?"
+    st.markdown(f"[Back to the class](?{urlencode({ROOM.key: room.code})}) · class "
+                f"{room.code} is on step {step}")

@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from xattn.literal import md_code, show_value
 from xattn.ui.link import REGISTRY
@@ -230,13 +229,12 @@ def page_state() -> PageState:
     """This run's state. The link is read on the session's first run and after the browser's
     back or forward button; otherwise the address bar only echoes what the page wrote. A
     control the browser shows but this session has not drawn keeps the value it shows (the
-    session is new in this process after a reconnect: `xattn.ui.reconnect`)."""
-    from xattn.ui.reconnect import browser_values
+    session is new in this process after a reconnect: `xattn.ui.internals.reconnect`)."""
+    from xattn.ui.internals import browser_values, history_navigation
 
     ss = st.session_state
     state = PageState(memory=ss.setdefault(_MEMORY, {}))
-    ctx = get_script_run_ctx()
-    history = getattr(ctx, "is_history_navigation", False)
+    history = history_navigation()
     shown = {} if history else browser_values(REGISTRY, drawn=state.memory)
     if not ss.get(LINK_READ) or history:
         ss[LINK_READ] = True

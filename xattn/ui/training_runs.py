@@ -166,7 +166,7 @@ def _train_live(config: TrainConfig, bar_slot, curve_slot,
                 interrupted.append(err)
         return None
 
-    bar = show(bar_slot.progress, 0.0, text="Training…")
+    bar = show(bar_slot.progress, 0.0, text="Training…") if bar_slot is not None else None
 
     def callback(step: int, loss: float) -> None:
         losses.append(loss)
@@ -183,7 +183,8 @@ def _train_live(config: TrainConfig, bar_slot, curve_slot,
     if bar is not None:
         show(bar.progress, 1.0, text=f"Scoring on {len(result.heldout)} held-out sentences…")
     run = evaluate(result, seconds)
-    show(bar_slot.empty)
+    if bar_slot is not None:
+        show(bar_slot.empty)
     return run
 
 
@@ -208,7 +209,7 @@ def obtain_from(config: TrainConfig, bar_slot, curve_slot, runs: ByteLRU,
     since = time.monotonic()
 
     def on_wait(ahead: int, running: int) -> None:
-        if interrupted:                     # the page went away; the place is kept for others
+        if interrupted or bar_slot is None:  # no page (or it went away): the place is kept
             return
         try:
             bar_slot.progress(0.0, text=waiting_text(ahead, running, queue.slots,
@@ -225,6 +226,8 @@ def obtain_from(config: TrainConfig, bar_slot, curve_slot, runs: ByteLRU,
         return run
 
     def wait():
+        if bar_slot is None:                # the server's own thread: nothing to show
+            return contextlib.nullcontext()
         return st.spinner("Another student asked for this very setting moments ago; waiting "
                           "for that run (queued or training), which everyone shares…")
 
@@ -237,5 +240,5 @@ def obtain_from(config: TrainConfig, bar_slot, curve_slot, runs: ByteLRU,
 def obtain(config: TrainConfig, bar_slot, curve_slot) -> tuple[Evaluated, bool]:
     """The class's run of ``config`` and whether this call trained it: stored, or trained now
     with live progress (after waiting for a free trainer, with the place in the queue shown in
-    ``bar_slot``)."""
+    ``bar_slot``; None for both slots: nothing shown, the server's own threads)."""
     return obtain_from(config, bar_slot, curve_slot, runs(), trainers())

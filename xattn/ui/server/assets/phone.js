@@ -1,0 +1,503 @@
+// xattn: a phone in a class. The room's moves arrive as server-sent events
+// (live/CODE/events); a tap is POSTed (live/CODE/answer) and kept on the phone until the
+// class store has it. HTML comes only from the server's own rendering of the lesson
+// (xattn/markup.py); every label, choice and token is set as text.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const code = JOIN && JOIN.code;
+  const S = { room: null, me: null, offset: 0, pending: null, inflight: false, net: null,
+    receipt: null, connected: false, drawn: null, links: [], target: 0, parts: [],
+    lastSend: 0 };
+  const KEY = "xattn-pending-" + code;
+  const SHORT = { "follows position": "position", "aligns words": "aligns", "sink": "sink",
+    "spread out": "spread" };
+
+  function el(tag, props, ...kids) {
+    const n = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (k === "text") n.textContent = v;
+      else if (k === "html") n.innerHTML = v;          // trusted: the server's own rendering
+      else if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
+      else if (v !== null && v !== undefined && v !== false) n.setAttribute(k, v);
+    }
+    for (const kid of kids) if (kid) n.append(kid);
+    return n;
+  }
+  const now = () => Date.now() / 1000 + S.offset;
+
+  // --- answers: canonical forms, words -------------------------------------------------------
+  function canonical(ask, v) {
+    if (v === null || v === undefined) return null;
+    if (ask.kind === "number") return Number(Number(v).toFixed(ask.decimals)) + 0;
+    if (ask.kind === "links") {
+      const seen = new Set();
+      return v.map((l) => [l[0], l[1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1])
+        .filter((l) => { const k = l.join("-"); if (seen.has(k)) return false; seen.add(k); return true; });
+    }
+    return v;
+  }
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  function words(ask, v) {
+    if (v === null || v === undefined) return "none";
+    if (ask.kind === "token") return ask.choices[v] !== undefined ? ask.choices[v] : String(v);
+    if (ask.kind === "number") return Number(v).toFixed(ask.decimals);
+    if (ask.kind === "parts") {
+      const said = ask.rows.map((r, i) => v[i] ? r + " " + (SHORT[v[i]] || v[i]) : null)
+        .filter(Boolean);
+      return said.length ? said.join(", ") : "none";
+    }
+    if (ask.kind === "links") return v.length + (v.length === 1 ? " link" : " links");
+    return String(v);
+  }
+
+  // --- the stream ----------------------------------------------------------------------------
+  let es = null, lost = null;
+  function connect() {
+    es = new EventSource("live/" + encodeURIComponent(code) + "/events");
+    es.onopen = () => { S.connected = true; clearTimeout(lost); status(null); resend(); };
+    es.onmessage = (e) => frame(JSON.parse(e.data));
+    es.addEventListener("me", (e) => { const f = JSON.parse(e.data); clock(f.now); me(f.me); draw(); });
+    es.addEventListener("status", (e) => {
+      const f = JSON.parse(e.data);
+      S.problem = f.problem;
+      status(f.problem ? "The class store is not answering: your answers are kept and sent as soon as it is back." : null);
+    });
+    es.addEventListener("gone", (e) => { es.close(); gone(JSON.parse(e.data).gone); });
+    es.onerror = () => {
+      S.connected = false;
+      clearTimeout(lost);
+      lost = setTimeout(() => { if (!S.connected) status("Reconnecting to the class… your answers are kept on this phone meanwhile."); }, 2000);
+    };
+  }
+  function clock(t) { if (typeof t === "number") S.offset = t - Date.now() / 1000; }
+  function status(text) { const s = $("status"); s.hidden = !text; s.textContent = text || ""; }
+  function gone(why) {
+    $("main").hidden = true;
+    $("join").hidden = false;
+    $("join-why").textContent = why + " Type the class code your teacher shows.";
+    localStorage.removeItem(KEY);
+  }
+
+  function frame(f) {
+    clock(f.now);
+    S.room = f.room;
+    me(f.me);
+    draw();
+  }
+  function me(m) {
+    S.me = m || { mine: null };
+    const r = S.room, ask = r && r.ask, p = S.pending;
+    if (m && m.receipt) S.receipt = m.receipt;
+    if (!p || !r) return;
+    if (p.step !== r.step || p.round !== r.round) { drop(); return; }
+    if (S.me.mine !== null && same(S.me.mine, p.value)) {
+      S.receipt = { step: p.step, round: p.round, value: p.value, state: "saved" };
+      drop();
+    } else if (r.phase !== "asking" || closed()) {
+      S.receipt = { step: p.step, round: p.round, value: p.value, state: "refused",
+        why: "the question closed before your answer reached the class." };
+      drop();
+    } else if (ask && S.receipt && S.receipt.state === "refused" && same(S.receipt.value, p.value)) {
+      drop();
+    }
+  }
+  function drop() { S.pending = null; localStorage.removeItem(KEY); }
+  function closed() {
+    const t = S.room && S.room.timer;
+    return !!t && now() >= t.ends_at;
+  }
+
+  // --- sending a tap -------------------------------------------------------------------------
+  function choose(value) {
+    const r = S.room;
+    if (!r || !r.ask || r.phase !== "asking" || closed()) return;
+    value = canonical(r.ask, value);
+    S.pending = { step: r.step, round: r.round, value: value };
+    localStorage.setItem(KEY, JSON.stringify(S.pending));
+    S.receipt = null;
+    S.net = null;
+    S.control = null;           // the controls redraw with the new choice pressed
+    draw();
+    send();
+  }
+  function resend() {
+    if (S.pending) { S.lastSend = 0; send(); }
+  }
+  async function send() {
+    const p = S.pending;
+    if (!p || S.inflight) return;
+    S.inflight = true;
+    S.lastSend = Date.now();
+    try {
+      const res = await fetch("live/" + encodeURIComponent(code) + "/answer", {
+        method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+        body: JSON.stringify({ step: p.step, round: p.round, value: p.value }) });
+      const receipt = await res.json();
+      S.net = null;
+      if (S.pending === p) {
+        S.receipt = Object.assign({ step: p.step, round: p.round, value: p.value }, receipt);
+        if (receipt.state === "saved" || receipt.state === "refused") drop();
+        if (res.status === 401) setTimeout(() => location.reload(), 1500);
+      }
+    } catch (err) {
+      S.net = "offline";
+    } finally {
+      S.inflight = false;
+      draw();
+      if (S.pending && S.pending !== p) send();     // a newer tap came meanwhile: it wins
+    }
+  }
+  setInterval(() => {       // a tap not saved yet is sent again (the server's outbox may be gone)
+    if (S.pending && !S.inflight && Date.now() - S.lastSend > 4000) send();
+    tick();
+  }, 250);
+
+  // --- drawing -------------------------------------------------------------------------------
+  function draw() {
+    const r = S.room;
+    if (!r) return;
+    $("where").textContent = "xattn · class " + r.code + " · step " + r.step + " of " + r.n_steps +
+      (r.round > 1 ? " · round " + r.round : "");
+    document.title = r.step + ". " + r.title + " · xattn";
+    const key = [r.code, r.version, r.phase, r.step, r.round].join("|");
+    const fresh = key !== S.drawn;
+    if (fresh) {
+      $("title").textContent = r.step + ". " + r.title;
+      $("question").innerHTML = r.question;
+      $("about-text").innerHTML = (r.note || "") + r.about;
+      $("about").hidden = false;
+      $("about").open = r.phase === "revealed" && !r.ask;
+      $("reads").hidden = !r.reads;
+      $("more").hidden = false;
+      $("explore").href = "?room=" + encodeURIComponent(r.code) + "&explore=1";
+    }
+    const open = r.phase === "asking" && !closed();
+    const control = [r.step, r.round, r.version, open].join("|");
+    if (r.ask && control !== S.control) {
+      S.control = control;
+      controls(r.ask, open);
+    }
+    $("ask").hidden = !r.ask;
+    receipt();
+    $("wait").textContent = r.phase === "revealed" ? "" : closed() || r.phase === "closed"
+      ? "Time is up: answers are closed. Your teacher reveals the answer next."
+      : "The answer appears here when your teacher reveals it.";
+    if (fresh || S.verdictShown !== JSON.stringify(S.me)) reveal();
+    S.drawn = key;
+    tick();
+  }
+
+  function shown() {
+    if (S.pending) return S.pending.value;
+    if (S.me && S.me.mine !== null && S.me.mine !== undefined) return S.me.mine;
+    return null;
+  }
+
+  function controls(ask, open) {
+    const box = $("controls");
+    box.textContent = "";
+    $("prompt").innerHTML = ask.prompt;
+    const value = shown();
+    if (ask.kind === "number") return number(box, ask, value, open);
+    if (ask.kind === "parts") return parts(box, ask, value, open);
+    if (ask.kind === "links") return links(box, ask, value, open);
+    const group = el("div", { class: "group", role: "group", "aria-labelledby": "prompt" });
+    ask.choices.forEach((c, i) => {
+      const v = ask.kind === "token" ? i : c;
+      group.append(el("button", { type: "button", class: "pill", "aria-pressed": String(same(v, value)),
+        disabled: !open, onclick: () => choose(v) }, el("code", { text: c })));
+    });
+    box.append(group);
+  }
+  function number(box, ask, value, open) {
+    const input = el("input", { type: "number", inputmode: "decimal", min: ask.low, max: ask.high,
+      step: Math.pow(10, -ask.decimals), id: "number", "aria-labelledby": "prompt",
+      placeholder: "type a number", disabled: !open });
+    if (value !== null) input.value = Number(value).toFixed(ask.decimals);
+    const go = () => {
+      const v = parseFloat(input.value.replace(",", "."));
+      if (!isFinite(v) || v < ask.low || v > ask.high) {
+        S.receipt = { state: "refused", step: S.room.step, round: S.room.round, value: input.value,
+          why: "this step takes a number from " + ask.low + " to " + ask.high + "." };
+        draw();
+        return;
+      }
+      choose(v);
+    };
+    input.addEventListener("keydown", (e) => { if (e.key === "Enter") go(); });
+    box.append(el("div", { class: "row" }, input,
+      el("button", { type: "button", class: "primary", disabled: !open, onclick: go, text: "Send" })));
+  }
+  function parts(box, ask, value, open) {
+    S.parts = Array.isArray(value) ? value.slice() : ask.rows.map(() => null);
+    ask.rows.forEach((row, k) => {
+      const name = el("div", { class: "part-name", id: "part-" + k, text: row });
+      const group = el("div", { class: "group", role: "group", "aria-labelledby": "part-" + k });
+      ask.choices.forEach((c, j) => {
+        group.append(el("button", { type: "button", class: "pill", "aria-pressed": String(S.parts[k] === c),
+          disabled: !open, text: ask.labels[j], title: c, onclick: () => {
+            S.parts[k] = S.parts[k] === c ? null : c;
+            if (S.parts.some((p) => p !== null)) choose(S.parts.slice());
+            else { S.control = null; draw(); }
+          } }));
+      });
+      box.append(el("div", { class: "part" }, name, group));
+    });
+  }
+  function links(box, ask, value, open) {
+    S.links = Array.isArray(value) ? value.map((l) => l.slice()) : [];
+    const linked = new Set(S.links.map((l) => l[0]));
+    if (S.target >= ask.rows.length) S.target = 0;
+    const tgt = el("div", { class: "group", role: "group", "aria-label": "Target word" });
+    ask.rows.forEach((w, i) => tgt.append(el("button", { type: "button", class: "pill",
+      "aria-pressed": String(S.target === i), disabled: !open,
+      onclick: () => { S.target = i; S.control = null; draw(); } },
+      el("code", { text: w }), linked.has(i) ? " ✓" : "")));
+    const src = el("div", { class: "group", role: "group", "aria-label": ask.rows[S.target] + " translates" });
+    ask.choices.forEach((w, j) => {
+      const on = S.links.some((l) => l[0] === S.target && l[1] === j);
+      src.append(el("button", { type: "button", class: "pill", "aria-pressed": String(on), disabled: !open,
+        onclick: () => toggle(ask, S.target, j) }, el("code", { text: w }), on ? " ✓" : ""));
+    });
+    box.append(el("div", { class: "part-name", text: "Tap a target word:" }), tgt,
+      el("div", { class: "part-name" }, el("code", { text: ask.rows[S.target] }), " translates:"), src);
+    if (S.links.length) {
+      const list = el("div", { class: "group", role: "group", "aria-label": "Your links" });
+      S.links.forEach((l) => list.append(el("button", { type: "button", class: "pill", disabled: !open,
+        title: "Take this link back", onclick: () => toggle(ask, l[0], l[1]) },
+        el("code", { text: ask.rows[l[0]] }), " → ", el("code", { text: ask.choices[l[1]] }), " ✕")));
+      box.append(el("div", { class: "part-name", text: "Your " + S.links.length + " link" +
+        (S.links.length === 1 ? "" : "s") + " (tap one to take it back):" }), list);
+    }
+  }
+  function toggle(ask, t, s) {
+    const at = S.links.findIndex((l) => l[0] === t && l[1] === s);
+    if (at >= 0) S.links.splice(at, 1);
+    else if (S.links.length < 32) {
+      S.links.push([t, s]);
+      const linked = new Set(S.links.map((l) => l[0]));
+      for (let d = 1; d <= ask.rows.length; d++) {
+        const next = (t + d) % ask.rows.length;
+        if (!linked.has(next)) { S.target = next; break; }
+      }
+    }
+    S.control = null;
+    if (S.links.length) choose(S.links.slice());
+    else draw();
+  }
+
+  function receipt() {
+    const box = $("receipt"), r = S.room, ask = r.ask;
+    box.className = "";
+    box.textContent = "";
+    if (!ask) return;
+    const open = r.phase === "asking" && !closed();
+    const until = r.timer ? "time is up or your teacher reveals the answer" : "your teacher reveals the answer";
+    const rc = S.receipt && S.receipt.step === r.step && S.receipt.round === r.round ? S.receipt : null;
+    const say = (cls, text) => { box.className = "receipt " + cls; box.textContent = text; };
+    if (S.pending) {
+      const w = words(ask, S.pending.value);
+      if (S.net === "offline" || !S.connected)
+        return say("retrying", "Not sent yet: this phone has no connection to the class. Your answer " + w + " is kept here and sent as soon as the connection is back: keep this page open.");
+      if (rc && rc.state === "retrying" && same(rc.value, S.pending.value))
+        return say("retrying", "Not saved yet: the class store does not answer (" + rc.why + "). Your answer " + w + " is kept and sent again every few seconds: keep this page open.");
+      return say("sending", "Sending " + w + " to the class…");
+    }
+    if (rc && rc.state === "refused") {
+      const had = S.me && S.me.mine !== null && !same(S.me.mine, rc.value) ? " The class has your earlier answer " + words(ask, S.me.mine) + "." : "";
+      return say("refused", "Not saved: " + rc.why + " Your tap on " + words(ask, rc.value) + " did not reach the class." + had);
+    }
+    const mine = S.me && S.me.mine !== null && S.me.mine !== undefined ? S.me.mine : null;
+    if (mine !== null) return say("saved", "Saved: " + words(ask, mine) + "." + (open ? " You can change it until " + until + "." : ""));
+    if (open) return say("hint", "Tap your answer: it is saved for the class at once.");
+  }
+
+  function reveal() {
+    const r = S.room, sec = $("reveal");
+    S.verdictShown = JSON.stringify(S.me);
+    if (r.phase !== "revealed" || !r.answer) { sec.hidden = true; return; }
+    sec.hidden = false;
+    $("verdict").innerHTML = (r.ask && S.me && S.me.verdict) || "";
+    $("versus").innerHTML = r.answer.versus || "";
+    $("answer").innerHTML = r.answer.text;
+    const charts = $("charts");
+    const key = [r.code, r.version, r.step, r.round].join("|");
+    if (charts.dataset.key !== key) {
+      charts.textContent = "";
+      r.answer.charts.forEach((c) => charts.append(chart(c)));
+      charts.dataset.key = key;
+    }
+  }
+
+  function tick() {
+    const r = S.room, t = r && r.timer, box = $("timer");
+    if (!t || r.phase !== "asking") { box.hidden = true; return; }
+    const left = Math.max(0, Math.ceil(t.ends_at - now()));
+    box.hidden = false;
+    box.textContent = left > 0 ? "⏱ " + Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0") : "⏱ time is up";
+    if (left === 0 && S.control && S.control.endsWith("true")) { S.control = null; draw(); }
+  }
+
+  // --- charts as SVG -------------------------------------------------------------------------
+  const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779",
+    "#6ece58", "#b5de2b", "#fde725"];
+  const SERIES = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442"];
+  function rgb(h) { return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)); }
+  function colour(v, lo, hi, reverse) {
+    let t = hi > lo ? (v - lo) / (hi - lo) : 0;
+    t = Math.min(1, Math.max(0, reverse ? 1 - t : t)) * (VIRIDIS.length - 1);
+    const i = Math.min(VIRIDIS.length - 2, Math.floor(t)), f = t - i;
+    const a = rgb(VIRIDIS[i]), b = rgb(VIRIDIS[i + 1]);
+    return "rgb(" + a.map((x, k) => Math.round(x + (b[k] - x) * f)).join(",") + ")";
+  }
+  function light(v, lo, hi, reverse) {
+    let t = hi > lo ? (v - lo) / (hi - lo) : 0;
+    t = reverse ? 1 - t : t;
+    return t > 0.62;
+  }
+  const NS = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs, text) {
+    const n = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, v);
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+  const fmt = (v, pct) => (v === null ? "–" : pct ? Math.round(v * 100) + "%" : String(v));
+
+  function chart(spec) {
+    const fig = el("figure", {}, el("figcaption", { text: spec.title }));
+    const small = spec.panels.length > 2;
+    const grid = el("div", { class: small ? "group" : "" });
+    spec.panels.forEach((p) => {
+      const drawn = p.kind === "heat" ? heat(p, small) : p.kind === "bars" ? bars(p) : lines(p);
+      drawn.setAttribute("role", "img");
+      drawn.setAttribute("aria-label", (p.name ? p.name + ": " : "") + spec.alt);
+      grid.append(small ? el("div", {}, el("div", { class: "muted", text: p.name || "" }), drawn) : drawn);
+    });
+    fig.append(grid);
+    const legend = spec.panels.find((p) => p.kind !== "heat" && p.series.length > 1);
+    if (legend) fig.append(el("div", { class: "legend" }, ...legend.series.map((s, k) =>
+      el("span", {}, el("span", { class: "swatch", style: "background:" + SERIES[k % SERIES.length] }), s.name || ("series " + (k + 1))))));
+    fig.append(numbers(spec));
+    return fig;
+  }
+  function heat(p, small) {
+    const nr = p.z.length, nc = p.z[0].length;
+    const cell = small ? Math.max(9, Math.min(18, Math.floor(150 / nc))) : Math.max(14, Math.min(40, Math.floor(260 / nc)));
+    const left = small ? 4 : Math.min(120, 14 + 7 * Math.max(...p.y.map((s) => cut(s, 14).length)));
+    const bottom = small ? 4 : Math.min(110, 16 + 6 * Math.max(...p.x.map((s) => cut(s, 14).length)));
+    const w = left + nc * cell + 4, h = 6 + nr * cell + bottom;
+    const s = svg("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h });
+    p.z.forEach((row, i) => row.forEach((v, j) => {
+      const x = left + j * cell, y = 6 + i * cell;
+      s.append(svg("rect", { x: x, y: y, width: cell - 1, height: cell - 1,
+        fill: v === null ? "#ddd" : colour(v, p.zmin, p.zmax, p.reverse) },));
+      if (p.text && !small) s.append(svg("text", { x: x + cell / 2, y: y + cell / 2 + 4, "text-anchor": "middle",
+        style: "fill:" + (light(v, p.zmin, p.zmax, p.reverse) ? "#1b1b1f" : "#fff") }, p.text[i][j]));
+    }));
+    p.marks.forEach((m) => {
+      const x = left + m[1] * cell, y = 6 + m[0] * cell;
+      if (m[2] === "masked") {
+        s.append(svg("path", { d: "M" + (x + 3) + " " + (y + 3) + "L" + (x + cell - 4) + " " + (y + cell - 4) + "M" + (x + cell - 4) + " " + (y + 3) + "L" + (x + 3) + " " + (y + cell - 4), stroke: "#bebebe", "stroke-width": 2 }));
+      } else {
+        s.append(svg("rect", { x: x + 1, y: y + 1, width: cell - 3, height: cell - 3, fill: "none", stroke: "#ff2d55", "stroke-width": 2.5 }));
+      }
+    });
+    if (!small) {
+      p.y.forEach((t, i) => s.append(svg("text", { x: left - 4, y: 6 + i * cell + cell / 2 + 4, "text-anchor": "end" }, cut(t, 14))));
+      p.x.forEach((t, j) => {
+        const x = left + j * cell + cell / 2, y = 6 + nr * cell + 6;
+        s.append(svg("text", { x: x, y: y, "text-anchor": "end", transform: "rotate(-60 " + x + " " + y + ")" }, cut(t, 14)));
+      });
+    }
+    return s;
+  }
+  function bars(p) {
+    const n = p.x.length, k = p.series.length;
+    const all = p.series.flatMap((s) => s.y.filter((v) => v !== null));
+    const top = Math.max(1e-9, ...all), low = Math.min(0, ...all);
+    const left = 34, bottom = Math.min(110, 16 + 6 * Math.max(...p.x.map((s) => cut(s, 16).length)));
+    const slot = Math.max(18, Math.min(56, Math.floor(300 / n))), plot = 150;
+    const w = left + n * slot + 6, h = 16 + plot + bottom;
+    const s = svg("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h });
+    const y = (v) => 16 + plot * (top - v) / (top - low);
+    s.append(svg("line", { x1: left, x2: w, y1: y(0), y2: y(0), stroke: "#888" }));
+    s.append(svg("text", { x: left - 4, y: y(top) + 4, "text-anchor": "end" }, fmt(top, p.percent)));
+    p.series.forEach((ser, q) => ser.y.forEach((v, i) => {
+      if (v === null) return;
+      const bw = (slot - 6) / k, x = left + i * slot + 3 + q * bw;
+      s.append(svg("rect", { x: x, y: Math.min(y(v), y(0)), width: Math.max(1, bw - 1), height: Math.abs(y(0) - y(v)), fill: SERIES[q % SERIES.length] }));
+      if (ser.text && ser.text[i]) s.append(svg("text", { x: x + bw / 2, y: y(v) - 3, "text-anchor": "middle" }, ser.text[i]));
+    }));
+    p.x.forEach((t, i) => {
+      const x = left + i * slot + slot / 2, yy = 16 + plot + 8;
+      s.append(svg("text", { x: x, y: yy, "text-anchor": "end", transform: "rotate(-50 " + x + " " + yy + ")" }, cut(t, 16)));
+    });
+    return s;
+  }
+  function lines(p) {
+    const xs = p.series.flatMap((s) => s.x), ys = p.series.flatMap((s) => s.y).filter((v) => v !== null);
+    const fx = (v) => (p.log ? Math.log10(Math.max(v, 1e-9)) : v);
+    const x0 = Math.min(...xs.map(fx)), x1 = Math.max(...xs.map(fx));
+    const y0 = Math.min(0, ...ys), y1 = Math.max(...ys, 1e-9);
+    const left = 34, w = 330, h = 200, top = 10, plot = 160;
+    const X = (v) => left + (w - left - 8) * (x1 > x0 ? (fx(v) - x0) / (x1 - x0) : 0.5);
+    const Y = (v) => top + plot * (y1 - v) / (y1 - y0 || 1);
+    const s = svg("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h });
+    s.append(svg("line", { x1: left, x2: w - 8, y1: Y(y0), y2: Y(y0), stroke: "#888" }));
+    s.append(svg("text", { x: left - 4, y: Y(y1) + 4, "text-anchor": "end" }, fmt(y1, p.percent)));
+    s.append(svg("text", { x: left - 4, y: Y(y0) + 4, "text-anchor": "end" }, fmt(y0, p.percent)));
+    s.append(svg("text", { x: left, y: h - 8 }, String(Math.min(...xs))));
+    s.append(svg("text", { x: w - 8, y: h - 8, "text-anchor": "end" }, String(Math.max(...xs)) + (p.xtitle ? "  " + p.xtitle : "")));
+    const colours = {};
+    p.series.forEach((ser, q) => {
+      if (!(ser.name in colours)) colours[ser.name] = SERIES[Object.keys(colours).length % SERIES.length];
+      const pts = ser.x.map((v, i) => (ser.y[i] === null ? null : X(v) + "," + Y(ser.y[i]))).filter(Boolean);
+      s.append(svg("polyline", { points: pts.join(" "), fill: "none", stroke: colours[ser.name], "stroke-width": 2, "stroke-dasharray": ser.dash ? "5 4" : "none" }));
+    });
+    return s;
+  }
+  function numbers(spec) {
+    const box = el("details", {}, el("summary", { text: "The numbers" }));
+    spec.panels.forEach((p) => {
+      const t = el("table");
+      if (p.name) t.append(el("caption", { text: p.name }));
+      if (p.kind === "heat") {
+        t.append(el("tr", {}, el("th", { text: "" }), ...p.x.map((c) => el("th", { scope: "col", text: c }))));
+        p.z.forEach((row, i) => t.append(el("tr", {}, el("th", { scope: "row", text: p.y[i] }),
+          ...row.map((v, j) => el("td", { text: p.text ? p.text[i][j] : fmt(v, false) })))));
+      } else if (p.kind === "bars") {
+        t.append(el("tr", {}, el("th", { text: p.xtitle || "" }), ...p.series.map((s) => el("th", { scope: "col", text: s.name || p.ytitle || "value" }))));
+        p.x.forEach((c, i) => t.append(el("tr", {}, el("th", { scope: "row", text: c }),
+          ...p.series.map((s) => el("td", { text: s.text && s.text[i] ? s.text[i] : fmt(s.y[i], p.percent) })))));
+      } else {
+        p.series.forEach((s) => t.append(el("tr", {}, el("th", { scope: "row", text: s.name + (s.dash ? " (dashed)" : "") }),
+          ...s.y.map((v, i) => el("td", { text: s.x[i] + ": " + fmt(v, p.percent) })))));
+      }
+      box.append(t);
+    });
+    return box;
+  }
+
+  // --- start ---------------------------------------------------------------------------------
+  $("join").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const typed = $("code").value.replace(/[\s-]/g, "").toUpperCase();
+    location.href = "?room=" + encodeURIComponent(typed);
+  });
+  if (!JOIN || !JOIN.code || (JOIN.problem && !JOIN.retry)) {
+    gone(JOIN && JOIN.problem ? JOIN.problem : "That is not a class code.");
+    $("join-why").textContent = (JOIN && JOIN.problem) || "Type the class code your teacher shows.";
+    if (JOIN && JOIN.typed) $("code").value = JOIN.typed;
+    return;
+  }
+  if (JOIN.problem) {
+    status(JOIN.problem);
+    setTimeout(() => location.reload(), 5000);
+    return;
+  }
+  try { S.pending = JSON.parse(localStorage.getItem(KEY)); } catch (err) { S.pending = null; }
+  connect();
+})();

@@ -1,0 +1,97 @@
+"""The server process's live rooms: one `Hub` per process, started with the server.
+
+``app.py``'s ``st.App`` runs `lifespan` once per process, before the first request, the same
+way under ``streamlit run app.py`` (Community Cloud) and under ``deploy/serve.sh``: it raises
+the process's limit of open files (each phone holds a connection), adds the server log's
+filters, starts the hub's watcher on the server's event loop and a keep-alive for its streams,
+and stops them when the server stops. A store that cannot be opened yet (Redis still starting)
+does not stop the server: the hub is made on the first request that needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import threading
+from contextlib import asynccontextmanager
+
+from xattn.classroom import ClassroomError, RoomView
+from xattn.classroom.hub import KEEPALIVE, Hub, Message
+from xattn.ui import internals, server_logs
+
+__all__ = ["lifespan", "hub", "build", "OPEN_FILES"]
+
+_LOGGER = logging.getLogger(__name__)
+OPEN_FILES = 16_384      # open files a process asks for (a phone is one; HAProxy's side too)
+_made: list[Hub] = []
+_lock = threading.Lock()
+_loop: list[asyncio.AbstractEventLoop] = []
+
+
+def build(view: RoomView) -> Message:
+    """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson)."""
+    from xattn.ui.server.messages import room_message
+
+    return room_message(view)
+
+
+def hub() -> Hub:
+    """This process's hub, made and started on first use; `ClassroomError` if the class store
+    cannot be opened (tried again on the next call)."""
+    with _lock:
+        if _made:
+            return _made[0]
+        from xattn.ui.room import class_store
+
+        made = Hub(class_store(), build)       # StoreUnavailable: nothing is kept
+        if _loop:
+            made.start(_loop[0])
+        _made.append(made)
+        return made
+
+
+def raise_open_files(wanted: int = OPEN_FILES) -> int:
+    """Raise this process's soft limit of open files towards ``wanted`` (within the hard
+    limit); the limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+async def _keepalive() -> None:
+    while True:
+        await asyncio.sleep(KEEPALIVE)
+        if _made:
+            _made[0].keepalive()
+
+
+@asynccontextmanager
+async def lifespan(app):
+    """Start what a server process needs before its first request, and stop it after its
+    last (``st.App``'s lifespan: one start-up path for every way the app is served)."""
+    raise_open_files()
+    server_logs.install()
+    internals.install()
+    loop = asyncio.get_running_loop()
+    _loop[:] = [loop]
+    try:
+        hub()
+    except ClassroomError as err:
+        _LOGGER.warning("xattn: the class store cannot be opened yet (%s); rooms start on "
+                        "the first request that needs one", err)
+    beat = loop.create_task(_keepalive())
+    try:
+        yield
+    finally:
+        beat.cancel()
+        with _lock:
+            for made in _made:
+                made.stop()
+            _made.clear()

@@ -1,0 +1,133 @@
+"""What a phone is sent when its class moves: one message per room per move, as JSON.
+
+`room_message` turns a read of the room (a ``RoomView``) into a ``xattn.classroom.hub.Message``:
+the step's heading, its question and the prediction control it asks for, the step's words
+(folded on the phone), the timer, and after the reveal the answer in words, the class's
+answers and the chart that answers the question. Everything comes from the same place as on
+the lecturer's page: the step's prepared weights and what the step tells of them
+(``xattn.ui.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
+the versus chart of step 14) turned into a phone's chart specs (``xattn.figures.phone``).
+Markdown becomes HTML here (``xattn.markup``): the phone shows it as the server made it, and
+everything else (a token, a choice, a label) as text, never as markup.
+
+What is the same for every room on a step (the words, the question, the charts of the
+weights) is made once per server process (`_step_part`); what depends on the room (its
+counts, timer and phase) once per move.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from xattn.classroom import NO_QUESTION, Question, RoomView
+from xattn.classroom.hub import Message
+from xattn.figures.classroom import class_figure
+from xattn.figures.phone import phone_chart
+from xattn.lesson import STEPS, Told, verdict
+from xattn.markup import to_html
+from xattn.ui.answers import ANSWERS_ALT, also_right, answer_charts, class_step
+from xattn.ui.compute import derived
+from xattn.ui.predict import SHORT
+from xattn.ui.versus import ALT as VERSUS_ALT
+from xattn.ui.versus import class_versus, versus_chart
+
+__all__ = ["room_message", "ask_of", "plain"]
+
+
+def plain(value):
+    """An answer as JSON holds it: tuples as lists, the rest as is."""
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    return value
+
+
+def ask_of(told: Told, question: Question) -> dict:
+    """The prediction control a phone draws for ``question`` (the step's own): its kind, what
+    it offers and the prompt (HTML). Labels are text: the phone never reads them as HTML."""
+    ask = {"kind": question.kind, "prompt": to_html(f"**Your prediction.** {told.prompt}")}
+    if question.kind == "number":
+        ask.update(low=question.low, high=question.high, decimals=question.decimals)
+    elif question.kind == "parts":
+        ask.update(rows=list(question.rows), choices=list(question.choices),
+                   labels=[SHORT.get(c, c) for c in question.choices])
+    elif question.kind == "links":
+        ask.update(rows=list(question.rows), choices=list(question.choices))
+    else:
+        ask["choices"] = list(question.choices)
+    return ask
+
+
+def _step_part(n: int) -> dict:
+    """What every room on step ``n`` shows alike (once per server process)."""
+    def make() -> dict:
+        step = STEPS[n - 1]
+        a, told = class_step(n, show=False)
+        text, look, question = step.render(told)
+        return {"title": step.title, "question": to_html(question),
+                "about": to_html(f"{text}\n\n**Look at:** {look}"),
+                "note": to_html(told.note) if told.note else None,
+                "answer_text": to_html(told.answer)}
+    return derived(("phone-step", n), make)
+
+
+def _charts(n: int, a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
+    """The phone's charts after the reveal (the class's answers first, where they are a chart
+    of their own) and, for links, the line comparing the class with the heads (HTML)."""
+    charts, line = [], None
+    if asks and view.question.kind == "links":        # the class beside every layer and head
+        v = class_versus(a, view.counts, view.n_answered)
+        fig = versus_chart(a, told, v, view.counts)
+        charts.append(phone_chart(fig, alt=VERSUS_ALT))
+        line = to_html(v.line) + to_html(v.table)
+    if asks and (told.row is None or told.question.kind != "token") \
+            and view.question.kind != "links":
+        fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
+                           also=also_right(told), labels=SHORT)
+        charts.append(phone_chart(fig, alt=ANSWERS_ALT.get(view.question.kind,
+                                                           ANSWERS_ALT["choice"])))
+    for fig, alt in answer_charts(n, a, told, view):
+        charts.append(phone_chart(fig, alt=alt))
+    return charts, line
+
+
+def room_message(view: RoomView) -> Message:
+    """The message every phone of ``view``'s room is sent for this state of the room."""
+    n = view.step
+    a, told = class_step(n, show=False)
+    part = _step_part(n)
+    asks = told.question is not None and view.question == told.question
+    room = {"code": view.code, "step": n, "n_steps": view.n_steps, "round": view.round,
+            "phase": view.phase, "version": view.version,
+            "timer": None if view.timer is None else {
+                "seconds": view.timer.seconds, "ends_at": view.timer.ends_at,
+                "reveal": view.timer.reveal},
+            "title": part["title"], "question": part["question"], "about": part["about"],
+            "note": part["note"],
+            "ask": ask_of(told, view.question) if asks else None,
+            "reads": view.question == NO_QUESTION}
+    if view.phase == "revealed":
+        charts, line = _charts(n, a, told, view, asks)
+        room["answer"] = {"text": part["answer_text"], "charts": charts, "versus": line,
+                          "n_answered": view.n_answered}
+    body = json.dumps(room, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                      default=_number).encode()
+    question = view.question if asks else None
+    revealed = view.phase == "revealed"
+
+    def personal(text: str | None) -> dict:
+        mine = None if text is None or question is None else question.decode(text)
+        out = {"mine": plain(mine)}
+        if revealed and question is not None:
+            out["verdict"] = (to_html(verdict(told, mine)) if mine is not None else
+                              "<p>You did not predict this step: here is the answer.</p>")
+        return out
+
+    return Message((view.code, view.version, view.phase, n, view.round), body, n, view.round,
+                   question, personal)
+
+
+def _number(value):
+    """NumPy numbers as JSON numbers (NaN as null)."""
+    v = float(value)
+    return v if math.isfinite(v) else None

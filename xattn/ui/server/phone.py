@@ -1,0 +1,333 @@
+"""A phone in a class: its page, its stream of the room's moves, and its answers.
+
+Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port):
+
+- the page: a student's link, ``/?room=CODE`` (the QR code, a typed code), is answered by
+  `PhoneMiddleware` with one light page of our own (``assets/phone.*``: about 10 kB on the
+  wire, no Plotly, no Streamlit front end). Its first response sets the student's signed
+  cookie (one vote per browser; the per-address limit on new students as before), so the
+  page never reloads to join. A link that also carries ``host`` or ``explore`` is the
+  Streamlit page, as is every other request;
+- ``GET /live/CODE/events``: the room's moves as server-sent events (`events`): a phone's
+  ``EventSource`` reconnects by itself after a Wi-Fi blip or a restarted process, and its
+  first frame is always the room as it is now (``xattn.classroom.hub``);
+- ``POST /live/CODE/answer``: the phone's answer, ``{"step", "round", "value"}``, and its
+  receipt: saved (the value as stored), sending, retrying (the store does not answer: kept
+  and sent again) or refused (why).
+
+Host pages follow their room on ``GET /live/CODE/pulse`` (``follow.py``). No route ever takes
+or shows a host key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import time
+from functools import lru_cache
+from http.cookies import SimpleCookie
+from importlib import resources
+from urllib.parse import parse_qs
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
+from xattn.classroom.codes import new_student_id, signed_student, student_of
+from xattn.classroom.hub import Follower
+from xattn.ui.identity import STUDENT_COOKIE, address_of
+from xattn.ui.server import live
+
+__all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
+
+MAX_BODY = 4096             # bytes of an answer's request (a links answer is ~200)
+COOKIE_AGE = 12 * 3600      # seconds, as long as a class lives
+RETRY_MS = 1500             # an EventSource's wait before it reconnects
+_HEADERS = {"cache-control": "no-store", "referrer-policy": "same-origin",
+            "x-content-type-options": "nosniff"}
+_NO_CACHE = [(k.encode(), v.encode()) for k, v in _HEADERS.items()]
+
+
+@lru_cache(maxsize=1)
+def _template() -> str:
+    folder = resources.files("xattn.ui.server") / "assets"
+    html = (folder / "phone.html").read_text(encoding="utf-8")
+    return (html.replace("/*CSS*/", (folder / "phone.css").read_text(encoding="utf-8"))
+            .replace("/*JS*/", (folder / "phone.js").read_text(encoding="utf-8")))
+
+
+def page_html(join: dict) -> str:
+    """The phone's page, with ``join`` (how joining went: made only here, never from the
+    request's text) for its script."""
+    data = json.dumps(join, separators=(",", ":")).replace("<", "\\u003c")
+    return _template().replace("/*JOIN*/null", data)
+
+
+def _query(scope) -> dict[str, list[str]]:
+    return parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+
+
+def _cookies(scope) -> dict[str, str]:
+    jar = SimpleCookie()
+    for name, value in scope.get("headers", []):
+        if name == b"cookie":
+            try:
+                jar.load(value.decode("latin-1"))
+            except Exception:  # noqa: BLE001 - a malformed cookie header: no cookies
+                return {}
+    return {k: m.value for k, m in jar.items()}
+
+
+def _client(scope) -> str:
+    peer = (scope.get("client") or (None,))[0]
+    forwarded = ""
+    for name, value in scope.get("headers", []):
+        if name == b"x-forwarded-for":
+            forwarded = value.decode("latin-1")
+    local = peer in (None, "127.0.0.1", "::1")
+    return address_of(None if local else peer, forwarded)
+
+
+async def _student(scope, hub) -> str | None:
+    """The student id of the request's signed cookie, or None."""
+    value = _cookies(scope).get(STUDENT_COOKIE)
+    if not value:
+        return None
+    key = await _signing_key(hub)
+    return None if key is None else student_of(key, value)
+
+
+async def _signing_key(hub) -> bytes | None:
+    try:
+        return await asyncio.to_thread(hub.store.signing_key)
+    except ClassroomError:
+        return None
+
+
+def _is_phone_page(scope) -> bool:
+    if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") \
+            or scope["path"] not in ("/", ""):
+        return False
+    query = _query(scope)
+    return bool(query.get("room", [""])[0].strip()) and "host" not in query \
+        and "explore" not in query
+
+
+class PhoneMiddleware:
+    """Answers a student's link (``/?room=CODE``, no ``host``, no ``explore``) with the
+    phone's page; passes everything else to Streamlit."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if not _is_phone_page(scope):
+            await self.app(scope, receive, send)
+            return
+        response = await _phone_page(scope)
+        await response(scope, receive, send)
+
+
+async def _phone_page(scope) -> Response:
+    typed = _query(scope)["room"][0]
+    join = {"typed": typed[:40]}
+    try:
+        join["code"] = normalize_code(typed)
+    except (RoomNotFound, TypeError) as err:
+        join["problem"] = str(err)
+    cookie = None
+    try:
+        hub = live.hub()
+    except ClassroomError as err:
+        join["problem"] = (f"The class store is not answering ({err}). This page tries "
+                           "again by itself.")
+        join["retry"] = True
+        hub = None
+    if hub is not None and "code" in join:
+        cookie = await _join(scope, hub, join)
+    body = page_html(join).encode()
+    response = Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
+    if cookie is not None:
+        secure = "; Secure" if _https(scope) else ""
+        response.headers.append("set-cookie", f"{STUDENT_COOKIE}={cookie}; Path=/; "
+                                f"Max-Age={COOKIE_AGE}; HttpOnly; SameSite=Lax{secure}")
+    accepts = any(k == b"accept-encoding" and b"gzip" in v for k, v in scope["headers"])
+    if accepts and len(body) > 1000:
+        response.body = gzip.compress(body, 6)
+        response.headers["content-encoding"] = "gzip"
+        response.headers["content-length"] = str(len(response.body))
+        response.headers.append("vary", "Accept-Encoding")
+    return response
+
+
+def _https(scope) -> bool:
+    proto = dict(scope.get("headers", [])).get(b"x-forwarded-proto", b"")
+    return scope.get("scheme") == "https" or proto == b"https"
+
+
+async def _join(scope, hub, join: dict) -> str | None:
+    """The room exists (else the failed join counts against the address); a cookie for a
+    browser without a valid one (within the new students' limit). Fills ``join``."""
+    store, who = hub.store, _client(scope)
+
+    def look() -> str | None:
+        limit, window = store.limits.failed_joins
+        if not store.allow("failed_joins", who, peek=True):
+            return (f"More than {limit} class codes that open no class were tried from your "
+                    f"network in the last {window:g} seconds: wait a few minutes, then type "
+                    "the code your teacher shows.")
+        if join["code"] not in store.pulse([join["code"]]):
+            store.allow("failed_joins", who)
+            return str(RoomNotFound.for_code(join["code"]))
+        return None
+
+    try:
+        problem = await asyncio.to_thread(look)
+        if problem:
+            join["problem"] = problem
+            return None
+        if await _student(scope, hub) is not None:
+            return None
+        key = await _signing_key(hub)
+        if key is None:
+            join["problem"] = ("The class store is not answering, so this phone cannot join "
+                               "yet. This page tries again by itself.")
+            join["retry"] = True
+            return None
+        if not await asyncio.to_thread(store.allow, "new_students", who):
+            limit, window = store.limits.new_students
+            join["problem"] = (f"More than {limit} new students joined classes from your "
+                               f"network in the last {window / 60:g} minutes, the most this "
+                               "server takes. Wait a few minutes, then reload this page.")
+            return None
+        return signed_student(key, new_student_id())
+    except ClassroomError as err:
+        join["problem"] = (f"The class store is not answering ({err}). This page tries again "
+                           "by itself.")
+        join["retry"] = True
+        return None
+
+
+def _code(scope) -> str | None:
+    try:
+        return normalize_code(scope["path_params"]["code"])
+    except (RoomNotFound, TypeError, KeyError):
+        return None
+
+
+class _Stream:
+    """``GET /live/CODE/events`` (a phone) or ``/live/CODE/pulse`` (a host page): the room's
+    frames as server-sent events, as long as the client stays."""
+
+    def __init__(self, host: bool):
+        self.host = host
+
+    async def __call__(self, scope, receive, send):
+        code = _code(scope)
+        try:
+            hub = live.hub()
+        except ClassroomError as err:
+            await _plain(send, 503, f"The class store is not answering: {err}")
+            return
+        if code is None:
+            await _plain(send, 404, "That is not a class code.")
+            return
+        student = None if self.host else await _student(scope, hub)
+        try:
+            follower = hub.subscribe(code, student, host=self.host)
+        except OverflowError as err:
+            await _plain(send, 503, str(err))
+            return
+        try:
+            await self._stream(follower, receive, send)
+        finally:
+            hub.unsubscribe(follower)
+
+    @staticmethod
+    async def _stream(f: Follower, receive, send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"x-accel-buffering", b"no"), *_NO_CACHE]})
+        await send({"type": "http.response.body", "body": f"retry: {RETRY_MS}\n\n".encode(),
+                    "more_body": True})
+        gone = asyncio.ensure_future(_disconnected(receive))
+        gone.add_done_callback(lambda _: f.close())
+        try:
+            while not f.closed:
+                await f.wake.wait()
+                frames = f.take()
+                if frames:
+                    await send({"type": "http.response.body", "body": frames,
+                                "more_body": True})
+            await send({"type": "http.response.body", "body": f.take(), "more_body": False})
+        except OSError:
+            pass                                       # the client left mid-write
+        finally:
+            gone.cancel()
+
+
+async def _disconnected(receive) -> None:
+    """Returns when the client has gone (its request's body, if any, is read and dropped)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _plain(send, status: int, text: str) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), *_NO_CACHE]})
+    await send({"type": "http.response.body", "body": text.encode()})
+
+
+async def answer(request: Request) -> JSONResponse:
+    """``POST /live/CODE/answer``: a phone's answer and its receipt."""
+    code = _code(request.scope)
+    if code is None:
+        return _refused("That is not a class code.", 404)
+    origin = request.headers.get("origin")
+    if origin and origin.split("://")[-1] != request.headers.get("host", ""):
+        return _refused("An answer comes from the class's own page.", 403)
+    if not request.headers.get("content-type", "").startswith("application/json"):
+        return _refused("An answer is sent as JSON.", 415)
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            return _refused(f"An answer holds at most {MAX_BODY} bytes.", 413)
+    try:
+        sent = json.loads(body)
+        step, round_, value = sent["step"], sent["round"], sent["value"]
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (step, round_)):
+            raise TypeError
+    except (ValueError, TypeError, KeyError):
+        return _refused('An answer is {"step": int, "round": int, "value": ...}.', 400)
+    try:
+        hub = live.hub()
+    except ClassroomError as err:
+        return _refused(f"the class store cannot be opened ({err}); tell your teacher.", 503)
+    student = await _student(request.scope, hub)
+    if student is None:
+        return _refused("This browser has not joined the class yet: reload the page to "
+                        "join.", 401)
+    receipt = await hub.answer(code, student, step, round_, value)
+    return JSONResponse({"step": receipt.step, "round": receipt.round,
+                         "value": _lists(receipt.value), "state": receipt.state,
+                         "why": receipt.why, "at": round(time.time(), 3)},
+                        headers=_HEADERS)
+
+
+def _refused(why: str, status: int) -> JSONResponse:
+    return JSONResponse({"state": "refused", "why": why}, status_code=status,
+                        headers=_HEADERS)
+
+
+def _lists(value):
+    if isinstance(value, (tuple, list)):
+        return [_lists(v) for v in value]
+    return value
+
+
+ROUTES = [Route("/live/{code}/events", _Stream(host=False)),
+          Route("/live/{code}/pulse", _Stream(host=True)),
+          Route("/live/{code}/answer", answer, methods=["POST"])]
