@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# A lecture hall: N `streamlit run app.py` processes behind HAProxy, with cookie affinity
-# (each through `python -m xattn.ui.launch`: the page loaded before the port opens).
+# A lecture hall: N `streamlit run app.py` processes behind HAProxy, with cookie affinity.
 #
 #   deploy/serve.sh N [PORT]            start N processes and HAProxy on PORT (default 8501)
 #   deploy/serve.sh --config N [PORT]   print the HAProxy configuration it would use, and exit
@@ -14,8 +13,10 @@
 # that holds the session. Ctrl-C, SIGTERM or SIGHUP stops HAProxy and every Streamlit process
 # (a second one skips their 15 s to finish); so does the exit of HAProxy or a clean stop of any
 # process. A Streamlit process that crashes (non-zero status, killed) is restarted, at most
-# XATTN_MAX_RESTARTS times in all; meanwhile its students reconnect to another process (option
-# redispatch), where the page reruns at once in a new session (xattn/ui/reconnect.py).
+# XATTN_MAX_RESTARTS times in all; meanwhile its phones reconnect to another process (option
+# redispatch), which sends them the room as it is and takes their answers (a tap not yet saved
+# is kept on the phone and sent again), and a lecturer's page reruns at once in a new session
+# there (xattn/ui/internals/reconnect.py).
 #
 # The processes run in sessions of their own: a Ctrl-C in the terminal reaches this script
 # only, which stops them in order. (In one process group each Streamlit process also got the
@@ -37,9 +38,9 @@
 #   XATTN_BIND=127.0.0.1      address HAProxy listens on; 0.0.0.0 for every network interface
 #                             (students on other machines), or one interface's address
 #   XATTN_BACKEND_PORT        first Streamlit port (default PORT+1)
-#   XATTN_MAXCONN=1000        connections HAProxy accepts at once (each student holds one
-#                             websocket plus short HTTP requests); more wait in the kernel
-#   XATTN_SERVER_MAXCONN=300  connections per Streamlit process; more wait in HAProxy's queue
+#   XATTN_MAXCONN=4000        connections HAProxy accepts at once (each phone holds one
+#                             stream of its room plus short requests); more wait in the kernel
+#   XATTN_SERVER_MAXCONN=2000 connections per Streamlit process; more wait in HAProxy's queue
 #   XATTN_RUN_DIR             where the configuration and logs go, kept after the exit
 #                             (default: a new temporary directory, removed on exit)
 #   XATTN_START_TIMEOUT=120   seconds to wait for the processes to become healthy
@@ -76,7 +77,7 @@ haproxy_config() {  # N PORT BACKEND_PORT: the configuration on stdout
 # Cookie affinity: a session's websocket, downloads (/media/...) and uploads must reach the
 # process that holds it. Source-IP affinity would send a classroom behind one NAT to one process.
 global
-    maxconn $(( ${XATTN_MAXCONN:-1000} + 100 ))
+    maxconn $(( ${XATTN_MAXCONN:-4000} + 100 ))
     # A request's line and headers must fit in one buffer (default 16 kB, else HTTP 400), and
     # the page's link holds every control: up to about 70 kB (two sentences of 2,000 characters
     # of 4 bytes each, percent-encoded, plus the masked tokens). A buffer is taken while data
@@ -110,7 +111,7 @@ defaults
 frontend xattn
     # XATTN_BIND: 127.0.0.1 (the default) this machine only, 0.0.0.0 every network interface
     bind ${XATTN_BIND:-127.0.0.1}:$port
-    maxconn ${XATTN_MAXCONN:-1000}
+    maxconn ${XATTN_MAXCONN:-4000}
     # The path the log shows: an upload's URL names the browser's Streamlit session, and
     # whoever knows a session's id can take it over by reconnecting with it
     http-request set-var(txn.logged_path) path,regsub(/_stcore/upload_file/[^/]*,/_stcore/upload_file/-)
@@ -139,7 +140,7 @@ EOF
     option httpchk
     http-check send meth GET uri /_stcore/health
     http-check expect string ok
-    default-server check inter 2s fall 3 rise 2 maxconn ${XATTN_SERVER_MAXCONN:-300}
+    default-server check inter 2s fall 3 rise 2 maxconn ${XATTN_SERVER_MAXCONN:-2000}
 EOF
   for (( i = 1; i <= n; i++ )); do
     if [[ "$affinity" == 0 ]]; then
@@ -310,6 +311,10 @@ for (( i = 1; i <= N; i++ )); do
 done
 ports_free "${checks[@]}"
 
+# A phone holds one connection to HAProxy and HAProxy one to a process: a hall of 1,000
+# needs more open files than the usual soft limit of 1,024 (the hard limit allows it)
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
 # The processes share one cookie secret (signed auth cookies must verify on every process);
 # through the environment, not the command line, so `ps` does not show it.
 if [[ -z "${STREAMLIT_SERVER_COOKIE_SECRET:-}" ]]; then
@@ -321,7 +326,7 @@ start_backend() {  # i: start process s<i> on BACKEND_PORT+i-1, in a session of 
   local i=$1 port=$(( BACKEND_PORT + $1 - 1 ))
   # setsid execs in place (a background job leads no process group): $! is Python's pid
   # shellcheck disable=SC2086  # XATTN_STREAMLIT_ARGS is a list of words on purpose
-  (cd "$ROOT" && exec setsid "$PYTHON" -m xattn.ui.launch app.py \
+  (cd "$ROOT" && exec setsid "$PYTHON" -m streamlit run app.py \
       --server.port "$port" --server.address 127.0.0.1 --server.headless true \
       --server.fileWatcherType none --server.runOnSave false \
       --browser.gatherUsageStats false ${XATTN_STREAMLIT_ARGS:-}) \

@@ -27,13 +27,27 @@ OPEN_FILES = 16_384      # open files a process asks for (a phone is one; HAProx
 _made: list[Hub] = []
 _lock = threading.Lock()
 _loop: list[asyncio.AbstractEventLoop] = []
+_warming: list[threading.Thread] = []
 
 
 def build(view: RoomView) -> Message:
-    """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson)."""
-    from xattn.ui.server.messages import room_message
+    """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson).
+    The first room a process sees also starts making every other step's parts, in the
+    background."""
+    from xattn.ui.server import messages
 
-    return room_message(view)
+    if not _warming:
+        _warming.append(threading.Thread(target=_warm, args=(messages,), daemon=True,
+                                         name="xattn-warm"))
+        _warming[0].start()
+    return messages.room_message(view)
+
+
+def _warm(messages) -> None:
+    try:
+        messages.warm()
+    except Exception:  # noqa: BLE001 - a step that cannot be made says so when it is shown
+        _LOGGER.exception("xattn: the lesson's steps could not be made ahead of the class")
 
 
 def hub() -> Hub:

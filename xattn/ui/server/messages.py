@@ -32,7 +32,7 @@ from xattn.ui.predict import SHORT
 from xattn.ui.versus import ALT as VERSUS_ALT
 from xattn.ui.versus import class_versus, versus_chart
 
-__all__ = ["room_message", "ask_of", "plain"]
+__all__ = ["room_message", "ask_of", "plain", "warm"]
 
 
 def plain(value):
@@ -125,6 +125,16 @@ def room_message(view: RoomView) -> Message:
 
     return Message((view.code, view.version, view.phase, n, view.round), body, n, view.round,
                    question, personal)
+
+
+def warm() -> None:
+    """Make every step's words and answer charts now (a process that sees its first room):
+    a move to a step this process has not shown then costs a message, not a model's load."""
+    for n in range(1, len(STEPS) + 1):
+        _step_part(n)
+        a, told = class_step(n, show=False)
+        question = told.question or NO_QUESTION
+        answer_charts(n, a, told, RoomView("WARMUP", n, len(STEPS), "revealed", 1, question))
 
 
 def _number(value):
