@@ -1,0 +1,299 @@
+"""xattn.classroom.hub: one message per room per move, to every phone of the room, on a real
+SQLite file and a real redis-server (never a mock)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pytest
+from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip
+
+from xattn.classroom import Question, new_student_id
+from xattn.classroom import hub as hub_module
+from xattn.classroom.hub import Hub, Message
+
+QUESTIONS = (Question("choice", ("up", "down", "same")), Question("number", low=0, high=1))
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    redis_or_skip()
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, tmp_path) -> Backend:
+    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
+    return Backend.fresh(request.param, tmp_path, url)
+
+
+@pytest.fixture
+def store(backend):
+    s = backend.open()
+    yield s
+    s.close()
+
+
+class Builder:
+    """A room's message from its view, counting what it made (thread-safe)."""
+
+    def __init__(self):
+        self.builds, self.personal = 0, {}
+        self.lock = threading.Lock()
+
+    def __call__(self, view):
+        with self.lock:
+            self.builds += 1
+        body = json.dumps({"step": view.step, "phase": view.phase, "round": view.round,
+                           "version": view.version}).encode()
+        revealed = view.phase == "revealed"
+
+        def personal(text):
+            with self.lock:
+                key = (view.version, text)
+                self.personal[key] = self.personal.get(key, 0) + 1
+            out = {"mine": text}
+            if revealed:
+                out["verdict"] = f"verdict of {text}"
+            return out
+        return Message((view.code, view.version, view.phase, view.step, view.round), body,
+                       view.step, view.round, view.question, personal)
+
+
+def frames(raw: bytes) -> list[tuple[str, dict | str]]:
+    """Server-sent events as (event, data) pairs; comments as ("comment", text)."""
+    out = []
+    for block in raw.decode().split("\n\n"):
+        if not block.strip():
+            continue
+        if block.startswith(":"):
+            out.append(("comment", block[1:].strip()))
+            continue
+        event, data = "message", None
+        for line in block.split("\n"):
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+        out.append((event, data))
+    return out
+
+
+async def until(f, what, timeout: float = 15.0):
+    """Frames of follower ``f`` until one satisfies ``what(event, data)``; that one."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            raise AssertionError("no such frame came")
+        await asyncio.wait_for(f.wake.wait(), left)
+        for event, data in frames(f.take()):
+            if what(event, data):
+                return event, data
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 90))
+
+
+def room_state(step=None, phase=None):
+    return lambda e, d: e == "message" and (step is None or d["room"]["step"] == step) and (
+        phase is None or d["room"]["phase"] == phase)
+
+
+def test_a_move_is_built_once_and_reaches_every_phone(store):
+    code, secret = store.create_room(QUESTIONS)
+    build = Builder()
+
+    async def main():
+        hub = Hub(store, build)
+        hub.start()
+        try:
+            phones = [hub.subscribe(code, new_student_id()) for _ in range(30)]
+            for f in phones:
+                await until(f, room_state(1, "asking"))
+            first = build.builds
+            store.set_step(code, secret, 2)
+            got = [await until(f, room_state(2, "asking")) for f in phones]
+            assert len({json.dumps(d["room"]) for _, d in got}) == 1     # the same bytes
+            assert build.builds == first + 1                             # built once
+            assert all(isinstance(d["now"], float) for _, d in got)
+        finally:
+            hub.stop()
+    run(main())
+
+
+def test_verdicts_are_made_once_per_answer_not_per_phone(store):
+    code, secret = store.create_room(QUESTIONS)
+    build = Builder()
+    students = [new_student_id() for _ in range(12)]
+
+    async def main():
+        hub = Hub(store, build)
+        hub.start()
+        try:
+            phones = [hub.subscribe(code, s) for s in students]
+            for f in phones:
+                await until(f, room_state(1))
+            picks = ["up", "down", "up", "same"] * 3
+            receipts = await asyncio.gather(*(hub.answer(code, s, 1, 1, v)
+                                              for s, v in zip(students, picks, strict=True)))
+            assert {r.state for r in receipts} == {"saved"}
+            store.reveal(code, secret, 1)
+            got = [await until(f, room_state(1, "revealed")) for f in phones]
+            for (_, d), pick in zip(got, picks, strict=True):
+                stored = str(QUESTIONS[0].choices.index(pick))
+                assert d["me"]["mine"] == stored and d["me"]["verdict"] == f"verdict of {stored}"
+            version = got[0][1]["room"]["version"]
+            made = {text: n for (v, text), n in build.personal.items() if v == version}
+            assert set(made) == {"0", "1", "2"} and all(n == 1 for n in made.values())
+        finally:
+            hub.stop()
+    run(main())
+
+
+def test_a_receipt_reaches_every_stream_of_its_student(store):
+    code, _ = store.create_room(QUESTIONS)
+    me = new_student_id()
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            tabs = [hub.subscribe(code, me) for _ in range(2)]
+            other = hub.subscribe(code, new_student_id())
+            for f in (*tabs, other):
+                await until(f, room_state(1))
+            receipt = await hub.answer(code, me, 1, 1, "down")
+            assert (receipt.state, receipt.value) == ("saved", "down")
+            for f in tabs:
+                _, d = await until(f, lambda e, d: e == "me" and d["me"]["mine"] == "1")
+                assert d["me"]["receipt"]["state"] == "saved"
+            other.take()
+            await asyncio.sleep(0.3)
+            assert not [x for x in frames(other.take()) if x[0] == "me"]   # nobody else's
+            refused = await hub.answer(code, me, 2, 1, "up")               # not this step
+            assert refused.state == "refused" and "step 1" in refused.why
+        finally:
+            hub.stop()
+    run(main())
+
+
+def test_a_phone_that_connects_gets_the_room_and_its_own_answer(store):
+    code, _ = store.create_room(QUESTIONS)
+    me = new_student_id()
+    store.answer(code, 1, me, "same")
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            early = hub.subscribe(code, new_student_id())
+            await until(early, room_state(1))
+            late = hub.subscribe(code, me)                 # the room is built: at once
+            _, d = await until(late, lambda e, d: d["me"]["mine"] == "2")
+            assert d["me"]["mine"] == "2"
+        finally:
+            hub.stop()
+    run(main())
+
+
+def test_a_room_that_is_gone_says_so_and_closes(store):
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            f = hub.subscribe("HJK23M", new_student_id())
+            event, data = await until(f, lambda e, d: e == "gone")
+            assert "HJK23M" in data["gone"] and f.closed
+        finally:
+            hub.stop()
+    run(main())
+
+
+def test_open_phones_are_present_and_streams_hear_a_comment(store, monkeypatch):
+    code, _ = store.create_room(QUESTIONS)
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            f = hub.subscribe(code, new_student_id())
+            await until(f, room_state(1))
+            for _ in range(100):
+                if store.room_view(code).n_present == 1:
+                    break
+                await asyncio.sleep(0.05)
+            assert store.room_view(code).n_present == 1
+            hub.keepalive()
+            assert ("comment", "still here") in frames(f.take())
+        finally:
+            hub.stop()
+    run(main())
+
+
+def test_a_process_holds_a_bounded_number_of_streams(store, monkeypatch):
+    monkeypatch.setattr(hub_module, "MAX_FOLLOWERS", 2)
+
+    async def main():
+        hub = Hub(store, Builder())
+        a, b = hub.subscribe("HJK23M", None), hub.subscribe("HJK23M", None)
+        with pytest.raises(OverflowError, match="2 open streams"):
+            hub.subscribe("HJK23M", None)
+        hub.unsubscribe(a)
+        hub.subscribe("HJK23M", None)
+        hub.unsubscribe(b)
+    run(main())
+
+
+def test_with_redis_a_move_reaches_phones_by_notification_not_by_polling(redis_server, tmp_path):
+    """The watcher reads a room when Redis names it: with its own look put off for a minute,
+    a move still reaches the phones at once."""
+    store = Backend.fresh("redis", tmp_path, redis_server.url).open()
+    code, secret = store.create_room(QUESTIONS)
+
+    async def main():
+        hub = Hub(store, Builder(), tick=60.0)
+        hub.start()
+        try:
+            f = hub.subscribe(code, None)
+            await until(f, room_state(1))
+            store.set_step(code, secret, 2)
+            await until(f, room_state(2), timeout=5.0)
+            store.reveal(code, secret, 2)
+            await until(f, room_state(2, "revealed"), timeout=5.0)
+        finally:
+            hub.stop()
+            store.close()
+    run(main())
+
+
+def test_a_store_that_stops_answering_is_said_and_its_return_too(tmp_path):
+    redis_or_skip()
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis", persist=True)
+    store = Backend.fresh("redis", tmp_path, server.url).open()
+    code, secret = store.create_room(QUESTIONS)
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            f = hub.subscribe(code, None)
+            await until(f, room_state(1))
+            server.kill()
+            _, d = await until(f, lambda e, d: e == "status" and d["problem"])
+            assert "not available" in d["problem"]
+            await asyncio.to_thread(server.start)
+            await until(f, lambda e, d: e == "status" and d["problem"] is None, timeout=30)
+            store.set_step(code, secret, 2)
+            await until(f, room_state(2), timeout=30)
+        finally:
+            hub.stop()
+            store.close()
+            server.stop()
+    run(main())
