@@ -64,7 +64,7 @@ def quiet_streamlit_logs() -> None:
 
 def full_runs(query: dict, repeats: int, *, cold: bool, first: bool = False) -> list[float]:
     """Times of ``repeats`` reruns after a warm-up run (``first``: the time of that run)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "xattn" / "ui" / "main.py"), default_timeout=120)
     for key, value in query.items():
         at.query_params[key] = value
     t0 = time.perf_counter()
@@ -150,7 +150,7 @@ def sources(repeats: int) -> list[str]:
         tok = make_tokenizer(os.path.join(tmp, "tok"))
         query = {"weights": "model", "src": sentence(tok, SRC_SENTENCES, target=False),
                  "tgt": sentence(tok, TGT_SENTENCES, target=True)}
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+        at = AppTest.from_file(str(ROOT / "xattn" / "ui" / "main.py"), default_timeout=300)
         for key, value in query.items():
             at.query_params[key] = value
         start = time.perf_counter()
@@ -178,7 +178,7 @@ def decode_and_alignment(repeats: int) -> list[str]:
     import streamlit as st
 
     rows = []
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "xattn" / "ui" / "main.py"), default_timeout=300)
     at.query_params["view"], at.query_params["weights"] = "Decode", "model"
     at.run()
     assert not at.exception, at.exception
@@ -201,7 +201,7 @@ def decode_and_alignment(repeats: int) -> list[str]:
         times = []
         for _ in range(3):
             clear()
-            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+            at = AppTest.from_file(str(ROOT / "xattn" / "ui" / "main.py"), default_timeout=300)
             at.query_params["view"], at.query_params["weights"] = "Alignment", "model"
             start = time.perf_counter()
             at.run()

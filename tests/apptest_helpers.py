@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "xattn" / "ui" / "main.py")   # the script of app.py's st.App
 
 
 def run_app(query: dict | None = None, **widget_values) -> AppTest:
-    """Run app.py once, seeded from URL query parameters."""
+    """Run the page once (app.py's script), seeded from URL query parameters."""
     at = AppTest.from_file(APP, default_timeout=60)
     for key, value in (query or {}).items():
         at.query_params[key] = value

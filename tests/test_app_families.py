@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, decode
+from apptest_helpers import APP, ROOT, decode
 
 from xattn.alignlab import leave_out, read_gold, score_heads, unscored_specials
 from xattn.subwords import merge_words, word_groups, word_marker, word_texts
@@ -102,7 +102,7 @@ def test_every_view_draws_transformers_cross_attention_without_torch(family_dirs
 
     folder = family_dirs(family)
     env = {"XATTN_MODELS": str(folder), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-           "PYTHONPATH": str(Path(APP).parent)}
+           "PYTHONPATH": str(ROOT)}
     run = subprocess.run([sys.executable, "-c", PAGE, APP, str(folder),
                           str(Path(__file__).parent), SRC, TGT, GOLD], capture_output=True,
                          text=True, timeout=900, env=env)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import io
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, chart, heatmaps
+from apptest_helpers import APP, ROOT, chart, heatmaps
 from streamlit.testing.v1 import AppTest
 
 import xattn.ui.upload as upload
@@ -21,7 +20,7 @@ from xattn.attnfile import (
     load_attention,
 )
 
-CONFIG = Path(APP).parent / ".streamlit" / "config.toml"
+CONFIG = ROOT / ".streamlit" / "config.toml"
 
 
 def npz(**arrays) -> bytes:

@@ -1,0 +1,247 @@
+"""The phone's routes (xattn/ui/server/phone.py) on a real HTTP server (uvicorn, as Streamlit
+serves them) and a real SQLite store: the page and its cookie, the stream, the answers and
+every way a request can be wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import http.client
+import json
+import socket
+import threading
+import time
+from contextlib import asynccontextmanager
+from urllib.parse import quote
+
+import pytest
+import uvicorn
+from classroom_helpers import wait_for
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from xattn.classroom import Limits, Question, SQLiteStore
+from xattn.classroom.hub import Hub, Message
+from xattn.ui.identity import STUDENT_COOKIE
+from xattn.ui.server import live
+from xattn.ui.server.phone import MAX_BODY, ROUTES, PhoneMiddleware
+
+QUESTIONS = (Question("choice", ("up", "down")), Question("number", low=0, high=1))
+
+
+def build(view) -> Message:
+    body = json.dumps({"code": view.code, "step": view.step, "phase": view.phase,
+                       "round": view.round, "version": view.version}).encode()
+    return Message((view.code, view.version, view.phase, view.step, view.round), body,
+                   view.step, view.round, view.question, lambda text: {"mine": text})
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """The phone's routes and middleware in front of a stand-in for Streamlit, on uvicorn."""
+
+    def __init__(self, store):
+        self.store, self.port = store, _free_port()
+        self.hub = Hub(store, build)
+
+        @asynccontextmanager
+        async def lifespan(app):
+            self.hub.start(asyncio.get_running_loop())
+            yield
+            self.hub.stop()
+
+        app = Starlette(routes=[*ROUTES, Route("/", lambda r: PlainTextResponse("streamlit"))],
+                        middleware=[Middleware(PhoneMiddleware)], lifespan=lifespan)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
+                                                    log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        wait_for(lambda: self.server.started, 30, what="uvicorn to start")
+
+    def stop(self):
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def request(self, method, path, body=None, headers=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r, data
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SQLiteStore(tmp_path / "c.sqlite3", Limits(new_students=(3, 600.0),
+                                                   failed_joins=(2, 600.0)))
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def site(store, monkeypatch):
+    server = Server(store)
+    monkeypatch.setattr(live, "_made", [server.hub])
+    yield server
+    server.stop()
+
+
+def cookie_of(response) -> str | None:
+    for name, value in response.getheaders():
+        if name.lower() == "set-cookie" and value.startswith(STUDENT_COOKIE + "="):
+            return value
+    return None
+
+
+def join(site, code):
+    r, body = site.request("GET", f"/?room={quote(code)}", headers={"Accept-Encoding": "gzip"})
+    cookie = cookie_of(r)
+    return r, gzip.decompress(body).decode() if r.getheader("content-encoding") else \
+        body.decode(), cookie.split(";")[0] if cookie else None
+
+
+def test_a_students_link_is_the_phones_page_with_its_cookie(site, store):
+    code, _ = store.create_room(QUESTIONS)
+    r, page, cookie = join(site, code.lower())
+    assert r.status == 200 and r.getheader("content-type").startswith("text/html")
+    assert r.getheader("content-encoding") == "gzip" and int(r.getheader("content-length")) \
+        < 20_000
+    assert f'"code":"{code}"' in page and "EventSource" in page
+    set_cookie = cookie_of(r)
+    assert "HttpOnly" in set_cookie and "SameSite=Lax" in set_cookie
+    assert r.getheader("referrer-policy") == "same-origin"
+    again, _ = site.request("GET", f"/?room={code}", headers={"Cookie": cookie})
+    assert cookie_of(again) is None                          # a valid cookie is kept
+
+
+@pytest.mark.parametrize("query", ["/?room=ABCDEF&host=x", "/?room=ABCDEF&explore=1", "/",
+                                   "/?view=Heads"])
+def test_everything_else_is_streamlits(site, query):
+    r, body = site.request("GET", query)
+    assert body == b"streamlit"
+
+
+def test_a_code_that_opens_no_class_says_so_and_counts_against_the_address(site, store):
+    _, page, cookie = join(site, "HJK23M")
+    assert "No class is running with the code" in page and cookie is None
+    _, page, _ = join(site, "NOT A CODE <b>")
+    assert "is not a room code" in page
+    assert "<b>" not in page.split("const JOIN = ")[1].split(";")[0]     # escaped in JSON
+    join(site, "HJK24M")
+    code, _ = store.create_room(QUESTIONS)
+    _, page, cookie = join(site, code)                                   # 2 failures: locked
+    assert "class codes that open no class were tried" in page and cookie is None
+
+
+def test_new_students_per_address_are_bounded(site, store):
+    code, _ = store.create_room(QUESTIONS)
+    cookies = [join(site, code)[2] for _ in range(4)]
+    assert all(cookies[:3]) and cookies[3] is None
+    assert "new students joined classes from your network" in join(site, code)[1]
+
+
+def answer(site, code, cookie, value, step=1, round_=1, **headers):
+    body = json.dumps({"step": step, "round": round_, "value": value})
+    return site.request("POST", f"/live/{code}/answer", body,
+                        {"Content-Type": "application/json", "Cookie": cookie or "",
+                         **headers})
+
+
+def test_an_answer_is_saved_and_its_receipt_says_so(site, store):
+    code, secret = store.create_room(QUESTIONS)
+    cookie = join(site, code)[2]
+    r, body = answer(site, code, cookie, "down")
+    receipt = json.loads(body)
+    assert r.status == 200 and (receipt["state"], receipt["value"]) == ("saved", "down")
+    assert store.room_view(code).counts == {"up": 0, "down": 1}
+    r, body = answer(site, code, cookie, "up")                   # the last answer wins
+    assert store.room_view(code).counts == {"up": 1, "down": 0}
+    store.reveal(code, secret, 1)
+    r, body = answer(site, code, cookie, "down")
+    assert json.loads(body)["state"] == "refused" and "revealed" in json.loads(body)["why"]
+
+
+@pytest.mark.parametrize(("body", "headers", "status", "why"), [
+    (b'{"step": 1, "round": 1}', {}, 400, "An answer is"),
+    (b"not json", {}, 400, "An answer is"),
+    (b'{"step": true, "round": 1, "value": "up"}', {}, 400, "An answer is"),
+    (b'{"step": 1, "round": 1, "value": "' + b"x" * MAX_BODY + b'"}', {}, 413, "at most"),
+    (b'{"step": 1, "round": 1, "value": "up"}', {"Content-Type": "text/plain"}, 415, "JSON"),
+    (b'{"step": 1, "round": 1, "value": "up"}', {"Origin": "http://evil.example"}, 403,
+     "class's own page"),
+])
+def test_a_bad_answer_request_is_refused_with_what_is_wrong(site, store, body, headers, status,
+                                                            why):
+    code, _ = store.create_room(QUESTIONS)
+    cookie = join(site, code)[2]
+    r, out = site.request("POST", f"/live/{code}/answer", body,
+                          {"Content-Type": "application/json", "Cookie": cookie, **headers})
+    assert r.status == status and why in json.loads(out)["why"]
+    assert store.room_view(code).n_answered == 0
+
+
+def test_a_browser_without_the_cookie_cannot_answer(site, store):
+    code, _ = store.create_room(QUESTIONS)
+    forged = f"{STUDENT_COOKIE}=abcdefghijklmnopqrstuv.{'0' * 32}"
+    for cookie in (None, forged):
+        r, body = answer(site, code, cookie, "up")
+        assert r.status == 401 and "reload the page" in json.loads(body)["why"]
+    assert store.room_view(code).n_answered == 0
+
+
+def read_events(site, path, cookie, until, timeout=15.0):
+    """Read the stream at ``path`` until ``until(event, data)`` holds; the events read."""
+    s = socket.create_connection(("127.0.0.1", site.port), timeout=timeout)
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nCookie: {cookie or ''}\r\n\r\n".encode())
+    buf, seen, deadline = b"", [], time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            buf += s.recv(65536)
+            while b"\n\n" in buf:
+                block, buf = buf.split(b"\n\n", 1)
+                lines = block.decode().split("\n")
+                event = next((ln[7:] for ln in lines if ln.startswith("event: ")), "message")
+                data = next((json.loads(ln[6:]) for ln in lines if ln.startswith("data: ")),
+                            None)
+                if data is not None:
+                    seen.append((event, data))
+                    if until(event, data):
+                        return seen
+    finally:
+        s.close()
+    raise AssertionError(f"the stream did not say it: {seen}")
+
+
+def test_the_stream_sends_the_room_and_the_phones_own_answer(site, store):
+    code, _ = store.create_room(QUESTIONS)
+    cookie = join(site, code)[2]
+    answer(site, code, cookie, "down")
+    seen = read_events(site, f"/live/{code}/events", cookie,
+                       lambda e, d: e in ("message", "me") and d["me"]["mine"] == "1")
+    room = next(d["room"] for e, d in seen if e == "message")
+    assert room == {"code": code, "step": 1, "phase": "asking", "round": 1, "version": 0}
+
+
+def test_a_host_pages_stream_hears_the_tally(site, store):
+    code, _ = store.create_room(QUESTIONS)
+    cookie = join(site, code)[2]
+    first = read_events(site, f"/live/{code}/pulse", None, lambda e, d: e == "pulse")[-1][1]
+    answer(site, code, cookie, "up")
+    later = read_events(site, f"/live/{code}/pulse", None,
+                        lambda e, d: e == "pulse" and d["tally"] > first["tally"])[-1][1]
+    assert later["version"] == first["version"]
+
+
+def test_a_stream_of_no_class_is_told_so(site):
+    seen = read_events(site, "/live/HJK23M/events", None, lambda e, d: e == "gone")
+    assert "No class is running" in seen[-1][1]["gone"]
+    r, body = site.request("GET", "/live/nonsense!/events")
+    assert r.status == 404
