@@ -1,13 +1,16 @@
-"""A class in a room, under AppTest: one host and students, each an AppTest session of the same
-server (the store is a real SQLite file; the process's relay is real: its outbox writes every
-answer, its receipts are what the pages show)."""
+"""A class in a room: the lecturer's page under AppTest, and phones (tests/phone_helpers.py)
+that answer as the phone's route does and read the message every server process sends them.
+The store is a real SQLite file. The phone's own page, stream and receipts over HTTP are in
+tests/test_phone_routes.py and the browser tests."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
-from apptest_helpers import APP
+from apptest_helpers import APP, decode, heatmaps
+from phone_helpers import Phone, chart_values
 from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
@@ -29,22 +32,8 @@ def page(**query) -> AppTest:
     return at
 
 
-def predict(at: AppTest):
-    """The student's prediction control (its key names the question it belongs to)."""
-    found = [w for kind in ("button_group", "number_input") for w in at.get(kind)
-             if (w.key or "").startswith("predict-")]
-    assert len(found) == 1, [w.key for w in found]
-    return found[0]
-
-
-def receipt(at: AppTest) -> str:
-    """What the student's page says of their answer."""
-    return " ".join(e.value for kind in ("success", "info", "warning", "error")
-                    for e in at.get(kind))
-
-
 def everything_sent(at: AppTest) -> str:
-    """Every element the page sent, as text (what reached the student's browser)."""
+    """Every element the page sent, as text (what reached the browser)."""
     parts = []
     for kind in ("markdown", "caption", "info", "warning", "error", "success", "code", "metric",
                  "text", "button", "button_group", "text_input", "number_input", "selectbox"):
@@ -69,68 +58,48 @@ def count(host: AppTest) -> str:
     return next(m.value for m in host.metric if m.value.endswith(" answered"))
 
 
-def stored(code: str, student: AppTest):
-    from xattn.ui.room import class_store
-    return class_store().room_view(code, student.session_state["_xattn_student"],
-                                   present=False).mine
+VERDICTS = ("<strong>Right", "<strong>Not this time", "<strong>Off by",
+            "<strong>The right word", " right</strong>", "<strong>Your AER")
 
 
-def test_a_host_and_three_students_predict_then_see():
+def test_a_host_and_three_phones_predict_then_see():
     host, code, key = start_class()
-    students = [page(room=code) for _ in range(3)]
-    for s in students:                                       # step 1: the weights wait
-        assert [c.key for c in s.get("plotly_chart")] == ["preload_chart"]   # no answer yet
-        assert "appears here when your teacher reveals it" in " ".join(
-            c.value for c in s.caption)
-        assert "1. One head and the formula" in s.markdown[1].value
-        assert key not in everything_sent(s)                 # the host key never reaches them
-        assert dict(s.query_params) == {"room": code}        # the link stays the class's
-    for s, token in zip(students, (5, 5, 2), strict=True):
-        predict(s).set_value(token).run()
-        assert not s.exception
-        assert receipt(s).startswith("Saved: `") and stored(code, s) == token
+    phones = [Phone(code) for _ in range(3)]
+    for p in phones:                                         # step 1: the weights wait
+        m = p.message()
+        assert m["room"]["step"] == 1 and m["room"]["title"] == "One head and the formula"
+        assert m["room"]["ask"]["kind"] == "token" and "answer" not in m["room"]
+        assert key not in json.dumps(m)                      # the host key never reaches them
+    for p, token in zip(phones, (5, 5, 2), strict=True):
+        assert p.answer(token) == token
     assert count(host) == "3 of 3 answered"
     host.button(key="reveal").click().run()
-    for s in students:
-        s.run()
-        assert any(m.value.startswith(("**Right**", "**Not this time**", "**The right word"))
-                   for m in s.markdown)
-        assert s.get_by_key("answer_chart_0")                # the chart that answers it
-        assert predict(s).disabled and predict(s).value == stored(code, s)
+    for p in phones:
+        m = p.message()
+        assert m["room"]["phase"] == "revealed" and m["room"]["answer"]["charts"]
+        assert m["me"]["mine"] == p.mine() and m["me"]["verdict"].startswith("<p>")
+        assert any(v in m["me"]["verdict"] for v in VERDICTS)
     host.button(key="class_next").click().run()
     assert host.session_state["lesson"] == 2
-    for s in students:
-        s.run()
-        assert "2. Every row sums to 1" in s.markdown[1].value    # they follow the class
-        assert predict(s).value is None and not predict(s).disabled
-        assert not s.get("plotly_chart")      # Plotly is loaded: no preloading chart again
-
-
-def test_a_burst_of_taps_ends_with_the_last_tap_saved_and_shown():
-    host, code, _ = start_class()
-    s = page(room=code)
-    taps = (1, 2, 3, 4, 5, 6, 0, 2, 3, 4)
-    for token in taps:
-        predict(s).set_value(token).run()
-    assert stored(code, s) == 4 and predict(s).value == 4
-    assert receipt(s).startswith("Saved: `on`")
-    assert count(host) == "1 of 1 answered"                   # counted once, the last wins
+    for p in phones:
+        m = p.message()
+        assert m["room"]["step"] == 2 and m["room"]["phase"] == "asking"
+        assert m["me"] == {"mine": None}
 
 
 @pytest.mark.parametrize("link", [{}, {"present": "1"}])
-def test_the_host_and_the_students_see_the_same_weights(link):
+def test_the_host_and_the_phones_see_the_same_weights(link):
     """A class started from a link opens step 1 with the step's own settings on the host's
-    page too, so the truth the host reveals is the one every student's page shows."""
+    page too, so the chart the host reveals is the one every phone shows."""
     host, code, _ = start_class(**link)
-    s = page(room=code)
-    predict(s).set_value(5).run()
+    p = Phone(code)
+    p.answer(5)
     host.run()
     host.button(key="reveal").click().run()
-    s.run()
     assert dict(host.query_params).get("heads") == "1"          # step 1: one head
-    host_row = json.loads(host.get_by_key("class_taps").proto.spec)["data"][0]["z"]
-    student_row = json.loads(s.get_by_key("answer_chart_0").proto.spec)["data"][0]["z"]
-    assert host_row == student_row                    # the class's guess and head 1's row
+    host_z = decode(heatmaps(json.loads(host.get_by_key("class_taps").proto.spec))[0]["z"])
+    (taps,) = p.message()["room"]["answer"]["charts"]
+    np.testing.assert_allclose(chart_values(taps)[0], host_z, atol=1e-3)
 
 
 def test_a_tampered_host_key_is_refused_without_saying_whether_the_room_exists():
@@ -153,8 +122,8 @@ def test_an_unknown_code_says_so_and_offers_a_box():
 
 def test_the_host_can_hand_the_room_a_new_key_without_losing_answers():
     host, code, key = start_class()
-    s = page(room=code)
-    predict(s).set_value(0).run()
+    Phone(code).answer(0)
+    host.run()
     host.button(key="rotate_host").click().run()
     new = host.session_state["host"]
     assert new != key and dict(host.query_params)["host"] == new
@@ -170,39 +139,32 @@ def test_the_share_link_of_a_host_is_a_student_link():
     assert f"room={code}" in link and key not in link and "host=" not in link
 
 
-def test_a_new_round_is_a_new_question_that_no_earlier_choice_can_answer():
-    # The browser shows the last pick until the new round's run reaches it; a message it sends
-    # meanwhile still carries that pick, for the old question's control. The new round's
-    # control has another key (the round is in it), so nothing of the old one is cast.
+def test_a_new_round_asks_again_and_no_earlier_answer_counts_in_it():
     host, code, _ = start_class()
-    student = page(room=code)
-    predict(student).set_value(2).run()
+    phone = Phone(code)
+    phone.answer(2)
     host.run()
     host.button(key="reveal").click().run()
-    student.run()
-    old = predict(student)
     host.button(key="ask_again").click().run()
-    student.run()                                            # the new round reaches the page
-    new = predict(student)
-    assert new.key != old.key and new.value is None and not new.disabled
+    m = phone.message()
+    assert (m["room"]["round"], m["room"]["phase"]) == (2, "asking") and m["me"]["mine"] is None
     assert count(host) == "0 of 1 answered"
-    new.set_value(2).run()                                   # the student's own new pick
-    assert count(host) == "1 of 1 answered"
-    assert receipt(student).startswith("Saved: `cat`")
+    phone.answer(2)                                          # the phone's own new answer
+    assert count(host) == "1 of 1 answered" and phone.message()["me"]["mine"] == 2
 
 
 def test_two_host_pages_drive_one_class_and_it_never_goes_back():
     laptop, code, key = start_class()
     projector = page(room=code, host=key)                    # the same link, a second device
-    student = page(room=code)
+    phone = Phone(code)
     for n in range(2, 7):
         laptop.button(key="class_next").click().run()
         assert laptop.session_state["lesson"] == n
-        for at in (projector, student, projector):           # every page, run again and again
+        for at in (projector, projector):                    # every page, run again and again
             at.run()
             assert not at.exception, at.exception
         assert projector.session_state["lesson"] == n
-        assert f"{n}. " in student.markdown[1].value
+        assert phone.message()["room"]["step"] == n
     from xattn.ui.room import class_store
     assert class_store().room_view(code).step == 6
     projector.button(key="reveal").click().run()             # either page drives it
@@ -217,18 +179,17 @@ def test_the_revote_shows_both_rounds_and_who_moved_to_the_right_answer():
     store = class_store()
     store.set_step(code, key, 4)                             # wait-k: a choice question
     host.run()
-    students = [page(room=code) for _ in range(4)]
-    options = predict(students[0]).options
+    phones = [Phone(code) for _ in range(4)]
+    options = phones[0].message()["room"]["ask"]["choices"]
     truth = "the first 2: the black"
     wrong = next(o for o in options if o != truth)
-    for s, pick in zip(students, (wrong, wrong, truth, wrong), strict=True):
-        predict(s).set_value(pick).run()
+    for p, pick in zip(phones, (wrong, wrong, truth, wrong), strict=True):
+        p.answer(pick)
     host.run()
     host.button(key="reveal").click().run()
     host.button(key="ask_again").click().run()
-    for s, pick in zip(students, (truth, truth, truth, wrong), strict=True):
-        s.run()
-        predict(s).set_value(pick).run()
+    for p, pick in zip(phones, (truth, truth, truth, wrong), strict=True):
+        p.answer(pick)
     host.run()
     host.button(key="reveal").click().run()
     said = " ".join(m.value for m in host.markdown)
@@ -243,21 +204,23 @@ def test_the_revote_shows_both_rounds_and_who_moved_to_the_right_answer():
 def test_a_timer_closes_the_question_on_every_page_and_a_late_tap_is_told():
     import time
 
+    from xattn.classroom import AnswerRefused
     from xattn.ui.room import class_store
     host, code, key = start_class()
-    early, late = page(room=code), page(room=code)
-    predict(early).set_value(1).run()
+    early, late = Phone(code), Phone(code)
+    early.answer(1)
     class_store().start_timer(code, key, 1, 5)
-    for at in (host, early, late):
-        at.run()
-        assert any("xattn-countdown" in h.proto.body for h in at.get("html"))
-    assert not predict(late).disabled
+    host.run()
+    assert any("xattn-countdown" in h.proto.body for h in host.get("html"))
+    timer = late.message()["room"]["timer"]
+    assert timer["seconds"] == 5 and timer["ends_at"] > time.time()   # every phone counts down
     time.sleep(5.2)
-    late.run()
-    assert "Time is up" in receipt(late) and predict(late).disabled
+    assert late.message()["room"]["phase"] == "closed"
+    with pytest.raises(AnswerRefused, match="time is up"):
+        late.answer(2)                                       # the phone's route says so
     host.run()
     assert "Time is up: answers are closed." in " ".join(c.value for c in host.caption)
-    assert stored(code, early) == 1 and stored(code, late) is None
+    assert early.mine() == 1 and late.mine() is None
 
 
 def test_a_student_link_on_localhost_warns_and_a_public_address_is_used(monkeypatch):
@@ -270,52 +233,23 @@ def test_a_student_link_on_localhost_warns_and_a_public_address_is_used(monkeypa
     assert f"http://192.168.1.20:8501/?room={code}" in " ".join(m.value for m in host.markdown)
 
 
-def answer_any(student: AppTest, code: str) -> bool:
-    """The student answers the step's question, whatever its kind (a tap, a number, a job
-    for the first head, a link); False when the step asks nothing."""
-    from xattn.classroom import NO_QUESTION
-    from xattn.ui.room import class_store
-    q = class_store().room_view(code).question
-    if q == NO_QUESTION:
-        return False
-    controls = {w.key.rsplit("-", 1)[-1]: w for kind in ("button_group", "number_input")
-                for w in student.get(kind) if (w.key or "").startswith("predict-")}
-    if q.kind == "links":                                    # tap a target, then a source
-        controls["open_tgt"].set_value(0).run()
-        next(w for w in student.get("button_group") if w.key.endswith("_src")).set_value(
-            0).run()
-    elif q.kind == "parts":
-        controls["open_part_0"].set_value(q.choices[0]).run()
-    else:
-        (control,) = controls.values()
-        assert not control.disabled
-        control.set_value(q.low if q.kind == "number" else q.options()[0]).run()
-    assert not student.exception, student.exception
-    assert receipt(student).startswith("Saved: "), receipt(student)
-    return True
-
-
-def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_student():
+def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_phone():
     from xattn.lesson import STEPS
     host, code, _ = start_class()
-    student = page(room=code)
+    phone = Phone(code)
     for n in range(1, len(STEPS) + 1):
-        student.run()
-        assert not student.exception, (n, student.exception)
-        assert student.markdown[1].value.startswith(f"#### {n}. {STEPS[n - 1].title}"), n
-        answered = answer_any(student, code)
+        m = phone.message()
+        assert (m["room"]["step"], m["room"]["title"]) == (n, STEPS[n - 1].title)
+        answered = phone.answer_any()
+        assert answered == (m["room"]["ask"] is not None), n
         if answered:
             assert count(host) == "1 of 1 answered", n
         host.button(key="reveal").click().run()
         assert not host.exception, (n, host.exception)
-        student.run()
-        assert not student.exception, (n, student.exception)
-        charts = [c.key for c in student.get("plotly_chart") if c.key != "preload_chart"]
-        assert charts, f"step {n}: no chart answers the question"
-        said = " ".join(m.value for m in student.markdown)
-        assert not answered or any(v in said for v in (
-            "**Right", "**Not this time", "**Off by", "**The right word", " right**",
-            "**Your AER")), (n, said)
+        m = phone.message()
+        assert m["room"]["answer"]["charts"], f"step {n}: no chart answers the question"
+        assert len(json.dumps(m).encode()) <= 10_000, n      # a move's message stays small
+        assert not answered or any(v in m["me"]["verdict"] for v in VERDICTS), (n, m["me"])
         if n < len(STEPS):
             host.button(key="class_next").click().run()
             assert host.session_state["lesson"] == n + 1
@@ -327,23 +261,21 @@ def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_student():
 def redis_class(tmp_path, monkeypatch):
     from classroom_helpers import RedisServer, redis_or_skip
 
-    from xattn.ui.room import _relays, _stores
+    from xattn.ui.room import _stores
     redis_or_skip()
     (tmp_path / "redis").mkdir()
     server = RedisServer(tmp_path / "redis", persist=True)
     monkeypatch.setenv("XATTN_REDIS_URL", server.url)
     _stores.clear()
-    _relays.clear()
     yield server
     server.stop()
     _stores.clear()
-    _relays.clear()
 
 
 def test_redis_down_during_a_hosts_run_keeps_the_room_and_the_key_in_the_link(redis_class):
     host, code, key = start_class()
-    student = page(room=code)
-    predict(student).set_value(3).run()
+    student = page(room=code, explore="1")                   # a student's full page
+    Phone(code).answer(3)
     redis_class.kill()
     for at in (host, student):
         at.run()
@@ -352,7 +284,6 @@ def test_redis_down_during_a_hosts_run_keeps_the_room_and_the_key_in_the_link(re
         assert "class store is not answering" in said and "Type the class code" not in said
     assert dict(host.query_params)["room"] == code and dict(host.query_params)["host"] == key
     assert dict(student.query_params)["room"] == code
-    assert "1. One head and the formula" in student.markdown[1].value   # the last step read
     reloaded = page(room=code, host=key)                     # a reload during the outage
     assert dict(reloaded.query_params).get("host") == key
     redis_class.start()
@@ -369,7 +300,7 @@ def test_redis_down_during_a_hosts_run_keeps_the_room_and_the_key_in_the_link(re
 @pytest.mark.parametrize("link", [{"room": "ABCDEF"}, {"class": "new"}])
 def test_a_store_that_cannot_be_opened_is_a_notice_not_a_traceback(setting, link, tmp_path,
                                                                    monkeypatch):
-    from xattn.ui.room import _relays, _stores
+    from xattn.ui.room import _stores
     for name, value in setting.items():
         if value == "NOT-A-DATABASE":
             junk = tmp_path / "junk.sqlite3"
@@ -377,7 +308,6 @@ def test_a_store_that_cannot_be_opened_is_a_notice_not_a_traceback(setting, link
             value = str(junk)
         monkeypatch.setenv(name, value)
     _stores.clear()
-    _relays.clear()
     try:
         at = page(**link)
         said = " ".join(w.value for w in at.warning)
@@ -387,4 +317,3 @@ def test_a_store_that_cannot_be_opened_is_a_notice_not_a_traceback(setting, link
             assert dict(at.query_params).get("room") == "ABCDEF"   # kept: it may come back
     finally:
         _stores.clear()
-        _relays.clear()

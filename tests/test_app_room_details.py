@@ -5,6 +5,7 @@ tall enough for every row). The store is a real SQLite file, as in test_app_room
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -12,14 +13,14 @@ import pytest
 import streamlit.testing.v1.local_script_runner as script_runner
 from apptest_helpers import chart, decode, heatmaps, run_app
 from classroom_helpers import wait_for
-from streamlit import dataframe_util
 
 # The room helpers, and the fixture that points the class store at this test's own SQLite file.
+from phone_helpers import Phone
+from streamlit import dataframe_util
 from test_app_room import (
     class_file,  # noqa: F401  (an autouse fixture: imported to apply here)
     everything_sent,
     page,
-    predict,
     start_class,
 )
 
@@ -41,36 +42,31 @@ def texts(at) -> str:
 
 # --- 1. Explore, and back to the class --------------------------------------------------------
 
-def test_a_student_who_explores_sees_the_full_page_and_back_to_the_class_returns():
-    host, code, _ = start_class()
-    student = page(room=code)
-    assert not student.get("tabs") and not any(b.key == "back_to_class" for b in student.button)
-    student.button(key="explore_step").click().run()                     # the full page
-    assert not student.exception, student.exception
+def test_a_student_who_explores_sees_the_full_page_and_the_way_back_to_the_class():
+    host, code, key = start_class()
+    student = page(room=code, explore="1")                             # from the phone's link
     assert student.session_state["view"] == "Lesson" and student.get("tabs")
+    assert dict(student.query_params) == {"room": code, "explore": "1", "view": "Lesson"}
     student.session_state["view"] = "Heads"                              # explores a view
     student.run()
     assert "hidden until your teacher reveals" in " ".join(i.value for i in student.info)
     host.button(key="class_next").click().run()                          # the class moves on
-    student.run()
+    student.run()                                     # what its follow component asks for
     assert student.session_state["view"] == "Heads"                      # not pulled back
     assert "step 2" in " ".join(i.value for i in student.info)           # ... but told
-    back = student.button(key="back_to_class")
-    assert back.label == "Back to the class" and back.proto.help == f"Class {code} is on step 2."
-    back.click().run()
-    assert not student.exception, student.exception
-    assert "2. Every row sums to 1" in texts(student) and not student.get("tabs")
+    back = next(m.value for m in student.markdown if m.value.startswith("[Back to the class]"))
+    assert back == f"[Back to the class](?room={code}) · class {code} is on step 2"
+    assert key not in everything_sent(student)
 
 
 def test_a_stale_hidden_notice_goes_once_the_step_is_revealed():
     host, code, _ = start_class()
-    student = page(room=code)
-    student.button(key="explore_step").click().run()
+    student = page(room=code, explore="1")
     student.session_state["view"] = "Heads"
     student.run()
     assert "hidden until" in " ".join(i.value for i in student.info)
     host.button(key="reveal").click().run()
-    student.run()                                    # what the relay's push makes happen
+    student.run()                                    # what its follow component asks for
     assert "hidden until" not in " ".join(i.value for i in student.info)
     assert student.get_by_key("head_1")
 
@@ -84,14 +80,13 @@ def test_the_projector_notice_on_the_host_key_is_for_the_host_and_never_a_studen
     assert "address bar" in words and "host key" in words
     assert "full screen" in words and "second device" in words
     assert notice.button(key="rotate_host")                              # ... and the way out
-    student = page(room=code)
-    no_notice(student, key)                                              # asking
-    predict(student).set_value(2).run()
-    no_notice(student, key)                                              # predicted
-    host.button(key="reveal").click().run()
-    student.run()
-    no_notice(student, key)                                              # revealed
-    student.button(key="explore_step").click().run()
+    phone = Phone(code)
+    for act in (lambda: None, lambda: phone.answer(2),
+                lambda: host.button(key="reveal").click().run()):
+        act()
+        said = json.dumps(phone.message())
+        assert "address bar" not in said and "host key" not in said.lower() and key not in said
+    student = page(room=code, explore="1")
     student.session_state["view"] = "Heads"
     student.run()
     no_notice(student, key)                                              # exploring
@@ -110,9 +105,8 @@ def no_notice(at, key: str) -> None:
 
 def test_after_a_tapped_word_reveal_the_host_sees_the_class_row_beside_the_true_one():
     host, code, _ = start_class()                                        # step 1: tap a word
-    students = [page(room=code) for _ in range(4)]
-    for s, token in zip(students, (5, 5, 2, 6), strict=True):            # "the (5)" twice
-        predict(s).set_value(token).run()
+    for token in (5, 5, 2, 6):                                           # "the (5)" twice
+        Phone(code).answer(token)
     host.run()
     assert [m.value for m in host.metric] == ["4 of 4 answered"]
     assert not any(c.key == "class_taps" for c in host.get("plotly_chart"))   # not before
@@ -142,7 +136,6 @@ def _refused(at, code: str) -> None:
     assert "Type the class code below" in text
     assert "room" not in at.query_params and "room" not in at.session_state
     assert at.main.text_input(key="join") is not None                # on the page, not folded
-    assert not [w for w in at.get("button_group") if (w.key or "").startswith("predict")]
 
 
 def test_a_well_formed_unknown_code_gets_a_notice_and_a_box_that_joins():
@@ -256,17 +249,15 @@ def test_step_throughs_tables_are_tall_enough_for_every_row(sent_tables):
 
 
 def test_an_answer_between_the_hosts_two_reads_is_redrawn(monkeypatch):
-    """The host's count reads the room and the room's tally (which the relay compares with the
-    store's to know whether the count is current). An answer that lands between the two reads
-    must leave the page's tally older than the store's, so that the relay redraws the count; the
-    other way round the count stays one answer short for good (bench_room under load: "the
-    host's page stays at 99 while the store counts 100")."""
-    from types import SimpleNamespace
-
+    """The host's page reads the room's tally, then the room (the count it draws). An answer
+    that lands between the two reads must leave the tally the page drew older than the
+    store's, so that its follow component asks for the count again; the other way round the
+    count would stay one answer short for good ("the host's page stays at 99 while the store
+    counts 100")."""
     from xattn.classroom import new_student_id, open_store
-    from xattn.ui import class_panels
+    from xattn.ui import room as room_module
 
-    _, code, _ = start_class()
+    host, code, key = start_class()
     real = open_store()
     step = real.room_view(code).step
 
@@ -279,8 +270,10 @@ def test_an_answer_between_the_hosts_two_reads_is_redrawn(monkeypatch):
             real.answer(code, step, new_student_id(), 1)
             return seen
 
-    monkeypatch.setattr(class_panels, "class_store", Racing)
-    view, tally = class_panels._read(SimpleNamespace(code=code))
-    assert view.n_answered == 0 and real.room_view(code).n_answered == 1
-    assert tally.tally < real.pulse([code])[code].tally      # the relay will redraw the count
+    monkeypatch.setattr(room_module, "class_store", Racing)
+    at = page(room=code, host=key)
+    (follow,) = at.get("bidi_component")
+    drawn = json.loads(follow.proto.json)
+    assert drawn["url"] == f"live/{code}/pulse" and drawn["version"] == real.room_view(code).version
+    assert drawn["tally"] < real.pulse([code])[code].tally  # the page will be asked again
     real.close()

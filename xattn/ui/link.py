@@ -99,6 +99,9 @@ SINKS = bool_param("sinks", False, "hiding sink tokens")
 CLASS = choice_param("class", "", ("new",), "a new class")   # an action: never written back
 ROOM = text_param("room", "", 40, "the class code")
 HOST = text_param("host", "", 100, "the host key")           # the lecturer's page only
+# A student's full page of the class's step (without it, ?room=CODE is the phone's own page,
+# answered before Streamlit: xattn/ui/server/phone.py)
+EXPLORE = choice_param("explore", "", ("1",), "the full page of the class's step")
 
 # --- how the page looks ---------------------------------------------------------------------
 IMG = choice_param("img", "png", ("png", "svg"), "the image format")

@@ -40,7 +40,7 @@ from xattn.classroom import (
 from xattn.classroom.config import configured, open_store
 from xattn.literal import md_code, show_value
 from xattn.ui.identity import allowed, student_id
-from xattn.ui.link import CLASS, HOST, LESSON, ROOM, VIEW
+from xattn.ui.link import CLASS, EXPLORE, HOST, LESSON, ROOM, VIEW
 from xattn.ui.server.follow import follow_room
 from xattn.ui.state import Notice, PageState
 
@@ -136,6 +136,8 @@ def room_setup(state: PageState, questions) -> Room | None:
         st.session_state[_LAST] = view
     room = Room(code, key or None, view, student, problem=problem, tally=tally,
                 now=time.time())
+    if not key:
+        state.drawn[EXPLORE.key] = "1"       # a student's page in a room is the full page
     _place(state, room)
     return room
 
