@@ -71,11 +71,12 @@ def test_haproxy_is_available():
 
 
 def test_config_has_cookie_affinity_websockets_health_checks_and_bounds():
+    """A hall of 1,000 phones (one stream each, plus requests) fits HAProxy's bounds."""
     cfg = config(3, 9000)
     for line in ("mode http", "timeout tunnel 2h", "balance leastconn",
                  'cookie XATTN_SERVER insert indirect nocache httponly attr "SameSite=Lax"',
                  "http-check send meth GET uri /_stcore/health", "http-check expect string ok",
-                 "bind 127.0.0.1:9000", "maxconn 1000", "option redispatch",
+                 "bind 127.0.0.1:9000", "maxconn 4000", "maxconn 2000", "option redispatch",
                  "server s1 127.0.0.1:9001 cookie s1", "server s3 127.0.0.1:9003 cookie s3"):
         assert line in cfg, line
     assert "balance source" not in cfg and "s4" not in cfg
