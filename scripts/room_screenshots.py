@@ -1,11 +1,11 @@
 """Screenshots of a class in a room: on the projector (1024 x 768, presenter mode)
 docs/room-host.png (the code and the QR code), room-host-answers.png (the count and the class's
 answers before the reveal) and room-host-revealed.png (the answer, the class's answers and the
-step's chart on one screen); on a phone (390 x 844) docs/room-student-before.png and
-room-student-after.png (before and after the reveal: the receipt, then the student's own
-prediction marked) and room-student-class.png (the answer's chart). Step 14, the class aligns:
-room-student-aligns.png (a phone drawing links) and room-host-aligns.png (the class's links
-beside every layer and head, and the AER table).
+step's chart on one screen); on a phone's own page (390 x 844) docs/room-student-before.png
+and room-student-after.png (before and after the reveal: the receipt, then the student's own
+prediction marked and the verdict) and room-student-class.png (the answer's chart). Step 14,
+the class aligns: room-student-aligns.png (a phone drawing links) and room-host-aligns.png
+(the class's links beside every layer and head, and the AER table).
 
     python -m scripts.room_screenshots
 
@@ -69,14 +69,12 @@ def main() -> int:
         for k in range(12):                 # a class answering: most tap "the (5)"
             store.answer(code, view.step, new_student_id(), [5, 5, 5, 2, 6, 5, 1, 5, 0, 5, 6,
                                                             2][k])
-        phone = browser.new_page(viewport={"width": 390, "height": 844}, has_touch=True,
-                                 is_mobile=True)
-        phone.add_init_script(RUN_COUNTER_JS)
-        phone.goto(server.url + f"?room={code}")  # the join screen sets the cookie, reloads
-        predict = '[class*="st-key-predict-"]'
-        settle(phone, f"() => !!document.querySelector('{predict} button')")
-        phone.locator(f"{predict} button").nth(5).tap()
-        settle(phone, "() => document.body.innerText.includes('Saved: ')")
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
+                                    is_mobile=True, device_scale_factor=2).new_page()
+        phone.goto(server.url + f"?room={code}")  # the phone's own page: its cookie comes with it
+        phone.wait_for_selector("#controls .pill")
+        phone.locator("#controls .pill").nth(5).tap()
+        phone.wait_for_selector(".receipt.saved")
         phone.screenshot(path=str(docs / "room-student-before.png"))
         settle(host, "() => document.body.innerText.includes('13 of')")
         host.screenshot(path=str(docs / "room-host.png"))
@@ -87,11 +85,9 @@ def main() -> int:
         settle(host, "() => !!document.querySelector('.st-key-ask_again')", timeout=90_000)
         host.wait_for_timeout(1000)                 # the charts finish drawing
         host.screenshot(path=str(docs / "room-host-revealed.png"))
-        settle(phone, "() => /Right|you chose/.test(document.body.innerText)",
-               timeout=90_000)
-        phone.wait_for_timeout(1000)
+        phone.wait_for_selector("#verdict strong", timeout=90_000)
         phone.screenshot(path=str(docs / "room-student-after.png"))
-        show(phone, ".st-key-answer_chart_0")     # the chart that answers the question
+        phone.locator("#charts figure").first.evaluate("e => e.scrollIntoView({block: 'end'})")
         phone.screenshot(path=str(docs / "room-student-class.png"))
 
         store.set_step(code, key, 14)               # the class aligns
@@ -100,16 +96,14 @@ def main() -> int:
             [(0, 0), (1, 1), (2, 2), (3, 3), (4, 0), (5, 5)]] * 2
         for links in votes:
             store.answer(code, 14, new_student_id(), tuple(sorted(links)))
-        settle(phone, "() => !!document.querySelector('[class*=\"-open_src\"]')",
-               timeout=90_000)
-        for t, src in ((0, "the (0)"), (1, "king"), (2, "sick")):   # three links by touch
-            phone.locator('[class*="-open_tgt"]').get_by_role("radio").nth(t).evaluate(
-                "e => e.getAttribute('aria-checked') === 'true' || e.click()")
-            settle(phone, f"() => document.querySelectorAll('[class*=\"-open_tgt\"] "
-                          f"[role=radio]')[{t}].getAttribute('aria-checked') === 'true'")
-            phone.locator('[class*="-open_src"]').get_by_role("radio", name=src,
-                                                              exact=True).tap()
-            settle(phone, f"() => document.body.innerText.includes('Saved: {t + 1} link')")
+        phone.wait_for_function("document.getElementById('where').textContent.includes("
+                                "'step 14 of')", timeout=90_000)
+        for t, src in ((0, "the"), (1, "king"), (2, "sick")):   # three links by touch
+            phone.locator("[aria-label='Target word'] .pill").nth(t).tap()
+            phone.locator("[aria-label$='translates'] .pill").filter(
+                has_text=src).first.tap()
+            phone.wait_for_function(f"document.getElementById('receipt').textContent"
+                                    f".includes('Saved: {t + 1} link')")
         phone.evaluate("window.scrollTo(0, 0)")
         phone.screenshot(path=str(docs / "room-student-aligns.png"))
         settle(host, "() => document.body.innerText.includes('14. ') || "

@@ -55,7 +55,7 @@
   let es = null, lost = null;
   function connect() {
     es = new EventSource("live/" + encodeURIComponent(code) + "/events");
-    es.onopen = () => { S.connected = true; clearTimeout(lost); status(null); resend(); };
+    es.onopen = () => { S.connected = true; clearTimeout(lost); lost = null; status(null); resend(); };
     es.onmessage = (e) => frame(JSON.parse(e.data));
     es.addEventListener("me", (e) => { const f = JSON.parse(e.data); clock(f.now); me(f.me); draw(); });
     es.addEventListener("status", (e) => {
@@ -66,8 +66,8 @@
     es.addEventListener("gone", (e) => { es.close(); gone(JSON.parse(e.data).gone); });
     es.onerror = () => {
       S.connected = false;
-      clearTimeout(lost);
-      lost = setTimeout(() => { if (!S.connected) status("Reconnecting to the class… your answers are kept on this phone meanwhile."); }, 2000);
+      // (a retry fails every 1.5 s while offline: the 2 s wait is not started again each time)
+      if (!lost) lost = setTimeout(() => { lost = null; if (!S.connected) status("Reconnecting to the class… your answers are kept on this phone meanwhile."); }, 2000);
     };
   }
   function clock(t) { if (typeof t === "number") S.offset = t - Date.now() / 1000; }
@@ -377,16 +377,30 @@
       grid.append(small ? el("div", {}, el("div", { class: "muted", text: p.name || "" }), drawn) : drawn);
     });
     fig.append(grid);
+    const scale = spec.panels.find((p) => p.kind === "heat" && !p.text);
+    if (scale) fig.append(colourbar(scale));
     const legend = spec.panels.find((p) => p.kind !== "heat" && p.series.length > 1);
     if (legend) fig.append(el("div", { class: "legend" }, ...legend.series.map((s, k) =>
       el("span", {}, el("span", { class: "swatch", style: "background:" + SERIES[k % SERIES.length] }), s.name || ("series " + (k + 1))))));
     fig.append(numbers(spec));
     return fig;
   }
+  function colourbar(p) {
+    const s = svg("svg", { viewBox: "0 0 240 30", width: 240, height: 30, "aria-hidden": "true" });
+    for (let k = 0; k < 24; k++) {
+      const v = p.zmin + (p.zmax - p.zmin) * (k + 0.5) / 24;
+      s.append(svg("rect", { x: 30 + k * 7.5, y: 2, width: 7.6, height: 12, fill: colour(v, p.zmin, p.zmax, p.reverse) }));
+    }
+    s.append(svg("text", { x: 26, y: 12, "text-anchor": "end" }, fmt(p.zmin, false)));
+    s.append(svg("text", { x: 214, y: 12 }, fmt(p.zmax, false)));
+    s.append(svg("text", { x: 120, y: 27, "text-anchor": "middle" }, p.reverse ? "darker is higher" : "brighter is higher"));
+    return s;
+  }
   function heat(p, small) {
     const nr = p.z.length, nc = p.z[0].length;
     const cell = small ? Math.max(9, Math.min(18, Math.floor(150 / nc))) : Math.max(14, Math.min(40, Math.floor(260 / nc)));
-    const left = small ? 4 : Math.min(120, 14 + 7 * Math.max(...p.y.map((s) => cut(s, 14).length)));
+    const ycut = nr <= 3 ? 24 : 14;          // a few long row names (the class, the weights)
+    const left = small ? 4 : Math.min(170, 14 + 6.6 * Math.max(...p.y.map((s) => cut(s, ycut).length)));
     const bottom = small ? 4 : Math.min(110, 16 + 6 * Math.max(...p.x.map((s) => cut(s, 14).length)));
     const w = left + nc * cell + 4, h = 6 + nr * cell + bottom;
     const s = svg("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h });
@@ -406,7 +420,7 @@
       }
     });
     if (!small) {
-      p.y.forEach((t, i) => s.append(svg("text", { x: left - 4, y: 6 + i * cell + cell / 2 + 4, "text-anchor": "end" }, cut(t, 14))));
+      p.y.forEach((t, i) => s.append(svg("text", { x: left - 4, y: 6 + i * cell + cell / 2 + 4, "text-anchor": "end" }, cut(t, ycut))));
       p.x.forEach((t, j) => {
         const x = left + j * cell + cell / 2, y = 6 + nr * cell + 6;
         s.append(svg("text", { x: x, y: y, "text-anchor": "end", transform: "rotate(-60 " + x + " " + y + ")" }, cut(t, 14)));
@@ -418,7 +432,7 @@
     const n = p.x.length, k = p.series.length;
     const all = p.series.flatMap((s) => s.y.filter((v) => v !== null));
     const top = Math.max(1e-9, ...all), low = Math.min(0, ...all);
-    const left = 34, bottom = Math.min(110, 16 + 6 * Math.max(...p.x.map((s) => cut(s, 16).length)));
+    const left = 34, bottom = Math.min(110, 16 + 6 * Math.max(0, ...p.x.map((s) => cut(s, 16).length)));
     const slot = Math.max(18, Math.min(56, Math.floor(300 / n))), plot = 150;
     const w = left + n * slot + 6, h = 16 + plot + bottom;
     const s = svg("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h });
