@@ -90,7 +90,11 @@
     const r = S.room, ask = r && r.ask, p = S.pending;
     if (m && m.receipt) S.receipt = m.receipt;
     if (!p || !r) return;
-    if (p.step !== r.step || p.round !== r.round) { drop(); return; }
+    if (p.step !== r.step || p.round !== r.round) {      // the class moved on meanwhile
+      S.lost = p;
+      drop();
+      return;
+    }
     if (S.me.mine !== null && same(S.me.mine, p.value)) {
       S.receipt = { step: p.step, round: p.round, value: p.value, state: "saved" };
       drop();
@@ -113,6 +117,7 @@
     const r = S.room;
     if (!r || !r.ask || r.phase !== "asking" || closed()) return;
     value = canonical(r.ask, value);
+    S.lost = null;
     S.pending = { step: r.step, round: r.round, value: value };
     localStorage.setItem(KEY, JSON.stringify(S.pending));
     S.receipt = null;
@@ -137,6 +142,8 @@
       S.net = null;
       if (S.pending === p) {
         S.receipt = Object.assign({ step: p.step, round: p.round, value: p.value }, receipt);
+        if (receipt.state === "saved" && S.room && S.room.step === p.step && S.room.round === p.round)
+          S.me = Object.assign({}, S.me, { mine: receipt.value });   // the store has it now
         if (receipt.state === "saved" || receipt.state === "refused") drop();
         if (res.status === 401) setTimeout(() => location.reload(), 1500);
       }
@@ -291,6 +298,12 @@
     const box = $("receipt"), r = S.room, ask = r.ask;
     box.className = "";
     box.textContent = "";
+    if (S.lost && !S.pending) {       // a tap of an earlier question that never reached the class
+      box.className = "receipt refused";
+      box.textContent = "Not confirmed: your answer to step " + S.lost.step + (S.lost.round > 1 ? " (round " + S.lost.round + ")" : "") +
+        " was still on its way when the class moved on, so it may not have been counted.";
+      return;
+    }
     if (!ask) return;
     const open = r.phase === "asking" && !closed();
     const until = r.timer ? "time is up or your teacher reveals the answer" : "your teacher reveals the answer";
