@@ -17,7 +17,7 @@ weights), with ``xattn/ui/deferred_downloads.py`` tying the made file to the ses
 clicked until its next full run. This starts one server and shows both, without timing: for
 each, session A gets the URL; fetched at once it works; then A gets the URL again, session B
 reruns twice, and A fetches: 200 for both (stock Streamlit: 404 for the one made on click;
-``tests/test_deferred_downloads.py`` keeps a canary of that).
+``tests/test_streamlit_internals.py`` keeps a canary of that).
 """
 
 from __future__ import annotations

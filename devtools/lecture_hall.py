@@ -1,6 +1,7 @@
 """Run ``deploy/serve.sh N PORT`` (N Streamlit processes behind HAProxy) from Python.
 
-Used by tests/test_deploy.py, tests/test_reconnect.py and benchmarks/load_test.py.
+Used by tests/test_deploy.py, tests/test_reconnect_page.py, tests/test_browser_phones.py and the
+benchmarks (load_test, bench_room).
 ``LectureHall`` starts the script on local ports that are free when it looks, reads the lines
 it prints (``xattn: backend s1 pid 123 port 8702 ...``, ``xattn: ready ...``) to learn every
 process id, and stops it with SIGTERM, the way an operator or systemd would, then checks that

@@ -7,7 +7,7 @@ cookies, read by a background task, and one script run at a time: a
 ``rerun_script`` with the link's query string and the widget states the browser would send
 (and, for a tap inside a fragment, that fragment's id), answered by ``ForwardMsg``s until
 ``script_finished``. Every run the page receives is also recorded as a `Run` of its own, the
-ones the server starts by itself (a page the server reruns, as ``xattn/ui/push.py`` does)
+ones the server starts by itself (a page the browser asks to rerun: a component's trigger, a timer)
 included: ``on_run`` is called with each, and `Client.until` waits for one that shows
 something. Why protocol clients and not browsers:
 on a 2-core machine thirty headless Chromium tabs measure the browsers, not the server. The

@@ -4,14 +4,17 @@ One lecture hall for the module (``deploy/serve.sh 2`` behind HAProxy, the class
 folder of its own), run through a class and stopped before any test reads it:
 
 - a lecturer opens ``?class=new`` in Chromium, then the host link it got (``?room=…&host=KEY``,
-  a reload through the proxy), and a student joins ``?room=CODE`` in another browser context;
-  the lecturer's tab is closed, the student's whole context too;
+  a reload through the proxy), and a student joins ``?room=CODE`` in another browser context
+  (the phone's light page, which follows the room on ``/live/CODE/events``); the lecturer's
+  tab is closed, the student's whole context too;
 - sessions opened over Streamlit's websocket protocol (as the browser speaks it, with the
   proxy's affinity cookie and Streamlit's XSRF cookie), one of which reconnects by its session
   id while still connected (Streamlit then warns, naming the session) and starts an upload
   that it abandons half way (the upload's URL names the session; Starlette raises
   ``ClientDisconnect``); others leave during their page's first run (a reset connection) or
-  after it (a clean close).
+  after it (a clean close), a student's full page (``?room=CODE&explore=1``) among them;
+- a phone's stream of its room on each process, one dropped without a word (a reset
+  connection), one closed cleanly.
 
 Then SIGTERM stops every process and every file of the run folder is read. Skipped, with the
 reason, where HAProxy or Chromium is missing (failed instead where CI requires them).
@@ -141,12 +144,34 @@ async def protocol_clients(hall: LectureHall, room: str) -> list[str]:
     assert interim.startswith(b"HTTP/1.1 100"), interim
     reset(second)
     await first.close()
-    for query in (f"room={room}", "view=Lesson&lesson=9", "seed=5"):
+    for query in (f"room={room}&explore=1", "view=Lesson&lesson=9", "seed=5"):
         ws, _ = await open_session(port, browser_cookies(hall.url), query)
         reset(ws)                        # in the middle of its first run
         ws, _ = await open_session(port, browser_cookies(hall.url), query)
         await ws.close()                 # a clean close, as a closed tab's browser sends
     return [sid]
+
+
+def phone_streams(hall: LectureHall, room: str) -> list[bytes]:
+    """A phone's stream of its room (``GET /live/CODE/events``, its page's ``EventSource``)
+    on each process, straight to its port (HAProxy notices a client gone from a stream only at
+    the next keep-alive): one left without a word once its first frame arrived (a phone out of
+    the Wi-Fi's reach), then one closed cleanly (a closed tab). Returns what each got first."""
+    firsts = []
+    for _, port in hall.backends.values():
+        for drop in (True, False):
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+                sock.sendall(f"GET /live/{room}/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                             "Accept: text/event-stream\r\n\r\n".encode())
+                got = b""                # (chunked: a frame's end is not the body's end)
+                while b"\n\n" not in got.partition(b"data: ")[2]:
+                    chunk = sock.recv(65536)
+                    assert chunk, f"the stream ended before its first frame: {got[:300]!r}"
+                    got += chunk
+                if drop:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            firsts.append(got)
+    return firsts
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -172,9 +197,10 @@ def class_in_browser(chromium, url: str) -> tuple[str, str]:
     wait_for_app(tab, timeout=120_000)
     student = chromium.new_context()
     phone = student.new_page()
-    phone.add_init_script(RUN_COUNTER_JS)
-    phone.goto(f"{url}?room={room}")
-    wait_for_app(phone, timeout=120_000)
+    phone.set_default_timeout(120_000)
+    phone.goto(f"{url}?room={room}")              # the phone's own page, not Streamlit's
+    phone.wait_for_function("(code) => document.getElementById('where').textContent"
+                            ".includes('class ' + code)", arg=room)   # the room's first frame
     tab.close()                          # the lecturer closes the tab
     student.close()                      # the student closes the browser
     host.close()
@@ -191,6 +217,8 @@ def hall_run(chromium, tmp_path_factory) -> HallRun:
     with hall:
         room, key = class_in_browser(chromium, hall.url)
         session_ids = run_async(protocol_clients(hall, room))
+        for first in phone_streams(hall, room):
+            assert first.startswith(b"HTTP/1.1 200") and b"event-stream" in first, first[:300]
         hall.stop()
     files = {p.name: p.read_text(errors="replace") for p in sorted(Path(RUN_DIR).iterdir())}
     return HallRun(key, room, session_ids, files, hall.output())
@@ -211,11 +239,12 @@ def test_no_session_id_is_in_a_file_of_the_run(hall_run):
 
 def test_haproxy_logs_each_request_by_its_path(hall_run):
     """The log still says who asked for what and how it went: the page (twice for the host
-    link, its query left out), the websockets, the abandoned upload (CD: the client left)."""
+    link, once for the phone, its query left out), the websockets, the abandoned upload (CD:
+    the client left)."""
     lines = [line for line in hall_run.files["haproxy.log"].splitlines() if line.endswith('"')]
     pages = [line for line in lines if line.endswith(' "GET / HTTP/1.1"')]
-    assert len(pages) >= 3, lines             # ?class=new, the host link, the student's
-    # 304: a student's page reloads once its signed cookie is set, and the browser revalidates
+    assert len(pages) >= 3, lines             # ?class=new, the host link, the phone's page
+    # 304: a page the browser has cached (the host link reloads it) is revalidated
     assert all((" 200 " in line or " 304 " in line) and " streamlit/s" in line
                for line in pages), pages
     assert sum(" 200 " in line for line in pages) >= 3, pages
@@ -229,8 +258,9 @@ def test_haproxy_logs_each_request_by_its_path(hall_run):
 
 
 def test_no_traceback_in_any_log_after_clients_left(hall_run):
-    """Tabs closed, connections reset or closed mid-run, an upload abandoned: the servers'
-    logs hold no traceback; the abandoned upload is one line in the log of its process."""
+    """Tabs closed, connections reset or closed mid-run, an upload abandoned, a phone's
+    stream dropped: the servers' logs hold no traceback; the abandoned upload is one line in the
+    log of its process."""
     for name, text in hall_run.files.items():
         assert "Traceback" not in text, f"{name}:\n{text}"
         assert "Exception in ASGI application" not in text, f"{name}:\n{text}"

@@ -2,15 +2,16 @@
 benchmarks of a live room read from it.
 
 A small page with a text box, a fragment and a button that makes the server rerun the page a
-second later by itself (``xattn.ui.push``, as the class's relay does). The client must see the
-elements of each run with the fragment that drew them, send a tap as a fragment run, record a
-run it did not ask for, and tell whoever waits for a run that the connection ended.
+second later by itself: the button's run changes the page's script, and the server, started with
+``server.runOnSave`` (a public option), reruns the session with the widget values it holds, as
+it does for a developer who saves the file. The client must see the elements of each run with
+the fragment that drew them, send a tap as a fragment run, record a run it did not ask for, and
+tell whoever waits for a run that the connection ended.
 """
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -20,29 +21,30 @@ from devtools.protocol import Client, run_async
 
 pytestmark = pytest.mark.server
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = f'''
+SCRIPT = '''
 import sys
 import threading
+from pathlib import Path
 
-sys.path.insert(0, {str(ROOT)!r})
 import streamlit as st
-from xattn.ui import push
 
 st.text_input("pick", key="pick")
 
 
 @st.fragment
 def receipt():
-    st.markdown(f"fragment sees {{st.session_state.get('pick')!r}}")
+    st.markdown(f"fragment sees {st.session_state.get('pick')!r}")
 
 
 receipt()
-st.markdown(f"page sees {{st.session_state.get('pick')!r}}")
-if st.button("push", key="push"):              # the server reruns this page a second later
-    session = push.session_id()
-    threading.Timer(1.0, lambda: push.rerun(session, None)).start()
+st.markdown(f"page sees {st.session_state.get('pick')!r}")
+if st.button("push", key="push") and not hasattr(sys, "_pushed"):   # once per process
+    sys._pushed = True                 # the server reruns this page a second later, by itself:
+    script = Path(__file__)            # its script changes (server.runOnSave)
+    threading.Timer(1.0, lambda: script.write_text(script.read_text() + "# saved\\n")).start()
 '''
+# A changed script reruns its sessions by itself (the file is polled: no watchdog needed).
+RUN_ON_SAVE = ("--server.fileWatcherType", "poll", "--server.runOnSave", "true")
 
 
 def texts(run) -> list[str]:
@@ -59,7 +61,7 @@ def fragment_of(run, body: str) -> str:
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("protocol")
     (root / "page.py").write_text(SCRIPT)
-    with StreamlitServer(script="page.py", root=root,
+    with StreamlitServer(script="page.py", root=root, extra_args=RUN_ON_SAVE,
                          log=ARTIFACTS / "protocol-server.log") as running:
         yield running
 

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import logging
 import sys
+from unittest import mock
 
+import streamlit.runtime
 from starlette.requests import ClientDisconnect
+from streamlit.runtime.memory_session_storage import MemorySessionStorage
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.script_data import ScriptData
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
+from devtools.protocol import run_async
 from xattn.ui import server_logs
 from xattn.ui.server_logs import (
     ASGI_LOGGER,
@@ -58,6 +66,35 @@ def test_streamlits_reconnect_warning_names_no_session_whole():
     finally:
         logger.removeHandler(kept)
     assert kept.messages == ["Session with id 3f1c90c1… is already connected! Reconnecting "
+                             "to existing session."]
+
+
+def test_streamlit_warns_of_a_reconnect_on_the_logger_the_filter_is_on(tmp_path):
+    """``SESSION_LOGGER`` names the logger of Streamlit 1.67's private session manager module:
+    a real one's warning about a reconnect goes there, shortened. If this fails, Streamlit
+    moved that module (or its warning) and whole session ids reach the log again."""
+    script = tmp_path / "page.py"
+    script.write_text("import streamlit as st\n")
+    server_logs.install()
+    logger = logging.getLogger(SESSION_LOGGER)
+    kept = Kept()
+
+    async def reconnect() -> str:
+        manager = WebsocketSessionManager(MemorySessionStorage(), MemoryUploadedFileManager("/u"),
+                                          ScriptCache(), None)
+        first = manager.connect_session(mock.MagicMock(), ScriptData(str(script)), {})
+        again = manager.connect_session(mock.MagicMock(), ScriptData(str(script)), {},
+                                        existing_session_id=first)
+        manager.get_active_session_info(again).session.shutdown()
+        return first
+
+    logger.addHandler(kept)
+    try:
+        with mock.patch.object(streamlit.runtime, "get_instance", lambda: mock.MagicMock()):
+            sid = run_async(reconnect())
+    finally:
+        logger.removeHandler(kept)
+    assert kept.messages == [f"Session with id {sid[:8]}… is already connected! Reconnecting "
                              "to existing session."]
 
 

@@ -49,6 +49,7 @@ TICK = 0.1            # seconds between two reads of the rooms' pulses (without 
 SAFETY = 3.0          # with notifications, every room's pulse is read this often all the same
 KEEPALIVE = 15.0      # seconds of silence before a stream gets a comment (proxies cut silence)
 PRESENT = 30.0        # seconds between two marks of a room's open phones as present
+RECEIPT_KEEP = 600.0  # seconds a receipt of a room without a phone here is kept
 HOST_EVERY = 0.25     # seconds between two pulse frames of one room to its host pages
 ANSWER_WAIT = 1.0     # seconds an answer's request waits for the store before "sending"
 MAX_FOLLOWERS = 4000  # open streams per process (a bound: a lecture hall's phones fit twice)
@@ -350,6 +351,9 @@ class Hub:
         self._call(self._on_receipt, code, student, receipt)
 
     def _on_receipt(self, code: str, student: str, receipt: Receipt) -> None:
+        # A call can come late (the outbox calls after its lock, and a worker may be slow to):
+        # what is true now is the outbox's own receipt, never an older one passed here.
+        receipt = self.outbox.receipt(code, student) or receipt
         if receipt.state != "sending":
             for waiter in self._waiting.get((code, student), []):
                 if not waiter.done():
@@ -386,6 +390,9 @@ class Hub:
                 if now - last_present >= PRESENT:
                     last_present = now
                     self._present(everyone=True)
+                    with self._lock:
+                        here = set(self._rooms)
+                    self.outbox.drop(here, time.monotonic() - RECEIPT_KEEP)
                 else:
                     self._present(everyone=False)
                 safety = now - last_safety >= SAFETY

@@ -18,7 +18,7 @@ session's references when a full run starts) or with the session. The page then 
 small files with the page (``xattn.ui.heads.SMALL_DOWNLOAD``) and makes the others on click.
 
 Private names, pinned with Streamlit's minor version in requirements.txt and checked on a real
-``MediaFileManager`` by ``tests/test_deferred_downloads.py`` (which also checks that stock
+``MediaFileManager`` by ``tests/test_streamlit_internals.py`` (which also checks that stock
 Streamlit still loses the file): ``MediaFileManager._lock``, ``_deferred_callables`` (each
 entry's ``session_id`` and ``coordinates``), ``_file_metadata`` and
 ``_files_by_session_and_coord``; the made file's id is the last part of its URL, before the

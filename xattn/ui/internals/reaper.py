@@ -18,7 +18,7 @@ pass follows one look later), then, once a look finds no more departures, collec
 and calls ``malloc_trim(0)`` in a worker thread (glibc only; elsewhere the collection alone).
 
 Private Streamlit names, pinned with its minor version in requirements.txt and checked by the
-canary tests in ``tests/test_reaper.py`` on a real session manager:
+canary tests in ``tests/test_streamlit_internals.py`` on a real session manager:
 
 - ``Runtime.instance()._session_mgr``: the ``WebsocketSessionManager``, with its
   ``_session_storage`` (a ``MemorySessionStorage`` whose ``_cache`` has ``expire()``, returning

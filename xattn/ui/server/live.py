@@ -11,6 +11,7 @@ does not stop the server: the hub is made on the first request that needs it.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import resource
 import threading
@@ -95,6 +96,10 @@ async def lifespan(app):
     internals.install()
     loop = asyncio.get_running_loop()
     _loop[:] = [loop]
+    # The phones' messages build Plotly figures in the hub's threads: pandas and Plotly are
+    # imported whole first (Plotly looks pandas up in sys.modules while building a figure; a
+    # page's session importing it at the same moment left it half imported: xattn/ui/page.py).
+    await asyncio.to_thread(importlib.import_module, "xattn.ui.server.messages")
     try:
         hub()
     except ClassroomError as err:

@@ -20,6 +20,11 @@ from __future__ import annotations
 import json
 import math
 
+# Whole before any figure is built in a thread (see xattn/ui/page.py: Plotly looks pandas up
+# in sys.modules while building a figure).
+import pandas  # noqa: F401
+import plotly.graph_objects  # noqa: F401
+
 from xattn.classroom import NO_QUESTION, Question, RoomView
 from xattn.classroom.hub import Message
 from xattn.figures.classroom import class_figure
