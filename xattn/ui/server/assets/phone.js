@@ -348,7 +348,7 @@
     if (!t || r.phase !== "asking") { box.hidden = true; return; }
     const left = Math.max(0, Math.ceil(t.ends_at - now()));
     box.hidden = false;
-    box.textContent = left > 0 ? "⏱ " + Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0") : "⏱ time is up";
+    box.textContent = left > 0 ? Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0") + " left" : "time is up";
     if (left === 0 && S.control && S.control.endsWith("true")) { S.control = null; draw(); }
   }
 
