@@ -41,7 +41,7 @@ from xattn.classroom.config import configured, open_store
 from xattn.literal import md_code, show_value
 from xattn.ui.identity import allowed, student_id
 from xattn.ui.link import CLASS, EXPLORE, HOST, LESSON, ROOM, VIEW
-from xattn.ui.server.follow import follow_room
+from xattn.ui.server.follow import follow_room, new_run
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
@@ -98,6 +98,7 @@ def room_setup(state: PageState, questions) -> Room | None:
     """Read the class from the link (or make one for ``class=new``), before the lesson step is
     chosen: the page then shows the room's step. ``questions()`` gives the lesson's questions
     for a new room. None when the page is in no room (or says why not)."""
+    new_run()                                   # the count's fragments are noted afresh
     if state.take(CLASS) == "new" and not st.session_state.get(_MADE):
         _make_room(state, questions)
     code, key = state.value(ROOM), state.value(HOST)

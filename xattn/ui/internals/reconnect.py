@@ -39,8 +39,8 @@ unclean websocket close", open; earlier #1386, #4297). Streamlit 1.67 resumes a 
 in the process that holds it (streamlit#15909 for a session still marked active); a fix that
 makes the server tell the browser its session was not resumed, so that the browser sends its
 widget states with a first run as on a fresh page, makes both workarounds unnecessary.
-``tests/test_streamlit_internals.py`` keeps two canaries on stock Streamlit: a session id the process
-does not know gets a fresh session that neither runs nor tells the browser, and a widget's
+``tests/test_streamlit_internals.py`` keeps two canaries on stock Streamlit: a session id the
+process does not know gets a fresh session that neither runs nor tells the browser, and a widget's
 value the browser sent cannot be read before the widget is drawn. Each fails, naming what to
 remove, on a version that changes that behaviour.
 """

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["follow_room", "LIVE_FRAGMENTS"]
+__all__ = ["follow_room", "new_run", "LIVE_FRAGMENTS"]
 
 LIVE_FRAGMENTS = "_xattn_live_fragments"   # session: the count fragments drawn in the last run
 
@@ -70,10 +70,17 @@ _component = st.components.v2.component("xattn_follow", js=_JS)
 
 
 def _tally_moved() -> None:
-    """Only the count and the class's answers redraw (the fragments drawn last run)."""
+    """Only the count and the class's answers redraw: the fragments the last full run drew
+    (`new_run` notes them afresh each full run; none drawn: the whole page reruns)."""
     keys = st.session_state.get(LIVE_FRAGMENTS) or []
     if keys:
         st.rerun(list(keys))
+
+
+def new_run() -> None:
+    """A full run starts: the count's fragments it draws are noted afresh (`_read` in
+    ``xattn.ui.class_panels``), so a later tally never names a fragment it did not draw."""
+    st.session_state[LIVE_FRAGMENTS] = []
 
 
 def follow_room(code: str, version: int, tally: int, ends_at: float | None,

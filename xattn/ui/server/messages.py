@@ -87,13 +87,41 @@ def _charts(n: int, a, told: Told, view: RoomView, asks: bool) -> tuple[list, st
         line = to_html(v.line) + to_html(v.table)
     if asks and (told.row is None or told.question.kind != "token") \
             and view.question.kind != "links":
-        fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
-                           also=also_right(told), labels=SHORT)
-        charts.append(phone_chart(fig, alt=ANSWERS_ALT.get(view.question.kind,
-                                                           ANSWERS_ALT["choice"])))
+        question, counts, truth, also = view.question, view.counts, told.truth, also_right(told)
+        alt = ANSWERS_ALT.get(question.kind, ANSWERS_ALT["choice"])
+        if question.kind == "number" and len([n for n in counts.values() if n]) > MAX_BARS:
+            question, counts, truth, also = _binned(view.question, counts, truth, also)
+            alt += f" The answers are counted in {BINS} equal ranges of the scale."
+        fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
+                           labels=SHORT)
+        spec = phone_chart(fig, alt=alt)
+        if question is not view.question:
+            spec["title"] += f", counted in {BINS} ranges"
+        charts.append(spec)
     for fig, alt in answer_charts(n, a, told, view):
         charts.append(phone_chart(fig, alt=alt))
     return charts, line
+
+
+MAX_BARS = 24     # distinct numbers a phone's bar chart shows one bar each; more are binned
+BINS = 20
+
+
+def _binned(question: Question, counts: dict, truth, also) -> tuple:
+    """A number question's counts in `BINS` equal ranges from ``low`` to ``high`` (a phone
+    cannot show 600 bars), as a choice question of the ranges; the truth's range marked."""
+    width = (question.high - question.low) / BINS
+    labels = [f"{question.low + k * width:.{question.decimals}f}–"
+              f"{question.low + (k + 1) * width:.{question.decimals}f}" for k in range(BINS)]
+
+    def bin_of(value: float) -> str:
+        return labels[min(BINS - 1, max(0, int((float(value) - question.low) // width)))]
+    binned = dict.fromkeys(labels, 0)
+    for value, n in counts.items():
+        binned[bin_of(value)] += int(n)
+    truth = None if truth is None else bin_of(truth)
+    return (Question("choice", tuple(labels)), binned, truth,
+            tuple(bin_of(a) for a in also if a is not None))
 
 
 def room_message(view: RoomView) -> Message:

@@ -192,6 +192,8 @@
       : "The answer appears here when your teacher reveals it.";
     if (fresh || S.verdictShown !== JSON.stringify(S.me)) reveal();
     S.drawn = key;
+    // a table wider than the phone scrolls sideways (phone.css): by keyboard too (axe: scrollable-region-focusable)
+    document.querySelectorAll("main table:not([tabindex])").forEach((t) => { t.tabIndex = 0; });
     tick();
   }
 

@@ -1,0 +1,42 @@
+"""xattn/ui/server/messages.py: what a phone is sent stays small whatever the class answered,
+and says what it shows."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from xattn.classroom import RoomView
+from xattn.ui.answers import class_step
+from xattn.ui.server.messages import BINS, MAX_BARS, room_message
+
+
+def test_a_class_of_a_thousand_numbers_is_counted_in_ranges_on_the_phone():
+    """1,000 students typing numbers give ~600 distinct answers: 600 bars do not fit a phone
+    (nor 10 kB), so the phone counts them in equal ranges, every answer in one, and says so."""
+    _, told = class_step(2, show=False)
+    q = told.question
+    rng, counts = random.Random(0), {}
+    for _ in range(1000):
+        value = q.decode(q.encode(round(rng.uniform(q.low, q.high), q.decimals)))
+        counts[value] = counts.get(value, 0) + 1
+    assert len(counts) > MAX_BARS
+    msg = room_message(RoomView("HJK23M", 2, 14, "revealed", 1, q, dict(sorted(counts.items())),
+                                1000, 1000))
+    assert len(msg.room) <= 10_000
+    chart = json.loads(msg.room)["answer"]["charts"][0]
+    (panel,) = chart["panels"]
+    assert len(panel["x"]) == BINS and sum(panel["series"][0]["y"]) == 1000
+    assert chart["title"].endswith(f"counted in {BINS} ranges") and "ranges" in chart["alt"]
+    width = (q.high - q.low) / BINS
+    k = int((told.truth - q.low) // width)
+    assert "right" in panel["series"][0]["text"][min(k, BINS - 1)]
+
+
+def test_a_few_distinct_numbers_keep_a_bar_each():
+    _, told = class_step(2, show=False)
+    q = told.question
+    counts = {1.0: 30, 0.9: 5, 2.0: 1}
+    msg = room_message(RoomView("HJK23M", 2, 14, "revealed", 1, q, counts, 36, 36))
+    (panel,) = json.loads(msg.room)["answer"]["charts"][0]["panels"]
+    assert panel["x"] == ["0.90", "1.00", "2.00"] and panel["series"][0]["y"] == [5.0, 30.0, 1.0]
