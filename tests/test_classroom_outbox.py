@@ -262,6 +262,46 @@ def test_answers_given_while_sqlite_is_locked_are_saved_once_it_is_free(tmp_path
         store.close()
 
 
+def test_the_same_answer_sent_again_while_the_store_is_locked_stays_retrying(tmp_path,
+                                                                             monkeypatch):
+    """A phone sends its answer again every 4 s until the class has it; while SQLite's write
+    lock is held the receipt keeps saying *retrying* (it does not fall back to *sending*),
+    the answer keeps its back-off, and it is saved once, when the lock goes."""
+    from xattn.classroom import sqlite_store
+    monkeypatch.setattr(sqlite_store, "BUSY_MS", 300)
+    backend = Backend.fresh("sqlite", tmp_path)
+    store = backend.open()
+    code, _ = store.create_room(QUESTIONS)
+    outbox = Outbox(store)
+    locker = sqlite3.connect(backend.where, isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")
+    outbox.start()
+    me = new_student_id()
+    try:
+        outbox.send("p", code, 1, 1, me, "up")
+        wait_for(lambda: outbox.receipt(code, me).state == "retrying", timeout=30,
+                 what="the locked store to be said")
+        for _ in range(5):                                   # the phone sends it again
+            assert outbox.send("p", code, 1, 1, me, "up").state == "retrying"
+            time.sleep(0.1)
+            assert outbox.receipt(code, me).state == "retrying"
+        assert outbox.send("p", code, 1, 1, me, "down").state == "sending"   # a new answer
+        wait_for(lambda: outbox.receipt(code, me).state == "retrying", timeout=30,
+                 what="the new answer to wait too")
+        assert outbox.receipt(code, me).value == "down"
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    try:
+        wait_for(lambda: outbox.receipt(code, me).state == "saved", timeout=30,
+                 what="the answer once the lock goes")
+        assert store.room_view(code, me, present=False).mine == "down"
+        assert outbox.pending() == 0
+    finally:
+        outbox.stop()
+        store.close()
+
+
 def test_answers_given_while_redis_is_down_are_saved_when_it_is_back(tmp_path):
     redis_or_skip()
     server = RedisServer(tmp_path, persist=True)

@@ -255,13 +255,8 @@ class Hub:
         text = room.answers.get(student) if student is not None else None
         key = (room.message.key, text)
         made = room.memo.get(key)
-        if made is None:
-            try:
-                made = json.dumps(room.message.personal(text), separators=(",", ":"),
-                                  ensure_ascii=False).encode()
-            except Exception:  # noqa: BLE001 - a verdict that cannot be made: no verdict
-                _LOGGER.exception("xattn hub: a phone's own part could not be made")
-                made = b'{"mine":null}'
+        if made is None:                 # an answer the build did not see: made here, once
+            made = _personal_json(room.message, text)
             if len(room.memo) > 4096:
                 room.memo.clear()
             room.memo[key] = made
@@ -301,11 +296,12 @@ class Hub:
             except RuntimeError:          # the loop closed meanwhile (the server stops)
                 pass
 
-    def _publish(self, code: str, message: Message, answers: dict) -> None:
+    def _publish(self, code: str, message: Message, answers: dict, personal: dict) -> None:
         room = self._rooms.get(code)
         if room is None:
             return
         room.message, room.answers = message, answers
+        room.memo = {(message.key, text): made for text, made in personal.items()}
         for f in list(room.followers):
             if not f.host:
                 f.push("room", self._room_frame(room, f))
@@ -458,8 +454,12 @@ class Hub:
             view = self.store.room_view(code)
             answers = self.store.round_answers(code, view.step, view.round)
             message = self.build(view)
+            # every phone's own part (its answer, its verdict) made here, once per distinct
+            # answer, so that the loop only joins bytes (step 14's verdicts score links)
+            personal = {text: _personal_json(message, text)
+                        for text in {*answers.values(), None}}
             room.built = built
-            self._call(self._publish, code, message, answers)
+            self._call(self._publish, code, message, answers, personal)
         except RoomNotFound as err:
             self._call(self._publish_gone, code, str(err))
         except StoreUnavailable as err:
@@ -499,6 +499,16 @@ class Hub:
                 self.store.touch(code, students)
             except ClassroomError:
                 pass                             # the next look says what the store says
+
+
+def _personal_json(message: Message, text: str | None) -> bytes:
+    """A phone's own part of ``message`` for its stored answer ``text``, as JSON."""
+    try:
+        return json.dumps(message.personal(text), separators=(",", ":"),
+                          ensure_ascii=False).encode()
+    except Exception:  # noqa: BLE001 - a verdict that cannot be made: the answer alone
+        _LOGGER.exception("xattn hub: a phone's own part could not be made")
+        return b'{"mine":null}'
 
 
 def _receipt_json(r: Receipt) -> bytes:

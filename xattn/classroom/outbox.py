@@ -89,6 +89,14 @@ class Outbox:
         """Put a student's answer in the outbox (replacing any unsent one of theirs)."""
         key = (code, student)
         with self._lock:
+            known = self._receipts.get(key)
+            if known is not None and known.state == "retrying" and _same(known, step, round_,
+                                                                         value):
+                # the same answer again (a phone resends while the store is down): it keeps
+                # its place and its back-off, and the receipt still says what is happening
+                if key not in self._pending and key not in self._busy:
+                    self._pending[key] = _Item(session, code, step, round_, student, value)
+                return known
             if key not in self._pending and len(self._pending) >= MAX_PENDING:
                 receipt = Receipt(step, round_, value, "refused",
                                   "this server holds too many unsent answers; try again in a "
@@ -183,11 +191,30 @@ class Outbox:
             receipt = Receipt(item.step, item.round, item.value, "refused", str(err))
         with self._lock:
             self._busy.discard(key)
-            newer = key in self._pending              # its receipt stays "sending"
+            waiting = self._pending.get(key)
+            # a newer answer waits (its receipt stays "sending"), unless it is this one again
+            newer = waiting is not None and not _same(receipt, waiting.step, waiting.round,
+                                                      waiting.value)
+            if waiting is not None and not newer and receipt.state != "retrying":
+                del self._pending[key]                # this very answer, done: not twice
             if receipt.state == "retrying" and not newer:
-                self._pending[key] = item             # sent again when due
+                self._pending[key] = item             # sent again when due (its back-off)
             if not newer:                             # the phone is told (on_change)
                 self._receipts[key], self._receipt_at[key] = receipt, self._clock()
             self._lock.notify_all()
         if not newer:
             self._changed(item.code, item.student, receipt)
+
+
+def _same(receipt: Receipt, step: int, round_: int, value) -> bool:
+    """Whether ``receipt`` is of this answer: the same question and the same value as sent
+    (or as stored)."""
+    return (receipt.step, receipt.round) == (step, round_) and (
+        receipt.value == value or _as_sent(receipt.value) == _as_sent(value))
+
+
+def _as_sent(value):
+    """An answer as JSON would carry it (tuples as lists), to compare a sent and a stored one."""
+    if isinstance(value, (tuple, list)):
+        return [_as_sent(v) for v in value]
+    return value

@@ -50,8 +50,10 @@ export default function (component) {
   f.check = () => {
     const p = f.last, d = f.drawn;
     if (!p || !d) return;
-    if (p.version !== d.version) return f.ask("moved", p.version);
-    if (p.tally !== d.tally) {
+    // Versions and tallies only grow: a pulse older than what the page drew (its own click
+    // drew the move first) asks nothing.
+    if (p.version > d.version) return f.ask("moved", p.version);
+    if (p.tally > d.tally) {
       d.tally = p.tally;                  // the count's fragments draw it: no full run
       return f.ask("tally", p.tally);
     }

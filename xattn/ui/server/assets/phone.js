@@ -66,6 +66,9 @@
     es.addEventListener("gone", (e) => { es.close(); gone(JSON.parse(e.data).gone); });
     es.onerror = () => {
       S.connected = false;
+      if (es.readyState === EventSource.CLOSED) {   // refused (503): the browser gives up; we do not
+        setTimeout(() => { if (es.readyState === EventSource.CLOSED) connect(); }, 3000);
+      }
       // (a retry fails every 1.5 s while offline: the 2 s wait is not started again each time)
       if (!lost) lost = setTimeout(() => { lost = null; if (!S.connected) status("Reconnecting to the class… your answers are kept on this phone meanwhile."); }, 2000);
     };
