@@ -245,3 +245,24 @@ def test_a_stream_of_no_class_is_told_so(site):
     assert "No class is running" in seen[-1][1]["gone"]
     r, body = site.request("GET", "/live/nonsense!/events")
     assert r.status == 404
+
+
+def test_a_servers_listening_socket_gets_no_delay_and_its_connections_inherit_it():
+    """Streamlit binds its socket with protocol 0, so asyncio leaves Nagle on for accepted
+    connections (a response in two writes waited ~40 ms for a delayed ACK): the lifespan sets
+    TCP_NODELAY on the listening sockets, which accepted ones inherit on Linux."""
+    if not __import__("os").path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd (not Linux): nothing is set")
+    listener = socket.socket(family=socket.AF_INET)            # protocol 0, as Streamlit's
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    try:
+        assert live.nodelay_on_listeners() >= 1
+        client = socket.create_connection(listener.getsockname())
+        accepted, _ = listener.accept()
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        assert listener.fileno() >= 0                           # still the server's
+        client.close()
+        accepted.close()
+    finally:
+        listener.close()

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import os
 import resource
+import socket
 import threading
 from contextlib import asynccontextmanager
 
@@ -21,7 +23,7 @@ from xattn.classroom import ClassroomError, RoomView
 from xattn.classroom.hub import KEEPALIVE, Hub, Message
 from xattn.ui import internals, server_logs
 
-__all__ = ["lifespan", "hub", "build", "OPEN_FILES"]
+__all__ = ["lifespan", "hub", "build", "OPEN_FILES", "nodelay_on_listeners", "raise_open_files"]
 
 _LOGGER = logging.getLogger(__name__)
 OPEN_FILES = 16_384      # open files a process asks for (a phone is one; HAProxy's side too)
@@ -80,6 +82,33 @@ def raise_open_files(wanted: int = OPEN_FILES) -> int:
     return soft
 
 
+def nodelay_on_listeners() -> int:
+    """Set ``TCP_NODELAY`` on this process's listening TCP sockets (Linux: accepted sockets
+    inherit it); how many. Streamlit binds its socket with protocol 0, for which asyncio does
+    not set it on accepted connections, so a response written in two parts on a reused
+    connection waited for the client's delayed ACK: about 40 ms an answer
+    (``benchmarks/results/flood.md``). Elsewhere than Linux: nothing (0)."""
+    folder = "/proc/self/fd"
+    if not os.path.isdir(folder):
+        return 0
+    done = 0
+    for name in os.listdir(folder):
+        try:
+            s = socket.socket(fileno=int(name))
+        except (OSError, ValueError):
+            continue
+        try:
+            if s.family in (socket.AF_INET, socket.AF_INET6) and s.type == socket.SOCK_STREAM \
+                    and s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                done += 1
+        except OSError:
+            pass
+        finally:
+            s.detach()                       # the descriptor stays the server's
+    return done
+
+
 async def _keepalive() -> None:
     while True:
         await asyncio.sleep(KEEPALIVE)
@@ -92,6 +121,7 @@ async def lifespan(app):
     """Start what a server process needs before its first request, and stop it after its
     last (``st.App``'s lifespan: one start-up path for every way the app is served)."""
     raise_open_files()
+    nodelay_on_listeners()
     server_logs.install()
     internals.install()
     loop = asyncio.get_running_loop()
