@@ -10,9 +10,11 @@ axe leaves text whose background it cannot see as "incomplete", not as a violati
 an SVG chart (its background is a ``<rect>`` or a heatmap image, not a CSS colour), text
 overlapped by another element (Streamlit's radio captions), tab labels with a pseudo-element.
 `audit` estimates those itself: the text's colour (with every opacity above it) over the
-first opaque background below it, for Plotly text the plot's own background, and flags a
-ratio under WCAG 1.4.3's 4.5:1 (3:1 for large text). Text drawn over a heatmap's cells is the
-one case left undecided (``Audit.undecided``).
+first opaque background below it, for Plotly text the plot's own background, for text in an
+SVG of the page's own (the phone's charts, ``xattn/ui/server/assets/phone.js``) the shape
+drawn under it (a heatmap's cell), and flags a ratio under WCAG 1.4.3's 4.5:1 (3:1 for large
+text). Text drawn over a Plotly heatmap's cells (an image) is the one case left undecided
+(``Audit.undecided``).
 
 No imports of playwright or pytest: ``page`` is any playwright sync ``Page``.
 """
@@ -118,8 +120,24 @@ _ESTIMATE_JS = """
     return fill && over([fill[0], fill[1], fill[2],
                          fill[3] * parseFloat(getComputedStyle(path).fillOpacity || '1')], bg);
   };
+  const shapeUnder = (e) => {       // an SVG of the page's own (a phone's chart): the topmost
+    const svg = e.ownerSVGElement;   // shape under the text's centre, over the CSS background
+    const bg = background(svg ? svg.parentElement : e.parentElement);
+    if (!svg || bg === null) return bg;
+    e.scrollIntoView({block: 'center'});           // hit-testing sees the window only
+    const box = e.getBoundingClientRect();
+    for (const s of document.elementsFromPoint(box.left + box.width / 2,
+                                               box.top + box.height / 2)) {
+      if (!(s instanceof SVGGeometryElement) || s.ownerSVGElement !== svg) continue;
+      const fill = parse(getComputedStyle(s).fill);      // none (an outline): look below
+      const alpha = fill ? fill[3] * parseFloat(getComputedStyle(s).fillOpacity || '1') : 0;
+      if (alpha > 0) return over([fill[0], fill[1], fill[2], alpha], bg);
+    }
+    return bg;
+  };
   const plotBackground = (e) => {   // Plotly: the paper, or the plot area under its centre
     const gd = e.closest('.js-plotly-plot'), fl = gd && gd._fullLayout;
+    if (!gd) return shapeUnder(e);
     if (!fl) return background(e.parentElement);
     let bg = over(parse(fl.paper_bgcolor) || [0, 0, 0, 0], background(gd));
     const bar = barUnder(e, over(parse(fl.plot_bgcolor) || [0, 0, 0, 0], bg));

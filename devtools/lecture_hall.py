@@ -209,6 +209,25 @@ class LectureHall:
         self._join_reader()
         return self.proc.returncode
 
+    def routed(self, timeout: float = 120.0) -> None:
+        """Wait until HAProxy sends a request to each process its cookie names (a process
+        restarted after a kill is up again)."""
+        import urllib.request
+
+        deadline = time.monotonic() + timeout
+        for name in self.backends:
+            request = urllib.request.Request(self.url + "_stcore/health",
+                                             headers={"Cookie": f"XATTN_SERVER={name}"})
+            while True:
+                try:
+                    with urllib.request.urlopen(request, timeout=10) as r:
+                        if r.headers.get("X-Xattn-Server") == name:
+                            break
+                except OSError:
+                    pass
+                assert time.monotonic() < deadline, f"HAProxy never sent a request to {name}"
+                time.sleep(0.5)                     # poll interval of a bounded loop
+
     def leftovers(self, within: float = 20.0) -> list[int]:
         """Processes serve.sh started that are still alive after ``within`` seconds."""
         deadline = time.monotonic() + within

@@ -1,5 +1,7 @@
 """Accessibility, as a gate: axe-core in Chromium over every view, every lesson step, presenter
-mode, the phone layout and trained weights, failing on "serious" and "critical" findings.
+mode, the app on a phone-sized window, trained weights, and a student's phone page in a class
+(asking, its receipt, revealed, a job per head, the links and the class beside the heads,
+the join form), failing on "serious" and "critical" findings.
 
 Each page is opened once (one tab per viewport, reused; the lesson's steps walked one after
 another with *Next*), with every expander opened so that what it hides is checked too, and
@@ -129,6 +131,82 @@ def test_headings_never_skip_a_level(audits, name):
     assert not skipped, report(skipped)
 
 
+# --- the phone's own page (a student's link in a class) ---------------------------------------
+
+# name: what the phone shows (the class moved by the store, as the lecturer's buttons do).
+PHONE_STATES = ("asking", "saved", "revealed", "step 12 asking", "step 12 revealed",
+                "step 14 revealed", "the class is gone")
+
+
+@pytest.fixture(scope="module")
+def phone_audits(chromium, tmp_path_factory):
+    """``phone_audits(state)``: the audit of the phone's page of a class in that state, on a
+    server of its own (its own class store), each <details> opened first."""
+    from devtools.browser import Host, Phone
+
+    store_path = tmp_path_factory.mktemp("a11y-phone") / "classes.sqlite3"
+    env = {"XATTN_CLASS_STORE": str(store_path), "XATTN_REDIS_URL": ""}
+    with StreamlitServer(log=ARTIFACTS / "a11y-phone-server.log", env=env) as server:
+        from xattn.classroom import SQLiteStore
+        store = SQLiteStore(store_path)
+        host = Host(chromium, server.url)
+        code, key = host.start()
+        host.close()
+        phone = Phone(chromium, "phone", 390, 844).open(f"{server.url}?room={code}")
+        done: dict[str, Audit] = {}
+
+        def show(state: str) -> None:
+            if state == "saved":
+                phone.tap_option(2)
+                phone.wait_receipt("saved")
+            elif state == "revealed":
+                store.reveal(code, key, 1)
+                phone.on_step(1, revealed=True)
+            elif state == "step 12 asking":
+                store.set_step(code, key, 12)
+                phone.on_step(12, open_=True)
+                phone.tap_part(0, "aligns")
+                phone.wait_receipt("saved")
+            elif state == "step 12 revealed":      # numbers drawn on a heatmap's cells
+                store.reveal(code, key, 12)
+                phone.on_step(12, revealed=True)
+            elif state == "step 14 revealed":
+                store.set_step(code, key, 14)
+                phone.on_step(14, open_=True)
+                phone.tap_link(1, 2)
+                phone.wait_receipt("saved")
+                store.reveal(code, key, 14)
+                phone.on_step(14, revealed=True)
+            elif state == "the class is gone":
+                phone.page.goto(f"{server.url}?room=NOPE22")
+                phone.wait("!document.getElementById('join').hidden")
+            phone.page.evaluate("document.querySelectorAll('details').forEach((d) => "
+                                "{ d.open = true; })")
+
+        def audit_of(state: str) -> Audit:
+            if state not in done:
+                for earlier in PHONE_STATES[:PHONE_STATES.index(state) + 1]:
+                    if earlier not in done:
+                        show(earlier)
+                        done[earlier] = audit(phone.page, f"phone {earlier}")
+                        if done[earlier].blocking() or done[earlier].undecided:
+                            _save(phone.page, f"phone {earlier}")
+            return done[state]
+
+        yield audit_of
+        phone.close()
+
+
+@pytest.mark.parametrize("state", PHONE_STATES)
+def test_the_phones_page_has_no_serious_or_critical_violations(phone_audits, state):
+    result = phone_audits(state)
+    assert not result.blocking(), (
+        f"{len(result.blocking())} serious or critical accessibility findings on the phone, "
+        f"{state}:\n" + report(result.blocking()))
+    assert not result.undecided, f"text whose contrast could not be checked: {result.undecided}"
+    assert not result.rule("heading-order"), report(result.rule("heading-order"))
+
+
 # --- the gate can fail ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -166,6 +244,36 @@ def test_the_page_css_clears_the_caption_and_chart_text_of_the_bad_page(bad_page
     result = bad_page(True)
     assert not result.findings, report(result.findings)
     assert not result.undecided, result.undecided
+
+
+# Text on the cells of a heatmap drawn as SVG shapes (the phone's charts): white on the
+# darkest viridis cell reads; grey on it does not; dark text under an outline (a mark with no
+# fill) is read against the cell below the outline.
+SVG_CELLS_PAGE = """<!doctype html><html lang="en"><head><title>cells</title></head><body>
+<main><h1>Cells</h1><figure><svg role="img" aria-label="cells" width="200" height="60"
+ viewBox="0 0 200 60" style="font: 14px sans-serif">
+<rect x="0" y="0" width="60" height="60" fill="#440154"/>
+<text x="30" y="35" text-anchor="middle" style="fill:#fff">white</text>
+<rect x="70" y="0" width="60" height="60" fill="#440154"/>
+<text x="100" y="35" text-anchor="middle" style="fill:#808080">grey</text>
+<rect x="140" y="0" width="60" height="60" fill="#fde725"/>
+<rect x="141" y="1" width="58" height="58" fill="none" stroke="#ff2d55"/>
+<text x="170" y="35" text-anchor="middle" style="fill:#1b1b1f">dark</text>
+</svg></figure></main></body></html>"""
+
+
+def test_the_gate_reads_text_on_the_shapes_of_a_pages_own_svg(chromium):
+    context = chromium.new_context(viewport=DESKTOP)
+    try:
+        page = context.new_page()
+        page.set_content(SVG_CELLS_PAGE)
+        result = audit(page, "svg cells")
+        failing = [f.summary for f in result.blocking()]
+        assert len(failing) == 1 and "'grey'" in failing[0] and "#440154" in failing[0], (
+            report(result.findings))
+        assert not result.undecided, result.undecided
+    finally:
+        context.close()
 
 
 # --- the keyboard ---------------------------------------------------------------------------

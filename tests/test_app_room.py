@@ -173,6 +173,28 @@ def test_two_host_pages_drive_one_class_and_it_never_goes_back():
     assert class_store().room_view(code).step == 6
 
 
+def test_a_press_on_a_screen_the_class_has_left_moves_nothing_and_says_so():
+    from xattn.ui.room import STALE, class_store
+    laptop, code, key = start_class()
+    projector = page(room=code, host=key)                    # drawn at step 1
+    laptop.button(key="class_next").click().run()            # the class is on step 2
+    projector.button(key="class_next").click().run()         # pressed on step 1's screen
+    assert class_store().room_view(code).step == 2           # not 3
+    assert projector.session_state["lesson"] == 2            # it shows the class as it is
+    assert STALE in [e.value for e in projector.warning]
+    projector.button(key="class_next").click().run()         # pressed again, on step 2's
+    assert class_store().room_view(code).step == 3
+    assert STALE not in [e.value for e in projector.warning]
+    picker = next(s for s in laptop.selectbox if s.key.startswith("lesson_pick_"))
+    picker.set_value(5).run()                                # laptop drawn at step 2
+    assert class_store().room_view(code).step == 3           # the class had moved to 3
+    assert STALE in [e.value for e in laptop.warning]
+    picker = next(s for s in laptop.selectbox if s.key.startswith("lesson_pick_"))
+    assert picker.value == 3
+    picker.set_value(5).run()
+    assert class_store().room_view(code).step == 5 and laptop.session_state["lesson"] == 5
+
+
 def test_the_revote_shows_both_rounds_and_who_moved_to_the_right_answer():
     from xattn.ui.room import class_store
     host, code, key = start_class()

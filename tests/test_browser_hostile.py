@@ -1,4 +1,5 @@
-"""In a real browser, every view: hostile tokens are drawn as the literal text they are.
+"""In a real browser, every view: hostile tokens are drawn as the literal text they are; so is
+a hostile class code on a student's phone page.
 
 AppTest sees the Markdown and the figure JSON the page sends (tests/test_hostile.py); this
 looks at what Chromium made of them: no link, image, script, bold, KaTeX, coloured text or
@@ -92,3 +93,39 @@ def test_the_trained_view_quotes_hostile_words(app):
     body = app.page.evaluate("document.body.innerText")
     assert "Words outside the lexicon" in body and "<b>" in body
     app.assert_clean()
+
+
+def phone_interpreted(page) -> list[str]:
+    """INTERPRETED_JS on the phone's page, whose one script holds what was typed as JSON data
+    (``<`` escaped, so no tag can close it): that script is checked for that, not flagged."""
+    found = [f for f in page.evaluate(INTERPRETED_JS) if f != "script"]
+    scripts = page.evaluate("[...document.scripts].map((s) => s.textContent)")
+    if len(scripts) != 1:
+        found.append(f"{len(scripts)} scripts")
+    found += [f"the script holds {raw!r}" for raw in ("<img", "<a/", "</script")
+              if any(raw in text for text in scripts)]
+    return found
+
+
+@pytest.mark.parametrize("typed", [TOKENS[2], TOKENS[0], "**HJK23M**", "%{meta[0]}"])
+def test_the_phones_page_shows_a_hostile_class_code_literally(window, typed):
+    """A student's link (``?room=...``) is answered by the phone's own page, not Streamlit:
+    a code that opens no class is said, quoted, and offered back in the join form as text."""
+    import urllib.parse
+
+    tab = window(390, 844, phone=True)
+    page = tab.page
+    page.goto(f"{tab.server.url}?{urllib.parse.urlencode({'room': typed})}")
+    page.wait_for_selector("#join:not([hidden])")
+    assert phone_interpreted(page) == []
+    assert page.input_value("#code") == typed[:40]                 # offered back, as typed
+    why = page.inner_text("#join-why")
+    assert "is not a room code" in why and typed[:28] in why, why   # quoted, literally
+    assert page.locator("#main").is_hidden()
+    # typed again in the form: the page it opens says the same, and still runs nothing
+    page.fill("#code", typed[:12])
+    with page.expect_navigation():
+        page.locator("#join button[type=submit]").click()
+    page.wait_for_selector("#join:not([hidden])")
+    assert phone_interpreted(page) == []
+    assert not tab.dialogs and not [e for e in tab.errors if "pageerror" in e], tab.errors

@@ -1,66 +1,40 @@
-"""A class in a room, end to end: ``deploy/serve.sh 2`` behind HAProxy, a host and three
-students in separate Chromium contexts (their own cookie jars), the class store shared by both
-Streamlit processes (one SQLite file, or a real redis-server).
+"""A class in a room, end to end, on each class store: ``deploy/serve.sh 2`` behind HAProxy,
+the lecturer's page (the Streamlit app) and phones on the student's light page
+(``xattn/ui/server/assets/phone.*``), each in a Chromium context of its own (its cookies),
+the class store shared by both processes (one SQLite file, or a real redis-server).
 
-- The host opens ``?class=new``; the students open ``?room=CODE`` and land on both processes
-  (HAProxy's affinity cookie ``XATTN_SERVER`` says where); each taps a prediction (one on a
-  phone, by touch), their receipts say "Saved" and the host's page counts "3 of 3 answered";
-  *Reveal* reaches every student's screen; *Next step* moves every student's page, and the
-  number the students type at step 2 is counted too. The host key never reaches a student's
-  page or link.
-- A backend killed (SIGKILL) while two of its students are answering: one taps 0.3 s after the
-  kill (while the page reconnects), one changes a pick 1.5 s after it; both are in the store,
-  the host counts them, and each student's highlighted choice, receipt and verdict after the
-  reveal agree with what the store has.
-- A reconnected or reloaded student is still the same student (their id comes from the
-  browser's XSRF token, which every process sees); *Ask again* starts every prediction afresh;
-  a timer closes the question at zero on the pages of both processes.
+- The lecturer opens ``?class=new``; phones open ``?room=CODE`` and land on both processes
+  (HAProxy's affinity cookie ``XATTN_SERVER`` says where); each taps a prediction, its receipt
+  says "Saved" and the lecturer's page counts "3 of 3 answered"; *Reveal* reaches every phone;
+  *Next step* moves every phone, and the numbers they type at step 2 are counted too. The host
+  key never reaches a phone's page or link.
+- A phone whose process is killed (SIGKILL) reconnects to the other one and is still the same
+  student (the signed cookie every process reads); so is a phone that reloads the page.
+- *Ask again* starts every phone's prediction afresh; a timer closes the question at zero on
+  the phones of both processes.
 
-Skipped, with the reason printed, where Chromium, HAProxy or redis-server is missing; failed
-instead where XATTN_REQUIRE_BROWSER, XATTN_REQUIRE_HAPROXY or XATTN_REQUIRE_REDIS is set (CI).
-Nothing here asserts on time: every wait polls a condition with a generous deadline, and the
-times measured (the host's click to each student's screen) are printed (``-s``).
+The six phones walking all 14 steps, a phone offline, a tap 0.3 s after a kill and a phone's
+first load are tests/test_browser_phones.py (SQLite). Skipped, with the reason printed, where
+Chromium, HAProxy or redis-server is missing; failed instead where XATTN_REQUIRE_BROWSER,
+XATTN_REQUIRE_HAPROXY or XATTN_REQUIRE_REDIS is set (CI). Nothing here asserts on time: every
+wait polls a condition with a generous deadline, and the times measured (the lecturer's click
+to each phone's screen) are printed (``-s``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import time
-import urllib.parse
-import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 from classroom_helpers import Backend, RedisServer, redis_or_skip
 
-from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, runs, wait_for_app
+from devtools.browser import ARTIFACTS, Host, Phone, start_hall
 from devtools.lecture_hall import REQUIRE_ENV, LectureHall, haproxy_missing, haproxy_required
-from xattn.classroom.codes import student_of
-from xattn.ui.identity import STUDENT_COOKIE
 
-pytestmark = pytest.mark.browser
-
-DEADLINE_MS = 120_000         # a busy 2-core machine: a student's full rerun can take seconds
-HIDDEN = "appears here when your teacher reveals it"
-SAVED = "Saved: "
-PREDICT = '[class*="st-key-predict-"]'            # a student's prediction (its key: the question)
-# Per page: the first time (Date.now(), ms) each watched condition held, checked every 50 ms.
-WATCH_JS = """
-([name, condition]) => {
-  window.__xattnAt = window.__xattnAt || {};
-  delete window.__xattnAt[name];
-  const test = new Function(`return (${condition});`);
-  const timer = setInterval(() => {
-    if (test()) { window.__xattnAt[name] = Date.now(); clearInterval(timer); }
-  }, 50);
-}
-"""
-PREDICT_DRAWN = f"!!document.querySelector('{PREDICT} button:not([disabled]), {PREDICT} input')"
-REVEALED = ("!!document.querySelector('.st-key-answer_chart_0 .js-plotly-plot .main-svg') && "
-            f"!document.body.innerText.includes('{HIDDEN}')")
-CHECKED = f"{PREDICT} button[aria-checked=true]"
+DEADLINE_MS = 120_000         # a busy 2-core machine: generous, never a speed limit
 
 
 # --- the lecture hall, per store backend -----------------------------------------------------
@@ -97,491 +71,227 @@ def classroom(request, chromium, tmp_path_factory):
     env = {"XATTN_CLASS_STORE": str(tmp / "classes.sqlite3"),
            "XATTN_REDIS_URL": redis.url if redis else ""}
     try:
-        with LectureHall(processes=2, env=env, run_dir=ARTIFACTS / f"room-hall-{kind}") as hall:
+        with start_hall(2, env=env, run_dir=ARTIFACTS / f"room-hall-{kind}") as hall:
             yield Classroom(hall, backend, kind)
     finally:
         if redis is not None:
             redis.stop()
 
 
-# --- pages -----------------------------------------------------------------------------------
+@pytest.fixture
+def people(chromium, classroom, request):
+    """``host()``: the lecturer's laptop with a new class; ``phone(name, server=...)``: a phone
+    in that class (``server``: presenting that affinity cookie). All closed after the test, a
+    screenshot of each kept when it failed."""
+    made: list = []
 
-@dataclass
-class Tab:
-    """One person's browser: a context of its own (cookies), its page, its websockets."""
+    class People:
+        lecturer: Host | None = None
 
-    page: object
-    name: str
-    phone: bool = False
-    sockets: list = field(default_factory=list)     # [opened at (s), frames received]
-    sent: list = field(default_factory=list)        # (s, what) of every request it sent
+        def host(self) -> Host:
+            self.lecturer = Host(chromium, classroom.hall.url, timeout_ms=DEADLINE_MS,
+                                 store=classroom.store())
+            made.append(self.lecturer)
+            self.lecturer.start()
+            return self.lecturer
 
-    @property
-    def context(self):
-        return self.page.context
+        def phone(self, name: str, *, server: str = "", size=(390, 844)) -> Phone:
+            cookies = ([{"name": "XATTN_SERVER", "value": server, "url": classroom.hall.url}]
+                       if server else None)
+            p = Phone(chromium, name, *size, timeout_ms=DEADLINE_MS, cookies=cookies)
+            made.append(p)
+            return p.open(self.lecturer.student_url)
 
-    def server(self) -> str:
-        """The process HAProxy's affinity cookie names for this browser."""
-        return next(c["value"] for c in self.context.cookies() if c["name"] == "XATTN_SERVER")
-
-    def student_id(self, store) -> str:
-        """The id the server issued this browser's student (its signed cookie)."""
-        cookie = next(c["value"] for c in self.context.cookies()
-                      if c["name"] == STUDENT_COOKIE)
-        return student_of(store.signing_key(), cookie)
-
-    def highlighted(self) -> list[str]:
-        """The prediction's options shown as chosen."""
-        return [t.strip() for t in self.page.locator(CHECKED).all_inner_texts()]
-
-    def query(self) -> dict[str, str]:
-        return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.page.url).query))
-
-    def text(self) -> str:
-        return self.page.inner_text("body")
-
-    def watch(self, name: str, condition: str) -> None:
-        self.page.evaluate(WATCH_JS, [name, condition])
-
-    def seen_at(self, name: str) -> float:
-        """Wait for a watched condition; the time (s since the epoch) it first held."""
-        self.page.wait_for_function(f"() => (window.__xattnAt || {{}})[{name!r}]",
-                                    timeout=DEADLINE_MS, polling=100)
-        return self.page.evaluate(f"window.__xattnAt[{name!r}]") / 1000
+    yield People()
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        for n, who in enumerate(made):
+            try:
+                who.page.screenshot(path=str(ARTIFACTS / f"room-{request.node.name[:50]}-{n}"
+                                                         ".png"), full_page=True)
+            except Exception as err:  # the screenshot must not hide the test's failure
+                print(f"no screenshot of page {n}: {err}")
+    recovered = [r for who in made for r in getattr(who, "recoveries", ())]
+    for who in made:
+        who.close()
+    if recovered:           # a press the lecturer's page dropped or did not show is a bug
+        pytest.fail(f"the lecturer's page needed its link opened again: {recovered}")
 
 
-def open_tab(browser, url: str, name: str, *, phone: bool = False, server: str = "",
-             ready: str = PREDICT) -> Tab:
-    """A new context (``server``: presenting that affinity cookie), ``url`` loaded."""
-    size = {"width": 390, "height": 844} if phone else {"width": 1400, "height": 1000}
-    context = browser.new_context(viewport=size, has_touch=phone, is_mobile=phone)
-    if server:
-        context.add_cookies([{"name": "XATTN_SERVER", "value": server, "url": url}])
-    tab = Tab(context.new_page(), name, phone)
-    tab.page.set_default_timeout(DEADLINE_MS)
-    tab.page.add_init_script(RUN_COUNTER_JS)
-
-    def opened(ws):
-        record = [time.time(), 0]
-        tab.sockets.append(record)
-        ws.on("framereceived", lambda _: record.__setitem__(1, record[1] + 1))
-        ws.on("framesent", lambda payload: tab.sent.append((time.time(), _request(payload))))
-    tab.page.on("websocket", opened)
-    tab.page.goto(url)
-    tab.page.wait_for_selector(ready, timeout=DEADLINE_MS)
-    wait_for_app(tab.page, timeout=DEADLINE_MS)
-    assert tab.page.locator('[data-testid="stException"]').count() == 0, name
-    return tab
-
-
-def _request(payload) -> str:
-    """A browser's request as one line: its kind, fragment and the prediction's value."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    msg = BackMsg()
-    msg.ParseFromString(payload if isinstance(payload, bytes) else payload.encode())
-    if msg.WhichOneof("type") != "rerun_script":
-        return str(msg.WhichOneof("type"))
-    run = msg.rerun_script
-    picks = [str(getattr(w, w.WhichOneof("value"))).strip() for w in run.widget_states.widgets
-             if "predict-" in w.id and w.WhichOneof("value")]
-    return f"rerun fragment={run.fragment_id[:8] or '-'} predict={picks}"
-
-
-def start_class(browser, classroom: Classroom) -> tuple[Tab, str, str]:
-    host = open_tab(browser, classroom.hall.url + "?class=new", "host", ready=".st-key-reveal")
-    q = host.query()
-    assert "class" not in q and q.get("view") == "Lesson", host.page.url
-    return host, q["room"], q["host"]
-
-
-def counted(host: Tab, answered: int, present: int | None = None) -> str:
-    """Wait until the host's page counts ``answered`` ("N of M answered"); return the text."""
-    of = r"\d+" if present is None else str(present)
-    want = re.compile(rf"^{answered} of {of} answered$")
-    host.page.wait_for_function(
-        """(pattern) => [...document.querySelectorAll('[data-testid="stMetricValue"]')]
-                         .some((e) => new RegExp(pattern).test(e.textContent.trim()))""",
-        arg=want.pattern, timeout=DEADLINE_MS, polling=100)
-    return next(t.strip() for t in host.page.locator('[data-testid="stMetricValue"]')
-                .all_inner_texts() if want.match(t.strip()))
-
-
-def answer(classroom: Classroom, code: str, student: Tab, act, value) -> None:
-    """Do ``act`` (a tap, a typed number) on a student's page; wait until the store has
-    ``value`` as this student's answer and the page's receipt says it is saved."""
-    act()
-    deadline = time.monotonic() + DEADLINE_MS / 1000
-    while mine(classroom, code, student) != value:
-        assert time.monotonic() < deadline, f"{student.name}'s {value!r} was never saved"
-        student.page.wait_for_timeout(100)     # poll interval of a bounded loop
-    student.page.wait_for_function(
-        f"() => document.body.innerText.includes({SAVED!r})", timeout=DEADLINE_MS)
-
-
-def mine(classroom: Classroom, code: str, student: Tab):
-    """What the store has as this browser's answer to the class's step."""
+def mine(classroom: Classroom, code: str, phone: Phone):
+    """What the store has as this phone's answer to the class's step."""
     store = classroom.store()
-    return store.my_answer(code, store.room_view(code).step, student.student_id(store))
+    return store.my_answer(code, store.room_view(code).step, phone.student(store))
 
 
-def tap(classroom: Classroom, code: str, student: Tab, option: int) -> None:
-    """Tap (a phone) or click a prediction's option."""
-    button = student.page.locator(f"{PREDICT} button").nth(option)
-    answer(classroom, code, student, button.tap if student.phone else button.click, option)
+def saved(classroom: Classroom, code: str, phone: Phone, value, words: str) -> None:
+    """Wait until the phone's receipt says ``words`` are saved and the store has ``value``."""
+    phone.wait_receipt("saved", f"Saved: {words}.")
+    assert mine(classroom, code, phone) == value, phone.name
 
 
-def type_number(classroom: Classroom, code: str, student: Tab, value: str) -> None:
-    box = student.page.locator(f"{PREDICT} input")
-
-    def act():
-        box.fill(value)
-        box.press("Enter")
-    answer(classroom, code, student, act, float(value))
-
-
-def reveal(host: Tab, students: list[Tab], step: int) -> dict[str, float]:
-    """Click *Reveal*; wait until every student's screen shows the answer's chart. Seconds
-    from the click to each student's screen."""
-    for s in students:
-        s.watch(f"revealed{step}", REVEALED)
-    clicked = click_alone(host.page, "reveal")
-    took = {s.name: s.seen_at(f"revealed{step}") - clicked for s in students}
-    host.page.wait_for_selector(".st-key-ask_again", timeout=DEADLINE_MS)
-    wait_for_app(host.page, "document.querySelectorAll('.st-key-ask_again').length === 1",
-                 timeout=DEADLINE_MS)             # one panel: nothing left of the last run
-    return took
+def cat_saved(classroom: Classroom, people, host=None, **where) -> tuple:
+    """A lecturer's page (``host``, or a new one) and a phone (on the process ``where``
+    names) whose tap on *cat* is saved and counted; both."""
+    host = host or people.host()
+    phone = people.phone("phone", **where)
+    phone.tap_option(2)
+    saved(classroom, host.code, phone, 2, "cat")
+    host.counted(1, 1)
+    return host, phone
 
 
-def reconnected(tab: Tab, since: float, runs_before: int) -> None:
-    """Wait until the page opened a websocket after ``since`` that the server answered, and
-    ran the page since (``runs_before``: its runs counted before the fault; an idle page in a
-    class runs only when asked, so the run may be over by now)."""
-    deadline = time.monotonic() + DEADLINE_MS / 1000
-    while not any(opened > since and frames for opened, frames in tab.sockets):
-        assert time.monotonic() < deadline, f"{tab.name} did not reconnect"
-        tab.page.wait_for_timeout(200)    # poll interval of a bounded loop (events run here)
-    wait_for_app(tab.page, after_runs=runs_before, timeout=DEADLINE_MS)
-
-
-def click_alone(page, key: str) -> float:
-    """Click a button once the page is idle and draws it once (a run in progress may show the
-    last run's copy beside the new one for a moment); the time of the click."""
-    wait_for_app(page, f"document.querySelectorAll('.st-key-{key}').length === 1",
-                 timeout=DEADLINE_MS)
-    clicked = time.time()
-    # a button with help text is drawn twice in its box (the tooltip's and a hidden copy)
-    page.locator(f".st-key-{key}").get_by_role("button").first.click()
-    return clicked
+def still_the_same_student(classroom: Classroom, host, phone) -> None:
+    """The phone still shows its saved *cat*; its change to *on* replaces it: one student."""
+    seen = phone.state()
+    assert seen["pressed"] == ["cat"] and seen["receipt"].startswith("Saved: cat."), seen
+    phone.tap_option(4)                                   # changes their answer
+    saved(classroom, host.code, phone, 4, "on")
+    view = classroom.store().room_view(host.code)
+    assert (view.n_answered, view.counts[4], view.counts[2]) == (1, 1, 0)
+    assert host.counted(1) == "1 of 1 answered"           # one student, not two
 
 
 def routed(hall: LectureHall) -> None:
-    """Wait until HAProxy sends a request to each process its cookie names (a process
-    restarted after an earlier test's kill is up again)."""
-    deadline = time.monotonic() + DEADLINE_MS / 1000
-    for name in hall.backends:
-        request = urllib.request.Request(hall.url, headers={"Cookie": f"XATTN_SERVER={name}"})
-        while True:
-            try:
-                with urllib.request.urlopen(request, timeout=10) as r:
-                    if r.headers.get("X-Xattn-Server") == name:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, f"HAProxy never sent a request to {name}"
-            time.sleep(0.5)                     # poll interval of a bounded loop
+    """Wait until HAProxy sends a request to each process its cookie names."""
+    hall.routed(DEADLINE_MS / 1000)
 
 
-def close(*tabs: Tab) -> None:
-    for t in tabs:
-        t.context.close()
+def watch(phones: list[Phone], name: str, condition: str) -> None:
+    """Note in each phone (its clock) when ``condition`` first holds (checked every 50 ms)."""
+    for p in phones:
+        p.page.evaluate("""([name, condition]) => {
+          window.__xattnAt = window.__xattnAt || {};
+          delete window.__xattnAt[name];
+          const test = new Function(`return (${condition});`);
+          const timer = setInterval(() => {
+            if (test()) { window.__xattnAt[name] = Date.now(); clearInterval(timer); }
+          }, 50);
+        }""", [name, condition])
+
+
+def seen_at(phone: Phone, name: str) -> float:
+    phone.wait(f"(window.__xattnAt || {{}})[{name!r}]", what=name)
+    return phone.page.evaluate(f"window.__xattnAt[{name!r}]") / 1000
+
+
+REVEALED = ("!document.getElementById('reveal').hidden && "
+            "document.querySelectorAll('#charts figure svg').length > 0")
 
 
 # --- the tests -------------------------------------------------------------------------------
 
-def test_three_students_on_two_processes_predict_and_see_the_reveal(chromium, classroom):
-    host, code, key = start_class(chromium, classroom)
-    url = f"{classroom.hall.url}?room={code}"
-    students = [open_tab(chromium, url, f"student {i}", phone=i == 0) for i in range(3)]
-    try:
-        where = {s.name: s.server() for s in students}
-        assert set(where.values()) == {"s1", "s2"}, where      # both processes hold students
-        for s in students:
-            assert HIDDEN in s.text()                            # the weights wait
-            assert s.page.locator(".st-key-answer_chart_0").count() == 0
-            assert key not in s.page.content() and key not in s.page.url
-            assert s.query() == {"room": code}
-        for s, option in zip(students, (2, 2, 5), strict=True):
-            tap(classroom, code, s, option)
-        assert counted(host, 3, 3) == "3 of 3 answered"
-        assert classroom.store().room_view(code).counts == {0: 0, 1: 0, 2: 2, 3: 0, 4: 0,
-                                                            5: 1, 6: 0}
-        took = reveal(host, students, 1)
-        for s in students:
-            assert re.search(r"Right|you chose ", s.text()), s.name   # their prediction marked
-        print(f"\n[{classroom.kind}] students on {where}; reveal -> student's screen: "
-              + ", ".join(f"{n} {t:.1f} s" for n, t in took.items()))
+def test_phones_on_two_processes_predict_and_see_the_reveal(classroom, people):
+    routed(classroom.hall)
+    host = people.host()
+    code, key = host.code, host.key
+    phones = [people.phone(f"phone {i}", server=s)
+              for i, s in enumerate(("s1", "s2", ""))]
+    where = {p.name: p.server() for p in phones}
+    assert {where["phone 0"], where["phone 1"]} == {"s1", "s2"}, where   # both processes
+    for p in phones:
+        seen = p.state()
+        assert seen["asking"] and seen["open"] and not seen["revealed"], (p.name, seen)
+        assert "reveals it" in seen["wait"]                     # the answer waits
+        assert key not in p.page.content() and key not in p.page.url, p.name
+    for p, option, words in zip(phones, (2, 2, 5), ("cat", "cat", "the (5)"), strict=True):
+        p.tap_option(option)
+        saved(classroom, code, p, option, words)
+    assert host.counted(3, 3) == "3 of 3 answered"
+    assert classroom.store().room_view(code).counts == {0: 0, 1: 0, 2: 2, 3: 0, 4: 0, 5: 1,
+                                                        6: 0}
+    watch(phones, "revealed1", REVEALED)
+    clicked = host.reveal()
+    took = {p.name: seen_at(p, "revealed1") - clicked for p in phones}
+    for p in phones:
+        verdict = p.state()["verdict"]
+        assert verdict.startswith(("Right", "Not this time", "The right word")), verdict
+    print(f"\n[{classroom.kind}] phones on {where}; reveal -> phone's screen: "
+          + ", ".join(f"{n} {t:.1f} s" for n, t in took.items()))
 
-        # Next step: every student's page follows the host to step 2 and asks again
-        for s in students:
-            s.watch("step2", "document.body.innerText.includes('2. Every row sums to 1') && "
-                             f"document.body.innerText.includes('{HIDDEN}')")
-        clicked = click_alone(host.page, "class_next")
-        followed = {s.name: s.seen_at("step2") - clicked for s in students}
-        for s, value in zip(students, ("1.000", "1.000", "0.990"), strict=True):
-            wait_for_app(s.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
-            type_number(classroom, code, s, value)
-        assert counted(host, 3, 3) == "3 of 3 answered"
-        assert classroom.store().room_view(code).counts == {0.99: 1, 1.0: 2}
-        print(f"[{classroom.kind}] next step -> student's page: "
-              + ", ".join(f"{n} {t:.1f} s" for n, t in followed.items()))
-        for t in (host, *students):
-            assert t.page.locator('[data-testid="stException"]').count() == 0, t.name
-    finally:
-        close(host, *students)
+    # Next step: every phone follows the lecturer to step 2 and asks again
+    watch(phones, "step2", "/step 2 of /.test(document.getElementById('where').textContent)"
+                           " && !!document.getElementById('number')")
+    clicked = host.next(2)
+    followed = {p.name: seen_at(p, "step2") - clicked for p in phones}
+    for p, text in zip(phones, ("1", "1.000", "0.99"), strict=True):
+        p.on_step(2, open_=True)
+        p.send_number(text, enter=text == "0.99")
+        saved(classroom, code, p, round(float(text), 2), f"{float(text):.2f}")
+    assert host.counted(3, 3) == "3 of 3 answered"
+    assert classroom.store().room_view(code).counts == {0.99: 1, 1.0: 2}
+    print(f"[{classroom.kind}] next step -> phone's screen: "
+          + ", ".join(f"{n} {t:.1f} s" for n, t in followed.items()))
+    for p in phones:
+        assert not p.page_errors and not p.console_errors, (p.name, p.console_errors)
+    assert not host.errors()
 
 
-def test_taps_while_a_backend_is_killed_are_saved_and_the_screens_tell_the_truth(
-        chromium, classroom):
+def test_a_phone_whose_process_is_killed_is_still_the_same_student(classroom, people):
     hall = classroom.hall
     routed(hall)
-    host, code, _ = start_class(chromium, classroom)
-    live = host.server()
-    dead = next(name for name in hall.backends if name != live)
-    url = f"{hall.url}?room={code}"
-    # one student with the host's process, two on the one that dies (all phones)
-    students = [open_tab(chromium, url, f"student {i}", server=server, phone=True)
-                for i, server in enumerate((live, dead, dead))]
-    try:
-        assert [s.server() for s in students] == [live, dead, dead]
-        tap(classroom, code, students[0], 1)
-        tap(classroom, code, students[2], 6)                # the pick that will change
-        counted(host, 2, 3)
-
-        killed = time.time()
-        os.kill(hall.backends[dead][0], signal.SIGKILL)
-        first, changer = students[1], students[2]
-        time.sleep(max(0.0, killed + 0.3 - time.time()))
-        # A tap 0.3 s after the kill: the page is reconnecting (its controls are disabled
-        # until it is back, so a tap cannot be taken and shown as chosen meanwhile); the tap
-        # lands as soon as it can be taken.
-        first.page.locator(f"{PREDICT} button").nth(3).tap()
-        time.sleep(max(0.0, killed + 1.5 - time.time()))
-        changer.page.locator(f"{PREDICT} button").nth(4).tap()
-        tapped = time.time() - killed
-        for s, value in ((first, 3), (changer, 4)):
-            deadline = time.monotonic() + DEADLINE_MS / 1000
-            while mine(classroom, code, s) != value:
-                assert time.monotonic() < deadline, (
-                    f"{s.name}'s {value} was lost; lit {s.highlighted()}; it sent "
-                    + "; ".join(f"+{t - killed:.2f} s {r}" for t, r in s.sent if t > killed))
-                s.page.wait_for_timeout(100)        # poll interval of a bounded loop
-            s.page.wait_for_function(f"() => document.body.innerText.includes({SAVED!r})",
-                                     timeout=DEADLINE_MS)
-        assert counted(host, 3).startswith("3 of ")
-        view = classroom.store().room_view(code)
-        assert view.counts == {0: 0, 1: 1, 2: 0, 3: 1, 4: 1, 5: 0, 6: 0}
-        names = view.question.choices
-        for s in students:                          # what is lit is what the store has
-            assert s.highlighted() == [names[mine(classroom, code, s)]], s.name
-            assert SAVED + names[mine(classroom, code, s)] in s.text(), s.name
-        print(f"\n[{classroom.kind}] killed {dead}; taps done {tapped:.1f} s after; "
-              + ", ".join(f"{s.name} now on {s.server()}" for s in students[1:]))
-
-        took = reveal(host, students, 1)
-        for s in students:                          # the verdict names the lit choice
-            choice = names[mine(classroom, code, s)]
-            assert s.highlighted() == [choice], s.name
-            assert re.search(rf"(Right: `?{re.escape(choice)}|you chose `?"
-                             rf"{re.escape(choice)})", s.text()), (s.name, s.text()[:400])
-        print(f"[{classroom.kind}] reveal -> student's screen after the kill: "
-              + ", ".join(f"{n} {t:.1f} s" for n, t in took.items()))
-        for t in (host, *students):
-            assert t.page.locator('[data-testid="stException"]').count() == 0, t.name
-    finally:
-        close(host, *students)
-
-
-def test_a_reconnected_student_is_still_the_same_student(chromium, classroom):
-    hall = classroom.hall
-    routed(hall)
-    host, code, _ = start_class(chromium, classroom)
+    host = people.host()
     dead = next(name for name in hall.backends if name != host.server())
-    student = open_tab(chromium, f"{hall.url}?room={code}", "student", server=dead)
-    try:
-        tap(classroom, code, student, 2)
-        counted(host, 1, 1)
-        before = runs(student.page)
-        killed = time.time()
-        os.kill(hall.backends[dead][0], signal.SIGKILL)
-        reconnected(student, killed, before)
-        wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
-        assert student.highlighted() == ["cat"]           # the store's answer, still lit
-        tap(classroom, code, student, 4)                  # changes their answer
-        view = classroom.store().room_view(code)
-        assert (view.n_answered, view.counts[4], view.counts[2]) == (1, 1, 0)
-    finally:
-        close(host, student)
+    host, phone = cat_saved(classroom, people, host, server=dead)
+    pid = hall.backends[dead][0]
+    os.kill(pid, signal.SIGKILL)
+    phone.wait_streams(2)                                 # its stream, back on the other one
+    still_the_same_student(classroom, host, phone)
+    deadline = time.monotonic() + DEADLINE_MS / 1000
+    while hall.backends[dead][0] == pid:                  # serve.sh restarts the process
+        assert time.monotonic() < deadline, f"serve.sh did not restart {dead}"
+        time.sleep(0.2)                                   # poll interval of a bounded loop
+    routed(hall)
 
 
-def test_a_student_who_reloads_the_page_is_still_the_same_student(chromium, classroom):
-    host, code, _ = start_class(chromium, classroom)
-    student = open_tab(chromium, f"{classroom.hall.url}?room={code}", "student")
-    try:
-        tap(classroom, code, student, 2)
-        counted(host, 1, 1)
-        student.page.reload()                             # a phone's browser does it too
-        wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
-        assert SAVED in student.text()                    # the page knows the answer is in
-        assert student.highlighted() == ["cat"]
-        tap(classroom, code, student, 4)                  # changes their answer
-        view = classroom.store().room_view(code)
-        assert (view.n_answered, view.counts[4], view.counts[2]) == (1, 1, 0)
-        assert counted(host, 1) == "1 of 1 answered"      # one student, not two
-    finally:
-        close(host, student)
+def test_a_phone_that_reloads_the_page_is_still_the_same_student(classroom, people):
+    host, phone = cat_saved(classroom, people)
+    phone.page.reload()                                   # a phone's browser does it too
+    phone.on_step(1, open_=True)
+    still_the_same_student(classroom, host, phone)
 
 
-def test_ask_again_starts_every_students_prediction_afresh(chromium, classroom):
-    host, code, _ = start_class(chromium, classroom)
-    student = open_tab(chromium, f"{classroom.hall.url}?room={code}", "student")
-    try:
-        tap(classroom, code, student, 2)
-        counted(host, 1, 1)
-        reveal(host, [student], 1)
-        student.watch("again", f"document.body.innerText.includes({HIDDEN!r})")
-        click_alone(host.page, "ask_again")
-        student.seen_at("again")                          # the answer hidden again
-        wait_for_app(student.page, PREDICT_DRAWN, timeout=DEADLINE_MS)
-        assert classroom.store().room_view(code).n_answered == 0     # a new round
-        assert SAVED not in student.text()
-        assert student.highlighted() == []                # nothing shown as chosen
-        tap(classroom, code, student, 2)                  # the same answer, after discussing
-        assert classroom.store().room_view(code).counts[2] == 1
-    finally:
-        close(host, student)
+def test_ask_again_starts_every_phones_prediction_afresh(classroom, people):
+    host, phone = cat_saved(classroom, people)
+    host.reveal()
+    phone.on_step(1, revealed=True)
+    host.ask_again()
+    phone.wait("/round 2$/.test(document.getElementById('where').textContent) && "
+               "document.getElementById('reveal').hidden", what="round 2 asking")
+    phone.on_step(1, open_=True)
+    seen = phone.state()
+    assert classroom.store().room_view(host.code).n_answered == 0   # a new round
+    assert seen["pressed"] == [] and seen["receipt_class"] == "receipt hint", seen
+    phone.tap_option(2)                                   # the same answer, after discussing
+    saved(classroom, host.code, phone, 2, "cat")
+    assert classroom.store().room_view(host.code).counts[2] == 1
 
 
-def test_a_timer_closes_the_question_on_both_processes_at_zero(chromium, classroom):
+def test_a_timer_closes_the_question_on_phones_of_both_processes(classroom, people):
     hall = classroom.hall
     routed(hall)
-    host, code, key = start_class(chromium, classroom)
-    url = f"{hall.url}?room={code}"
-    students = [open_tab(chromium, url, f"student {i}", server=name)
-                for i, name in enumerate(hall.backends)]
-    try:
-        tap(classroom, code, students[0], 1)
-        for s in students:
-            s.watch("closed", "document.body.innerText.includes('Time is up')")
-        classroom.store().start_timer(code, key, 1, 5)    # the host's Timer, made shorter
-        ends = classroom.store().room_view(code).timer.ends_at
-        for s in students:
-            s.page.wait_for_selector('[role="timer"]', timeout=DEADLINE_MS)   # the countdown
-        closed_at = {s.name: s.seen_at("closed") - ends for s in students}
-        for s in students:
-            wait_for_app(s.page, timeout=DEADLINE_MS)
-            buttons = s.page.locator(f"{PREDICT} button")
-            assert all(buttons.nth(i).is_disabled() for i in range(buttons.count())), s.name
-        assert students[0].highlighted() == ["black"] and students[1].highlighted() == []
-        assert mine(classroom, code, students[1]) is None
-        host.page.wait_for_function(
-            "() => document.body.innerText.includes('Time is up: answers are closed.')",
-            timeout=DEADLINE_MS)
-        print(f"\n[{classroom.kind}] zero -> 'Time is up' on screen: "
-              + ", ".join(f"{n} {t:+.1f} s" for n, t in closed_at.items()))
-    finally:
-        close(host, *students)
-
-
-def touch_label(classroom: Classroom, code: str, phone: Tab, part: int, job: str,
-                expected: tuple) -> None:
-    """Tap ``job`` on head ``part + 1``'s row of pills; wait until the store has ``expected``."""
-    pill = phone.page.locator(f'[class*="-open_part_{part}"]').get_by_role(
-        "radio", name=job, exact=True)
-    answer(classroom, code, phone, pill.tap, expected)
-
-
-def touch_link(classroom: Classroom, code: str, phone: Tab, t: int, s: str,
-               expected: tuple) -> None:
-    """Tap target word ``t`` (unless picked already), then the source word named ``s``."""
-    target = phone.page.locator('[class*="-open_tgt"]').get_by_role("radio").nth(t)
-    if target.get_attribute("aria-checked") != "true":
-        target.tap()
-        phone.page.wait_for_function(
-            "(n) => document.querySelectorAll('[class*=\"-open_tgt\"] [role=radio]')[n]"
-            ".getAttribute('aria-checked') === 'true'", arg=t, timeout=DEADLINE_MS)
-    source = phone.page.locator('[class*="-open_src"]').get_by_role("radio", name=s, exact=True)
-    answer(classroom, code, phone, source.tap, expected)
-    # the run that saved it also picks the next target word: wait for its receipt (an earlier
-    # "Saved: ..." is already on the screen), so that the next look at the targets is current
-    n = len(expected)
-    said = f"{SAVED}{n} link{'s' if n != 1 else ''}."
-    phone.page.wait_for_function(f"() => document.body.innerText.includes({said!r})",
-                                 timeout=DEADLINE_MS)
-    wait_for_app(phone.page, "true", timeout=DEADLINE_MS)
-
-
-def test_phones_label_each_head_and_align_words_by_touch(chromium, classroom):
-    """Steps 12 and 14 on touch phones: a row of pills a head, then a target word and its
-    source word a link (one taken back from the list); the store holds each phone's answer,
-    the host counts them, and after the reveal each phone shows its own verdict."""
-    from xattn.ui.predict import SHORT
-    host, code, key = start_class(chromium, classroom)
+    host = people.host()
+    phones = [people.phone(f"phone {i}", server=name) for i, name in enumerate(hall.backends)]
+    phones[0].tap_option(1)
+    saved(classroom, host.code, phones[0], 1, "black")
+    watch(phones, "closed", "document.getElementById('wait').textContent"
+                            ".startsWith('Time is up')")
     store = classroom.store()
-    store.set_step(code, key, 12)
-    url = f"{classroom.hall.url}?room={code}"
-    phones = [open_tab(chromium, url, f"phone {i}", phone=True) for i in range(2)]
-    gold = {(0, 0): "the (0)", (1, 2): "king", (2, 1): "sick", (3, 3): "hears",
-            (4, 4): "the (4)", (5, 5): "dog"}
-    try:
-        labels = [("aligns words", "aligns words", "aligns words", "sink"),
-                  ("follows position", None, None, "sink")]
-        for phone, said in zip(phones, labels, strict=True):
-            got = [None] * 4
-            for k, job in enumerate(said):
-                if job is not None:
-                    got[k] = job
-                    touch_label(classroom, code, phone, k, SHORT[job], tuple(got))
-        assert counted(host, 2, 2) == "2 of 2 answered"
-        reveal(host, phones, 12)
-        assert re.search(r"\d of 4 right", phones[0].text())
-        assert re.search(r"\d of 2 right\*?\*? \(2 not guessed\)", phones[1].text().replace(
-            "**", "")), phones[1].text()[:600]
-
-        for s in phones:
-            s.watch("step14", f"document.body.innerText.includes({HIDDEN!r}) && "
-                              "document.body.innerText.includes('14. The class aligns')")
-        store.set_step(code, key, 14)                       # the host's step picker
-        for s in phones:
-            s.seen_at("step14")
-            wait_for_app(s.page, "!!document.querySelector('[class*=\"-open_src\"]')",
-                         timeout=DEADLINE_MS)
-        drawn = {}
-        for (t, src), name in sorted(gold.items()):         # phone 0: the gold alignment
-            drawn[t, src] = name
-            touch_link(classroom, code, phones[0], t, name, tuple(sorted(drawn)))
-        mine = [(0, "the (0)"), (1, "sick"), (2, "king"), (4, "the (0)")]   # word for word
-        drawn = {}
-        for t, name in mine:
-            src = ("the (0)", "sick", "king", "hears", "the (4)", "dog").index(name)
-            drawn[t, src] = name
-            touch_link(classroom, code, phones[1], t, name, tuple(sorted(drawn)))
-        undo = phones[1].page.locator('[class*="-open_drawn"] button',
-                                      has_text="le (4) → the (0)")
-        answer(classroom, code, phones[1], undo.tap, ((0, 0), (1, 1), (2, 2)))
-        assert "Saved: 3 links." in phones[1].text()
-        assert phones[1].page.evaluate("document.documentElement.scrollWidth") <= 390
-        assert counted(host, 2, 2) == "2 of 2 answered"
-        view = store.room_view(code)
-        assert view.counts[(0, 0)] == 2 and view.counts[(1, 2)] == 1 and view.n_answered == 2
-        reveal(host, phones, 14)
-        assert "Right: the gold alignment exactly" in phones[0].text()
-        own = 1 - 2 * 1 / (3 + 6)                           # one of 3 links is gold, of 6
-        assert f"Your AER {own:.2f}" in phones[1].text()
-        # links both drew: only "le -> the"; more than half of 2 is both
-        host.page.wait_for_function(
-            "() => document.body.innerText.includes('the class 0.71 · layer 2 0.00')",
-            timeout=DEADLINE_MS)
-        for t in (host, *phones):
-            assert t.page.locator('[data-testid="stException"]').count() == 0, t.name
-    finally:
-        close(host, *phones)
+    store.start_timer(host.code, host.key, 1, 5)         # the lecturer's Timer, made shorter
+    ends = store.room_view(host.code).timer.ends_at
+    for p in phones:
+        p.wait("!document.getElementById('timer').hidden && /^0:0\\d left$/.test("
+               "document.getElementById('timer').textContent)", what="the countdown")
+    closed_at = {p.name: seen_at(p, "closed") - ends for p in phones}
+    for p in phones:
+        seen = p.state()
+        assert not seen["open"], (p.name, seen)           # no tap is taken any more
+    assert phones[0].state()["pressed"] == ["black"] and phones[1].state()["pressed"] == []
+    assert phones[0].state()["receipt"] == "Saved: black."
+    assert mine(classroom, host.code, phones[1]) is None
+    host.page.wait_for_function(
+        "() => document.body.innerText.includes('Time is up: answers are closed.')",
+        timeout=DEADLINE_MS)
+    print(f"\n[{classroom.kind}] zero -> 'Time is up' on the phone: "
+          + ", ".join(f"{n} {t:+.1f} s" for n, t in closed_at.items()))

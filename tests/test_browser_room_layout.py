@@ -1,38 +1,48 @@
 """A class's screens, step by step, in Chromium: what must be on the first screen without
 scrolling, for every step of the lesson.
 
-- A student's phone (390×844, touch): the step's question and the prediction's choices (a
-  row of pills per head at step 12, the aligning control at step 14).
+- A student's phone (the light page of ``xattn/ui/server/assets/phone.*``, touch; 390×844 and
+  a narrower 360×740): the step's title, question and every control of the prediction (a row
+  of pills per head at step 12, the target and source words at step 14), no sideways scroll;
+  after the reveal, the phone's verdict.
 - The host's laptop (1440×900) and a projector (a second host page, 1024×768, presenter mode):
   after the reveal, the answer, the class's answers and the chart that answers the step (at
   step 14 the class's links beside every layer and head, one chart).
 
-One class walks through every step (the host's *Next step*), one server, one SQLite file.
+One class walks through every step (the host's *Next step*), one server (``streamlit run
+app.py``), one SQLite file.
 """
 
 from __future__ import annotations
 
-import urllib.parse
-
 import pytest
 
-from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, StreamlitServer, wait_for_app
+from devtools.browser import ARTIFACTS, Host, Phone, StreamlitServer
 from xattn.lesson import STEPS
 
 pytestmark = pytest.mark.browser
 
 DEADLINE_MS = 120_000
-PREDICT = '[class*="st-key-predict-"]'
+# The phone every step must fit (question and controls on the first screen, the verdict
+# after the reveal), and a smaller one that must show the title and question and never
+# scroll sideways (step 12's four rows of pills end below its first screen: printed).
+PHONES = ((390, 844), (360, 740))
 
-# Boxes (px from the top of the window, the page not scrolled) of what a screen must show.
-PHONE_JS = f"""
-() => {{
-  const box = (e) => e && e.getBoundingClientRect();
-  const heading = [...document.querySelectorAll('h4')].find((h) => /^\\d+\\. /.test(h.textContent));
-  const predict = document.querySelector('{PREDICT}');
-  return {{scrolled: window.scrollY, heading: box(heading)?.top ?? null,
-           predict: predict ? box(predict).bottom : null}};
-}}
+# Boxes (px from the top of the window, the page not scrolled) of what a phone must show: its
+# title, the bottom of the lowest control of the prediction, the verdict once revealed.
+PHONE_JS = """
+() => {
+  const box = (e) => e.getBoundingClientRect();
+  const controls = [...document.querySelectorAll('#controls .pill, #controls input, '
+                                                + '#controls button')].map(box);
+  const verdict = document.getElementById('verdict');
+  return {scrolled: window.scrollY, title: box(document.getElementById('title')).top,
+          question: box(document.getElementById('question')).bottom,
+          asks: !document.getElementById('ask').hidden,
+          controls: controls.length ? Math.max(...controls.map((b) => b.bottom)) : null,
+          verdict: verdict.textContent.trim() ? box(verdict).bottom : null,
+          wide: document.documentElement.scrollWidth};
+}
 """
 HOST_JS = """
 () => {
@@ -56,32 +66,16 @@ def class_server(tmp_path_factory, chromium):
     with StreamlitServer(log=ARTIFACTS / "room-layout-server.log",
                          env={"XATTN_CLASS_STORE": str(store), "XATTN_REDIS_URL": "",
                               "XATTN_PUBLIC_URL": "http://192.0.2.1:8501/"}) as server:
+        server.store_path = store
         yield server
 
 
-def _page(chromium, url: str, width: int, height: int, phone: bool = False):
-    context = chromium.new_context(viewport={"width": width, "height": height},
-                                   has_touch=phone, is_mobile=phone)
-    page = context.new_page()
-    page.set_default_timeout(DEADLINE_MS)
-    page.add_init_script(RUN_COUNTER_JS)
-    page.goto(url)
-    wait_for_app(page, timeout=DEADLINE_MS)
-    return page
-
-
-def _settled(page, condition: str = "true") -> None:
-    wait_for_app(page, condition, timeout=DEADLINE_MS)
-    page.wait_for_timeout(300)          # a relay's request may follow the run: let it land
-    wait_for_app(page, condition, timeout=DEADLINE_MS)
-
-
-def press(page, key: str) -> None:
-    """Press the host's button ``key`` itself. A click by coordinates can land on its
-    neighbour when a pushed redraw of the class panel shifts it meanwhile (seen under load:
-    the mouse left on *The class's answers (CSV)*, the class still on the step); where the
-    button is on screen is what the layout checks above measure, not this."""
-    page.locator(f".st-key-{key} button").dispatch_event("click")
+def _settled(host: Host, condition: str = "true") -> None:
+    """The page idle, following its room as drawn, ``condition`` true, and still so 300 ms
+    later (a pulse may follow a run)."""
+    host.idle(condition)
+    host.page.wait_for_timeout(300)
+    host.idle(condition)
 
 
 def _on_screen(box, height: int) -> bool:
@@ -93,26 +87,36 @@ def _on_screen(box, height: int) -> bool:
 def test_every_step_puts_its_question_on_the_phone_and_its_answer_on_the_hosts_screens(
         chromium, class_server):
     base = class_server.url
-    laptop = _page(chromium, base + "?class=new", 1440, 900)
-    laptop.wait_for_selector(".st-key-reveal")
-    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(laptop.url).query))
-    code, key = query["room"], query["host"]
-    projector = _page(chromium, f"{base}?room={code}&host={key}&present=1", 1024, 768)
-    phone = _page(chromium, f"{base}?room={code}", 390, 844, phone=True)
-    problems = []
+    from xattn.classroom import SQLiteStore
+    store = SQLiteStore(class_server.store_path)
+    laptop = Host(chromium, base, 1440, 900, timeout_ms=DEADLINE_MS, store=store)
+    code, key = laptop.start()
+    projector = Host(chromium, base, 1024, 768, timeout_ms=DEADLINE_MS)
+    projector.join(code, key, present=1)
+    phones = [Phone(chromium, f"phone {w}x{h}", w, h, timeout_ms=DEADLINE_MS)
+              .open(f"{base}?room={code}") for w, h in PHONES]
+    problems, below = [], []
     failed = True
     try:
         for n in range(1, len(STEPS) + 1):
-            _settled(phone, f"document.body.innerText.includes('{n}. ')")
-            seen = phone.evaluate(PHONE_JS)
-            asks = phone.locator(PREDICT).count() > 0
-            if seen["heading"] is None or seen["scrolled"] or (
-                    asks and seen["predict"] > 844):
-                problems.append(f"phone, step {n}: {seen}")
-            press(laptop, "reveal")
-            for page, height, name in ((laptop, 900, "laptop"), (projector, 768, "projector")):
-                _settled(page, "!!document.querySelector('.st-key-ask_again')")
-                box = page.evaluate(HOST_JS)
+            for phone in phones:
+                phone.on_step(n)
+                seen = phone.page.evaluate(PHONE_JS)
+                fits = not seen["asks"] or seen["controls"] <= phone.height
+                if (seen["scrolled"] or not 0 <= seen["title"] < 120
+                        or seen["question"] > phone.height or seen["wide"] > phone.width
+                        or (phone is phones[0] and not fits)):
+                    problems.append(f"{phone.name}, step {n}: {seen}")
+                elif not fits:
+                    below.append(f"{phone.name} step {n}: the controls end at "
+                                 f"{seen['controls']:.0f} px")
+            asks = phones[0].state()["asking"]
+            laptop.reveal()
+            projector.follows("!!document.querySelector('.st-key-ask_again')",
+                              f"the projector, step {n} revealed")
+            for host, height, name in ((laptop, 900, "laptop"), (projector, 768, "projector")):
+                _settled(host, "!!document.querySelector('.st-key-ask_again')")
+                box = host.page.evaluate(HOST_JS)
                 ok = (box["answer"] is not None and box["answer"] <= height - 40
                       and not box["scrolled"])
                 if asks and box["cls"] is None:          # the class's answers, every kind
@@ -122,16 +126,33 @@ def test_every_step_puts_its_question_on_the_phone_and_its_answer_on_the_hosts_s
                         ok = False
                 if not ok:
                     problems.append(f"{name}, step {n}: {box}")
+            for phone in phones:
+                phone.on_step(n, revealed=True)
+                seen = phone.page.evaluate(PHONE_JS)
+                shown = not asks or (seen["verdict"] or 1e9) <= phone.height
+                if seen["scrolled"] or (phone is phones[0] and not shown):
+                    problems.append(f"{phone.name}, step {n}, revealed: {seen}")
+                elif not shown:
+                    below.append(f"{phone.name} step {n}: the verdict ends at "
+                                 f"{seen['verdict']:.0f} px")
             if n < len(STEPS):
-                press(laptop, "class_next")
-                _settled(laptop, f"document.body.innerText.includes('Step {n + 1} of')")
-        for page in (laptop, projector, phone):
-            assert page.locator('[data-testid="stException"]').count() == 0
+                laptop.next(n + 1)
+                projector.follows(f"document.body.innerText.includes('Step {n + 1} of')",
+                                  f"the projector, step {n + 1}")
+        for host in (laptop, projector):
+            assert not host.errors(), host.errors()
+        for phone in phones:
+            assert not phone.page_errors and not phone.console_errors, phone.console_errors
         failed = False
     finally:
         if problems or failed:                  # what each screen showed when it went wrong
-            for page, name in ((laptop, "laptop"), (projector, "projector"), (phone, "phone")):
+            for page, name in ((laptop.page, "laptop"), (projector.page, "projector"),
+                               *((p.page, p.name.replace(" ", "-")) for p in phones)):
                 page.screenshot(path=str(ARTIFACTS / f"room-layout-{name}.png"))
-        for page in (laptop, projector, phone):
-            page.context.close()
+        if below:
+            print("\nbelow the first screen of the smaller phone: " + "; ".join(below))
+        problems += [f"a lecturer's page needed its link opened again: {r}"
+                     for host in (laptop, projector) for r in host.recoveries]
+        for who in (laptop, projector, *phones):
+            who.close()
     assert not problems, "\n".join(problems)

@@ -10,6 +10,7 @@ import threading
 import pytest
 from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip
 
+from devtools.protocol import run_async
 from xattn.classroom import Question, new_student_id
 from xattn.classroom import hub as hub_module
 from xattn.classroom.hub import Hub, Message
@@ -97,7 +98,7 @@ async def until(f, what, timeout: float = 15.0):
 
 
 def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 90))
+    return run_async(asyncio.wait_for(coro, 90))
 
 
 def room_state(step=None, phase=None):
@@ -247,6 +248,19 @@ def test_a_process_holds_a_bounded_number_of_streams(store, monkeypatch):
         hub.unsubscribe(a)
         hub.subscribe("HJK23M", None)
         hub.unsubscribe(b)
+    run(main())
+
+
+def test_a_process_that_stops_ends_every_stream_and_takes_no_new_one(store):
+    async def main():
+        hub = Hub(store, Builder())
+        streams = [hub.subscribe("HJK23M", None), hub.subscribe("HJK23M", None, host=True),
+                   hub.subscribe("ABC234", new_student_id())]
+        assert not any(f.closed for f in streams)
+        hub.close_streams()
+        assert all(f.closed and f.wake.is_set() for f in streams)   # each loop wakes, ends
+        with pytest.raises(OverflowError, match="stopping"):
+            hub.subscribe("HJK23M", None)
     run(main())
 
 

@@ -13,6 +13,7 @@ from classroom_helpers import RedisServer, redis_or_skip
 from benchmarks.room_people import Host
 from devtools.lecture_hall import LectureHall, haproxy_missing, haproxy_required
 from devtools.phones import Phone
+from devtools.protocol import run_async
 
 pytestmark = pytest.mark.server
 LIMITS = "new_students=500/600"
@@ -75,4 +76,4 @@ def test_a_move_on_one_hall_reaches_the_phones_of_the_other(halls):
                 await p.leave()
         finally:
             await host.close()
-    asyncio.run(asyncio.wait_for(main(), 300))
+    run_async(asyncio.wait_for(main(), 300))

@@ -159,6 +159,7 @@ class Hub:
         self._waiting: dict[tuple[str, str], list[asyncio.Future]] = {}
         self.problem: str | None = None           # what the store said on the last read
         self.n_followers = 0
+        self.stopping = False                # `close_streams`: no new stream from now on
 
     def __repr__(self) -> str:
         return f"Hub({self.store!r}, {len(self._rooms)} rooms, {self.n_followers} streams)"
@@ -185,10 +186,24 @@ class Hub:
         self.outbox.stop()
         self._builders.shutdown(wait=False, cancel_futures=True)
 
+    def close_streams(self) -> None:
+        """End every open stream (call on the loop), as the process is asked to stop: a
+        server waits for its open responses before it stops, and a stream never ends by
+        itself. Each phone's and page's ``EventSource`` opens its stream again by itself, on
+        another process behind HAProxy or on this one once it is back."""
+        self.stopping = True
+        with self._lock:
+            followers = [f for room in self._rooms.values() for f in room.followers]
+        for f in followers:
+            f.close()
+
     def subscribe(self, code: str, student: str | None, *, host: bool = False) -> Follower:
         """A new stream of room ``code`` (call on the loop); its first frame is the room as
         this process last built it, if it did, and follows once the room is read.
         `OverflowError` when the process holds ``MAX_FOLLOWERS`` streams."""
+        if self.stopping:
+            raise OverflowError("this server process is stopping; another process, or this "
+                                "one once it is back, takes the stream.")
         if self.n_followers >= MAX_FOLLOWERS:
             raise OverflowError(f"this server process holds {MAX_FOLLOWERS} open streams, the "
                                 "most it takes; another process or a moment later will do.")

@@ -29,7 +29,7 @@ from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.link import HOST, ROOM
 from xattn.ui.predict import SHORT
-from xattn.ui.room import HOST_ERROR, Room, class_store, host_action, move_class
+from xattn.ui.room import HOST_ERROR, STALE, Room, class_store, host_action
 from xattn.ui.server.follow import LIVE_FRAGMENTS
 
 __all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
@@ -135,7 +135,9 @@ def _read(room: Room, fragment: str):
 def class_controls(room: Room) -> None:
     """The host's live count ("31 of 42 answered") and the buttons that drive the class."""
     error = st.session_state.pop(HOST_ERROR, None)
-    if error:
+    if error == STALE:
+        st.warning(STALE, icon=":material/update:")
+    elif error:
         st.error(md_code(error), icon=":material/error:")
     view = _read(room, "class_controls")
     if view is None:
@@ -148,21 +150,21 @@ def class_controls(room: Room) -> None:
         countdown(view.timer.ends_at)
     elif closed:
         st.caption("Time is up: answers are closed.")
-    code, key, step = room.code, room.host, view.step
+    code, key, step, seen = room.code, room.host, view.step, view.version
     left, right = st.columns(2)
-    if view.phase != "revealed" and left.button("Reveal", key="reveal", type="primary",
-                                                icon=":material/visibility:", width="stretch"):
-        _act(lambda s: s.reveal(code, key, step))
-    if view.phase == "revealed" and left.button(
-            "Ask again", key="ask_again", icon=":material/replay:", width="stretch",
-            help="A new round of this step: the class votes again (after discussing), and "
-                 "both rounds are shown side by side."):
-        _act(lambda s: s.ask_again(code, key, step))
-    if view.step < len(STEPS) and right.button("Next step", key="class_next",
-                                               icon=":material/arrow_forward:",
-                                               width="stretch"):
-        move_class(room, view.step + 1)
-        st.rerun(scope="app")
+    if view.phase != "revealed":
+        left.button("Reveal", key="reveal", type="primary", icon=":material/visibility:",
+                    width="stretch", on_click=_act,
+                    args=(lambda s: s.reveal(code, key, step), room, seen))
+    else:
+        left.button("Ask again", key="ask_again", icon=":material/replay:", width="stretch",
+                    help="A new round of this step: the class votes again (after discussing), "
+                         "and both rounds are shown side by side.", on_click=_act,
+                    args=(lambda s: s.ask_again(code, key, step), room, seen))
+    if view.step < len(STEPS):
+        right.button("Next step", key="class_next", icon=":material/arrow_forward:",
+                     width="stretch", on_click=_act,
+                     args=(lambda s: s.set_step(code, key, step + 1), room, seen))
     if view.phase == "asking":
         _timer_controls(room, view)
     st.download_button("The class's answers (CSV)", _csv(room), f"xattn-class-{code}.csv",
@@ -181,14 +183,20 @@ def _timer_controls(room: Room, view) -> None:
                                              "question closes to answers.")
     reveal = cols[1].toggle("Reveal at zero", key="timer_reveal")
     label = "Restart the timer" if view.timer is not None else "Start the timer"
-    if st.button(label, key="timer_start", icon=":material/timer:", width="stretch",
-                 disabled=seconds is None):
-        code, key, step = room.code, room.host, view.step
-        _act(lambda s: s.start_timer(code, key, step, float(seconds), bool(reveal)))
+    code, key, step = room.code, room.host, view.step
+
+    def start(store) -> None:       # the choices as they are at the press
+        chosen = st.session_state.get("timer_seconds") or seconds
+        store.start_timer(code, key, step, float(chosen),
+                          bool(st.session_state.get("timer_reveal", reveal)))
+    st.button(label, key="timer_start", icon=":material/timer:", width="stretch",
+              disabled=seconds is None, on_click=_act, args=(start, room, view.version))
 
 
-def _act(action) -> None:
-    host_action(action)
+def _act(action, room: Room, seen: int) -> None:
+    """A host's button (a callback): ``action(store)`` if the class is as the page drew it
+    (version ``seen``), then the whole page runs (the class panel is a fragment)."""
+    host_action(action, room, seen)
     st.rerun(scope="app")
 
 

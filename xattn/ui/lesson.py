@@ -61,28 +61,42 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
     return step
 
 
-def _go(n: int, room: Room | None = None) -> None:
+def _go(n: int, room: Room | None = None, seen: int | None = None) -> None:
     if room is not None:            # in a class the step is the room's: the store moves it
-        move_class(room, n)
+        move_class(room, n, seen)
     else:
         st.session_state[LESSON.key] = n
 
 
-def _picked(room: Room | None) -> None:
-    if room is not None:
-        move_class(room, st.session_state[LESSON.key])
+def _picked(room: Room, key: str, seen: int, drawn: int) -> None:
+    # a picker of an earlier screen reports its value again, though nobody changed it
+    if st.session_state.get(key, drawn) != drawn:
+        move_class(room, st.session_state[key], seen)
 
 
 def navigation(n: int, room: Room | None = None) -> None:
-    """Previous, the step picker, Next (in a class: they move the class)."""
+    """Previous, the step picker, Next (in a class: they move the class).
+
+    In a class the three are keyed by the room's version: each press carries the version of
+    the screen it was made on, and a picker still showing the step before (the run that drew
+    the class's move cut short) is another widget, whose value nobody changed, so it never
+    reaches the server as a change that would move the class back."""
     names = {k: f"{k}. {s.title}" for k, s in enumerate(STEPS, 1)}
     left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
-    left.button("←", key="lesson_prev", disabled=n == 1, on_click=_go, args=(n - 1, room),
+    if room is None:
+        keys, seen = ("lesson_prev", LESSON.key, "lesson_next"), None
+        middle.selectbox("Step", list(names), key=LESSON.key, format_func=names.get,
+                         label_visibility="collapsed")
+    else:
+        seen = room.view.version if room.view is not None else -1
+        keys = (f"lesson_prev_v{seen}", f"lesson_pick_v{seen}", f"lesson_next_v{seen}")
+        middle.selectbox("Step", list(names), index=n - 1, key=keys[1],
+                         format_func=names.get, label_visibility="collapsed",
+                         on_change=_picked, args=(room, keys[1], seen, n))
+    left.button("←", key=keys[0], disabled=n == 1, on_click=_go, args=(n - 1, room, seen),
                 width="stretch", help="The previous step")
-    middle.selectbox("Step", list(names), key=LESSON.key, format_func=names.get,
-                     label_visibility="collapsed", on_change=_picked, args=(room,))
-    right.button("Next →", key="lesson_next", disabled=n == len(STEPS), on_click=_go,
-                 args=(n + 1, room), type="primary", width="stretch")
+    right.button("Next →", key=keys[2], disabled=n == len(STEPS), on_click=_go,
+                 args=(n + 1, room, seen), type="primary", width="stretch")
 
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,

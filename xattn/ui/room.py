@@ -45,7 +45,7 @@ from xattn.ui.server.follow import follow_room, new_run
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
-           "start_button", "join_box", "back_to_class", "HOST_ERROR"]
+           "start_button", "join_box", "back_to_class", "HOST_ERROR", "STALE"]
 
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
@@ -201,18 +201,36 @@ def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
     st.session_state[_FAILED] = True
 
 
-def move_class(room: Room, step: int) -> None:
+def move_class(room: Room, step: int, seen: int | None) -> None:
     """A host's page moves the class to ``step`` (a callback: the run that follows draws
-    it)."""
-    host_action(lambda store: store.set_step(room.code, room.host, step))
+    it), if the class is still as the page drew it (``seen``: its version then)."""
+    host_action(lambda store: store.set_step(room.code, room.host, step), room, seen)
 
 
-def host_action(action) -> None:
-    """Run a host's ``action(store)``; what the store refuses is said on the next run."""
+STALE = ("The class had moved since this page drew it (another of your devices, or a "
+         "timer): your press was not applied. The page now shows the class as it is; press "
+         "again if you still mean it.")
+
+
+def host_action(action, room: Room, seen: int | None) -> bool:
+    """Run a host's ``action(store)`` if room ``room`` is still at version ``seen`` (the one
+    the page showed when it was pressed); whether it ran. What the store refuses, and a
+    press on a class that had moved meanwhile, is said on the next run.
+
+    A press carries the version its page drew, so a press made on an out-of-date screen
+    never moves the class: a lecturer's second device that had not drawn the last move yet,
+    or a page whose step picker still shows the step before when its run that drew the move
+    was cut short (the picker's stale value then reaches the server as a change)."""
     try:
-        action(class_store())
+        store = class_store()
+        if seen is not None and store.room_view(room.code).version != seen:
+            st.session_state[HOST_ERROR] = STALE
+            return False
+        action(store)
+        return True
     except ClassroomError as err:
         st.session_state[HOST_ERROR] = str(err)
+        return False
 
 
 HOST_ERROR = "_xattn_room_error"   # session: what the store said to a host's last action

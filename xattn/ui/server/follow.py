@@ -21,6 +21,7 @@ import streamlit as st
 __all__ = ["follow_room", "new_run", "LIVE_FRAGMENTS"]
 
 LIVE_FRAGMENTS = "_xattn_live_fragments"   # session: the count fragments drawn in the last run
+_DRAWN = "_xattn_follow_drawn"              # session: the room's version the last full run drew
 
 _JS = """
 export default function (component) {
@@ -71,9 +72,21 @@ export default function (component) {
 _component = st.components.v2.component("xattn_follow", js=_JS)
 
 
+def _moved() -> None:
+    """The class moved: the whole page runs, unless the run that ended meanwhile already
+    drew that version (the pulse came while it ran): then only this fragment does, which
+    tells the component what the page drew."""
+    said = (st.session_state.get("xattn_follow") or {}).get("moved")
+    drawn = st.session_state.get(_DRAWN)
+    if isinstance(said, int) and isinstance(drawn, int) and said <= drawn:
+        return
+    st.rerun(scope="app")
+
+
 def _tally_moved() -> None:
     """Only the count and the class's answers redraw: the fragments the last full run drew
-    (`new_run` notes them afresh each full run; none drawn: the whole page reruns)."""
+    (`new_run` notes them afresh each full run; none drawn, as in a run cut short: only
+    this component's own fragment runs, which draws nothing)."""
     keys = st.session_state.get(LIVE_FRAGMENTS) or []
     if keys:
         st.rerun(list(keys))
@@ -89,7 +102,14 @@ def follow_room(code: str, version: int, tally: int, ends_at: float | None,
                 closed: bool, now: float) -> None:
     """Keep this page in step with room ``code`` as drawn (its ``version`` and ``tally``, and
     the round's timer: ``ends_at``, already ``closed``, on the store's clock ``now``)."""
+    st.session_state[_DRAWN] = version
+    _follow(code, version, tally, ends_at, closed, now)
+
+
+@st.fragment(key="class_follow")
+def _follow(code: str, version: int, tally: int, ends_at: float | None, closed: bool,
+            now: float) -> None:
     _component(key="xattn_follow", height=0,
                data={"url": f"live/{code}/pulse", "version": version, "tally": tally,
                      "ends_at": ends_at, "closed": closed, "now": now},
-               on_moved_change=lambda: None, on_tally_change=_tally_moved)
+               on_moved_change=_moved, on_tally_change=_tally_moved)

@@ -309,6 +309,15 @@
         " was still on its way when the class moved on, so it may not have been counted.";
       return;
     }
+    const old = S.receipt;          // a tap refused for a step the class has left (its retry
+    if (!S.pending && old && old.state === "refused"           // beat the room's new frame)
+        && (old.step !== r.step || old.round !== r.round)
+        && !(old.seenAt && Date.now() - old.seenAt > 5000)) {   // read for 5 s on its step
+      box.className = "receipt refused";
+      box.textContent = "Not saved: your answer to step " + old.step + (old.round > 1 ? " (round " + old.round + ")" : "") +
+        " did not reach the class: " + old.why;
+      return;
+    }
     if (!ask) return;
     const open = r.phase === "asking" && !closed();
     const until = r.timer ? "time is up or your teacher reveals the answer" : "your teacher reveals the answer";
@@ -323,6 +332,7 @@
       return say("sending", "Sending " + w + " to the class…");
     }
     if (rc && rc.state === "refused") {
+      if (!rc.seenAt) rc.seenAt = Date.now();
       const had = S.me && S.me.mine !== null && !same(S.me.mine, rc.value) ? " The class has your earlier answer " + words(ask, S.me.mine) + "." : "";
       return say("refused", "Not saved: " + rc.why + " Your tap on " + words(ask, rc.value) + " did not reach the class." + had);
     }
