@@ -2,7 +2,8 @@
 (``benchmarks/bench_room.py`` runs a class with it; the students are
 ``devtools.phones.Phone``s).
 
-The host's page is a Streamlit page (``?room=CODE&host=KEY``), opened as a
+The host's page is a Streamlit page (``?class=new``, then ``?room=CODE``: the host key is in
+its session and handed to it by a component, never in the link), opened as a
 `devtools.protocol.Client` whose every run is looked at as it ends. It follows its room as
 the browser does: the page's follow component (``xattn/ui/server/follow.py``, JavaScript in
 the browser) keeps an ``EventSource`` on ``/live/CODE/pulse`` and compares each pulse with
@@ -34,6 +35,7 @@ HOST_STEP = re.compile(r"^## Step (\d+) of (\d+)")
 COUNT = re.compile(r"^(\d+) of (\d+) answered$")
 HOST_BUTTONS = ("reveal", "class_next", "ask_again")
 FOLLOW = "-xattn_follow"                  # the follow component's key (its element id's end)
+CLAIM = "-xattn_claim"                    # the component that hands the page its host key
 TRIGGERS = "$$STREAMLIT_INTERNAL_KEY_{}__events"   # a components-v2 element's trigger widget
 ASK_AGAIN_AFTER = 3.0                     # follow.py: the same trigger only after 3 s
 
@@ -63,7 +65,7 @@ class Host:
         self.pulse: dict | None = None
         self.pulses = 0
         self.drawn: dict | None = None    # the follow component's data, as last drawn
-        self.follow_id = ""
+        self.follow_id = self.follow_fragment = ""
         self.stream: EventStream | None = None
         self._asked = ("", 0.0)
         self._running = False         # a click or a trigger of ours, its run not ended yet
@@ -73,10 +75,10 @@ class Host:
         await self.tab.__aenter__()
         run = await self.tab.run("class=new", timeout=self.timeout)   # makes the room
         query = dict(parse_qsl(self.tab.query_string))
-        if not (run.ok and "room" in query and "host" in query):
-            raise RuntimeError(f"class=new made no room: {run.problems()}, link "
-                               f"{self.tab.query_string!r}")
-        self.code, self.key = query["room"], query["host"]
+        if not (run.ok and "room" in query and self.key) or "host" in query:
+            raise RuntimeError(f"class=new made no room (or showed its key): "
+                               f"{run.problems()}, link {self.tab.query_string!r}")
+        self.code = query["room"]
         parts = urlsplit(self.base)
         self.stream = EventStream(parts.hostname, parts.port or 80, f"/live/{self.code}/pulse",
                                   self.tab.cookies, on_event=self._pulse, timeout=self.timeout)
@@ -109,8 +111,10 @@ class Host:
                 self.counts.append((run.started, run.ended, self.step, int(m[1])))
             elif kind == "button" and (key := _id(e).rsplit("-", 1)[-1]) in HOST_BUTTONS:
                 drawn[key] = (e.button.id, fragment)
+            elif kind == "bidi_component" and e.bidi_component.id.endswith(CLAIM):
+                self.key = json.loads(e.bidi_component.json)["key"]   # never in the link
             elif kind == "bidi_component" and e.bidi_component.id.endswith(FOLLOW):
-                self.follow_id = e.bidi_component.id
+                self.follow_id, self.follow_fragment = e.bidi_component.id, fragment
                 try:
                     self.drawn = json.loads(e.bidi_component.json)
                 except ValueError:
@@ -155,8 +159,8 @@ class Host:
         self._running = True
         state = WidgetState(id=TRIGGERS.format(self.follow_id),
                             json_trigger_value=json.dumps([{"event": name, "value": value}]))
-        task = asyncio.get_running_loop().create_task(
-            self.tab.send(self.tab.query_string, [state]))
+        task = asyncio.get_running_loop().create_task(     # from the component's fragment
+            self.tab.send(self.tab.query_string, [state], fragment=self.follow_fragment))
         self._sending.add(task)
         task.add_done_callback(self._sent)
 

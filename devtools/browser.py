@@ -15,6 +15,7 @@ chart satisfies the test's condition (polled in the page by ``wait_for_function`
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -887,8 +888,8 @@ FOLLOW_QUIET_JS = """(() => { const all = window.__xattnFollow;
 
 class Host:
     """The lecturer's page of a class (the Streamlit app): ``start`` makes a room
-    (``?class=new``; the link becomes ``?room=CODE&host=KEY&view=Lesson``), `press` uses its
-    own buttons (*Reveal*, *Next step*, *Ask again*)."""
+    (``?class=new``; the link becomes ``?room=CODE&view=Lesson``, the key a cookie), `press`
+    uses its own buttons (*Reveal*, *Next step*, *Ask again*)."""
 
     RECOVER_MS = 20_000
 
@@ -917,9 +918,21 @@ class Host:
         self.page.wait_for_selector(".st-key-reveal", timeout=self.timeout_ms)
         wait_for_app(self.page, timeout=self.timeout_ms)
         q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.page.url).query))
-        assert "class" not in q and q.get("view") == "Lesson", self.page.url
-        self.code, self.key = q["room"], q["host"]
+        assert "class" not in q and "host" not in q and q.get("view") == "Lesson", self.page.url
+        self.code = q["room"]
+        self.key = self.host_cookie(self.timeout_ms / 1000)
         return self.code, self.key
+
+    def host_cookie(self, timeout: float = 0.0) -> str:
+        """The host key this browser holds for its class (an HttpOnly cookie the page's own
+        request set, ``xattn/ui/server/host.py``), waiting up to ``timeout`` s for it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            key = next((c["value"] for c in self.context.cookies()
+                        if c["name"] == f"xattn_host_{self.code}"), "")
+            if key or time.monotonic() >= deadline:
+                return key
+            self.page.wait_for_timeout(100)     # poll interval (the page's events run here)
 
     @property
     def student_url(self) -> str:
@@ -1014,6 +1027,27 @@ class Host:
                                "move; the class's link opened again")
         self.reopen()
         self.idle(condition)
+
+    def add_device(self) -> str:
+        """*Your devices* → *Add a device*: the one-time device code the page shows."""
+        if not self.page.locator(".st-key-add_device button").first.is_visible():
+            self.page.get_by_text("Your devices", exact=True).click()   # open the expander
+        self.press("add_device")
+        self.idle("/Device code [A-Z2-9]{4}-[A-Z2-9]{4}/.test(document.body.innerText)")
+        found = re.search(r"device=([A-Z2-9]{8})", self.page.evaluate("document.body.innerText"))
+        assert found, "no device link on the page"
+        return found[1]
+
+    def pair(self, code: str, device: str, **extra) -> None:
+        """Open a class's one-time device link (``?room=CODE&device=…``) on this browser: it
+        then drives the class with the key its cookie gets."""
+        self.code, self.extra = code, extra
+        query = urllib.parse.urlencode({"room": code, "device": device, "view": "Lesson",
+                                        **extra})
+        self.page.goto(f"{self.base_url}?{query}")
+        self.idle("document.querySelectorAll('.st-key-reveal, .st-key-ask_again').length >= 1")
+        self.key = self.host_cookie(self.timeout_ms / 1000)
+        assert self.key, "the device link gave this browser no host cookie"
 
     def join(self, code: str, key: str, **extra) -> None:
         """Open an existing class's host link (``extra``: more of the link, e.g.

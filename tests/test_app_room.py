@@ -6,6 +6,7 @@ tests/test_phone_routes.py and the browser tests."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -47,8 +48,9 @@ def everything_sent(at: AppTest) -> str:
 
 def start_class(**link):
     host = page(**{"class": "new", **link})
-    code, key = host.session_state["room"], host.session_state["host"]
-    assert dict(host.query_params)["room"] == code and dict(host.query_params)["host"] == key
+    code = host.session_state["room"]
+    key = host.session_state["_xattn_host_keys"][code]      # this session's, not the link's
+    assert dict(host.query_params)["room"] == code and "host" not in host.query_params
     assert "class" not in host.query_params                 # the action is not repeated
     return host, code, key
 
@@ -125,11 +127,70 @@ def test_the_host_can_hand_the_room_a_new_key_without_losing_answers():
     Phone(code).answer(0)
     host.run()
     host.button(key="rotate_host").click().run()
-    new = host.session_state["host"]
-    assert new != key and dict(host.query_params)["host"] == new
+    new = host.session_state["_xattn_host_keys"][code]
+    assert new != key and "host" not in host.query_params
     assert [m.value for m in host.metric] == ["1 of 1 answered"]
     old = page(room=code, host=key)
     assert not any(b.key == "reveal" for b in old.button)
+    assert any(b.key == "reveal" for b in page(room=code, host=new).button)
+
+
+def device_code(host) -> str:
+    """*Add a device* on a host page: the one-time code it shows (its link's ``device=``)."""
+    host.button(key="add_device").click().run()
+    words = " ".join(m.value for m in host.markdown)
+    typed = re.search(r"Device code \*\*([A-Z2-9]{4})-([A-Z2-9]{4})\*\*", words)
+    assert typed, words
+    link = re.search(r"device=([A-Z2-9]{8})", words)
+    assert link and link[1] == typed[1] + typed[2], words
+    return link[1]
+
+
+def drives(at) -> bool:
+    return any(b.key == "reveal" or b.key == "ask_again" for b in at.button)
+
+
+def test_a_device_code_lets_another_device_drive_the_class_once():
+    host, code, key = start_class()
+    device = device_code(host)
+    assert key not in everything_sent(host)                  # the code, never the key
+    projector = page(room=code, device=device, view="Lesson", present="1")
+    assert drives(projector) and "device" not in projector.query_params
+    assert "host" not in projector.query_params
+    projector.button(key="class_next").click().run()         # it drives the class
+    assert class_store_of().room_view(code).step == 2
+    again = page(room=code, device=device)                   # a photo of the code: used up
+    said = " ".join(w.value for w in again.warning)
+    assert "works once" in said and not drives(again)
+    assert again.session_state["lesson"] == 2                # a student's page of the class
+    typed = device_code(host)
+    tablet = page(room=code, device=f"{typed[:4].lower()}-{typed[4:]}")   # as typed
+    assert drives(tablet)
+
+
+def test_signing_every_other_device_out_keeps_this_one_and_stops_the_others_at_once():
+    host, code, key = start_class()
+    projector = page(room=code, device=device_code(host))
+    stale = device_code(host)                                # made, never used
+    Phone(code).answer(0)
+    host.button(key="rotate_host").click().run()
+    assert drives(host)                                      # the device that signed out
+    host.button(key="reveal").click().run()
+    assert class_store_of().room_view(code).phase == "revealed"
+    projector.run()                                          # its follow component's rerun
+    said = " ".join(w.value for w in projector.warning)
+    assert f"no longer drives class {code}" in said and not drives(projector)
+    assert dict(projector.query_params)["room"] == code      # ... a student's page of it
+    projector.run()
+    assert not drives(projector)
+    late = page(room=code, device=stale)                     # a code made before: refused
+    assert not drives(late) and "works once" in " ".join(w.value for w in late.warning)
+    assert [m.value for m in host.metric] == ["1 of 1 answered"]   # the class stays
+
+
+def class_store_of():
+    from xattn.ui.room import class_store
+    return class_store()
 
 
 def test_the_share_link_of_a_host_is_a_student_link():
@@ -193,6 +254,22 @@ def test_a_press_on_a_screen_the_class_has_left_moves_nothing_and_says_so():
     assert picker.value == 3
     picker.set_value(5).run()
     assert class_store().room_view(code).step == 5 and laptop.session_state["lesson"] == 5
+
+
+def test_a_host_link_opened_mid_class_shows_the_rooms_step_with_that_steps_settings():
+    from xattn.lesson import STEPS
+    from xattn.ui.room import class_store
+    host, code, key = start_class()
+    class_store().set_step(code, key, 14)
+    want = {k: v for k, v in STEPS[13].state.items() if k != "view"}
+    # the link as the address bar held it on step 1 (its settings), opened again on step 14
+    stale = page(room=code, host=key, view="Lesson", lesson="1", heads="1", weights="random")
+    assert stale.session_state["lesson"] == 14
+    assert {k: stale.session_state[k] for k in want} == want
+    assert not any("Not this step's setting" in w.value for w in stale.warning)
+    # a reload on the same step keeps what the lecturer changed on it
+    same = page(room=code, host=key, view="Lesson", lesson="14", heads="8")
+    assert same.session_state["heads"] == 8
 
 
 def test_the_revote_shows_both_rounds_and_who_moved_to_the_right_answer():
@@ -294,7 +371,7 @@ def redis_class(tmp_path, monkeypatch):
     _stores.clear()
 
 
-def test_redis_down_during_a_hosts_run_keeps_the_room_and_the_key_in_the_link(redis_class):
+def test_redis_down_during_a_hosts_run_keeps_the_room_and_its_key(redis_class):
     host, code, key = start_class()
     student = page(room=code, explore="1")                   # a student's full page
     Phone(code).answer(3)
@@ -304,10 +381,12 @@ def test_redis_down_during_a_hosts_run_keeps_the_room_and_the_key_in_the_link(re
         assert not at.exception, at.exception
         said = " ".join(w.value for w in at.warning)
         assert "class store is not answering" in said and "Type the class code" not in said
-    assert dict(host.query_params)["room"] == code and dict(host.query_params)["host"] == key
+    assert dict(host.query_params)["room"] == code and "host" not in host.query_params
+    assert host.session_state["_xattn_host_keys"][code] == key
     assert dict(student.query_params)["room"] == code
     reloaded = page(room=code, host=key)                     # a reload during the outage
-    assert dict(reloaded.query_params).get("host") == key
+    assert reloaded.session_state["_xattn_host_keys"][code] == key
+    assert "host" not in reloaded.query_params
     redis_class.start()
     host.run()
     assert "not answering" not in " ".join(w.value for w in host.warning)

@@ -29,7 +29,7 @@ from xattn.ui.look import FONT_SCALE
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
-PROJECTOR = "Your link holds the host key"       # the host's expander on the address bar
+PROJECTOR = "Your devices"       # the host's expander: its key, its other devices
 
 
 def captions(at) -> str:
@@ -46,7 +46,10 @@ def test_a_student_who_explores_sees_the_full_page_and_the_way_back_to_the_class
     host, code, key = start_class()
     student = page(room=code, explore="1")                             # from the phone's link
     assert student.session_state["view"] == "Lesson" and student.get("tabs")
-    assert dict(student.query_params) == {"room": code, "explore": "1", "view": "Lesson"}
+    # step 1's own settings, as on the host's page (one head)
+    assert dict(student.query_params) == {"room": code, "explore": "1", "view": "Lesson",
+                                          "heads": "1"}
+    assert student.session_state["heads"] == host.session_state["heads"] == 1
     student.session_state["view"] = "Heads"                              # explores a view
     student.run()
     assert "hidden until your teacher reveals" in " ".join(i.value for i in student.info)
@@ -73,19 +76,20 @@ def test_a_stale_hidden_notice_goes_once_the_step_is_revealed():
 
 # --- 2. The projector notice --------------------------------------------------------------------
 
-def test_the_projector_notice_on_the_host_key_is_for_the_host_and_never_a_student():
+def test_the_host_key_is_never_on_the_hosts_screen_and_its_devices_note_is_the_hosts_only():
     host, code, key = start_class()
-    notice = next(e for e in host.expander if e.label == PROJECTOR)
-    words = " ".join(m.value for m in notice.markdown)
-    assert "address bar" in words and "host key" in words
-    assert "full screen" in words and "second device" in words
-    assert notice.button(key="rotate_host")                              # ... and the way out
     phone = Phone(code)
     for act in (lambda: None, lambda: phone.answer(2),
-                lambda: host.button(key="reveal").click().run()):
+                lambda: host.button(key="reveal").click().run(),
+                lambda: host.button(key="class_next").click().run()):
         act()
+        assert key not in everything_sent(host)                          # nor in its link
+        notice = next(e for e in host.expander if e.label == PROJECTOR)  # at every moment
+        words = " ".join(m.value for m in notice.markdown)
+        assert "address holds no host key" in words and "second device" in words
+        assert notice.button(key="rotate_host")                          # ... and the way out
         said = json.dumps(phone.message())
-        assert "address bar" not in said and "host key" not in said.lower() and key not in said
+        assert "address" not in said and "host key" not in said.lower() and key not in said
     student = page(room=code, explore="1")
     student.session_state["view"] = "Heads"
     student.run()
@@ -97,7 +101,7 @@ def no_notice(at, key: str) -> None:
     assert not at.exception, at.exception
     assert not any(e.label == PROJECTOR for e in at.expander)
     sent = everything_sent(at)
-    assert "address bar" not in sent and "host key" not in sent.lower() and key not in sent
+    assert "address holds" not in sent and "host key" not in sent.lower() and key not in sent
     assert not any(b.key == "rotate_host" for b in at.button)
 
 
@@ -272,7 +276,7 @@ def test_an_answer_between_the_hosts_two_reads_is_redrawn(monkeypatch):
 
     monkeypatch.setattr(room_module, "class_store", Racing)
     at = page(room=code, host=key)
-    (follow,) = at.get("bidi_component")
+    (follow,) = [c for c in at.get("bidi_component") if c.proto.id.endswith("xattn_follow")]
     drawn = json.loads(follow.proto.json)
     assert drawn["url"] == f"live/{code}/pulse" and drawn["version"] == real.room_view(code).version
     assert drawn["tally"] < real.pulse([code])[code].tally  # the page will be asked again

@@ -59,6 +59,7 @@ from devtools.browser import (
     ink_share,
     start_hall,
     viridis_colours,
+    wait_for_app,
 )
 from devtools.lecture_hall import REQUIRE_ENV, haproxy_missing, haproxy_required
 from xattn.classroom import answers_csv
@@ -671,3 +672,65 @@ def test_a_server_with_a_phone_connected_stops_on_sigterm(chromium, tmp_path, ph
                                  "stream open") from None
     finally:
         server.stop()
+
+
+# --- who may move the room ---------------------------------------------------------------------
+
+def test_the_projected_address_opens_a_students_page_and_a_signed_out_device_cannot_move(
+        chromium, hall, hosts, phones):
+    """The lecturer's address bar (what a projector shows and a student photographs) holds no
+    key: opened on a phone it is a student's page. A second device opened with a one-time
+    device code drives the class until the first signs every other device out: then it is
+    out at once, and a student's page once reopened."""
+    store = hall.store()
+    laptop = hosts(hall.url, store)
+    projected = laptop.page.url
+    assert "host=" not in projected and laptop.key not in projected
+    cookie, = [c for c in laptop.context.cookies() if c["name"] == f"xattn_host_{laptop.code}"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"     # never a script's
+    assert not laptop.page.evaluate("document.cookie").count("xattn_host_")
+    phone, = phones(projected)                     # the photo of the projector, on a phone
+    assert phone.page.evaluate("!!document.getElementById('where')")   # the phone's page
+    assert not phone.page.locator(".st-key-class_next").count()
+    assert store.room_view(laptop.code).step == 1
+    device = laptop.add_device()
+    assert laptop.key not in laptop.page.content()
+    projector = Host(chromium, hall.url, timeout_ms=DEADLINE_MS, store=store)
+    try:
+        projector.pair(laptop.code, device, present="1")
+        assert "device=" not in projector.page.url and "host=" not in projector.page.url
+        assert projector.key == laptop.key
+        projector.next(2)                          # either device drives the class
+        laptop.follows("document.body.innerText.includes('Step 2 of ')", "Next from the "
+                       "projector")
+        photographed, = phones(None)               # the device link, photographed: used up
+        photographed.page.goto(f"{hall.url}?room={laptop.code}&device={device}")
+        photographed.page.wait_for_function("document.body.innerText.includes('works once')",
+                                            polling=200, timeout=DEADLINE_MS)
+        assert not photographed.page.locator(".st-key-class_next").count()
+        laptop.press("rotate_host")                # sign out every other device
+        projector.idle(f"document.body.innerText.includes('no longer drives class "
+                       f"{laptop.code}')")         # at once: the room's pulse moved
+        assert not projector.page.locator(".st-key-class_next, .st-key-reveal").count()
+        assert laptop.host_cookie() != projector.key or _wait_new_cookie(laptop, projector.key)
+        laptop.next(3)                             # the laptop still drives the class
+        projector.page.reload()                    # the signed-out device, opened again
+        wait_for_app(projector.page, "document.body.innerText.includes('Back to the class')",
+                     timeout=DEADLINE_MS)          # a student's full page of the class
+        assert not projector.page.locator(".st-key-class_next, .st-key-reveal").count()
+        assert not any(c["name"] == f"xattn_host_{laptop.code}"
+                       for c in projector.context.cookies())    # its old key dropped
+        projector.page.goto(f"{hall.url}?room={laptop.code}")   # the class's own link
+        projector.page.wait_for_function("!!document.getElementById('where')", polling=200,
+                                         timeout=DEADLINE_MS)   # a student's phone page
+        assert store.room_view(laptop.code).step == 3
+    finally:
+        projector.close()
+
+
+def _wait_new_cookie(laptop, old: str) -> bool:
+    deadline = time.monotonic() + DEADLINE_MS / 1000
+    while laptop.host_cookie() == old:
+        assert time.monotonic() < deadline, "the laptop's cookie never got the new key"
+        time.sleep(0.2)                            # poll interval of a bounded loop
+    return True

@@ -18,6 +18,7 @@ from xattn.classroom import (
     ALPHABET,
     AnswerRefused,
     ClassroomError,
+    DeviceCodeRefused,
     HostRefused,
     LimitReached,
     Limits,
@@ -183,6 +184,40 @@ def test_rotating_the_host_secret_keeps_the_answers_and_retires_the_old_one(stor
     store.reveal(code, new, 1)
     view = store.room_view(code, ids[1])
     assert view.counts == {0: 1, 1: 0, 2: 2} and view.phase == "revealed" and view.mine == 2
+
+
+def test_a_device_code_gives_another_device_the_host_key_once_and_only_while_it_lives(
+        backend, store, room, monkeypatch):
+    code, secret = room
+    device, expires = store.add_device(code, secret)
+    assert len(device) == 8 and set(device) <= set(ALPHABET)
+    assert 290 < expires - time.time() <= 301                     # minutes, on the store's clock
+    assert device.encode() not in backend.dump() and secret.encode() not in backend.dump()
+    typed = f" {device[:4].lower()}-{device[4:]} "
+    assert store.redeem_device(code.lower(), typed) == secret     # as typed on a phone
+    version = store.room_view(code).version
+    for code_, device_ in [(code, device),                        # used once already
+                           (code, "ABCDEFGH"), (code, ""), (code, "x" * 10_000), (code, 3),
+                           ("ZZZZZZ", device), ("!!", device)]:
+        with pytest.raises(DeviceCodeRefused, match="works once, for a few minutes"):
+            store.redeem_device(code_, device_)
+    assert store.room_view(code).version == version               # nothing moved the class
+    with pytest.raises(HostRefused):
+        store.add_device(code, secret[:-1] + "x")
+    stale, _ = store.add_device(code, secret)
+    new = store.rotate_host(code, secret)                         # every other device out
+    with pytest.raises(DeviceCodeRefused):
+        store.redeem_device(code, stale)                          # ... and its codes with it
+    fresh, _ = store.add_device(code, new)
+    other, _ = store.add_device(code, new)
+    assert fresh != other and store.redeem_device(code, other) == new
+    import xattn.classroom.store as store_module
+    monkeypatch.setattr(store_module, "DEVICE_SECONDS", 1.0)
+    short, ends = store.add_device(code, new)
+    time.sleep(max(0.0, ends - time.time()) + 0.3)                # past its end
+    with pytest.raises(DeviceCodeRefused):
+        store.redeem_device(code, short)                          # expired: refused
+    assert store.redeem_device(code, fresh) == new                # the first one still lives
 
 
 def test_reveal_closes_the_step_and_ask_again_opens_a_new_round(store, room):

@@ -117,16 +117,85 @@ def test_a_students_link_is_the_phones_page_with_its_cookie(site, store):
     assert f'"code":"{code}"' in page and "EventSource" in page
     set_cookie = cookie_of(r)
     assert "HttpOnly" in set_cookie and "SameSite=Lax" in set_cookie
-    assert r.getheader("referrer-policy") == "same-origin"
+    assert r.getheader("referrer-policy") == "no-referrer"
     again, _ = site.request("GET", f"/?room={code}", headers={"Cookie": cookie})
     assert cookie_of(again) is None                          # a valid cookie is kept
 
 
-@pytest.mark.parametrize("query", ["/?room=ABCDEF&host=x", "/?room=ABCDEF&explore=1", "/",
+@pytest.mark.parametrize("query", ["/?room=HJK23M&host=x", "/?room=ABCDEF&explore=1", "/",
                                    "/?view=Heads"])
 def test_everything_else_is_streamlits(site, query):
     r, body = site.request("GET", query)
     assert body == b"streamlit"
+
+
+def host_cookie(response, code) -> str | None:
+    return next((v for k, v in response.getheaders() if k.lower() == "set-cookie"
+                 and v.startswith(f"xattn_host_{code}=")), None)
+
+
+def test_a_host_link_is_traded_for_a_cookie_and_the_address_keeps_no_key(site, store):
+    code, key = store.create_room(QUESTIONS)
+    r, _ = site.request("GET", f"/?room={code.lower()}&host={key}&view=Lesson&present=1")
+    assert r.status == 303 and r.getheader("location") == \
+        f"./?room={code}&view=Lesson&present=1"                # the same link, without the key
+    assert key not in r.getheader("location") and r.getheader("referrer-policy") == \
+        "no-referrer"
+    cookie = host_cookie(r, code)
+    assert cookie.startswith(f"xattn_host_{code}={key};")
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Max-Age=43200" in cookie
+    held = {"Cookie": cookie.split(";")[0]}
+    r, body = site.request("GET", f"/?room={code}&view=Lesson", headers=held)
+    assert body == b"streamlit"                                # the lecturer's page
+    store.rotate_host(code, key)                               # signed out by another device
+    r, body = site.request("GET", f"/?room={code}", headers=held)
+    assert b"EventSource" in body                              # a student's phone page
+    assert host_cookie(r, code).startswith(f"xattn_host_{code}=;")   # dropped: a student now
+
+
+def test_a_device_link_is_streamlits_and_a_refused_key_is_dropped_from_the_full_page(site,
+                                                                                     store):
+    code, key = store.create_room(QUESTIONS)
+    _, body = site.request("GET", f"/?room={code}&device=ABCDEFGH")
+    assert body == b"streamlit"                                # the page trades the code
+    held = {"Cookie": f"xattn_host_{code}={key}"}
+    r, body = site.request("GET", f"/?room={code}&explore=1", headers=held)
+    assert body == b"streamlit" and host_cookie(r, code) is None     # a key that drives
+    store.rotate_host(code, key)
+    r, body = site.request("GET", f"/?room={code}&explore=1", headers=held)
+    assert body == b"streamlit" and host_cookie(r, code).startswith(f"xattn_host_{code}=;")
+
+
+@pytest.mark.parametrize("key", ["wrong", "", "a;b", "x" * 200])
+def test_a_host_link_whose_key_is_refused_is_not_traded(site, store, key):
+    code, _ = store.create_room(QUESTIONS)
+    r, body = site.request("GET", f"/?room={code}&host={quote(key)}")
+    assert body == b"streamlit" and host_cookie(r, code) is None   # the page says it is wrong
+    r, body = site.request("GET", f"/?room={code}", headers={"Cookie": f"xattn_host_{code}=x"})
+    assert body != b"streamlit"                                # a student's phone page
+
+
+def test_the_lecturers_page_hands_its_key_to_a_cookie_from_its_own_origin_only(site, store):
+    code, key = store.create_room(QUESTIONS)
+    same = {"Content-Type": "application/json", "Origin": f"http://127.0.0.1:{site.port}"}
+    r, _ = site.request("POST", f"/live/{code}/host", json.dumps({"key": key}), same)
+    assert r.status == 204 and host_cookie(r, code).startswith(f"xattn_host_{code}={key};")
+    for body, headers, status in [
+            (json.dumps({"key": key}), {**same, "Origin": "http://evil.example"}, 403),
+            (json.dumps({"key": key}), {"Content-Type": "application/json"}, 403),
+            (json.dumps({"key": "wrong"}), same, 403),
+            (json.dumps({"key": 3}), same, 400), ("not json", same, 400)]:
+        r, data = site.request("POST", f"/live/{code}/host", body, headers)
+        assert r.status == status and host_cookie(r, code) is None, (body, headers, data)
+        assert "why" in json.loads(data)
+    r, _ = site.request("POST", "/live/NOTACODE!/host", json.dumps({"key": key}), same)
+    assert r.status == 404
+
+
+def test_every_response_says_no_referrer(site, store):
+    for path in ("/", "/?view=Heads", "/live/HJK23M/events"):
+        r, _ = site.request("GET", path)
+        assert r.getheader("referrer-policy") == "no-referrer", path
 
 
 def test_a_code_that_opens_no_class_says_so_and_counts_against_the_address(site, store):

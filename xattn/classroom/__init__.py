@@ -36,6 +36,7 @@ from xattn.classroom.config import default_path, open_store
 from xattn.classroom.errors import (
     AnswerRefused,
     ClassroomError,
+    DeviceCodeRefused,
     HostRefused,
     LimitReached,
     RoomNotFound,
@@ -51,7 +52,8 @@ __all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Timer", "Pulse", "Quest
            "open_store",
            "default_path", "new_student_id", "normalize_code", "answers_csv", "qr_svg",
            "ALPHABET", "CODE_LENGTH", "ClassroomError", "RoomNotFound", "HostRefused",
-           "AnswerRefused", "LimitReached", "StoreUnavailable", "SQLiteStore", "RedisStore"]
+           "DeviceCodeRefused", "AnswerRefused", "LimitReached", "StoreUnavailable",
+           "SQLiteStore", "RedisStore"]
 
 
 def __getattr__(name):

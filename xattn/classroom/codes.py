@@ -17,10 +17,12 @@ from xattn.classroom.errors import RoomNotFound
 
 __all__ = ["ALPHABET", "CODE_LENGTH", "new_code", "new_secret", "new_student_id",
            "signed_student", "student_of", "secret_digest", "normalize_code", "check_student",
-           "check_step"]
+           "check_step", "DEVICE_CODE_LENGTH", "new_device_code", "normalize_device_code",
+           "device_digest", "wrap_secret", "unwrap_secret"]
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"   # no 0/O, 1/I/L: 31 symbols, 31**6 ~ 8.9e8 codes
 CODE_LENGTH = 6
+DEVICE_CODE_LENGTH = 8      # 31**8 ~ 8.5e11 one-time codes, each alive for minutes
 
 
 def new_secret() -> str:
@@ -87,6 +89,63 @@ def normalize_code(text) -> str:
         raise RoomNotFound(f"{quote(text, 30)} is not a room code: a room code is "
                            f"{CODE_LENGTH} characters from {ALPHABET}.")
     return code
+
+
+def new_device_code() -> str:
+    """A fresh one-time device code: 8 symbols of `ALPHABET` (typed as ``ABCD-EFGH``)."""
+    return "".join(secrets.choice(ALPHABET) for _ in range(DEVICE_CODE_LENGTH))
+
+
+def normalize_device_code(text) -> str | None:
+    """A device code as typed ("abcd-efgh") in its stored form, or None if it cannot be one.
+
+    Examples
+    --------
+    >>> normalize_device_code(" hjkm-2345 ")
+    'HJKM2345'
+    >>> normalize_device_code("HJKM") is None
+    True
+    """
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    code = "".join(text.split()).replace("-", "").upper()
+    ok = len(code) == DEVICE_CODE_LENGTH and all(c in ALPHABET for c in code)
+    return code if ok else None
+
+
+def device_digest(code: str, device_code: str) -> str:
+    """What the store keeps of room ``code``'s one-time ``device_code``."""
+    return hashlib.sha256(f"xattn device|{code}|{device_code}".encode()).hexdigest()
+
+
+def _stream(code: str, device_code: str, n: int) -> bytes:
+    return hashlib.shake_256(f"xattn wrap|{code}|{device_code}".encode()).digest(n)
+
+
+def wrap_secret(secret: str, code: str, device_code: str) -> str:
+    """``secret`` (ASCII) XOR a key stream drawn from the device code, as hex: the store holds
+    a host secret only so wrapped, only while its device code lives (minutes), and never the
+    device code itself (`unwrap_secret` undoes it).
+
+    Examples
+    --------
+    >>> wrapped = wrap_secret("s3cret", "HJK23M", "ABCDEFGH")
+    >>> wrapped != "s3cret" and unwrap_secret(wrapped, "HJK23M", "ABCDEFGH")
+    's3cret'
+    """
+    data = secret.encode("ascii")
+    return bytes(a ^ b for a, b in zip(data, _stream(code, device_code, len(data)),
+                                       strict=True)).hex()
+
+
+def unwrap_secret(wrapped: str, code: str, device_code: str) -> str | None:
+    """The secret `wrap_secret` wrapped, or None if ``wrapped`` is not one."""
+    try:
+        data = bytes.fromhex(wrapped)
+        return bytes(a ^ b for a, b in zip(data, _stream(code, device_code, len(data)),
+                                           strict=True)).decode("ascii")
+    except (ValueError, TypeError):
+        return None
 
 
 def check_student(student_id) -> str:

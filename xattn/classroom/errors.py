@@ -6,8 +6,8 @@ quote what a user typed). None of them says whether a room exists when a host li
 
 from __future__ import annotations
 
-__all__ = ["ClassroomError", "RoomNotFound", "HostRefused", "AnswerRefused", "LimitReached",
-           "StoreUnavailable"]
+__all__ = ["ClassroomError", "RoomNotFound", "HostRefused", "DeviceCodeRefused", "AnswerRefused",
+           "LimitReached", "StoreUnavailable"]
 
 
 class ClassroomError(Exception):
@@ -32,6 +32,15 @@ class HostRefused(ClassroomError):
 
     def __init__(self):
         super().__init__(self.MESSAGE)
+
+
+class DeviceCodeRefused(HostRefused):
+    """This device code opens no class: never made, used once already, expired, or made
+    before a new host key (the same words for each)."""
+
+    MESSAGE = ("This device code does not open a class: a device code works once, for a few "
+               "minutes. On the device that drives your class, open *Your devices* and make a "
+               "new one.")
 
 
 class AnswerRefused(ClassroomError, ValueError):

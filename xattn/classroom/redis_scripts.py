@@ -53,6 +53,9 @@ redis.call('ZADD', KEYS[1], expires, ARGV[1])
 return {'OK', 1}
 """
 _MOVED = "redis.call('HINCRBY', KEYS[1], 'version', 1) "
+# A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
+_ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
 _ROTATE = _GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
 _SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) " + _MOVED + "return {'OK', 1}"
 _REVEAL = _GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + _MOVED
@@ -155,6 +158,7 @@ local round = redis.call('HGET', KEYS[1], 'r' .. r[3])
 return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round)}
 """
 
-SCRIPTS = {"create": _CREATE, "rotate": _ROTATE, "set_step": _SET_STEP, "reveal": _REVEAL,
+SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE,
+           "set_step": _SET_STEP, "reveal": _REVEAL,
            "ask_again": _ASK_AGAIN, "step_info": _STEP_INFO, "answer": _ANSWER, "view": _VIEW,
            "start_timer": _START_TIMER, "touch": _TOUCH, "pulse": _PULSE}

@@ -12,7 +12,8 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
 - ``ans:{CODE}:<s>:<r>``, a hash student -> answer, and ``cnt:{CODE}:<s>:<r>``, a hash
   answer -> count kept with it (so a poll reads counts without scanning answers);
 - ``seen:{CODE}``, a sorted set student -> last read (ms);
-- ``rooms``, a sorted set code -> expiry, to count live rooms.
+- ``rooms``, a sorted set code -> expiry, to count live rooms;
+- ``dev:{CODE}:<digest>``, a one-time device code's wrapped host secret, for minutes (``PX``).
 
 Each room key expires with the room (``PEXPIREAT``): Redis deletes expired rooms by itself.
 Rooms survive a restart of the app's processes; to survive a restart of Redis, run it with
@@ -141,6 +142,18 @@ class RedisStore(ClassStore):
         # The guard's step slot is empty here: ARGV[2] is the new digest, not a step.
         status, _ = self._run("rotate", [self._key("room", code)], [digest, "", new_digest])
         return True if status == "OK" else None
+
+    def _add_device(self, code, digest, device, wrapped, seconds):
+        status, ends = self._run("add_device", [self._key("room", code),
+                                                self._key("dev", code, device)],
+                                 [digest, "", wrapped, int(seconds * 1000)])
+        return int(ends) / 1000 if status == "OK" else None
+
+    def _take_device(self, code, device):
+        try:
+            return self._r.getdel(self._key("dev", code, device))
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
 
     def _set_step(self, code, digest, step):
         return self._host("set_step", code, digest, step)

@@ -2,7 +2,9 @@
 
 One row a room (``rooms``), a round of a step (``rounds``: its phase, question and timer), a
 student's answer to a round (``answers``), a student's last read (``seen``), a client's count
-of one kind of action (``hits``) and the store's own values (``meta``: the signing key). A file
+of one kind of action (``hits``), the store's own values (``meta``: the signing key) and a
+room's one-time device codes (``devices``: each code's digest and the host secret it wraps,
+for minutes; a table added to version 3 files as they open). A file
 whose ``PRAGMA user_version`` is not `SCHEMA_VERSION` is made anew (its rooms are not kept).
 """
 
@@ -27,6 +29,8 @@ CREATE TABLE IF NOT EXISTS seen (code TEXT, student TEXT, at REAL NOT NULL,
   PRIMARY KEY (code, student)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS hits (kind TEXT, who TEXT, since REAL NOT NULL, n INTEGER NOT NULL,
   PRIMARY KEY (kind, who)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS devices (digest TEXT PRIMARY KEY, code TEXT NOT NULL,
+  wrapped TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID
 """
-TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta")
+TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta", "devices")

@@ -174,6 +174,23 @@ class SQLiteStore(ClassStore):
                 c.execute("UPDATE rooms SET secret = ? WHERE code = ?", (new_digest, code))
             return True if room else None
 
+    def _add_device(self, code, digest, device, wrapped, seconds):
+        now = time.time()
+        with self._tx(write=True) as c:
+            row = c.execute(_ROOM, (code, now)).fetchone()
+            if row is None or not hmac.compare_digest(row[0], digest):
+                return None
+            c.execute("DELETE FROM devices WHERE expires <= ?", (now,))
+            c.execute("INSERT OR REPLACE INTO devices VALUES (?, ?, ?, ?)",
+                      (device, code, wrapped, now + seconds))
+        return now + seconds
+
+    def _take_device(self, code, device):
+        with self._tx(write=True) as c:
+            row = c.execute("DELETE FROM devices WHERE digest = ? AND code = ? AND expires > ? "
+                            "RETURNING wrapped", (device, code, time.time())).fetchone()
+        return row[0] if row else None
+
     def _set_step(self, code, digest, step):
         with self._host(code, digest, step) as (c, room):
             if room:
@@ -387,6 +404,6 @@ def _rollback(c: sqlite3.Connection) -> None:
 def _delete_rooms(c: sqlite3.Connection, where: str, args: tuple) -> int:
     """Delete the rooms ``where`` selects (a condition on ``rooms``), with all they hold."""
     codes = f"SELECT code FROM rooms WHERE {where}"
-    for table in ("answers", "rounds", "seen"):
+    for table in ("answers", "rounds", "seen", "devices"):
         c.execute(f"DELETE FROM {table} WHERE code IN ({codes})", args)
     return c.execute(f"DELETE FROM rooms WHERE {where}", args).rowcount

@@ -32,20 +32,33 @@ from xattn._checks import check_int, quote
 from xattn.classroom.codes import (
     check_step,
     check_student,
+    device_digest,
     new_code,
+    new_device_code,
     new_secret,
     normalize_code,
+    normalize_device_code,
     secret_digest,
+    unwrap_secret,
+    wrap_secret,
 )
-from xattn.classroom.errors import AnswerRefused, HostRefused, LimitReached, RoomNotFound
+from xattn.classroom.errors import (
+    AnswerRefused,
+    DeviceCodeRefused,
+    HostRefused,
+    LimitReached,
+    RoomNotFound,
+)
 from xattn.classroom.question import Question
 from xattn.classroom.records import Limits, Pulse, RawView, RoomView, Tally, Timer
 
-__all__ = ["ClassStore", "phase_at", "refuse_closed", "count_map", "answered", "TIMER_SECONDS"]
+__all__ = ["ClassStore", "phase_at", "refuse_closed", "count_map", "answered", "TIMER_SECONDS",
+           "DEVICE_SECONDS"]
 
 _MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is hashed as ""
 _DUMMY = hashlib.sha256(b"no room").hexdigest()   # compared against when a room is missing
 TIMER_SECONDS = (5.0, 3600.0)   # the shortest and longest countdown a host may start
+DEVICE_SECONDS = 300.0          # a device code's life: long enough to walk to the projector
 
 
 def phase_at(phase: str, timer: Timer | None, now: float) -> str:
@@ -139,6 +152,38 @@ class ClassStore(ABC):
         new = new_secret()
         self._guarded(self._rotate(code, digest, secret_digest(new)))
         return new
+
+    def add_device(self, code: str, secret: str) -> tuple[str, float]:
+        """A one-time device code that lets another device drive the room
+        (`redeem_device`): ``(device_code, expires)``, expiring `DEVICE_SECONDS` from now (on
+        the store's clock). The store keeps its digest and the host secret wrapped by it, so
+        the code itself is nowhere but on the page that asked for it."""
+        code, digest = self._authorize(code, secret)
+        device = new_device_code()
+        expires = self._guarded(self._add_device(code, digest, device_digest(code, device),
+                                                 wrap_secret(secret, code, device),
+                                                 DEVICE_SECONDS))
+        return device, expires
+
+    def redeem_device(self, code: str, device_code: str) -> str:
+        """The host secret a device code was made for; the code is used up at once (a second
+        use, an expired code, a made-up one, or one made before `rotate_host` is
+        `DeviceCodeRefused`)."""
+        try:
+            code = normalize_code(code)
+        except (RoomNotFound, TypeError):
+            raise DeviceCodeRefused() from None
+        device = normalize_device_code(device_code)
+        wrapped = None if device is None else self._take_device(code,
+                                                                 device_digest(code, device))
+        secret = None if wrapped is None else unwrap_secret(wrapped, code, device)
+        if secret is None:
+            raise DeviceCodeRefused()
+        try:
+            self._authorize(code, secret)
+        except HostRefused:                  # made before a new host key
+            raise DeviceCodeRefused() from None
+        return secret
 
     def set_step(self, code: str, secret: str, step: int) -> None:
         """Move the class to ``step`` (1..N). Its phase and answers stay as they were."""
@@ -339,6 +384,13 @@ class ClassStore(ABC):
     def _secret(self, code: str) -> str | None: ...
     @abstractmethod
     def _rotate(self, code: str, digest: str, new_digest: str) -> bool | None: ...
+    @abstractmethod
+    def _add_device(self, code: str, digest: str, device: str, wrapped: str,
+                    seconds: float) -> float | None:
+        """Keep a device code's digest and wrapped secret for ``seconds``; its expiry."""
+    @abstractmethod
+    def _take_device(self, code: str, device: str) -> str | None:
+        """The wrapped secret of a live device code, deleted in the same step (else None)."""
     @abstractmethod
     def _set_step(self, code: str, digest: str, step: int) -> bool | None: ...
     @abstractmethod

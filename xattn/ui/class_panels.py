@@ -27,7 +27,8 @@ from xattn.lesson import STEPS, Told, is_right
 from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.link import HOST, ROOM
+from xattn.ui.devices import devices_panel
+from xattn.ui.link import ROOM
 from xattn.ui.predict import SHORT
 from xattn.ui.room import HOST_ERROR, STALE, Room, class_store, host_action
 from xattn.ui.server.follow import LIVE_FRAGMENTS
@@ -77,18 +78,10 @@ def _is_local(host: str) -> bool:
         return False
 
 
-def _rotate(room: Room) -> None:
-    try:
-        st.session_state[HOST.key] = class_store().rotate_host(room.code, room.host)
-    except ClassroomError as err:
-        st.session_state[HOST_ERROR] = str(err)
-
-
 def room_card(room: Room, present: bool) -> None:
     """The host's card: the code, the student link and its QR code, large on a projector
     while the class joins (the room's first step), a strip afterwards so that the question's
-    answers fit the same screen; a word on the address bar, which holds the host key, and a
-    button for a new key."""
+    answers fit the same screen."""
     link, unreachable = student_link(room.code)
     large = room.view is not None and room.view.step == 1
     widths = ([2, 3] if present else [1, 2]) if large else [1, 4]
@@ -106,14 +99,6 @@ def room_card(room: Room, present: bool) -> None:
         st.markdown(f"or open {md_code(link)}")
     if unreachable:
         st.warning(unreachable, icon=":material/wifi_off:")
-    with st.expander("Your link holds the host key"):
-        st.markdown("The address bar shows your host key (`host=…`): whoever has it can "
-                    "drive this class. Open the same link on a second device (a laptop and the "
-                    "projector) to drive the class from either: both show the same step. On a "
-                    "projector, go full screen (F11). If the key was seen, make a new one: the "
-                    "class and its answers stay, the old link stops working.")
-        st.button("New host key", key="rotate_host", on_click=_rotate, args=(room,),
-                  icon=":material/key:")
 
 
 def _read(room: Room, fragment: str):
@@ -167,6 +152,7 @@ def class_controls(room: Room) -> None:
                      args=(lambda s: s.set_step(code, key, step + 1), room, seen))
     if view.phase == "asking":
         _timer_controls(room, view)
+    devices_panel(room, student_link(code)[0])
     st.download_button("The class's answers (CSV)", _csv(room), f"xattn-class-{code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
                        help="Counts per answer, step and round, each round's timer, and how "

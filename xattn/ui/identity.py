@@ -25,13 +25,25 @@ from xattn.classroom import ClassroomError, ClassStore, new_student_id
 from xattn.classroom.codes import signed_student, student_of
 from xattn.literal import md_code
 
-__all__ = ["STUDENT_COOKIE", "TRUST_FORWARDED_ENV", "client_address", "address_of", "student_id",
-           "allowed", "join_screen"]
+__all__ = ["STUDENT_COOKIE", "HOST_COOKIE", "host_cookie", "TRUST_FORWARDED_ENV",
+           "client_address", "address_of", "student_id", "allowed", "join_screen"]
 
 STUDENT_COOKIE = "xattn_student"
+HOST_COOKIE = "xattn_host_"                      # + a room's code: its host key (HttpOnly)
 TRUST_FORWARDED_ENV = "XATTN_TRUST_FORWARDED"   # "1": trust X-Forwarded-For from any proxy
 _SID = "_xattn_student"                          # session: this session's student id
 _COOKIE_AGE = 12 * 3600                          # seconds, as long as a class lives
+
+
+def host_cookie() -> dict[str, str]:
+    """The host keys this browser's cookies hold, by room code (``xattn/ui/server/host.py``
+    sets them; none where there is no request)."""
+    try:
+        cookies = dict(st.context.cookies)
+    except Exception:  # noqa: BLE001 - no request (a bare script run)
+        return {}
+    return {k[len(HOST_COOKIE):]: v for k, v in cookies.items()
+            if k.startswith(HOST_COOKIE) and isinstance(v, str)}
 
 
 def _headers() -> dict:

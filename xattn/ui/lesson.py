@@ -20,7 +20,19 @@ from xattn.ui.charts import show_chart
 from xattn.ui.class_panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.compute import derived
 from xattn.ui.lesson_parts import answer_charts
-from xattn.ui.link import CLASS, HOST, IMG, LESSON, PRESENT, REGISTRY, ROOM, SCALE, VIEW
+from xattn.ui.link import (
+    CLASS,
+    DEVICE,
+    EXPLORE,
+    HOST,
+    IMG,
+    LESSON,
+    PRESENT,
+    REGISTRY,
+    ROOM,
+    SCALE,
+    VIEW,
+)
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.predict import prediction_widget
 from xattn.ui.room import Room, move_class
@@ -32,7 +44,8 @@ __all__ = ["lesson_setup", "lesson_view"]
 # How the page looks, and the class it is in, stay when a step prepares the page.
 # Parameters that say where and how the page is shown, not what it computes: a link with only
 # these opens a step with the step's own settings (a lecturer's ?class=new, a student's ?room=).
-KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS)}
+KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS, EXPLORE,
+                         DEVICE)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
@@ -48,8 +61,12 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
                     why=f"(the lesson has {len(STEPS)} steps)")
     step = STEPS[n - 1]
     # A step opened now (its link, or a button) sets the controls; a link that also carries
-    # settings of its own (a student's exploration, shared) keeps them instead.
-    own_settings = before is None and bool(state.from_link - KEEP)
+    # settings of its own (a student's exploration, shared) keeps them instead, if they are
+    # that step's: a class's link opened mid-class (a reload, a second device) carries the
+    # settings of the step it was written on, and the room's step is another.
+    linked = st.query_params.get(LESSON.key, "1")     # step 1 is the link's default
+    own_settings = before is None and bool(state.from_link - KEEP) and (
+        ROOM.key not in state.from_link or linked == str(n))
     replan = st.session_state.pop(REPLAN, None) == n
     if n != before or replan:
         for key in [k for k in st.session_state if str(k).startswith(PREDICT)]:

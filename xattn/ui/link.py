@@ -98,7 +98,9 @@ SINKS = bool_param("sinks", False, "hiding sink tokens")
 # --- a class in a room (xattn.ui.room) ------------------------------------------------------
 CLASS = choice_param("class", "", ("new",), "a new class")   # an action: never written back
 ROOM = text_param("room", "", 40, "the class code")
-HOST = text_param("host", "", 100, "the host key")           # the lecturer's page only
+HOST = text_param("host", "", 100, "the host key")           # traded for a cookie at once
+# A one-time device code (*Your devices*): an action, traded for the host key, never written
+DEVICE = text_param("device", "", 40, "the device code")
 # A student's full page of the class's step (without it, ?room=CODE is the phone's own page,
 # answered before Streamlit: xattn/ui/server/phone.py)
 EXPLORE = choice_param("explore", "", ("1",), "the full page of the class's step")

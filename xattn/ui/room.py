@@ -2,7 +2,8 @@
 
 ``?class=new`` (or *Start a class* in the sidebar) makes a room in the class store
 (``xattn.classroom``: SQLite on this machine, or Redis across machines) and puts
-``room=CODE&host=KEY`` in the lecturer's link; students open ``?room=CODE``. The room's step is
+``room=CODE`` in the lecturer's link, the host key in the session and, through `claim`, in an
+HttpOnly cookie of the browser; students open ``?room=CODE``. The room's step is
 the room's: every page in the room shows it, the host's pages included (a laptop and a
 projector are two host pages of one class), and only a host's explicit action (a step, *Reveal*,
 *Ask again*, a timer) changes it. Until the host reveals a step, the weights stay hidden; after
@@ -16,8 +17,10 @@ a public component listens to the room's pulse and asks for the page's own rerun
 
 Only "no such room" and "wrong host key" leave a room. A store that does not answer keeps
 every page in its room, on the last step it read, with a notice; answers wait in the outbox.
-The host key lives only in the lecturer's link and session: a student's page, link and
-messages never hold it, and a wrong key is refused without saying whether the room exists.
+The host key lives only in the lecturer's session and cookie, never in an address or on
+screen (another device gets it through a one-time device code, ``xattn/ui/devices.py``): a
+student's page, link and messages never hold it, and a wrong key is refused without saying
+whether the room exists. A key a new one replaced signs its device out: a student's page.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import streamlit as st
 from xattn.classroom import (
     ClassroomError,
     ClassStore,
+    DeviceCodeRefused,
     HostRefused,
     LimitReached,
     RoomNotFound,
@@ -39,18 +43,21 @@ from xattn.classroom import (
 )
 from xattn.classroom.config import configured, open_store
 from xattn.literal import md_code, show_value
-from xattn.ui.identity import allowed, student_id
-from xattn.ui.link import CLASS, EXPLORE, HOST, LESSON, ROOM, VIEW
+from xattn.ui.identity import allowed, host_cookie, student_id
+from xattn.ui.link import CLASS, DEVICE, EXPLORE, HOST, LESSON, ROOM, VIEW
 from xattn.ui.server.follow import follow_room, new_run
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
-           "start_button", "join_box", "back_to_class", "HOST_ERROR", "STALE"]
+           "start_button", "join_box", "back_to_class", "keep_host_key", "HOST_ERROR",
+           "STALE"]
 
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
 _FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
 _LAST = "_xattn_room_last"      # session: the last RoomView read (shown while the store is out)
+_KEYS = "_xattn_host_keys"      # session: room code -> the host key this page drives it with
+_OLD_KEYS = "_xattn_old_keys"   # session: host keys a new one replaced (this device signed out)
 
 
 @st.cache_resource(show_spinner=False)
@@ -101,16 +108,19 @@ def room_setup(state: PageState, questions) -> Room | None:
     new_run()                                   # the count's fragments are noted afresh
     if state.take(CLASS) == "new" and not st.session_state.get(_MADE):
         _make_room(state, questions)
-    code, key = state.value(ROOM), state.value(HOST)
+    device = state.take(DEVICE)
+    code, linked = state.value(ROOM), state.value(HOST)
+    state.drawn.pop(HOST.key, None)             # the host key is never in the address bar
     if not code:
-        if key:
+        if linked:
             state.notices.append(Notice("link", HostRefused().args[0]))
-            state.drawn.pop(HOST.key, None)
         return None
+    if device:
+        _redeem(state, code, device)
+    key = _host_key(code, linked)
     tally = 0
     try:
         store = class_store()
-        student = None if key else student_id(store)
         # a page already in this room guesses nothing: no read of the guess limit per run
         if st.session_state.get(_JOINED) != code and not allowed(store, "failed_joins",
                                                                    peek=True):
@@ -118,13 +128,15 @@ def room_setup(state: PageState, questions) -> Room | None:
             return None
         code = normalize_code(code)
         if key:
-            store.check_host(code, key)
+            key = _still_host(state, store, code, key, from_link=bool(linked))
+        student = None if key else student_id(store)
         # The tally first: an answer that lands between the two reads is then in the view
         # but not in the tally drawn, and the page is asked once more (follow.py).
         pulse = store.pulse([code]).get(code)
         tally = pulse.tally if pulse is not None else 0
         view, problem = store.room_view(code, None if key else student, present=False), None
     except (HostRefused, RoomNotFound) as err:  # the same words whether or not it exists
+        st.session_state.get(_KEYS, {}).pop(code, None)
         _leave(state, str(err))
         return None
     except ClassroomError as err:               # unavailable, or cannot be opened at all
@@ -139,8 +151,99 @@ def room_setup(state: PageState, questions) -> Room | None:
                 now=time.time())
     if not key:
         state.drawn[EXPLORE.key] = "1"       # a student's page in a room is the full page
+    elif host_cookie().get(code) != key:
+        claim(code, key)                     # this browser's cookie gets the key
     _place(state, room)
     return room
+
+
+SIGNED_OUT = ("This device no longer drives class {code}: another of your devices signed "
+              "every other device out (a new host key). It shows the class as a student "
+              "sees it; to drive the class from here again, make a device code on the device "
+              "that drives it (*Your devices*).")
+
+
+def _still_host(state: PageState, store: ClassStore, code: str, key: str, *,
+                from_link: bool) -> str | None:
+    """``key`` if it still drives the room. A key this page or its browser held that a new
+    one replaced signs this device out: the page says so and stays in the room as a
+    student's (None). A host link's refused key leaves the room (`HostRefused`)."""
+    try:
+        store.check_host(code, key)
+        return key
+    except HostRefused:
+        if from_link:
+            raise
+    st.session_state.get(_KEYS, {}).pop(code, None)
+    st.session_state.setdefault(_OLD_KEYS, set()).add(key)
+    state.notices.append(Notice("link", SIGNED_OUT.format(code=code)))
+    return None
+
+
+def _redeem(state: PageState, code: str, device: str) -> None:
+    """A one-time device code from the link (*Your devices* on another host page): this
+    session drives the room with the key it was made for, or the page says why not."""
+    try:
+        store = class_store()
+        if not allowed(store, "failed_joins", peek=True):
+            state.notices.append(Notice("link", _GUESSING.format(*store.limits.failed_joins)))
+            return
+        keep_host_key(normalize_code(code), store.redeem_device(code, device))
+    except (HostRefused, RoomNotFound) as err:      # DeviceCodeRefused: the same words
+        try:
+            allowed(class_store(), "failed_joins")
+        except ClassroomError:
+            pass
+        state.notices.append(Notice("link", md_code(str(err)) if isinstance(err, RoomNotFound)
+                                    else DeviceCodeRefused.MESSAGE))
+    except ClassroomError as err:
+        state.notices.append(Notice("link", f"The device code could not be checked: "
+                                    f"{md_code(str(err))} It was not used: open its link "
+                                    "again in a moment."))
+
+
+def _host_key(code: str, linked: str) -> str | None:
+    """The host key of room ``code`` this page holds: the one a link brought (a server
+    without ``xattn/ui/server/host.py`` in front, as in AppTest), the one this session
+    made or made anew, or the one in this browser's cookie."""
+    try:
+        code = normalize_code(code)
+    except (RoomNotFound, TypeError):
+        return None
+    keys = st.session_state.setdefault(_KEYS, {})
+    if linked:
+        keys[code] = linked
+    cookie = host_cookie().get(code)
+    if cookie in st.session_state.get(_OLD_KEYS, ()):
+        cookie = None                        # signed out: the browser drops it on its next load
+    return keys.get(code) or cookie or None
+
+
+def keep_host_key(code: str, key: str) -> None:
+    """This session drives room ``code`` with ``key`` (a room it made, a key it made anew)."""
+    st.session_state.setdefault(_KEYS, {})[code] = key
+
+
+_CLAIM_JS = """
+export default function ({ data }) {
+  const done = (window.__xattnClaimed = window.__xattnClaimed || {});
+  if (done[data.url] === data.key) return;
+  done[data.url] = data.key;
+  fetch(data.url, { method: "POST", credentials: "same-origin",
+                    headers: { "Content-Type": "application/json" },
+                    body: JSON.stringify({ key: data.key }) })
+    .then((r) => { if (!r.ok) delete done[data.url]; })
+    .catch(() => { delete done[data.url]; });
+}
+"""
+_claim = st.components.v2.component("xattn_claim", js=_CLAIM_JS)
+
+
+def claim(code: str, key: str) -> None:
+    """Hand ``key`` to this browser as room ``code``'s HttpOnly cookie (``POST
+    /live/CODE/host``): the page reloaded, or opened again at ``/?room=CODE``, is the
+    lecturer's again, and no address bar ever held the key."""
+    _claim(key="xattn_claim", height=0, data={"url": f"live/{code}/host", "key": key})
 
 
 def _unavailable(err: ClassroomError) -> str:
@@ -178,7 +281,8 @@ def _make_room(state: PageState, questions) -> None:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
     st.session_state[_MADE] = code
-    state.force({ROOM.key: code, HOST.key: key, VIEW.key: "Lesson", LESSON.key: 1})
+    keep_host_key(code, key)
+    state.force({ROOM.key: code, VIEW.key: "Lesson", LESSON.key: 1})
 
 
 _GUESSING = ("More than {} class codes that open no class were tried from your network in the "

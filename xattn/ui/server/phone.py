@@ -38,14 +38,14 @@ from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.codes import new_student_id, signed_student, student_of
 from xattn.classroom.hub import Follower
 from xattn.ui.identity import STUDENT_COOKIE, address_of
-from xattn.ui.server import live
+from xattn.ui.server import host, live
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
 
 MAX_BODY = 4096             # bytes of an answer's request (a links answer is ~200)
 COOKIE_AGE = 12 * 3600      # seconds, as long as a class lives
 RETRY_MS = 1500             # an EventSource's wait before it reconnects
-_HEADERS = {"cache-control": "no-store", "referrer-policy": "same-origin",
+_HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
             "x-content-type-options": "nosniff"}
 _NO_CACHE = [(k.encode(), v.encode()) for k, v in _HEADERS.items()]
 
@@ -106,28 +106,71 @@ async def _signing_key(hub) -> bytes | None:
         return None
 
 
-def _is_phone_page(scope) -> bool:
+def _room_link(scope) -> dict[str, list[str]] | None:
+    """The query of a page request that names a room (``/?room=…``), else None."""
     if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") \
             or scope["path"] not in ("/", ""):
-        return False
+        return None
     query = _query(scope)
-    return bool(query.get("room", [""])[0].strip()) and "host" not in query \
-        and "explore" not in query
+    return query if query.get("room", [""])[0].strip() else None
 
 
 class PhoneMiddleware:
-    """Answers a student's link (``/?room=CODE``, no ``host``, no ``explore``) with the
-    phone's page; passes everything else to Streamlit."""
+    """Answers a student's link (``/?room=CODE``, no ``explore`` nor ``device``) with the
+    phone's page, and trades a host link's key for its cookie (``host.py``); passes
+    everything else to Streamlit: the lecturer's page is ``/?room=CODE`` with a cookie whose
+    key drives the room, and ``device=`` a one-time device code the page trades for the key.
+    Every response says ``Referrer-Policy: no-referrer``."""
 
     def __init__(self, app):
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if not _is_phone_page(scope):
+        if scope["type"] == "http":
+            send = host.no_referrer(send)
+        query = _room_link(scope)
+        if query is None or "device" in query:    # Streamlit's pages
+            await self.app(scope, receive, send)
+            return
+        try:
+            hub = live.hub()
+        except ClassroomError:
+            hub = None
+        if "explore" in query:          # a student's full page: an old host key is dropped
+            if hub is not None and await _refused_cookie(hub, query, scope):
+                send = host.dropping(send, normalize_code(query["room"][0]))
+            await self.app(scope, receive, send)
+            return
+        if "host" in query:
+            traded = None if hub is None else await host.trade_host_link(
+                hub, scope, host.https_request(scope))
+            if traded is None:          # a key refused: the page says so, without the key
+                await self.app(scope, receive, send)
+            else:
+                await traded(scope, receive, send)
+            return
+        driving = None
+        if hub is not None:
+            try:
+                code = normalize_code(query["room"][0])
+                driving = await host.is_host(hub, code, _cookies(scope))
+            except (RoomNotFound, TypeError):
+                driving = None
+        if driving:
             await self.app(scope, receive, send)
             return
         response = await _phone_page(scope)
+        if driving is False:            # a key made old by a new one: a student's page now
+            host.drop_cookie(response, code)
         await response(scope, receive, send)
+
+
+async def _refused_cookie(hub, query, scope) -> bool:
+    try:
+        code = normalize_code(query["room"][0])
+    except (RoomNotFound, TypeError):
+        return False
+    return await host.is_host(hub, code, _cookies(scope)) is False
 
 
 async def _phone_page(scope) -> Response:
@@ -150,7 +193,7 @@ async def _phone_page(scope) -> Response:
     body = page_html(join).encode()
     response = Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
     if cookie is not None:
-        secure = "; Secure" if _https(scope) else ""
+        secure = "; Secure" if host.https_request(scope) else ""
         response.headers.append("set-cookie", f"{STUDENT_COOKIE}={cookie}; Path=/; "
                                 f"Max-Age={COOKIE_AGE}; HttpOnly; SameSite=Lax{secure}")
     accepts = any(k == b"accept-encoding" and b"gzip" in v for k, v in scope["headers"])
@@ -160,11 +203,6 @@ async def _phone_page(scope) -> Response:
         response.headers["content-length"] = str(len(response.body))
         response.headers.append("vary", "Accept-Encoding")
     return response
-
-
-def _https(scope) -> bool:
-    proto = dict(scope.get("headers", [])).get(b"x-forwarded-proto", b"")
-    return scope.get("scheme") == "https" or proto == b"https"
 
 
 async def _join(scope, hub, join: dict) -> str | None:
@@ -330,4 +368,5 @@ def _lists(value):
 
 ROUTES = [Route("/live/{code}/events", _Stream(host=False)),
           Route("/live/{code}/pulse", _Stream(host=True)),
-          Route("/live/{code}/answer", answer, methods=["POST"])]
+          Route("/live/{code}/answer", answer, methods=["POST"]),
+          Route("/live/{code}/host", host.claim, methods=["POST"])]
