@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import tempfile
 
 import pytest
 from hypothesis import settings
@@ -48,6 +49,12 @@ def _scan_for_components_once() -> None:
 
 
 _scan_for_components_once()
+
+# The weights' snapshots (xattn/marian/snapshot.py) of this run's many temporary model folders
+# go into one folder of the run's own, removed at its end, not the machine's shared one.
+if not os.environ.get("XATTN_WEIGHTS_CACHE"):
+    _SNAPSHOTS = tempfile.TemporaryDirectory(prefix="xattn-test-weights-")
+    os.environ["XATTN_WEIGHTS_CACHE"] = _SNAPSHOTS.name
 
 
 # --- markers: what a test needs, and what it costs (docs/testing.md) -------------------------

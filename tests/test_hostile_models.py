@@ -187,3 +187,62 @@ def test_the_page_says_what_is_wrong_in_one_line_and_frees_the_load_lock(marian,
     with pytest.raises(ValueError, match=r"declares decoder_layers"):
         load_marian(str(marian), allowed=[str(marian)])
     assert np.isfinite(load_marian().forward([5, 0], [5, 0]).logits).all()   # others still load
+
+
+# --- folders transformers would build: their declared sizes are checked first ---------------
+
+OPUS_MT_EN_DE = {"model_type": "marian", "d_model": 512, "encoder_layers": 6,
+                 "decoder_layers": 6, "encoder_ffn_dim": 2048, "decoder_ffn_dim": 2048,
+                 "encoder_attention_heads": 8, "decoder_attention_heads": 8,
+                 "vocab_size": 58101, "max_position_embeddings": 512}
+
+
+def sized_folder(tmp_path, config, weight_bytes):
+    folder = tmp_path / "sized"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    with open(folder / "model.safetensors", "wb") as f:      # sparse: its size, no bytes
+        f.truncate(weight_bytes)
+    return folder
+
+
+@pytest.mark.parametrize("config,weights", [
+    (OPUS_MT_EN_DE, 298_000_000),                                   # opus-mt-en-de, float32
+    (OPUS_MT_EN_DE, 149_000_000),                                   # ... and float16
+    ({**OPUS_MT_EN_DE, "model_type": "m2m_100", "d_model": 1024, "encoder_layers": 12,
+      "decoder_layers": 12, "encoder_ffn_dim": 4096, "decoder_ffn_dim": 4096,
+      "vocab_size": 256206}, 2_460_000_000),                        # NLLB-200 distilled 600M
+    ({"model_type": "t5", "d_model": 512, "d_kv": 64, "d_ff": 2048, "num_layers": 6,
+      "num_decoder_layers": 6, "num_heads": 8, "vocab_size": 32128}, 242_000_000),  # t5-small
+])
+def test_the_sizes_of_real_translation_models_pass(tmp_path, config, weights):
+    from xattn.models._sizes import check_declared_sizes
+    check_declared_sizes(sized_folder(tmp_path, config, weights))
+
+
+@pytest.mark.parametrize("change,match", [
+    (dict(model_type="pegasus", encoder_layers=100_000),
+     r"config.json declares encoder_layers = 100000, more than any translation model"),
+    (dict(decoder={"num_hidden_layers": 10**6}), r"num_hidden_layers = 1000000"),
+    (dict(d_model=10**8), r"d_model = 100000000"),
+    (dict(encoder_layers=100, decoder_layers=100),
+     r"declares about [\d,]+ million parameters \(200 layers of width 512\), but the "
+     r"folder's weight files hold 298.0 MB"),
+])
+def test_a_folder_declaring_what_its_weights_cannot_hold_is_refused_before_building(
+        tmp_path, monkeypatch, change, match):
+    from xattn.models import _loading
+    from xattn.models._sizes import check_declared_sizes
+
+    folder = sized_folder(tmp_path, {**OPUS_MT_EN_DE, **change}, 298_000_000)
+    with pytest.raises(ValueError, match=match) as info:
+        check_declared_sizes(folder)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 300
+
+    def never(*args, **kwargs):
+        raise AssertionError("transformers was asked to build it")
+
+    monkeypatch.setattr(_loading, "missing_packages", lambda: None)
+    monkeypatch.setattr(_loading, "_load", never)
+    with pytest.raises(ValueError, match=match):
+        _loading.load_model(str(folder), allowed=[str(folder)])

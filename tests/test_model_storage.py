@@ -1,4 +1,6 @@
-"""A model folder's weights as stored: memory-mapped, float16 and bfloat16 kept as they are.
+"""A model folder's weights as stored: memory-mapped (from a private snapshot, so that weights
+overwritten under a running server never take it down, and are read again on the next use),
+float16 and bfloat16 kept as they are.
 
 The NumPy models map ``model.safetensors`` instead of reading it (nothing allocated for the
 weights, one copy in the page cache for every process), keep 16-bit matrices in 16 bits and
@@ -115,3 +117,93 @@ def test_a_pickled_checkpoint_of_another_family_converts_to_a_folder_numpy_reads
     with torch.no_grad():
         ref = model(input_ids=torch.tensor([src]), labels=torch.tensor([tgt])).logits[0]
     np.testing.assert_allclose(ours.forward(src, tgt).logits, ref.numpy(), atol=2e-5)
+
+
+# --- weights changed on disk under a running server ------------------------------------------
+
+OVERWRITE = r"""
+import shutil, sys
+import numpy as np
+from xattn.marian import SHIPPED_FOLDER, load_marian
+from pathlib import Path
+folder = Path(shutil.copytree(SHIPPED_FOLDER, sys.argv[1] + "/model"))
+model = load_marian(str(folder), allowed=[str(folder)])
+before = model.forward([5, 7, 0], [5, 0]).logits
+path = folder / "model.safetensors"
+with open(path, "r+b") as f:         # a deployer copying new weights over the old, in place
+    f.truncate(0)
+    f.write(b"\0" * 1000)
+after = model.forward([5, 7, 0], [5, 0]).logits
+print("same" if np.array_equal(before, after) else "different")
+"""
+
+
+def test_weights_overwritten_in_place_never_take_the_process_down(tmp_path):
+    """The file a model maps is a private snapshot, so a deployer writing over the folder's
+    weights (seen: SIGBUS, the process and every class on it gone) changes nothing under it."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", OVERWRITE, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120, cwd=str(SHIPPED_FOLDER.parents[2]))
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])   # -7: SIGBUS
+    assert done.stdout.strip() == "same"
+
+
+def test_without_a_writable_snapshot_folder_the_weights_are_read_into_memory(tmp_path,
+                                                                             monkeypatch):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("XATTN_WEIGHTS_CACHE", str(blocked / "snapshots"))
+    model = load_marian(str(SHIPPED_FOLDER), allowed=[str(SHIPPED_FOLDER)])
+    assert not mapped(model.lm_head) and not model.lm_head.flags.writeable
+    np.testing.assert_array_equal(model.forward([5, 0], [5, 0]).logits,
+                                  load_marian().forward([5, 0], [5, 0]).logits)
+
+
+def test_processes_share_one_snapshot_and_a_changed_file_gets_a_new_one(tmp_path, monkeypatch):
+    from xattn.marian.snapshot import cache_folder
+
+    monkeypatch.setenv("XATTN_WEIGHTS_CACHE", str(tmp_path / "snapshots"))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for f in SHIPPED_FOLDER.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    load_marian(str(folder), allowed=[str(folder)])
+    load_marian(str(folder), allowed=[str(folder)])
+    (first,) = cache_folder().glob("*.safetensors")
+    assert stat.S_IMODE(first.stat().st_mode) == 0o400
+    assert stat.S_IMODE(cache_folder().stat().st_mode) == 0o700
+    new = folder / "model.safetensors.new"                   # new weights renamed into place
+    new.write_bytes((SHIPPED_FOLDER / "model.safetensors").read_bytes())
+    os.replace(new, folder / "model.safetensors")
+    load_marian(str(folder), allowed=[str(folder)])
+    (second,) = cache_folder().glob("*.safetensors")         # the old one's name is gone
+    assert second != first
+
+
+def test_a_model_whose_files_changed_on_disk_is_read_again_on_its_next_use(tmp_path,
+                                                                           monkeypatch):
+    from safetensors.numpy import load_file, save_file
+
+    from xattn.ui import models
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for f in SHIPPED_FOLDER.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setenv("XATTN_MODELS", str(folder))
+    models._models().clear()
+    try:
+        first = models.loaded_model(str(folder), show=False)
+        assert models.loaded_model(str(folder), show=False) is first      # kept while unchanged
+        tensors = {k: np.ascontiguousarray(v * 2) for k, v in
+                   load_file(folder / "model.safetensors").items()}
+        save_file(tensors, folder / "new.tmp")
+        os.replace(folder / "new.tmp", folder / "model.safetensors")    # a deployer's update
+        second = models.loaded_model(str(folder), show=False)
+        assert second is not first
+        np.testing.assert_allclose(second.lm_head, 2 * first.lm_head)
+        assert models.loaded_model(str(folder), show=False) is second
+    finally:
+        models._models().clear()

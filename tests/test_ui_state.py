@@ -214,7 +214,8 @@ def test_every_control_is_a_url_parameter_and_every_parameter_a_control(tiny_mod
     # not widgets: the tabs carry "view"; "class=new" is an action, "room", "host" and
     # "explore" name a class and who opens it (the page writes them), "force" is set by the
     # Force button of the Decode view
-    assert set(REGISTRY) - seen == {"view", "class", "room", "host", "explore", "force"}
+    assert set(REGISTRY) - seen == {"view", "class", "room", "host", "explore", "device",
+                                    "force"}
 
 
 def test_folded_sections_open_when_their_settings_are_not_the_defaults():

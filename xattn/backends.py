@@ -10,14 +10,16 @@ asks which back end made it. A new back end is one module and one row here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xattn.marian import SHIPPED_MODEL, load_marian, runs_here
+from xattn.marian import SHIPPED_FOLDER, SHIPPED_MODEL, load_marian, runs_here
 from xattn.models import load_model, missing_packages, use_threads
 from xattn.translator import ModelUnavailable, Translator, allowed_models, check_allowed
 
-__all__ = ["BACKENDS", "Backend", "backend_for", "load_translator", "offered_models"]
+__all__ = ["BACKENDS", "Backend", "backend_for", "load_translator", "offered_models",
+           "files_now"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +89,17 @@ def load_translator(name: str, *, allowed=None) -> Translator:
     if backend is None:
         raise ModelUnavailable(missing_packages() or f"no back end here runs {name[:80]!r}.")
     return backend.load(name, allowed)
+
+
+def files_now(name: str) -> tuple | None:
+    """What the files of model ``name``'s folder are now (each file's name, size, inode and
+    modification time): a model loaded before its files changed on disk (new weights copied
+    over old, or renamed into place) differs. None for a name that is no folder here."""
+    folder = SHIPPED_FOLDER if name == SHIPPED_MODEL else name
+    try:
+        with os.scandir(folder) as entries:
+            return tuple(sorted((e.name, st.st_size, st.st_ino, st.st_mtime_ns)
+                                for e in entries if e.is_file()
+                                for st in (e.stat(),)))
+    except (OSError, TypeError, ValueError):
+        return None

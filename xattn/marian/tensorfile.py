@@ -1,4 +1,5 @@
-"""A safetensors file read as it is: its header checked, its arrays memory-mapped.
+"""A safetensors file read as it is: its header checked, its arrays memory-mapped (from a
+private snapshot of the file, ``xattn.marian.snapshot``, never the deployer's file itself).
 
 The format is an 8-byte little-endian header length, a JSON header (name -> dtype, shape,
 data_offsets) and the raw little-endian arrays. Mapping the file instead of reading it means
@@ -25,6 +26,7 @@ import numpy as np
 
 from xattn._floats import BFLOAT16
 from xattn.marian.files import MAX_DEPTH, json_depth
+from xattn.marian.snapshot import snapshot
 
 __all__ = ["DTYPES", "TensorInfo", "read_header", "map_tensors"]
 
@@ -58,19 +60,24 @@ def _open(path: Path):
     return fd, info.st_size
 
 
-def _header(fd: int, size: int, name: str) -> tuple[dict, int]:
-    """The header's JSON object and where the data starts."""
+def _header(fd, size: int, name: str) -> tuple[dict, int]:
+    """The header's JSON object and where the data starts (``fd``: a file descriptor, or
+    the file's bytes)."""
     import json
 
     if size < 8:
         raise ValueError(f"{name} is not a safetensors file: {size} bytes, fewer than its "
                          f"8-byte header length.")
-    n = int.from_bytes(os.pread(fd, 8, 0), "little")
+    def pread(n: int, offset: int) -> bytes:
+        return bytes(fd[offset:offset + n]) if isinstance(fd, bytearray) else \
+            os.pread(fd, n, offset)
+
+    n = int.from_bytes(pread(8, 0), "little")
     if n > min(MAX_HEADER, size - 8):
         raise ValueError(f"{name} is not a safetensors file: its header says {n:,} bytes, the "
                          f"file holds {size - 8:,} after the length (and a header is at most "
                          f"{MAX_HEADER:,}).")
-    raw = os.pread(fd, n, 8)
+    raw = pread(n, 8)
     try:
         text = raw.decode("utf-8")
         if json_depth(text) > MAX_DEPTH:
@@ -138,19 +145,25 @@ def map_tensors(path, names=None) -> dict[str, np.ndarray]:
     """
     path = Path(path)
     fd, size = _open(path)
+    fd, data = snapshot(fd, path, size)        # never the deployer's file itself
     try:
-        header, start = _header(fd, size, path.name)
+        header, start = _header(fd if data is None else data, size, path.name)
         header.pop("__metadata__", None)
         infos = {n: _info(n, e, size - start, path.name) for n, e in header.items()}
         wanted = infos if names is None else {n: infos[n] for n in names}
-        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if size else None
+        if data is None:
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if size else None
+        else:
+            mapped = data
     except KeyError as err:
         raise ValueError(f"{path.name} has no tensor {str(err)[:80]}.") from None
     finally:
-        os.close(fd)                  # the mapping keeps the file's pages, not the descriptor
+        if fd >= 0:
+            os.close(fd)              # the mapping keeps the file's pages, not the descriptor
     out = {}
     for name, t in wanted.items():
         dtype = DTYPES[t.dtype]
         out[name] = np.frombuffer(mapped, dtype, prod(t.shape),
                                   start + t.start).reshape(t.shape)
+        out[name].flags.writeable = False
     return out

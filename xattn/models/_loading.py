@@ -16,6 +16,7 @@ from xattn.ablation import AblationResult
 from xattn.attention import AttentionTrace
 from xattn.models._attention import cross_attentions, translate_ids
 from xattn.models._layers import layer_ablation, layer_trace
+from xattn.models._sizes import check_declared_sizes
 from xattn.translator import ModelUnavailable, check_allowed
 
 __all__ = ["LoadedModel", "load_model", "missing_packages", "use_threads"]
@@ -171,7 +172,8 @@ def load_model(name: str, *, allowed=None) -> LoadedModel:
     Raises
     ------
     ValueError
-        ``name`` is not allowed.
+        ``name`` is not allowed, or its folder declares sizes beyond its weights
+        (``xattn.models._sizes``).
     ModelUnavailable
         Packages missing, no network on first use, not a model...: said in one or two sentences.
     """
@@ -183,6 +185,8 @@ def load_model(name: str, *, allowed=None) -> LoadedModel:
 
     if not _on_disk(name) and not _hub_reachable():
         raise ModelUnavailable(_offline(name))
+    if os.path.isdir(name):
+        check_declared_sizes(name)       # before transformers builds what it declares
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Recommended: pip install sacremoses")
         tokenizer = _load("tokenizer", name, AutoTokenizer.from_pretrained)

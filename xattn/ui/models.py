@@ -25,7 +25,7 @@ import streamlit as st
 from xattn.literal import md_code
 from xattn.sources import Attention, model_attention
 from xattn.translator import ModelUnavailable, cross_attention
-from xattn.ui.compute import derived
+from xattn.ui.compute import clear_caches, derived
 from xattn.ui.controls import sentence_inputs
 from xattn.ui.link import MODEL, SINKS, WORDS
 from xattn.ui.state import PageState
@@ -45,12 +45,28 @@ def _models() -> dict:
     return {}
 
 
+@st.cache_resource(show_spinner=False)
+def _files() -> dict:
+    """name: its folder's files as they were when the loaded model was read (`files_now`)."""
+    return {}
+
+
 def _known(name: str):
-    """The loaded model or the recent failure's message; None when it must be (re)loaded."""
+    """The loaded model or the recent failure's message; None when it must be (re)loaded
+    (also when the model's files changed on disk since it was loaded: the new ones are
+    read, the old mapping, a private snapshot, kept serving until then)."""
     found = _models().get(name)
     if isinstance(found, tuple):
         return found[0] if time.monotonic() - found[1] <= RETRY_AFTER else None
+    if found is not None and _changed(name):
+        return None
     return found
+
+
+def _changed(name: str) -> bool:
+    from xattn.backends import files_now
+
+    return _files().get(name) != files_now(name)
 
 
 def loaded_model(name: str, *, show: bool = True):
@@ -66,6 +82,9 @@ def loaded_model(name: str, *, show: bool = True):
     backend = backend_for(name)
     first = " (the first time: a download of about 300 MB)" if backend and backend.downloads \
         else ""
+    before = _models().get(name)
+    if before is not None and not isinstance(before, tuple):
+        first = " again: its files changed on disk since it was loaded"
     slot = st.empty()
     with slot.status(f"Loading {name}{first}…") as status:
         found = _load_once(name)
@@ -79,11 +98,18 @@ def loaded_model(name: str, *, show: bool = True):
 
 def _load_once(name: str):
     """The model loaded by this call or by another that held the lock first."""
+    from xattn.backends import files_now
+
     with _LOADING:                    # others wait here, then find the model loaded
         found = _known(name)
         if found is None:
+            before = _models().pop(name, None)
+            if before is not None and not isinstance(before, tuple):
+                clear_caches()        # what was computed from the old files goes with them
+            files = files_now(name)
             found = _load(name)
             _models()[name] = found if not isinstance(found, str) else (found, time.monotonic())
+            _files()[name] = files
     return found
 
 
