@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "classes.sqlite3"
         env = {"XATTN_CLASS_STORE": str(store), "XATTN_REDIS_URL": "",
-               "XATTN_LIMITS": "new_students=100000/600"}
+               "XATTN_LIMITS": "new_students=100000/600,join_work_bits=10"}
         with StreamlitServer(env=env) as server, sync_playwright() as pw:
             browser = launch_chromium(pw)
             for r in range(1, a.rounds + 1):

@@ -47,6 +47,12 @@
 #   XATTN_MAX_RESTARTS=5      restarts of dead Streamlit processes before giving up
 #   XATTN_STREAMLIT_ARGS      extra arguments for every `streamlit run`, e.g.
 #                             "--server.enableWebsocketCompression true"
+#   XATTN_START_REDIS=DIR     start a redis-server of this hall's own with persistence (an
+#                             append-only file in DIR, fsync every second) on a unix socket in
+#                             DIR, and give its address to every process (XATTN_REDIS_URL): a
+#                             Redis that restarts keeps every class (docs/deploy.md); one that
+#                             crashes is restarted on its file; stopped last, after the processes
+#   REDIS_SERVER              redis-server (default: on PATH, else /usr/bin/redis-server)
 #   PYTHON=python3            the Python that has the requirements (e.g. .venv/bin/python)
 #   HAPROXY                   HAProxy (default: haproxy on PATH, else /usr/sbin/haproxy)
 set -euo pipefail
@@ -193,6 +199,7 @@ esac
 declare -a backend_pid=()   # index i-1: pid of process s<i>
 haproxy_pid=""
 helper_pid=""               # the health check running now, if any
+redis_pid=""                # XATTN_START_REDIS: this hall's own redis-server
 stopping=0                  # stop_all has begun
 hurry=0                     # a second signal while stopping: kill at once
 signalled=""                # the exit status the first signal asked for
@@ -200,9 +207,9 @@ restarts=0
 own_run_dir=0               # RUN_DIR is a temporary directory of this run: removed on exit
 RUN_DIR=""
 
-all_pids() {
+all_pids() {  # in the order they stop: Redis last, once nothing writes to it
   local pid
-  for pid in "${backend_pid[@]}" "$haproxy_pid" "$helper_pid"; do
+  for pid in "${backend_pid[@]}" "$haproxy_pid" "$helper_pid" "$redis_pid"; do
     [[ -n "$pid" ]] && printf '%s\n' "$pid"
   done
   return 0
@@ -229,6 +236,7 @@ stop_all() {  # SIGTERM to every process, SIGKILL to those left after 15 s (or a
   backend_pid=()
   haproxy_pid=""
   helper_pid=""
+  redis_pid=""
   say "stopped"
 }
 
@@ -323,6 +331,41 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 if [[ -z "${STREAMLIT_SERVER_COOKIE_SECRET:-}" ]]; then
   STREAMLIT_SERVER_COOKIE_SECRET="$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')"
   export STREAMLIT_SERVER_COOKIE_SECRET
+fi
+
+# XATTN_START_REDIS: a Redis of this hall's own, with persistence. Without it a Redis that
+# restarts comes back empty: the processes then give it back the rooms they serve (each keeps
+# a snapshot), but a class's earlier rooms and any process's that stopped meanwhile are gone.
+start_redis() {  # this hall's redis-server on REDIS_DIR's socket and append-only file
+  setsid "$REDIS_SERVER" --port 0 --unixsocket "$REDIS_DIR/redis.sock" --unixsocketperm 700 \
+      --appendonly yes --appendfsync everysec --save "" --dir "$REDIS_DIR" \
+      --logfile "$REDIS_DIR/redis.log" </dev/null >/dev/null 2>&1 &
+  redis_pid=$!
+  if ! "$PYTHON" - "$REDIS_DIR/redis.sock" <<'PY'
+import sys, time
+import redis
+client = redis.Redis(unix_socket_path=sys.argv[1])
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    try:
+        if client.ping():
+            sys.exit(0)
+    except (redis.ConnectionError, redis.ResponseError):   # not up yet, or LOADING its file
+        time.sleep(0.1)
+sys.exit(1)
+PY
+  then
+    echo "serve.sh: redis-server did not answer within 60 s (its log: $REDIS_DIR/redis.log)" >&2
+    exit 1
+  fi
+  say "redis pid $redis_pid socket $REDIS_DIR/redis.sock (append-only file in $REDIS_DIR)"
+}
+if [[ -n "${XATTN_START_REDIS:-}" ]]; then
+  REDIS_DIR="$XATTN_START_REDIS"
+  mkdir -p -m 700 "$REDIS_DIR"
+  REDIS_SERVER="${REDIS_SERVER:-$(command -v redis-server || echo /usr/bin/redis-server)}"
+  start_redis
+  export XATTN_REDIS_URL="unix://$REDIS_DIR/redis.sock"
 fi
 
 start_backend() {  # i: start process s<i> on BACKEND_PORT+i-1, in a session of its own
@@ -436,7 +479,7 @@ tick=""
 while true; do
   dead=""
   status=0
-  for pid in "${backend_pid[@]}" "$haproxy_pid"; do
+  for pid in "${backend_pid[@]}" "$haproxy_pid" "$redis_pid"; do
     if [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null; then
       dead=$pid
       wait "$dead" 2>/dev/null || status=$?   # bash keeps its status, reported or not
@@ -459,6 +502,17 @@ while true; do
     haproxy_pid=""
     say "haproxy exited with status $status: stopping"
     exit 1
+  fi
+  if [[ -n "$redis_pid" && "$dead" == "$redis_pid" ]]; then   # its file keeps every class
+    if (( restarts >= ${XATTN_MAX_RESTARTS:-5} )); then
+      redis_pid=""
+      say "redis exited with status $status after $restarts restarts: stopping"
+      exit 1
+    fi
+    restarts=$(( restarts + 1 ))
+    say "redis exited with status $status: restarting it on its file (restart $restarts)"
+    start_redis
+    continue
   fi
   for (( i = 1; i <= N; i++ )); do
     [[ "${backend_pid[i - 1]}" == "$dead" ]] || continue

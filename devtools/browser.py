@@ -692,13 +692,18 @@ class Phone:
         """The process HAProxy's affinity cookie names for this phone."""
         return self.cookie("XATTN_SERVER")
 
-    def student(self, store) -> str | None:
-        """The student id the server gave this browser (its signed cookie)."""
+    def student(self, store, code: str | None = None) -> str | None:
+        """The student id the server gave this browser in room ``code`` (by default the
+        only room it joined): its signed cookie."""
         from xattn.classroom.codes import student_of
         from xattn.ui.identity import STUDENT_COOKIE
 
-        value = self.cookie(STUDENT_COOKIE)
-        return None if value is None else student_of(store.signing_key(), value)
+        joined = {c["name"][len(STUDENT_COOKIE):]: c["value"] for c in self.context.cookies()
+                  if c["name"].startswith(STUDENT_COOKIE)}
+        if code is None and len(joined) == 1:
+            code = next(iter(joined))
+        value = joined.get(code or "")
+        return None if value is None else student_of(store.signing_keys(), value, code)
 
     # --- pixels --------------------------------------------------------------------------------
     def shot(self, selector: str, *, scroll: bool = True) -> bytes:

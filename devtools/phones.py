@@ -43,10 +43,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
+from xattn.classroom.codes import solve_work
+
 __all__ = ["Phone", "Pick", "EventStream", "HttpConnection", "JoinRefused", "random_value",
            "canonical", "same", "plain", "STUDENT_COOKIE", "RESEND_AFTER"]
 
-STUDENT_COOKIE = "xattn_student"    # xattn.ui.identity.STUDENT_COOKIE (no Streamlit import)
+STUDENT_COOKIE = "xattn_student_"   # + the room's code: xattn.ui.identity.STUDENT_COOKIE
 RESEND_AFTER = 4.0                  # phone.js: a tap not saved yet is sent again after 4 s
 DEFAULT_RETRY = 3.0                 # an EventSource's wait before the server names one
 USER_AGENT = "xattn-phone/1 (devtools.phones)"
@@ -444,7 +446,7 @@ class Phone:
         self.pending: Pick | None = None
         self.problems: list[str] = []
         self.backends: list[str] = []             # the processes its stream was on, in order
-        self.joined = self.page_seconds = float("nan")
+        self.joined = self.page_seconds = self.work_seconds = float("nan")
         self.stream: EventStream | None = None
         self._idle: list[HttpConnection] = []
         self._inflight = False
@@ -460,7 +462,7 @@ class Phone:
     # --- connections ----------------------------------------------------------------------
     @property
     def student_id(self) -> str:
-        return self.cookies.get(STUDENT_COOKIE, "").split(".")[0]
+        return self.cookies.get(STUDENT_COOKIE + self.code, "").split(".")[0]
 
     @property
     def reconnects(self) -> int:
@@ -538,9 +540,22 @@ class Phone:
         self.join_data = _join_data(page)
         if self.join_data.get("problem"):
             raise JoinRefused(f"phone {self.n}: {self.join_data['problem']}")
-        if not self.student_id:
-            raise JoinRefused(f"phone {self.n}: the page set no {STUDENT_COOKIE} cookie")
         self.code = self.join_data.get("code", self.code)
+        if self.join_data.get("challenge"):       # the page's work, then its join
+            t1 = time.monotonic()
+            nonce = await asyncio.to_thread(solve_work, self.join_data["challenge"],
+                                            self.join_data["bits"])
+            self.work_seconds = time.monotonic() - t1
+            status, _, body = await self.request(
+                "POST", f"/live/{quote(self.code)}/join", "page",
+                body=json.dumps({"challenge": self.join_data["challenge"],
+                                 "nonce": nonce}).encode(),
+                headers={"Content-Type": "application/json"})
+            if status != 200:
+                raise JoinRefused(f"phone {self.n}: the join answered HTTP {status}: "
+                                  f"{body[:200]!r}")
+        if not self.student_id:
+            raise JoinRefused(f"phone {self.n}: no {STUDENT_COOKIE}{self.code} cookie")
         self.stream = EventStream(
             self.host, self.port, f"/live/{quote(self.code)}/events", self.cookies,
             on_event=self._event, on_open=self._opened, timeout=self.timeout,

@@ -45,6 +45,18 @@ def redis_or_skip() -> None:
     pytest.skip(f"Redis tests skipped: {reason}")
 
 
+def hall_or_skip() -> None:
+    """Skip where HAProxy (deploy/serve.sh's) or Redis is missing; fail where required."""
+    from devtools.lecture_hall import haproxy_missing, haproxy_required
+
+    redis_or_skip()
+    reason = haproxy_missing()
+    if reason:
+        if haproxy_required():
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+
+
 def wait_for(condition, timeout: float = 60.0, every: float = 0.05, what: str = "a condition"):
     """Poll ``condition()`` until it is truthy (returned) or ``timeout`` seconds pass."""
     deadline = time.monotonic() + timeout
@@ -103,6 +115,19 @@ class Backend:
         keys = list(r.scan_iter(f"{self.prefix}*:{{{code}}}*"))
         return len(keys) + (r.zscore(f"{self.prefix}rooms", code) is not None)
 
+    def wipe(self) -> None:
+        """Everything the store holds gone, as after a Redis restarted without persistence
+        (or a SQLite file made anew)."""
+        if self.kind == "sqlite":
+            from xattn.classroom.sqlite_schema import TABLES
+            with sqlite3.connect(self.where) as c:
+                for table in TABLES:
+                    c.execute(f"DELETE FROM {table}")
+            return
+        r = self._redis()
+        for key in list(r.scan_iter(f"{self.prefix}*")):
+            r.delete(key)
+
     def dump(self) -> bytes:
         """Every byte the backend holds for this test (what a stolen dump would show)."""
         if self.kind == "sqlite":
@@ -113,7 +138,7 @@ class Backend:
         for key in r.scan_iter(f"{self.prefix}*"):
             kind = r.type(key)
             value = {"hash": r.hgetall, "zset": lambda k: r.zrange(k, 0, -1, withscores=True),
-                     "string": r.get}[kind](key)
+                     "string": r.get, "set": r.smembers}[kind](key)
             out.append(f"{key}={value!r}")
         return "\n".join(out).encode()
 

@@ -32,6 +32,7 @@ Skipped with the reason where Chromium or HAProxy is missing; failed where CI re
 from __future__ import annotations
 
 import html.parser
+import json
 import os
 import re
 import signal
@@ -318,7 +319,8 @@ def test_a_phones_first_load_is_small_and_fetches_no_plotly_or_streamlit(chromiu
     table = "\n".join(f"  {n:>7} B  {kind:<12} {url}" for url, kind, n in load.requests)
     print(f"\nfirst load of a phone: {load.bytes:,} B in {len(load.requests)} requests, "
           f"question on screen after {load.seconds:.2f} s\n{table}")
-    assert paths == {"/", f"/live/{host.code}/events"}, table      # the page and its stream
+    # the page, its stream and its join (the page's work done: the stream again, as a student)
+    assert paths == {"/", f"/live/{host.code}/events", f"/live/{host.code}/join"}, table
     assert not any(re.search(r"plotly|/static/|_stcore|\.js|\.css|\.woff", url)
                    for url, _, _ in load.requests), table
     assert 0 < load.bytes <= FIRST_LOAD_BUDGET, table
@@ -734,3 +736,36 @@ def _wait_new_cookie(laptop, old: str) -> bool:
         assert time.monotonic() < deadline, "the laptop's cookie never got the new key"
         time.sleep(0.2)                            # poll interval of a bounded loop
     return True
+
+
+# --- joining: the page's work ---------------------------------------------------------------------
+
+def test_a_phones_join_is_its_pages_work_and_a_tap_made_meanwhile_is_kept(hall, host, phones):
+    """The page's plain-JavaScript SHA-256 is SHA-256 (a hall's http:// page has no
+    crypto.subtle), its nonce meets the server's 18 bits, and a tap made before the join is
+    done waits on the phone and is saved right after it."""
+    import hashlib
+
+    phone, = phones(None)
+    held = []
+    phone.page.route("**/join", lambda route: held.append(route))   # held back, for now
+    phone.page.goto(host.student_url)
+    phone.wait("!document.getElementById('ask').hidden")          # the question, at once
+    texts = ["", "abc", "x" * 55, "x" * 56, "x" * 64, "é".encode().decode("latin-1")]
+    assert phone.page.evaluate("(ts) => ts.map(XATTN_WORK.hex)", texts) == \
+        [hashlib.sha256(t.encode("latin-1")).hexdigest() for t in texts]
+    phone.tap_option(1)
+    phone.wait_receipt("sending", "Joining the class")
+    phone.wait("window.__xattnOpens && window.__xattnOpens.length >= 1")
+    assert not phone.student(hall.store())                        # not a voter yet
+    deadline = time.monotonic() + DEADLINE_MS / 1000
+    while not held:                                # the work takes a moment on a busy machine
+        assert time.monotonic() < deadline, "the page never posted its join"
+        phone.page.wait_for_timeout(100)           # poll interval (the route's events run)
+    assert len(held) == 1
+    sent = json.loads(held[0].request.post_data)
+    held[0].continue_()
+    phone.wait_receipt("saved")
+    digest = hashlib.sha256(f"{sent['challenge']}.{sent['nonce']}".encode()).digest()
+    assert int.from_bytes(digest, "big") >> (256 - 18) == 0        # the server's 18 bits
+    assert hall.store().my_answer(host.code, 1, phone.student(hall.store())) == 1

@@ -311,3 +311,55 @@ def test_a_store_that_stops_answering_is_said_and_its_return_too(tmp_path):
             store.close()
             server.stop()
     run(main())
+
+
+def test_a_store_that_restarts_empty_gets_its_room_back_with_every_answer(backend, store):
+    """Two processes (two hubs), each with its own phones. The store loses everything mid-
+    question (Redis restarted without persistence): no phone is told the class is gone, the
+    room comes back at its step with every answer either process saw saved, a tap made while
+    it was away is saved once it is back, and the host's key still drives it."""
+    code, secret = store.create_room(QUESTIONS)
+    store.set_step(code, secret, 1)
+    other = backend.open()
+    students = [new_student_id() for _ in range(8)]
+
+    async def main():
+        a, b = Hub(store, Builder()), Hub(other, Builder())
+        a.start()
+        b.start()
+        try:
+            hubs = [a if i % 2 else b for i in range(8)]
+            phones = [h.subscribe(code, s) for h, s in zip(hubs, students, strict=True)]
+            for f in phones:
+                await until(f, room_state(1))
+            picks = ["up", "down", "same", "up", "down", "same"]
+            done = await asyncio.gather(*(h.answer(code, s, 1, 1, v) for h, s, v in
+                                          zip(hubs, students, picks, strict=False)))
+            assert {r.state for r in done} == {"saved"}
+            backend.wipe()                                  # every key, every row: gone
+            late = await asyncio.gather(*(hubs[i].answer(code, students[i], 1, 1, "up")
+                                          for i in (6, 7)))  # taps while it is away
+            assert {r.state for r in late} <= {"saved", "retrying", "sending"}
+            for _ in range(200):
+                view = store.room_view(code) if code in store.pulse([code]) else None
+                if view is not None and view.n_answered == 8:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError(f"the room came back with {view and view.n_answered} "
+                                     "answers of 8")
+            assert view.counts == {"up": 4, "down": 2, "same": 2} and view.step == 1
+            for f in phones:
+                assert not [x for x in frames(f.take()) if x[0] == "gone"] and not f.closed
+            store.reveal(code, secret, 1)                   # the host's key drives it still
+            for f in phones:
+                await until(f, room_state(1, "revealed"))
+            for i in (6, 7):
+                receipt = a.outbox.receipt(code, students[i]) or b.outbox.receipt(
+                    code, students[i])
+                assert receipt.state == "saved"
+        finally:
+            a.stop()
+            b.stop()
+            other.close()
+    run(main())

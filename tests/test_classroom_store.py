@@ -756,10 +756,47 @@ def test_the_signing_key_is_made_once_and_shared_by_every_process(backend):
     key = first.signing_key()
     assert len(key) == 32 and second.signing_key() == key
     sid = new_student_id()
-    assert student_of(second.signing_key(), signed_student(key, sid)) == sid
-    assert student_of(b"another store's key" * 2, signed_student(key, sid)) is None
+    assert student_of(second.signing_keys(), signed_student(key, sid, "HJK23M"), "HJK23M") == sid
+    assert student_of(b"another store's key" * 2, signed_student(key, sid, "HJK23M"),
+                      "HJK23M") is None
     first.close()
     second.close()
+
+
+def test_a_store_that_restarts_empty_keeps_every_processs_students(backend, monkeypatch):
+    """Process A signed its students before the store lost everything; B started after, and
+    made the store a new key. Each takes the other's students once it reads the keys again."""
+    import xattn.classroom.store as store_module
+    from xattn.classroom.codes import signed_student, student_of
+
+    monkeypatch.setattr(store_module.time, "monotonic", lambda: next(clock))
+    clock = iter(range(0, 10**6, 5))                    # every read at least 1 s after the last
+    a = backend.open()
+    old = signed_student(a.signing_key(), "student-of-a", "HJK23M")
+    backend.wipe()                                      # Redis restarted without persistence
+    b = backend.open()
+    new = signed_student(b.signing_key(), "student-of-b", "HJK23M")
+    assert b.signing_key() != a.signing_key()
+    assert student_of(b.signing_keys(), old, "HJK23M") is None      # split, until ...
+    assert student_of(a.refresh_signing_keys(), new, "HJK23M") == "student-of-b"
+    assert student_of(b.refresh_signing_keys(), old, "HJK23M") == "student-of-a"
+    assert a.signing_key() == b.signing_key()           # both sign with one key from now on
+    backend.wipe()
+    c = backend.open()
+    assert c.signing_key() != a.signing_key()
+    a.refresh_signing_keys()                            # A hands its keys back to the store
+    assert student_of(c.refresh_signing_keys(), old, "HJK23M") == "student-of-a"
+
+
+def test_a_deployers_secret_is_the_one_source_of_the_signing_key(backend, monkeypatch):
+    monkeypatch.setenv("XATTN_SECRET", "the deployer's own secret")
+    a = backend.open()
+    backend.wipe()
+    b = backend.open()
+    assert a.signing_keys() == b.signing_keys() == [a.signing_key()]
+    assert a.signing_key() not in backend.dump()
+    monkeypatch.setenv("XATTN_SECRET", "another")
+    assert backend.open().signing_key() != a.signing_key()
 
 
 def test_limits_can_be_set_for_a_deployment_and_a_bad_setting_says_what_is_wrong(monkeypatch):
@@ -869,3 +906,118 @@ def test_link_counts_stay_equal_to_the_answers_while_students_change_them_at_onc
     view = store.room_view(code)
     assert view.counts == _sums(PAIR, finals)
     assert view.n_answered == sum(f is not None for f in finals)
+
+
+def test_the_host_locks_the_room_and_opens_it_again(store, room):
+    code, secret = room
+    before = store.room_view(code).version
+    store.lock(code, secret, True)
+    view = store.room_view(code)
+    assert view.locked and view.version == before + 1            # every page redraws
+    store.lock(code, secret, False)
+    assert not store.room_view(code).locked
+    with pytest.raises(HostRefused):
+        store.lock(code, secret + "x", True)
+    with pytest.raises(TypeError, match="locked must be a bool; received int"):
+        store.lock(code, secret, 1)
+    assert not store.room_view(code).locked
+
+
+def test_a_sqlite_file_of_the_release_before_keeps_its_rooms_and_learns_the_lock(tmp_path):
+    import sqlite3
+
+    from xattn.classroom.sqlite_schema import SCHEMA
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as c:                   # rooms as the release before made them
+        c.executescript(SCHEMA.replace(", locked INTEGER NOT NULL DEFAULT 0", "")
+                        .split("CREATE TABLE IF NOT EXISTS devices")[0])
+        c.execute("PRAGMA user_version = 3")
+    old = SQLiteStore(path)
+    code, secret = old.create_room(QUESTIONS)
+    old.close()
+    with sqlite3.connect(path) as c:
+        c.execute("ALTER TABLE rooms DROP COLUMN locked")
+    store = SQLiteStore(path)
+    assert store.check_host(code, secret) == code and not store.room_view(code).locked
+    store.lock(code, secret, True)
+    assert store.room_view(code).locked
+
+
+# --- a store that restarts empty ---------------------------------------------------------------
+
+def test_a_room_the_store_lost_comes_back_from_a_snapshot_as_it_was(backend, store, room):
+    code, secret = room
+    a, b, c = students(3)
+    store.answer(code, 1, a, 0)
+    store.answer(code, 1, b, 2)
+    store.reveal(code, secret, 1)
+    assert store.ask_again(code, secret, 1) == 2
+    store.answer(code, 1, a, 2)
+    store.set_step(code, secret, 2)
+    store.answer(code, 2, c, 0.25)
+    timer = store.start_timer(code, secret, 2, 90.0, reveal=True)
+    store.lock(code, secret, True)
+    snap = store.snapshot(code)
+    before = store.room_view(code)
+    tallies = store.results(code, secret)
+    assert snap.n_answers == 4 and snap.digest != secret            # the key's digest only
+    backend.wipe()                                                  # restarted empty
+    with pytest.raises(RoomNotFound):
+        store.room_view(code)
+    assert store.restore(snap) is True
+    after = store.room_view(code, c)
+    assert (after.step, after.phase, after.round, after.counts, after.mine, after.locked) == \
+        (before.step, before.phase, before.round, before.counts, 0.25, True)
+    assert after.version > before.version and after.timer == timer
+    assert store.results(code, secret) == tallies                   # every round, as it was
+    store.reveal(code, secret, 2)                                   # the same key drives it
+    assert store.restore(snap) is False                             # a second one: a merge
+    assert store.room_view(code).phase == "revealed"                # ... that replaces nothing
+
+
+def test_a_restore_adds_only_the_answers_the_store_does_not_hold(store, room):
+    code, secret = room
+    a, b, c = students(3)
+    store.answer(code, 1, a, 0)
+    snap = store.snapshot(code)
+    store.answer(code, 1, a, 1)                                     # a changed its mind
+    store.answer(code, 1, b, 2)
+    mine = {(1, 1): {a: "0", b: "0", c: "2"}, (9, 1): {c: "0"}, (1, 5): {c: "1"}}
+    assert store.restore(snap, mine) is False
+    view = store.room_view(code)
+    assert view.counts == {0: 0, 1: 1, 2: 2} and view.n_answered == 3   # only c's was added
+    assert store.my_answer(code, 1, a) == 1 and store.my_answer(code, 1, b) == 2
+
+
+def test_a_snapshot_of_a_class_that_ended_gives_nothing_back(backend, store, room, monkeypatch):
+    import dataclasses
+    code, _ = room
+    snap = dataclasses.replace(store.snapshot(code), expires=time.time() - 1)
+    backend.wipe()
+    assert store.restore(snap) is False
+    with pytest.raises(RoomNotFound):
+        store.room_view(code)
+    with pytest.raises(TypeError, match="snapshot must be a Snapshot"):
+        store.restore({"code": code})
+
+
+def test_a_full_store_makes_space_from_a_room_nobody_teaches_in(backend):
+    """Rooms made and joined from many addresses to fill the store: once nobody has taught in
+    one (no host page, no host action, no answer) for Limits.untaught_seconds, a real class
+    takes its place; a room whose host page is open, or whose class answers, stays."""
+    store = backend.open(Limits(max_rooms=3, unused_seconds=0.1, untaught_seconds=0.4))
+    idle, taught, answering = (store.create_room(QUESTIONS) for _ in range(3))
+    for code, _ in (idle, taught, answering):
+        store.room_view(code, new_student_id())              # joined: not "unused"
+    time.sleep(0.5)
+    store.mark_hosts([taught[0]])                            # its lecturer's page is open
+    store.answer(answering[0], 1, new_student_id(), 0)       # its class answers
+    lecturer = store.create_room(QUESTIONS)                  # a real class can start
+    with pytest.raises(RoomNotFound):
+        store.room_view(idle[0])
+    for code, _ in (taught, answering, lecturer):
+        assert store.room_view(code).step == 1
+    store.room_view(lecturer[0], new_student_id())
+    with pytest.raises(LimitReached, match=r"nobody taught in one for"):
+        store.create_room(QUESTIONS)                         # every room is in use now
+    assert backend.records(idle[0]) == 0                     # nothing of it is left

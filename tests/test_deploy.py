@@ -389,3 +389,46 @@ def test_a_process_that_keeps_crashing_stops_the_hall_with_its_log(haproxy, tmp_
         assert hall.leftovers() == [], f"left running:\n{hall.output()}"
         assert not any(alive(pid) for pid in started)
         assert run_dirs(tmp_path) == [], hall.output()
+
+
+def test_a_hall_that_starts_its_own_redis_keeps_its_classes_across_a_redis_restart(
+        haproxy, tmp_path):
+    """XATTN_START_REDIS: serve.sh starts a redis-server with an append-only file, gives it to
+    every process, and stops it last. A Redis killed and started again on that file still
+    holds the class."""
+    import redis as redis_py
+
+    from devtools.redis_server import redis_binary
+    from xattn.classroom import Question, RedisStore
+    if redis_binary() is None:
+        pytest.skip("redis-server is not installed")
+    folder = tmp_path / "redis"
+    with LectureHall(processes=1, env={"XATTN_START_REDIS": str(folder),
+                                       "XATTN_CLASS_STORE": ""}) as hall:
+        pid = int(next(line.split()[3] for line in hall.lines
+                       if line.startswith("xattn: redis pid")))
+        url = f"unix://{folder / 'redis.sock'}"
+        store = RedisStore(url)
+        code, secret = store.create_room([Question("choice", ("up", "down"))])
+        store.answer(code, 1, "student-0001", "down")
+        assert fetch(f"{hall.url}?room={code}", "s1")[0] == 200   # the processes use it
+        config = redis_py.Redis(unix_socket_path=str(folder / "redis.sock"))
+        assert config.config_get("appendonly") == {"appendonly": "yes"}
+        time.sleep(1.5)                                   # everysec: the file has it
+        os.kill(pid, signal.SIGKILL)                      # a crash ...
+        wait_until(lambda: "xattn: redis exited with status 137: restarting it on its file "
+                           "(restart 1)" in hall.lines, "redis-server restarted", hall)
+        wait_until(lambda: _pings(folder / "redis.sock"), "redis-server back", hall)
+        assert store.check_host(code, secret) == code      # ... that lost nothing
+        assert store.room_view(code).counts == {"up": 0, "down": 1}
+        again = int(next(line.split()[3] for line in reversed(hall.lines)
+                         if line.startswith("xattn: redis pid")))
+    assert not alive(pid) and not alive(again)            # stopped with the hall
+
+
+def _pings(socket_path) -> bool:
+    import redis as redis_py
+    try:
+        return bool(redis_py.Redis(unix_socket_path=str(socket_path)).ping())
+    except (redis_py.ConnectionError, redis_py.ResponseError):
+        return False

@@ -23,6 +23,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from xattn.classroom import Limits, Question, SQLiteStore
+from xattn.classroom.codes import solve_work, work_done
 from xattn.classroom.hub import Hub, Message
 from xattn.ui.identity import STUDENT_COOKIE
 from xattn.ui.server import live
@@ -81,7 +82,7 @@ class Server:
 @pytest.fixture
 def store(tmp_path):
     s = SQLiteStore(tmp_path / "c.sqlite3", Limits(new_students=(3, 600.0),
-                                                   failed_joins=(2, 600.0)))
+                                                   failed_joins=(2, 600.0), join_work_bits=8))
     yield s
     s.close()
 
@@ -94,32 +95,110 @@ def site(store, monkeypatch):
     server.stop()
 
 
-def cookie_of(response) -> str | None:
+def cookie_of(response, code=None) -> str | None:
+    prefix = STUDENT_COOKIE + (code or "")
     for name, value in response.getheaders():
-        if name.lower() == "set-cookie" and value.startswith(STUDENT_COOKIE + "="):
+        if name.lower() == "set-cookie" and value.startswith(prefix):
             return value
     return None
 
 
-def join(site, code):
-    r, body = site.request("GET", f"/?room={quote(code)}", headers={"Accept-Encoding": "gzip"})
-    cookie = cookie_of(r)
-    return r, gzip.decompress(body).decode() if r.getheader("content-encoding") else \
-        body.decode(), cookie.split(";")[0] if cookie else None
+def page_of(site, code, cookie=None):
+    headers = {"Accept-Encoding": "gzip", **({"Cookie": cookie} if cookie else {})}
+    r, body = site.request("GET", f"/?room={quote(code)}", headers=headers)
+    page = gzip.decompress(body).decode() if r.getheader("content-encoding") else body.decode()
+    return r, page, json.loads(page.split("const JOIN = ")[1].split(";\n")[0])
 
 
-def test_a_students_link_is_the_phones_page_with_its_cookie(site, store):
+def join(site, code, *, work=True):
+    """The phone's page, then its join with the work done (as its JavaScript does): the
+    response, the page and the room's student cookie (None: not joined)."""
+    r, page, data = page_of(site, code)
+    if "challenge" not in data:
+        return r, page, None
+    nonce = solve_work(data["challenge"], data["bits"]) if work else "0"
+    joined, _ = site.request("POST", f"/live/{data['code']}/join",
+                             json.dumps({"challenge": data["challenge"], "nonce": nonce}),
+                             {"Content-Type": "application/json"})
+    cookie = cookie_of(joined, data["code"])
+    return joined, page, cookie.split(";")[0] if cookie else None
+
+
+def test_a_students_link_is_the_phones_page_and_its_work_joins_the_room(site, store):
     code, _ = store.create_room(QUESTIONS)
-    r, page, cookie = join(site, code.lower())
+    r, page, data = page_of(site, code.lower())
     assert r.status == 200 and r.getheader("content-type").startswith("text/html")
     assert r.getheader("content-encoding") == "gzip" and int(r.getheader("content-length")) \
         < 20_000
-    assert f'"code":"{code}"' in page and "EventSource" in page
-    set_cookie = cookie_of(r)
-    assert "HttpOnly" in set_cookie and "SameSite=Lax" in set_cookie
+    assert f'"code":"{code}"' in page and "EventSource" in page and "XATTN_WORK" in page
+    assert cookie_of(r) is None and data["bits"] == 8          # no vote before the work
     assert r.getheader("referrer-policy") == "no-referrer"
-    again, _ = site.request("GET", f"/?room={code}", headers={"Cookie": cookie})
-    assert cookie_of(again) is None                          # a valid cookie is kept
+    joined, _, cookie = join(site, code)
+    set_cookie = cookie_of(joined, code)
+    assert joined.status == 200 and "HttpOnly" in set_cookie and "SameSite=Lax" in set_cookie
+    assert "Max-Age=43200" in set_cookie
+    again, _, data = page_of(site, code, cookie)
+    assert "challenge" not in data and cookie_of(again) is None   # in the room: kept
+
+
+def test_a_join_without_the_work_or_with_anothers_challenge_is_refused(site, store):
+    code, _ = store.create_room(QUESTIONS)
+    other, _ = store.create_room(QUESTIONS)
+    _, _, data = page_of(site, code)
+    wrong = next(str(n) for n in range(10_000) if not work_done(data["challenge"], str(n), 8))
+    cases = [({"challenge": data["challenge"], "nonce": wrong}, code, 403, "work is not done"),
+             ({"challenge": data["challenge"],                   # solved, another room's
+               "nonce": solve_work(data["challenge"], 8)}, other, 403, "work is not done"),
+             ({"challenge": "1.2.3", "nonce": "0"}, code, 403, "work is not done"),
+             ({"challenge": data["challenge"]}, code, 400, "A join is sent as"),
+             ("not json", code, 400, "A join is sent as")]
+    for body, room, status, why in cases:
+        r, out = site.request("POST", f"/live/{room}/join",
+                              body if isinstance(body, str) else json.dumps(body),
+                              {"Content-Type": "application/json"})
+        assert r.status == status and why in json.loads(out)["why"], (body, out)
+        assert cookie_of(r) is None
+    nonce = solve_work(data["challenge"], 8)
+    r, out = site.request("POST", f"/live/{code}/join", json.dumps(
+        {"challenge": data["challenge"], "nonce": nonce}), {"Origin": "http://evil.example"})
+    assert r.status == 403 and cookie_of(r) is None
+
+
+def test_a_solved_challenge_sent_again_is_the_same_student(site, store):
+    code, _ = store.create_room(QUESTIONS)
+    _, _, data = page_of(site, code)
+    body = json.dumps({"challenge": data["challenge"],
+                       "nonce": solve_work(data["challenge"], 8)})
+    cookies = {cookie_of(site.request("POST", f"/live/{code}/join", body,
+                                      {"Content-Type": "application/json"})[0], code)
+               .split(";")[0] for _ in range(2)}
+    assert len(cookies) == 1                                    # one voter, however often
+
+
+def test_a_cookie_of_one_class_counts_in_no_other(site, store):
+    code, _ = store.create_room(QUESTIONS)
+    other, _ = store.create_room(QUESTIONS)
+    cookie = join(site, code)[2]
+    moved = cookie.replace(STUDENT_COOKIE + code, STUDENT_COOKIE + other)
+    r, body = answer(site, other, moved, "up")
+    assert r.status == 401 and store.room_view(other).n_answered == 0
+
+
+def test_a_locked_room_takes_no_new_student_and_keeps_those_in_it(site, store):
+    code, secret = store.create_room(QUESTIONS)
+    inside = join(site, code)[2]
+    _, _, data = page_of(site, code)                             # solved before the lock
+    body = json.dumps({"challenge": data["challenge"],
+                       "nonce": solve_work(data["challenge"], 8)})
+    store.lock(code, secret, True)
+    _, page, late = join(site, code)
+    assert late is None and "closed to new students" in page
+    r, out = site.request("POST", f"/live/{code}/join", body,
+                          {"Content-Type": "application/json"})
+    assert r.status == 403 and "closed to new students" in json.loads(out)["why"]
+    assert json.loads(answer(site, code, inside, "up")[1])["state"] == "saved"
+    store.lock(code, secret, False)
+    assert join(site, code)[2] is not None
 
 
 @pytest.mark.parametrize("query", ["/?room=HJK23M&host=x", "/?room=ABCDEF&explore=1", "/",
@@ -212,9 +291,13 @@ def test_a_code_that_opens_no_class_says_so_and_counts_against_the_address(site,
 
 def test_new_students_per_address_are_bounded(site, store):
     code, _ = store.create_room(QUESTIONS)
-    cookies = [join(site, code)[2] for _ in range(4)]
-    assert all(cookies[:3]) and cookies[3] is None
-    assert "new students joined classes from your network" in join(site, code)[1]
+    assert all(join(site, code)[2] for _ in range(3))
+    _, _, data = page_of(site, code)
+    r, out = site.request("POST", f"/live/{code}/join", json.dumps(
+        {"challenge": data["challenge"], "nonce": solve_work(data["challenge"], 8)}),
+        {"Content-Type": "application/json"})
+    assert r.status == 429 and cookie_of(r) is None
+    assert "new students joined classes from your network" in json.loads(out)["why"]
 
 
 def answer(site, code, cookie, value, step=1, round_=1, **headers):
@@ -262,7 +345,7 @@ def test_a_browser_without_the_cookie_cannot_answer(site, store):
     forged = f"{STUDENT_COOKIE}=abcdefghijklmnopqrstuv.{'0' * 32}"
     for cookie in (None, forged):
         r, body = answer(site, code, cookie, "up")
-        assert r.status == 401 and "reload the page" in json.loads(body)["why"]
+        assert r.status == 401 and "not joined the class yet" in json.loads(body)["why"]
     assert store.room_view(code).n_answered == 0
 
 

@@ -8,10 +8,10 @@ import asyncio
 import time
 
 import pytest
-from classroom_helpers import RedisServer, redis_or_skip
+from classroom_helpers import RedisServer, hall_or_skip
 
 from benchmarks.room_people import Host
-from devtools.lecture_hall import LectureHall, haproxy_missing, haproxy_required
+from devtools.lecture_hall import LectureHall
 from devtools.phones import Phone
 from devtools.protocol import run_async
 
@@ -21,12 +21,7 @@ LIMITS = "new_students=500/600"
 
 @pytest.fixture(scope="module")
 def halls(tmp_path_factory):
-    redis_or_skip()
-    reason = haproxy_missing()
-    if reason:
-        if haproxy_required():
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+    hall_or_skip()
     folder = tmp_path_factory.mktemp("redis")
     redis = RedisServer(folder, persist=True)
     env = {"XATTN_REDIS_URL": redis.url, "XATTN_LIMITS": LIMITS, "XATTN_CLASS_STORE": ""}

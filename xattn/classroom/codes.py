@@ -8,6 +8,7 @@ read off a projector and typed on a phone; a host secret is 192 random bits
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import secrets
@@ -16,7 +17,9 @@ from xattn._checks import check_int, quote
 from xattn.classroom.errors import RoomNotFound
 
 __all__ = ["ALPHABET", "CODE_LENGTH", "new_code", "new_secret", "new_student_id",
-           "signed_student", "student_of", "secret_digest", "normalize_code", "check_student",
+           "signed_student", "student_of", "new_challenge", "work_done", "solve_work",
+           "joined_student",
+           "secret_digest", "normalize_code", "check_student",
            "check_step", "DEVICE_CODE_LENGTH", "new_device_code", "normalize_device_code",
            "device_digest", "wrap_secret", "unwrap_secret"]
 
@@ -40,24 +43,28 @@ def new_student_id() -> str:
     return secrets.token_urlsafe(16)
 
 
-def signed_student(key: bytes, student: str) -> str:
-    """A student id with its signature (``id.mac``): what a browser keeps in a cookie, so that
-    only ids this store's servers issued are taken back (`student_of`).
+def signed_student(key: bytes, student: str, code: str) -> str:
+    """A student id of room ``code`` with its signature (``id.mac``): what a browser keeps in
+    that room's cookie, so that only ids this store's servers issued for this room are taken
+    back (`student_of`): a cookie of one class counts in no other.
 
     Examples
     --------
-    >>> value = signed_student(b"k" * 32, "s0123456789abcdefghijk")
-    >>> student_of(b"k" * 32, value)
+    >>> value = signed_student(b"k" * 32, "s0123456789abcdefghijk", "HJK23M")
+    >>> student_of(b"k" * 32, value, "HJK23M")
     's0123456789abcdefghijk'
-    >>> student_of(b"k" * 32, "s0123456789abcdefghijk." + "0" * 32) is None
+    >>> student_of(b"k" * 32, value, "ABCDEF") is None          # another room's
+    True
+    >>> student_of(b"k" * 32, "s0123456789abcdefghijk." + "0" * 32, "HJK23M") is None
     True
     """
-    mac = hmac.new(key, b"xattn student|" + student.encode(), hashlib.sha256).hexdigest()
+    mac = hmac.new(key, f"xattn student|{code}|{student}".encode(), hashlib.sha256).hexdigest()
     return f"{student}.{mac[:32]}"
 
 
-def student_of(key: bytes, value) -> str | None:
-    """The student id in a signed value (`signed_student`), or None if it is not one."""
+def student_of(keys, value, code: str) -> str | None:
+    """The student id in a signed value of room ``code`` (`signed_student`) under one of
+    ``keys`` (a key, or several: every key the servers signed with), or None."""
     if not isinstance(value, str) or value.count(".") != 1 or len(value) > 100:
         return None
     student = value.split(".")[0]
@@ -65,7 +72,72 @@ def student_of(key: bytes, value) -> str | None:
         check_student(student)
     except ValueError:
         return None
-    return student if hmac.compare_digest(signed_student(key, student), value) else None
+    for key in [keys] if isinstance(keys, bytes) else keys:
+        if hmac.compare_digest(signed_student(key, student, code), value):
+            return student
+    return None
+
+
+# --- joining a room: a small proof of work ------------------------------------------------------
+
+def new_challenge(key: bytes, code: str, now: float) -> str:
+    """A join's challenge for room ``code`` (``time.random.mac``): the phone's page finds a
+    nonce for it (`work_done`) before the server gives it a student id (`joined_student`)."""
+    stamp, nonce = str(int(now)), secrets.token_urlsafe(12)
+    mac = hmac.new(key, f"xattn challenge|{code}|{stamp}|{nonce}".encode(),
+                   hashlib.sha256).hexdigest()[:32]
+    return f"{stamp}.{nonce}.{mac}"
+
+
+def work_done(challenge: str, nonce: str, bits: int) -> bool:
+    """Whether SHA-256 of ``challenge.nonce`` starts with ``bits`` zero bits (about 2**bits
+    hashes to find: the phone's page does it in JavaScript, xattn/ui/server/assets/work.js).
+
+    Examples
+    --------
+    >>> work_done("c", "0", 0)
+    True
+    >>> next(n for n in range(10_000) if work_done("c", str(n), 8))
+    329
+    """
+    digest = hashlib.sha256(f"{challenge}.{nonce}".encode()).digest()
+    return int.from_bytes(digest, "big") >> (256 - bits) == 0 if bits else True
+
+
+def solve_work(challenge: str, bits: int) -> str:
+    """A nonce for ``challenge`` (`work_done`), as the phone's page finds it (the first one
+    counting from 0): for tests and load generators, which play phones without a browser.
+
+    Examples
+    --------
+    >>> solve_work("c", 8)
+    '329'
+    """
+    n = 0
+    while not work_done(challenge, str(n), bits):
+        n += 1
+    return str(n)
+
+
+def joined_student(keys, code: str, challenge, nonce, bits: int, now: float,
+                   max_age: float) -> str | None:
+    """The student id a solved challenge of room ``code`` gives (the same id for the same
+    challenge, so a solution sent twice is one student), or None: not this room's, older than
+    ``max_age`` seconds, or the work not done."""
+    if not (isinstance(challenge, str) and isinstance(nonce, str) and len(challenge) < 120
+            and 0 < len(nonce) <= 20 and challenge.count(".") == 2):
+        return None
+    stamp, rand, mac = challenge.split(".")
+    if not stamp.isdigit() or not 0 <= now - int(stamp) <= max_age:
+        return None
+    text = f"xattn challenge|{code}|{stamp}|{rand}".encode()
+    if not any(hmac.compare_digest(hmac.new(k, text, hashlib.sha256).hexdigest()[:32], mac)
+               for k in ([keys] if isinstance(keys, bytes) else keys)):
+        return None
+    if not work_done(challenge, nonce, bits):
+        return None
+    digest = hashlib.sha256(f"xattn joined|{code}|{challenge}".encode()).digest()
+    return base64.urlsafe_b64encode(digest).decode()[:22]
 
 
 def secret_digest(secret: str) -> str:

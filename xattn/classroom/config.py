@@ -57,7 +57,8 @@ def limits_from_env() -> Limits:
                 fields[name] = (int(count), float(seconds))
             else:
                 number = float(value)
-                fields[name] = int(number) if name.startswith("max_") else number
+                whole = Limits.__dataclass_fields__[name].type in ("int", int)
+                fields[name] = int(number) if whole else number
         return Limits(**fields)
     except (ValueError, TypeError) as err:
         raise StoreUnavailable(f"{LIMITS_ENV} cannot be read: {err}") from None

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from xattn.classroom.errors import ClassroomError, RoomNotFound, StoreUnavailable
 from xattn.classroom.outbox import Outbox, Receipt
 from xattn.classroom.question import Question
-from xattn.classroom.records import Pulse, RoomView
-from xattn.classroom.store import ClassStore
+from xattn.classroom.records import Pulse, RoomView, Snapshot
+from xattn.classroom.store import ClassStore, parse_question
 
 __all__ = ["Hub", "Follower", "Message", "TICK", "KEEPALIVE", "ANSWER_WAIT", "MAX_FOLLOWERS"]
 
@@ -54,6 +54,8 @@ HOST_EVERY = 0.25     # seconds between two pulse frames of one room to its host
 ANSWER_WAIT = 1.0     # seconds an answer's request waits for the store before "sending"
 MAX_FOLLOWERS = 4000  # open streams per process (a bound: a lecture hall's phones fit twice)
 BUILDERS = 2          # threads that read rooms and build their messages
+KNOWN_FOR = 12 * 3600.0   # seconds a room found live here is known (a class's length)
+MAX_KNOWN = 10_000    # rooms known (a bound: a server holds at most a few hundred)
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,11 @@ class _Room:
     host_due: bool = False
     gone: str | None = None
     memo: dict = field(default_factory=dict)      # (message key, text) -> personal JSON
+    # What this process keeps of the room, to give back to a store that restarted empty:
+    # the store's snapshot at the last move, and every answer saved here since it was read
+    snapshot: Snapshot | None = None
+    saved: dict = field(default_factory=dict)     # (step, round) -> student -> stored text
+    restoring: bool = False
 
 
 def _frame(payload: bytes, event: str | None = None) -> bytes:
@@ -145,7 +152,8 @@ class Hub:
     def __init__(self, store: ClassStore, build: Callable[[RoomView], Message], *,
                  clock: Callable[[], float] = time.time, tick: float = TICK):
         self.store, self.build, self._clock, self.tick = store, build, clock, tick
-        self.outbox = Outbox(store, on_change=self._receipt_changed)
+        self.outbox = Outbox(store, on_change=self._receipt_changed,
+                             recoverable=self._restorable)
         self._rooms: dict[str, _Room] = {}
         self._lock = threading.Lock()             # the rooms and their followers' sets
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -158,6 +166,7 @@ class Hub:
         self._builders = ThreadPoolExecutor(BUILDERS, thread_name_prefix="xattn-hub-build")
         self._waiting: dict[tuple[str, str], list[asyncio.Future]] = {}
         self.problem: str | None = None           # what the store said on the last read
+        self._known: dict[str, float] = {}        # code -> when a read last found it live
         self.n_followers = 0
         self.stopping = False                # `close_streams`: no new stream from now on
 
@@ -257,6 +266,20 @@ class Hub:
                 waiting.remove(waiter)
             if not waiting:
                 self._waiting.pop((code, student), None)
+
+    def knows(self, code: str) -> bool:
+        """Whether this process found room ``code`` live in the last ``KNOWN_FOR`` seconds
+        (a store that restarted empty may not have it back yet: not a guess)."""
+        seen = self._known.get(code)
+        return seen is not None and time.monotonic() - seen <= KNOWN_FOR
+
+    def _saw(self, codes) -> None:
+        now = time.monotonic()
+        for code in codes:
+            self._known[code] = now
+        if len(self._known) > MAX_KNOWN:
+            for code, _ in sorted(self._known.items(), key=lambda kv: kv[1])[:MAX_KNOWN // 4]:
+                self._known.pop(code, None)
 
     def keepalive(self) -> None:
         """A comment on every stream (call on the loop every ``KEEPALIVE`` seconds)."""
@@ -370,7 +393,19 @@ class Hub:
                 if not waiter.done():
                     waiter.set_result(receipt)
         room = self._rooms.get(code)
-        if room is None or room.message is None:
+        if room is None:
+            return
+        if receipt.state == "saved" and room.snapshot is not None:
+            question = next((q.question for q in room.snapshot.rounds
+                             if (q.step, q.round) == (receipt.step, receipt.round)), None)
+            try:
+                text = parse_question(question).encode(receipt.value) if question else None
+            except Exception:  # noqa: BLE001 - a stored value always encodes; be safe
+                text = None
+            if text is not None:
+                with self._lock:
+                    room.saved.setdefault((receipt.step, receipt.round), {})[student] = text
+        if room.message is None:
             return
         message = room.message
         if receipt.state == "saved" and (message.step, message.round) == (receipt.step,
@@ -437,12 +472,17 @@ class Hub:
             self._set_problem(str(err))
             return
         self._set_problem(None)
+        self._saw(pulses)
         now = self._clock()
         for code in codes:
             room = rooms[code]
             pulse = pulses.get(code)
             if pulse is None:
-                if room.gone is None:
+                if self._restorable(code):        # the store lost it: give it back
+                    if not room.restoring:
+                        room.restoring = True
+                        self._builders.submit(self._restore, code, room)
+                elif room.gone is None:
                     self._call(self._publish_gone, code, str(RoomNotFound.for_code(code)))
                 continue
             closed = pulse.ends_at is not None and now >= pulse.ends_at
@@ -464,8 +504,55 @@ class Hub:
             self.problem = problem
             self._call(self._publish_status)
 
+    def _restorable(self, code: str) -> bool:
+        """Whether this process can give room ``code`` back to the store (it keeps a
+        snapshot of it, of a class not over yet)."""
+        room = self._rooms.get(code)
+        snap = room.snapshot if room is not None else None
+        return snap is not None and self._clock() < snap.expires
+
+    def _answers_known(self, room: _Room) -> dict:
+        """Every answer this process knows of the room: its last snapshot's and those saved
+        here since, (step, round) -> student -> text."""
+        with self._lock:
+            known = {k: dict(v) for k, v in (room.snapshot.answers if room.snapshot else
+                                             {}).items()}
+            for k, given in room.saved.items():
+                known.setdefault(k, {}).update(given)
+        return known
+
+    def _restore(self, code: str, room: _Room) -> None:
+        """Give the store back the room it lost, with every answer this process knows."""
+        try:
+            if self.store.restore(room.snapshot, self._answers_known(room)):
+                _LOGGER.warning("xattn hub: room %s was gone from the class store (it restarted "
+                                "empty?) and was given back", code)
+            self.store.refresh_signing_keys()     # ... and the keys students' ids carry
+        except StoreUnavailable as err:
+            self._set_problem(str(err))
+        except Exception:  # noqa: BLE001 - tried again on the next look
+            _LOGGER.exception("xattn hub: room %s could not be given back", code)
+        finally:
+            room.restoring = False
+            self._poke.set()
+
+    def _take_snapshot(self, code: str, room: _Room) -> None:
+        """The room's snapshot now; answers this process knows that the store lacks (lost
+        in a restart, given back by a process that did not know them) go back to it."""
+        snap = self.store.snapshot(code)
+        if room.snapshot is not None:
+            known = self._answers_known(room)
+            missing = {k: {s: t for s, t in given.items() if s not in snap.answers.get(k, {})}
+                       for k, given in known.items()}
+            missing = {k: v for k, v in missing.items() if v}
+            if missing and self.store.restore(snap, missing) is False:
+                snap = self.store.snapshot(code)
+        with self._lock:
+            room.snapshot, room.saved = snap, {}
+
     def _rebuild(self, code: str, room: _Room, built: tuple) -> None:
         try:
+            self._take_snapshot(code, room)
             view = self.store.room_view(code)
             answers = self.store.round_answers(code, view.step, view.round)
             message = self.build(view)
@@ -500,15 +587,23 @@ class Hub:
 
     def _present(self, everyone: bool) -> None:
         """Mark the phones of this process present: new ones now, all of them every
-        ``PRESENT`` seconds (one write per room)."""
+        ``PRESENT`` seconds (one write per room), and the rooms whose host page is open here
+        as taught (one write)."""
         with self._lock:
             todo = []
+            taught = [code for code, room in self._rooms.items()
+                      if any(f.host for f in room.followers)] if everyone else []
             for code, room in self._rooms.items():
                 students = ({f.student for f in room.followers if f.student and not f.host}
                             if everyone else set(room.joined))
                 room.joined = set()
                 if students:
                     todo.append((code, students))
+        if taught:
+            try:
+                self.store.mark_hosts(taught)    # a host page is open: the room is taught
+            except ClassroomError:
+                pass
         for code, students in todo:
             try:
                 self.store.touch(code, students)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from xattn.classroom.errors import ClassroomError, StoreUnavailable
+from xattn.classroom.errors import ClassroomError, RoomNotFound, StoreUnavailable
 from xattn.classroom.store import ClassStore
 
 __all__ = ["Outbox", "Receipt"]
@@ -67,8 +67,11 @@ class Outbox:
     (by room code and student)."""
 
     def __init__(self, store: ClassStore, clock: Callable[[], float] = time.monotonic,
-                 on_change: Callable[[str, str, Receipt], None] | None = None):
+                 on_change: Callable[[str, str, Receipt], None] | None = None,
+                 recoverable: Callable[[str], bool] | None = None):
         self.store, self._clock = store, clock
+        # whether a room the store says is gone will be given back (the hub keeps it)
+        self.recoverable = recoverable
         # called with (code, student, receipt) whenever a receipt changes, outside the lock
         self.on_change = on_change
         self._lock = threading.Condition()
@@ -140,6 +143,12 @@ class Outbox:
                 self._receipts.pop(key, None)
                 del self._receipt_at[key]
 
+    def _comes_back(self, code: str) -> bool:
+        try:
+            return bool(self.recoverable and self.recoverable(code))
+        except Exception:  # noqa: BLE001 - a listener's failure: the answer is refused
+            return False
+
     # --- the workers -----------------------------------------------------------------------
     def start(self) -> None:
         if self._threads:
@@ -183,10 +192,16 @@ class Outbox:
         try:
             stored = self.store.answer(item.code, item.step, item.student, item.value)
             receipt = Receipt(item.step, item.round, stored, "saved")
-        except StoreUnavailable as err:
-            receipt = Receipt(item.step, item.round, item.value, "retrying", str(err))
-            item.tries += 1
-            item.due = self._clock() + BACKOFF[min(item.tries, len(BACKOFF)) - 1]
+        except (StoreUnavailable, RoomNotFound) as err:
+            if isinstance(err, RoomNotFound) and not self._comes_back(item.code):
+                receipt = Receipt(item.step, item.round, item.value, "refused", str(err))
+            else:
+                why = str(err) if isinstance(err, StoreUnavailable) else (
+                    "the class store lost the class for a moment (it restarted?); it is "
+                    "being given back")
+                receipt = Receipt(item.step, item.round, item.value, "retrying", why)
+                item.tries += 1
+                item.due = self._clock() + BACKOFF[min(item.tries, len(BACKOFF)) - 1]
         except (ClassroomError, ValueError, TypeError) as err:
             receipt = Receipt(item.step, item.round, item.value, "refused", str(err))
         with self._lock:

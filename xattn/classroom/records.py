@@ -15,7 +15,7 @@ from typing import NamedTuple
 from xattn._checks import check_int, quote
 from xattn.classroom.question import Question
 
-__all__ = ["Limits", "Timer", "RoomView", "Tally", "Pulse", "RawView"]
+__all__ = ["Limits", "Timer", "RoomView", "Tally", "Pulse", "RawView", "Snapshot", "Round"]
 
 
 @dataclass(frozen=True)
@@ -31,15 +31,25 @@ class Limits:
     max_students: int = 2_000       # students present at once in a room
     present_seconds: float = 120.0  # a student whose page was open this recently is present
     unused_seconds: float = 300.0   # a full store replaces the oldest room this old that no
-                                    # student has joined and nobody answered in
+                                    # student has joined and nobody answered in, ...
+    untaught_seconds: float = 600.0  # ... else the one nobody taught in this long: no host page
+                                     # open and no answer (a real class can always start)
     # Per client address (a hash of it is kept, never the address), (how many, in seconds):
     # bounds a lecture hall behind one network address never meets, and a script does.
-    new_students: tuple = (240, 600.0)     # new browsers joining classes
-    failed_joins: tuple = (30, 600.0)      # codes of no live class: guessing takes years
+    # A hall of 1,000 phones behind one campus address joins within them (docs/classroom.md).
+    new_students: tuple = (3000, 600.0)    # new students joining classes (each did the work)
+    failed_joins: tuple = (300, 600.0)     # codes of no live class: a hall's honest mistakes
     new_rooms: tuple = (12, 3600.0)        # classes started
+    # Per browser (a random cookie of the phone's page): one browser's mistakes, a guesser's
+    browser_failed_joins: tuple = (20, 600.0)
+    # A join's proof of work: SHA-256 with this many leading zero bits (2**18 hashes: about a
+    # second of a phone's JavaScript, a tenth of a core in Python, for each student minted)
+    join_work_bits: int = 18
+    join_seconds: float = 600.0     # a join's challenge is good this long after the page
 
     def __post_init__(self):
-        for name in ("ttl_seconds", "present_seconds", "unused_seconds"):
+        for name in ("ttl_seconds", "present_seconds", "unused_seconds", "join_seconds",
+                     "untaught_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"Limits.{name} must be a positive number of seconds; "
@@ -47,7 +57,11 @@ class Limits:
         for name in ("max_rooms", "max_steps", "max_rounds", "max_answers", "max_answer_bytes",
                      "max_students"):
             check_int(getattr(self, name), f"Limits.{name}", minimum=1)
-        for name in ("new_students", "failed_joins", "new_rooms"):
+        check_int(self.join_work_bits, "Limits.join_work_bits", minimum=0)
+        if self.join_work_bits > 28:
+            raise ValueError(f"Limits.join_work_bits must be at most 28 (2**28 hashes is "
+                             f"minutes on a phone); received {self.join_work_bits}.")
+        for name in ("new_students", "failed_joins", "new_rooms", "browser_failed_joins"):
             value = getattr(self, name)
             if not (isinstance(value, tuple) and len(value) == 2) or isinstance(
                     value[1], bool) or not isinstance(value[1], (int, float)) or value[1] <= 0:
@@ -94,6 +108,7 @@ class RoomView:
     expires_at: float = 0.0    # seconds since the epoch
     version: int = 0
     timer: Timer | None = None
+    locked: bool = False       # the host locked the room: no new students join
 
 
 @dataclass(frozen=True)
@@ -134,3 +149,37 @@ class RawView(NamedTuple):
     version: int
     timer: Timer | None
     now: float                 # the store's clock at the read
+    locked: bool = False
+
+
+class Round(NamedTuple):
+    """One round of one step as a `Snapshot` keeps it."""
+
+    step: int
+    round: int
+    phase: str                 # as stored: "asking" or "revealed"
+    question: str              # its Question as JSON
+    timer: Timer | None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything a store holds of a room but who is present: what a server process keeps
+    of the rooms it serves, so that a store that restarted empty gets them back
+    (``ClassStore.restore``). ``answers`` maps ``(step, round)`` to student -> stored text;
+    ``digest`` is the host key's SHA-256 (never the key)."""
+
+    code: str
+    digest: str
+    expires: float             # seconds since the epoch (the store's clock)
+    step: int
+    n_steps: int
+    version: int
+    tally: int
+    locked: bool
+    rounds: tuple              # every Round of every step, in order
+    answers: dict = field(default_factory=dict)
+
+    @property
+    def n_answers(self) -> int:
+        return sum(len(a) for a in self.answers.values())

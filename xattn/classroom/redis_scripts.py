@@ -36,13 +36,35 @@ if n >= tonumber(ARGV[3]) then
       break
     end
   end
+  if not free then
+    -- else the oldest room nobody taught in for ARGV[7] ms: no host page, no answer
+    local idle = now - tonumber(ARGV[7])
+    for _, code in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', idle + tonumber(ARGV[2]))) do
+      local room = ARGV[6] .. 'room:{' .. code .. '}'
+      local t = redis.call('HMGET', room, 'host_at', 'answer_at', 'n_steps')
+      if tonumber(t[1] or '0') <= idle and tonumber(t[2] or '0') <= idle then
+        for s = 1, tonumber(t[3] or '0') do
+          local last = tonumber(redis.call('HGET', room, 'r' .. s) or '0')
+          for r = 1, last do
+            redis.call('DEL', ARGV[6] .. 'ans:{' .. code .. '}:' .. s .. ':' .. r,
+                       ARGV[6] .. 'cnt:{' .. code .. '}:' .. s .. ':' .. r)
+          end
+        end
+        redis.call('DEL', room, ARGV[6] .. 'seen:{' .. code .. '}')
+        redis.call('ZREM', KEYS[1], code)
+        free = true
+        break
+      end
+    end
+  end
   if not free then return {'FULL', n} end
 end
 local expires = string.format('%d', now + tonumber(ARGV[2]))
-local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 6,
-           'n_answers', 0, 'version', 0, 'tally', 0}
-for i = 7, #ARGV do
-  local s = tostring(i - 6)
+local at = string.format('%d', now)
+local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 7,
+           'n_answers', 0, 'version', 0, 'tally', 0, 'host_at', at, 'answer_at', at}
+for i = 8, #ARGV do
+  local s = tostring(i - 7)
   for _, v in ipairs({'r' .. s, 1, 'p' .. s, 'asking', 'q' .. s .. '.1', ARGV[i]}) do
     f[#f + 1] = v
   end
@@ -52,11 +74,16 @@ redis.call('PEXPIREAT', KEYS[2], expires)
 redis.call('ZADD', KEYS[1], expires, ARGV[1])
 return {'OK', 1}
 """
-_MOVED = "redis.call('HINCRBY', KEYS[1], 'version', 1) "
+# A host's move: the room's version moves, and it is being taught now (``host_at``, ms)
+_MOVED = ("redis.call('HINCRBY', KEYS[1], 'version', 1) local tt = redis.call('TIME') "
+          "redis.call('HSET', KEYS[1], 'host_at', string.format('%d', tonumber(tt[1]) * 1000 "
+          "+ math.floor(tonumber(tt[2]) / 1000))) ")
 # A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
 _ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
 _ROTATE = _GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
+_LOCK = _GUARD + ("redis.call('HSET', KEYS[1], 'locked', ARGV[3]) " + _MOVED
+                  + "return {'OK', 1}")
 _SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) " + _MOVED + "return {'OK', 1}"
 _REVEAL = _GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + _MOVED
                     + "return {'OK', 1}")
@@ -106,6 +133,7 @@ else
   redis.call('HINCRBY', KEYS[1], 'n_answers', 1)
 end
 redis.call('HINCRBY', KEYS[1], 'tally', 1)
+redis.call('HSET', KEYS[1], 'answer_at', string.format('%d', now))
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
 redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 redis.call('PEXPIREAT', KEYS[2], r[5])
@@ -113,7 +141,8 @@ redis.call('PEXPIREAT', KEYS[3], r[5])
 return {'OK', 1}
 """
 # KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms.
-_VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version')
+_VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version',
+                                  'locked')
 if not r[1] then return {'NOROOM'} end
 local m = redis.call('HMGET', KEYS[1], 'r' .. r[1], 'p' .. r[1])
 local key = r[1] .. '.' .. m[1]
@@ -124,7 +153,7 @@ if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[1] .. round, ARGV[3]) end
 local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
 return {'OK', r[1], r[2], m[2], m[1], extra[1], redis.call('HGETALL', ARGV[2] .. round),
         redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3], r[4] or '0', extra[2],
-        string.format('%d', now)}
+        string.format('%d', now), r[5] or '0'}
 """
 # KEYS: room, seen; ARGV: present ms, max students, student... -> how many did not fit
 _TOUCH = _NOW + """if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOROOM', 0, 0} end
@@ -152,13 +181,60 @@ end
 redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
 return {'OK', left, redis.call('ZCARD', KEYS[2])}
 """
+# KEYS: rooms whose host page is open: each one's host_at is now (ms), if it exists
+_MARK_HOSTS = _NOW + """for _, room in ipairs(KEYS) do
+  if redis.call('EXISTS', room) == 1 then
+    redis.call('HSET', room, 'host_at', string.format('%d', now))
+  end
+end
+return 1
+"""
 _PULSE = """local r = redis.call('HMGET', KEYS[1], 'version', 'tally', 'step')
 if not r[3] then return false end
 local round = redis.call('HGET', KEYS[1], 'r' .. r[3])
 return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round)}
 """
 
+# KEYS: room, rooms; ARGV: code, answers' and counts' key prefixes, expires ms, N, then N
+# field-value pairs of the room (made if missing), then answers as (step:round, student, text)
+_RESTORE = """local made, added, n = 0, 0, tonumber(ARGV[5])
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local f = {}
+  for i = 6, 5 + 2 * n do f[#f + 1] = ARGV[i] end
+  redis.call('HSET', KEYS[1], unpack(f))
+  redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+  made = 1
+end
+local expires = redis.call('HGET', KEYS[1], 'expires')
+for i = 6 + 2 * n, #ARGV - 2, 3 do
+  local sr = ARGV[i]
+  local s, r = string.match(sr, '^(%d+):(%d+)$')
+  local current = redis.call('HGET', KEYS[1], 'r' .. s)
+  if current and tonumber(r) <= tonumber(current) then
+    if redis.call('HSETNX', ARGV[2] .. sr, ARGV[i + 1], ARGV[i + 2]) == 1 then
+      redis.call('HINCRBY', ARGV[3] .. sr, ARGV[i + 2], 1)
+      redis.call('PEXPIREAT', ARGV[2] .. sr, expires)
+      redis.call('PEXPIREAT', ARGV[3] .. sr, expires)
+      added = added + 1
+    end
+  end
+end
+if added > 0 then
+  redis.call('HINCRBY', KEYS[1], 'n_answers', added)
+  redis.call('HINCRBY', KEYS[1], 'tally', 1)
+end
+return {made, added}
+"""
+# KEYS: the first signing key, every signing key; ARGV: a first key if none, keys to keep
+_SIGNING_KEYS = """redis.call('SET', KEYS[1], ARGV[1], 'NX')
+for i = 2, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
+return {redis.call('GET', KEYS[1]), redis.call('SMEMBERS', KEYS[2])}
+"""
+
 SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE,
-           "set_step": _SET_STEP, "reveal": _REVEAL,
+           "lock": _LOCK, "set_step": _SET_STEP, "reveal": _REVEAL,
            "ask_again": _ASK_AGAIN, "step_info": _STEP_INFO, "answer": _ANSWER, "view": _VIEW,
-           "start_timer": _START_TIMER, "touch": _TOUCH, "pulse": _PULSE}
+           "start_timer": _START_TIMER, "touch": _TOUCH, "pulse": _PULSE,
+           "mark_hosts": _MARK_HOSTS,
+           "signing_keys": _SIGNING_KEYS, "restore": _RESTORE}

@@ -6,9 +6,9 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
 
 - ``room:{CODE}``, a hash: ``secret`` (SHA-256 of the host secret), ``expires`` (ms since the
   epoch, server clock), ``step``, ``n_steps``, ``n_answers``, ``version`` (moves with every host
-  action) and ``tally`` (with every answer), and per step ``s``: ``r<s>`` (its round), ``p<s>``
-  (its phase), ``q<s>.<r>`` (each round's question, JSON), ``t<s>.<r>`` (a round's timer:
-  ``seconds|ends ms|reveal``);
+  action), ``tally`` (with every answer) and ``locked`` ("1": no new students), and per step
+  ``s``: ``r<s>`` (its round), ``p<s>`` (its phase), ``q<s>.<r>`` (each round's question,
+  JSON), ``t<s>.<r>`` (a round's timer: ``seconds|ends ms|reveal``);
 - ``ans:{CODE}:<s>:<r>``, a hash student -> answer, and ``cnt:{CODE}:<s>:<r>``, a hash
   answer -> count kept with it (so a poll reads counts without scanning answers);
 - ``seen:{CODE}``, a sorted set student -> last read (ms);
@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 
 import redis
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
-from xattn.classroom.records import Limits, Pulse, RawView, Timer
+from xattn.classroom.records import Limits, Pulse, RawView, Round, Snapshot, Timer
 from xattn.classroom.redis_scripts import SCRIPTS
 from xattn.classroom.store import ClassStore, parse_question, refuse_closed
 
@@ -37,7 +38,7 @@ __all__ = ["RedisStore"]
 # The scripts after which a room's pulse may have moved: each is followed by a PUBLISH of the
 # room's code (`RedisStore.notifications`), so watchers on every machine read it at once.
 _MOVES = frozenset({"set_step", "reveal", "ask_again", "start_timer", "answer", "touch",
-                    "rotate"})
+                    "rotate", "lock", "restore"})
 RESUBSCRIBE = 1.0      # seconds before a lost pub/sub connection is tried again
 
 
@@ -118,7 +119,7 @@ class RedisStore(ClassStore):
         status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code)],
                               [code, int(self.limits.ttl_seconds * 1000), self.limits.max_rooms,
                                digest, int(self.limits.unused_seconds * 1000), self.prefix,
-                               *specs])
+                               int(self.limits.untaught_seconds * 1000), *specs])
         if status == "FULL":
             raise self._full(n)
         return status == "OK"
@@ -154,6 +155,12 @@ class RedisStore(ClassStore):
             return self._r.getdel(self._key("dev", code, device))
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
+
+    def _set_lock(self, code, digest, locked):
+        # The guard's step slot is empty here: ARGV[3] is the lock, not a step.
+        status, _ = self._run("lock", [self._key("room", code)],
+                              [digest, "", "1" if locked else "0"])
+        return True if status == "OK" else None
 
     def _set_step(self, code, digest, step):
         return self._host("set_step", code, digest, step)
@@ -260,11 +267,21 @@ class RedisStore(ClassStore):
         if reply[0] == "NOROOM":
             raise RoomNotFound.for_code(code)
         (_, step, n_steps, phase, rnd, question, flat, present, mine, expires, version, timer,
-         now) = reply
+         now, locked) = reply
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return RawView(int(step), int(n_steps), phase, int(rnd), question, raw, int(present),
                        mine or None, int(expires) / 1000, int(version), _timer(timer),
-                       int(now) / 1000)
+                       int(now) / 1000, locked == "1")
+
+    def _mark_hosts(self, codes):
+        try:                            # one room a call: its keys share a cluster slot
+            pipe = self._r.pipeline(transaction=False)
+            for code in codes:
+                self._scripts["mark_hosts"](keys=[self._key("room", code)], args=[],
+                                            client=pipe)
+            pipe.execute()
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
 
     def _touch(self, code, students):
         status, left, n = self._run("touch", [self._key("room", code), self._key("seen", code)],
@@ -293,13 +310,61 @@ class RedisStore(ClassStore):
             raise StoreUnavailable(f"the class store is not available: {err}") from None
         return int(n) <= limit
 
-    def _signing_key(self):
-        key = f"{self.prefix}signing_key"
+    def _snapshot(self, code):
         try:
-            self._r.set(key, secrets.token_hex(32), nx=True)
-            return bytes.fromhex(self._r.get(key))
+            room = self._r.hgetall(self._key("room", code))
+            if not room or "step" not in room:
+                raise RoomNotFound.for_code(code)
+            n_steps = int(room["n_steps"])
+            rounds = []
+            for s in range(1, n_steps + 1):
+                last = int(room[f"r{s}"])
+                rounds += [Round(s, r, room[f"p{s}"] if r == last else "revealed",
+                                 room[f"q{s}.{r}"], _timer(room.get(f"t{s}.{r}")))
+                           for r in range(1, last + 1)]
+            pipe = self._r.pipeline(transaction=False)
+            for r in rounds:
+                pipe.hgetall(self._key("ans", code, r.step, r.round))
+            answers = {(r.step, r.round): got for r, got in zip(rounds, pipe.execute(),
+                                                                strict=True) if got}
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
+        return Snapshot(code, room["secret"], int(room["expires"]) / 1000, int(room["step"]),
+                        n_steps, int(room.get("version", 0)), int(room.get("tally", 0)),
+                        room.get("locked") == "1", tuple(rounds), answers)
+
+    def _restore(self, snap, answers):
+        expires = str(int(snap.expires * 1000))
+        fields = {"secret": snap.digest, "expires": expires, "step": snap.step,
+                  "n_steps": snap.n_steps, "n_answers": 0, "version": snap.version + 1,
+                  "tally": snap.tally + 1, "locked": "1" if snap.locked else "0",
+                  "host_at": str(int(time.time() * 1000)),
+                  "answer_at": str(int(time.time() * 1000))}
+        for r in snap.rounds:
+            fields[f"r{r.step}"], fields[f"p{r.step}"] = r.round, r.phase
+            fields[f"q{r.step}.{r.round}"] = r.question
+            if r.timer is not None:
+                fields[f"t{r.step}.{r.round}"] = (f"{r.timer.seconds!r}|"
+                                                  f"{int(r.timer.ends_at * 1000)}|"
+                                                  f"{'1' if r.timer.reveal else '0'}")
+        flat = [x for pair in fields.items() for x in pair]
+        rest = [x for s, r, student, text in answers for x in (f"{s}:{r}", student, text)]
+        made, _ = self._run("restore", [self._key("room", snap.code), f"{self.prefix}rooms"],
+                            [snap.code, self._key("ans", snap.code) + ":",
+                             self._key("cnt", snap.code) + ":", expires, len(fields), *flat,
+                             *rest])
+        return bool(made)
+
+    def _signing_keys(self, known):
+        try:
+            first, others = self._scripts["signing_keys"](
+                keys=[f"{self.prefix}signing_key", f"{self.prefix}signing_keys"],
+                args=[(known[0] if known else secrets.token_bytes(32)).hex(),
+                      *(k.hex() for k in known)])
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        return [bytes.fromhex(first), *(bytes.fromhex(k) for k in sorted(others)
+                                        if k != first)]
 
     def _pulse(self, codes):
         try:

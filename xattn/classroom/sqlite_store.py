@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
-from xattn.classroom.records import Limits, Pulse, RawView, Timer
-from xattn.classroom.sqlite_schema import SCHEMA, SCHEMA_VERSION, TABLES
+from xattn.classroom.records import Limits, Pulse, RawView, Round, Snapshot, Timer
+from xattn.classroom.sqlite_schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION, TABLES
 from xattn.classroom.store import ClassStore, parse_question, phase_at, refuse_closed
 
 __all__ = ["SQLiteStore"]
@@ -33,6 +33,9 @@ POOL = 8            # idle connections kept for reuse (more may be open while ma
 # The oldest room started before a time (as its expiry) that no student joined, no answers.
 _UNUSED = ("code = (SELECT code FROM rooms WHERE expires <= ? AND n_answers = 0 AND NOT EXISTS "
            "(SELECT 1 FROM seen WHERE seen.code = rooms.code) ORDER BY expires LIMIT 1)")
+# The room started before a time that nobody taught in since another: no host page, no answer.
+_UNTAUGHT = ("code = (SELECT code FROM rooms WHERE expires <= ? AND host_at <= ? AND "
+             "answer_at <= ? ORDER BY MAX(host_at, answer_at) LIMIT 1)")
 _ROOM = "SELECT secret, step, n_steps, n_answers, expires FROM rooms WHERE code = ? AND expires > ?"
 _ROUND = ("SELECT round, phase, question, seconds, ends_at, reveal FROM rounds WHERE code = ? "
           "AND step = ? ORDER BY round DESC LIMIT 1")
@@ -71,6 +74,9 @@ class SQLiteStore(ClassStore):
                     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 for statement in SCHEMA.split(";"):
                     c.execute(statement)
+                for (table, column), kind in ADDED_COLUMNS.items():
+                    if column not in {r[1] for r in c.execute(f"PRAGMA table_info({table})")}:
+                        c.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
                 c.execute("COMMIT")
                 return self._give(c)
             except sqlite3.Error as err:
@@ -141,10 +147,13 @@ class SQLiteStore(ClassStore):
                 return False
             n = c.execute("SELECT COUNT(*) FROM rooms").fetchone()[0]
             started_before = now - self.limits.unused_seconds + self.limits.ttl_seconds
-            if n >= self.limits.max_rooms and not _delete_rooms(c, _UNUSED, (started_before,)):
+            idle = now - self.limits.untaught_seconds
+            if n >= self.limits.max_rooms and not _delete_rooms(c, _UNUSED, (started_before,)) \
+                    and not _delete_rooms(c, _UNTAUGHT, (idle + self.limits.ttl_seconds, idle,
+                                                          idle)):
                 raise self._full(n)
-            c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0, 0, 0)",
-                      (code, digest, now + self.limits.ttl_seconds, len(specs)))
+            c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0, 0, 0, 0, ?, ?)",
+                      (code, digest, now + self.limits.ttl_seconds, len(specs), now, now))
             c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?, NULL, NULL, 0)",
                           [(code, i, spec) for i, spec in enumerate(specs, 1)])
         return True
@@ -165,7 +174,8 @@ class SQLiteStore(ClassStore):
                 return
             if step is not None and step > row[2]:
                 raise ValueError(f"step must be from 1 to {row[2]}; received {step}.")
-            c.execute("UPDATE rooms SET version = version + 1 WHERE code = ?", (code,))
+            c.execute("UPDATE rooms SET version = version + 1, host_at = ? WHERE code = ?",
+                      (time.time(), code))
             yield c, row
 
     def _rotate(self, code, digest, new_digest):
@@ -190,6 +200,12 @@ class SQLiteStore(ClassStore):
             row = c.execute("DELETE FROM devices WHERE digest = ? AND code = ? AND expires > ? "
                             "RETURNING wrapped", (device, code, time.time())).fetchone()
         return row[0] if row else None
+
+    def _set_lock(self, code, digest, locked):
+        with self._host(code, digest) as (c, room):
+            if room:
+                c.execute("UPDATE rooms SET locked = ? WHERE code = ?", (int(locked), code))
+            return True if room else None
 
     def _set_step(self, code, digest, step):
         with self._host(code, digest, step) as (c, room):
@@ -281,22 +297,23 @@ class SQLiteStore(ClassStore):
                                        f"a class keeps (Limits.max_answers = "
                                        f"{self.limits.max_answers}).")
                 c.execute("INSERT INTO answers VALUES (?, ?, ?, ?, ?)", (*key, encoded))
-                c.execute("UPDATE rooms SET n_answers = n_answers + 1, tally = tally + 1 "
-                          "WHERE code = ?", (code,))
+                c.execute("UPDATE rooms SET n_answers = n_answers + 1, tally = tally + 1, "
+                          "answer_at = ? WHERE code = ?", (now, code))
             elif old[0] != encoded:
                 c.execute("UPDATE answers SET value = ? WHERE code = ? AND step = ? "
                           "AND round = ? AND student = ?", (encoded, *key))
-                c.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
+                c.execute("UPDATE rooms SET tally = tally + 1, answer_at = ? WHERE code = ?",
+                          (now, code))
         return question
 
     def _view(self, code, student):
         now = time.time()
         with self._tx(write=False) as c:
-            room = c.execute("SELECT step, n_steps, expires, version FROM rooms WHERE code = ? "
-                             "AND expires > ?", (code, now)).fetchone()
+            room = c.execute("SELECT step, n_steps, expires, version, locked FROM rooms WHERE "
+                             "code = ? AND expires > ?", (code, now)).fetchone()
             if room is None:
                 raise RoomNotFound.for_code(code)
-            step, n_steps, expires, version = room
+            step, n_steps, expires, version, locked = room
             rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
             raw = dict(c.execute("SELECT value, COUNT(*) FROM answers WHERE code = ? AND "
                                  "step = ? AND round = ? GROUP BY value", (code, step, rnd)))
@@ -307,7 +324,12 @@ class SQLiteStore(ClassStore):
                 mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
                                  "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
         return RawView(step, n_steps, phase, rnd, question, raw, present, mine and mine[0],
-                       expires, version, _timer(seconds, ends, rev), now)
+                       expires, version, _timer(seconds, ends, rev), now, bool(locked))
+
+    def _mark_hosts(self, codes):
+        with self._tx(write=True) as c:
+            c.executemany("UPDATE rooms SET host_at = ? WHERE code = ?",
+                          [(time.time(), code) for code in codes])
 
     def _touch(self, code, students):
         now = time.time()
@@ -381,12 +403,61 @@ class SQLiteStore(ClassStore):
             c.execute("UPDATE hits SET n = n + 1 WHERE kind = ? AND who = ?", (kind, digest))
             return True
 
-    def _signing_key(self):
+    def _snapshot(self, code):
+        with self._tx(write=False) as c:
+            row = c.execute("SELECT secret, expires, step, n_steps, version, tally, locked FROM "
+                            "rooms WHERE code = ? AND expires > ?", (code, time.time())).fetchone()
+            if row is None:
+                raise RoomNotFound.for_code(code)
+            rounds = tuple(Round(s, r, phase, q, _timer(sec, ends, rev)) for s, r, phase, q, sec,
+                           ends, rev in c.execute(
+                               "SELECT step, round, phase, question, seconds, ends_at, reveal "
+                               "FROM rounds WHERE code = ? ORDER BY step, round", (code,)))
+            answers: dict = {}
+            for s, r, student, value in c.execute(
+                    "SELECT step, round, student, value FROM answers WHERE code = ?", (code,)):
+                answers.setdefault((s, r), {})[student] = value
+        digest, expires, step, n_steps, version, tally, locked = row
+        return Snapshot(code, digest, expires, step, n_steps, version, tally, bool(locked),
+                        rounds, answers)
+
+    def _restore(self, snap, answers):
+        code, now = snap.code, time.time()
+        with self._tx(write=True) as c:
+            made = c.execute("SELECT 1 FROM rooms WHERE code = ? AND expires > ?",
+                             (code, now)).fetchone() is None
+            if made:
+                _delete_rooms(c, "code = ?", (code,))          # an expired one's remains
+                c.execute("INSERT INTO rooms VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+                          (code, snap.digest, snap.expires, snap.step, snap.n_steps,
+                           snap.version + 1, snap.tally + 1, int(snap.locked), now, now))
+                c.executemany("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
+                    (code, r.step, r.round, r.phase, r.question,
+                     r.timer and r.timer.seconds, r.timer and r.timer.ends_at,
+                     int(bool(r.timer and r.timer.reveal))) for r in snap.rounds])
+            before = c.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (code,)).fetchone()[0]
+            c.executemany("INSERT OR IGNORE INTO answers SELECT ?, ?, ?, ?, ? WHERE EXISTS "
+                          "(SELECT 1 FROM rounds WHERE code = ? AND step = ? AND round = ?)",
+                          [(code, s, r, student, text, code, s, r)
+                           for s, r, student, text in answers])
+            added = c.execute("SELECT COUNT(*) FROM answers WHERE code = ?",
+                              (code,)).fetchone()[0] - before
+            if added:
+                c.execute("UPDATE rooms SET n_answers = n_answers + ?, tally = tally + 1 "
+                          "WHERE code = ?", (added, code))
+        return made
+
+    def _signing_keys(self, known):
         with self._tx(write=True) as c:
             c.execute("INSERT OR IGNORE INTO meta VALUES ('signing_key', ?)",
-                      (secrets.token_bytes(32),))
-            return bytes(c.execute("SELECT value FROM meta WHERE name = 'signing_key'")
-                         .fetchone()[0])
+                      (known[0] if known else secrets.token_bytes(32),))
+            c.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                          [("signing_key." + k.hex()[:16], k) for k in known])
+            first = bytes(c.execute("SELECT value FROM meta WHERE name = 'signing_key'")
+                          .fetchone()[0])
+            others = [bytes(v) for (v,) in c.execute(
+                "SELECT value FROM meta WHERE name LIKE 'signing_key.%' ORDER BY name")]
+        return [first, *(k for k in others if k != first)]
 
 
 def _timer(seconds, ends_at, reveal) -> Timer | None:

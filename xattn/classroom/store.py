@@ -24,6 +24,8 @@ import hashlib
 import hmac
 import math
 import numbers
+import os
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
@@ -50,13 +52,22 @@ from xattn.classroom.errors import (
     RoomNotFound,
 )
 from xattn.classroom.question import Question
-from xattn.classroom.records import Limits, Pulse, RawView, RoomView, Tally, Timer
+from xattn.classroom.records import (
+    Limits,
+    Pulse,
+    RawView,
+    RoomView,
+    Snapshot,
+    Tally,
+    Timer,
+)
 
 __all__ = ["ClassStore", "phase_at", "refuse_closed", "count_map", "answered", "TIMER_SECONDS",
-           "DEVICE_SECONDS"]
+           "DEVICE_SECONDS", "SECRET_ENV"]
 
 _MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is hashed as ""
 _DUMMY = hashlib.sha256(b"no room").hexdigest()   # compared against when a room is missing
+SECRET_ENV = "XATTN_SECRET"     # a deployer's secret: students' ids signed with a key from it
 TIMER_SECONDS = (5.0, 3600.0)   # the shortest and longest countdown a host may start
 DEVICE_SECONDS = 300.0          # a device code's life: long enough to walk to the projector
 
@@ -118,7 +129,9 @@ class ClassStore(ABC):
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits; received {type(limits).__name__}.")
         self.limits = limits or Limits()
-        self._signing: bytes | None = None      # the signing key, once read (`signing_key`)
+        self._signing: list[bytes] | None = None   # the signing keys, once read
+        self._fixed = False                       # ... from $XATTN_SECRET: never re-read
+        self._refreshed = 0.0
 
     # --- the host ------------------------------------------------------------------------
     def create_room(self, questions: Sequence[Question]) -> tuple[str, str]:
@@ -126,7 +139,10 @@ class ClassStore(ABC):
 
         When the store already holds ``Limits.max_rooms`` live rooms, the oldest room that no
         student ever joined and nobody answered in, started at least ``Limits.unused_seconds``
-        ago, is deleted to make space; `LimitReached` when there is none."""
+        ago, is deleted to make space, else the room nobody taught in for
+        ``Limits.untaught_seconds`` (no host page open, `mark_hosts`, no host action and no
+        answer): rooms made and joined to fill the store never keep a real class out.
+        `LimitReached` when there is none."""
         specs = [q.to_json() for q in self._check_questions(questions)]
         secret = new_secret()
         for _ in range(20):    # a clash among <= max_rooms of 8.9e8 codes is rare; retry it
@@ -138,8 +154,9 @@ class ClassStore(ABC):
     def _full(self, n: int) -> LimitReached:
         return LimitReached(f"this server already holds {n} live classes, the most it keeps "
                             f"(Limits.max_rooms = {self.limits.max_rooms}); one frees up when "
-                            "a class expires, or when a class no student joined is "
-                            f"{self.limits.unused_seconds / 60:g} minutes old.")
+                            "a class expires, when a class no student joined is "
+                            f"{self.limits.unused_seconds / 60:g} minutes old, or when nobody "
+                            f"taught in one for {self.limits.untaught_seconds / 60:g} minutes.")
 
     def check_host(self, code: str, secret: str) -> str:
         """The room's code if ``secret`` drives it, else `HostRefused` (also for no room)."""
@@ -184,6 +201,13 @@ class ClassStore(ABC):
         except HostRefused:                  # made before a new host key
             raise DeviceCodeRefused() from None
         return secret
+
+    def lock(self, code: str, secret: str, locked: bool) -> None:
+        """Lock the room (no new student joins it; those in it stay) or open it again."""
+        code, digest = self._authorize(code, secret)
+        if not isinstance(locked, bool):
+            raise TypeError(f"locked must be a bool; received {type(locked).__name__}.")
+        self._guarded(self._set_lock(code, digest, locked))
 
     def set_step(self, code: str, secret: str, step: int) -> None:
         """Move the class to ``step`` (1..N). Its phase and answers stay as they were."""
@@ -268,7 +292,14 @@ class ClassStore(ABC):
         return RoomView(code, v.step, v.n_steps, phase_at(v.phase, v.timer, v.now), v.round, q,
                         counts, answered(v.raw), v.present,
                         None if v.mine is None else q.decode(v.mine), v.expires, v.version,
-                        v.timer)
+                        v.timer, bool(v.locked))
+
+    def mark_hosts(self, codes: Iterable[str]) -> None:
+        """A host page of each room in ``codes`` is open now (a server process sends its
+        open host pages' rooms every few seconds): those rooms are being taught."""
+        codes = sorted({normalize_code(c) for c in codes})
+        if codes:
+            self._mark_hosts(codes)
 
     def touch(self, code: str, students: Iterable[str]) -> None:
         """Mark ``students`` present in the room now, in one write (a server process sends
@@ -290,9 +321,9 @@ class ClassStore(ABC):
         ``"new_rooms"``) by the client ``who`` (an address, kept as a hash); False once it
         passed its `Limits` bound in the current window. ``peek``: only say whether one more
         would be allowed (a join is refused unheard once the client's failures ran out)."""
-        if kind not in ("new_students", "failed_joins", "new_rooms"):
-            raise ValueError(f"kind must be new_students, failed_joins or new_rooms; received "
-                             f"{quote(kind)}.")
+        kinds = ("new_students", "failed_joins", "new_rooms", "browser_failed_joins")
+        if kind not in kinds:
+            raise ValueError(f"kind must be one of {', '.join(kinds)}; received {quote(kind)}.")
         if not isinstance(who, str):
             raise TypeError(f"who must be a str; received {type(who).__name__}.")
         limit, window = getattr(self.limits, kind)
@@ -300,11 +331,37 @@ class ClassStore(ABC):
         return self._allow(kind, digest, limit, float(window), peek)
 
     def signing_key(self) -> bytes:
-        """This store's secret for signing students' ids (made once, shared by every process
-        that opens the store: a student keeps their id across processes and restarts); read
-        once per open store, since it never changes."""
+        """The key students' ids are signed with now (`signing_keys`' first)."""
+        return self.signing_keys()[0]
+
+    def signing_keys(self) -> list[bytes]:
+        """Every key a student's id may be signed with, the one to sign with first.
+
+        One source for every process: ``$XATTN_SECRET`` (a deployer's secret: the key is
+        derived from it, stored nowhere), else the store's own key, made once and shared by
+        every process that opens the store, and kept with every key this process signed
+        with before (`refresh_signing_keys`): a store that restarted empty takes them back,
+        so no restart ever splits the students of two processes."""
         if self._signing is None:
-            self._signing = self._signing_key()
+            secret = os.environ.get(SECRET_ENV, "").strip()
+            if secret:
+                self._signing = [hmac.new(secret.encode(), b"xattn signing key",
+                                          hashlib.sha256).digest()]
+                self._fixed = True
+            else:
+                self._signing = self._signing_keys([])
+        return self._signing
+
+    def refresh_signing_keys(self) -> list[bytes]:
+        """Read the store's keys again, handing it those this process knows (call when a
+        signature fails: another process may sign with a key made after a store restart);
+        at most once a second."""
+        if self._fixed or self._signing is None:
+            return self.signing_keys()
+        now = time.monotonic()
+        if now - self._refreshed >= 1.0:
+            self._refreshed = now
+            self._signing = self._signing_keys(list(self._signing))
         return self._signing
 
     def pulse(self, codes: Iterable[str]) -> dict[str, Pulse]:
@@ -319,6 +376,30 @@ class ClassStore(ABC):
         code, step = normalize_code(code), check_step(step)
         check_int(round_, "round_", minimum=1)
         return self._answers_of(code, step, round_)
+
+    def snapshot(self, code: str) -> Snapshot:
+        """Everything the store holds of room ``code`` but who is present, in one read (the
+        server's own: what a process keeps to give a store that restarted empty;
+        `RoomNotFound` if it is gone)."""
+        return self._snapshot(normalize_code(code))
+
+    def restore(self, snapshot: Snapshot, answers: dict | None = None) -> bool:
+        """Give the store back a room it lost (it restarted empty): the room as ``snapshot``
+        holds it, its version moved on (every page redraws) and its host key's digest kept
+        (the lecturer's devices still drive it), if the store has no such room; then the
+        answers of ``answers`` (by default the snapshot's: ``(step, round)`` -> student ->
+        stored text) that it does not hold, each where its student has none. Returns whether
+        the room was made again. Nothing is replaced: a restore after another process's is
+        a merge of what each process knew."""
+        if not isinstance(snapshot, Snapshot):
+            raise TypeError(f"snapshot must be a Snapshot; received {type(snapshot).__name__}.")
+        answers = snapshot.answers if answers is None else answers
+        known = {(r.step, r.round) for r in snapshot.rounds}
+        flat = [(s, r, student, text) for (s, r), given in sorted(answers.items())
+                if (s, r) in known for student, text in sorted(given.items())]
+        if time.time() >= snapshot.expires:
+            return False                       # its class is over: nothing to give back
+        return self._restore(snapshot, flat)
 
     def notifications(self, on_move: Callable[[str | None], None]) -> Callable[[], None] | None:
         """Call ``on_move(code)`` from a thread of the store's own whenever a room may have
@@ -392,6 +473,8 @@ class ClassStore(ABC):
     def _take_device(self, code: str, device: str) -> str | None:
         """The wrapped secret of a live device code, deleted in the same step (else None)."""
     @abstractmethod
+    def _set_lock(self, code: str, digest: str, locked: bool) -> bool | None: ...
+    @abstractmethod
     def _set_step(self, code: str, digest: str, step: int) -> bool | None: ...
     @abstractmethod
     def _reveal(self, code: str, digest: str, step: int) -> bool | None: ...
@@ -413,6 +496,8 @@ class ClassStore(ABC):
     @abstractmethod
     def _touch(self, code: str, students: list[str]) -> None: ...
     @abstractmethod
+    def _mark_hosts(self, codes: list[str]) -> None: ...
+    @abstractmethod
     def _my_answer(self, code: str, step: int, student: str) -> tuple[str, str | None]: ...
     @abstractmethod
     def _answers_of(self, code: str, step: int, round_: int) -> dict[str, str]: ...
@@ -422,4 +507,12 @@ class ClassStore(ABC):
     def _allow(self, kind: str, digest: str, limit: int, window: float,
                peek: bool) -> bool: ...
     @abstractmethod
-    def _signing_key(self) -> bytes: ...
+    def _snapshot(self, code: str) -> Snapshot: ...
+    @abstractmethod
+    def _restore(self, snapshot: Snapshot, answers: list[tuple]) -> bool:
+        """Make the room if missing, then add ``answers`` ((step, round, student, text))
+        where the student has none: one atomic step; whether it was made."""
+    @abstractmethod
+    def _signing_keys(self, known: list[bytes]) -> list[bytes]:
+        """The store's signing keys (its first one made, from ``known[0]`` if given, when it
+        has none), ``known`` added to them, in one atomic step."""

@@ -27,7 +27,7 @@ from xattn.lesson import STEPS, Told, is_right
 from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.devices import devices_panel
+from xattn.ui.devices import devices_panel, door
 from xattn.ui.link import ROOM
 from xattn.ui.predict import SHORT
 from xattn.ui.room import HOST_ERROR, STALE, Room, class_store, host_action
@@ -152,6 +152,7 @@ def class_controls(room: Room) -> None:
                      args=(lambda s: s.set_step(code, key, step + 1), room, seen))
     if view.phase == "asking":
         _timer_controls(room, view)
+    door(room, view)
     devices_panel(room, student_link(code)[0])
     st.download_button("The class's answers (CSV)", _csv(room), f"xattn-class-{code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",

@@ -25,7 +25,7 @@ from xattn.literal import md_code
 from xattn.ui.link import DEVICE
 from xattn.ui.room import HOST_ERROR, Room, class_store, keep_host_key
 
-__all__ = ["devices_panel", "device_link"]
+__all__ = ["devices_panel", "device_link", "door"]
 
 _MADE = "_xattn_device_code"     # session: (room code, device code, expires) last made
 
@@ -51,6 +51,31 @@ def _rotate(room: Room) -> None:
     except ClassroomError as err:
         st.session_state[HOST_ERROR] = str(err)
     st.rerun(scope="app")
+
+
+def _lock(room: Room, locked: bool) -> None:
+    try:
+        class_store().lock(room.code, room.host, locked)   # not by version: never stale
+    except ClassroomError as err:
+        st.session_state[HOST_ERROR] = str(err)
+    st.rerun(scope="app")
+
+
+def door(room: Room, view) -> None:
+    """Who is in: students present, and the room's lock (no new students once the class is
+    in, as class tools do; those in it stay, and it opens again in one press)."""
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    left.caption(f"{view.n_present} present · {view.n_answered} answered"
+                 + (" · locked: nobody new joins" if view.locked else ""))
+    if view.locked:
+        right.button("Open the room", key="unlock_room", icon=":material/lock_open:",
+                     on_click=_lock, args=(room, False), width="stretch",
+                     help="New students may join again (a late student, a phone that changed).")
+    else:
+        right.button("Lock the room", key="lock_room", icon=":material/lock:",
+                     on_click=_lock, args=(room, True), width="stretch",
+                     help="Once the class is in: nobody new joins (a script, or someone who "
+                          "saw the code from outside); every student in it keeps answering.")
 
 
 def devices_panel(room: Room, student_link: str) -> None:

@@ -1,13 +1,15 @@
 """Who is asking: a student's id in a class, the client's network address, and the limits per
 address that a lecture hall never meets but a script does.
 
-**One vote per browser.** A student's id is issued by the server and signed with the class
-store's key (`xattn.classroom.codes.signed_student`); the browser keeps it in a cookie
-(``xattn_student``, 12 hours), so its tabs, reloads and reconnections to any server process are
-one student. A page opened without a valid one is given one: the page sets the cookie and
-reloads itself once, and only a page whose connection carries the cookie answers. A script that
-opens sessions without it, or with a made-up one, answers nothing; one that plays along is held
-by the limit on new students per address (``Limits.new_students``).
+**One vote per browser.** A student's id is issued by the server for one room, once the
+phone's page did a join's small proof of work (``xattn/ui/server/join.py``), and signed with
+the servers' key for that room (`xattn.classroom.codes.signed_student`); the browser keeps it
+in that room's cookie (``xattn_student_CODE``, 12 hours), so its tabs, reloads and
+reconnections to any server process are one student. A page without a valid one answers
+nothing: the full page of a class sends such a browser to the phone's page to join. A script
+that opens sessions without it, or with a made-up one or another room's, answers nothing; one
+that plays along does the work for every voter, and is held by the limit on new students per
+address (``Limits.new_students``) and by the host's lock.
 
 **The client's address** is the connection's, or behind ``deploy/serve.sh``'s HAProxy (a proxy
 on this machine, which replaces any ``X-Forwarded-For`` a client sends) the address HAProxy
@@ -21,18 +23,23 @@ import os
 
 import streamlit as st
 
-from xattn.classroom import ClassroomError, ClassStore, new_student_id
-from xattn.classroom.codes import signed_student, student_of
-from xattn.literal import md_code
+from xattn.classroom import ClassStore, new_student_id
+from xattn.classroom.codes import student_of
 
-__all__ = ["STUDENT_COOKIE", "HOST_COOKIE", "host_cookie", "TRUST_FORWARDED_ENV",
-           "client_address", "address_of", "student_id", "allowed", "join_screen"]
+__all__ = ["STUDENT_COOKIE", "BROWSER_COOKIE", "HOST_COOKIE", "host_cookie", "student_cookie",
+           "TRUST_FORWARDED_ENV", "client_address", "address_of", "student_id", "allowed"]
 
-STUDENT_COOKIE = "xattn_student"
+STUDENT_COOKIE = "xattn_student_"                # + a room's code: its student id, signed
+BROWSER_COOKIE = "xattn_browser"                 # a random id of a browser: its failed codes
 HOST_COOKIE = "xattn_host_"                      # + a room's code: its host key (HttpOnly)
 TRUST_FORWARDED_ENV = "XATTN_TRUST_FORWARDED"   # "1": trust X-Forwarded-For from any proxy
 _SID = "_xattn_student"                          # session: this session's student id
 _COOKIE_AGE = 12 * 3600                          # seconds, as long as a class lives
+
+
+def student_cookie(code: str) -> str:
+    """The cookie that holds this browser's student id in room ``code`` (A-Z, 2-9)."""
+    return STUDENT_COOKIE + code
 
 
 def host_cookie() -> dict[str, str]:
@@ -76,22 +83,25 @@ def address_of(peer: str | None, forwarded: str) -> str:
     return (last if trust and last else peer) or "localhost"
 
 
-def student_id(store: ClassStore) -> str | None:
-    """This browser's student id: from its signed cookie (or, without a connection, a random
-    one kept in the session); None when the browser has no valid one yet (`join_screen`)."""
-    known = st.session_state.get(_SID)
+def student_id(store: ClassStore, code: str) -> str | None:
+    """This browser's student id in room ``code``: from its signed cookie (or, without a
+    connection, a random one kept in the session); None when the browser has not joined the
+    room yet (the phone's page joins it)."""
+    known = st.session_state.get(_SID, {}).get(code)
     if known is not None:
         return known
     if client_address() is None:
         known = new_student_id()
     else:
         try:
-            cookie = st.context.cookies.get(STUDENT_COOKIE)
+            cookie = st.context.cookies.get(student_cookie(code))
         except Exception:  # noqa: BLE001 - no request
             cookie = None
-        known = student_of(store.signing_key(), cookie) if cookie else None
+        known = student_of(store.signing_keys(), cookie, code) if cookie else None
+        if cookie and known is None:         # another process may sign with a newer key
+            known = student_of(store.refresh_signing_keys(), cookie, code)
     if known is not None:
-        st.session_state[_SID] = known
+        st.session_state.setdefault(_SID, {})[code] = known
     return known
 
 
@@ -100,36 +110,3 @@ def allowed(store: ClassStore, kind: str, *, peek: bool = False) -> bool:
     ``peek``; always, where there is no connection."""
     who = client_address()
     return True if who is None else store.allow(kind, who, peek=peek)
-
-
-def join_screen(store: ClassStore, code: str) -> None:
-    """The page of a browser that has no student id yet: issue one (within the limit of new
-    students per address), have the browser keep it and reload; or say why not."""
-    try:
-        ok = allowed(store, "new_students")
-        value = signed_student(store.signing_key(), new_student_id()) if ok else None
-    except ClassroomError as err:
-        st.warning(f"Joining class {code} has to wait: the class store is not answering "
-                   f"({md_code(str(err))}). Reload this page in a moment.",
-                   icon=":material/cloud_off:")
-        return
-    if value is None:
-        limit, window = store.limits.new_students
-        st.warning(f"More than {limit} new students joined classes from your network in the "
-                   f"last {window / 60:g} minutes, the most this server takes. Wait a few "
-                   "minutes, then reload this page.", icon=":material/hourglass_top:")
-        return
-    st.info(f"Joining class {code}: this page reloads once to keep your place in the class.",
-            icon=":material/login:")
-    # The value is made here (base64url id, '.', hex): nothing a user typed.
-    st.html(
-        '<p id="xattn-no-cookie" style="display:none;color:#8a1c1c">This browser does not keep '
-        "cookies for this page, so it cannot join the class: allow cookies for this site, then "
-        "reload the page.</p><script>(() => {"
-        f"const v = {value!r}; const secure = location.protocol === 'https:' ? '; secure' : '';"
-        f"document.cookie = '{STUDENT_COOKIE}=' + v + '; path=/; max-age={_COOKIE_AGE}; "
-        "samesite=lax' + secure;"
-        f"if (document.cookie.split('; ').includes('{STUDENT_COOKIE}=' + v)) "
-        "{ location.reload(); } else "
-        "{ document.getElementById('xattn-no-cookie').style.display = 'block'; }})()</script>",
-        unsafe_allow_javascript=True)

@@ -121,27 +121,35 @@ def room_setup(state: PageState, questions) -> Room | None:
     tally = 0
     try:
         store = class_store()
-        # a page already in this room guesses nothing: no read of the guess limit per run
-        if st.session_state.get(_JOINED) != code and not allowed(store, "failed_joins",
-                                                                   peek=True):
+        # a page already in this room guesses nothing (no read of the guess limit per run),
+        # nor does the lecturer's own page: a hall's mistyped codes never lock the class out
+        if st.session_state.get(_JOINED) != code and not key and not allowed(
+                store, "failed_joins", peek=True):
             _leave(state, _GUESSING.format(*store.limits.failed_joins), counted=False)
             return None
         code = normalize_code(code)
         if key:
             key = _still_host(state, store, code, key, from_link=bool(linked))
-        student = None if key else student_id(store)
+        student = None if key else student_id(store, code)
         # The tally first: an answer that lands between the two reads is then in the view
         # but not in the tally drawn, and the page is asked once more (follow.py).
         pulse = store.pulse([code]).get(code)
         tally = pulse.tally if pulse is not None else 0
         view, problem = store.room_view(code, None if key else student, present=False), None
-    except (HostRefused, RoomNotFound) as err:  # the same words whether or not it exists
+    except RoomNotFound as err:
+        if st.session_state.get(_JOINED) == code:   # in it a moment ago: away, not gone
+            view, problem = None, _Away.MESSAGE
+            student = st.session_state.get("_xattn_student", {}).get(code)
+        else:
+            _leave(state, str(err))
+            return None
+    except HostRefused as err:                  # the same words whether or not it exists
         st.session_state.get(_KEYS, {}).pop(code, None)
         _leave(state, str(err))
         return None
     except ClassroomError as err:               # unavailable, or cannot be opened at all
         view, problem = None, _unavailable(err)
-        student = st.session_state.get("_xattn_student")
+        student = st.session_state.get("_xattn_student", {}).get(code)
     last = st.session_state.get(_LAST)
     if view is None and last is not None and last.code == code:
         view = last                                  # the last step read, until it is back
@@ -174,6 +182,8 @@ def _still_host(state: PageState, store: ClassStore, code: str, key: str, *,
     except HostRefused:
         if from_link:
             raise
+        if st.session_state.get(_JOINED) == code and code not in store.pulse([code]):
+            raise _Away(_Away.MESSAGE) from None   # not signed out: the room is away
     st.session_state.get(_KEYS, {}).pop(code, None)
     st.session_state.setdefault(_OLD_KEYS, set()).add(key)
     state.notices.append(Notice("link", SIGNED_OUT.format(code=code)))
@@ -246,8 +256,17 @@ def claim(code: str, key: str) -> None:
     _claim(key="xattn_claim", height=0, data={"url": f"live/{code}/host", "key": key})
 
 
+class _Away(ClassroomError):
+    """The store does not have a room this page was in a moment ago (it restarted empty):
+    the server process that serves its streams gives it back (``xattn.classroom.hub``)."""
+
+    MESSAGE = ("The class store does not have this class at this moment (it restarted?): the "
+               "server is giving it back, answers included. This page stays on the step it "
+               "last read and follows the class as soon as it is back.")
+
+
 def _unavailable(err: ClassroomError) -> str:
-    if isinstance(err, LimitReached):
+    if isinstance(err, (LimitReached, _Away)):
         return str(err)
     return (f"The class store is not answering ({md_code(str(err))}). This page stays in the "
             "class and shows its step as soon as the store is back.")

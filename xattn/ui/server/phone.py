@@ -26,7 +26,6 @@ import gzip
 import json
 import time
 from functools import lru_cache
-from http.cookies import SimpleCookie
 from importlib import resources
 from urllib.parse import parse_qs
 
@@ -35,15 +34,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
-from xattn.classroom.codes import new_student_id, signed_student, student_of
 from xattn.classroom.hub import Follower
-from xattn.ui.identity import STUDENT_COOKIE, address_of
-from xattn.ui.server import host, live
+from xattn.ui.identity import BROWSER_COOKIE
+from xattn.ui.server import host, join, live
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
 
 MAX_BODY = 4096             # bytes of an answer's request (a links answer is ~200)
-COOKIE_AGE = 12 * 3600      # seconds, as long as a class lives
+COOKIE_AGE = join.COOKIE_AGE
 RETRY_MS = 1500             # an EventSource's wait before it reconnects
 _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
             "x-content-type-options": "nosniff"}
@@ -55,7 +53,8 @@ def _template() -> str:
     folder = resources.files("xattn.ui.server") / "assets"
     html = (folder / "phone.html").read_text(encoding="utf-8")
     return (html.replace("/*CSS*/", (folder / "phone.css").read_text(encoding="utf-8"))
-            .replace("/*JS*/", (folder / "phone.js").read_text(encoding="utf-8")))
+            .replace("/*JS*/", (folder / "work.js").read_text(encoding="utf-8") + "\n"
+                     + (folder / "phone.js").read_text(encoding="utf-8")))
 
 
 def page_html(join: dict) -> str:
@@ -67,43 +66,6 @@ def page_html(join: dict) -> str:
 
 def _query(scope) -> dict[str, list[str]]:
     return parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-
-
-def _cookies(scope) -> dict[str, str]:
-    jar = SimpleCookie()
-    for name, value in scope.get("headers", []):
-        if name == b"cookie":
-            try:
-                jar.load(value.decode("latin-1"))
-            except Exception:  # noqa: BLE001 - a malformed cookie header: no cookies
-                return {}
-    return {k: m.value for k, m in jar.items()}
-
-
-def _client(scope) -> str:
-    peer = (scope.get("client") or (None,))[0]
-    forwarded = ""
-    for name, value in scope.get("headers", []):
-        if name == b"x-forwarded-for":
-            forwarded = value.decode("latin-1")
-    local = peer in (None, "127.0.0.1", "::1")
-    return address_of(None if local else peer, forwarded)
-
-
-async def _student(scope, hub) -> str | None:
-    """The student id of the request's signed cookie, or None."""
-    value = _cookies(scope).get(STUDENT_COOKIE)
-    if not value:
-        return None
-    key = await _signing_key(hub)
-    return None if key is None else student_of(key, value)
-
-
-async def _signing_key(hub) -> bytes | None:
-    try:
-        return await asyncio.to_thread(hub.store.signing_key)
-    except ClassroomError:
-        return None
 
 
 def _room_link(scope) -> dict[str, list[str]] | None:
@@ -153,7 +115,7 @@ class PhoneMiddleware:
         if hub is not None:
             try:
                 code = normalize_code(query["room"][0])
-                driving = await host.is_host(hub, code, _cookies(scope))
+                driving = await host.is_host(hub, code, join.cookies(scope))
             except (RoomNotFound, TypeError):
                 driving = None
         if driving:
@@ -170,32 +132,32 @@ async def _refused_cookie(hub, query, scope) -> bool:
         code = normalize_code(query["room"][0])
     except (RoomNotFound, TypeError):
         return False
-    return await host.is_host(hub, code, _cookies(scope)) is False
+    return await host.is_host(hub, code, join.cookies(scope)) is False
 
 
 async def _phone_page(scope) -> Response:
     typed = _query(scope)["room"][0]
-    join = {"typed": typed[:40]}
+    data = {"typed": typed[:40]}
     try:
-        join["code"] = normalize_code(typed)
+        data["code"] = normalize_code(typed)
     except (RoomNotFound, TypeError) as err:
-        join["problem"] = str(err)
-    cookie = None
+        data["problem"] = str(err)
+    browser = None
     try:
         hub = live.hub()
     except ClassroomError as err:
-        join["problem"] = (f"The class store is not answering ({err}). This page tries "
+        data["problem"] = (f"The class store is not answering ({err}). This page tries "
                            "again by itself.")
-        join["retry"] = True
+        data["retry"] = True
         hub = None
-    if hub is not None and "code" in join:
-        cookie = await _join(scope, hub, join)
-    body = page_html(join).encode()
+    if hub is not None and "code" in data:
+        browser = await join.look_up(scope, hub, data)
+    body = page_html(data).encode()
     response = Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
-    if cookie is not None:
-        secure = "; Secure" if host.https_request(scope) else ""
-        response.headers.append("set-cookie", f"{STUDENT_COOKIE}={cookie}; Path=/; "
-                                f"Max-Age={COOKIE_AGE}; HttpOnly; SameSite=Lax{secure}")
+    if browser is not None:          # a new browser: its failed codes are counted by it
+        response.headers.append("set-cookie", f"{BROWSER_COOKIE}={browser}; Path=/; "
+                                f"Max-Age={COOKIE_AGE}; HttpOnly; SameSite=Lax"
+                                f"{join.secure(scope)}")
     accepts = any(k == b"accept-encoding" and b"gzip" in v for k, v in scope["headers"])
     if accepts and len(body) > 1000:
         response.body = gzip.compress(body, 6)
@@ -203,49 +165,6 @@ async def _phone_page(scope) -> Response:
         response.headers["content-length"] = str(len(response.body))
         response.headers.append("vary", "Accept-Encoding")
     return response
-
-
-async def _join(scope, hub, join: dict) -> str | None:
-    """The room exists (else the failed join counts against the address); a cookie for a
-    browser without a valid one (within the new students' limit). Fills ``join``."""
-    store, who = hub.store, _client(scope)
-
-    def look() -> str | None:
-        limit, window = store.limits.failed_joins
-        if not store.allow("failed_joins", who, peek=True):
-            return (f"More than {limit} class codes that open no class were tried from your "
-                    f"network in the last {window:g} seconds: wait a few minutes, then type "
-                    "the code your teacher shows.")
-        if join["code"] not in store.pulse([join["code"]]):
-            store.allow("failed_joins", who)
-            return str(RoomNotFound.for_code(join["code"]))
-        return None
-
-    try:
-        problem = await asyncio.to_thread(look)
-        if problem:
-            join["problem"] = problem
-            return None
-        if await _student(scope, hub) is not None:
-            return None
-        key = await _signing_key(hub)
-        if key is None:
-            join["problem"] = ("The class store is not answering, so this phone cannot join "
-                               "yet. This page tries again by itself.")
-            join["retry"] = True
-            return None
-        if not await asyncio.to_thread(store.allow, "new_students", who):
-            limit, window = store.limits.new_students
-            join["problem"] = (f"More than {limit} new students joined classes from your "
-                               f"network in the last {window / 60:g} minutes, the most this "
-                               "server takes. Wait a few minutes, then reload this page.")
-            return None
-        return signed_student(key, new_student_id())
-    except ClassroomError as err:
-        join["problem"] = (f"The class store is not answering ({err}). This page tries again "
-                           "by itself.")
-        join["retry"] = True
-        return None
 
 
 def _code(scope) -> str | None:
@@ -272,7 +191,7 @@ class _Stream:
         if code is None:
             await _plain(send, 404, "That is not a class code.")
             return
-        student = None if self.host else await _student(scope, hub)
+        student = None if self.host else await join.student(scope, hub, code)
         try:
             follower = hub.subscribe(code, student, host=self.host)
         except OverflowError as err:
@@ -344,10 +263,10 @@ async def answer(request: Request) -> JSONResponse:
         hub = live.hub()
     except ClassroomError as err:
         return _refused(f"the class store cannot be opened ({err}); tell your teacher.", 503)
-    student = await _student(request.scope, hub)
+    student = await join.student(request.scope, hub, code)
     if student is None:
-        return _refused("This browser has not joined the class yet: reload the page to "
-                        "join.", 401)
+        return _refused("This browser has not joined the class yet: it joins in a moment "
+                        "(or reload the page).", 401)
     receipt = await hub.answer(code, student, step, round_, value)
     return JSONResponse({"step": receipt.step, "round": receipt.round,
                          "value": _lists(receipt.value), "state": receipt.state,
@@ -369,4 +288,5 @@ def _lists(value):
 ROUTES = [Route("/live/{code}/events", _Stream(host=False)),
           Route("/live/{code}/pulse", _Stream(host=True)),
           Route("/live/{code}/answer", answer, methods=["POST"]),
-          Route("/live/{code}/host", host.claim, methods=["POST"])]
+          Route("/live/{code}/host", host.claim, methods=["POST"]),
+          Route("/live/{code}/join", join.join, methods=["POST"])]

@@ -8,7 +8,7 @@
   const code = JOIN && JOIN.code;
   const S = { room: null, me: null, offset: 0, pending: null, inflight: false, net: null,
     receipt: null, connected: false, drawn: null, links: [], target: 0, parts: [],
-    lastSend: 0 };
+    lastSend: 0, joined: !(JOIN && JOIN.challenge) };
   const KEY = "xattn-pending-" + code;
   const SHORT = { "follows position": "position", "aligns words": "aligns", "sink": "sink",
     "spread out": "spread" };
@@ -115,6 +115,39 @@
     return !!t && now() >= t.ends_at;
   }
 
+  // --- joining: the work of work.js, then the room's cookie (xattn/ui/server/join.py) ----------
+  let joining = false;
+  function join(challenge) {
+    if (joining) return;
+    joining = true;
+    const started = Date.now();
+    const shown = setTimeout(() => { if (!S.joined) status("Joining the class… (this phone proves it is a browser: a second or two)"); }, 1500);
+    XATTN_WORK.solve(challenge || JOIN.challenge, JOIN.bits, async (nonce) => {
+      for (let wait = 1000; ; wait = Math.min(wait * 2, 8000)) {
+        try {
+          const res = await fetch("live/" + encodeURIComponent(code) + "/join", {
+            method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+            body: JSON.stringify({ challenge: challenge || JOIN.challenge, nonce: nonce }) });
+          const out = await res.json();
+          if (res.ok && out.joined) break;
+          if (res.status === 403 && /reload/.test(out.why)) { location.reload(); return; }
+          if (res.status !== 503) { clearTimeout(shown); joining = false; gone(out.why); return; }
+          status(out.why);
+        } catch (err) { status("Joining the class… waiting for the network."); }
+        await new Promise((r) => setTimeout(r, wait));
+      }
+      clearTimeout(shown);
+      joining = false;
+      S.joined = true;
+      S.joinMs = Date.now() - started;
+      status(null);
+      if (es) es.close();
+      connect();                   // the stream again, now as this student: receipts, presence
+      resend();
+      draw();
+    });
+  }
+
   // --- sending a tap -------------------------------------------------------------------------
   function choose(value) {
     const r = S.room;
@@ -134,7 +167,7 @@
   }
   async function send() {
     const p = S.pending;
-    if (!p || S.inflight) return;
+    if (!p || S.inflight || !S.joined) return;     // sent once the phone has joined
     S.inflight = true;
     S.lastSend = Date.now();
     try {
@@ -148,7 +181,7 @@
         if (receipt.state === "saved" && S.room && S.room.step === p.step && S.room.round === p.round)
           S.me = Object.assign({}, S.me, { mine: receipt.value });   // the store has it now
         if (receipt.state === "saved" || receipt.state === "refused") drop();
-        if (res.status === 401) setTimeout(() => location.reload(), 1500);
+        if (res.status === 401) { S.joined = false; S.receipt = null; join(); }
       }
     } catch (err) {
       S.net = "offline";
@@ -327,6 +360,8 @@
       const w = words(ask, S.pending.value);
       if (S.net === "offline" || !S.connected)
         return say("retrying", "Not sent yet: this phone has no connection to the class. Your answer " + w + " is kept here and sent as soon as the connection is back: keep this page open.");
+      if (!S.joined)
+        return say("sending", "Joining the class… your answer " + w + " is kept here and sent as soon as this phone has joined.");
       if (rc && rc.state === "retrying" && same(rc.value, S.pending.value))
         return say("retrying", "Not saved yet: the class store does not answer (" + rc.why + "). Your answer " + w + " is kept and sent again every few seconds: keep this page open.");
       return say("sending", "Sending " + w + " to the class…");
@@ -542,4 +577,5 @@
   }
   try { S.pending = JSON.parse(localStorage.getItem(KEY)); } catch (err) { S.pending = null; }
   connect();
+  if (!S.joined) join();
 })();

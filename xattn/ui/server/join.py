@@ -1,0 +1,189 @@
+"""Who a phone is in a class: joining a room with a small proof of work, and its cookie.
+
+A lecture hall is one network address (campus Wi-Fi's NAT), so limits per address must let a
+hall of 1,000 phones in, and a script must still not mint voters for free. So:
+
+- the phone's page (``/?room=CODE``) carries a **challenge** (``codes.new_challenge``: a time,
+  a random part, the server's MAC, bound to the room) and the page's JavaScript finds a nonce
+  whose SHA-256 starts with ``Limits.join_work_bits`` zero bits (``assets/work.js``: about a
+  second of a phone's time; a script needs 2**18 hashes per voter). ``POST /live/CODE/join``
+  with the solution gives the browser its student id in the cookie ``xattn_student_CODE``,
+  signed for that room only (a cookie of one class counts in no other). A solution sent
+  twice is the same student; a challenge is good for ``Limits.join_seconds``;
+- a room the host **locked** takes no new student (those in it stay);
+- codes that open no class count per address (``Limits.failed_joins``, room for a hall's
+  honest mistakes) and per browser (``Limits.browser_failed_joins``, a random cookie
+  ``xattn_browser`` of the phone's page), and a code this process served in the last hours
+  never counts (a store that restarted empty is restoring it: ``Hub.knows``).
+
+A valid cookie's signature is checked against every key the servers sign with (the store
+re-read once when it fails: ``ClassStore.refresh_signing_keys``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from http.cookies import SimpleCookie
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
+from xattn.classroom.codes import joined_student, new_challenge, signed_student, student_of
+from xattn.ui.identity import BROWSER_COOKIE, address_of, student_cookie
+from xattn.ui.server import live
+
+__all__ = ["cookies", "client", "student", "look_up", "join", "COOKIE_AGE"]
+
+COOKIE_AGE = 12 * 3600      # seconds, as long as a class lives
+_HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
+            "x-content-type-options": "nosniff"}
+LOCKED = ("This class is closed to new students: your teacher locked it once the class was "
+          "in. Ask your teacher to open it for a moment.")
+
+
+def cookies(scope) -> dict[str, str]:
+    jar = SimpleCookie()
+    for name, value in scope.get("headers", []):
+        if name == b"cookie":
+            try:
+                jar.load(value.decode("latin-1"))
+            except Exception:  # noqa: BLE001 - a malformed cookie header: no cookies
+                return {}
+    return {k: m.value for k, m in jar.items()}
+
+
+def client(scope) -> str:
+    peer = (scope.get("client") or (None,))[0]
+    forwarded = ""
+    for name, value in scope.get("headers", []):
+        if name == b"x-forwarded-for":
+            forwarded = value.decode("latin-1")
+    local = peer in (None, "127.0.0.1", "::1")
+    return address_of(None if local else peer, forwarded)
+
+
+def secure(scope) -> str:
+    proto = dict(scope.get("headers", [])).get(b"x-forwarded-proto", b"")
+    return "; Secure" if scope.get("scheme") == "https" or proto == b"https" else ""
+
+
+async def student(scope, hub, code: str) -> str | None:
+    """The student id of the request's cookie for room ``code``, or None."""
+    value = cookies(scope).get(student_cookie(code))
+    if not value:
+        return None
+    store = hub.store
+    try:
+        found = student_of(await asyncio.to_thread(store.signing_keys), value, code)
+        if found is None:            # another process may sign with a key made since
+            found = student_of(await asyncio.to_thread(store.refresh_signing_keys), value,
+                               code)
+    except ClassroomError:
+        return None
+    return found
+
+
+async def look_up(scope, hub, join: dict) -> str | None:
+    """Fill ``join`` (the phone's page's data) for room ``join["code"]``: a problem, or a
+    challenge to solve unless the browser is in the room already. Returns the browser
+    cookie to set (a new browser), or None."""
+    store, who, code = hub.store, client(scope), join["code"]
+    jar = cookies(scope)
+    browser = jar.get(BROWSER_COOKIE, "")
+    new_browser = None
+    if not (0 < len(browser) <= 40 and browser.replace("-", "").replace("_", "").isalnum()):
+        browser = new_browser = secrets.token_urlsafe(16)
+
+    def look() -> str | None:
+        limit, window = store.limits.failed_joins
+        blimit, bwindow = store.limits.browser_failed_joins
+        if not store.allow("failed_joins", who, peek=True):
+            return (f"More than {limit} class codes that open no class were tried from your "
+                    f"network in the last {window / 60:g} minutes: wait a few minutes, then "
+                    "type the code your teacher shows.")
+        if not store.allow("browser_failed_joins", browser, peek=True):
+            return (f"More than {blimit} class codes that open no class were tried on this "
+                    f"phone in the last {bwindow / 60:g} minutes: wait a few minutes, then "
+                    "type the code your teacher shows.")
+        if code in store.pulse([code]):
+            return None
+        if hub.knows(code):          # served here lately: the store is getting it back
+            join["retry"] = True
+            return ("The class store does not have this class at this moment (it restarted?); "
+                    "this page tries again by itself.")
+        store.allow("failed_joins", who)
+        store.allow("browser_failed_joins", browser)
+        return str(RoomNotFound.for_code(code))
+
+    try:
+        problem = await asyncio.to_thread(look)
+        if problem:
+            join["problem"] = problem
+            return new_browser
+        if await student(scope, hub, code) is not None:
+            return new_browser
+        view = await asyncio.to_thread(store.room_view, code)
+        if view.locked:
+            join["problem"] = LOCKED
+            return new_browser
+        key = await asyncio.to_thread(store.signing_key)
+        join["challenge"] = new_challenge(key, code, time.time())
+        join["bits"] = store.limits.join_work_bits
+    except ClassroomError as err:
+        join["problem"] = (f"The class store is not answering ({err}). This page tries again "
+                           "by itself.")
+        join["retry"] = True
+    return new_browser
+
+
+def _no(why: str, status: int) -> JSONResponse:
+    return JSONResponse({"joined": False, "why": why}, status_code=status, headers=_HEADERS)
+
+
+async def join(request: Request) -> JSONResponse:
+    """``POST /live/CODE/join``, ``{"challenge": ..., "nonce": ...}`` from the phone's page:
+    the room's student cookie once the work is done (200), else why not."""
+    try:
+        code = normalize_code(request.path_params["code"])
+    except (RoomNotFound, TypeError):
+        return _no("That is not a class code.", 404)
+    origin = request.headers.get("origin")
+    if origin and origin.split("://")[-1] != request.headers.get("host", ""):
+        return _no("A join comes from the class's own page.", 403)
+    body = await request.body()
+    try:
+        sent = json.loads(body[:1000])
+        challenge, nonce = sent["challenge"], sent["nonce"]
+    except (ValueError, TypeError, KeyError):
+        return _no('A join is sent as {"challenge": "...", "nonce": "..."}.', 400)
+    try:
+        hub = live.hub()
+        store = hub.store
+        limits = store.limits
+        keys = await asyncio.to_thread(store.signing_keys)
+        args = (code, challenge, nonce, limits.join_work_bits, time.time(), limits.join_seconds)
+        sid = joined_student(keys, *args) or joined_student(
+            await asyncio.to_thread(store.refresh_signing_keys), *args)
+        if sid is None:
+            return _no("This join's work is not done, or is older than "
+                       f"{limits.join_seconds / 60:g} minutes: reload the page.", 403)
+        if (await asyncio.to_thread(store.room_view, code)).locked:
+            return _no(LOCKED, 403)
+        if not await asyncio.to_thread(store.allow, "new_students", client(request.scope)):
+            limit, window = limits.new_students
+            return _no(f"More than {limit} new students joined classes from your network in "
+                       f"the last {window / 60:g} minutes, the most this server takes. Wait a "
+                       "few minutes, then reload this page.", 429)
+        value = signed_student(await asyncio.to_thread(store.signing_key), sid, code)
+    except RoomNotFound as err:
+        return _no(str(err), 404)
+    except ClassroomError as err:
+        return _no(f"The class store is not answering ({err}): this page tries again.", 503)
+    response = JSONResponse({"joined": True}, headers=_HEADERS)
+    response.headers.append("set-cookie", f"{student_cookie(code)}={value}; Path=/; "
+                            f"Max-Age={COOKIE_AGE}; HttpOnly; SameSite=Lax{secure(request.scope)}")
+    return response
