@@ -232,7 +232,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="xattn-flood-") as tmp:
         store_path = Path(tmp) / "classes.sqlite3"
         env = {"XATTN_CLASS_STORE": str(store_path), "XATTN_REDIS_URL": "",
-               # a join's work at 2**10: the phones share this machine (bench_room.py says why)
+               # a join's work at 4 x 2**10: the phones share this machine (bench_room.py says why)
                "XATTN_LIMITS": f"new_students={max(1000, 2 * a.students)}/600,"
                                "join_work_bits=10"}
         load0 = os.getloadavg()[0]

@@ -710,8 +710,8 @@ def measure(kind: str, a) -> tuple[Measures, dict]:
                  if kind == "redis" else None)
         env = {"XATTN_CLASS_STORE": str(path), "XATTN_REDIS_URL": redis.url if redis else "",
                # every phone comes from this machine: one address for all the new students;
-               # a join's work at 2**10 (these phones share this machine's two cores with the
-               # server; a hall's phones each do their own 2**18 on their own CPU, and what
+               # a join's work at 4 x 2**10 (these phones share this machine's two cores with the
+               # server; a hall's phones each do their own 4 x 2**15 on their own CPU, and what
                # the server does per join is the same either way: one HMAC and one SHA-256)
                "XATTN_LIMITS": f"new_students={max(5000, 2 * a.students)}/600,"
                                "join_work_bits=10"}

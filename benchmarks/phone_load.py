@@ -23,6 +23,12 @@ A reference row (``--no-reference`` leaves it out) loads the full Streamlit page
 class (``?room=CODE&explore=1``, what a student's link opened before the phone's own page)
 once, the same way, until its question is on screen: what the phone's page saves.
 
+The phone's page shows the question at once and joins the class meanwhile (its small proof
+of work, ``xattn/ui/server/assets/work.js``: 4 x 2**15 SHA-256 hashes on average): the
+``joined`` column is the link → the phone can answer, with Chromium's CPU slowed 4× (a
+mid-range phone's) on top of the slow 3G link; the join's work is random, so the slowest of
+``--repeats`` loads is the one to read.
+
 Targets (the issue's): ≤ 150 kB on the wire; ≤ 3 s to the question. The printout goes to
 ``benchmarks/results/phone_load.md``.
 """
@@ -57,13 +63,20 @@ FULL_PAGE_SHOWN_JS = (f"({APP_IDLE_JS})() && document.body.innerText.includes("
                       "'Question for the class')")
 
 
-def measure(browser, url: str, repeats: int, ready: str = QUESTION_SHOWN_JS) -> dict:
+PHONE_CPU = 4.0        # Chromium's CPU slowed this many times for the join: a mid-range phone
+
+
+def measure(browser, url: str, repeats: int, ready: str = QUESTION_SHOWN_JS,
+            joined: bool = True) -> dict:
     first_load(browser, url, ready=ready)                 # not counted: the server's first
-    loads = [first_load(browser, url, ready=ready, throttle=SLOW_3G) for _ in range(repeats)]
+    loads = [first_load(browser, url, ready=ready, throttle=SLOW_3G, joined=joined,
+                        cpu=PHONE_CPU if joined else 1.0) for _ in range(repeats)]
     return {"bytes": statistics.median(ld.bytes for ld in loads),
             "requests": statistics.median(len(ld.requests) for ld in loads),
             "median": statistics.median(ld.seconds for ld in loads),
-            "max": max(ld.seconds for ld in loads), "n": len(loads), "last": loads[-1]}
+            "max": max(ld.seconds for ld in loads), "n": len(loads), "last": loads[-1],
+            "joined": statistics.median(ld.joined for ld in loads),
+            "joined_max": max(ld.joined for ld in loads)}
 
 
 def row(name: str, m: dict, *, judged: bool = True) -> str:
@@ -72,8 +85,10 @@ def row(name: str, m: dict, *, judged: bool = True) -> str:
         ok = "(for comparison)"
     times = (f"{m['median']:.2f} s (slowest {m['max']:.2f} s)" if m["n"] > 1
              else f"{m['median']:.2f} s (one load)")
+    joined = (f"{m['joined']:.2f} s (slowest {m['joined_max']:.2f} s)"
+              if m["joined"] == m["joined"] else "–")
     return (f"| {name} | {m['bytes'] / 1000:,.1f} kB | {m['requests']:.0f} | {times} | "
-            f"{'≤ 150 kB; ≤ 3 s' if judged else '–'} | {ok} |")
+            f"{joined} | {'≤ 150 kB; ≤ 3 s' if judged else '–'} | {ok} |")
 
 
 def detail(m: dict) -> list[str]:
@@ -117,7 +132,7 @@ def main() -> int:
             if not args.no_reference:
                 full = f"{host.student_url}&explore=1"
                 start = time.perf_counter()
-                m = measure(browser, full, 1, ready=FULL_PAGE_SHOWN_JS)
+                m = measure(browser, full, 1, ready=FULL_PAGE_SHOWN_JS, joined=False)
                 results.append(row("reference: the full Streamlit page (`&explore=1`), "
                                    "`streamlit run app.py`", m, judged=False))
                 details.append(f"the full page: {len(m['last'].requests)} requests "
@@ -125,8 +140,8 @@ def main() -> int:
             host.close()
         browser.close()
     print("| a phone's first load | bytes on the wire | requests | link → question on "
-          "screen | target | met |")
-    print("|---|---:|---:|---:|---|---|")
+          f"screen | link → joined (CPU {PHONE_CPU:g}× slower) | target | met |")
+    print("|---|---:|---:|---:|---:|---|---|")
     print("\n".join(results))
     print()
     print("\n".join(details))

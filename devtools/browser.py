@@ -810,6 +810,7 @@ class Load:
 
     requests: list[tuple[str, str, int]]
     seconds: float
+    joined: float = float("nan")   # navigation to the phone's join done (it can answer)
 
     @property
     def bytes(self) -> int:
@@ -818,7 +819,8 @@ class Load:
 
 def first_load(browser, url: str, *, ready: str = QUESTION_SHOWN_JS,
                throttle: dict | None = None, size: tuple[int, int] = (390, 844),
-               settle_ms: float = 500, timeout_ms: float = 180_000) -> Load:
+               settle_ms: float = 500, timeout_ms: float = 180_000, cpu: float = 1.0,
+               joined: bool = False) -> Load:
     """Open ``url`` in a new phone context (empty cache, no cookies), ``throttle`` (e.g.
     `SLOW_3G`) applied through the DevTools protocol, and count what came over the wire until
     ``ready`` held on screen (and ``settle_ms`` after: a late request counts too).
@@ -827,6 +829,8 @@ def first_load(browser, url: str, *, ready: str = QUESTION_SHOWN_JS,
     ``encodedDataLength`` (headers and body as received, compressed) for a finished response;
     for one still open at the end (the room's stream) its headers plus the body received so
     far (``dataReceived``; the stream is not compressed). Requests sent are not counted.
+    ``cpu``: Chromium's CPU slowed that many times (a phone's); ``joined``: also wait until
+    the phone's page has joined the class (its work done and its cookie set).
     """
     context = browser.new_context(viewport={"width": size[0], "height": size[1]},
                                   is_mobile=True, has_touch=True)
@@ -865,18 +869,24 @@ def first_load(browser, url: str, *, ready: str = QUESTION_SHOWN_JS,
         cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
         if throttle:
             cdp.send("Network.emulateNetworkConditions", {"offline": False, **throttle})
+        if cpu != 1.0:
+            cdp.send("Emulation.setCPUThrottlingRate", {"rate": cpu})
         page.goto(url, wait_until="commit", timeout=timeout_ms)
         page.wait_for_function("() => window.__xattnReadyAt !== undefined", polling=50,
                                timeout=timeout_ms)
+        if joined:
+            page.wait_for_function("() => window.__xattnJoinedAt !== undefined", polling=50,
+                                   timeout=timeout_ms)
         page.wait_for_timeout(settle_ms)
         seconds = page.evaluate("window.__xattnReadyAt") / 1000
+        joined_at = page.evaluate("window.__xattnJoinedAt") if joined else None
         rows = []
         for r in seen.values():
             if "url" not in r or r["url"].startswith("data:"):
                 continue
             wire = r["done"] if r["done"] is not None else r["head"] + (r["enc"] or r["data"])
             rows.append((r["url"], r["type"], wire))
-        return Load(rows, seconds)
+        return Load(rows, seconds, joined_at / 1000 if joined_at is not None else float("nan"))
     finally:
         context.close()
 

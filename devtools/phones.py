@@ -544,7 +544,8 @@ class Phone:
         if self.join_data.get("challenge"):       # the page's work, then its join
             t1 = time.monotonic()
             nonce = await asyncio.to_thread(solve_work, self.join_data["challenge"],
-                                            self.join_data["bits"])
+                                            self.join_data["bits"],
+                                            self.join_data.get("pieces", 1))
             self.work_seconds = time.monotonic() - t1
             status, _, body = await self.request(
                 "POST", f"/live/{quote(self.code)}/join", "page",

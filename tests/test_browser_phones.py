@@ -742,8 +742,8 @@ def _wait_new_cookie(laptop, old: str) -> bool:
 
 def test_a_phones_join_is_its_pages_work_and_a_tap_made_meanwhile_is_kept(hall, host, phones):
     """The page's plain-JavaScript SHA-256 is SHA-256 (a hall's http:// page has no
-    crypto.subtle), its nonce meets the server's 18 bits, and a tap made before the join is
-    done waits on the phone and is saved right after it."""
+    crypto.subtle), its nonces do the server's work (4 pieces of 15 bits), and a tap made
+    before the join is done waits on the phone and is saved right after it."""
     import hashlib
 
     phone, = phones(None)
@@ -766,6 +766,9 @@ def test_a_phones_join_is_its_pages_work_and_a_tap_made_meanwhile_is_kept(hall, 
     sent = json.loads(held[0].request.post_data)
     held[0].continue_()
     phone.wait_receipt("saved")
-    digest = hashlib.sha256(f"{sent['challenge']}.{sent['nonce']}".encode()).digest()
-    assert int.from_bytes(digest, "big") >> (256 - 18) == 0        # the server's 18 bits
+    from xattn.classroom import Limits
+    from xattn.classroom.codes import work_done
+    bits, pieces = Limits().join_work_bits, Limits().join_work_pieces
+    assert len(sent["nonce"].split(",")) == pieces == 4
+    assert work_done(sent["challenge"], sent["nonce"], bits, pieces)   # the server's work
     assert hall.store().my_answer(host.code, 1, phone.student(hall.store())) == 1

@@ -82,7 +82,8 @@ class Server:
 @pytest.fixture
 def store(tmp_path):
     s = SQLiteStore(tmp_path / "c.sqlite3", Limits(new_students=(3, 600.0),
-                                                   failed_joins=(2, 600.0), join_work_bits=8))
+                                                   failed_joins=(2, 600.0), join_work_bits=8,
+                                                   join_work_pieces=1))
     yield s
     s.close()
 
@@ -116,7 +117,7 @@ def join(site, code, *, work=True):
     r, page, data = page_of(site, code)
     if "challenge" not in data:
         return r, page, None
-    nonce = solve_work(data["challenge"], data["bits"]) if work else "0"
+    nonce = solve_work(data["challenge"], data["bits"], data["pieces"]) if work else "0"
     joined, _ = site.request("POST", f"/live/{data['code']}/join",
                              json.dumps({"challenge": data["challenge"], "nonce": nonce}),
                              {"Content-Type": "application/json"})

@@ -19,7 +19,7 @@ from devtools.protocol import run_async
 from xattn.classroom import RedisStore
 
 pytestmark = pytest.mark.server
-# phones share this machine's two cores with the servers: a join's work at 2**10
+# phones share this machine's two cores with the servers: a join's work at 4 x 2**10
 LIMITS = "join_work_bits=10"
 PHONES = 100
 

@@ -42,9 +42,11 @@ class Limits:
     new_rooms: tuple = (12, 3600.0)        # classes started
     # Per browser (a random cookie of the phone's page): one browser's mistakes, a guesser's
     browser_failed_joins: tuple = (20, 600.0)
-    # A join's proof of work: SHA-256 with this many leading zero bits (2**18 hashes: about a
-    # second of a phone's JavaScript, a tenth of a core in Python, for each student minted)
-    join_work_bits: int = 18
+    # A join's proof of work: `join_work_pieces` SHA-256s with this many leading zero bits
+    # each (4 x 2**15 = 2**17 hashes: about a second of a phone's JavaScript, a tenth of a core
+    # in Python, for each student minted; four pieces so that an unlucky phone waits little)
+    join_work_bits: int = 15
+    join_work_pieces: int = 4
     join_seconds: float = 600.0     # a join's challenge is good this long after the page
 
     def __post_init__(self):
@@ -58,6 +60,10 @@ class Limits:
                      "max_students"):
             check_int(getattr(self, name), f"Limits.{name}", minimum=1)
         check_int(self.join_work_bits, "Limits.join_work_bits", minimum=0)
+        check_int(self.join_work_pieces, "Limits.join_work_pieces", minimum=1)
+        if self.join_work_pieces > 16:
+            raise ValueError(f"Limits.join_work_pieces must be at most 16; received "
+                             f"{self.join_work_pieces}.")
         if self.join_work_bits > 28:
             raise ValueError(f"Limits.join_work_bits must be at most 28 (2**28 hashes is "
                              f"minutes on a phone); received {self.join_work_bits}.")

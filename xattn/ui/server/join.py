@@ -4,9 +4,10 @@ A lecture hall is one network address (campus Wi-Fi's NAT), so limits per addres
 hall of 1,000 phones in, and a script must still not mint voters for free. So:
 
 - the phone's page (``/?room=CODE``) carries a **challenge** (``codes.new_challenge``: a time,
-  a random part, the server's MAC, bound to the room) and the page's JavaScript finds a nonce
-  whose SHA-256 starts with ``Limits.join_work_bits`` zero bits (``assets/work.js``: about a
-  second of a phone's time; a script needs 2**18 hashes per voter). ``POST /live/CODE/join``
+  a random part, the server's MAC, bound to the room) and the page's JavaScript finds
+  ``Limits.join_work_pieces`` nonces whose SHA-256s start with ``Limits.join_work_bits`` zero
+  bits (``assets/work.js``: about a second of a phone's time; a script needs 4 x 2**15 = 2**17
+  hashes per voter). ``POST /live/CODE/join``
   with the solution gives the browser its student id in the cookie ``xattn_student_CODE``,
   signed for that room only (a cookie of one class counts in no other). A solution sent
   twice is the same student; a challenge is good for ``Limits.join_seconds``;
@@ -133,6 +134,7 @@ async def look_up(scope, hub, join: dict) -> str | None:
         key = await asyncio.to_thread(store.signing_key)
         join["challenge"] = new_challenge(key, code, time.time())
         join["bits"] = store.limits.join_work_bits
+        join["pieces"] = store.limits.join_work_pieces
     except ClassroomError as err:
         join["problem"] = (f"The class store is not answering ({err}). This page tries again "
                            "by itself.")
@@ -165,7 +167,8 @@ async def join(request: Request) -> JSONResponse:
         store = hub.store
         limits = store.limits
         keys = await asyncio.to_thread(store.signing_keys)
-        args = (code, challenge, nonce, limits.join_work_bits, time.time(), limits.join_seconds)
+        args = (code, challenge, nonce, limits.join_work_bits, limits.join_work_pieces,
+                time.time(), limits.join_seconds)
         sid = joined_student(keys, *args) or joined_student(
             await asyncio.to_thread(store.refresh_signing_keys), *args)
         if sid is None:

@@ -122,7 +122,7 @@
     joining = true;
     const started = Date.now();
     const shown = setTimeout(() => { if (!S.joined) status("Joining the class… (this phone proves it is a browser: a second or two)"); }, 1500);
-    XATTN_WORK.solve(challenge || JOIN.challenge, JOIN.bits, async (nonce) => {
+    XATTN_WORK.solve(challenge || JOIN.challenge, JOIN.bits, JOIN.pieces || 1, async (nonce) => {
       for (let wait = 1000; ; wait = Math.min(wait * 2, 8000)) {
         try {
           const res = await fetch("live/" + encodeURIComponent(code) + "/join", {
@@ -140,6 +140,7 @@
       joining = false;
       S.joined = true;
       S.joinMs = Date.now() - started;
+      window.__xattnJoinedAt = performance.now();   // for measurements (benchmarks/phone_load.py)
       status(null);
       if (es) es.close();
       connect();                   // the stream again, now as this student: receipts, presence
@@ -577,5 +578,5 @@
   }
   try { S.pending = JSON.parse(localStorage.getItem(KEY)); } catch (err) { S.pending = null; }
   connect();
-  if (!S.joined) join();
+  if (!S.joined) join(); else window.__xattnJoinedAt = performance.now();
 })();

@@ -1,6 +1,6 @@
-// xattn: a join's small proof of work (xattn/classroom/codes.py, work_done): a nonce n such
-// that SHA-256 of "challenge.n" starts with `bits` zero bits, found a slice at a time so the
-// page stays responsive. Plain JavaScript: a lecture hall's page is often plain http://, where
+// xattn: a join's small proof of work (xattn/classroom/codes.py, work_done): for each of
+// `pieces` pieces i a nonce n such that SHA-256 of "challenge.i.n" (of "challenge.n" for one
+// piece) starts with `bits` zero bits, found a slice at a time so the page stays responsive. Plain JavaScript: a lecture hall's page is often plain http://, where
 // crypto.subtle does not exist.
 "use strict";
 const XATTN_WORK = (function () {
@@ -58,22 +58,31 @@ const XATTN_WORK = (function () {
   const hex = (text) => Array.from(digest(bytes(text, 0), text.length),
     (w) => (w >>> 0).toString(16).padStart(8, "0")).join("");
 
-  // calls done(nonce) once found; slices of `slice` hashes, the page free in between
-  function solve(challenge, bits, done, slice) {
-    const prefix = challenge + ".", m = bytes(prefix, 12), p = prefix.length;
+  // one piece: calls done(n) once found; slices of `step` hashes, the page free in between
+  function piece(prefix, bits, step, done) {
+    const m = bytes(prefix, 12), p = prefix.length;
     const digits = new Uint8Array(12);
     const limit = bits === 0 ? 0 : 32 - bits;
     let n = 0;
-    const step = slice || 20000;
     (function more() {
       for (const end = n + step; n < end; n++) {
         let len = 0;
         for (let v = n; ; v = Math.floor(v / 10)) { digits[len++] = 48 + (v % 10); if (v < 10) break; }
         for (let i = 0; i < len; i++) m[p + i] = digits[len - 1 - i];
         const w = digest(m, p + len)[0];
-        if (bits === 0 || (w >>> limit) === 0) { done(String(n)); return; }
+        if (bits === 0 || (w >>> limit) === 0) { done(n); return; }
       }
       setTimeout(more, 0);
+    })();
+  }
+
+  // calls done("n0,n1,...") once every piece is found
+  function solve(challenge, bits, pieces, done, slice) {
+    const found = [];
+    (function next() {
+      if (found.length === pieces) { done(found.join(",")); return; }
+      const prefix = (pieces === 1 ? challenge : challenge + "." + found.length) + ".";
+      piece(prefix, bits, slice || 20000, (n) => { found.push(String(n)); next(); });
     })();
   }
   return { hex, solve };
