@@ -38,9 +38,13 @@
 #   XATTN_BIND=127.0.0.1      address HAProxy listens on; 0.0.0.0 for every network interface
 #                             (students on other machines), or one interface's address
 #   XATTN_BACKEND_PORT        first Streamlit port (default PORT+1)
-#   XATTN_MAXCONN=4000        connections HAProxy accepts at once (each phone holds one
+#   XATTN_MAXCONN=6000        connections HAProxy accepts at once (each phone holds one
 #                             stream of its room plus short requests); more wait in the kernel
-#   XATTN_SERVER_MAXCONN=2000 connections per Streamlit process; more wait in HAProxy's queue
+#   XATTN_SERVER_MAXCONN=3000 connections per Streamlit process; more wait in HAProxy's queue
+#   XATTN_CONN_PER_ADDRESS=2500  connections one client address may hold (a campus NAT's whole
+#                             hall is one address: 1,000 phones' streams and answers fit)
+#   XATTN_WS_PER_ADDRESS=200  Streamlit websockets one address may hold, and open in 10 s (the
+#                             lecturer's pages, students on the full page; phones use none)
 #   XATTN_RUN_DIR             where the configuration and logs go, kept after the exit
 #                             (default: a new temporary directory, removed on exit)
 #   XATTN_START_TIMEOUT=120   seconds to wait for the processes to become healthy
@@ -83,7 +87,7 @@ haproxy_config() {  # N PORT BACKEND_PORT: the configuration on stdout
 # Cookie affinity: a session's websocket, downloads (/media/...) and uploads must reach the
 # process that holds it. Source-IP affinity would send a classroom behind one NAT to one process.
 global
-    maxconn $(( ${XATTN_MAXCONN:-4000} + 100 ))
+    maxconn $(( ${XATTN_MAXCONN:-6000} + 100 ))
     # A request's line and headers must fit in one buffer (default 16 kB, else HTTP 400), and
     # the page's link holds every control: up to about 70 kB (two sentences of 2,000 characters
     # of 4 bytes each, percent-encoded, plus the masked tokens). A buffer is taken while data
@@ -120,7 +124,18 @@ defaults
 frontend xattn
     # XATTN_BIND: 127.0.0.1 (the default) this machine only, 0.0.0.0 every network interface
     bind ${XATTN_BIND:-127.0.0.1}:$port
-    maxconn ${XATTN_MAXCONN:-4000}
+    maxconn ${XATTN_MAXCONN:-6000}
+    # One client address may not fill the hall: at most XATTN_CONN_PER_ADDRESS connections
+    # (1,000 phones behind one NAT hold a stream each, and a keep-alive for 10 s after an
+    # answer), and XATTN_WS_PER_ADDRESS Streamlit websockets, opened at most that many in 10 s
+    # (600 idle ones from one client used to fill every process's slots until they closed:
+    # benchmarks/idle_sockets.py). Refused: the connection, or HTTP 429.
+    stick-table type ipv6 size 200k expire 10m store conn_cur
+    tcp-request connection track-sc0 src
+    tcp-request connection reject if { sc0_conn_cur gt ${XATTN_CONN_PER_ADDRESS:-2500} }
+    http-request track-sc1 src table per_address_ws if { path /_stcore/stream }
+    http-request deny deny_status 429 if { path /_stcore/stream } { sc1_conn_cur gt ${XATTN_WS_PER_ADDRESS:-200} }
+    http-request deny deny_status 429 if { path /_stcore/stream } { sc1_http_req_rate gt ${XATTN_WS_PER_ADDRESS:-200} }
     # The path the log shows: an upload's URL names the browser's Streamlit session, and
     # whoever knows a session's id can take it over by reconnecting with it
     http-request set-var(txn.logged_path) path,regsub(/_stcore/upload_file/[^/]*,/_stcore/upload_file/-)
@@ -149,7 +164,7 @@ EOF
     option httpchk
     http-check send meth GET uri /_stcore/health
     http-check expect string ok
-    default-server check inter 2s fall 3 rise 2 maxconn ${XATTN_SERVER_MAXCONN:-2000}
+    default-server check inter 2s fall 3 rise 2 maxconn ${XATTN_SERVER_MAXCONN:-3000}
 EOF
   for (( i = 1; i <= n; i++ )); do
     if [[ "$affinity" == 0 ]]; then
@@ -158,6 +173,12 @@ EOF
       printf '    server s%d 127.0.0.1:%d cookie s%d\n' "$i" $(( first + i - 1 )) "$i"
     fi
   done
+  cat <<EOF
+
+backend per_address_ws
+    # the Streamlit websockets of each client address: how many are open, and opened in 10 s
+    stick-table type ipv6 size 200k expire 10m store conn_cur,http_req_rate(10s)
+EOF
 }
 
 # --- arguments --------------------------------------------------------------------------------

@@ -76,7 +76,10 @@ def test_config_has_cookie_affinity_websockets_health_checks_and_bounds():
     for line in ("mode http", "timeout tunnel 2h", "balance leastconn",
                  'cookie XATTN_SERVER insert indirect nocache httponly attr "SameSite=Lax"',
                  "http-check send meth GET uri /_stcore/health", "http-check expect string ok",
-                 "bind 127.0.0.1:9000", "maxconn 4000", "maxconn 2000", "option redispatch",
+                 "bind 127.0.0.1:9000", "maxconn 6000", "maxconn 3000", "option redispatch",
+                 "tcp-request connection reject if { sc0_conn_cur gt 2500 }",
+                 "{ sc1_conn_cur gt 200 }", "{ sc1_http_req_rate gt 200 }",
+                 "backend per_address_ws",
                  "server s1 127.0.0.1:9001 cookie s1", "server s3 127.0.0.1:9003 cookie s3"):
         assert line in cfg, line
     assert "balance source" not in cfg and "s4" not in cfg
