@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from devtools.protocol import run_async
 from xattn.ui.server.bounds import Bounds, limits
 
 
@@ -16,8 +17,7 @@ def test_websockets_and_streams_per_address_and_sessions_in_all_are_bounded(monk
     monkeypatch.setenv("XATTN_WS_PER_ADDRESS", "2")
     monkeypatch.setenv("XATTN_MAX_SESSIONS", "3")
     monkeypatch.setenv("XATTN_STREAMS_PER_ADDRESS", "1")
-    release = asyncio.Event()
-
+    release = None                                  # made inside the test's own event loop
     async def app(scope, receive, send):            # a connection held until released
         if scope["path"].endswith(("/_stcore/stream", "/events")):
             await release.wait()
@@ -25,6 +25,8 @@ def test_websockets_and_streams_per_address_and_sessions_in_all_are_bounded(monk
             await send({"type": "http.response.start", "status": 200})
 
     async def main():
+        nonlocal release
+        release = asyncio.Event()
         bounds = Bounds(app)
         sent = []
 
@@ -54,7 +56,7 @@ def test_websockets_and_streams_per_address_and_sessions_in_all_are_bounded(monk
         release.set()
         await asyncio.gather(*held, stream)
         assert bounds._open == {} and bounds._sessions == 0       # all given back
-    asyncio.run(main())
+    run_async(main())               # its own thread: a browser test may hold this one's loop
 
 
 def test_bad_settings_fall_back_to_the_defaults(monkeypatch):
