@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from xattn.lesson import STEPS, parts_verdict, verdict
+from xattn.lesson import STEPS, verdict
 from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
 from xattn.ui.link import REGISTRY
@@ -227,7 +227,7 @@ def test_each_head_s_job_is_read_from_its_measures():
     wrong = next(job for job in ("sink", "spread out") if job != told.parts[0].truth
                  and job not in told.parts[0].also)
     said = {told.parts[0].name: wrong, told.parts[1].name: told.parts[1].truth}
-    assert parts_verdict(told, said) == (
+    assert verdict(told, said) == (
         f"**1 of 2 right** (2 not guessed): {told.parts[0].name}: you said `{wrong}`, the "
         f"measures say `{told.parts[0].truth}`.")
 

@@ -66,9 +66,9 @@ def answers_csv(tallies, *, moves: dict | None = None) -> str:
         timer = "" if t.timer is None else f"{t.timer.seconds:g}"
         moved = moves.get((t.step, t.round))
         n_answered = t.n_answered if t.n_answered is not None else (
-            sum(t.counts.values()) if q.kind in ("choice", "token", "number") else "")
+            sum(t.counts.values()) if q.of.one_answer else "")
         for value, n in t.counts.items():
-            if q.kind == "links" and not n:
+            if q.of.chart == "links" and not n:
                 continue                       # links nobody drew: up to 256 empty rows
             came = "" if moved is None else sum(
                 k for (a, b), k in moved.items() if a is not None and b is not None
@@ -79,17 +79,10 @@ def answers_csv(tallies, *, moves: dict | None = None) -> str:
 
 
 def _named(q, value) -> tuple:
-    """(index, answer) of one counted answer: a choice, token, number, part's choice, link."""
-    if q.kind == "number":
-        return "", f"{value:.{q.decimals}f}"
-    if q.kind == "parts":
-        part, choice = value
-        return q.choices.index(choice), csv_cell(f"{part}: {choice}")
-    if q.kind == "links":
-        t, s = value
-        return f"{t}-{s}", csv_cell(f"{q.rows[t]} → {q.choices[s]}")
-    index = value if q.kind == "token" else q.choices.index(value)
-    return index, csv_cell(q.choices[index])
+    """(index, answer) of one counted answer (its kind's ``named``): a text a safe cell, a
+    number as it is (a spreadsheet reads ``-0.50`` as the number it is)."""
+    index, answer = q.of.named(q, value)
+    return index, answer if q.of.choices is None else csv_cell(answer)
 
 
 def qr_svg(url: str, *, label: str = "QR code of the class link") -> str:

@@ -103,7 +103,7 @@ def count_map(question: Question, raw: dict) -> dict:
         if int(n) > 0:
             for value in question.elements(question.decode(text)):
                 counts[value] = counts.get(value, 0) + int(n)
-    if question.kind == "number":
+    if question.of.choices is None:             # a range: the numbers given, in order
         counts = dict(sorted(counts.items()))
     return counts
 
@@ -429,7 +429,7 @@ class ClassStore(ABC):
             raise LimitReached(f"a room holds 1 to {self.limits.max_steps} questions "
                                f"(Limits.max_steps); received {len(questions)}.")
         for q in questions:
-            if q.kind in ("choice", "parts") and max(len(c.encode()) for c in q.choices) \
+            if q.of.distinct and max(len(c.encode()) for c in q.choices) \
                     > self.limits.max_answer_bytes:
                 raise LimitReached("a choice can hold at most "
                                    f"{self.limits.max_answer_bytes} bytes "

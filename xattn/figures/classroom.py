@@ -27,9 +27,18 @@ MUTED = "#9e9e9e"
 
 
 def _options(question, counts: dict) -> list:
-    if question.kind == "number":
+    """The bars' answers: every option, or every distinct number given (a range's kind)."""
+    if question.of.choices is None:
         return sorted(counts)
     return question.options()
+
+
+def _is_truth(question, option, truth) -> bool:
+    if truth is None:
+        return False
+    if question.of.choices is None:              # a number: the same after rounding
+        return abs(float(option) - float(truth)) < 10 ** -question.decimals
+    return option == truth
 
 
 def answers_figure(question, counts: dict, *, truth=None, font_scale: float = 1.0) -> go.Figure:
@@ -45,17 +54,9 @@ def answers_figure(question, counts: dict, *, truth=None, font_scale: float = 1.
         The right answer, in the same form.
     """
     options = _options(question, counts)
-    if question.kind == "token":
-        names = list(question.choices)
-    elif question.kind == "number":
-        names = [f"{v:.{question.decimals}f}" for v in options]
-    else:
-        names = list(options)
-    x, x_text = axis_labels(names)
+    x, x_text = axis_labels([question.of.shown(question, o) for o in options])
     n = [int(counts.get(o, 0)) for o in options]
-    right = [truth is not None and (o == truth if question.kind != "number"
-                                    else abs(float(o) - float(truth)) < 10 ** -question.decimals)
-             for o in options]
+    right = [_is_truth(question, o, truth) for o in options]
     bar = dict(type="bar", x=x, y=n, text=[f"{k} · right" if r else str(k)
                                            for k, r in zip(n, right, strict=True)],
                textposition="outside", cliponaxis=False,
@@ -119,18 +120,9 @@ def revote_figure(question, first: dict, then: dict, *, truth=None, rounds=(1, 2
     rounds : (int, int)
         The rounds' numbers, for the legend.
     """
-    options = sorted(set(first) | set(then)) if question.kind == "number" else \
-        question.options()
-    if question.kind == "token":
-        names = list(question.choices)
-    elif question.kind == "number":
-        names = [f"{v:.{question.decimals}f}" for v in options]
-    else:
-        names = list(options)
-    x, x_text = axis_labels(names)
-    right = [truth is not None and (o == truth if question.kind != "number"
-                                    else abs(float(o) - float(truth)) < 10 ** -question.decimals)
-             for o in options]
+    options = _options(question, {**first, **then})
+    x, x_text = axis_labels([question.of.shown(question, o) for o in options])
+    right = [_is_truth(question, o, truth) for o in options]
     bars = []
     for counts, rnd, color in ((first, rounds[0], MUTED), (then, rounds[1], ACCENT)):
         n = [int(counts.get(o, 0)) for o in options]
@@ -264,10 +256,11 @@ def class_figure(question, counts: dict, n_answered: int, *, truth=None, also=()
     part-by-choice grid (parts), or the class's alignment (links); the truth marked once
     given. ``also``: answers just as right (a tie), or each part's close calls (parts);
     ``labels``: shorter names of a parts question's choices."""
-    if question.kind == "parts":
+    chart = question.of.chart                     # xattn.classroom.kinds: how it is drawn
+    if chart == "grid":
         return parts_figure(question, counts, n_answered, truth=truth, also=also,
                             labels=labels, font_scale=font_scale)
-    if question.kind == "links":
+    if chart == "links":
         gold = None
         if truth is not None:
             gold = np.zeros((len(question.rows), len(question.choices)), dtype=bool)

@@ -24,16 +24,14 @@ from xattn.lesson._step import (
     NEEDS,
     Step,
     is_right,
-    links_verdict,
     missing,
     off_plan,
-    parts_verdict,
     verdict,
 )
 from xattn.lesson._told import Part, Told
 
 __all__ = ["Step", "Told", "Part", "STEPS", "NEEDS", "missing", "off_plan", "verdict",
-           "parts_verdict", "links_verdict", "is_right", "Versus", "versus", "word_pair"]
+           "is_right", "Versus", "versus", "word_pair"]
 
 STEPS: tuple[Step, ...] = (
     Step("One head and the formula", {"heads": 1, "view": "Heads"},

@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 
 from xattn.lesson._aligns import word_pair
 from xattn.lesson._told import Told
-from xattn.literal import md_code
 from xattn.sources import Attention
 
-__all__ = ["Step", "NEEDS", "missing", "off_plan", "verdict", "parts_verdict", "links_verdict",
-           "is_right"]
+__all__ = ["Step", "NEEDS", "missing", "off_plan", "verdict", "is_right"]
 
 # What a step may need of the weights: (has it?, what the step shows instead, in one line).
 NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
@@ -147,83 +145,12 @@ def off_plan(step: Step, a: Attention) -> str | None:
 def verdict(told: Told, answer) -> str:
     """A student's prediction ``answer`` against the truth, in one line of Markdown: right, or
     what the page shows and how far off (several parts: how many are right; links: their
-    AER against the gold links)."""
-    q, truth = told.question, told.truth
-    if q.kind == "parts":
-        said = answer if isinstance(answer, dict) else dict(zip(q.rows, answer, strict=True))
-        return parts_verdict(told, said)
-    if q.kind == "links":
-        return links_verdict(told, answer)
-    if q.kind == "number":
-        off = abs(float(answer) - float(truth))
-        if off <= told.tolerance:
-            return f"**Right**: you said {float(answer):g}, and it is {float(truth):.3f}."
-        return (f"**Off by {off:.3g}**: you said {float(answer):g}; the page shows "
-                f"{float(truth):.3f}.")
-    if q.kind == "token":
-        said, true = md_code(q.choices[answer]), md_code(q.choices[truth])
-        if answer == truth:
-            return f"**Right**: {true}."
-        if told.tokens and told.tokens[answer] == told.tokens[truth]:
-            return (f"**The right word, the wrong place**: you chose {said}, position {answer}; "
-                    f"the page shows position {truth}.")
-        return f"**Not this time**: you chose {said}; the page shows {true}."
-    said, true = md_code(answer), md_code(truth)
-    if told.also:
-        tied = ", ".join(md_code(t) for t in (truth, *told.also))
-        return (f"**Right**: {said} ties for the answer with the others ({tied})."
-                if answer == truth or answer in told.also else
-                f"**Not this time**: you chose {said}; the page shows a tie: {tied}.")
-    return f"**Right**: {true}." if answer == truth else (
-        f"**Not this time**: you chose {said}; the page shows {true}.")
-
-
-
-def links_verdict(told: Told, links) -> str:
-    """A student's ``(target, source)`` links against the gold links (``told.truth``), in one
-    line of Markdown: their AER, and how many of their links are gold."""
-    from xattn.alignlab import GoldLinks, score_links
-
-    q = told.question
-    gold = GoldLinks(frozenset((s, t) for t, s in told.truth))
-    s = score_links(links, gold, len(q.rows), len(q.choices))
-    n_links, n_gold, hits, _ = (int(k) for k in s.counts)
-    if hits == n_links == n_gold:
-        return "**Right: the gold alignment exactly** (AER 0.00)."
-    return (f"**Your AER {s.aer:.2f}**: {hits} of your {n_links} link"
-            f"{'s' if n_links != 1 else ''} {'is' if hits == 1 else 'are'} gold, of the "
-            f"{n_gold} gold links (lower AER is better; 0 is the gold alignment).")
+    AER against the gold links; a poll: that it has no right answer). The question's kind
+    decides (``xattn.classroom.kinds``)."""
+    return told.question.of.verdict(told.question, told.key, answer)
 
 
 def is_right(told: Told, answer) -> bool:
     """Whether a whole answer is right: the truth or a tie; every part right (or a close
-    call); the gold links exactly; a number within the tolerance."""
-    q = told.question
-    if answer is None:
-        return False
-    if q.kind == "number":
-        return abs(float(answer) - float(told.truth)) <= told.tolerance
-    if q.kind == "parts":
-        said = answer if isinstance(answer, dict) else dict(zip(q.rows, answer, strict=True))
-        return all(said.get(p.name) == p.truth or said.get(p.name) in p.also
-                   for p in told.parts)
-    if q.kind == "links":
-        return tuple(sorted(answer)) == tuple(told.truth)
-    return answer == told.truth or answer in told.also
-
-
-def parts_verdict(told: Told, answers: dict) -> str:
-    """Predictions ``answers`` (part name: answer) against each part's truth, in one line of
-    Markdown: how many are right, and which are not."""
-    made = {p.name: answers.get(p.name) for p in told.parts if answers.get(p.name) is not None}
-    if not made:
-        return ""
-    wrong = [p for p in told.parts
-             if p.name in made and made[p.name] != p.truth and made[p.name] not in p.also]
-    right = len(made) - len(wrong)
-    text = f"**{right} of {len(made)} right**" + (
-        f" ({len(told.parts) - len(made)} not guessed)" if len(made) < len(told.parts) else "")
-    if wrong:
-        text += ": " + "; ".join(f"{p.name}: you said {md_code(made[p.name])}, the measures "
-                                 f"say {md_code(p.truth)}" for p in wrong)
-    return text + "."
+    call); the gold links exactly; a number within the tolerance; never for a poll."""
+    return told.question.of.right(told.question, told.key, answer)

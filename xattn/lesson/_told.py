@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xattn.classroom.kinds import Key
 from xattn.classroom.question import Question
 
 __all__ = ["Told", "Part"]
@@ -74,3 +75,9 @@ class Told:
     also: tuple = ()
     parts: tuple[Part, ...] = ()
     charts: tuple = ()
+
+    @property
+    def key(self) -> Key:
+        """What an answer is checked against (``xattn.classroom.kinds.Key``)."""
+        return Key(self.truth, self.also, self.tolerance, self.tokens,
+                   tuple((p.name, p.truth, p.also) for p in self.parts))

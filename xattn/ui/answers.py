@@ -18,7 +18,7 @@ from xattn.lesson import STEPS, Told
 from xattn.ui.compute import derived, figure
 from xattn.ui.prepared import prepared_attention
 
-__all__ = ["class_step", "answer_charts", "ANSWERS_ALT", "also_right"]
+__all__ = ["class_step", "answer_charts", "ANSWERS_ALT", "GRADED_ALT", "also_right"]
 
 
 def class_step(n: int, *, show: bool = True):
@@ -32,15 +32,19 @@ def class_step(n: int, *, show: bool = True):
     return a, told
 
 
-ANSWERS_ALT = {"choice": "Bar chart of the class's predictions, one bar per answer; the "
-                         "right answer outlined.",
-               "parts": "Grid of the class's labels: one row per head, one column per job, "
-                        "each cell the students who chose it; the right job outlined."}
+ANSWERS_ALT = {"bars": "Bar chart of the class's predictions, one bar per answer.",
+               "grid": "Grid of the class's labels: one row per head, one column per job, "
+                       "each cell the students who chose it.",
+               "links": "Heatmap of the class's alignment: one row per target word, one "
+                        "column per source word, each cell the share of students who linked "
+                        "them."}
+GRADED_ALT = {"bars": " The right answer is outlined.", "grid": " The right job is outlined.",
+              "links": " The gold links are outlined."}
 
 
 def also_right(told: Told) -> tuple:
     """What is just as right: a tie's answers, or each part's close calls."""
-    return tuple(p.also for p in told.parts) if told.question.kind == "parts" else told.also
+    return tuple(p.also for p in told.parts) if told.parts else told.also
 
 
 def answer_charts(n: int, a, told: Told, view: RoomView) -> list[tuple]:
@@ -48,14 +52,14 @@ def answer_charts(n: int, a, told: Told, view: RoomView) -> list[tuple]:
     compares two pictures), as (figure, alt text), built once per server for the step's
     prepared weights; empty when there is none to draw."""
     kind = STEPS[n - 1].state.get("view", "Heads")
-    if view.question.kind == "links":               # drawn with the class's links: show_versus
+    if view.question.of.chart == "links":           # drawn with the class's links: show_versus
         return []
     if told.charts:                                  # the step draws its own answer
         return [(figure(("answer-chart", n, a.key, k), lambda make=make: make(1.0)),
                  "Bar chart comparing attention weights with the measured effect of masking "
                  "each source word or switching each head off.")
                 for k, make in enumerate(told.charts)]
-    if told.row is not None and view.question.kind == "token":
+    if told.row is not None and view.question.of.control == "tokens":
         i, head = told.row
         weights = a.layer(0)
         row = weights[head, i] if head >= 0 else weights[:, i].mean(0)

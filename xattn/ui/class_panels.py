@@ -26,6 +26,7 @@ from xattn.figures.frozen import narrowed
 from xattn.lesson import STEPS, Told, is_right
 from xattn.literal import md_code
 from xattn.sources import Attention
+from xattn.ui.answers import ANSWERS_ALT, also_right
 from xattn.ui.charts import show_chart
 from xattn.ui.devices import devices_panel, door
 from xattn.ui.link import ROOM
@@ -215,19 +216,19 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     revealed = view.phase == "revealed"
     truth = told.truth if told is not None and revealed else None
     taps = (revealed and told is not None and a is not None and told.row is not None
-            and view.question.kind == "token")
+            and view.question.of.control == "tokens")
     if revealed and view.round > 1 and told is not None:
         _revote(room, view, told, font_scale, compact)
     elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
         fig = class_figure(view.question, view.counts, view.n_answered, truth=truth,
                            also=_also(told) if truth is not None else (), labels=SHORT,
                            font_scale=font_scale)
-        if compact and view.question.kind in ("choice", "token", "number"):
+        if compact and view.question.of.one_answer:
             fig.update_layout(height=230, margin=dict(b=4))   # a narrow column beside the answer
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_answers", name=f"xattn-class-{room.code}-step{view.step}",
-                   alt=_ALTS.get(view.question.kind, _ALTS["choice"]))
+                   alt=_ALTS[view.question.of.chart])
     if taps:
         _taps(a, layer, view, told)
 
@@ -253,19 +254,18 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
     rounds = [[a for (a, _), n in moved.items() if a is not None for _ in range(n)],
               [b for (_, b), n in moved.items() if b is not None for _ in range(n)]]
     share = [sum(map(right, r)) / max(1, len(r)) for r in rounds]
-    what = "the right answer" if view.question.kind in ("choice", "token", "number") else \
-        "the right answer (every part right)" if view.question.kind == "parts" else \
-        "the gold alignment exactly"
+    what = {"bars": "the right answer", "grid": "the right answer (every part right)",
+            "links": "the gold alignment exactly"}[view.question.of.chart]
     st.markdown(f"**{to_right} moved to {what}** in round {view.round}"
                 f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
                 f"{len(rounds[0])} in round {view.round - 1}, {share[1]:.0%} of "
                 f"{len(rounds[1])} now.")
-    if view.question.kind in ("parts", "links"):       # this round's grid, the truth marked
+    if not view.question.of.one_answer:               # this round's grid, the truth marked
         fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
                            also=_also(told), labels=SHORT, font_scale=font_scale)
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
-        show_chart(fig, key="class_revote", alt=_ALTS[view.question.kind],
+        show_chart(fig, key="class_revote", alt=_ALTS[view.question.of.chart],
                    name=f"xattn-class-{room.code}-step{view.step}-revote")
         return
     fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
@@ -280,16 +280,10 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
 
 def _also(told: Told | None) -> tuple:
     """What is just as right: a tie's answers, or each part's close calls."""
-    if told is None:
-        return ()
-    return tuple(p.also for p in told.parts) if told.question.kind == "parts" else told.also
+    return () if told is None else also_right(told)
 
 
-_ALTS = {"choice": "Bar chart of the class's predictions, one bar per answer.",
-         "parts": "Grid of the class's labels: one row per head, one column per job, each "
-                  "cell the students who chose it.",
-         "links": "Heatmap of the class's alignment: one row per target word, one column per "
-                  "source word, each cell the share of students who linked them."}
+_ALTS = ANSWERS_ALT
 
 
 def _taps(a: Attention, layer: int, view, told: Told) -> None:

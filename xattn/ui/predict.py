@@ -16,7 +16,7 @@ from xattn.classroom.question import MAX_LINKS
 from xattn.lesson import Told
 from xattn.literal import md_code
 
-__all__ = ["prediction_widget", "show_value_of", "SHORT"]
+__all__ = ["prediction_widget", "SHORT"]
 
 # The jobs of step 12 in short words: four pills fit one line of a phone and of a projector.
 SHORT = {"follows position": "position", "aligns words": "aligns", "sink": "sink",
@@ -30,16 +30,17 @@ def prediction_widget(told: Told, key: str, *, default=None, disabled: bool = Fa
     answer as stored (a number, a choice, a tuple per part, the links)."""
     q = told.question
     label = f"**Your prediction.** {told.prompt}"
-    if q.kind == "number":
+    control = q.of.control               # xattn.classroom.kinds: the kind's control
+    if control == "number":
         return st.number_input(label, q.low, q.high, value=default, step=10 ** -q.decimals,
                                format=f"%.{q.decimals}f", key=key, disabled=disabled,
                                placeholder="type a number", on_change=on_change)
-    if q.kind == "parts":
+    if control == "grid":
         return _parts(q, key, label, default, disabled, on_change)
-    if q.kind == "links":
+    if control == "links":
         return _links(q, key, label, default, disabled)
-    options = q.options()
-    shown = q.choices if q.kind == "token" else options
+    options = q.options()                # "pills" of the choices, or "tokens" by position
+    shown = q.choices if control == "tokens" else options
     names = dict(zip(options, shown, strict=True))
     return st.pills(label, options, key=key, disabled=disabled, on_change=on_change,
                     default=default if default in options else None,
@@ -128,22 +129,3 @@ def _links(q: Question, key: str, label: str, default, disabled: bool):
                      disabled=disabled, on_change=_untap, args=(key,),
                      format_func=lambda lk: f"{q.rows[lk[0]]} → {q.choices[lk[1]]}")
     return links or None
-
-
-def show_value_of(q: Question, value) -> str:
-    """An answer as its choice, token, number, parts or links read, as Markdown."""
-    if value is None:
-        return "none"
-    if q.kind == "token":
-        return md_code(q.choices[value]) if isinstance(value, int) and 0 <= value < len(
-            q.choices) else md_code(str(value))
-    if q.kind == "number":
-        return md_code(f"{float(value):.{q.decimals}f}")
-    if q.kind == "parts":
-        said = value if isinstance(value, dict) else dict(zip(q.rows, value, strict=False))
-        return ", ".join(f"{name} {md_code(SHORT.get(c, c))}" for name, c in said.items()
-                         if c is not None) or "none"
-    if q.kind == "links":
-        links = sorted(value)
-        return f"{len(links)} link{'s' if len(links) != 1 else ''}"
-    return md_code(str(value))

@@ -31,7 +31,7 @@ from xattn.figures.classroom import class_figure
 from xattn.figures.phone import phone_chart
 from xattn.lesson import STEPS, Told, verdict
 from xattn.markup import to_html
-from xattn.ui.answers import ANSWERS_ALT, also_right, answer_charts, class_step
+from xattn.ui.answers import ANSWERS_ALT, GRADED_ALT, also_right, answer_charts, class_step
 from xattn.ui.compute import derived
 from xattn.ui.predict import SHORT
 from xattn.ui.versus import ALT as VERSUS_ALT
@@ -48,15 +48,18 @@ def plain(value):
 
 
 def ask_of(told: Told, question: Question) -> dict:
-    """The prediction control a phone draws for ``question`` (the step's own): its kind, what
-    it offers and the prompt (HTML). Labels are text: the phone never reads them as HTML."""
-    ask = {"kind": question.kind, "prompt": to_html(f"**Your prediction.** {told.prompt}")}
-    if question.kind == "number":
+    """The prediction control a phone draws for ``question`` (the step's own): its kind, the
+    kind's control (``xattn.classroom.kinds``), what it offers and the prompt (HTML). Labels
+    are text: the phone never reads them as HTML."""
+    control = question.of.control
+    ask = {"kind": question.kind, "control": control,
+           "prompt": to_html(f"**Your prediction.** {told.prompt}")}
+    if control == "number":
         ask.update(low=question.low, high=question.high, decimals=question.decimals)
-    elif question.kind == "parts":
+    elif control == "grid":
         ask.update(rows=list(question.rows), choices=list(question.choices),
                    labels=[SHORT.get(c, c) for c in question.choices])
-    elif question.kind == "links":
+    elif control == "links":
         ask.update(rows=list(question.rows), choices=list(question.choices))
     else:
         ask["choices"] = list(question.choices)
@@ -80,16 +83,17 @@ def _charts(n: int, a, told: Told, view: RoomView, asks: bool) -> tuple[list, st
     """The phone's charts after the reveal (the class's answers first, where they are a chart
     of their own) and, for links, the line comparing the class with the heads (HTML)."""
     charts, line = [], None
-    if asks and view.question.kind == "links":        # the class beside every layer and head
+    if asks and view.question.of.chart == "links":    # the class beside every layer and head
         v = class_versus(a, view.counts, view.n_answered)
         fig = versus_chart(a, told, v, view.counts)
         charts.append(phone_chart(fig, alt=VERSUS_ALT))
         line = to_html(v.line) + to_html(v.table)
-    if asks and (told.row is None or told.question.kind != "token") \
-            and view.question.kind != "links":
+    if asks and (told.row is None or told.question.of.control != "tokens") \
+            and view.question.of.chart != "links":
         question, counts, truth, also = view.question, view.counts, told.truth, also_right(told)
-        alt = ANSWERS_ALT.get(question.kind, ANSWERS_ALT["choice"])
-        if question.kind == "number" and len([n for n in counts.values() if n]) > MAX_BARS:
+        alt = ANSWERS_ALT[question.of.chart] + (GRADED_ALT[question.of.chart]
+                                                if question.of.graded else "")
+        if question.of.choices is None and len([n for n in counts.values() if n]) > MAX_BARS:
             question, counts, truth, also = _binned(view.question, counts, truth, also)
             alt += f" The answers are counted in {BINS} equal ranges of the scale."
         fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,

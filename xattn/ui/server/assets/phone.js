@@ -29,8 +29,8 @@
   // --- answers: canonical forms, words -------------------------------------------------------
   function canonical(ask, v) {
     if (v === null || v === undefined) return null;
-    if (ask.kind === "number") return Number(Number(v).toFixed(ask.decimals)) + 0;
-    if (ask.kind === "links") {
+    if (ask.control === "number") return Number(Number(v).toFixed(ask.decimals)) + 0;
+    if (ask.control === "links") {
       const seen = new Set();
       return v.map((l) => [l[0], l[1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1])
         .filter((l) => { const k = l.join("-"); if (seen.has(k)) return false; seen.add(k); return true; });
@@ -40,14 +40,14 @@
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   function words(ask, v) {
     if (v === null || v === undefined) return "none";
-    if (ask.kind === "token") return ask.choices[v] !== undefined ? ask.choices[v] : String(v);
-    if (ask.kind === "number") return Number(v).toFixed(ask.decimals);
-    if (ask.kind === "parts") {
+    if (ask.control === "tokens") return ask.choices[v] !== undefined ? ask.choices[v] : String(v);
+    if (ask.control === "number") return Number(v).toFixed(ask.decimals);
+    if (ask.control === "grid") {
       const said = ask.rows.map((r, i) => v[i] ? r + " " + (SHORT[v[i]] || v[i]) : null)
         .filter(Boolean);
       return said.length ? said.join(", ") : "none";
     }
-    if (ask.kind === "links") return v.length + (v.length === 1 ? " link" : " links");
+    if (ask.control === "links") return v.length + (v.length === 1 ? " link" : " links");
     return String(v);
   }
 
@@ -245,12 +245,12 @@
     box.textContent = "";
     $("prompt").innerHTML = ask.prompt;
     const value = shown();
-    if (ask.kind === "number") return number(box, ask, value, open);
-    if (ask.kind === "parts") return parts(box, ask, value, open);
-    if (ask.kind === "links") return links(box, ask, value, open);
+    if (ask.control === "number") return number(box, ask, value, open);
+    if (ask.control === "grid") return parts(box, ask, value, open);
+    if (ask.control === "links") return links(box, ask, value, open);
     const group = el("div", { class: "group", role: "group", "aria-labelledby": "prompt" });
     ask.choices.forEach((c, i) => {
-      const v = ask.kind === "token" ? i : c;
+      const v = ask.control === "tokens" ? i : c;
       group.append(el("button", { type: "button", class: "pill", "aria-pressed": String(same(v, value)),
         disabled: !open, onclick: () => choose(v) }, el("code", { text: c })));
     });

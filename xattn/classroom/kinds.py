@@ -1,0 +1,322 @@
+"""Every kind of question, declared once: how it is asked, checked, stored, counted, judged,
+drawn and written to the CSV.
+
+A `Kind` is one row of `KINDS`. Its functions take the `Question` (the room's spec) and give
+everything a kind decides:
+
+- **checked and canonicalised**: ``encode`` (an answer to its stored text, or None when it is
+  refused), ``decode`` (back), ``expects`` (what an answer must be, in words);
+- **stored and counted**: ``options`` (what a count is kept of), ``elements`` (what one answer
+  counts towards);
+- **judged**: ``right`` and ``verdict`` against the step's `Key` (its truth, ties, tolerance);
+  a kind that is not ``graded`` (a poll) has no right answer, and says so;
+- **asked**: ``control``, one of `CONTROLS`, the control a student taps on the lecturer's page
+  (``xattn.ui.predict``) and on the phone (``phone.js``): pills of the choices, pills of the
+  tokens, a number, a row of pills per part, or the aligning control;
+- **drawn**: ``chart``, one of `CHARTS`, how the class's answers are drawn
+  (``xattn.figures.classroom.class_figure``): bars per answer, a part-by-choice grid, or the
+  class's links;
+- **written**: ``named`` (a counted answer's CSV ``index`` and ``answer`` cells) and
+  ``shown`` (an answer in words, plain text).
+
+A new kind whose students answer with one of the controls above is one entry here (see
+``"poll"``, a choice with no right answer); docs/lesson-files.md says how.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from xattn._checks import quote
+
+__all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
+           "MAX_WORDS", "MAX_LINKS", "kind_of"]
+
+MAX_CHOICES = 64             # a token question lists the source tokens: at most 64 (MAX_TOKENS)
+MAX_ROWS = 8                 # parts of a "parts" question (each head of a layer: jobs.MAX_HEADS)
+MAX_WORDS = 16               # words on each side of a "links" question: a short pair, tapped
+MAX_LINKS = 32               # links in one answer: two a word of 16, and 6 bytes each stored
+CONTROLS = ("pills", "tokens", "number", "grid", "links")
+CHARTS = ("bars", "grid", "links")
+_LINK = re.compile(r"(\d+)-(\d+)")
+
+
+class Key(NamedTuple):
+    """What a step's answer is checked against (``xattn.lesson.Told.key``).
+
+    ``truth``: the right answer as ``decode`` gives it (None: no right answer); ``also``:
+    answers just as right (a tie); ``tolerance``: how far a number may be off; ``tokens``:
+    a token question's tokens as typed (a repeated word: "the right word, the wrong place");
+    ``parts``: for each part, ``(name, truth, also)``."""
+
+    truth: object = None
+    also: tuple = ()
+    tolerance: float = 0.005
+    tokens: tuple = ()
+    parts: tuple = ()
+
+
+def _code(text) -> str:
+    """A Markdown code span of ``text`` (``xattn.literal.md_code``, imported late: the store
+    needs no Markdown)."""
+    from xattn.literal import md_code
+
+    return md_code(str(text))
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of question (a row of `KINDS`); see the module's docstring."""
+
+    name: str
+    about: str                                   # one line: what the class answers
+    control: str                                 # one of CONTROLS
+    chart: str                                   # one of CHARTS
+    graded: bool                                 # has a right answer
+    choices: tuple[int, int] | None              # (least, most) choices; None: a range
+    rows: tuple[int, int] | None = None          # (least, most) rows; None: takes no rows
+    distinct: bool = False                       # the choices (and rows) must differ
+    encode: Callable = None
+    decode: Callable = None
+    options: Callable = None
+    elements: Callable = lambda q, answer: (answer,)
+    expects: Callable = None
+    named: Callable = None
+    shown: Callable = None
+    right: Callable = None
+    verdict: Callable = None
+
+    @property
+    def one_answer(self) -> bool:
+        """Each answer counts once (bars), not once per part or link."""
+        return self.chart == "bars"
+
+    def __repr__(self) -> str:
+        return f"Kind({self.name!r}, control={self.control!r}, chart={self.chart!r})"
+
+
+# --- a choice, a poll, a token ---------------------------------------------------------------
+def _encode_choice(q, value) -> str | None:
+    if isinstance(value, str) and value in q.choices:
+        return str(q.choices.index(value))
+    return None
+
+
+def _expects_choice(q) -> str:
+    return "one of " + ", ".join(quote(c, 30) for c in q.choices)
+
+
+def _named_choice(q, value) -> tuple:
+    return q.choices.index(value), q.choices[q.choices.index(value)]
+
+
+def _right_choice(q, key: Key, answer) -> bool:
+    return answer is not None and (answer == key.truth or answer in key.also)
+
+
+def _verdict_choice(q, key: Key, answer) -> str:
+    said, true = _code(answer), _code(key.truth)
+    if key.also:
+        tied = ", ".join(_code(t) for t in (key.truth, *key.also))
+        return (f"**Right**: {said} ties for the answer with the others ({tied})."
+                if _right_choice(q, key, answer) else
+                f"**Not this time**: you chose {said}; the page shows a tie: {tied}.")
+    return f"**Right**: {true}." if answer == key.truth else (
+        f"**Not this time**: you chose {said}; the page shows {true}.")
+
+
+def _verdict_poll(q, key: Key, answer) -> str:
+    return (f"You said {_code(answer)}. This question has no right answer: see how the class "
+            "answered.")
+
+
+def _encode_token(q, value) -> str | None:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) \
+            and 0 <= value < len(q.choices):
+        return str(int(value))
+    return None
+
+
+def _shown_token(q, value) -> str:
+    return q.choices[value] if isinstance(value, int) and 0 <= value < len(q.choices) \
+        else str(value)
+
+
+def _verdict_token(q, key: Key, answer) -> str:
+    said, true = _code(q.choices[answer]), _code(q.choices[key.truth])
+    if answer == key.truth:
+        return f"**Right**: {true}."
+    if key.tokens and key.tokens[answer] == key.tokens[key.truth]:
+        return (f"**The right word, the wrong place**: you chose {said}, position {answer}; "
+                f"the page shows position {key.truth}.")
+    return f"**Not this time**: you chose {said}; the page shows {true}."
+
+
+# --- a number --------------------------------------------------------------------------------
+def _encode_number(q, value) -> str | None:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) \
+            and math.isfinite(value) and q.low <= value <= q.high:
+        # + 0.0 turns -0.0 (a typed "-0", or -0.001 rounded) into 0.0: one answer, one text
+        return f"{round(float(value), q.decimals) + 0.0:.{q.decimals}f}"
+    return None
+
+
+def _right_number(q, key: Key, answer) -> bool:
+    return answer is not None and abs(float(answer) - float(key.truth)) <= key.tolerance
+
+
+def _verdict_number(q, key: Key, answer) -> str:
+    off, true = abs(float(answer) - float(key.truth)), float(key.truth)
+    if off <= key.tolerance:
+        return f"**Right**: you said {float(answer):g}, and it is {true:.3f}."
+    return f"**Off by {off:.3g}**: you said {float(answer):g}; the page shows {true:.3f}."
+
+
+# --- several parts (each head's job) ---------------------------------------------------------
+def _encode_parts(q, value) -> str | None:
+    """``"2,-,0"``: each row's choice index, ``-`` for a row left out; None if refused."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) and k in q.rows for k in value):
+            return None
+        value = [value.get(r) for r in q.rows]
+    if not isinstance(value, (tuple, list)) or len(value) != len(q.rows):
+        return None
+    if any(v is not None and not (isinstance(v, str) and v in q.choices) for v in value) \
+            or all(v is None for v in value):
+        return None
+    return ",".join("-" if v is None else str(q.choices.index(v)) for v in value)
+
+
+def _as_parts(q, answer) -> dict:
+    return answer if isinstance(answer, dict) else dict(zip(q.rows, answer, strict=True))
+
+
+def _right_parts(q, key: Key, answer) -> bool:
+    if answer is None:
+        return False
+    said = _as_parts(q, answer)
+    return all(said.get(name) == truth or said.get(name) in also
+               for name, truth, also in key.parts)
+
+
+def _verdict_parts(q, key: Key, answer) -> str:
+    """How many parts are right, and which are not."""
+    said = _as_parts(q, answer)
+    made = {name: said.get(name) for name, _, _ in key.parts if said.get(name) is not None}
+    if not made:
+        return ""
+    wrong = [(name, truth) for name, truth, also in key.parts
+             if name in made and made[name] != truth and made[name] not in also]
+    text = f"**{len(made) - len(wrong)} of {len(made)} right**" + (
+        f" ({len(key.parts) - len(made)} not guessed)" if len(made) < len(key.parts) else "")
+    if wrong:
+        text += ": " + "; ".join(f"{name}: you said {_code(made[name])}, the measures say "
+                                 f"{_code(truth)}" for name, truth in wrong)
+    return text + "."
+
+
+# --- links (a word alignment) ----------------------------------------------------------------
+def _encode_links(q, value) -> str | None:
+    """``"0-0 1-2"``: the (target, source) links sorted, once each; None if refused."""
+    if isinstance(value, (str, bytes, dict)) or not isinstance(
+            value, (tuple, list, set, frozenset)):
+        return None
+    links = set()
+    for link in value:
+        if not (isinstance(link, (tuple, list)) and len(link) == 2) or any(
+                isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in link):
+            return None
+        t, s = int(link[0]), int(link[1])
+        if not (0 <= t < len(q.rows) and 0 <= s < len(q.choices)):
+            return None
+        links.add((t, s))
+    if not 1 <= len(links) <= MAX_LINKS:
+        return None
+    return " ".join(f"{t}-{s}" for t, s in sorted(links))
+
+
+def _verdict_links(q, key: Key, answer) -> str:
+    """The links' AER against the gold links (all sure: AER = 1 - 2|A∩S| / (|A| + |S|),
+    Och and Ney 2003), and how many of them are gold."""
+    links, gold = set(answer), set(key.truth)
+    hits = len(links & gold)
+    if hits == len(links) == len(gold):
+        return "**Right: the gold alignment exactly** (AER 0.00)."
+    aer = 1 - 2 * hits / (len(links) + len(gold))
+    return (f"**Your AER {aer:.2f}**: {hits} of your {len(links)} link"
+            f"{'s' if len(links) != 1 else ''} {'is' if hits == 1 else 'are'} gold, of the "
+            f"{len(gold)} gold links (lower AER is better; 0 is the gold alignment).")
+
+
+# --- the table -------------------------------------------------------------------------------
+_CHOICE = dict(encode=_encode_choice, decode=lambda q, text: q.choices[int(text)],
+               options=lambda q: list(q.choices), expects=_expects_choice, named=_named_choice,
+               shown=lambda q, value: str(value))
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("choice", "one of a few options, one of them right", "pills", "bars", True, (2, 64),
+         distinct=True, right=_right_choice, verdict=_verdict_choice, **_CHOICE),
+    Kind("poll", "one of a few options, none of them right (what the class thinks)", "pills",
+         "bars", False, (2, 64), distinct=True, right=lambda q, key, answer: False,
+         verdict=_verdict_poll, **_CHOICE),
+    Kind("token", "one token of a sentence, by its position (tokens may repeat)", "tokens",
+         "bars", True, (1, MAX_CHOICES), encode=_encode_token,
+         decode=lambda q, text: int(text), options=lambda q: list(range(len(q.choices))),
+         expects=lambda q: f"a token position from 0 to {len(q.choices) - 1}",
+         named=lambda q, value: (value, q.choices[value]), shown=_shown_token,
+         right=_right_choice, verdict=_verdict_token),
+    Kind("number", "a number in a range, rounded to a few decimals", "number", "bars", True,
+         None, encode=_encode_number, decode=lambda q, text: float(text),
+         options=lambda q: [], expects=lambda q: f"a number from {q.low:g} to {q.high:g}",
+         named=lambda q, value: ("", f"{value:.{q.decimals}f}"),
+         shown=lambda q, value: f"{float(value):.{q.decimals}f}",
+         right=_right_number, verdict=_verdict_number),
+    Kind("parts", "one of the options for each of several named parts (each head's job)",
+         "grid", "grid", True, (2, 64), rows=(1, MAX_ROWS), distinct=True,
+         encode=_encode_parts,
+         decode=lambda q, text: tuple(None if k == "-" else q.choices[int(k)]
+                                      for k in text.split(",")),
+         options=lambda q: [(r, c) for r in q.rows for c in q.choices],
+         elements=lambda q, answer: tuple((r, c) for r, c in zip(q.rows, answer, strict=True)
+                                          if c is not None),
+         expects=lambda q: ("one of " + ", ".join(quote(c, 30) for c in q.choices)
+                            + " for some of " + ", ".join(quote(r, 30) for r in q.rows)
+                            + " (a dict, or one choice or None per part), at least one"),
+         named=lambda q, value: (q.choices.index(value[1]), f"{value[0]}: {value[1]}"),
+         shown=lambda q, value: ", ".join(f"{name} {c}" for name, c in _as_parts(
+             q, value).items() if c is not None) or "none",
+         right=_right_parts, verdict=_verdict_parts),
+    Kind("links", "a word alignment: links between target and source words", "links",
+         "links", True, (1, MAX_WORDS), rows=(1, MAX_WORDS), encode=_encode_links,
+         decode=lambda q, text: tuple((int(t), int(s)) for t, s in _LINK.findall(text)),
+         options=lambda q: [(t, s) for t in range(len(q.rows)) for s in range(len(q.choices))],
+         elements=lambda q, answer: tuple(answer),
+         expects=lambda q: (f"1 to {MAX_LINKS} links (target, source): target positions from "
+                            f"0 to {len(q.rows) - 1}, source positions from 0 to "
+                            f"{len(q.choices) - 1}"),
+         named=lambda q, value: (f"{value[0]}-{value[1]}",
+                                 f"{q.rows[value[0]]} → {q.choices[value[1]]}"),
+         shown=lambda q, value: f"{len(value)} link{'s' if len(value) != 1 else ''}",
+         right=lambda q, key, answer: answer is not None
+         and tuple(sorted(answer)) == tuple(key.truth),
+         verdict=_verdict_links),
+)}
+
+
+def kind_of(question) -> Kind:
+    """The `Kind` of ``question`` (a ``Question``)."""
+    return KINDS[question.kind]
+
+
+def _check_table() -> None:
+    for k in KINDS.values():
+        if k.control not in CONTROLS or k.chart not in CHARTS:
+            raise ValueError(f"{k!r}: control must be one of {CONTROLS} and chart one of "
+                             f"{CHARTS}.")
+
+
+_check_table()
