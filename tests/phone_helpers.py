@@ -40,9 +40,10 @@ class Phone:
 
     def message(self) -> dict:
         """What the server sends this phone now: ``{"room": ..., "me": ...}``."""
+        from xattn.ui.lessons import room_lesson
         from xattn.ui.server.messages import room_message
         view = self.view()
-        msg = room_message(view)
+        msg = room_message(view, room_lesson(store(), self.code))
         text = store().round_answers(self.code, view.step, view.round).get(self.id)
         return {"room": json.loads(msg.room), "me": msg.personal(text)}
 

@@ -64,7 +64,7 @@ from devtools.browser import (
 )
 from devtools.lecture_hall import REQUIRE_ENV, haproxy_missing, haproxy_required
 from xattn.classroom import answers_csv
-from xattn.lesson import STEPS
+from xattn.lesson import SHIPPED, STEPS
 
 DEADLINE_MS = 120_000          # a loaded 2-core machine: generous, never a speed limit
 FIRST_LOAD_BUDGET = 150_000    # bytes on the wire for a phone's first load (the issue's)
@@ -197,13 +197,13 @@ def expected_verdict(n: int, value) -> str:
     from xattn.lesson import verdict
     from xattn.markup import to_html
     from xattn.ui.answers import class_step
-    _, told = class_step(n, show=False)
+    _, told = class_step(SHIPPED, n, show=False)
     return text_of(to_html(verdict(told, value)))
 
 
 def told_of(n: int):
     from xattn.ui.answers import class_step
-    return class_step(n, show=False)[1]
+    return class_step(SHIPPED, n, show=False)[1]
 
 
 def receipt_words(question, value) -> str:

@@ -51,14 +51,27 @@ def test_the_masking_answers_read_the_mask():
     assert "may see `the` (0), `black` (2 tokens)" in answer(3, a)
 
 
+def test_the_seed_answer_compares_the_steps_seed_with_the_next_whatever_the_page_shows():
+    """Step 5 asks "seed 0 → 1"; doing what *Look at* says (the page at seed 1) must not turn
+    the question into "1 → 2" (an audit found it did): both seeds are counted as they are."""
+    first, then = (run(Settings(n_heads=8, seed=s)).weights for s in (0, 1))
+    moved = int((first.argmax(-1) != then.argmax(-1)).sum())
+    for seed_on_page in (0, 1):                           # before and after the change
+        told = STEPS[4].tell(attention(n_heads=8, seed=seed_on_page), 0)
+        assert f"**{moved} of 64**" in told.answer and "seed 1 instead of 0" in told.answer
+        text, look, question = STEPS[4].render(told)
+        assert "from 0 to 1" in question and "eight heads" in text
+        assert [c.key[-1] for c in told.charts] == ["head 1, seed 0", "head 1, seed 1"]
+
+
 def test_the_seed_answer_counts_rows_that_moved_and_names_both_seeds():
-    a = attention(n_heads=8, seed=5)                        # the class changed the seed
+    a = attention(n_heads=8, seed=5)                        # a lesson file's step at seed 5
     other = run(Settings(n_heads=8, seed=6)).weights
     moved = int((a.layer(0).argmax(-1) != other.argmax(-1)).sum())
-    told = STEPS[4].tell(a, 0)
+    from xattn.lesson.tell import seed
+    told = seed(a, 0, seed=5)
     assert f"**{moved} of 64**" in told.answer and "seed 6 instead of 5" in told.answer
-    text, look, question = STEPS[4].render(told)
-    assert "from 5 to 6" in question and "eight heads" in text
+    assert "seed 6 instead of 5" in told.prompt and told.words["next"] == "6"
 
 
 def trained_attention_of(trained, sentence="the red cat sees the dog"):
@@ -247,7 +260,7 @@ def test_is_attention_the_explanation_is_read_from_a_masked_pass():
     assert "**They disagree**" in told.answer and "`</s>`" in told.answer
     assert f"falls from {e.p:.3f} to {e.masked[told.truth]:.3f}" in told.answer
     assert len(told.charts) == 2
-    figure = told.charts[0](1.0)
+    figure = told.charts[0].make(1.0)
     np.testing.assert_allclose(figure.data[1].y, e.drop)
     np.testing.assert_allclose(figure.data[0].y, e.attention[-1].mean(axis=0))
     assert "needs other weights" not in told.answer

@@ -80,7 +80,7 @@ def test_the_shipped_models_numbers_on_the_steps_pair():
     a = model_on_the_steps_pair()
     told = STEP.tell(a, 0)
     assert "layer 2's heads, averaged, score AER 0.00" in told.answer
-    assert "layer 2, head 2 scores 0.00" in told.answer
+    assert "the best single head (layer 2, head 2) scores 0.00" in told.answer
     v = versus(a, {}, 0)
     assert "| layer 1 (heads averaged) | 0.333 |" in v.table
 

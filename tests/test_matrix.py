@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from devtools.tiny_models import FAMILY_NAMES
 from xattn.attention import masked_softmax
 from xattn.attnfile import attention_to_bytes
-from xattn.lesson import STEPS
+from xattn.lesson import SHIPPED, STEPS
 from xattn.sources import SOURCES  # a new source joins the matrix (and needs `page` below)
 from xattn.ui.compute import clear_caches
 from xattn.ui.page import VIEWS
@@ -158,12 +158,12 @@ def test_every_step_is_a_phones_message_in_every_phase(n):
     from xattn.ui.answers import class_step
     from xattn.ui.server.messages import room_message
 
-    _, told = class_step(n, show=False)
+    _, told = class_step(SHIPPED, n, show=False)
     question = told.question or NO_QUESTION
     counts = dict.fromkeys(question.options(), 1)
     for phase in ("asking", "closed", "revealed"):
         view = RoomView("HJK23M", n, len(STEPS), phase, 1, question, counts, 3, 3, version=2)
-        msg = room_message(view)
+        msg = room_message(view, SHIPPED)
         room = json.loads(msg.room)
         assert len(msg.room) <= 10_000, (n, phase, len(msg.room))
         assert room["step"] == n and room["phase"] == phase and room["title"] == STEPS[n - 1].title

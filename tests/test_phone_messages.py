@@ -7,6 +7,7 @@ import json
 import random
 
 from xattn.classroom import RoomView
+from xattn.lesson import SHIPPED
 from xattn.ui.answers import class_step
 from xattn.ui.server.messages import BINS, MAX_BARS, room_message
 
@@ -14,7 +15,7 @@ from xattn.ui.server.messages import BINS, MAX_BARS, room_message
 def test_a_class_of_a_thousand_numbers_is_counted_in_ranges_on_the_phone():
     """1,000 students typing numbers give ~600 distinct answers: 600 bars do not fit a phone
     (nor 10 kB), so the phone counts them in equal ranges, every answer in one, and says so."""
-    _, told = class_step(2, show=False)
+    _, told = class_step(SHIPPED, 2, show=False)
     q = told.question
     rng, counts = random.Random(0), {}
     for _ in range(1000):
@@ -22,7 +23,7 @@ def test_a_class_of_a_thousand_numbers_is_counted_in_ranges_on_the_phone():
         counts[value] = counts.get(value, 0) + 1
     assert len(counts) > MAX_BARS
     msg = room_message(RoomView("HJK23M", 2, 14, "revealed", 1, q, dict(sorted(counts.items())),
-                                1000, 1000))
+                                1000, 1000), SHIPPED)
     assert len(msg.room) <= 10_000
     chart = json.loads(msg.room)["answer"]["charts"][0]
     (panel,) = chart["panels"]
@@ -34,9 +35,9 @@ def test_a_class_of_a_thousand_numbers_is_counted_in_ranges_on_the_phone():
 
 
 def test_a_few_distinct_numbers_keep_a_bar_each():
-    _, told = class_step(2, show=False)
+    _, told = class_step(SHIPPED, 2, show=False)
     q = told.question
     counts = {1.0: 30, 0.9: 5, 2.0: 1}
-    msg = room_message(RoomView("HJK23M", 2, 14, "revealed", 1, q, counts, 36, 36))
+    msg = room_message(RoomView("HJK23M", 2, 14, "revealed", 1, q, counts, 36, 36), SHIPPED)
     (panel,) = json.loads(msg.room)["answer"]["charts"][0]["panels"]
     assert panel["x"] == ["0.90", "1.00", "2.00"] and panel["series"][0]["y"] == [5.0, 30.0, 1.0]

@@ -28,6 +28,7 @@ class Limits:
     max_rounds: int = 10            # rounds per step (Ask again); each keeps its counts
     max_answers: int = 20_000       # answer records per room, all steps and rounds
     max_answer_bytes: int = 256     # an answer as sent (a choice's text, UTF-8)
+    max_lesson_bytes: int = 65_536  # a room's lesson (its JSON: xattn.lesson.Lesson.to_json)
     max_students: int = 2_000       # students present at once in a room
     present_seconds: float = 120.0  # a student whose page was open this recently is present
     unused_seconds: float = 300.0   # a full store replaces the oldest room this old that no
@@ -57,7 +58,7 @@ class Limits:
                 raise ValueError(f"Limits.{name} must be a positive number of seconds; "
                                  f"received {quote(value)}.")
         for name in ("max_rooms", "max_steps", "max_rounds", "max_answers", "max_answer_bytes",
-                     "max_students"):
+                     "max_students", "max_lesson_bytes"):
             check_int(getattr(self, name), f"Limits.{name}", minimum=1)
         check_int(self.join_work_bits, "Limits.join_work_bits", minimum=0)
         check_int(self.join_work_pieces, "Limits.join_work_pieces", minimum=1)
@@ -185,6 +186,7 @@ class Snapshot:
     locked: bool
     rounds: tuple              # every Round of every step, in order
     answers: dict = field(default_factory=dict)
+    lesson: str = ""           # the room's lesson as JSON ("": the default lesson)
 
     @property
     def n_answers(self) -> int:

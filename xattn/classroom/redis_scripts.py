@@ -61,10 +61,11 @@ if n >= tonumber(ARGV[3]) then
 end
 local expires = string.format('%d', now + tonumber(ARGV[2]))
 local at = string.format('%d', now)
-local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 7,
-           'n_answers', 0, 'version', 0, 'tally', 0, 'host_at', at, 'answer_at', at}
-for i = 8, #ARGV do
-  local s = tostring(i - 7)
+local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 8,
+           'n_answers', 0, 'version', 0, 'tally', 0, 'host_at', at, 'answer_at', at,
+           'lesson', ARGV[8]}
+for i = 9, #ARGV do
+  local s = tostring(i - 8)
   for _, v in ipairs({'r' .. s, 1, 'p' .. s, 'asking', 'q' .. s .. '.1', ARGV[i]}) do
     f[#f + 1] = v
   end

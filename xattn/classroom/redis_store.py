@@ -115,14 +115,23 @@ class RedisStore(ClassStore):
             raise StoreUnavailable(f"the class store is not available: {err}") from None
 
     # --- the host ------------------------------------------------------------------------
-    def _create(self, code, digest, specs):
+    def _create(self, code, digest, specs, lesson):
         status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code)],
                               [code, int(self.limits.ttl_seconds * 1000), self.limits.max_rooms,
                                digest, int(self.limits.unused_seconds * 1000), self.prefix,
-                               int(self.limits.untaught_seconds * 1000), *specs])
+                               int(self.limits.untaught_seconds * 1000), lesson, *specs])
         if status == "FULL":
             raise self._full(n)
         return status == "OK"
+
+    def _lesson(self, code):
+        try:
+            found = self._r.hmget(self._key("room", code), "step", "lesson")
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        if found[0] is None:
+            raise RoomNotFound.for_code(code)
+        return found[1] or ""
 
     def _secret(self, code):
         try:
@@ -331,7 +340,8 @@ class RedisStore(ClassStore):
             raise StoreUnavailable(f"the class store is not available: {err}") from None
         return Snapshot(code, room["secret"], int(room["expires"]) / 1000, int(room["step"]),
                         n_steps, int(room.get("version", 0)), int(room.get("tally", 0)),
-                        room.get("locked") == "1", tuple(rounds), answers)
+                        room.get("locked") == "1", tuple(rounds), answers,
+                        room.get("lesson", ""))
 
     def _restore(self, snap, answers):
         expires = str(int(snap.expires * 1000))
@@ -339,7 +349,7 @@ class RedisStore(ClassStore):
                   "n_steps": snap.n_steps, "n_answers": 0, "version": snap.version + 1,
                   "tally": snap.tally + 1, "locked": "1" if snap.locked else "0",
                   "host_at": str(int(time.time() * 1000)),
-                  "answer_at": str(int(time.time() * 1000))}
+                  "answer_at": str(int(time.time() * 1000)), "lesson": snap.lesson}
         for r in snap.rounds:
             fields[f"r{r.step}"], fields[f"p{r.step}"] = r.round, r.phase
             fields[f"q{r.step}.{r.round}"] = r.question

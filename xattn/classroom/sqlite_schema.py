@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
   expires REAL NOT NULL, step INTEGER NOT NULL, n_steps INTEGER NOT NULL,
   n_answers INTEGER NOT NULL, version INTEGER NOT NULL DEFAULT 0,
   tally INTEGER NOT NULL DEFAULT 0, locked INTEGER NOT NULL DEFAULT 0,
-  host_at REAL NOT NULL DEFAULT 0, answer_at REAL NOT NULL DEFAULT 0) WITHOUT ROWID;
+  host_at REAL NOT NULL DEFAULT 0, answer_at REAL NOT NULL DEFAULT 0,
+  lesson TEXT NOT NULL DEFAULT '') WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rooms_expires ON rooms (expires);
 CREATE TABLE IF NOT EXISTS rounds (code TEXT, step INTEGER, round INTEGER, phase TEXT NOT NULL,
   question TEXT NOT NULL, seconds REAL, ends_at REAL, reveal INTEGER NOT NULL DEFAULT 0,
@@ -38,4 +39,5 @@ TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta", "devices")
 # Columns added to version 3 files as they open (ALTER TABLE: their rooms are kept).
 ADDED_COLUMNS = {("rooms", "locked"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "host_at"): "REAL NOT NULL DEFAULT 0",
-                 ("rooms", "answer_at"): "REAL NOT NULL DEFAULT 0"}
+                 ("rooms", "answer_at"): "REAL NOT NULL DEFAULT 0",
+                 ("rooms", "lesson"): "TEXT NOT NULL DEFAULT ''"}

@@ -139,7 +139,7 @@ class SQLiteStore(ClassStore):
             return _delete_rooms(c, "expires <= ?", (now,))
 
     # --- the host ------------------------------------------------------------------------
-    def _create(self, code, digest, specs):
+    def _create(self, code, digest, specs, lesson):
         self.purge_expired()
         now = time.time()
         with self._tx(write=True) as c:
@@ -152,11 +152,20 @@ class SQLiteStore(ClassStore):
                     and not _delete_rooms(c, _UNTAUGHT, (idle + self.limits.ttl_seconds, idle,
                                                           idle)):
                 raise self._full(n)
-            c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0, 0, 0, 0, ?, ?)",
-                      (code, digest, now + self.limits.ttl_seconds, len(specs), now, now))
+            c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0, 0, 0, 0, ?, ?, ?)",
+                      (code, digest, now + self.limits.ttl_seconds, len(specs), now, now,
+                       lesson))
             c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?, NULL, NULL, 0)",
                           [(code, i, spec) for i, spec in enumerate(specs, 1)])
         return True
+
+    def _lesson(self, code):
+        with self._tx(write=False) as c:
+            row = c.execute("SELECT lesson FROM rooms WHERE code = ? AND expires > ?",
+                            (code, time.time())).fetchone()
+        if row is None:
+            raise RoomNotFound.for_code(code)
+        return row[0]
 
     def _secret(self, code):
         with self._tx(write=False) as c:
@@ -405,8 +414,9 @@ class SQLiteStore(ClassStore):
 
     def _snapshot(self, code):
         with self._tx(write=False) as c:
-            row = c.execute("SELECT secret, expires, step, n_steps, version, tally, locked FROM "
-                            "rooms WHERE code = ? AND expires > ?", (code, time.time())).fetchone()
+            row = c.execute("SELECT secret, expires, step, n_steps, version, tally, locked, "
+                            "lesson FROM rooms WHERE code = ? AND expires > ?",
+                            (code, time.time())).fetchone()
             if row is None:
                 raise RoomNotFound.for_code(code)
             rounds = tuple(Round(s, r, phase, q, _timer(sec, ends, rev)) for s, r, phase, q, sec,
@@ -417,9 +427,9 @@ class SQLiteStore(ClassStore):
             for s, r, student, value in c.execute(
                     "SELECT step, round, student, value FROM answers WHERE code = ?", (code,)):
                 answers.setdefault((s, r), {})[student] = value
-        digest, expires, step, n_steps, version, tally, locked = row
+        digest, expires, step, n_steps, version, tally, locked, lesson = row
         return Snapshot(code, digest, expires, step, n_steps, version, tally, bool(locked),
-                        rounds, answers)
+                        rounds, answers, lesson)
 
     def _restore(self, snap, answers):
         code, now = snap.code, time.time()
@@ -428,9 +438,10 @@ class SQLiteStore(ClassStore):
                              (code, now)).fetchone() is None
             if made:
                 _delete_rooms(c, "code = ?", (code,))          # an expired one's remains
-                c.execute("INSERT INTO rooms VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+                c.execute("INSERT INTO rooms VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
                           (code, snap.digest, snap.expires, snap.step, snap.n_steps,
-                           snap.version + 1, snap.tally + 1, int(snap.locked), now, now))
+                           snap.version + 1, snap.tally + 1, int(snap.locked), now, now,
+                           snap.lesson))
                 c.executemany("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
                     (code, r.step, r.round, r.phase, r.question,
                      r.timer and r.timer.seconds, r.timer and r.timer.ends_at,

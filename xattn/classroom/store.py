@@ -134,8 +134,10 @@ class ClassStore(ABC):
         self._refreshed = 0.0
 
     # --- the host ------------------------------------------------------------------------
-    def create_room(self, questions: Sequence[Question]) -> tuple[str, str]:
-        """A new room at step 1, every step asking: ``(code, host_secret)``.
+    def create_room(self, questions: Sequence[Question], lesson: str = "") -> tuple[str, str]:
+        """A new room at step 1, every step asking: ``(code, host_secret)``. ``lesson`` is
+        the room's lesson as text (its JSON, ``xattn.lesson.Lesson.to_json``: every process
+        of every machine reads it back with `lesson`; "" for the default lesson).
 
         When the store already holds ``Limits.max_rooms`` live rooms, the oldest room that no
         student ever joined and nobody answered in, started at least ``Limits.unused_seconds``
@@ -144,12 +146,24 @@ class ClassStore(ABC):
         answer): rooms made and joined to fill the store never keep a real class out.
         `LimitReached` when there is none."""
         specs = [q.to_json() for q in self._check_questions(questions)]
+        if not isinstance(lesson, str):
+            raise TypeError(f"lesson must be text (the lesson's JSON); received "
+                            f"{type(lesson).__name__}.")
+        if len(lesson.encode()) > self.limits.max_lesson_bytes:
+            raise LimitReached(f"a room's lesson holds at most {self.limits.max_lesson_bytes:,} "
+                               f"bytes (Limits.max_lesson_bytes); received "
+                               f"{len(lesson.encode()):,}.")
         secret = new_secret()
         for _ in range(20):    # a clash among <= max_rooms of 8.9e8 codes is rare; retry it
             code = new_code()
-            if self._create(code, secret_digest(secret), specs):
+            if self._create(code, secret_digest(secret), specs, lesson):
                 return code, secret
         raise LimitReached("no free room code was found in 20 draws; try again.")
+
+    def lesson(self, code: str) -> str:
+        """The lesson room ``code`` was made with (its JSON; "": the default lesson), the
+        same for the room's whole life; `RoomNotFound` if there is no such room."""
+        return self._lesson(normalize_code(code))
 
     def _full(self, n: int) -> LimitReached:
         return LimitReached(f"this server already holds {n} live classes, the most it keeps "
@@ -460,7 +474,10 @@ class ClassStore(ABC):
 
     # --- one method per operation, each atomic in the backend ---------------------------
     @abstractmethod
-    def _create(self, code: str, digest: str, specs: list[str]) -> bool: ...
+    def _create(self, code: str, digest: str, specs: list[str], lesson: str) -> bool: ...
+
+    @abstractmethod
+    def _lesson(self, code: str) -> str: ...
     @abstractmethod
     def _secret(self, code: str) -> str | None: ...
     @abstractmethod

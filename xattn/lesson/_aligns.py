@@ -96,13 +96,14 @@ def aligns(a, layer: int) -> Told:
     scores = score_heads([(pair.weights(a), pair.gold)])
     n_layers, n_heads = scores.aer.shape
     best = scores.best_layers
-    where = ("its heads, averaged" if n_layers == 1 else
-             f"layer {best[0] + 1}'s heads, averaged," if len(best) == 1 else
-             "layers " + " and ".join(str(k + 1) for k in best) + " (heads averaged) tie and")
+    where = ("the heads' average scores" if n_layers == 1 else
+             f"layer {best[0] + 1}'s heads, averaged, score" if len(best) == 1 else
+             "layers " + " and ".join(str(k + 1) for k in best) + " (heads averaged) tie and "
+             "score")
     head = scores.best_heads
-    text = (f"Against the gold alignment, {where} score AER "
+    text = (f"Against the gold alignment, {where} AER "
             f"{np.nanmin(scores.layer_aer):.2f}; the best single head "
-            f"{_head_name(head[0], n_layers)} scores {np.nanmin(scores.aer):.2f}"
+            f"({_head_name(head[0], n_layers)}) scores {np.nanmin(scores.aer):.2f}"
             + (f" ({len(head)} heads tie)" if len(head) > 1 else "") + ". A head's links are "
             "its strongest source word for each target word; the class's are the links more "
             "than half of it drew. AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|): 0 is the gold "
@@ -163,8 +164,10 @@ def versus(a, counts: dict, n_voters: int, who: str = "the class") -> Versus:
     w = pair.weights(a)                                                     # (L, H, T, S)
     scores = score_heads([(w, pair.gold)])
     n_layers, n_heads = scores.aer.shape
+    nothing = float("nan")                  # no links yet: no score, never "AER 1.000"
     named = [(f"**{who}**" + (f" (links drawn by more than half of {n_voters})"
-                              if n_voters > 1 else ""), mine.aer, mine.precision, mine.recall)]
+                              if n_voters > 1 else "" if n_voters else " (no links yet)"),
+              *((mine.aer, mine.precision, mine.recall) if n_voters else (nothing,) * 3))]
     named += [(f"layer {k + 1} (heads averaged)" if n_layers > 1 else "the heads averaged",
                scores.layer_aer[k], scores.layer_precision[k], scores.layer_recall[k])
               for k in range(n_layers)]
@@ -184,4 +187,5 @@ def versus(a, counts: dict, n_voters: int, who: str = "the class") -> Versus:
     panels += tuple((f"L{k + 1} head {h + 1}" if n_layers > 1 else f"head {h + 1}", w[k, h])
                     for k in range(n_layers) for h in range(n_heads))
     gold, _ = pair.gold.matrices(n_tgt, n_src)
-    return Versus(table, f"AER (lower is better): {line}.", mine.shares, panels, gold, mine.aer)
+    return Versus(table, f"AER (lower is better): {line}.", mine.shares, panels, gold,
+                  mine.aer if n_voters else nothing)

@@ -10,6 +10,7 @@ from xattn.classroom.question import Question
 from xattn.jobs import JOBS, head_jobs
 from xattn.lesson._told import Part, Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
+from xattn.lesson.charts import Chart, heads_chart
 
 __all__ = ["jobs", "explanation"]
 
@@ -46,7 +47,7 @@ def jobs(a, layer: int) -> Told:
                 f"out** = spread (normalised entropy). Here: {summary}. The labels simplify: "
                 "most heads do a bit of each, and a close call is a fair answer either way.",
                 "Label each head's job.", question, tuple(j.job for j in found),
-                parts=parts)
+                parts=parts, layer=layer, charts=(heads_chart(a, layer),))
 
 
 def _where(effects, layer: int) -> tuple[int, int]:
@@ -75,26 +76,29 @@ def _heads_line(e, off: tuple, on: tuple, word: str) -> str:
     return text
 
 
-def explanation(a, layer: int) -> Told:
+def explanation(a, layer: int, *, target: str = "chat") -> Told:
     """Which source word, masked from the cross-attention, changes the target word most;
     beside where attention looks (``xattn.marian.effects``)."""
     from xattn.figures.effects import effects_figure, head_effects_figure
 
-    i, note = target_row(a, "chat")
+    i, note = target_row(a, target)
     e = a.translation.effects(i)
     src, last = e.src_words, e.attention.shape[0] - 1
     looked, needed = _where(e, last)
-    target = token_name(a.tgt_tokens, i)
+    name = token_name(a.tgt_tokens, i)
     weight = e.attention[last].mean(axis=0)
     off = np.unravel_index(int(np.argmax(e.head_drop)), e.head_drop.shape)
     on_needed = np.unravel_index(int(np.argmax(e.attention[..., needed])), e.head_drop.shape)
     agree = looked == needed
+    where = (f"Layer {last + 1}'s heads, averaged, also put most weight on it "
+             f"({weight[needed]:.2f})." if agree else
+             f"Layer {last + 1}'s heads, averaged, put most weight on "
+             f"{token_name(src, looked)} ({weight[looked]:.2f}; {token_name(src, needed)} gets "
+             f"{weight[needed]:.2f}).")
     lines = [
         f"Masked from the cross-attention (every layer), {token_name(src, needed)} costs "
-        f"{target} the most: its probability falls from {e.p:.3f} to "
-        f"{e.masked[needed]:.3f}. Layer {last + 1}'s heads, averaged, put most weight on "
-        f"{token_name(src, looked)} ({weight[looked]:.2f}; {token_name(src, needed)} gets "
-        f"{weight[needed]:.2f}).",
+        f"{name} the most: its probability falls from {e.p:.3f} to "
+        f"{e.masked[needed]:.3f}. " + where,
         ("**They agree here**, on this word: a heavy weight can still be one of several routes "
          "to the output, so agreement is no proof either." if agree else
          f"**They disagree**: the heaviest weight is on {token_name(src, looked)}, but "
@@ -103,9 +107,13 @@ def explanation(a, layer: int) -> Told:
          "can still be read as one explanation among others)."),
         _heads_line(e, off, on_needed, token_name(src, needed))]
     labels = tuple(token_label(src, j) for j in range(len(src)))
-    return Told({"target": target},
+    charts = (Chart(("effects", i, last), "Bar chart comparing the attention weights of layer "
+                    f"{last + 1} with the measured effect of masking each source word.",
+                    lambda scale: effects_figure(e, last, font_scale=scale)),
+              Chart(("head effects", i), "Bar chart of the measured effect of switching each "
+                    "head off.", lambda scale: head_effects_figure(e, font_scale=scale)))
+    return Told({"target": name},
                 " ".join(lines[:1]) + "\n\n" + "\n\n".join(lines[1:]),
-                f"Tap the source word whose masking will change {target} most.",
+                f"Tap the source word whose masking will change {name} most.",
                 Question("token", labels), needed, note, tokens=tuple(src), row=(i, -1),
-                charts=(lambda scale: effects_figure(e, last, font_scale=scale),
-                        lambda scale: head_effects_figure(e, font_scale=scale)))
+                charts=charts, layer=last, head=-1, page={"dstep": i})

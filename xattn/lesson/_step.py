@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from xattn.classroom.question import Question
 from xattn.lesson._aligns import word_pair
 from xattn.lesson._told import Told
+from xattn.lesson.charts import head_chart
+from xattn.literal import md_code
 from xattn.sources import Attention
 
-__all__ = ["Step", "NEEDS", "missing", "off_plan", "verdict", "is_right"]
+__all__ = ["Step", "Ask", "Own", "OWN_KINDS", "NEEDS", "missing", "off_plan", "verdict",
+           "is_right"]
 
 # What a step may need of the weights: (has it?, what the step shows instead, in one line).
 NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
@@ -61,11 +65,60 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
                 "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
+OWN_KINDS = ("choice", "poll", "number")     # the kinds of a lecturer's own question
+
+
+@dataclass(frozen=True)
+class Own:
+    """A lecturer's own question (a lesson file's ``kind = "choice"``): its kind, the one
+    line the class predicts (``prompt``), the options (choice, poll) or range (number), the
+    right answer (None: a poll), the answer's words, and the head and layer its chart shows
+    (from 1; 0: the step's)."""
+
+    kind: str
+    prompt: str
+    options: tuple[str, ...] = ()
+    answer: object = None
+    explain: str = ""
+    low: float = 0.0
+    high: float = 1.0
+    decimals: int = 2
+    tolerance: float = 0.005
+    head: int = 1
+    layer: int = 0
+
+    def question(self) -> Question:
+        if self.kind == "number":
+            return Question("number", low=self.low, high=self.high, decimals=self.decimals)
+        return Question(self.kind, self.options)
+
+    def tell(self, a: Attention, layer: int) -> Told:
+        """The question on the weights ``a`` (its chart: the head it names, on its layer)."""
+        if self.layer:
+            layer = min(self.layer, a.n_layers) - 1
+        head = min(self.head, a.n_heads) - 1
+        shown = f"{float(self.answer):g}" if self.kind == "number" else self.answer
+        said = "" if self.answer is None else f" **The answer: {md_code(shown)}**."
+        words = self.explain or ("A poll: there is no right answer; here is how the class "
+                                 "answered." if self.answer is None else "")
+        return Told({}, (words + said).strip(), self.prompt, self.question(), self.answer,
+                    tolerance=self.tolerance, layer=layer, head=head,
+                    charts=(head_chart(a, layer, head),))
+
+
+@dataclass(frozen=True)
+class Ask:
+    """How a step's question is made: a computed question (``computed``, a name of
+    ``xattn.lesson.computed.COMPUTED``, with its ``args``), or the lecturer's own (``own``)."""
+
+    computed: str = ""
+    args: tuple = ()                 # (name, value) pairs
+    own: Own | None = None
 
 
 @dataclass(frozen=True)
 class Step:
-    """One step of the lesson.
+    """One step of a lesson.
 
     Attributes
     ----------
@@ -74,11 +127,15 @@ class Step:
         URL parameters of the prepared page (the rest at their defaults); ``view`` is the view
         drawn beside the step.
     text, look, question : str
-        Markdown with «fields» that ``tell`` fills: one paragraph, one thing to look at, one
-        question for the class.
-    tell : callable (Attention, layer) -> Told
-    needs : tuple of str
-        Keys of `NEEDS`: what ``tell`` needs of the weights.
+        Markdown with «fields» that the question fills: one paragraph, one thing to look at,
+        the question for the class, as the projector shows it.
+    ask : Ask, optional
+        How the question is made; None: a step the class reads, with nothing to predict.
+    chart : str
+        A key of ``xattn.lesson.charts.CHARTS`` drawn beside the answer instead of the
+        question's own charts ("": the question's).
+    line : int
+        The step's line in its lesson file (0: none).
     """
 
     title: str
@@ -86,8 +143,38 @@ class Step:
     text: str = ""
     look: str = ""
     question: str = ""
-    tell: Callable[[Attention, int], Told] = lambda a, layer: Told({}, "")
-    needs: tuple[str, ...] = ()
+    ask: Ask | None = None
+    chart: str = ""
+    line: int = 0
+
+    @property
+    def computed(self):
+        """The computed question (``xattn.lesson.computed.Computed``) or None."""
+        from xattn.lesson.computed import COMPUTED
+
+        return COMPUTED[self.ask.computed] if self.ask and self.ask.computed else None
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """Keys of `NEEDS`: what the question needs of the weights."""
+        computed = self.computed
+        return computed.needs if computed is not None else ()
+
+    def tell(self, a: Attention, layer: int) -> Told:
+        """What the step tells about the weights ``a`` on ``layer`` (from 0)."""
+        if self.ask is None:
+            told = Told({}, "", layer=layer)
+        elif self.ask.own is not None:
+            told = self.ask.own.tell(a, layer)
+        else:
+            told = self.computed.tell(a, layer, **dict(self.ask.args))
+        if self.chart:
+            from xattn.lesson.charts import named_charts
+
+            head = told.head if told.head is not None else 0
+            where = told.layer if told.layer is not None else layer
+            told = replace(told, charts=named_charts(self.chart, a, where, head))
+        return told
 
     def render(self, told: Told | None) -> tuple[str, str, str]:
         """The step's text, what to look at and its question with their «fields» filled (from

@@ -8,7 +8,7 @@ before seeing the numbers (a ``xattn.classroom.Question``) and its truth.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xattn.classroom.kinds import Key
 from xattn.classroom.question import Question
@@ -59,8 +59,16 @@ class Told:
     parts : tuple of Part
         Several predictions at once, one per head say: ``question`` is then a ``"parts"``
         question (one row per part) and ``truth`` each part's truth in order.
-    charts : tuple of callable (font_scale) -> plotly Figure
-        Figures that belong to the answer (drawn with it, after the prediction).
+    charts : tuple of xattn.lesson.charts.Chart
+        The charts that answer the question (drawn with it, after the prediction, on the
+        lecturer's page and every phone): the head, layer or curve it is about.
+    layer : int, optional
+        The layer (from 0) the question is about.
+    head : int, optional
+        The head (from 0) the question is about; -1: the heads averaged; None: no one head.
+    page : dict
+        Settings the view beside the step takes for this question (``{"dstep": 3}``: the
+        decoder step of the target word asked about).
     """
 
     words: dict
@@ -75,6 +83,9 @@ class Told:
     also: tuple = ()
     parts: tuple[Part, ...] = ()
     charts: tuple = ()
+    layer: int | None = None
+    head: int | None = None
+    page: dict = field(default_factory=dict)
 
     @property
     def key(self) -> Key:

@@ -1,8 +1,10 @@
-"""What each step tells about the weights on screen: its words, answer and prediction.
+"""The lesson's computed questions: what each tells about the weights on screen, its words,
+answer and prediction.
 
-One function per step, each reading only the `Attention` it is given (and the callables its
-record offers: ``unmasked``, ``variant``, ``untrained``, ``ablate``, ``trace``), never a
-number written by hand.
+One function per question, each reading only the `Attention` it is given (and the callables
+its record offers: ``unmasked``, ``variant``, ``untrained``, ``ablate``, ``trace``) and the
+arguments a lesson file gives it (the word it asks about, the head), never a number written
+by hand. ``xattn.lesson.computed`` lists them with their arguments.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ import numpy as np
 from xattn.classroom.question import Question
 from xattn.lesson._told import Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
+from xattn.lesson.charts import aer_chart, head_chart, named_charts
 from xattn.metrics import entropy, head_statistics
-from xattn.sources import Attention
 
 __all__ = ["one_head", "rows_sum", "padding", "wait_k", "seed", "trained", "training",
-           "ablation", "sqrt", "layers", "learning"]
+           "ablation", "sqrt", "layers", "learning", "asked_head"]
 
 
 def _tokens(tokens) -> Question:
@@ -28,43 +30,60 @@ def _heads(n: int) -> str:
     return f"{number_word(n)} head{'s' if n != 1 else ''}"
 
 
-def one_head(a: Attention, layer: int) -> Told:
-    i, note = target_row(a, "chat")
-    row = a.layer(layer)[0, i]
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def asked_head(a, head: int) -> tuple[int, str]:
+    """The head a question asks about (``head`` from 1) as an index from 0, and a note when
+    the page has fewer heads (the question then asks about the last)."""
+    if head <= a.n_heads:
+        return head - 1, ""
+    return a.n_heads - 1, (f"This page shows {_heads(a.n_heads)}: the question asks about "
+                           f"head {a.n_heads} instead of head {head}.")
+
+
+def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
+    i, note = target_row(a, target)
+    h, fewer = asked_head(a, head)
+    row = a.layer(layer)[h, i]
     j = int(np.argmax(row))
-    target, src = token_name(a.tgt_tokens, i), a.src_tokens
+    name, src = token_name(a.tgt_tokens, i), a.src_tokens
     alone = a.n_heads == 1
-    if not alone:                       # a link of its own: more heads than the step's one
-        note = " ".join(filter(None, (note, f"This page shows {_heads(a.n_heads)}: the step "
-                                            "asks about head 1, the first heatmap.")))
-    return Told({"target": target, "heatmap": "the heatmap" if alone else "head 1's heatmap",
-                 "head": "the head" if alone else "head 1"},
-                ("" if alone else "In head 1, ") + f"{target} looks most at "
+    if not alone and h == 0 and head == 1:   # a link of its own: more heads than the step's
+        fewer = f"This page shows {_heads(a.n_heads)}: the step asks about head 1, the first."
+    note = " ".join(filter(None, (note, fewer)))
+    return Told({"target": name, "heatmap": "the heatmap" if alone else
+                 f"head {h + 1}'s heatmap", "head": "the head" if alone else f"head {h + 1}"},
+                ("" if alone else f"In head {h + 1}, ") + f"{name} looks most at "
                 f"{token_name(src, j)} ({row[j]:.3f})."
                 + (f" {a.meta.caveat}" if a.meta.caveat else ""),
-                f"Tap the source word {target} will look at most in head 1.", _tokens(src), j,
-                note, tokens=tuple(src), row=(i, 0))
+                f"Tap the source word {name} will look at most in head {h + 1}.",
+                _tokens(src), j, note, tokens=tuple(src), row=(i, h), layer=layer, head=h,
+                charts=(head_chart(a, layer, h),))
 
 
-def rows_sum(a: Attention, layer: int) -> Told:
-    i, note = target_row(a, "noir")
-    head = min(1, a.n_heads - 1)
-    row = a.layer(layer)[head, i]
+def rows_sum(a, layer: int, *, target: str = "noir", head: int = 2) -> Told:
+    i, note = target_row(a, target)
+    h, fewer = asked_head(a, head)
+    row = a.layer(layer)[h, i]
     shown = [round(float(w), 3) for w in row]
     terms = " + ".join(f"{w:.3f}" for w in shown)
-    target = token_name(a.tgt_tokens, i)
+    name = token_name(a.tgt_tokens, i)
     rounding = "" if abs(sum(shown) - 1) < 5e-4 else (
         f" The three-decimal numbers shown add up to {sum(shown):.3f}, not exactly 1: each is "
         "rounded, the weights themselves add up to 1.")
-    return Told({"target": target, "head": f"head {head + 1}", "heads": _heads(a.n_heads)},
-                f"Head {head + 1}, row {target}: {terms} = **{row.sum():.3f}**. The softmax "
+    return Told({"target": name, "head": f"head {h + 1}", "heads": _heads(a.n_heads)},
+                f"Head {h + 1}, row {name}: {terms} = **{row.sum():.3f}**. The softmax "
                 "divides every exp(score) by the row's total, so each target token shares "
                 "exactly one unit of attention among the source tokens." + rounding,
-                f"What does the row of {target} in head {head + 1} add up to?",
-                Question("number", low=0, high=10, decimals=2), float(row.sum()), note)
+                f"What does the row of {name} in head {h + 1} add up to?",
+                Question("number", low=0, high=10, decimals=2), float(row.sum()),
+                " ".join(filter(None, (note, fewer))), layer=layer, head=h,
+                charts=(head_chart(a, layer, h),))
 
 
-def padding(a: Attention, layer: int) -> Told:
+def padding(a, layer: int, *, target: str = "chat") -> Told:
     masked = [j for j in range(len(a.src_tokens)) if not a.mask[:, j].any()]
     if not masked:
         return Told({"masked": "a masked token (none on this page yet)"},
@@ -73,20 +92,26 @@ def padding(a: Attention, layer: int) -> Told:
                     note="No source token is masked on this page.")
     free = a.recipe.unmasked().layer(layer)                                       # (h, T, S)
     j = masked[0]
-    i, _ = target_row(a, "chat")
+    i, _ = target_row(a, target)
     before, after = free[0, i], a.layer(layer)[0, i]
     k = int(np.argmax(after))
     name, src = token_name(a.src_tokens, j), a.src_tokens
+    # every masked token's share leaves the row: the others are divided by what is left
+    shares = " − ".join(f"{before[m]:.3f}" for m in masked)
+    which = "its share" if len(masked) == 1 else f"the {len(masked)} masked tokens' shares"
     return Told({"masked": name},
-                f"{name} gets **{after[j]:.3f}** from every target token. Its share went to "
-                f"the others, in proportion: in head 1, {token_name(a.tgt_tokens, i)} gave it "
+                f"{name} gets **{after[j]:.3f}** from every target token. The masked "
+                f"{'token' if len(masked) == 1 else 'tokens'}' weight went to the others, in "
+                f"proportion: in head 1, {token_name(a.tgt_tokens, i)} gave {name} "
                 f"{before[j]:.3f}; {token_name(src, k)} went from {before[k]:.3f} to "
-                f"{after[k]:.3f} (= {before[k]:.3f} / (1 − {before[j]:.3f})).",
+                f"{after[k]:.3f} (= {before[k]:.3f} / (1 − {shares}): the row without "
+                f"{which}).",
                 f"What weight does {name} get now, from each target token?",
-                Question("number", low=0, high=1, decimals=2), float(after[j]))
+                Question("number", low=0, high=1, decimals=2), float(after[j]), layer=layer,
+                head=0, charts=(head_chart(a, layer, 0),))
 
 
-def wait_k(a: Attention, layer: int) -> Told:
+def wait_k(a, layer: int) -> Told:
     src, n = a.src_tokens, len(a.src_tokens)
     seen = [int(a.mask[i].sum()) for i in (0, -1)]
     counts = sorted({m for m in (1, 2, 3, seen[0], n) if 1 <= m <= n})
@@ -94,63 +119,75 @@ def wait_k(a: Attention, layer: int) -> Told:
                     for m in counts)
     first = [token_name(src, j) for j in range(n) if a.mask[0, j]]
     return Told({},
-                f"The first target token {token_name(a.tgt_tokens, 0)} may see "
-                f"{', '.join(first) or 'nothing'} ({seen[0]} tokens); the last one, "
+                f"The first target token {token_name(a.tgt_tokens, 0)} (target token 0) may see "
+                f"{', '.join(first) or 'nothing'} ({_plural(seen[0], 'token')}); the last one, "
                 f"{token_name(a.tgt_tokens, len(a.tgt_tokens) - 1)}, sees {seen[1]} of {n}. "
                 "Each step of the translation may look one source token further, like an "
                 "interpreter who starts speaking before the sentence ends.",
                 "Which source tokens may the first target token see?",
                 Question("choice", choices) if len(choices) > 1 else None,
-                choices[counts.index(seen[0])] if seen[0] in counts else None)
+                choices[counts.index(seen[0])] if seen[0] in counts else None, layer=layer,
+                head=0, charts=(head_chart(a, layer, 0),))
 
 
 SEED_CHOICES = ("They stay the same", "Some rows change", "Most rows change")
 
 
-def seed(a: Attention, layer: int) -> Told:
-    seed = a.recipe.seed
-    other_seed = seed + 1
-    other = a.recipe.variant(other_seed, a.n_heads).layer(layer)                   # (h, T, S)
-    now = a.layer(layer)
+def seed(a, layer: int, *, seed: int = 0) -> Told:
+    """Random weights at the step's ``seed`` against ``seed + 1``, whichever the page shows
+    now (following the step's *Look at* changes the seed on the page, not the question)."""
+    first, then = (a.recipe.variant(s, a.n_heads) for s in (seed, seed + 1))
+    now, other = first.layer(layer), then.layer(layer)                           # (h, T, S)
     moved = int((now.argmax(-1) != other.argmax(-1)).sum())
     total = now.shape[0] * now.shape[1]
     truth = SEED_CHOICES[0 if moved == 0 else 1 if moved <= total / 2 else 2]
-    return Told({"seed": str(seed), "next": str(other_seed), "heads": _heads(a.n_heads)},
-                f"With seed {other_seed} instead of {seed}, **{moved} of {total}** rows (all "
+    return Told({"seed": str(seed), "next": str(seed + 1), "heads": _heads(a.n_heads)},
+                f"With seed {seed + 1} instead of {seed}, **{moved} of {total}** rows (all "
                 "heads) put their strongest weight on another source token. The patterns of "
                 "random weights come from the seed, not from language.",
-                f"With seed {other_seed} instead of {seed}, do the strongest weights stay?",
-                Question("choice", SEED_CHOICES), truth)
+                f"With seed {seed + 1} instead of {seed}, do the strongest weights stay?",
+                Question("choice", SEED_CHOICES), truth, layer=layer, head=0,
+                charts=tuple(head_chart(b, layer, 0, f"head 1, seed {s}")
+                             for b, s in ((first, seed), (then, seed + 1))))
 
 
-def trained(a: Attention, layer: int) -> Told:
-    rows = [i for i, t in enumerate(a.tgt_tokens) if t == "le"]
+def trained(a, layer: int, *, word: str = "le") -> Told:
+    rows = [i for i, t in enumerate(a.tgt_tokens) if t == word]
     if not rows:
-        return Told({"target": "*le*"}, "This French sentence has no *le*: type one with two "
-                    "*the*s, such as `the cat sees the dog`, to ask the question.",
-                    note="There is no *le* in this French sentence.")
-    weights = a.layer(layer)
+        said = token_name((word,), 0)
+        return Told({"target": said}, f"This target sentence has no {said}: type a sentence "
+                    "where it appears twice (for *le*: `the cat sees the dog`) to ask the "
+                    "question.", note=f"There is no {said} in this target sentence.")
+    weights = a.layer(layer)                                                  # (h, T, S)
     tgt, src = a.tgt_tokens, a.src_tokens
     lines = [f"- Head {h + 1}: " + "; ".join(
         f"{token_name(tgt, i)} → {token_name(src, int(np.argmax(weights[h, i])))}"
         for i in rows) for h in range(a.n_heads)]
     mean = weights.mean(0)                                                  # (T, S)
     exact = [i for i in rows if a.gold[i, int(np.argmax(mean[i]))]]
-    i = rows[-1]                                    # the last *le*: only position finds its *the*
-    target = token_name(a.tgt_tokens, i)
-    return Told({"target": target},
-                "\n".join(lines) + f"\n\nAveraged over heads, {len(exact)} of {len(rows)} *le* "
-                "find their own *the*: only position can tell two *the*s apart, and some heads "
-                "learned to use it.",
-                f"Tap the English word {target} looks at most (all heads averaged).",
+    # a head tells the repeats apart when each of them looks most at its own gold word
+    apart = [h for h in range(a.n_heads)
+             if all(a.gold[i, int(np.argmax(weights[h, i]))] for i in rows)]
+    i = rows[-1]                                    # the last one: only position finds its word
+    name = token_name(a.tgt_tokens, i)
+    heads = ("no head tells them apart" if not apart else
+             f"{_plural(len(apart), 'head')} of {a.n_heads} ("
+             + ", ".join(str(h + 1) for h in apart) + ") put each on its own gold word")
+    return Told({"target": name},
+                "\n".join(lines) + f"\n\nAveraged over heads, {len(exact)} of {len(rows)} "
+                f"{token_name((word,), 0)} find their own gold word, and {heads}. Only "
+                "position can tell repeated words apart"
+                + (", and these heads learned to use it." if apart else
+                   ": none of these heads learned to use it (yet)."),
+                f"Tap the source word {name} looks at most (all heads averaged).",
                 _tokens(a.src_tokens), int(np.argmax(mean[i])), tokens=tuple(a.src_tokens),
-                row=(i, -1))
+                row=(i, -1), layer=layer, head=-1, charts=(head_chart(a, layer, -1),))
 
 
 TRAINING_CHOICES = ("A: the trained weights", "B: the random start", "Both alike")
 
 
-def training(a: Attention, layer: int) -> Told:
+def training(a, layer: int) -> Told:
     b = a.toy.untrained()
     conf = [float(np.nanmean(head_statistics(x.layer(layer), x.mask)["confidence"]))
             for x in (a, b)]
@@ -162,21 +199,35 @@ def training(a: Attention, layer: int) -> Told:
                 "module, the same words: training alone turned spread-out rows into one clear "
                 "choice per French word, mostly the word it translates (◻).",
                 "Which picture gives each French word one clear English word?",
-                Question("choice", TRAINING_CHOICES), truth)
+                Question("choice", TRAINING_CHOICES), truth, layer=layer, head=0,
+                charts=(head_chart(a, layer, 0, "A: trained, head 1"),
+                        head_chart(b, layer, 0, "B: the random start, head 1")))
 
 
-def ablation(a: Attention, layer: int) -> Told:
+LITTLE = 0.05          # a relative change of the output this small: the head could go
+
+
+def ablation(a, layer: int) -> Told:
     res = a.layers.ablate(layer, ())
     order = np.argsort(-np.nan_to_num(res.per_head, nan=-1.0), kind="stable")
     most, least = int(order[0]), int(order[-1])
     choices = tuple(f"head {h + 1}" for h in range(a.n_heads))
+    small = [h for h in range(a.n_heads) if res.per_head[h] < LITTLE]
+    could = (f"{_plural(len(small), 'head')} of {a.n_heads} change it by less than "
+             f"{LITTLE:.0%} and could go unnoticed here" if small else
+             f"every head changes it by at least {res.per_head[least]:.1%}: none could go "
+             "unnoticed here")
     return Told({"heads": _heads(a.n_heads)},
-                f"Head {most + 1}: switching it off changes the output by "
-                f"**{res.per_head[most]:.1%}**; head {least + 1} matters least "
-                f"({res.per_head[least]:.1%}). Many heads can go with little loss (Michel, "
-                "Levy and Neubig 2019), but not every one.",
+                f"Head {most + 1}: switching it off changes the attention output by "
+                f"**{res.per_head[most]:.1%}** (‖ΔY‖ / ‖Y‖, the relative change of the "
+                f"output); head {least + 1} changes it least ({res.per_head[least]:.1%}). "
+                f"{could[0].upper()}{could[1:]}. In trained translation models many heads can "
+                "be pruned with little loss of quality (Michel, Levy and Neubig 2019); a "
+                "change of the output is not a loss of quality, which this page does not "
+                "measure.",
                 "Which head's removal will change the output most?",
-                Question("choice", choices) if a.n_heads > 1 else None, choices[most])
+                Question("choice", choices) if a.n_heads > 1 else None, choices[most],
+                layer=layer, head=most, charts=named_charts("ablation", a, layer, most))
 
 
 SQRT_CHOICES = ("It goes down", "It goes up", "It stays the same")
@@ -200,7 +251,7 @@ def _sqrt_why(truth: str, d_head: int, top_on: float, top_off: float) -> str:
                     "nearly all of it.")
 
 
-def sqrt(a: Attention, layer: int) -> Told:
+def sqrt(a, layer: int) -> Told:
     on, off = a.layers.trace(layer, True), a.layers.trace(layer, False)
     allowed = on.mask[0]
     h_on, h_off = (float(entropy(t.weights[0, :1], allowed)[0]) for t in (on, off))
@@ -208,17 +259,26 @@ def sqrt(a: Attention, layer: int) -> Told:
     d_head = on.q.shape[-1]
     truth = SQRT_CHOICES[2 if abs(h_on - h_off) < 1e-3 else 0 if h_off < h_on else 1]
     return Told({"d_head": str(d_head)},
-                f"Head 1, target token {token_name(a.tgt_tokens, 0)}: entropy **{h_on:.3f}** "
-                f"nats divided by √{d_head}, **{h_off:.3f}** without (the most possible: "
+                f"Head 1, target token {token_name(a.tgt_tokens, 0)}: with the scores divided "
+                f"by √{d_head}, the row's entropy is **{h_on:.3f}** nats; with the scores "
+                f"undivided, **{h_off:.3f}** nats (the most possible: "
                 f"{np.log(allowed.sum()):.3f}). " + _sqrt_why(truth, d_head, top_on, top_off),
                 "Switch the division off: what happens to the entropy of the first row?",
-                Question("choice", SQRT_CHOICES), truth)
+                Question("choice", SQRT_CHOICES), truth, layer=layer, head=0,
+                charts=named_charts("saturation", a, layer, 0))
 
 
-def layers(a: Attention, layer: int) -> Told:
+LINK_RULES = {"target_argmax": "each target word linked to its strongest source word",
+              "source_argmax": "each source word linked to its strongest target word",
+              "intersection": "links that are the strongest both ways",
+              "threshold": "every weight above the threshold"}
+
+
+def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3) -> Told:
     from xattn.alignlab import score_heads
 
-    scores = score_heads(a.heldout(False))
+    scores = score_heads(a.heldout(False), method=links,
+                         threshold=link_min if links == "threshold" else None)
     n = scores.aer.shape[0]
     best = scores.best_layer
     tied = scores.best_layers
@@ -231,18 +291,21 @@ def layers(a: Attention, layer: int) -> Told:
         f"head {h + 1} of layer {lay + 1}" for lay, h in heads) if len(heads) <= 1 else
         f"{len(heads)} single heads tie for the best: " + "; ".join(
             f"head {h + 1} of layer {lay + 1}" for lay, h in heads))
+    rule = LINK_RULES[links] + (f" ({link_min:g})" if links == "threshold" else "")
     return Told({"layers": number_word(n), "n": str(scores.n_pairs), "heads": _heads(a.n_heads)},
                 f"Over {scores.n_pairs} held-out sentences, the average of each layer's heads "
-                f"has AER {aers} (lower is better): {which}, and {head}. Which layer aligns "
-                "differs by model: Garg et al. (2019) found the penultimate of six in their "
-                "transformer; nothing forces a model to align at all, since it is trained to "
-                "translate.",
+                f"has AER {aers} (lower is better; links: {rule}): {which}, and {head}. Which "
+                "layer aligns differs by model: Garg et al. (2019) found the penultimate of six "
+                "in their transformer; nothing forces a model to align at all, since it is "
+                "trained to translate.",
                 "Which layer's heads, averaged, will align words best?",
                 Question("choice", choices) if n > 1 else None, choices[max(best, 0)],
-                also=tuple(choices[k] for k in tied[1:]))
+                also=tuple(choices[k] for k in tied[1:]), layer=max(best, 0), head=-1,
+                charts=(aer_chart(a, scores=scores, rule=(links, link_min if links ==
+                                                          "threshold" else None)),))
 
 
-def learning(a: Attention, layer: int) -> Told:
+def learning(a, layer: int) -> Told:
     tl = a.toy.timelapse()
     onset = tl.onset(0.5)
     started = [(int(step), h) for h, step in enumerate(onset.tolist()) if step >= 0]
@@ -251,15 +314,22 @@ def learning(a: Attention, layer: int) -> Told:
         return Told({}, "No head reached half of the held-out words on its own in this run: "
                         "train longer (sidebar, Training steps).")
     step, first = min(started)
+    tied = [h for s, h in started if s == step and h != first]
     moved = tl.by_head["moved_accuracy"][:, first]
     repeated = tl.by_head["repeated_accuracy"][:, first]
     k = int(np.searchsorted(tl.steps, step))
     cue = ("meaning" if moved[k] > repeated[k] + 0.1 else "position"
            if repeated[k] > moved[k] + 0.1 else "meaning and position alike")
+    every = int(tl.steps[1] - tl.steps[0]) if len(tl.steps) > 1 else 0
+    who = (f"**Head {first + 1}**" if not tied else "**Heads " + ", ".join(
+        str(h + 1) for h in (first, *tied)) + "** (together)")
     return Told({},
-                f"**Head {first + 1}** reaches half of the held-out words first, at step {step}"
-                f", and then by {cue} (moved words {moved[k]:.0%}, repeated words "
+                f"{who} reach{'es' if not tied else ''} half of the held-out words first: by "
+                f"the snapshot at step {step} (snapshots every {_plural(every, 'step')}), "
+                f"head {first + 1} by {cue} (moved words {moved[k]:.0%}, repeated words "
                 f"{repeated[k]:.0%}). Heads do not learn together: one finds a cue, the others "
                 "follow or specialise in another.",
                 "Which head will start aligning first?", Question("choice", choices)
-                if len(choices) > 1 else None, choices[first])
+                if len(choices) > 1 else None, choices[first],
+                also=tuple(choices[h] for h in tied), layer=layer, head=first,
+                charts=named_charts("curves", a, layer, first))

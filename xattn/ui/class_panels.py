@@ -23,7 +23,7 @@ import streamlit as st
 from xattn.classroom import NO_QUESTION, ClassroomError, answers_csv, qr_svg
 from xattn.figures.classroom import class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
-from xattn.lesson import STEPS, Told, is_right
+from xattn.lesson import Told, is_right
 from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.answers import ANSWERS_ALT, also_right
@@ -147,7 +147,7 @@ def class_controls(room: Room) -> None:
                     help="A new round of this step: the class votes again (after discussing), "
                          "and both rounds are shown side by side.", on_click=_act,
                     args=(lambda s: s.ask_again(code, key, step), room, seen))
-    if view.step < len(STEPS):
+    if view.step < view.n_steps:                 # the room's own lesson
         right.button("Next step", key="class_next", icon=":material/arrow_forward:",
                      width="stretch", on_click=_act,
                      args=(lambda s: s.set_step(code, key, step + 1), room, seen))

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from xattn.figures.frozen import narrowed
-from xattn.lesson import STEPS, Step, Told, missing, off_plan, verdict
+from xattn.lesson import Lesson, Step, Told, missing, off_plan, verdict
 from xattn.sources import Attention
 from xattn.ui.answers import answer_charts as step_answer_charts
 from xattn.ui.charts import show_chart
@@ -22,6 +22,7 @@ from xattn.ui.compute import derived
 from xattn.ui.lesson_parts import answer_charts
 from xattn.ui.link import (
     CLASS,
+    COURSE,
     DEVICE,
     EXPLORE,
     HOST,
@@ -45,28 +46,34 @@ __all__ = ["lesson_setup", "lesson_view"]
 # Parameters that say where and how the page is shown, not what it computes: a link with only
 # these opens a step with the step's own settings (a lecturer's ?class=new, a student's ?room=).
 KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS, EXPLORE,
-                         DEVICE)}
+                         DEVICE, COURSE)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
 REPLAN = "lesson_replan"   # a step whose own settings the page takes again (a button)
+OPENED = "_xattn_step_opened"   # session: the step this run opened (its question's settings)
 
 
-def lesson_setup(state: PageState, view: str) -> Step | None:
-    """The step to show when the Lesson view is open; a newly opened step sets the controls."""
+def lesson_setup(state: PageState, view: str, lesson: Lesson,
+                 room: Room | None = None) -> Step | None:
+    """The step of ``lesson`` to show when the Lesson view is open; a newly opened step sets
+    the controls."""
     if view != "Lesson":
         return None
     before = state.memory.get(LESSON.key, {}).get("shown")
-    n = state.value(LESSON, range(1, len(STEPS) + 1),
-                    why=f"(the lesson has {len(STEPS)} steps)")
-    step = STEPS[n - 1]
+    steps = lesson.steps
+    n = state.value(LESSON, range(1, len(steps) + 1),
+                    why=f"(the lesson has {len(steps)} steps)")
+    step = steps[n - 1]
     # A step opened now (its link, or a button) sets the controls; a link that also carries
-    # settings of its own (a student's exploration, shared) keeps them instead, if they are
-    # that step's: a class's link opened mid-class (a reload, a second device) carries the
-    # settings of the step it was written on, and the room's step is another.
+    # settings of its own (a student's exploration, shared) keeps them instead. In a class,
+    # only a page reloaded on the room's step keeps its link's settings (the lecturer's
+    # changes on it): a class's link opened mid-class carries the settings of the step it
+    # was written on, and a new class's link (?class=new&src=...) the lecturer's own, while
+    # the class's question is asked of the step's settings, on every screen.
     linked = st.query_params.get(LESSON.key, "1")     # step 1 is the link's default
     own_settings = before is None and bool(state.from_link - KEEP) and (
-        ROOM.key not in state.from_link or linked == str(n))
+        room is None or (ROOM.key in state.from_link and linked == str(n)))
     replan = st.session_state.pop(REPLAN, None) == n
     if n != before or replan:
         for key in [k for k in st.session_state if str(k).startswith(PREDICT)]:
@@ -75,6 +82,7 @@ def lesson_setup(state: PageState, view: str) -> Step | None:
             prepared = {k: p.default for k, p in REGISTRY.items() if k not in KEEP}
             prepared.update({k: v for k, v in step.state.items() if k != "view"})
             state.force(prepared)
+            st.session_state[OPENED] = n
     return step
 
 
@@ -91,14 +99,14 @@ def _picked(room: Room, key: str, seen: int, drawn: int) -> None:
         move_class(room, st.session_state[key], seen)
 
 
-def navigation(n: int, room: Room | None = None) -> None:
+def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
     """Previous, the step picker, Next (in a class: they move the class).
 
     In a class the three are keyed by the room's version: each press carries the version of
     the screen it was made on, and a picker still showing the step before (the run that drew
     the class's move cut short) is another widget, whose value nobody changed, so it never
     reaches the server as a change that would move the class back."""
-    names = {k: f"{k}. {s.title}" for k, s in enumerate(STEPS, 1)}
+    names = {k: f"{k}. {s.title}" for k, s in enumerate(lesson.steps, 1)}
     left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
     if room is None:
         keys, seen = ("lesson_prev", LESSON.key, "lesson_next"), None
@@ -112,22 +120,22 @@ def navigation(n: int, room: Room | None = None) -> None:
                          on_change=_picked, args=(room, keys[1], seen, n))
     left.button("←", key=keys[0], disabled=n == 1, on_click=_go, args=(n - 1, room, seen),
                 width="stretch", help="The previous step")
-    right.button("Next →", key=keys[2], disabled=n == len(STEPS), on_click=_go,
+    right.button("Next →", key=keys[2], disabled=n == len(lesson.steps), on_click=_go,
                  args=(n + 1, room, seen), type="primary", width="stretch")
 
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
-               draw: Callable, room: Room | None = None) -> None:
+                draw: Callable, lesson: Lesson, room: Room | None = None) -> None:
     """The step beside its view: text, question, prediction and answer on the left, the
     step's view (``draw(view, a, layer)``) on the right, so both fit one screen. In a room the
     host drives the room's step and, once it is revealed, sees the answer, the class's answers
     and the step's chart on one screen; a student exploring the full page finds the way back
     to the class's page here."""
-    n = STEPS.index(step) + 1
+    n = lesson.steps.index(step) + 1
     if room is None or room.host:
-        navigation(n, room)
+        navigation(n, lesson, room)
     why_not = missing(step, a) if a is not None else None
-    told = (derived(("tell", a.key, n, layer), lambda: step.tell(a, layer))
+    told = (derived(("tell", lesson.digest, a.key, n, layer), lambda: step.tell(a, layer))
             if a is not None and not why_not and a.key else
             step.tell(a, layer) if a is not None and not why_not else None)
     text, look, question = step.render(told)
@@ -136,7 +144,7 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     revealed = room is not None and not room.hidden
     left, right = st.columns([2, 3], gap="medium")
     with left:
-        heading = f"## Step {n} of {len(STEPS)}: {step.title}"
+        heading = f"## Step {n} of {len(lesson.steps)}: {step.title}"
         off = off_plan(step, a) if a is not None else None
         st.markdown(heading + (f"\n\n{off}" if off else ""))
         if off and (room is None or room.host):
@@ -163,6 +171,8 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
         elif a is not None:
             if revealed and room.host and told is not None:
                 _class_beside_answer(room, told, a, layer, scale, n)
+            if told is not None and st.session_state.pop(OPENED, None) == n:
+                state.force(told.page)       # the question's own view (its decoder step)
             state.narrow = True
             draw(step.state.get("view", "Heads"), a, layer)
 
@@ -180,7 +190,7 @@ def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale
             and told.question.of.control == "tokens":
         class_answers(room, told, a, layer, scale, compact=True)
         return                            # the class's taps beside the row: the answer itself
-    charts = step_answer_charts(n, a, told, room.view)
+    charts = step_answer_charts(a, told, room.view)
     cols = st.columns(1 + len(charts))    # side by side: both on a projector's first screen
     with cols[0]:
         class_answers(room, told, a, layer, scale, compact=True)
@@ -216,7 +226,7 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
                                 font_scale=scale, table=False)
                     st.markdown(class_versus(a, dict.fromkeys(said or (), 1),
                                              int(said is not None), "you").table)
-                answer_charts(told, scale)
+                answer_charts(told, scale, a)
         return
     if not room.hidden and told is not None:
         st.markdown(f"**The answer.** {told.answer}")

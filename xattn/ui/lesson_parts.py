@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from xattn.lesson import Told
 from xattn.ui.charts import show_chart
+from xattn.ui.compute import figure
 
 __all__ = ["answer_charts"]
 
 
-def answer_charts(told: Told, scale: float) -> None:
-    """The answer's figures (``Told.charts``), each built with the page's text size."""
-    for k, make in enumerate(told.charts):
-        show_chart(make(scale), key=f"lesson_answer_chart_{k}", name=f"xattn-lesson-answer-{k}",
-                   alt="Bar chart comparing attention weights with the measured effect of "
-                       "masking each source word or switching each head off.")
+def answer_charts(told: Told, scale: float, a) -> None:
+    """The answer's figures (``Told.charts``: the head, layer or curve the question is about),
+    each built once per server for the weights ``a`` and the page's text size."""
+    for k, chart in enumerate(told.charts):
+        fig = figure(("lesson-answer", a.key, scale, *chart.key),
+                     lambda chart=chart: chart.make(scale))
+        show_chart(fig, key=f"lesson_answer_chart_{k}", name=f"xattn-lesson-answer-{k}",
+                   alt=chart.alt)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from xattn.embedder import EMBEDDER_MODES
-from xattn.lesson import STEPS
+from xattn.lesson import MAX_STEPS
 from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Settings
 from xattn.sources import SOURCES
@@ -28,7 +28,8 @@ from xattn.ui.params import (
     whole_number,
 )
 
-__all__ = ["REGISTRY", "VIEW_NAMES", "LOCAL_KEYS", "token_label", "parse_label"]
+__all__ = ["REGISTRY", "VIEW_NAMES", "LOCAL_KEYS", "token_label", "parse_label",
+           "lesson_setting", "NOT_IN_LESSONS"]
 
 DEFAULTS = Settings()
 MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
@@ -63,7 +64,9 @@ def _label(text: str) -> str:
 VIEW = choice_param("view", "Heads", VIEW_NAMES, "the view")
 WEIGHTS = choice_param("weights", "random", SOURCES, "the weights")
 LAYER = int_param("layer", 0, 1, 99, "the layer")       # 0: "not chosen" (see layer_control)
-LESSON = int_param("lesson", 1, 1, len(STEPS), "the lesson step")
+LESSON = int_param("lesson", 1, 1, MAX_STEPS, "the lesson step")
+# One of the server's lessons by name ("": the default); a class's room keeps its own
+COURSE = text_param("course", "", 100, "the lesson")
 
 # --- random weights: sentences, projections, tokens to vectors, masking ----------------------
 SRC = text_param("src", DEFAULTS.src, MAX_CHARS, "the source sentence")
@@ -147,3 +150,53 @@ def _table() -> dict[str, Param]:
 
 
 REGISTRY: dict[str, Param] = _table()
+
+
+# What a lesson's step may not set: where and how the page is shown, and the class it is in.
+NOT_IN_LESSONS = frozenset(p.key for p in (LESSON, COURSE, CLASS, ROOM, HOST, DEVICE, EXPLORE,
+                                           IMG, SCALE, PRESENT))
+# Settings whose controls offer fewer values than their link takes.
+_OFFERED = {TR_HEADS.key: TR_HEAD_CHOICES, TR_STEPS.key: TR_STEP_CHOICES,
+            D_MODEL.key: D_MODEL_CHOICES}
+
+
+def lesson_setting(key: str, value):
+    """One setting of a lesson step's page (``[step.page]`` of a lesson file) as the page
+    holds it; ValueError saying what it expects otherwise. A value is read as the link reads
+    it (``heads = 4`` as ``heads=4``), so a lesson sets exactly what a link can."""
+    if key not in REGISTRY or key in NOT_IN_LESSONS:
+        known = sorted(k for k in REGISTRY if k not in NOT_IN_LESSONS)
+        raise ValueError(f"expected one of the page's settings ({', '.join(known)}), found "
+                         f"{key!r}")
+    p = REGISTRY[key]
+    if isinstance(value, list) and p.multi:
+        texts = value
+    elif isinstance(value, bool):
+        texts = ["true" if value else "false"]
+    elif isinstance(value, (str, int, float)) and not p.multi:
+        texts = [str(value)]
+    else:
+        raise ValueError(f"expected {'a list of texts' if p.multi else 'one value'} for "
+                         f"{p.what}, found {value!r}")
+    if isinstance(value, bool) and p.default not in (True, False):
+        raise ValueError(f"expected {p.what}, not true or false, found {value!r}")
+    if not all(isinstance(t, str) for t in texts):
+        raise ValueError(f"expected texts for {p.what}, found {value!r}")
+    if p.max_chars is not None and any(len(t) > p.max_chars or not t.isprintable()
+                                       for t in texts):
+        raise ValueError(f"expected {p.what} of at most {p.max_chars:,} characters on one "
+                         f"line, found {len(texts[0]):,} characters")
+    for text in texts if p.multi else ():
+        try:
+            p.parse(text)
+        except ValueError as err:
+            wanted = str(err).replace("`", "").removeprefix("is not ")
+            raise ValueError(f"expected {p.what}, each {wanted}, found {text!r}") from None
+    parsed, problem = p.read(texts)
+    if problem:
+        wanted = problem.replace("`", "").removeprefix("is not ").removeprefix("holds ")
+        raise ValueError(f"expected {wanted} ({p.what}), found {value!r}")
+    if key in _OFFERED and parsed not in _OFFERED[key]:
+        raise ValueError(f"expected {p.what} among {', '.join(map(str, _OFFERED[key]))}, found "
+                         f"{value!r}")
+    return parsed

@@ -18,7 +18,8 @@ import pandas  # noqa: F401
 import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
-from xattn.lesson import Step
+from xattn.classroom import ClassroomError
+from xattn.lesson import Lesson, Step
 from xattn.sources import Attention
 from xattn.ui import internals, server_logs
 from xattn.ui.alignment import alignment_view
@@ -30,12 +31,13 @@ from xattn.ui.decode import decode_view
 from xattn.ui.export import export_view
 from xattn.ui.heads import heads_view
 from xattn.ui.lesson import lesson_setup, lesson_view
+from xattn.ui.lessons import default_lesson, room_lesson
 from xattn.ui.lines import lines_view
-from xattn.ui.link import HOST, PRESENT, VIEW
+from xattn.ui.link import COURSE, HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
-from xattn.ui.prepared import lesson_questions
-from xattn.ui.room import Room, back_to_class, follow, join_box, room_setup, start_button
+from xattn.ui.room import Room, back_to_class, class_store, follow, join_box, room_setup
 from xattn.ui.sources import PAGE_SOURCES, layer_control, weights_source
+from xattn.ui.start import lesson_picker, new_class, page_lesson, start_panel
 from xattn.ui.state import PageState, page_state
 from xattn.ui.step import step_view
 from xattn.ui.timelapse import training_view
@@ -73,6 +75,7 @@ class Tab:
     state: PageState
     step: Step | None       # the lesson step a link or the room opened
     room: Room | None       # the class's room, if this page is in one
+    lesson: Lesson          # the lesson the page teaches (the room's, in a class)
 
 
 def _weights_tab(draw: Callable[[Attention, int, PageState], None]) -> Callable[[Tab], None]:
@@ -90,8 +93,10 @@ def _weights_tab(draw: Callable[[Attention, int, PageState], None]) -> Callable[
 
 
 def _lesson_tab(t: Tab) -> None:
+    if t.room is None:
+        lesson_picker(t.state, t.lesson)
     lesson_view(t.a, t.layer, t.state, t.step,
-                lambda view, a, layer: DRAWS[view](a, layer, t.state), t.room)
+                lambda view, a, layer: DRAWS[view](a, layer, t.state), t.lesson, t.room)
 
 
 def _reading_tab(t: Tab) -> None:
@@ -154,7 +159,8 @@ def main() -> None:
 
 
 def _page(state: PageState) -> None:
-    room = room_setup(state, lesson_questions)      # a class's room sets the lesson step
+    linked = state.forced.get(COURSE.key, "")          # ?class=new&course=NAME
+    room = room_setup(state, lambda: new_class(state, linked))   # a room sets the step
     try:
         _full_page(state, room)
     finally:
@@ -178,7 +184,8 @@ def _full_page(state: PageState, room: Room | None) -> None:
                     + (" · you drive this class" if room.host else ""), width="stretch")
         folded = st.expander("The weights and the sentences (the class sees the step's own)")
         banner = folded.container(key="banner")
-    step = lesson_setup(state, state.value(VIEW))   # a new lesson step sets the controls
+    lesson = _lesson(state, room)
+    step = lesson_setup(state, state.value(VIEW), lesson, room)   # a new step sets controls
     if room is None:
         a, source = weights_source(state)
     else:
@@ -187,7 +194,7 @@ def _full_page(state: PageState, room: Room | None) -> None:
     layer = layer_control(state, a) if a is not None else 0
     display_controls(state)
     if room is None:                                # at the foot of the sidebar
-        start_button()
+        start_panel(lesson)
         join_box()
     present = bool(state.shown(PRESENT))
     page_style(present)
@@ -195,7 +202,7 @@ def _full_page(state: PageState, room: Room | None) -> None:
         st.set_page_config(initial_sidebar_state="collapsed")
     if a is not None:
         banner.info(a.describe(layer), icon=PAGE_SOURCES[source].icon)
-    _views(state, a, layer, step, room)
+    _views(state, a, layer, step, room, lesson)
     with row:
         if room is not None and not room.host:
             back_to_class(room)
@@ -234,9 +241,23 @@ def share(state: PageState) -> None:
                        "mode.")
 
 
-def _views(state: PageState, a, layer: int, step, room: Room | None) -> None:
+def _lesson(state: PageState, room: Room | None) -> Lesson:
+    """The lesson the page teaches: its class's (kept in the class store, read once per
+    process; while the store does not answer, the last one this session read), else the
+    link's (``course``)."""
+    if room is None:
+        return page_lesson(state)
+    memory = st.session_state.setdefault("_xattn_room_lessons", {})
+    try:
+        memory[room.code] = room_lesson(class_store(), room.code)
+    except ClassroomError:
+        pass                       # the page already says the store is away (room.problem)
+    return memory.get(room.code) or default_lesson()
+
+
+def _views(state: PageState, a, layer: int, step, room: Room | None, lesson: Lesson) -> None:
     tabs = st.tabs(list(VIEWS), key=VIEW.key, on_change="rerun")
-    drawn = Tab(a, layer, state, step, room)
+    drawn = Tab(a, layer, state, step, room, lesson)
     for tab, view in zip(tabs, VIEWS.values(), strict=True):
         if tab.open:
             with tab:

@@ -44,12 +44,12 @@ from xattn.classroom import (
 from xattn.classroom.config import configured, open_store
 from xattn.literal import md_code, show_value
 from xattn.ui.identity import allowed, host_cookie, student_id
-from xattn.ui.link import CLASS, DEVICE, EXPLORE, HOST, LESSON, ROOM, VIEW
+from xattn.ui.link import CLASS, COURSE, DEVICE, EXPLORE, HOST, LESSON, ROOM, VIEW
 from xattn.ui.server.follow import follow_room, new_run
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
-           "start_button", "join_box", "back_to_class", "keep_host_key", "HOST_ERROR",
+           "join_box", "back_to_class", "keep_host_key", "HOST_ERROR",
            "STALE"]
 
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
@@ -101,13 +101,14 @@ class Room:
         return f"Room({self.code}, {'host' if self.host else 'student'}, step {step})"
 
 
-def room_setup(state: PageState, questions) -> Room | None:
+def room_setup(state: PageState, start) -> Room | None:
     """Read the class from the link (or make one for ``class=new``), before the lesson step is
-    chosen: the page then shows the room's step. ``questions()`` gives the lesson's questions
-    for a new room. None when the page is in no room (or says why not)."""
+    chosen: the page then shows the room's step. ``start()`` gives a new room's lesson, its
+    questions and one line for each step that cannot run (``xattn.ui.start.new_class``).
+    None when the page is in no room (or says why not)."""
     new_run()                                   # the count's fragments are noted afresh
     if state.take(CLASS) == "new" and not st.session_state.get(_MADE):
-        _make_room(state, questions)
+        _make_room(state, start)
     device = state.take(DEVICE)
     code, linked = state.value(ROOM), state.value(HOST)
     state.drawn.pop(HOST.key, None)             # the host key is never in the address bar
@@ -285,7 +286,13 @@ def _place(state: PageState, room: Room) -> None:
     state.force(forced)
 
 
-def _make_room(state: PageState, questions) -> None:
+def _make_room(state: PageState, start) -> None:
+    lesson, questions, problems = start()
+    if problems:
+        state.notices.append(Notice("link", (
+            f"No class was started: the lesson {md_code(lesson.title)} cannot run on this "
+            "server. Mend it and start again:\n\n" + "\n".join(f"- {p}" for p in problems))))
+        return
     try:
         store = class_store()
         if not allowed(store, "new_rooms"):
@@ -295,13 +302,13 @@ def _make_room(state: PageState, questions) -> None:
                 f"network in the last {window / 3600:g} hours, the most this server takes. "
                 "Use a class you started, or wait.")))
             return
-        code, key = store.create_room(questions())
+        code, key = store.create_room(questions, lesson.to_json())
     except ClassroomError as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
     st.session_state[_MADE] = code
     keep_host_key(code, key)
-    state.force({ROOM.key: code, VIEW.key: "Lesson", LESSON.key: 1})
+    state.force({ROOM.key: code, VIEW.key: "Lesson", LESSON.key: 1, COURSE.key: ""})
 
 
 _GUESSING = ("More than {} class codes that open no class were tried from your network in the "
@@ -366,20 +373,6 @@ def follow(room: Room) -> None:
     version = view.version if view is not None else -1
     ends_at = view.timer.ends_at if view is not None and view.timer is not None else None
     follow_room(room.code, version, room.tally, ends_at, room.closed, room.now)
-
-
-def start_button() -> None:
-    """*Start a class* (sidebar): a room for this page's lesson, with this session as host."""
-    if st.session_state.get(ROOM.key):
-        return
-    if st.sidebar.button("Start a class", key="start_class", icon=":material/groups:",
-                         help="Students join with a code or a QR code, predict each step's "
-                              "answer on their phones, and see the numbers when you reveal "
-                              "them."):
-        st.query_params.clear()
-        st.query_params[CLASS.key] = "new"
-        st.session_state.pop("_xattn_seen", None)   # the link is read again: class=new
-        st.rerun()
 
 
 def join_box() -> None:

@@ -31,25 +31,32 @@ OPEN_FILES = 16_384      # open files a process asks for (a phone is one; HAProx
 _made: list[Hub] = []
 _lock = threading.Lock()
 _loop: list[asyncio.AbstractEventLoop] = []
-_warming: list[threading.Thread] = []
+_warmed: set[str] = set()       # lessons (digests) whose steps this process made ahead
+MAX_WARMED = 32                 # ... at most: later lessons' steps are made when shown
 
 
 def build(view: RoomView) -> Message:
-    """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson).
-    The first room a process sees also starts making every other step's parts, in the
-    background."""
+    """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson),
+    for the lesson the room keeps in the store (read once per process). The first room of a
+    lesson a process sees also starts making that lesson's other steps, in the background."""
+    from xattn.ui.lessons import room_lesson
+    from xattn.ui.room import class_store
     from xattn.ui.server import messages
 
-    if not _warming:
-        _warming.append(threading.Thread(target=_warm, args=(messages,), daemon=True,
-                                         name="xattn-warm"))
-        _warming[0].start()
-    return messages.room_message(view)
+    lesson = room_lesson(class_store(), view.code)
+    with _lock:
+        new = lesson.digest not in _warmed and len(_warmed) < MAX_WARMED
+        if new:
+            _warmed.add(lesson.digest)
+    if new:
+        threading.Thread(target=_warm, args=(messages, lesson), daemon=True,
+                         name="xattn-warm").start()
+    return messages.room_message(view, lesson)
 
 
-def _warm(messages) -> None:
+def _warm(messages, lesson) -> None:
     try:
-        messages.warm()
+        messages.warm(lesson)
     except Exception:  # noqa: BLE001 - a step that cannot be made says so when it is shown
         _LOGGER.exception("xattn: the lesson's steps could not be made ahead of the class")
 

@@ -29,11 +29,12 @@ from xattn.classroom import NO_QUESTION, Question, RoomView
 from xattn.classroom.hub import Message
 from xattn.figures.classroom import class_figure
 from xattn.figures.phone import phone_chart
-from xattn.lesson import STEPS, Told, verdict
+from xattn.lesson import Lesson, Told, verdict
 from xattn.markup import to_html
 from xattn.ui.answers import ANSWERS_ALT, GRADED_ALT, also_right, answer_charts, class_step
 from xattn.ui.compute import derived
 from xattn.ui.predict import SHORT
+from xattn.ui.prepared import StepUnavailable
 from xattn.ui.versus import ALT as VERSUS_ALT
 from xattn.ui.versus import class_versus, versus_chart
 
@@ -66,20 +67,20 @@ def ask_of(told: Told, question: Question) -> dict:
     return ask
 
 
-def _step_part(n: int) -> dict:
-    """What every room on step ``n`` shows alike (once per server process)."""
+def _step_part(lesson: Lesson, n: int) -> dict:
+    """What every room on step ``n`` of ``lesson`` shows alike (once per server process)."""
     def make() -> dict:
-        step = STEPS[n - 1]
-        a, told = class_step(n, show=False)
+        step = lesson.steps[n - 1]
+        a, told = class_step(lesson, n, show=False)
         text, look, question = step.render(told)
         return {"title": step.title, "question": to_html(question),
                 "about": to_html(f"{text}\n\n**Look at:** {look}"),
                 "note": to_html(told.note) if told.note else None,
                 "answer_text": to_html(told.answer)}
-    return derived(("phone-step", n), make)
+    return derived(("phone-step", lesson.digest, n), make)
 
 
-def _charts(n: int, a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
+def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
     """The phone's charts after the reveal (the class's answers first, where they are a chart
     of their own) and, for links, the line comparing the class with the heads (HTML)."""
     charts, line = [], None
@@ -102,7 +103,7 @@ def _charts(n: int, a, told: Told, view: RoomView, asks: bool) -> tuple[list, st
         if question is not view.question:
             spec["title"] += f", counted in {BINS} ranges"
         charts.append(spec)
-    for fig, alt in answer_charts(n, a, told, view):
+    for fig, alt in answer_charts(a, told, view):
         charts.append(phone_chart(fig, alt=alt))
     return charts, line
 
@@ -128,11 +129,17 @@ def _binned(question: Question, counts: dict, truth, also) -> tuple:
             tuple(bin_of(a) for a in also if a is not None))
 
 
-def room_message(view: RoomView) -> Message:
-    """The message every phone of ``view``'s room is sent for this state of the room."""
+def room_message(view: RoomView, lesson: Lesson) -> Message:
+    """The message every phone of ``view``'s room is sent for this state of the room (whose
+    lesson is ``lesson``)."""
     n = view.step
-    a, told = class_step(n, show=False)
-    part = _step_part(n)
+    try:
+        a, told = class_step(lesson, n, show=False)
+        part = _step_part(lesson, n)
+    except StepUnavailable as err:                # the step says why, in one line
+        a, told = None, Told({}, f"This step cannot be shown here: {err}")
+        part = {"title": lesson.steps[n - 1].title, "question": "", "about": "", "note": None,
+                "answer_text": to_html(told.answer)}
     asks = told.question is not None and view.question == told.question
     room = {"code": view.code, "step": n, "n_steps": view.n_steps, "round": view.round,
             "phase": view.phase, "version": view.version,
@@ -144,7 +151,7 @@ def room_message(view: RoomView) -> Message:
             "ask": ask_of(told, view.question) if asks else None,
             "reads": view.question == NO_QUESTION}
     if view.phase == "revealed":
-        charts, line = _charts(n, a, told, view, asks)
+        charts, line = _charts(a, told, view, asks) if a is not None else ([], None)
         room["answer"] = {"text": part["answer_text"], "charts": charts, "versus": line,
                           "n_answered": view.n_answered}
     body = json.dumps(room, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
@@ -164,14 +171,19 @@ def room_message(view: RoomView) -> Message:
                    question, personal)
 
 
-def warm() -> None:
-    """Make every step's words and answer charts now (a process that sees its first room):
-    a move to a step this process has not shown then costs a message, not a model's load."""
-    for n in range(1, len(STEPS) + 1):
-        _step_part(n)
-        a, told = class_step(n, show=False)
+def warm(lesson: Lesson) -> None:
+    """Make every step's words and answer charts of ``lesson`` now (a process that sees a
+    room of it first): a move to a step this process has not shown then costs a message, not
+    a model's load."""
+    for n in range(1, len(lesson.steps) + 1):
+        try:
+            _step_part(lesson, n)
+            a, told = class_step(lesson, n, show=False)
+        except StepUnavailable:
+            continue
         question = told.question or NO_QUESTION
-        answer_charts(n, a, told, RoomView("WARMUP", n, len(STEPS), "revealed", 1, question))
+        answer_charts(a, told, RoomView("WARMUP", n, len(lesson.steps), "revealed", 1,
+                                        question))
 
 
 def _number(value):

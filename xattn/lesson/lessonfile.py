@@ -1,0 +1,495 @@
+"""A lesson as a file: a title, then steps, each with its page, its words and its question.
+
+A lecturer writes a lesson in TOML (docs/lesson-files.md has a complete example):
+
+.. code-block:: toml
+
+    title = "Cross-attention in five questions"
+    minutes = 50
+
+    [[step]]
+    title = "One head"
+    text = "Each **row** is a target token; each column a source token."
+    look = "The row of «target»."
+    ask = "Which source word does «target» look at most?"
+    [step.page]                 # the prepared page: the link's settings, the rest default
+    heads = 1
+    src = "the black cat sat on the mat"
+    [step.question]             # a computed question, with its arguments ...
+    computed = "strongest_source"
+    target = "chat"
+
+A step's question is a built-in computed question (``xattn.lesson.computed``), or the
+lecturer's own (``kind = "choice"`` with ``options`` and ``answer``; ``"poll"``, options and no
+answer; ``"number"`` with ``low``, ``high`` and ``answer``), or none (a step the class reads).
+`read_lesson` checks everything before a class starts and raises `LessonError` holding one
+line per problem: its line in the file, what was expected and what was found. A checked
+lesson travels as canonical JSON (`Lesson.to_json`, what a room keeps in the class store) and
+comes back with `Lesson.from_json`.
+
+The words a lesson says (``text``, ``look``, ``ask``, ``explain``, ``prompt``, ``about``) are
+Markdown of the lesson's own small kind (``xattn.markup``): bold, italics, code spans, ``$``
+formulas, lists and tables. Links, images and HTML are refused (a projector shows the page and
+a link on it is a link given to the class). Everything the class types or taps is shown as the
+characters it is, everywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xattn._checks import quote
+from xattn.lesson._step import OWN_KINDS, Ask, Own, Step
+from xattn.lesson.charts import CHARTS
+from xattn.lesson.computed import COMPUTED
+
+__all__ = ["Lesson", "LessonError", "read_lesson", "MAX_LESSON_BYTES", "MAX_STEPS"]
+
+MAX_LESSON_BYTES = 65_536    # a lesson file (and its JSON), checked before it is parsed
+MAX_STEPS = 16               # steps of a lesson (a room holds one question a step)
+MAX_TEXT = 4_000             # characters of one text (a step's paragraph, an answer's words)
+MAX_TITLE = 120
+MAX_OPTIONS = 8              # a lecturer's own options: a phone's screen of pills
+_WORDS = ("text", "look", "ask")
+_STEP_KEYS = ("title", *_WORDS, "chart", "page", "question")
+_OWN_KEYS = ("kind", "prompt", "options", "answer", "explain", "low", "high", "decimals",
+             "tolerance", "head", "layer")
+_TOP_KEYS = ("title", "minutes", "about", "step", "format")
+# Markdown a lesson may not write outside code spans: links, images, HTML, bare addresses,
+# Streamlit's directives (:red[...], :material/...:).
+_REFUSED = re.compile(r"\]\(|<[A-Za-z/!?]|https?://|www\.|:[a-z]+\[|:material/")
+_CODE = re.compile(r"(`+).*?\1", re.S)
+
+
+class LessonError(ValueError):
+    """A lesson that cannot run: ``problems`` holds one line per problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        shown = self.problems[:20] + ([f"... and {len(self.problems) - 20} more"]
+                                      if len(self.problems) > 20 else [])
+        super().__init__("the lesson cannot run:\n" + "\n".join(shown))
+
+
+@dataclass(frozen=True, eq=False)
+class Lesson:
+    """A checked lesson: its name (a file's stem), title, steps, length in minutes (0: not
+    said), one paragraph about it, and its canonical JSON."""
+
+    name: str
+    title: str
+    steps: tuple[Step, ...]
+    minutes: int = 0
+    about: str = ""
+    data: str = ""
+
+    @property
+    def digest(self) -> str:
+        """The first 16 hex digits of the SHA-256 of its JSON: the same lesson, the same
+        digest, in every process."""
+        return hashlib.sha256(self.data.encode()).hexdigest()[:16]
+
+    def to_json(self) -> str:
+        return self.data
+
+    @classmethod
+    def from_json(cls, text: str, *, page: Callable | None = None) -> Lesson:
+        """A lesson from its JSON (`to_json`), checked again; `LessonError` if it fails."""
+        if not isinstance(text, str) or len(text.encode()) > MAX_LESSON_BYTES:
+            raise LessonError([f"a lesson's JSON is text of at most {MAX_LESSON_BYTES:,} bytes; "
+                               f"found {type(text).__name__} of {len(str(text)):,} characters"])
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise LessonError([f"the lesson's JSON is not valid: {err}"]) from None
+        name = data.pop("name", "lesson") if isinstance(data, dict) else "lesson"
+        return _build(data, str(name), _Where({}), page)
+
+    def __repr__(self) -> str:
+        return f"Lesson({self.name!r}, {len(self.steps)} steps)"
+
+
+def read_lesson(text: str | bytes, name: str = "lesson", *,
+                page: Callable | None = None) -> Lesson:
+    """The lesson a TOML file holds, checked; `LessonError` naming every problem.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The file's contents (UTF-8), at most `MAX_LESSON_BYTES`.
+    name : str
+        What the lesson is called on the server (its file's stem).
+    page : callable (key, value) -> value, optional
+        Checks one setting of a step's page and returns it as the page holds it, or raises
+        ValueError saying what it expects (the page's own table of settings:
+        ``xattn.ui.link.lesson_setting``); None takes any text, number, true/false or list of
+        texts (a notebook's check).
+
+    Examples
+    --------
+    >>> lesson = read_lesson('title = "Mine"\\n[[step]]\\ntitle = "One head"\\n'
+    ...                      '[step.question]\\ncomputed = "strongest_source"\\n')
+    >>> lesson.title, lesson.steps[0].ask.computed
+    ('Mine', 'strongest_source')
+    >>> read_lesson('title = "Mine"\\n[[step]]\\ntitle = 3\\n')  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    xattn.lesson.lessonfile.LessonError: the lesson cannot run:
+    line 3: step 1, `title`: expected text, found 3
+    """
+    if isinstance(text, bytes):
+        if len(text) > MAX_LESSON_BYTES:
+            raise LessonError([f"a lesson file holds at most {MAX_LESSON_BYTES:,} bytes; this "
+                               f"one has {len(text):,}"])
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise LessonError([f"a lesson file is UTF-8 text; byte {err.start} is not"]) from None
+    if not isinstance(text, str):
+        raise TypeError(f"read_lesson takes the file's text (str or bytes); received "
+                        f"{type(text).__name__}.")
+    if len(text.encode()) > MAX_LESSON_BYTES:
+        raise LessonError([f"a lesson file holds at most {MAX_LESSON_BYTES:,} bytes; this one "
+                           f"has {len(text.encode()):,}"])
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise LessonError([_toml_problem(str(err))]) from None
+    return _build(data, name, _Where.of(text), page)
+
+
+def _toml_problem(message: str) -> str:
+    """tomllib's "Invalid value (at line 3, column 9)" as "line 3: ..."."""
+    found = re.search(r"\(at line (\d+), column (\d+)\)", message)
+    if not found:
+        return f"not TOML: {message}"
+    what = message[:found.start()].strip()
+    return f"line {found.group(1)}: not TOML ({what[0].lower() + what[1:]}, column " \
+           f"{found.group(2)})"
+
+
+class _Where:
+    """The line of each key of each step: ``(step, table, key)`` to a line number."""
+
+    def __init__(self, lines: dict):
+        self.lines = lines
+
+    @classmethod
+    def of(cls, text: str) -> _Where:
+        lines, step, table, inside = {}, -1, "", None
+        for n, line in enumerate(text.splitlines(), 1):
+            if inside:                                    # a multi-line string goes on
+                if inside in line:
+                    inside = None
+                continue
+            head = re.match(r"\s*\[\[\s*([\w.\"-]+)\s*\]\]", line) or re.match(
+                r"\s*\[\s*([\w.\"-]+)\s*\]", line)
+            if head:
+                name = head.group(1).replace('"', "")
+                if line.lstrip().startswith("[[") and name == "step":
+                    step, table = step + 1, ""
+                else:
+                    table = name.removeprefix("step.") if step >= 0 else name
+                lines.setdefault((step, table, None), n)
+                continue
+            key = re.match(r"\s*([\w-]+|\"[^\"]*\")\s*=", line)
+            if key:
+                lines.setdefault((step, table, key.group(1).strip('"')), n)
+                rest = line[key.end():]
+                for quotes in ('"""', "'''"):
+                    if rest.count(quotes) == 1:
+                        inside = quotes
+        return cls(lines)
+
+    def line(self, step: int, table: str = "", key: str | None = None) -> int:
+        for place in ((step, table, key), (step, table, None), (step, "", table or key),
+                      (step, "", None)):
+            if place in self.lines:
+                return self.lines[place]
+        return 0
+
+
+class _Problems:
+    """Problems found so far, each placed at its line."""
+
+    def __init__(self, where: _Where):
+        self.where, self.found = where, []
+
+    def add(self, step: int, table: str, key: str | None, text: str) -> None:
+        line = self.where.line(step, table, key)
+        place = ([f"step {step + 1}"] if step >= 0 else []) + (
+            [f"`{table}.{key}`" if table else f"`{key}`"] if key else
+            [f"[{'step.' if step >= 0 else ''}{table}]"] if table else [])
+        self.found.append((f"line {line}: " if line else "") + ", ".join(place)
+                          + (": " if place else "") + text)
+
+
+def _shown(value) -> str:
+    return quote(value, 60)
+
+
+def _text(problems, step, table, key, value, *, most=MAX_TEXT, words=True,
+          required=False) -> str:
+    """``value`` if it is a text a lesson may show, else ""."""
+    if value is None:
+        if required:
+            problems.add(step, table, key, "expected text, found nothing (it is required)")
+        return ""
+    if not isinstance(value, str):
+        problems.add(step, table, key, f"expected text, found {_shown(value)}")
+        return ""
+    if len(value) > most:
+        problems.add(step, table, key, f"expected at most {most:,} characters, found "
+                                       f"{len(value):,}")
+        return ""
+    if words:
+        value = _unwrap(value)
+        bare = _CODE.sub("", value)
+        bad = _REFUSED.search(bare)
+        if bad:
+            problems.add(step, table, key, "expected the lesson's Markdown (bold, italics, "
+                         "code, $formulas$, lists, tables), found a link, image, address or "
+                         f"HTML ({_shown(bare[bad.start():bad.start() + 20])}): write an "
+                         "address as code, between backticks")
+            return ""
+    return value
+
+
+_BLOCK_LINE = re.compile(r"\s*([-*+] |\d+[.)] |\|)")
+
+
+def _unwrap(text: str) -> str:
+    """A text as Markdown reads it, with the author's line wrapping undone: lines of one
+    paragraph joined by a space; blank lines, list items and table rows kept as they are."""
+    out: list[str] = []
+    for line in text.strip().splitlines():
+        line = line.rstrip()
+        if out and out[-1] and line and not _BLOCK_LINE.match(line) \
+                and not _BLOCK_LINE.match(out[-1]):
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _unknown(problems, step, table, data: dict, known) -> None:
+    for key in data:
+        if key not in known:
+            problems.add(step, table, key, f"unknown key {_shown(key)}: expected one of "
+                         + ", ".join(known))
+
+
+def _build(data: dict, name: str, where: _Where, page) -> Lesson:
+    problems = _Problems(where)
+    if not isinstance(data, dict):
+        raise LessonError([f"a lesson is a table with a title and steps; found {_shown(data)}"])
+    _unknown(problems, -1, "", data, _TOP_KEYS)
+    title = _text(problems, -1, "", "title", data.get("title"), most=MAX_TITLE, words=False,
+                  required=True)
+    minutes = data.get("minutes", 0)
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or not 0 <= minutes <= 600:
+        problems.add(-1, "", "minutes", f"expected a whole number of minutes from 1 to 600, "
+                                        f"found {_shown(minutes)}")
+        minutes = 0
+    about = _text(problems, -1, "", "about", data.get("about"))
+    raw = data.get("step")
+    if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
+        problems.add(-1, "", "step", "expected one or more [[step]] tables, found "
+                     + (_shown(raw) if raw is not None else "none"))
+        raw = []
+    if len(raw) > MAX_STEPS:
+        problems.add(-1, "", None, f"expected at most {MAX_STEPS} steps (a room asks one "
+                                   f"question a step), found {len(raw)}")
+        raw = raw[:MAX_STEPS]
+    steps = [_step(problems, k, s, page) for k, s in enumerate(raw)]
+    if problems.found:
+        raise LessonError(problems.found)
+    canonical = {"format": 1, "name": name, "title": title, "minutes": minutes, "about": about,
+                 "step": [_data(s) for s in steps]}
+    return Lesson(name, title, tuple(steps), minutes, about,
+                  json.dumps(canonical, ensure_ascii=False, separators=(",", ":"),
+                             sort_keys=True))
+
+
+def _step(problems, k: int, data: dict, page) -> Step:
+    _unknown(problems, k, "", data, _STEP_KEYS)
+    title = _text(problems, k, "", "title", data.get("title"), most=MAX_TITLE, words=False,
+                  required=True)
+    text, look, ask = (_text(problems, k, "", key, data.get(key)) for key in _WORDS)
+    chart = data.get("chart", "")
+    if chart and chart not in CHARTS:
+        problems.add(k, "", "chart", f"expected one of {', '.join(CHARTS)}, found "
+                                     f"{_shown(chart)}")
+        chart = ""
+    state = _page(problems, k, data.get("page", {}), page)
+    question = data.get("question")
+    if question is None:
+        asked = None
+    elif not isinstance(question, dict):
+        problems.add(k, "", "question", f"expected a [step.question] table, found "
+                                        f"{_shown(question)}")
+        asked = None
+    elif "computed" in question:
+        asked = _computed(problems, k, question, state)
+    elif "kind" in question:
+        asked = _own(problems, k, question)
+    else:
+        problems.add(k, "question", None, "expected `computed = ...` (one of "
+                     + ", ".join(COMPUTED) + ") or `kind = ...` (one of "
+                     + ", ".join(OWN_KINDS) + "), found neither")
+        asked = None
+    return Step(title, state, text, look, ask, asked, chart or "",
+                problems.where.line(k))
+
+
+def _page(problems, k: int, data, check) -> dict:
+    if not isinstance(data, dict):
+        problems.add(k, "", "page", f"expected a [step.page] table of settings, found "
+                                    f"{_shown(data)}")
+        return {}
+    state = {}
+    for key, value in data.items():
+        try:
+            state[key] = check(key, value) if check is not None else _plain(value)
+        except (ValueError, TypeError) as err:
+            problems.add(k, "page", key, str(err))
+    return state
+
+
+def _plain(value):
+    """A setting as a notebook takes it: text, a number, true/false, or a list of texts."""
+    if isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError(f"expected text, a number, true or false, or a list of texts; found "
+                     f"{_shown(value)}")
+
+
+def _computed(problems, k: int, data: dict, state: dict) -> Ask | None:
+    name = data.get("computed")
+    if name not in COMPUTED:
+        problems.add(k, "question", "computed", "expected one of " + ", ".join(COMPUTED)
+                     + f", found {_shown(name)}")
+        return None
+    spec = COMPUTED[name]
+    _unknown(problems, k, "question", data, ("computed", *spec.args))
+    args = {}
+    for arg, a in spec.args.items():
+        value = data.get(arg, state.get(a.page, a.default) if a.page else a.default)
+        if a.kind is str:
+            ok = isinstance(value, str) and 0 < len(value) <= 200 and (
+                not a.choices or value in a.choices)
+            want = ("one of " + ", ".join(a.choices)) if a.choices else "a word"
+        else:
+            ok = (not isinstance(value, bool) and isinstance(value, (int, float) if a.kind is
+                                                             float else int)
+                  and (a.minimum is None or value >= a.minimum))
+            want = ("a whole number" if a.kind is int else "a number") + (
+                f" from {a.minimum:g}" if a.minimum is not None else "")
+        if not ok:
+            problems.add(k, "question", arg, f"expected {want} ({a.about}), found "
+                                             f"{_shown(value)}")
+            continue
+        args[arg] = a.kind(value)
+    return Ask(name, tuple(sorted(args.items())))
+
+
+def _own(problems, k: int, data: dict) -> Ask | None:
+    kind = data.get("kind")
+    if kind not in OWN_KINDS:
+        problems.add(k, "question", "kind", f"expected one of {', '.join(OWN_KINDS)}, found "
+                                            f"{_shown(kind)}")
+        return None
+    _unknown(problems, k, "question", data, _OWN_KEYS)
+    before = len(problems.found)
+    prompt = _text(problems, k, "question", "prompt", data.get("prompt"), most=300,
+                   required=True)
+    explain = _text(problems, k, "question", "explain", data.get("explain"))
+    fields = {"head": 1, "layer": 0}
+    for key, least in (("head", 1), ("layer", 1)):
+        value = data.get(key, fields[key])
+        if key in data and (isinstance(value, bool) or not isinstance(value, int)
+                            or value < least):
+            problems.add(k, "question", key, f"expected a whole number from {least}, found "
+                                             f"{_shown(value)}")
+        else:
+            fields[key] = value
+    if kind == "number":
+        own = _number(problems, k, data, prompt, explain, fields)
+    else:
+        own = _options(problems, k, data, kind, prompt, explain, fields)
+    return Ask(own=own) if own is not None and len(problems.found) == before else None
+
+
+def _number(problems, k, data, prompt, explain, fields) -> Own | None:
+    values = {}
+    for key, default in (("low", None), ("high", None), ("answer", None), ("tolerance", 0.005),
+                         ("decimals", 2)):
+        value = data.get(key, default)
+        whole = key == "decimals"
+        if value is None or isinstance(value, bool) or not isinstance(
+                value, int if whole else (int, float)) or (whole and not 0 <= value <= 6) \
+                or (key == "tolerance" and not 0 <= value < 1e9) or value != value:
+            problems.add(k, "question", key, "expected " + (
+                "a whole number from 0 to 6" if whole else "a number" + (
+                    " (required)" if default is None else "")) + f", found {_shown(value)}")
+            return None
+        values[key] = value
+    if not values["low"] < values["high"] or not values["low"] <= values["answer"] <= \
+            values["high"]:
+        problems.add(k, "question", "answer", f"expected low < high and the answer between "
+                     f"them, found low {values['low']}, high {values['high']}, answer "
+                     f"{values['answer']}")
+        return None
+    return Own("number", prompt, (), float(values["answer"]), explain, float(values["low"]),
+               float(values["high"]), values["decimals"], float(values["tolerance"]),
+               **fields)
+
+
+def _options(problems, k, data, kind, prompt, explain, fields) -> Own | None:
+    options = data.get("options")
+    if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS or not all(
+            isinstance(o, str) and 0 < len(o) <= 120 for o in options) \
+            or len(set(options)) != len(options):
+        problems.add(k, "question", "options", f"expected 2 to {MAX_OPTIONS} different texts "
+                     f"of 1 to 120 characters, found {_shown(options)}")
+        return None
+    answer = data.get("answer")
+    if kind == "poll" and answer is not None:
+        problems.add(k, "question", "answer", "expected no answer (a poll has no right "
+                     f"answer: use kind = \"choice\" for one), found {_shown(answer)}")
+        return None
+    if kind == "choice" and answer not in options:
+        problems.add(k, "question", "answer", f"expected one of the options, found "
+                                              f"{_shown(answer)}")
+        return None
+    return Own(kind, prompt, tuple(options), answer, explain, **fields)
+
+
+def _data(step: Step) -> dict:
+    """A checked step as canonical data (what `Lesson.to_json` holds)."""
+    out = {"title": step.title, "text": step.text, "look": step.look, "ask": step.question,
+           "page": {k: list(v) if isinstance(v, tuple) else v for k, v in step.state.items()}}
+    if step.chart:
+        out["chart"] = step.chart
+    if step.ask is not None and step.ask.own is not None:
+        o = step.ask.own
+        q = {"kind": o.kind, "prompt": o.prompt, "explain": o.explain, "head": o.head}
+        if o.layer:
+            q["layer"] = o.layer
+        if o.kind == "number":
+            q.update(low=o.low, high=o.high, answer=o.answer, decimals=o.decimals,
+                     tolerance=o.tolerance)
+        else:
+            q["options"] = list(o.options)
+            if o.answer is not None:
+                q["answer"] = o.answer
+        out["question"] = q
+    elif step.ask is not None:
+        out["question"] = {"computed": step.ask.computed, **dict(step.ask.args)}
+    return out
