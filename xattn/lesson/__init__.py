@@ -41,7 +41,7 @@ from xattn.lesson.lessonfile import MAX_STEPS, Lesson, LessonError, read_lesson
 
 __all__ = ["Step", "Told", "Part", "Ask", "Own", "Chart", "CHARTS", "COMPUTED", "Lesson",
            "LessonError", "read_lesson", "shipped_lessons", "SHIPPED", "STEPS", "MAX_STEPS",
-           "LESSONS", "NEEDS", "missing", "off_plan", "verdict", "is_right", "Versus",
+           "LESSONS", "DEFAULT", "NEEDS", "missing", "off_plan", "verdict", "is_right", "Versus",
            "versus", "word_pair", "tell", "probe"]
 
 LESSONS = Path(__file__).parent / "lessons"     # the lessons shipped with xattn

@@ -20,8 +20,9 @@ from pathlib import Path
 import streamlit as st
 
 from xattn.classroom import ClassStore
-from xattn.lesson import Lesson, LessonError, read_lesson, shipped_lessons
+from xattn.lesson import DEFAULT, LESSONS, Lesson, LessonError, read_lesson
 from xattn.lesson.lessonfile import MAX_LESSON_BYTES
+from xattn.translator import allowed_models
 from xattn.ui.link import lesson_setting
 
 __all__ = ["server_lessons", "broken_lessons", "default_lesson", "lesson_named",
@@ -33,9 +34,21 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,59}")
 _ROOMS = 512                   # rooms whose lesson a process keeps (a lesson is ~10 kB)
 
 
-@st.cache_resource(show_spinner=False)
 def _shipped() -> dict[str, Lesson]:
-    return shipped_lessons(page=lesson_setting)
+    return _shipped_for(allowed_models())[0]
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _shipped_for(models: tuple) -> tuple[dict[str, Lesson], dict[str, str]]:
+    """The shipped lessons that run with this server's models (``models``: its list), and
+    why each other cannot (the English→German lesson needs its model)."""
+    found, broken = {}, {}
+    for f in sorted(LESSONS.glob("*.toml")):
+        try:
+            found[f.stem] = read_lesson(f.read_bytes(), f.stem, page=lesson_setting)
+        except LessonError as err:
+            broken[f.stem] = "; ".join(err.problems)
+    return {DEFAULT: found.pop(DEFAULT), **found}, broken
 
 
 @st.cache_resource(show_spinner=False)
@@ -88,8 +101,9 @@ def server_lessons() -> dict[str, Lesson]:
 
 
 def broken_lessons() -> dict[str, str]:
-    """The deployer's lesson files that cannot run, with why (the lecturer is told)."""
-    return _folder()[1]
+    """The lessons that cannot run on this server, with why: the deployer's files that do not
+    check, and shipped lessons whose model this server does not offer."""
+    return {**_shipped_for(allowed_models())[1], **_folder()[1]}
 
 
 def default_lesson() -> Lesson:

@@ -29,7 +29,7 @@ from xattn.ui.params import (
 )
 
 __all__ = ["REGISTRY", "VIEW_NAMES", "LOCAL_KEYS", "token_label", "parse_label",
-           "lesson_setting", "NOT_IN_LESSONS"]
+           "lesson_setting", "lesson_model", "NOT_IN_LESSONS"]
 
 DEFAULTS = Settings()
 MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
@@ -199,4 +199,24 @@ def lesson_setting(key: str, value):
     if key in _OFFERED and parsed not in _OFFERED[key]:
         raise ValueError(f"expected {p.what} among {', '.join(map(str, _OFFERED[key]))}, found "
                          f"{value!r}")
+    if key == MODEL.key and parsed:
+        return lesson_model(parsed)
     return parsed
+
+
+def lesson_model(name: str) -> str:
+    """The server's model a lesson names: a name on its list (``XATTN_MODELS``), or the last
+    part of one (``opus-mt-en-de`` is ``/srv/models/opus-mt-en-de`` or
+    ``Helsinki-NLP/opus-mt-en-de``, whichever this server lists first); ValueError naming the
+    list otherwise. A lesson so runs on every server that has the model, wherever its folder."""
+    from xattn.backends import offered_models
+
+    offered = offered_models()
+    if name in offered:
+        return name
+    tail = name.rstrip("/").rsplit("/", 1)[-1]
+    found = [m for m in offered if m.rstrip("/").rsplit("/", 1)[-1] == tail]
+    if not found:
+        raise ValueError(f"expected a model this server offers ({', '.join(offered)}; the "
+                         f"deployer adds models with XATTN_MODELS), found {name!r}")
+    return found[0]
