@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["SRC_SENTENCES", "TGT_SENTENCES", "make_tokenizer", "tiny_marian", "save_tiny",
+__all__ = ["SRC_SENTENCES", "TGT_SENTENCES", "GERMAN", "make_tokenizer", "tiny_marian", "save_tiny",
            "save_tiny_numpy"]
 
 SRC_SENTENCES = ("the cat sat on the mat.", "the dog is happy, really happy!",
@@ -89,10 +89,16 @@ def tiny_marian(tokenizer, *, seed: int = 0, attn_implementation: str = "eager",
     return model.eval()
 
 
-def save_tiny(folder, **config) -> Path:
-    """Tokenizer and model saved with ``save_pretrained`` in ``folder``, for ``load_model``."""
+GERMAN = ("die Katze sitzt auf der Matte.", "der Hund ist glücklich, wirklich glücklich!",
+          "ein Vogel singt im Garten", "die schwarze Katze schläft auf der Matte",
+          "weil die Katze schläft, ist der Hund glücklich.")
+
+
+def save_tiny(folder, *, tgt_sentences=TGT_SENTENCES, **config) -> Path:
+    """Tokenizer and model saved with ``save_pretrained`` in ``folder``, for ``load_model``
+    (``tgt_sentences``: what the target side's tokenizer is trained on, e.g. `GERMAN`)."""
     folder = Path(folder)
-    tokenizer = make_tokenizer(folder / "spm")
+    tokenizer = make_tokenizer(folder / "spm", tgt_sentences=tgt_sentences)
     tiny_marian(tokenizer, **config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder

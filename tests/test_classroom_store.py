@@ -1021,3 +1021,32 @@ def test_a_full_store_makes_space_from_a_room_nobody_teaches_in(backend):
     with pytest.raises(LimitReached, match=r"nobody taught in one for"):
         store.create_room(QUESTIONS)                         # every room is in use now
     assert backend.records(idle[0]) == 0                     # nothing of it is left
+
+
+# --- a room's lesson -------------------------------------------------------------------------
+
+def test_a_room_keeps_its_lesson_for_every_process_and_through_a_restart(backend, store):
+    """A lecturer's own lesson reaches every process: the room keeps its JSON, a store object
+    of another process reads it, and a store that restarted empty gets it back."""
+    lesson = '{"title":"Mine","é":"ü ✓","step":[]}' + " " * 5000      # any text, kept whole
+    code, secret = store.create_room(QUESTIONS, lesson)
+    plain, _ = store.create_room(QUESTIONS)
+    assert store.lesson(code) == lesson and store.lesson(plain) == ""
+    other = backend.open()                                      # another process
+    assert other.lesson(code) == lesson
+    other.close()
+    store.answer(code, 1, new_student_id(), 1)
+    snap = store.snapshot(code)
+    assert snap.lesson == lesson
+    backend.wipe()
+    with pytest.raises(RoomNotFound):
+        store.lesson(code)
+    assert store.restore(snap) is True and store.lesson(code) == lesson
+    assert store.room_view(code).n_answered == 1
+
+
+def test_a_lesson_is_bounded_before_it_is_stored(store):
+    with pytest.raises(LimitReached, match="Limits.max_lesson_bytes"):
+        store.create_room(QUESTIONS, "x" * (store.limits.max_lesson_bytes + 1))
+    with pytest.raises(TypeError, match="lesson must be text"):
+        store.create_room(QUESTIONS, b"{}")

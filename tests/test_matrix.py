@@ -146,36 +146,58 @@ def test_presenter_mode_on_every_source(page, source):
 
 # --- the phone's page: every lesson step, in every phase ----------------------------------------
 
-@pytest.mark.parametrize("n", range(1, len(STEPS) + 1))
-def test_every_step_is_a_phones_message_in_every_phase(n):
-    """A room's phone gets every step asking, closed and revealed, with the prediction
-    control the step's question asks for, a verdict for each answer it accepts, and the chart
-    that answers it: one message under 10 kB (the phone's own view of the lesson; its weights
-    are always the step's own, so it has no weights source of its own)."""
+def _lessons():
+    """The shipped lessons that run on the model shipped with xattn, and the docs' example
+    (the lecturer's own question and a poll)."""
+    from test_lessonfile import docs_example
+
+    from xattn.lesson import read_lesson, shipped_lessons
+    from xattn.ui.link import lesson_setting
+
+    found = {k: v for k, v in shipped_lessons().items()
+             if all(s.state.get("model", "toy-en-fr") == "toy-en-fr" for s in v.steps)}
+    found["seminar"] = read_lesson(docs_example(), "seminar", page=lesson_setting)
+    return found
+
+
+LESSONS = _lessons()
+
+
+@pytest.mark.parametrize("name, n", [(name, n) for name, lesson in LESSONS.items()
+                                     for n in range(1, len(lesson.steps) + 1)])
+def test_every_step_is_a_phones_message_in_every_phase(name, n):
+    """A room's phone gets every step of every lesson asking, closed and revealed, with the
+    prediction control the step's question asks for, a verdict for each answer it accepts,
+    and the chart that answers it: one message under 10 kB (the phone's own view of the
+    lesson; its weights are always the step's own, so it has no weights source of its own)."""
     import json
 
     from xattn.classroom import NO_QUESTION, RoomView
     from xattn.ui.answers import class_step
     from xattn.ui.server.messages import room_message
 
-    _, told = class_step(SHIPPED, n, show=False)
+    lesson = LESSONS[name]
+    _, told = class_step(lesson, n, show=False)
     question = told.question or NO_QUESTION
     counts = dict.fromkeys(question.options(), 1)
     for phase in ("asking", "closed", "revealed"):
-        view = RoomView("HJK23M", n, len(STEPS), phase, 1, question, counts, 3, 3, version=2)
-        msg = room_message(view, SHIPPED)
+        view = RoomView("HJK23M", n, len(lesson.steps), phase, 1, question, counts, 3, 3,
+                        version=2)
+        msg = room_message(view, lesson)
         room = json.loads(msg.room)
         assert len(msg.room) <= 10_000, (n, phase, len(msg.room))
-        assert room["step"] == n and room["phase"] == phase and room["title"] == STEPS[n - 1].title
+        assert room["step"] == n and room["phase"] == phase
+        assert room["title"] == lesson.steps[n - 1].title
         assert (room["ask"] is None) == (told.question is None)
         if room["ask"] is not None:
             assert room["ask"]["kind"] == question.kind
+            assert room["ask"]["control"] == question.of.control
         assert ("answer" in room) == (phase == "revealed")
         if phase == "revealed":
             assert room["answer"]["charts"] and all(c["alt"] for c in room["answer"]["charts"])
             if told.question is not None:
-                samples = question.options()[:6] if question.kind in ("choice", "token") else \
-                    [question.low, question.high] if question.kind == "number" else []
+                samples = question.options()[:6] if question.of.control in ("pills", "tokens") \
+                    else [question.low, question.high] if question.kind == "number" else []
                 for value in samples:
                     said = msg.personal(question.encode(value))
                     assert said["verdict"].startswith("<p>") and "**" not in said["verdict"]

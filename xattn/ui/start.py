@@ -49,7 +49,11 @@ def _picked() -> None:
 
 def lesson_picker(state: PageState, lesson: Lesson) -> None:
     """Above the steps outside a class: which of the server's lessons the page teaches."""
-    lessons = server_lessons()
+    lessons, broken = server_lessons(), broken_lessons()
+    if broken:
+        with st.expander(f"Lessons not available on this server ({len(broken)})"):
+            for name, why in broken.items():
+                st.markdown(f"- {md_code(name)}: {md_code(why)}")
     if len(lessons) < 2:
         return
     names = {"": _title(default_lesson()),

@@ -1,0 +1,242 @@
+"""Lessons as files on the page: a lecturer's own lesson uploaded at *Start a class* runs a room
+end to end (their sentences, their order, a question of their own, a poll) on the lecturer's
+page and every phone; the server's lessons by name; a file that cannot run says why, line by
+line, and starts nothing."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from phone_helpers import Phone
+from test_app_room import count, page
+from test_lessonfile import docs_example
+
+from xattn.ui.room import class_store
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
+
+@pytest.fixture(autouse=True)
+def class_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("XATTN_REDIS_URL", raising=False)
+    monkeypatch.delenv("XATTN_PUBLIC_URL", raising=False)
+    monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "classes.sqlite3"))
+
+
+def upload(at, name: str, text: str):
+    at.file_uploader(key="lesson_upload").set_value((name, text.encode(), "text/plain")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def said(at) -> str:
+    return " ".join(e.value for e in (*at.markdown, *at.caption, *at.info, *at.success,
+                                      *at.warning, *at.error))
+
+
+def test_a_lecturers_own_lesson_runs_a_room_end_to_end():
+    host = upload(page(), "seminar.toml", docs_example())
+    assert "`Attention in my seminar`: 4 steps, checked." in said(host)
+    host.button(key="start_class").click().run()
+    assert not host.exception, host.exception
+    code = host.session_state["room"]
+    key = host.session_state["_xattn_host_keys"][code]
+    assert "Step 1 of 4: One head on our sentence" in said(host)
+    phones = [Phone(code) for _ in range(3)]
+    m = phones[0].message()["room"]
+    # the lecturer's sentences, asked alike on the projector and on every phone
+    assert m["n_steps"] == 4 and m["title"] == "One head on our sentence"
+    assert "<code>homme</code>" in m["question"] and "head 2" in m["question"]
+    assert m["ask"]["choices"] == ["the (0)", "old", "man", "reads", "the (4)", "paper"]
+    assert "`homme`" in said(host) and "head 2" in said(host)
+    # step 2: the lecturer's own question, their options, their right answer
+    host.button(key="class_next").click().run()
+    m = phones[0].message()["room"]
+    assert m["ask"]["kind"] == "choice" and m["ask"]["choices"][0].startswith("The softmax")
+    right, wrong = m["ask"]["choices"][0], m["ask"]["choices"][1]
+    for p, pick in zip(phones, (right, right, wrong), strict=True):
+        p.answer(pick)
+    assert count(host) == "3 of 3 answered"
+    host.button(key="reveal").click().run()
+    verdicts = [p.message()["me"]["verdict"] for p in phones]
+    assert verdicts[0].startswith("<p><strong>Right</strong>") and "Not this time" in verdicts[2]
+    answer = phones[0].message()["room"]["answer"]
+    assert "The answer: <code>The softmax divides by the row" in answer["text"]
+    # step 4: a poll: no right answer, no verdict of right or wrong, nothing outlined
+    store = class_store()
+    store.set_step(code, key, 4)
+    host.run()
+    m = phones[0].message()["room"]
+    assert m["ask"]["kind"] == "poll" and m["ask"]["control"] == "pills"
+    for p, pick in zip(phones, ("Yes, mostly", "Not at all", "Not at all"), strict=True):
+        p.answer(pick)
+    host.run()
+    host.button(key="reveal").click().run()
+    me = phones[1].message()
+    assert "no right answer" in me["me"]["verdict"] and "Right" not in me["me"]["verdict"]
+    bars = me["room"]["answer"]["charts"][0]
+    assert bars["panels"][0]["series"][0]["y"] == [1.0, 0.0, 2.0]
+    assert not any("right" in t for t in bars["panels"][0]["series"][0]["text"])
+    assert "outlined" not in bars["alt"]
+    rows = list(csv.reader(io.StringIO(_csv(code, key))))
+    assert [r[:6] for r in rows if r[0] == "4"] == [
+        ["4", "1", "poll", "0", "Yes, mostly", "1"], ["4", "1", "poll", "1", "Some of them", "0"],
+        ["4", "1", "poll", "2", "Not at all", "2"]]
+
+
+def _csv(code: str, key: str) -> str:
+    from xattn.classroom import answers_csv
+
+    return answers_csv(class_store().results(code, key))
+
+
+def test_a_lesson_file_that_cannot_run_says_why_line_by_line_and_starts_nothing():
+    text = docs_example().replace("heads = 2\nseed = 7", "heads = 3\nseed = 7", 1) \
+        .replace('answer = "The softmax divides by the row\'s total"', 'answer = "Magic"')
+    host = upload(page(), "broken.toml", text)
+    errors = " ".join(e.value for e in host.error)
+    assert "This lesson file cannot run" in errors
+    assert "step 1, `page.heads`: expected the number of heads among" not in errors  # random
+    assert "step 1, `page.heads`" not in errors or "divide" in errors
+    assert "step 2, `question.answer`: expected one of the options, found 'Magic'" in errors
+    assert not _has(host, "start_class")              # nothing to start until it is mended
+
+
+def _has(at, key: str) -> bool:
+    try:
+        at.button(key=key)
+        return True
+    except KeyError:
+        return False
+
+
+def test_a_step_whose_weights_cannot_be_made_here_starts_no_class(tmp_path, monkeypatch):
+    """Every step's page and question are made before the class starts: a word the trained
+    weights do not know is said for its step, and no room is made."""
+    text = docs_example().replace('view = "Heads"\n[step.question]\nkind = "poll"',
+                                  'view = "Heads"\nweights = "trained"\ntr_src = "the zebra"'
+                                  '\n[step.question]\nkind = "poll"')
+    host = upload(page(), "zebra.toml", text)
+    host.button(key="start_class").click().run()
+    assert "room" not in host.query_params
+    warned = " ".join(w.value for w in host.warning)
+    assert "No class was started" in warned and "Step 4 (line" in warned and "zebra" in warned
+
+
+def test_a_link_starts_a_class_with_one_of_the_servers_lessons():
+    host = page(**{"class": "new", "course": "short"})
+    code = host.session_state["room"]
+    m = Phone(code).message()["room"]
+    assert m["n_steps"] == 5 and m["title"] == "What do you expect?"
+    assert m["ask"]["kind"] == "poll"
+    assert "course" not in host.query_params                  # the room keeps its lesson
+
+
+def test_the_deployers_folder_of_lessons_is_offered_and_a_bad_file_is_named(tmp_path,
+                                                                           monkeypatch):
+    folder = tmp_path / "lessons"
+    folder.mkdir()
+    (folder / "seminar.toml").write_text(docs_example())
+    (folder / "broken.toml").write_text('title = "x"\n')
+    monkeypatch.setenv("XATTN_LESSONS", str(folder))
+    at = page(view="Lesson", course="seminar")
+    assert "Step 1 of 4: One head on our sentence" in said(at)
+    assert at.session_state["heads"] == 2 and at.session_state["seed"] == 7
+    options = at.selectbox(key="course").options
+    assert any("Attention in my seminar (4 steps, 40 min)" in o for o in options)
+    host = page(**{"class": "new", "course": "broken"})
+    assert "room" not in host.query_params
+    assert "broken" in " ".join(w.value for w in host.warning)
+
+
+def test_a_lesson_the_server_does_not_have_is_said_and_the_default_shown():
+    at = page(view="Lesson", course="nope")
+    warned = " ".join(w.value for w in at.warning)
+    assert "course=nope" in warned and "cross-attention" in warned
+    assert "Step 1 of 14" in said(at)
+
+
+def test_each_shipped_lesson_opens_every_step_without_a_notice():
+    """A lesson sets exactly what a link can: every step of every shipped lesson that runs
+    here opens with its own settings and no notice about them."""
+    from xattn.ui.lessons import server_lessons
+
+    compared = 0
+    for name, lesson in server_lessons().items():
+        if any(s.state.get("model", "toy-en-fr") != "toy-en-fr" for s in lesson.steps):
+            continue                     # a model this machine cannot load: tests of its own
+        for n, step in enumerate(lesson.steps, 1):
+            at = page(view="Lesson", course=name, lesson=str(n))
+            assert not at.warning or all("Not this step" not in w.value and "link"
+                                         not in w.value for w in at.warning), (name, n)
+            for key, value in step.state.items():
+                if key != "view" and key in at.session_state:
+                    shown = at.session_state[key]
+                    assert (tuple(shown) if isinstance(shown, list) else shown) == value, \
+                        (name, n, key)
+                    compared += 1
+            assert f"Step {n} of {len(lesson.steps)}: {step.title}" in said(at)
+    assert compared >= 25                 # the settings of the 19 steps, seen on the page
+
+
+def test_a_room_teaches_its_own_lesson_whatever_the_hosts_link_says():
+    host = page(**{"class": "new", "course": "short"})
+    code = host.session_state["room"]
+    again = page(room=code, view="Lesson", course="cross-attention")
+    assert "Step 1 of 5" in said(again)
+    assert json.loads(json.dumps(Phone(code).message()))["room"]["n_steps"] == 5
+
+
+@pytest.fixture(scope="module")
+def en_de_model(tmp_path_factory):
+    """A tiny random English→German Marian in a folder named as the lesson names its model
+    (``opus-mt-en-de``): the lesson runs on whatever folder of that name the server lists."""
+    from model_helpers import models_or_skip
+
+    models_or_skip()
+    from devtools.tiny_marian import GERMAN, save_tiny
+
+    return save_tiny(tmp_path_factory.mktemp("models") / "opus-mt-en-de", tgt_sentences=GERMAN,
+                     seed=3, spread=0.5)
+
+
+def test_the_english_german_lesson_runs_a_class_on_a_model_folder(en_de_model, monkeypatch):
+    """The format carries: another language pair, on a model folder, a question of the
+    lecturer's own and a poll, on the lecturer's page and every phone, every step."""
+    monkeypatch.setenv("XATTN_MODELS", str(en_de_model))
+    host = page(**{"class": "new", "course": "en-de"})
+    code = host.session_state["room"]
+    key = host.session_state["_xattn_host_keys"][code]
+    phone = Phone(code)
+    store = class_store()
+    kinds = []
+    for n in range(1, 7):
+        store.set_step(code, key, n)
+        host.run()
+        assert not host.exception, (n, host.exception)
+        assert f"Step {n} of 6" in said(host)
+        m = phone.message()["room"]
+        kinds.append(m["ask"]["kind"])
+        phone.answer_any()
+        store.reveal(code, key, n)
+        host.run()
+        revealed = phone.message()
+        assert revealed["room"]["answer"]["text"] and "verdict" in revealed["me"], n
+    assert kinds == ["token", "number", "parts", "token", "choice", "poll"]
+    first = Phone(code)
+    store.set_step(code, key, 1)
+    assert "<code>Katze</code>" in first.message()["room"]["question"]
+
+
+def test_a_lesson_whose_model_is_not_here_is_unavailable_and_says_why(monkeypatch):
+    from xattn.ui.lessons import broken_lessons, server_lessons
+
+    monkeypatch.setenv("XATTN_MODELS", "/nowhere/else")
+    assert "en-de" not in server_lessons()
+    assert "expected a model this server offers" in broken_lessons()["en-de"]
+    host = page(**{"class": "new", "course": "en-de"})
+    assert "room" not in host.query_params
+    assert "opus-mt-en-de" in " ".join(w.value for w in host.warning)
