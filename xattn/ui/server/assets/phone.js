@@ -10,8 +10,6 @@
     receipt: null, connected: false, drawn: null, links: [], target: 0, parts: [],
     lastSend: 0, joined: !(JOIN && JOIN.challenge) };
   const KEY = "xattn-pending-" + code;
-  const SHORT = { "follows position": "position", "aligns words": "aligns", "sink": "sink",
-    "spread out": "spread" };
 
   function el(tag, props, ...kids) {
     const n = document.createElement(tag);
@@ -43,7 +41,7 @@
     if (ask.control === "tokens") return ask.choices[v] !== undefined ? ask.choices[v] : String(v);
     if (ask.control === "number") return Number(v).toFixed(ask.decimals);
     if (ask.control === "grid") {
-      const said = ask.rows.map((r, i) => v[i] ? r + " " + (SHORT[v[i]] || v[i]) : null)
+      const said = ask.rows.map((r, i) => v[i] ? r + " " + ask.labels[ask.choices.indexOf(v[i])] : null)
         .filter(Boolean);
       return said.length ? said.join(", ") : "none";
     }
