@@ -144,17 +144,17 @@ def _table(block: dict, n_heads: int) -> list[str]:
     layers and heads count from 1, as on the page."""
     head = "| layer | " + " | ".join(f"head {h + 1}" for h in range(n_heads)) + " | average |"
     rows = [head, "|" + "---|" * (n_heads + 2)]
-    for layer, (acc, aer, gold) in enumerate(zip(block["accuracy"], block["aer"],
-                                                 block["gold_weight"], strict=True)):
-        cells = [f"{100 * a:.1f} % / {e:.3f} / {g:.2f}" for a, e, g in zip(acc, aer, gold,
-                                                                         strict=True)]
+    for layer, cols in enumerate(zip(block["accuracy"], block["accuracy_words"], block["aer"],
+                                     block["gold_weight"], strict=True)):
+        cells = [f"{100 * a:.1f} % / {100 * w:.1f} % / {e:.3f} / {g:.2f}"
+                 for a, w, e, g in zip(*cols, strict=True)]
         rows.append(f"| {layer + 1} | " + " | ".join(cells) + " |")
     return rows
 
 
 def _lab_lines(lab: dict, n_heads: int) -> list[str]:
     """The alignment lab's default reading, as the page shows it."""
-    layer, head = lab["best_head"]
+    layer, head = lab["best_head_from_1"]
     rows = ["| layer | " + " | ".join(f"head {h + 1}" for h in range(n_heads)) + " | average |",
             "|" + "---|" * (n_heads + 2)]
     rows += [f"| {k + 1} | " + " | ".join(f"{e:.3f}" for e in aers) + " |"
@@ -162,7 +162,7 @@ def _lab_lines(lab: dict, n_heads: int) -> list[str]:
     return [f"What the page's *Alignment* view shows by default: the first {lab['pairs']} "
             "held-out pairs, each target word linked to the source *word* it attends most "
             "(`</s>` left out), AER against the gold (lower is better):", "", *rows, "",
-            f"Best single head there: layer {layer + 1}, head {head + 1}, AER "
+            f"Best single head there: layer {layer}, head {head}, AER "
             f"{lab['best_head_aer']:.3f}."]
 
 
@@ -177,6 +177,18 @@ def _split_words(tok: MarianTokenizer) -> list[str]:
         lines.append(f"{len(split)} of {len(set(words))} {side} words are several pieces, e.g. "
                      + ", ".join(f"{w} = `{' '.join(p)}`" for w, p in split[:4]) + ".")
     return lines
+
+
+def _best_line(block: dict, best: tuple[int, int], n_heads: int) -> str:
+    """The best head's accuracy in both conventions, each with the AER of its links (one link
+    a target word, every gold link sure: AER = 1 - accuracy)."""
+    layer, head = best
+    name = (f"layer {layer + 1}, head {head + 1}" if head < n_heads else
+            f"the average of layer {layer + 1}'s heads")
+    acc, words = (block[k][layer][head] / block["words"] for k in ("hits", "word_hits"))
+    return (f"Best: {name}. Each target word linked to the column it attends most: "
+            f"{100 * acc:.1f} % on the gold word, AER {1 - acc:.3f}, with `</s>` counted as a "
+            f"column; {100 * words:.1f} %, AER {1 - words:.3f}, with `</s>` left out.")
 
 
 def model_card(m: dict, tok: MarianTokenizer) -> str:
@@ -225,15 +237,16 @@ def model_card(m: dict, tok: MarianTokenizer) -> str:
         f"On the held-out references (teacher forcing), {m['alignment_producing']['words']:,} "
         "target words, each with one gold source word. Pieces merged into words as "
         "`xattn.subwords` does (TO a word: sum over its pieces; FROM a word: mean). Each cell: "
-        "**accuracy** (share of target words whose most-attended source word, `</s>` included, "
-        "is the gold one) / **AER** (alignment error rate of the links that are the maximum of "
-        "their row and of their column, `</s>` left out; lower is better) / **gold weight** "
-        "(mean attention on the gold word). A uniformly random column would be right "
+        "**accuracy with `</s>`** (share of target words whose most-attended column is the gold "
+        "word, `</s>` counted as a column, as the heatmaps draw it: a word that looks most at "
+        "`</s>` is wrong) / **accuracy, words only** (the most-attended source word, `</s>` left "
+        "out) / **AER** (alignment error rate of the links that are the maximum of their row "
+        "and of their column, `</s>` left out; lower is better) / **gold weight** (mean "
+        "attention on the gold word). A uniformly random column would be right "
         f"{100 * m['alignment_producing']['chance_accuracy']:.1f} % of the time.", "",
         "### Row i = the step that produces target word i (what the page shows)", "",
         *_table(m["alignment_producing"], n_heads), "",
-        f"Best single head: layer {best[0] + 1}, head {best[1] + 1}." if best[1] < n_heads else
-        f"Best: the average of layer {best[0] + 1}'s heads.", "",
+        _best_line(m["alignment_producing"], best, n_heads), "",
         *_lab_lines(m["alignment_lab"], n_heads), "",
         "### Row i + 1 = the step that reads target word i (Chen et al. 2020)", "",
         *_table(m["alignment_reading"], n_heads), "",

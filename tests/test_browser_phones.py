@@ -260,7 +260,7 @@ def check_receipt_pixels(phone: Phone, want: tuple[int, int, int], name: str) ->
 # --- answers ------------------------------------------------------------------------------------
 
 NUMBERS = ("1", "0.5", "0.25", "0", "0.99", "1.00")
-PARTS = (("aligns words", "aligns words", "aligns words", "sink"),       # the truth
+PARTS = (("sink", "aligns words", "spread out", "sink"),                 # the truth
          ("follows position", None, None, "sink"),
          ("sink", "spread out", None, None),
          (None, None, None, "spread out"),

@@ -222,8 +222,11 @@ def test_a_tie_makes_each_tied_answer_right():
 
 def test_each_head_s_job_is_read_from_its_measures():
     """Step 12: one part per head of the layer on screen, its truth the job of
-    ``xattn.jobs`` (re-derived in tests/test_jobs.py), the table and a verdict per head."""
+    ``xattn.jobs`` (re-derived in tests/test_jobs.py), the table and a verdict per head; the
+    answer says which sentences and which rule give each label, and opens with a sentence
+    (the host's room page puts "**The answer.**" before it: a table first would be pipes)."""
     from xattn.jobs import head_jobs
+    from xattn.markup import to_html
 
     a = shipped_attention()
     layer = a.n_layers - 1
@@ -232,17 +235,36 @@ def test_each_head_s_job_is_read_from_its_measures():
     jobs = head_jobs(a, layer)
     assert [(p.name, p.truth, p.also) for p in told.parts] == [
         (j.name, j.job, j.close) for j in jobs]
+    b = jobs[0].basis.gold_in_place
     for j in jobs:
-        assert f"| {j.name} | {j.sink:.2f} | {j.aligned:.2f} | {j.monotonicity:.2f} | " \
-               f"{j.spread:.2f} | **{j.job}**" in told.answer
+        position, aligns = ((s - b) / (1 - b) for s in (j.in_place, j.on_gold))
+        assert (f"| {j.name} | {j.sink:.2f} | {j.spread:.2f} | {position:.2f} | {aligns:.2f} | "
+                f"**{j.job}**").replace("-", "−") in told.answer
+    assert told.answer.startswith("Measured on the 256 held-out sentences (1,379 target words), "
+                                  "not on the pair on screen: the labels are the same")
+    assert f"(in place − {100 * b:.1f} %) / (100 % − {100 * b:.1f} %)" in told.answer
+    assert "`</s>` counted as a column" in told.answer and "within 0.05" in told.answer
+    for shown in (told.answer, f"**The answer.** {told.answer}"):
+        html = to_html(shown)
+        assert html.count("<table>") == 1 and "|" not in html
     text, look, question = STEPS[11].render(told)
     assert f"of layer {layer + 1}?" in question and "the four heads" in question
-    wrong = next(job for job in ("sink", "spread out") if job != told.parts[0].truth
-                 and job not in told.parts[0].also)
+    wrong = next(job for job in ("sink", "spread out", "follows position")
+                 if job != told.parts[0].truth and job not in told.parts[0].also)
     said = {told.parts[0].name: wrong, told.parts[1].name: told.parts[1].truth}
     assert verdict(told, said) == (
         f"**1 of 2 right** (2 not guessed): {told.parts[0].name}: you said `{wrong}`, the "
         f"measures say `{told.parts[0].truth}`.")
+
+
+def test_each_head_s_job_says_when_it_is_measured_on_the_pair_on_screen():
+    """Weights that cannot run on other sentences: the answer says the labels come from the
+    pair on screen and that aligning is unknown without gold."""
+    told = STEPS[11].tell(attention(n_heads=2), 0)
+    assert told.answer.startswith("Measured on the pair on screen (8 target words): these "
+                                  "weights cannot run on other sentences")
+    assert "**aligns words** is unknown (–)" in told.answer
+    assert "| head 1 |" in told.answer and "aligns words" not in told.truth
 
 
 def test_is_attention_the_explanation_is_read_from_a_masked_pass():

@@ -80,7 +80,8 @@ def test_the_card_s_numbers_are_recomputed_without_torch():
     assert got["exact_match"]["rate"] >= 0.95
     for rows in ("producing", "reading"):
         want, have = METRICS[f"alignment_{rows}"], got[f"alignment_{rows}"]
-        for key in ("words", "hits", "links", "correct_links", "accuracy", "aer"):
+        for key in ("words", "hits", "word_hits", "links", "correct_links", "accuracy",
+                    "accuracy_words", "aer", "columns"):
             assert have[key] == want[key], (rows, key)
         np.testing.assert_allclose(have["gold_weight"], want["gold_weight"], atol=1.5e-4)
     assert got["alignment_lab"] == METRICS["alignment_lab"]     # ratios of counts: exact
@@ -101,6 +102,21 @@ def test_the_best_head_aligns_as_issue_27_asks():
     assert METRICS["exact_match"]["correct"] == METRICS["exact_match"]["total"] == 500
 
 
+def test_readme_quotes_the_best_head_in_one_convention_at_a_time():
+    """README's best head: the share on the gold word and the AER of those links (one link a
+    target word: 1 - the share) with </s> counted as a column, then both with it left out;
+    never one number of each (issue 34: "90.8 %, AER 0.001" mixed them)."""
+    block = METRICS["alignment_producing"]
+    layer, head = 1, 1
+    assert max(max(row[:-1]) for row in block["hits"]) == block["hits"][layer][head]
+    with_eos, words = (block[k][layer][head] / block["words"] for k in ("hits", "word_hits"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (f"its best head, layer {layer + 1} head {head + 1}, puts {100 * with_eos:.1f} % of "
+            f"target words on their gold word, AER {1 - with_eos:.3f}, counting `</s>` as a "
+            f"column as the heatmaps do; {100 * words:.1f} %, AER {1 - words:.3f}, with `</s>` "
+            "left out") in readme
+
+
 def test_the_card_counts_what_is_stored_and_from_1():
     """The parameter count is the numbers in model.safetensors (the output bias in, the fixed
     sinusoidal tables out), read without torch; layers and heads count from 1 as on the page."""
@@ -118,8 +134,9 @@ def test_the_card_counts_what_is_stored_and_from_1():
     assert "| layer | head 1 | head 2 | head 3 | head 4 | average |" in card
     assert "head 0" not in card and "| 0 |" not in card
     assert f"| {n_layers} |" in card
-    layer, head = METRICS["alignment_lab"]["best_head"]
-    assert f"Best single head there: layer {layer + 1}, head {head + 1}" in card
+    layer, head = METRICS["alignment_lab"]["best_head_from_1"]
+    assert f"Best single head there: layer {layer}, head {head}" in card
+    assert "best_head" not in METRICS["alignment_lab"]           # only the key that says how
 
 
 def test_alignment_counts_match_a_plain_loop_on_a_few_pairs(model):
@@ -127,7 +144,7 @@ def test_alignment_counts_match_a_plain_loop_on_a_few_pairs(model):
     from xattn.marian import word_level
     pairs = held_out_pairs(6, 99)
     counts = alignment_counts(model, pairs)["producing"]
-    hits = np.zeros_like(counts["hits"])
+    hits, word_hits = np.zeros_like(counts["hits"]), np.zeros_like(counts["word_hits"])
     for pair in pairs:
         tok = model.tokenizer
         src = tok.encode(" ".join(pair.source))
@@ -137,8 +154,10 @@ def test_alignment_counts_match_a_plain_loop_on_a_few_pairs(model):
             for head in range(model.n_heads + 1):
                 m = w[layer].mean(0) if head == model.n_heads else w[layer, head]
                 for i, j in enumerate(pair.alignment):
-                    hits[layer, head] += int(np.argmax(m[i]) == j)
+                    hits[layer, head] += int(np.argmax(m[i]) == j)          # </s> a column
+                    word_hits[layer, head] += int(np.argmax(m[i][:-1]) == j)   # left out
     np.testing.assert_array_equal(counts["hits"], hits)
+    np.testing.assert_array_equal(counts["word_hits"], word_hits)
     assert counts["words"] == sum(len(p.target) for p in pairs)
 
 

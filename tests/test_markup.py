@@ -83,6 +83,22 @@ def test_a_token_a_user_typed_reaches_the_page_as_its_characters(token):
 
 
 @settings(max_examples=300, deadline=None)
+@given(_TOKENS, _TOKENS)
+def test_tokens_a_user_typed_stay_literal_in_a_table_s_cells(one, two):
+    """A table row of two typed tokens (code spans, a ``|`` inside one included) keeps two
+    cells, each showing exactly its token."""
+    out = to_html(f"| word | other |\n|---|---|\n| {md_code(one)} | {md_code(two)} |")
+    assert tags(out) <= ALLOWED
+    cells = re.findall(r"<td>(.*?)</td>", out, re.S)
+    assert len(cells) == 2, out
+    for cell, token in zip(cells, (one, two), strict=True):
+        codes = re.findall(r"^<code>(.*)</code>$", cell, re.S)
+        assert len(codes) == 1, cell
+        expected = visible(token) or " "
+        assert html.unescape(codes[0]).replace("\u200b", "") == expected.replace("\u200b", "")
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.text(max_size=120))
 def test_any_text_gives_only_the_phones_tags(text):
     """Whatever the text, the HTML holds only the phone's tags: any other "<" is escaped."""

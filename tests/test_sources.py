@@ -149,3 +149,18 @@ def test_each_record_says_what_reproduces_it():
     assert free.mask.all() and free.layer(0)[0, 0, 6] > 0 and a.layer(0)[0, 0, 6] == 0
     plain = random_attention(run(Settings()))                       # nothing masked: a mask
     np.testing.assert_array_equal(plain.recipe.unmasked().weights, plain.weights)  # can be chosen
+
+
+def test_docs_views_md_quotes_the_shipped_model_s_banner():
+    """docs/views.md's example banner of `toy-en-fr` is the record's own, at the default
+    layer (issue 34: it said "Layer 2 of 3", the old model's)."""
+    from pathlib import Path
+
+    from xattn.marian import cross_attention, load_marian
+    from xattn.sources import default_layer
+
+    model = load_marian()
+    a = model_attention(cross_attention(model, "the cat sleeps", "le chat dort"), loaded=model)
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "views.md")
+                   .read_text(encoding="utf-8").split())
+    assert f'"{a.describe(default_layer(a.n_layers) - 1)}"' in doc

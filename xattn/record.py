@@ -193,11 +193,13 @@ class Attention:
     recipe : Recipe or None
     toy : Toy or None
     translation : Translation or None
-    heldout : callable (reading) -> list of (ndarray (n_layers, n_heads, T, S), SentencePair),
-        or None
+    heldout : callable (reading, specials=False) -> list of (ndarray (n_layers, n_heads, T, S),
+        SentencePair), or None
         The same module on the toy corpus's held-out sentences, word level, with their gold
         alignment (the alignment lab); ``reading``: row i is the step that reads word i (the
-        step after the one that produces it), where rows are decoder steps.
+        step after the one that produces it), where rows are decoder steps; ``specials=True``
+        (a keyword): the columns of tokens that are not source words (``</s>``) kept after the
+        words' (``xattn.jobs`` measures the weight parked there; the toy module has none).
     """
 
     weights: np.ndarray

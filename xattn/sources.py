@@ -156,7 +156,8 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
         gold=pair.alignment_matrix(),
         layers=module_layers(lambda: model, x_t, x_s, mask, model.n_heads, output=output),
         toy=None if untrained else _toy(evaluated, pair),
-        heldout=None if untrained else (lambda reading=False: _toy_heldout(result)))
+        heldout=None if untrained else (lambda reading=False, specials=False:
+                                         _toy_heldout(result)))
 
 
 def _toy(evaluated, pair) -> Toy:
@@ -274,7 +275,7 @@ def _model_heldout(loaded):
     if not _is_shipped(loaded.name):
         return None
 
-    def examples(reading: bool = False) -> list:
+    def examples(reading: bool = False, specials: bool = False) -> list:
         from xattn.corpus import generate_pairs
         from xattn.translator import word_level
 
@@ -285,7 +286,8 @@ def _model_heldout(loaded):
             w = word_level(loaded, loaded.attention(src_ids, tgt_ids), src_ids,
                            tgt_ids)                                         # (L, H, T+1, S+1)
             rows = slice(1, len(pair.target) + 1) if reading else slice(0, len(pair.target))
-            out.append((w[..., rows, :len(pair.source)], pair))
+            cols = slice(None) if specials else slice(0, len(pair.source))   # </s> last
+            out.append((w[..., rows, cols], pair))
         return out
     return examples
 

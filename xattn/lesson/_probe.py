@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from xattn.classroom.question import Question
-from xattn.jobs import JOBS, head_jobs
+from xattn.jobs import CLOSE, JOBS, head_jobs
 from xattn.lesson._told import Part, Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.lesson.charts import Chart, heads_chart
@@ -15,37 +15,73 @@ from xattn.lesson.charts import Chart, heads_chart
 __all__ = ["jobs", "explanation"]
 
 
-def _cell(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
+def _signed(value: float | None) -> str:
+    """A score as the table shows it: two decimals, a true minus sign, "–" when unknown."""
+    return "–" if value is None else f"{value:.2f}".replace("-", "−")
+
+
+def _measured_on(basis) -> str:
+    """Which sentences the measures were taken on, and what follows for the labels."""
+    words = f"{basis.n_words:,} target word" + ("" if basis.n_words == 1 else "s")
+    if basis.held_out:
+        return (f"Measured on the {basis.n_pairs} held-out sentences ({words}), not on the "
+                "pair on screen: the labels are the same whatever sentence is shown.")
+    gold = " and its gold alignment" if basis.gold_in_place is not None else ""
+    return (f"Measured on the pair on screen{gold} ({words}): these weights cannot run on "
+            "other sentences, so the labels may change with the sentence.")
+
+
+def _rule(found) -> str:
+    """How each score is computed, with this basis's numbers, and the rule that picks a job."""
+    basis, names = found[0].basis, ", ".join(j.name for j in found)
+    rule = ("**sink** = the mean share of a target word's weight on `</s>` and punctuation; "
+            "**spread out** = the mean normalised entropy of its row (1 = spread evenly). A row's "
+            "brightest cell (`</s>` counted as a column) is in the word's own place (the "
+            "source word at the same relative place: the diagonal when the lengths are equal) "
+            f"for {_shares([j.in_place for j in found])} of the words ({names})")
+    if basis.gold_in_place is None:
+        return rule + (". No gold alignment here, so aligning cannot be told from position: "
+                       "**aligns words** is unknown (–) and **follows position** is that "
+                       "share.")
+    rule += f" and on its gold word for {_shares([j.on_gold for j in found])}."
+    if not basis.tells_apart:
+        return rule + (" Every gold word here is in its own place, so aligning cannot be told "
+                       "from position: **aligns words** is unknown (–) and **follows "
+                       "position** is the share in place.")
+    b = f"{100 * basis.gold_in_place:.1f} %"
+    return rule + (f" {b} of these words have their gold word in their own place, so a head "
+                   "that only follows position lands on the gold word that often, and one "
+                   f"that only aligns lands in place that often: **follows position** = (in "
+                   f"place − {b}) / (100 % − {b}), **aligns words** = (on gold − {b}) / "
+                   f"(100 % − {b}); 0 = no better than a head doing the other job, below 0 = "
+                   "worse.")
+
+
+def _shares(values) -> str:
+    return ", ".join(f"{100 * v:.0f} %" for v in values)
 
 
 def jobs(a, layer: int) -> Told:
-    """Label each head: the measures decide (``xattn.jobs``)."""
+    """Label each head: the measures decide (``xattn.jobs``), on the sentences it says."""
     found = head_jobs(a, layer)
     parts = tuple(Part(j.name, Question("choice", JOBS), j.job, j.close) for j in found)
     question = Question("parts", JOBS, rows=tuple(j.name for j in found))
-    held = next((j.held_out for j in found), False)
-    aligned = ("share of target words on their gold word over the held-out sentences" if held
-               else "share of this pair's target words on their gold word" if
-               any(j.aligned is not None for j in found) else
-               "unknown here (no gold alignment for these weights)")
     rows = [f"| {'layer ' + str(layer + 1) + ', ' if a.n_layers > 1 else ''}head | sink | "
-            "aligned | monotone | spread | job |", "|---|---|---|---|---|---|"]
-    rows += [f"| {j.name} | {j.sink:.2f} | {_cell(j.aligned)} | {j.monotonicity:.2f} | "
-             f"{j.spread:.2f} | **{j.job}**" + (f" (close: {', '.join(j.close)})" if j.close
-                                                else "") + " |" for j in found]
+            "spread | follows position | aligns words | job |", "|---|---|---|---|---|---|"]
+    rows += [f"| {j.name} | {j.sink:.2f} | {j.spread:.2f} | "
+             f"{_signed(j.scores['follows position'])} | {_signed(j.scores['aligns words'])} | "
+             f"**{j.job}**" + (f" (close: {', '.join(j.close)})" if j.close else "") + " |"
+             for j in found]
     counts = {job: sum(j.job == job for j in found) for job in JOBS}
     summary = ", ".join(f"{n} {job}" for job, n in counts.items() if n)
-    n_layers = a.n_layers
-    where = f"layer {layer + 1}" if n_layers > 1 else "these weights"
+    where = f"layer {layer + 1}" if a.n_layers > 1 else "these weights"
     first = "first " if len(found) < a.n_heads else ""
     return Told({"layer": where, "heads": f"the {first}{number_word(len(found))} heads"
                  if len(found) > 1 else "the head"},
-                "\n".join(rows) + f"\n\nThe job is the one whose measure is largest: **sink** = "
-                "the share of weight on `</s>` and punctuation; **aligns words** = "
-                f"{aligned}; **follows position** = monotonicity × (1 − spread); **spread "
-                f"out** = spread (normalised entropy). Here: {summary}. The labels simplify: "
-                "most heads do a bit of each, and a close call is a fair answer either way.",
+                _measured_on(found[0].basis) + "\n\n" + "\n".join(rows) + "\n\n"
+                + _rule(found) + f" The job is the largest of the four scores; one within "
+                f"{CLOSE} of it is a close call, right too. Here: {summary}. The labels "
+                "simplify: most heads do a bit of each.",
                 "Label each head's job.", question, tuple(j.job for j in found),
                 parts=parts, layer=layer, charts=(heads_chart(a, layer),))
 

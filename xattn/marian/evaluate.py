@@ -9,8 +9,11 @@ as ``xattn.subwords`` does (attention TO a word: sum over its pieces; FROM a wor
 Per head, and per layer for the average over its heads, with ``W`` the word-level weights
 (target words x source words, ``</s>`` included as a column):
 
-- ``accuracy``: share of target words whose most-attended source word (any column) is the
-  gold one;
+- ``accuracy``: share of target words whose most-attended column is the gold word, ``</s>``
+  counted as a column (as the heatmaps draw it: a word that looks most at ``</s>`` is wrong);
+- ``accuracy_words``: the same with ``</s>`` left out (the most-attended source *word*);
+  ``1 - accuracy`` and ``1 - accuracy_words`` are the AERs of these links (one link a target
+  word, every gold link sure);
 - ``gold_weight``: mean weight on the gold source word;
 - ``aer``: alignment error rate (Och and Ney 2003) of the links that are the maximum of their
   row and of their column (``</s>`` left out), against the gold links (all sure):
@@ -21,7 +24,10 @@ the page shows); ``"reading"`` from the step after it, whose input it is (Chen e
 
 ``alignment_lab``: what the page's Alignment lab shows by default (``xattn.alignlab``): the
 first ``LAB_PAIRS`` held-out pairs, producing rows, each target word linked to its strongest
-source *word* (``</s>`` left out), AER against the gold.
+source *word* (``</s>`` left out), AER against the gold; ``best_head_from_1`` counts layers
+and heads from 1, as the card and the page do.
+
+``columns`` in each alignment block says which numbers count ``</s>`` as a column.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ __all__ = ["held_out_pairs", "exact_match", "alignment_counts", "lab_scores", "e
 
 ROWS = ("producing", "reading")
 LAB_PAIRS = 256          # the alignment lab's held-out sentences (xattn.sources.HELDOUT)
+COLUMNS = ("accuracy, hits: </s> counted as a column (a word that looks most at </s> is "
+           "wrong); accuracy_words, word_hits, aer, links, correct_links: </s> left out")
 
 
 def held_out_pairs(n: int, seed: int) -> list[SentencePair]:
@@ -71,8 +79,9 @@ def _word_weights(model, pair: SentencePair) -> np.ndarray:
 
 def alignment_counts(model, pairs) -> dict[str, dict[str, np.ndarray]]:
     """Counts summed over ``pairs`` for each way of reading rows (``ROWS``), each
-    (n_layers, n_heads + 1) (the last column: the average over heads): ``hits``,
-    ``gold_weight``, ``links`` (|A|), ``correct_links`` (|A & G|); and ``words`` (|G|)."""
+    (n_layers, n_heads + 1) (the last column: the average over heads): ``hits`` (``</s>`` a
+    column), ``word_hits`` (``</s>`` left out), ``gold_weight``, ``links`` (|A|),
+    ``correct_links`` (|A & G|); and ``words`` (|G|)."""
     totals: dict[str, dict] = {}
     n_words = 0
     for pair in pairs:
@@ -95,7 +104,7 @@ def _counts(w: np.ndarray, gold: np.ndarray, n_src: int) -> dict[str, np.ndarray
     row_max = words.argmax(axis=-1)                                   # (L, H+1, T)
     col_max = words.argmax(axis=-2)                                   # (L, H+1, S)
     linked = np.take_along_axis(col_max, row_max, axis=-1) == t       # (L, H+1, T) mutual
-    return {"hits": (best_src == gold).sum(-1),
+    return {"hits": (best_src == gold).sum(-1), "word_hits": (row_max == gold).sum(-1),
             "gold_weight": words[..., t, gold].sum(-1, dtype=np.float64),
             "links": linked.sum(-1),
             "correct_links": (linked & (row_max == gold)).sum(-1)}
@@ -104,10 +113,13 @@ def _counts(w: np.ndarray, gold: np.ndarray, n_src: int) -> dict[str, np.ndarray
 def _rates(c: dict) -> dict[str, list]:
     words = int(c["words"])
     aer = 1 - 2 * c["correct_links"] / (c["links"] + words)
-    return {"accuracy": np.round(c["hits"] / words, 4).tolist(),
+    return {"columns": COLUMNS,
+            "accuracy": np.round(c["hits"] / words, 4).tolist(),
+            "accuracy_words": np.round(c["word_hits"] / words, 4).tolist(),
             "gold_weight": np.round(c["gold_weight"] / words, 4).tolist(),
             "aer": np.round(aer, 4).tolist(),
-            "hits": c["hits"].tolist(), "links": c["links"].tolist(),
+            "hits": c["hits"].tolist(), "word_hits": c["word_hits"].tolist(),
+            "links": c["links"].tolist(),
             "correct_links": c["correct_links"].tolist()}
 
 
@@ -121,7 +133,7 @@ def lab_scores(model, pairs) -> dict:
                                                    :len(p.source)], p) for p in pairs])
     aer = np.column_stack([scores.aer, scores.layer_aer])                    # (L, H+1)
     return {"pairs": len(pairs), "method": scores.method, "aer": np.round(aer, 6).tolist(),
-            "best_head": list(scores.best_head),
+            "best_head_from_1": [k + 1 for k in scores.best_head],
             "best_head_aer": round(float(scores.aer[scores.best_head]), 6)}
 
 
