@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from devtools.tiny_models import FAMILY_NAMES
 from xattn.attention import masked_softmax
 from xattn.attnfile import attention_to_bytes
-from xattn.lesson import SHIPPED, STEPS
+from xattn.lesson import STEPS
 from xattn.sources import SOURCES  # a new source joins the matrix (and needs `page` below)
 from xattn.ui.compute import clear_caches
 from xattn.ui.page import VIEWS
