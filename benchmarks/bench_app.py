@@ -142,7 +142,7 @@ def sources(repeats: int) -> list[str]:
     rows.append(f"| trained: a rerun, the class's run stored | {stored * 1e3:.0f} | |")
     from benchmarks.bench_models import OPUS_SHAPE, sentence
     from devtools.tiny_marian import SRC_SENTENCES, TGT_SENTENCES, make_tokenizer, save_tiny
-    from xattn.models import MODELS_ENV
+    from xattn.torch_models import MODELS_ENV
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = str(save_tiny(os.path.join(tmp, "opus"), **OPUS_SHAPE))

@@ -1,4 +1,4 @@
-"""Benchmark the NumPy encoder-decoders (``xattn.marian``) against torch eager, per family.
+"""Benchmark the NumPy encoder-decoders (``xattn.encdec``) against torch eager, per family.
 
     python -m benchmarks.bench_marian                      # every family, 3 rounds
     python -m benchmarks.bench_marian --rounds 1 --families marian,t5   # quicker
@@ -154,7 +154,7 @@ def worker(kind: str, folder: Path) -> tuple[dict, object]:
     else:
         import tokenizers  # noqa: F401  (imported by the load, not part of the model)
 
-        from xattn.marian import EncoderDecoder, decode
+        from xattn.encdec import EncoderDecoder, decode
         before = status()
         model = EncoderDecoder.from_folder(folder)
         loaded = status()
@@ -279,14 +279,14 @@ def _shipped() -> None:
     """Seconds for each part of the page's first view of the shipped model, fresh process."""
     code = ("import time; t = [time.perf_counter()]\n"
             "import xattn; t.append(time.perf_counter())\n"
-            "from xattn.marian import load_marian, cross_attention; t.append(time.perf_counter())\n"
-            "m = load_marian(); t.append(time.perf_counter())\n"
+            "from xattn.encdec import load_encdec, cross_attention; t.append(time.perf_counter())\n"
+            "m = load_encdec(); t.append(time.perf_counter())\n"
             "a = cross_attention(m, 'the red cat sees the dog'); t.append(time.perf_counter())\n"
             "import json, sys; d = [b - a for a, b in zip(t, t[1:])]\n"
             "print(json.dumps(d + ['torch' in sys.modules]))")
     views = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
                                        text=True, check=True).stdout) for _ in range(3)]
-    parts = ("import xattn", "import xattn.marian", "load", "translate + pass")
+    parts = ("import xattn", "import xattn.encdec", "load", "translate + pass")
     print("\nShipped model, first view in a fresh process (median of 3): " + ", ".join(
         f"{name} {statistics.median(v[i] for v in views):.3f} s" for i, name in
         enumerate(parts)) + f"; torch imported: {any(v[-1] for v in views)}")

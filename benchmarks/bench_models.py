@@ -1,4 +1,5 @@
-"""Benchmark ``xattn.models`` on random Marian models: the tiny test model and opus-mt's shape.
+"""Benchmark ``xattn.torch_models`` on random Marian models: the tiny test model and opus-mt's
+shape.
 
 Run from the repository root (needs ``pip install -r requirements-models.txt``)::
 
@@ -52,11 +53,11 @@ def load_in_fresh_process(folder: str) -> dict:
 import json, time
 from benchmarks.bench_models import rss_mb
 before = rss_mb(); t0 = time.perf_counter()
-from xattn.models import load_model
+from xattn.torch_models import load_model
 loaded = load_model({folder!r}, allowed=[{folder!r}])
 t1 = time.perf_counter()
 after_load = rss_mb()
-from xattn.models import cross_attention
+from xattn.torch_models import cross_attention
 cross_attention(loaded, "the cat sat on the mat.", "le chat est assis sur le tapis.")
 n = sum(p.numel() for p in loaded.model.parameters())
 print(json.dumps(dict(seconds=t1 - t0, rss_load=after_load - before,
@@ -89,8 +90,8 @@ def timed(fn, repeats: int = REPEATS) -> tuple[float, float]:
 
 
 def bench(label: str, folder: str, rows: list[str]) -> None:
-    from xattn.models import cross_attention, layer_ablation, layer_trace, load_model
     from xattn.subwords import merge_words
+    from xattn.torch_models import cross_attention, layer_ablation, layer_trace, load_model
 
     cold = load_in_fresh_process(folder)
     rows.append(f"| {label} | load_model (fresh process, imports included) | "

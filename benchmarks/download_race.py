@@ -12,8 +12,9 @@ on the second. So if two other script runs finish between the two steps, the fet
 In a classroom that is one student's download racing the others' clicks, on one process or many.
 
 The app sends small files with the page (bytes: the file belongs to the session and survives
-other sessions' runs) and makes the others on click (more than ``xattn.ui.heads.SMALL_DOWNLOAD``
-weights), with ``xattn/ui/deferred_downloads.py`` tying the made file to the session that
+other sessions' runs) and makes the others on click (more than
+``xattn.ui.views.heads.SMALL_DOWNLOAD`` weights), with
+``xattn/ui/internals/deferred_downloads.py`` tying the made file to the session that
 clicked until its next full run. This starts one server and shows both, without timing: for
 each, session A gets the URL; fetched at once it works; then A gets the URL again, session B
 reruns twice, and A fetches: 200 for both (stock Streamlit: 404 for the one made on click;

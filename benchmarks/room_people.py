@@ -5,7 +5,7 @@
 The host's page is a Streamlit page (``?class=new``, then ``?room=CODE``: the host key is in
 its session and handed to it by a component, never in the link), opened as a
 `devtools.protocol.Client` whose every run is looked at as it ends. It follows its room as
-the browser does: the page's follow component (``xattn/ui/server/follow.py``, JavaScript in
+the browser does: the page's follow component (``xattn/ui/room/follow.py``, JavaScript in
 the browser) keeps an ``EventSource`` on ``/live/CODE/pulse`` and compares each pulse with
 what the page drew (the component's data: the room's version and tally). Here `Host` does the
 same with a `devtools.phones.EventStream`: when the version moved it sets the component's

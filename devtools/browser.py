@@ -696,7 +696,7 @@ class Phone:
         """The student id the server gave this browser in room ``code`` (by default the
         only room it joined): its signed cookie."""
         from xattn.classroom.codes import student_of
-        from xattn.ui.identity import STUDENT_COOKIE
+        from xattn.ui.room.identity import STUDENT_COOKIE
 
         joined = {c["name"][len(STUDENT_COOKIE):]: c["value"] for c in self.context.cookies()
                   if c["name"].startswith(STUDENT_COOKIE)}
@@ -893,7 +893,7 @@ def first_load(browser, url: str, *, ready: str = QUESTION_SHOWN_JS,
 
 # --- the lecturer's page (the Streamlit app) ------------------------------------------------
 
-# The lecturer's page follows its room (xattn/ui/server/follow.py keeps, per room, the last
+# The lecturer's page follows its room (xattn/ui/room/follow.py keeps, per room, the last
 # pulse and what the page drew in window.__xattnFollow): quiet when every room's last pulse
 # is the version drawn (no rerun about to be asked). True where there is no follower.
 FOLLOW_QUIET_JS = """(() => { const all = window.__xattnFollow;

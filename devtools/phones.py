@@ -48,7 +48,7 @@ from xattn.classroom.codes import solve_work
 __all__ = ["Phone", "Pick", "EventStream", "HttpConnection", "JoinRefused", "random_value",
            "canonical", "same", "plain", "STUDENT_COOKIE", "RESEND_AFTER"]
 
-STUDENT_COOKIE = "xattn_student_"   # + the room's code: xattn.ui.identity.STUDENT_COOKIE
+STUDENT_COOKIE = "xattn_student_"   # + the room's code: xattn.ui.room.identity.STUDENT_COOKIE
 RESEND_AFTER = 4.0                  # phone.js: a tap not saved yet is sent again after 4 s
 DEFAULT_RETRY = 3.0                 # an EventSource's wait before the server names one
 USER_AGENT = "xattn-phone/1 (devtools.phones)"

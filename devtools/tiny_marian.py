@@ -1,13 +1,13 @@
 """A tiny random Marian translation model and its tokenizer, made offline in seconds.
 
-For the tests and benchmarks of ``xattn.models``: no download. The tokenizer is trained by
+For the tests and benchmarks of ``xattn.torch_models``: no download. The tokenizer is trained by
 sentencepiece on a few sentences; the vocabulary is laid out like opus-mt's (``</s>`` = 0,
 ``<unk>`` = 1, ``<pad>`` last, which is also the decoder's start token). The weights are random,
 so the "translations" are nonsense and the attention patterns come from the seed, not from
 language. torch, transformers and sentencepiece are imported inside the functions.
 
-``save_tiny_numpy`` writes the same kind of model as a folder ``xattn.marian`` reads (what
-``python -m xattn.models convert`` writes), for the NumPy model's tests.
+``save_tiny_numpy`` writes the same kind of model as a folder ``xattn.encdec`` reads (what
+``python -m xattn.torch_models convert`` writes), for the NumPy model's tests.
 """
 
 from __future__ import annotations
@@ -106,11 +106,11 @@ def save_tiny(folder, *, tgt_sentences=TGT_SENTENCES, **config) -> Path:
 
 def save_tiny_numpy(folder, *, dtype: str = "float32", **config) -> Path:
     """A tiny random Marian as a NumPy folder (config.json, model.safetensors, source.spm,
-    target.spm, vocab.json), as ``python -m xattn.models convert`` writes it. ``config`` as for
-    ``tiny_marian`` (``seed``, ``spread`` and sizes)."""
+    target.spm, vocab.json), as ``python -m xattn.torch_models convert`` writes it. ``config``
+    as for ``tiny_marian`` (``seed``, ``spread`` and sizes)."""
     import shutil
 
-    from xattn.models import write_folder
+    from xattn.torch_models import write_folder
 
     folder = Path(folder)
     spm = folder.with_name(folder.name + "-spm")

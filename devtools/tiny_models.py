@@ -1,6 +1,6 @@
 """Tiny random encoder-decoders of every family the NumPy models run, made offline in seconds.
 
-For the tests and benchmarks of ``xattn.marian``: no download. Each family's tokenizer is
+For the tests and benchmarks of ``xattn.encdec``: no download. Each family's tokenizer is
 trained on the toy corpus (``xattn.corpus``: English and French) by sentencepiece or the
 ``tokenizers`` library and wrapped in transformers' own tokenizer class for that family, so
 the folder holds what a Hub folder holds (``tokenizer.json``, or M2M100's sentencepiece files);
@@ -166,8 +166,8 @@ def numpy_t5(folder, *, seed: int = 0) -> Path:
     from safetensors.numpy import save_file
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    from xattn.marian.config import read_config
-    from xattn.marian.weights import expected_shapes, names
+    from xattn.encdec.config import read_config
+    from xattn.encdec.weights import expected_shapes, names
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

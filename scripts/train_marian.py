@@ -1,13 +1,13 @@
-"""Train the small English-to-French Marian that ships in xattn/marian/toy-en-fr/.
+"""Train the small English-to-French Marian that ships in xattn/encdec/toy-en-fr/.
 
-    python -m scripts.train_marian [--steps 3000] [--out xattn/marian/toy-en-fr]
+    python -m scripts.train_marian [--steps 3000] [--out xattn/encdec/toy-en-fr]
     python -m scripts.train_marian --card-only    # re-evaluate the folder, rewrite its card
 
 Build time only (torch and transformers; the shipped folder is read with NumPy). Seeded: the
 corpus (``xattn.corpus.generate_pairs``), the sentencepiece vocabularies, the weights and the
 batches all come from the seeds below. The held-out pairs are drawn with their own seed and
 every training pair whose source sentence is among them is dropped. Then the model is written
-as a NumPy folder (``xattn.models.write_folder``), evaluated by ``xattn.marian``
+as a NumPy folder (``xattn.torch_models.write_folder``), evaluated by ``xattn.encdec``
 (NumPy, the numbers the tests recompute) into ``metrics.json``, and described in
 ``MODEL_CARD.md``.
 """
@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from xattn.corpus import generate_pairs
-from xattn.marian import MarianMT, MarianTokenizer
-from xattn.marian.evaluate import evaluate, held_out_pairs
-from xattn.models import write_folder
+from xattn.encdec import EncoderDecoder, MarianTokenizer
+from xattn.encdec.evaluate import evaluate, held_out_pairs
+from xattn.torch_models import write_folder
 
 TORCH_SEED, TRAIN_SEED, HELD_OUT_SEED, BATCH_SEED = 0, 1, 2, 3
 N_TRAIN, N_HELD_OUT = 40_000, 500
@@ -202,7 +202,7 @@ def model_card(m: dict, tok: MarianTokenizer) -> str:
         "# toy-en-fr: a small Marian trained on xattn's toy English-to-French corpus", "",
         "A `MarianMTModel` (transformers' architecture, opus-mt's settings: swish, embeddings "
         "scaled by sqrt(d_model), tied embeddings, `<pad>` as the start token) trained by "
-        "`python -m scripts.train_marian`; it runs in NumPy (`xattn.marian.load_marian()`). "
+        "`python -m scripts.train_marian`; it runs in NumPy (`xattn.encdec.load_encdec()`). "
         "Every number below is in `metrics.json` and recomputed by `tests/test_marian_shipped.py`.",
         "", "## Model", "",
         f"- {t['model']['encoder_layers']} encoder and {t['model']['decoder_layers']} decoder "
@@ -261,7 +261,7 @@ def model_card(m: dict, tok: MarianTokenizer) -> str:
 def write_card(folder: Path) -> None:
     """Recompute ``folder``'s metrics (keeping its training record) and rewrite its card."""
     old = json.loads((folder / "metrics.json").read_text())
-    model = MarianMT.from_folder(folder, name="toy-en-fr")
+    model = EncoderDecoder.from_folder(folder, name="toy-en-fr")
     metrics = evaluate(model, old["held_out"]["n"], old["held_out"]["seed"])
     metrics["training"] = old["training"]
     _write(folder, metrics, model.tokenizer)
@@ -300,7 +300,7 @@ def main(argv=None) -> None:
         write_folder(model, work)
         for name in ("source.spm", "target.spm", "vocab.json"):
             shutil.copy(spm_dir / name, work / name)
-        trained = MarianMT.from_folder(work, name="toy-en-fr")
+        trained = EncoderDecoder.from_folder(work, name="toy-en-fr")
         metrics = evaluate(trained, N_HELD_OUT, HELD_OUT_SEED)
         metrics["training"] = {
             "pairs": len(pairs), "dropped_as_held_out": dropped, "corpus_seed": TRAIN_SEED,

@@ -50,7 +50,7 @@ def _scan_for_components_once() -> None:
 
 _scan_for_components_once()
 
-# The weights' snapshots (xattn/marian/snapshot.py) of this run's many temporary model folders
+# The weights' snapshots (xattn/encdec/snapshot.py) of this run's many temporary model folders
 # go into one folder of the run's own, removed at its end, not the machine's shared one.
 if not os.environ.get("XATTN_WEIGHTS_CACHE"):
     _SNAPSHOTS = tempfile.TemporaryDirectory(prefix="xattn-test-weights-")
@@ -202,7 +202,7 @@ def family_dirs(tmp_path_factory):
 @pytest.fixture
 def tiny_model(tiny_dir, monkeypatch) -> str:
     """The tiny model as the server's only allowed model (what ``weights=model`` offers)."""
-    from xattn.models import MODELS_ENV
+    from xattn.torch_models import MODELS_ENV
 
     monkeypatch.setenv(MODELS_ENV, tiny_dir)
     return tiny_dir

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from xattn.models import missing_packages
+from xattn.torch_models import missing_packages
 
 REQUIRE_ENV = "XATTN_REQUIRE_MODELS"
 

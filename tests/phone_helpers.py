@@ -15,7 +15,7 @@ from xattn.classroom import NO_QUESTION, new_student_id
 
 
 def store():
-    from xattn.ui.room import class_store
+    from xattn.ui.room.room import class_store
     return class_store()
 
 
@@ -40,7 +40,7 @@ class Phone:
 
     def message(self) -> dict:
         """What the server sends this phone now: ``{"room": ..., "me": ...}``."""
-        from xattn.ui.lessons import room_lesson
+        from xattn.ui.lesson.catalog import room_lesson
         from xattn.ui.server.messages import room_message
         view = self.view()
         msg = room_message(view, room_lesson(store(), self.code))

@@ -33,9 +33,9 @@ def test_the_trained_module_is_scored_on_held_out_sentences(trained):
 def test_the_shipped_model_names_its_best_layer_and_reading_rows_change_it():
     at = run_app({"weights": "model", "view": "Alignment"})
     assert not at.exception, at.exception
-    from xattn.marian import load_marian
+    from xattn.encdec import load_encdec
 
-    model = load_marian()
+    model = load_encdec()
     producing = aer_grid(at)
     assert producing.shape == (model.n_layers, model.n_heads + 1)   # + the average
     text = " ".join(m.value for m in at.markdown)
@@ -93,9 +93,9 @@ def test_the_end_token_is_not_scored_against_a_gold_file_issue_27_repro():
 def test_a_gold_file_on_the_shipped_model_scores_words_only():
     """Whatever the shipped model is: the page's AER grid equals the words' own score (the
     ``</s>`` row and column sliced off by hand)."""
-    from xattn.marian import cross_attention, load_marian
+    from xattn.encdec import cross_attention, load_encdec
 
-    a = cross_attention(load_marian(), "the red cat sees the dog")
+    a = cross_attention(load_encdec(), "the red cat sees the dog")
     assert a.src_tokens[-1] == a.tgt_tokens[-1] == "</s>"
     gold = read_gold(RED_CAT_GOLD, format="pharaoh", first_index=1, order="src-tgt")
     expected = score_heads([(a.weights[:, :, :-1, :-1], gold.pairs[0])])
@@ -108,7 +108,7 @@ def test_a_gold_file_on_the_shipped_model_scores_words_only():
 
 
 def test_tied_layers_are_named_as_ties():
-    from xattn.ui.alignment import best_text
+    from xattn.ui.views.alignment import best_text
 
     gold = read_gold("1-1 2-2\n", format="pharaoh", first_index=1, order="src-tgt")
     eye = np.eye(2)

@@ -98,7 +98,7 @@ def test_every_view_draws_transformers_cross_attention_without_torch(family_dirs
                                                                      tmp_path):
     from transformers import AutoTokenizer
 
-    from xattn.marian import EncoderDecoder
+    from xattn.encdec import EncoderDecoder
 
     folder = family_dirs(family)
     env = {"XATTN_MODELS": str(folder), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),

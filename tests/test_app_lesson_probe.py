@@ -66,10 +66,10 @@ def test_tap_the_word_whose_masking_matters_then_see_the_effect():
 
 
 def test_decode_shows_each_layer_s_guess():
-    from xattn.marian import load_marian
-    from xattn.marian.effects import logit_lens
+    from xattn.encdec import load_encdec
+    from xattn.encdec.effects import logit_lens
 
-    model = load_marian()
+    model = load_encdec()
     src = model.tokenizer.encode("the red cat sees the dog")
     tgt = model.tokenizer.encode("le chat rouge voit le chien", side="target")
     lens = logit_lens(model, src, tgt)

@@ -14,7 +14,7 @@ from phone_helpers import Phone
 from test_app_room import count, page
 from test_lessonfile import docs_example
 
-from xattn.ui.room import class_store
+from xattn.ui.room.room import class_store
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -162,7 +162,7 @@ def test_a_lesson_the_server_does_not_have_is_said_and_the_default_shown():
 def test_each_shipped_lesson_opens_every_step_without_a_notice():
     """A lesson sets exactly what a link can: every step of every shipped lesson that runs
     here opens with its own settings and no notice about them."""
-    from xattn.ui.lessons import server_lessons
+    from xattn.ui.lesson.catalog import server_lessons
 
     compared = 0
     for name, lesson in server_lessons().items():
@@ -232,7 +232,7 @@ def test_the_english_german_lesson_runs_a_class_on_a_model_folder(en_de_model, m
 
 
 def test_a_lesson_whose_model_is_not_here_is_unavailable_and_says_why(monkeypatch):
-    from xattn.ui.lessons import broken_lessons, server_lessons
+    from xattn.ui.lesson.catalog import broken_lessons, server_lessons
 
     monkeypatch.setenv("XATTN_MODELS", "/nowhere/else")
     assert "en-de" not in server_lessons()

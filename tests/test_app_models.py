@@ -31,15 +31,15 @@ def model_page(**query):
 
 
 def expected(tiny_model, *, tgt=TGT, words=True):
-    """What the page computes for the tiny model's folder: in NumPy (``xattn.marian``, equal
+    """What the page computes for the tiny model's folder: in NumPy (``xattn.encdec``, equal
     to transformers to 1e-5: tests/test_marian*.py)."""
-    from xattn.marian import cross_attention, load_marian
+    from xattn.encdec import cross_attention, load_encdec
 
-    return cross_attention(load_marian(tiny_model, allowed=[tiny_model]), SRC, tgt, words=words)
+    return cross_attention(load_encdec(tiny_model, allowed=[tiny_model]), SRC, tgt, words=words)
 
 
 def expected_torch(tiny_model, *, tgt=TGT):
-    from xattn.models import cross_attention, load_model
+    from xattn.torch_models import cross_attention, load_model
 
     return cross_attention(load_model(tiny_model, allowed=[tiny_model]), SRC, tgt)
 
@@ -125,7 +125,7 @@ def test_a_name_that_is_not_a_numpy_folder_runs_through_transformers(tiny_model,
     from dataclasses import replace
 
     import xattn.backends
-    from xattn.ui import models
+    from xattn.ui.weights import models
 
     numpy, torch = xattn.backends.BACKENDS
     shipped_only = replace(numpy, reads=lambda name: name == "toy-en-fr")

@@ -189,7 +189,7 @@ def test_signing_every_other_device_out_keeps_this_one_and_stops_the_others_at_o
 
 
 def class_store_of():
-    from xattn.ui.room import class_store
+    from xattn.ui.room.room import class_store
     return class_store()
 
 
@@ -226,7 +226,7 @@ def test_two_host_pages_drive_one_class_and_it_never_goes_back():
             assert not at.exception, at.exception
         assert projector.session_state["lesson"] == n
         assert phone.message()["room"]["step"] == n
-    from xattn.ui.room import class_store
+    from xattn.ui.room.room import class_store
     assert class_store().room_view(code).step == 6
     projector.button(key="reveal").click().run()             # either page drives it
     laptop.run()
@@ -235,7 +235,7 @@ def test_two_host_pages_drive_one_class_and_it_never_goes_back():
 
 
 def test_a_press_on_a_screen_the_class_has_left_moves_nothing_and_says_so():
-    from xattn.ui.room import STALE, class_store
+    from xattn.ui.room.room import STALE, class_store
     laptop, code, key = start_class()
     projector = page(room=code, host=key)                    # drawn at step 1
     laptop.button(key="class_next").click().run()            # the class is on step 2
@@ -258,7 +258,7 @@ def test_a_press_on_a_screen_the_class_has_left_moves_nothing_and_says_so():
 
 def test_a_host_link_opened_mid_class_shows_the_rooms_step_with_that_steps_settings():
     from xattn.lesson import STEPS
-    from xattn.ui.room import class_store
+    from xattn.ui.room.room import class_store
     host, code, key = start_class()
     class_store().set_step(code, key, 14)
     want = {k: v for k, v in STEPS[13].state.items() if k != "view"}
@@ -273,7 +273,7 @@ def test_a_host_link_opened_mid_class_shows_the_rooms_step_with_that_steps_setti
 
 
 def test_the_revote_shows_both_rounds_and_who_moved_to_the_right_answer():
-    from xattn.ui.room import class_store
+    from xattn.ui.room.room import class_store
     host, code, key = start_class()
     store = class_store()
     store.set_step(code, key, 4)                             # wait-k: a choice question
@@ -304,7 +304,7 @@ def test_a_timer_closes_the_question_on_every_page_and_a_late_tap_is_told():
     import time
 
     from xattn.classroom import AnswerRefused
-    from xattn.ui.room import class_store
+    from xattn.ui.room.room import class_store
     host, code, key = start_class()
     early, late = Phone(code), Phone(code)
     early.answer(1)
@@ -360,7 +360,7 @@ def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_phone():
 def redis_class(tmp_path, monkeypatch):
     from classroom_helpers import RedisServer, redis_or_skip
 
-    from xattn.ui.room import _stores
+    from xattn.ui.room.room import _stores
     redis_or_skip()
     (tmp_path / "redis").mkdir()
     server = RedisServer(tmp_path / "redis", persist=True)
@@ -401,7 +401,7 @@ def test_redis_down_during_a_hosts_run_keeps_the_room_and_its_key(redis_class):
 @pytest.mark.parametrize("link", [{"room": "ABCDEF"}, {"class": "new"}])
 def test_a_store_that_cannot_be_opened_is_a_notice_not_a_traceback(setting, link, tmp_path,
                                                                    monkeypatch):
-    from xattn.ui.room import _stores
+    from xattn.ui.room.room import _stores
     for name, value in setting.items():
         if value == "NOT-A-DATABASE":
             junk = tmp_path / "junk.sqlite3"

@@ -259,7 +259,7 @@ def test_an_answer_between_the_hosts_two_reads_is_redrawn(monkeypatch):
     count would stay one answer short for good ("the host's page stays at 99 while the store
     counts 100")."""
     from xattn.classroom import new_student_id, open_store
-    from xattn.ui import room as room_module
+    from xattn.ui.room import room as room_module
 
     host, code, key = start_class()
     real = open_store()

@@ -14,8 +14,8 @@ from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_
 from xattn.corpus import LEXICON, translate
 from xattn.pairs import read_pair
 from xattn.train import TrainConfig, embed_pair, train
-from xattn.ui import training_runs
-from xattn.ui.trained import DEFAULT_SRC
+from xattn.ui.weights import training_runs
+from xattn.ui.weights.trained import DEFAULT_SRC
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -194,7 +194,7 @@ def test_the_export_of_trained_weights_animates_the_run(trained):
     from xattn.alignment import evaluate
     from xattn.corpus import translate
     from xattn.sources import trained_attention
-    from xattn.ui.export import export_page
+    from xattn.ui.views.export import export_page
 
     page = export_page(trained_attention(evaluate(trained, 1.0), translate(DEFAULT_SRC)))
     assert "Training as a time-lapse" in page and '"frames"' in page and "Play" in page

@@ -12,7 +12,7 @@ from xattn.ablation import ablation
 from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
-from xattn.ui.export import export_page
+from xattn.ui.views.export import export_page
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -140,7 +140,7 @@ def test_image_format_choice_reaches_the_chart_toolbar():
 
 def test_the_npz_download_uploads_back_as_the_same_weights():
     from xattn.attnfile import load_attention
-    from xattn.ui.heads import attention_npz
+    from xattn.ui.views.heads import attention_npz
 
     r = run(Settings(mask_mode="padding", padded=(1,)))
     data = attention_npz(random_attention(r))

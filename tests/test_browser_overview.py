@@ -50,7 +50,7 @@ def test_the_overview_of_a_file_is_coloured_on_screen(app, tmp_path):
 @pytest.fixture(scope="module")
 def model_server(tiny_dir, server):
     """The app with the tiny model as its one allowed model (its own server process)."""
-    from xattn.models import MODELS_ENV
+    from xattn.torch_models import MODELS_ENV
 
     before = os.environ.get(MODELS_ENV)
     os.environ[MODELS_ENV] = tiny_dir

@@ -9,8 +9,8 @@ import pytest
 from apptest_helpers import chart, decode, run_app
 
 from xattn.decoding import decoded, piece_of
+from xattn.encdec import load_encdec
 from xattn.figures._style import axis_labels
-from xattn.marian import load_marian
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 SRC = "the red cat sees the dog"
@@ -18,7 +18,7 @@ SRC = "the red cat sees the dog"
 
 @pytest.fixture(scope="module")
 def model():
-    return load_marian()
+    return load_encdec()
 
 
 def test_each_step_s_rows_are_the_teacher_forced_pass_s_rows(model):

@@ -8,7 +8,7 @@ import pytest
 from apptest_helpers import chart, decode, run_app
 
 from xattn.decoding import decoded
-from xattn.marian import load_marian
+from xattn.encdec import load_encdec
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 SRC = "the red cat sees the dog"
@@ -21,7 +21,7 @@ def softmax(z: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("forced", [(), ((2, "chien"),)])
 def test_a_step_s_query_makes_the_row_the_decoder_made(forced):
-    model = load_marian()
+    model = load_encdec()
     d = decoded(model, model.tokenizer.encode(SRC), forced)
     for layer in range(model.n_layers):
         trace = d.layer_trace(layer)
@@ -51,7 +51,7 @@ def test_the_view_shows_the_query_whose_scores_make_the_row_shown(reads):
     rows = decode(chart(at, "decode_rows")["data"][0]["z"])           # (L*H, S)
     query = chart(at, "decode_query")
     scores = decode(chart(at, "decode_scores")["data"][0]["z"])       # (H, S)
-    model = load_marian()
+    model = load_encdec()
     n_heads = model.n_heads
     np.testing.assert_allclose(softmax(scores.astype(np.float64)), rows[:n_heads], atol=1e-5)
     q = decode(query["data"][0]["z"])                                 # (H, d_head)

@@ -1,9 +1,9 @@
-"""What changes the next word (``xattn.marian.effects``): each number re-derived by a separate pass.
+"""What changes the next word (``xattn.encdec.effects``): each number re-derived by a separate pass.
 
 Masking a source word: the library leaves its pieces out of every cross-attention's keys; the
 reference here keeps them and masks them (``encoder_mask``) in a plain layer-by-layer loop of
 the model's own parts, and, where transformers is installed, transformers' Marian does it
-with an ``attention_mask`` on given encoder outputs. Heads off: ``MarianMT.forward`` with a
+with an ``attention_mask`` on given encoder outputs. Heads off: ``EncoderDecoder.forward`` with a
 ``head_mask``. The logit lens: each layer's output of the plain loop through ``logits``.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xattn.marian import SHIPPED_FOLDER, load_marian
-from xattn.marian.effects import effects, log_probs, logit_lens
-from xattn.marian.layers import feed_forward, norm
+from xattn.encdec import SHIPPED_FOLDER, load_encdec
+from xattn.encdec.effects import effects, log_probs, logit_lens
+from xattn.encdec.layers import feed_forward, norm
 from xattn.subwords import word_groups
 
 SRC, TGT = "the red cat sees the dog", "le chat rouge voit le chien"
@@ -22,7 +22,7 @@ SRC, TGT = "the red cat sees the dog", "le chat rouge voit le chien"
 
 @pytest.fixture(scope="module")
 def model():
-    return load_marian()
+    return load_encdec()
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +151,7 @@ def family(family_dirs, request):
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
-    from xattn.marian import EncoderDecoder
+    from xattn.encdec import EncoderDecoder
 
     folder = family_dirs(request.param)
     ref = AutoModelForSeq2SeqLM.from_pretrained(folder, attn_implementation="eager")

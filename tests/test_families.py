@@ -4,7 +4,7 @@ BART, mBART-50, M2M100, NLLB and T5 (v1.0, and v1.1's gated feed-forward, narrow
 untied output layer), several shapes each (Marian's are in test_marian.py). Each model is built
 from a config with random weights, saved with ``save_pretrained`` beside a tokenizer trained on
 the toy corpus, and read back two ways: by transformers (``from_pretrained``, in float64: the
-exact result) and by ``xattn.marian`` from the same folder. The ids, the encoder output, every
+exact result) and by ``xattn.encdec`` from the same folder. The ids, the encoder output, every
 layer's cross-attention, the logits and the greedy ids agree (1e-5 of each field's scale).
 These tests need torch (``models_or_skip``: they fail instead where XATTN_REQUIRE_MODELS=1).
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from model_helpers import models_or_skip
 
-from xattn.marian import EncoderDecoder, decode
-from xattn.marian.decode import start_tokens
+from xattn.encdec import EncoderDecoder, decode
+from xattn.encdec.decode import start_tokens
 
 SHAPES = {
     ("bart", "default"): dict(),

@@ -15,9 +15,9 @@ import struct
 import numpy as np
 import pytest
 
-import xattn.marian.weights
+import xattn.encdec.weights
 from devtools.tiny_models import numpy_t5
-from xattn.marian import SHIPPED_FOLDER, EncoderDecoder, load_marian
+from xattn.encdec import SHIPPED_FOLDER, EncoderDecoder, load_encdec
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_a_billion_layers_are_refused_before_any_is_listed(marian, monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("the declared layers were listed")
 
-    monkeypatch.setattr(xattn.marian.weights, "names", never)
+    monkeypatch.setattr(xattn.encdec.weights, "names", never)
     edit_config(marian, decoder_layers=1_000_000_000)
     refused(marian, r"config.json declares decoder_layers = 1000000000, but model.safetensors "
                     r"holds \d+ tensors in all")
@@ -152,8 +152,8 @@ def test_a_header_longer_than_the_file(marian):
 def test_a_folder_without_a_tokenizer_or_its_languages(t5, tmp_path):
     (t5 / "tokenizer.json").unlink()
     refused(t5, r"has no tokenizer: tokenizer.json, or sentencepiece's files")
-    from xattn.marian import FAMILIES
-    from xattn.marian.hub_tokenizer import HubTokenizer
+    from xattn.encdec import FAMILIES
+    from xattn.encdec.hub_tokenizer import HubTokenizer
     shutil.copy(numpy_t5(tmp_path / "again") / "tokenizer.json", t5 / "tokenizer.json")
     with pytest.raises(ValueError, match=r"must name the languages of this multilingual model: "
                                          r"set src_lang and tgt_lang"):
@@ -168,8 +168,8 @@ def test_a_folder_without_a_tokenizer_or_its_languages(t5, tmp_path):
 def test_the_page_says_what_is_wrong_in_one_line_and_frees_the_load_lock(marian, monkeypatch):
     from apptest_helpers import messages, run_app
 
-    from xattn.ui import models
     from xattn.ui.compute import clear_caches
+    from xattn.ui.weights import models
 
     edit_config(marian, decoder_layers=1_000_000_000)
     monkeypatch.setenv("XATTN_MODELS", str(marian))
@@ -185,8 +185,8 @@ def test_the_page_says_what_is_wrong_in_one_line_and_frees_the_load_lock(marian,
     assert models._LOADING.acquire(blocking=False)
     models._LOADING.release()
     with pytest.raises(ValueError, match=r"declares decoder_layers"):
-        load_marian(str(marian), allowed=[str(marian)])
-    assert np.isfinite(load_marian().forward([5, 0], [5, 0]).logits).all()   # others still load
+        load_encdec(str(marian), allowed=[str(marian)])
+    assert np.isfinite(load_encdec().forward([5, 0], [5, 0]).logits).all()   # others still load
 
 
 # --- folders transformers would build: their declared sizes are checked first ---------------
@@ -216,7 +216,7 @@ def sized_folder(tmp_path, config, weight_bytes):
       "num_decoder_layers": 6, "num_heads": 8, "vocab_size": 32128}, 242_000_000),  # t5-small
 ])
 def test_the_sizes_of_real_translation_models_pass(tmp_path, config, weights):
-    from xattn.models._sizes import check_declared_sizes
+    from xattn.torch_models._sizes import check_declared_sizes
     check_declared_sizes(sized_folder(tmp_path, config, weights))
 
 
@@ -231,8 +231,8 @@ def test_the_sizes_of_real_translation_models_pass(tmp_path, config, weights):
 ])
 def test_a_folder_declaring_what_its_weights_cannot_hold_is_refused_before_building(
         tmp_path, monkeypatch, change, match):
-    from xattn.models import _loading
-    from xattn.models._sizes import check_declared_sizes
+    from xattn.torch_models import _loading
+    from xattn.torch_models._sizes import check_declared_sizes
 
     folder = sized_folder(tmp_path, {**OPUS_MT_EN_DE, **change}, 298_000_000)
     with pytest.raises(ValueError, match=match) as info:

@@ -20,10 +20,10 @@ SINKS = ("</s>", "<pad>", ".", ",", "!", "?")
 
 
 def shipped(sentence: str = "the red cat sees the dog"):
-    from xattn.marian import cross_attention, load_marian
+    from xattn.encdec import cross_attention, load_encdec
     from xattn.sources import model_attention
 
-    model = load_marian()
+    model = load_encdec()
     return model_attention(cross_attention(model, sentence), loaded=model)
 
 
@@ -74,9 +74,9 @@ def check(job, hand: dict) -> None:
 def held_out_by_hand():
     """Layer 2's heads on the 256 held-out sentences (seed 2, the card's), by hand: the model
     run on each pair here, its pieces merged into words, ``</s>`` kept as the last column."""
-    from xattn.marian import load_marian, word_level
+    from xattn.encdec import load_encdec, word_level
 
-    model = load_marian()
+    model = load_encdec()
     tok = model.tokenizer
     rows = [[] for _ in range(model.n_heads)]
     for pair in generate_pairs(256, seed=2):

@@ -110,10 +110,10 @@ def test_the_sqrt_answer_says_saturation_only_where_the_entropy_fell():
 
 
 def shipped_attention():
-    from xattn.marian import cross_attention, load_marian
+    from xattn.encdec import cross_attention, load_encdec
     from xattn.sources import model_attention
 
-    model = load_marian()
+    model = load_encdec()
     return model_attention(cross_attention(model, "the red cat sees the dog"), loaded=model)
 
 
@@ -270,12 +270,12 @@ def test_each_head_s_job_says_when_it_is_measured_on_the_pair_on_screen():
 def test_is_attention_the_explanation_is_read_from_a_masked_pass():
     """Step 13: the truth is the source word whose masking (a separate pass in
     tests/test_effects.py) costs `chat` most; the answer says where attention disagrees."""
-    from xattn.marian import load_marian
-    from xattn.marian.effects import effects
+    from xattn.encdec import load_encdec
+    from xattn.encdec.effects import effects
 
     a = shipped_attention()
     told = STEPS[12].tell(a, 0)
-    model = load_marian()
+    model = load_encdec()
     e = effects(model, model.tokenizer.encode("the red cat sees the dog"),
                 model.tokenizer.encode(a.meta.tgt_text, side="target"), 1)
     assert told.truth == int(np.argmax(e.drop)) and told.tokens[told.truth] == "cat"

@@ -18,10 +18,10 @@ GOLD = {(0, 0), (1, 2), (2, 1), (3, 3), (4, 4), (5, 5)}      # (target, source):
 
 
 def model_on_the_steps_pair():
-    from xattn.marian import cross_attention, load_marian
+    from xattn.encdec import cross_attention, load_encdec
     from xattn.sources import model_attention
 
-    model = load_marian()
+    model = load_encdec()
     return model_attention(cross_attention(model, *PAIR), loaded=model)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from model_helpers import models_or_skip
 
-from xattn.marian import MarianMT, decode
+from xattn.encdec import EncoderDecoder, decode
 
 SHAPES = {
     "default": dict(),                                        # gelu, unscaled, 2+2 layers
@@ -46,14 +46,14 @@ def pair_of_models(request, tokenizer, tmp_path_factory):
     """(torch model, NumPy model) with the same random weights, larger than transformers'
     initial ones so that attention is far from uniform."""
     from devtools.tiny_marian import tiny_marian
-    from xattn.models import write_folder
+    from xattn.torch_models import write_folder
     shape = {k: len(tokenizer) + v if k.endswith("vocab_size") else v
              for k, v in SHAPES[request.param].items()}
     spread = 2.4 / np.sqrt(shape.get("d_model", 16))  # scores of a few units, whatever d_model
     model = tiny_marian(tokenizer, spread=spread, seed=len(request.param), **shape)
     folder = write_folder(model, tmp_path_factory.mktemp(request.param) / "m")
     tokenizer.save_vocabulary(str(folder))
-    return model, MarianMT.from_folder(folder, name=request.param)
+    return model, EncoderDecoder.from_folder(folder, name=request.param)
 
 
 @pytest.fixture(scope="module")
@@ -165,9 +165,9 @@ def test_head_mask_gates_the_real_layer_like_a_hook_on_out_proj(pair_of_models, 
 
 
 def test_layer_trace_is_what_the_transformers_layer_computes(pair_of_models, tokenizer):
-    """Our trace of a layer (its own MultiHeadCrossAttention) against xattn.models'
+    """Our trace of a layer (its own MultiHeadCrossAttention) against xattn.torch_models'
     forward hooks on the real torch layer: q, k, v with biases, scores, weights, output."""
-    from xattn.models import LoadedModel, layer_trace
+    from xattn.torch_models import LoadedModel, layer_trace
 
     model, ours = pair_of_models
     src_ids, tgt_ids = ids(tokenizer, *PAIRS[0])
@@ -188,8 +188,8 @@ def test_layer_trace_is_what_the_transformers_layer_computes(pair_of_models, tok
 def test_convert_writes_a_folder_numpy_reads(tiny_dir, tmp_path, monkeypatch, capsys):
     import re
 
-    from xattn.marian import load_marian
-    from xattn.models import main
+    from xattn.encdec import load_encdec
+    from xattn.torch_models import main
     monkeypatch.setenv("XATTN_MODELS", tiny_dir)
     out, half = tmp_path / "converted", tmp_path / "half"
     assert main(["convert", tiny_dir, str(out)]) == 0
@@ -200,13 +200,13 @@ def test_convert_writes_a_folder_numpy_reads(tiny_dir, tmp_path, monkeypatch, ca
     assert main(["convert", tiny_dir, str(half), "--float16"]) == 0
     ratio = (half / "model.safetensors").stat().st_size / (out / "model.safetensors").stat().st_size
     assert 0.45 < ratio < 0.65     # vectors (biases, LayerNorm) stay float32
-    converted = load_marian(str(out), allowed=[str(out)])
-    as_saved = load_marian(tiny_dir)      # a save_pretrained folder reads the same way
+    converted = load_encdec(str(out), allowed=[str(out)])
+    as_saved = load_encdec(tiny_dir)      # a save_pretrained folder reads the same way
     src = converted.tokenizer.encode("the cat sat on the mat.")
     tgt = converted.tokenizer.encode("le chat est assis.", side="target")
     np.testing.assert_array_equal(converted.forward(src, tgt).logits,
                                   as_saved.forward(src, tgt).logits)
-    np.testing.assert_allclose(load_marian(str(half), allowed=[str(half)]).forward(src, tgt).logits,
+    np.testing.assert_allclose(load_encdec(str(half), allowed=[str(half)]).forward(src, tgt).logits,
                                converted.forward(src, tgt).logits, atol=1e-2)
     capsys.readouterr()
 
@@ -217,7 +217,7 @@ def test_convert_writes_a_folder_numpy_reads(tiny_dir, tmp_path, monkeypatch, ca
     (["{tiny}"], "the following arguments are required: dir"),
 ])
 def test_convert_errors_are_one_line(tiny_dir, tmp_path, monkeypatch, capsys, args, message):
-    from xattn.models import main
+    from xattn.torch_models import main
     monkeypatch.setenv("XATTN_MODELS", tiny_dir)
     (tmp_path / "something").write_text("x")
     argv = [a.format(tmp=tmp_path, tiny=tiny_dir) for a in args]
@@ -232,7 +232,7 @@ def test_float16_storage_computes_in_float32_close_to_transformers(tmp_path):
     models_or_skip()
     from devtools.tiny_marian import make_tokenizer, save_tiny_numpy, tiny_marian
     folder = save_tiny_numpy(tmp_path / "half", dtype="float16", seed=5, spread=0.5)
-    half = MarianMT.from_folder(folder, dtype="float16")
+    half = EncoderDecoder.from_folder(folder, dtype="float16")
     assert half.lm_head.dtype == np.float16 and half.embed_tokens_encoder is half.lm_head
     assert half.decoder_layers[0].encoder_attn.W_Q.dtype == np.float16
     tokenizer = make_tokenizer(tmp_path / "spm")

@@ -6,24 +6,24 @@ import numpy as np
 import pytest
 
 from xattn.ablation import ablation
-from xattn.marian import (
+from xattn.encdec import (
     cross_attention,
     decode,
     layer_ablation,
     layer_trace,
-    load_marian,
+    load_encdec,
     teacher_forced,
     translate,
 )
-from xattn.models import ModelAttention
 from xattn.subwords import merge_words
+from xattn.torch_models import ModelAttention
 
 SRC = "the fast cow finds a strange mouse"     # fast, finds, rapide, trouve: several pieces
 
 
 @pytest.fixture(scope="module")
 def model():
-    return load_marian()
+    return load_encdec()
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from xattn.marian import SHIPPED_FOLDER, SHIPPED_MODEL, MarianMT, load_marian
+from xattn.encdec import SHIPPED_FOLDER, SHIPPED_MODEL, EncoderDecoder, load_encdec
 
 
 @pytest.fixture
@@ -30,27 +30,27 @@ def rewrite(folder, change):
 
 def test_the_shipped_model_is_always_allowed(monkeypatch):
     monkeypatch.setenv("XATTN_MODELS", "only/this")
-    model = load_marian()
+    model = load_encdec()
     assert model.name == SHIPPED_MODEL and repr(model).startswith("EncoderDecoder(name='toy-en-fr', family=marian")
-    assert load_marian(SHIPPED_MODEL, allowed=[]).n_layers == model.n_layers
+    assert load_encdec(SHIPPED_MODEL, allowed=[]).n_layers == model.n_layers
 
 
 def test_a_folder_must_be_on_the_list(folder, monkeypatch):
     monkeypatch.delenv("XATTN_MODELS", raising=False)
     with pytest.raises(ValueError, match=r"is not on this server's list of models; allowed: "
                                          r"toy-en-fr, Helsinki-NLP/opus-mt-en-fr"):
-        load_marian(str(folder))
+        load_encdec(str(folder))
     monkeypatch.setenv("XATTN_MODELS", f"x/y,{folder}")
-    assert load_marian(str(folder)).name == str(folder)
-    assert load_marian(str(folder), allowed=[str(folder)], dtype="float16").name == str(folder)
+    assert load_encdec(str(folder)).name == str(folder)
+    assert load_encdec(str(folder), allowed=[str(folder)], dtype="float16").name == str(folder)
 
 
 def test_a_hub_name_needs_downloading_first():
     with pytest.raises(ValueError, match=r"'Helsinki-NLP/opus-mt-en-de' is not a folder here; .*"
                                          r"huggingface-cli download Helsinki-NLP/opus-mt-en-de "
-                                         r"--local-dir DIR.*python -m xattn.models convert "
+                                         r"--local-dir DIR.*python -m xattn.torch_models convert "
                                          r"Helsinki-NLP/opus-mt-en-de DIR"):
-        load_marian("Helsinki-NLP/opus-mt-en-de")
+        load_encdec("Helsinki-NLP/opus-mt-en-de")
 
 
 @pytest.mark.parametrize("name,allowed,error,match", [
@@ -59,7 +59,7 @@ def test_a_hub_name_needs_downloading_first():
 ])
 def test_argument_types(name, allowed, error, match):
     with pytest.raises(error, match=match):
-        load_marian(name, allowed=allowed)
+        load_encdec(name, allowed=allowed)
 
 
 def test_a_missing_tensor_is_named_with_its_shape(folder):
@@ -67,7 +67,7 @@ def test_a_missing_tensor_is_named_with_its_shape(folder):
     with pytest.raises(ValueError, match=r"model.safetensors has no tensor model.decoder.layers.1"
                                          r".encoder_attn.k_proj.bias; expected one of shape "
                                          r"\(64,\) for this config.json"):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
 
 
 def test_a_wrong_shape_says_expected_and_received(folder):
@@ -77,7 +77,7 @@ def test_a_wrong_shape_says_expected_and_received(folder):
     with pytest.raises(ValueError, match=r"tensor model.encoder.layers.0.fc1.weight must have "
                                          r"shape \(256, 64\) for this config.json; received "
                                          r"shape \(255, 64\)"):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
 
 
 def test_tensors_of_another_architecture_are_refused(folder):
@@ -85,7 +85,7 @@ def test_tensors_of_another_architecture_are_refused(folder):
                                         np.ones(64, np.float32)}))
     with pytest.raises(ValueError, match=r"tensors a marian model does not have, e.g. "
                                          r"'model.encoder.layernorm_embedding.weight'"):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
 
 
 class _Boom:
@@ -109,21 +109,21 @@ def test_a_pickle_file_is_refused_without_being_opened(folder, tmp_path, monkeyp
     monkeypatch.setattr(pickle, "Unpickler", never)
     with pytest.raises(ValueError, match=r"holds pytorch_model.bin, a pickle-based PyTorch file, "
                                          r"which is refused: loading it would run any code it "
-                                         r"names.*python -m xattn.models convert NAME DIR"):
-        MarianMT.from_folder(folder)
+                                         r"names.*python -m xattn.torch_models convert NAME DIR"):
+        EncoderDecoder.from_folder(folder)
     assert not marker.exists()
 
 
 def test_a_folder_without_weights(folder):
     (folder / "model.safetensors").unlink()
     with pytest.raises(ValueError, match=r"has no model.safetensors\. Convert the checkpoint"):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
 
 
 def test_a_file_that_is_not_safetensors(folder):
     (folder / "model.safetensors").write_bytes(b"\x00" * 64)
     with pytest.raises(ValueError, match=r"model.safetensors is not a safetensors file"):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
 
 
 def test_sharded_weights_are_read_and_shards_stay_in_the_folder(folder):
@@ -137,12 +137,12 @@ def test_sharded_weights_are_read_and_shards_stay_in_the_folder(folder):
                             enumerate(names)}}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     ids = [5, 6, 0]
-    np.testing.assert_array_equal(MarianMT.from_folder(folder).encode(ids),
-                                  load_marian().encode(ids))
+    np.testing.assert_array_equal(EncoderDecoder.from_folder(folder).encode(ids),
+                                  load_encdec().encode(ids))
     index["weight_map"][names[0]] = "../elsewhere.safetensors"
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     with pytest.raises(ValueError, match=r"names a shard outside the folder"):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
 
 
 @pytest.mark.parametrize("change,match", [
@@ -161,7 +161,7 @@ def test_config_errors(folder, change, match):
     config.update(change)
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(ValueError, match=match):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
 
 
 def test_tokenizer_errors(folder):
@@ -170,14 +170,14 @@ def test_tokenizer_errors(folder):
     (folder / "vocab.json").write_text(json.dumps(vocab))
     with pytest.raises(ValueError, match=r"vocab.json must hold the pieces </s>, <unk>, <pad>; "
                                          r"missing </s>"):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
     (folder / "source.spm").write_bytes(b"not a model")
     with pytest.raises(ValueError, match=r"source.spm is not a sentencepiece model"):
-        MarianMT.from_folder(folder)
+        EncoderDecoder.from_folder(folder)
 
 
 def test_float16_storage_halves_the_matrices_and_keeps_the_numbers(folder):
-    full, half = MarianMT.from_folder(folder), MarianMT.from_folder(folder, dtype="float16")
+    full, half = EncoderDecoder.from_folder(folder), EncoderDecoder.from_folder(folder, dtype="float16")
     assert half.lm_head.dtype == np.float16 and half.final_logits_bias.dtype == np.float32
     assert 0.45 < half.nbytes / full.nbytes < 0.55
     src = full.tokenizer.encode("the red cat sees the dog")
@@ -186,4 +186,4 @@ def test_float16_storage_halves_the_matrices_and_keeps_the_numbers(folder):
     np.testing.assert_allclose(a.cross_attention, b.cross_attention, atol=2e-2)
     assert (a.logits.argmax(-1) == b.logits.argmax(-1)).all()
     with pytest.raises(ValueError, match=r"dtype must be 'float32' or 'float16'; received 'int8'"):
-        MarianMT.from_folder(folder, dtype="int8")
+        EncoderDecoder.from_folder(folder, dtype="int8")

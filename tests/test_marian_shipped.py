@@ -1,4 +1,4 @@
-"""The shipped model (xattn/marian/toy-en-fr) in the base install: no torch, its card's numbers.
+"""The shipped model (xattn/encdec/toy-en-fr) in the base install: no torch, its card's numbers.
 
 Its held-out exact match and alignment figures are recomputed here with NumPy and must equal
 ``metrics.json`` (which MODEL_CARD.md quotes); a fresh process loads, translates and reads
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xattn.marian import SHIPPED_FOLDER, load_marian, translate
-from xattn.marian.evaluate import alignment_counts, held_out_pairs
+from xattn.encdec import SHIPPED_FOLDER, load_encdec, translate
+from xattn.encdec.evaluate import alignment_counts, held_out_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())
@@ -26,7 +26,7 @@ FILES = ["MODEL_CARD.md", "config.json", "metrics.json", "model.safetensors", "s
 
 @pytest.fixture(scope="module")
 def model():
-    return load_marian()
+    return load_encdec()
 
 
 def test_the_folder_holds_what_the_card_says_and_stays_small():
@@ -54,10 +54,10 @@ import json, sys
 sys.modules["torch"] = None          # the base install: any attempt to import torch fails
 sys.modules["transformers"] = None
 from scripts.train_marian import model_card
-from xattn.marian import SHIPPED_FOLDER, load_marian
-from xattn.marian.evaluate import evaluate
+from xattn.encdec import SHIPPED_FOLDER, load_encdec
+from xattn.encdec.evaluate import evaluate
 old = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())
-model = load_marian()
+model = load_encdec()
 got = evaluate(model, old["held_out"]["n"], old["held_out"]["seed"])
 got["training"] = old["training"]
 print(json.dumps({"metrics": got, "card": model_card(got, model.tokenizer),
@@ -141,7 +141,7 @@ def test_the_card_counts_what_is_stored_and_from_1():
 
 def test_alignment_counts_match_a_plain_loop_on_a_few_pairs(model):
     """The vectorised counts against a loop over words, layers and heads."""
-    from xattn.marian import word_level
+    from xattn.encdec import word_level
     pairs = held_out_pairs(6, 99)
     counts = alignment_counts(model, pairs)["producing"]
     hits, word_hits = np.zeros_like(counts["hits"]), np.zeros_like(counts["word_hits"])
@@ -169,8 +169,8 @@ def test_it_translates_held_out_sentences(model):
 _CHILD = """
 import hashlib, json, sys
 sys.modules["torch"] = None          # any attempt to import torch fails loudly
-from xattn.marian import load_marian, translate, cross_attention, layer_trace
-m = load_marian()
+from xattn.encdec import load_encdec, translate, cross_attention, layer_trace
+m = load_encdec()
 a = cross_attention(m, "the red cat sees the dog")
 t = layer_trace(m, a, 1)
 run = m.forward(list(a.src_ids), list(a.tgt_ids))
@@ -189,7 +189,7 @@ def test_a_fresh_process_needs_no_torch_and_gets_the_same_numbers(model):
     assert runs[0]["torch"] == []
     assert runs[0]["tgt"] == "le chat rouge voit le chien"
     assert runs[0]["translation"] == "un cheval calme dort"
-    from xattn.marian import cross_attention, layer_trace
+    from xattn.encdec import cross_attention, layer_trace
     a = cross_attention(model, "the red cat sees the dog")
     run = model.forward(list(a.src_ids), list(a.tgt_ids))
     here = hashlib.sha256(a.weights.tobytes() + layer_trace(model, a, 1).q.tobytes()

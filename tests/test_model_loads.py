@@ -4,7 +4,7 @@ model whose first pass failed is never kept for the whole class.
 Four students opening a ``weights=model`` link at the same moment used to load the model four
 times at once (transformers models broke each other: "Tensor on device cpu is not on the
 expected device meta"), and the broken model stayed cached until a restart. These drive
-``xattn.ui.models.loaded_model`` from several threads, as Streamlit's script threads do.
+``xattn.ui.weights.models.loaded_model`` from several threads, as Streamlit's script threads do.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import threading
 
 import pytest
 
-from xattn.marian import SHIPPED_MODEL, MarianMT
-from xattn.ui import models
+from xattn.encdec import SHIPPED_MODEL, EncoderDecoder
+from xattn.ui.weights import models
 
 STUDENTS = 4
 
@@ -59,7 +59,7 @@ def test_students_opening_a_model_at_once_share_one_load(no_models_yet, monkeypa
     for t in threads:
         t.join(120)
     assert loads == [SHIPPED_MODEL]                        # one load for the whole class
-    assert all(isinstance(m, MarianMT) for m in got)
+    assert all(isinstance(m, EncoderDecoder) for m in got)
     assert all(m is got[0] for m in got)                   # ... and every student has it
 
 
@@ -76,13 +76,13 @@ def test_a_model_whose_first_pass_fails_is_not_kept(no_models_yet, monkeypatch):
     monkeypatch.setattr(models, "cross_attention", first_pass_fails)
     first = models.loaded_model(SHIPPED_MODEL)
     assert isinstance(first, str) and first.startswith("loading failed (RuntimeError: Tensor")
-    assert not isinstance(models._models()[SHIPPED_MODEL], MarianMT)
+    assert not isinstance(models._models()[SHIPPED_MODEL], EncoderDecoder)
     # Within RETRY_AFTER the failure is said again at once, without a new load ...
     assert models.loaded_model(SHIPPED_MODEL) == first and len(calls) == 1
     # ... after it, the next student's visit loads the model afresh, and it works.
     monkeypatch.setattr(models, "RETRY_AFTER", -1.0)
     again = models.loaded_model(SHIPPED_MODEL)
-    assert isinstance(again, MarianMT) and len(calls) == 2
+    assert isinstance(again, EncoderDecoder) and len(calls) == 2
     assert models._models()[SHIPPED_MODEL] is again
 
 

@@ -17,7 +17,7 @@ import pytest
 from model_helpers import models_or_skip
 
 from xattn._floats import BFLOAT16
-from xattn.marian import SHIPPED_FOLDER, EncoderDecoder, load_marian
+from xattn.encdec import SHIPPED_FOLDER, EncoderDecoder, load_encdec
 
 SRC, TGT = "the red cat sees the dog", "le chat rouge voit le chien"
 
@@ -30,7 +30,7 @@ def mapped(a) -> bool:
 
 
 def test_the_shipped_model_maps_its_file_and_copies_no_matrix():
-    model = load_marian()
+    model = load_encdec()
     layer = model.decoder_layers[0]
     for a in (model.lm_head, model.embed_tokens_encoder, layer.encoder_attn.W_Q,
               layer.fc1.weight, layer.encoder_attn.b_Q):
@@ -76,7 +76,7 @@ def test_16_bit_checkpoints_load_as_stored_and_compute_in_float32(tmp_path, fami
 
 
 def test_convert_writes_files_every_user_can_read(tiny_dir, tmp_path, monkeypatch):
-    from xattn.models import convert
+    from xattn.torch_models import convert
 
     monkeypatch.setenv("XATTN_MODELS", tiny_dir)
     old = os.umask(0o077)                 # a umask that would make the files 0600
@@ -88,7 +88,7 @@ def test_convert_writes_files_every_user_can_read(tiny_dir, tmp_path, monkeypatc
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
     assert modes and set(modes.values()) == {0o644}, modes
     assert stat.S_IMODE(folder.stat().st_mode) == 0o755
-    assert load_marian(str(folder), allowed=[str(folder)]).n_layers == 2
+    assert load_encdec(str(folder), allowed=[str(folder)]).n_layers == 2
 
 
 def test_a_pickled_checkpoint_of_another_family_converts_to_a_folder_numpy_reads(tmp_path,
@@ -99,7 +99,7 @@ def test_a_pickled_checkpoint_of_another_family_converts_to_a_folder_numpy_reads
     import torch
 
     from devtools.tiny_models import make_tokenizer, tiny_model
-    from xattn.models import convert
+    from xattn.torch_models import convert
     tokenizer = make_tokenizer("t5", tmp_path / "tokenizer")
     model = tiny_model("t5", tokenizer, seed=6, spread=0.35)
     pickled = tmp_path / "pickled"                   # as older Hub folders hold them
@@ -124,10 +124,10 @@ def test_a_pickled_checkpoint_of_another_family_converts_to_a_folder_numpy_reads
 OVERWRITE = r"""
 import shutil, sys
 import numpy as np
-from xattn.marian import SHIPPED_FOLDER, load_marian
+from xattn.encdec import SHIPPED_FOLDER, load_encdec
 from pathlib import Path
 folder = Path(shutil.copytree(SHIPPED_FOLDER, sys.argv[1] + "/model"))
-model = load_marian(str(folder), allowed=[str(folder)])
+model = load_encdec(str(folder), allowed=[str(folder)])
 before = model.forward([5, 7, 0], [5, 0]).logits
 path = folder / "model.safetensors"
 with open(path, "r+b") as f:         # a deployer copying new weights over the old, in place
@@ -155,29 +155,29 @@ def test_without_a_writable_snapshot_folder_the_weights_are_read_into_memory(tmp
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
     monkeypatch.setenv("XATTN_WEIGHTS_CACHE", str(blocked / "snapshots"))
-    model = load_marian(str(SHIPPED_FOLDER), allowed=[str(SHIPPED_FOLDER)])
+    model = load_encdec(str(SHIPPED_FOLDER), allowed=[str(SHIPPED_FOLDER)])
     assert not mapped(model.lm_head) and not model.lm_head.flags.writeable
     np.testing.assert_array_equal(model.forward([5, 0], [5, 0]).logits,
-                                  load_marian().forward([5, 0], [5, 0]).logits)
+                                  load_encdec().forward([5, 0], [5, 0]).logits)
 
 
 def test_processes_share_one_snapshot_and_a_changed_file_gets_a_new_one(tmp_path, monkeypatch):
-    from xattn.marian.snapshot import cache_folder
+    from xattn.encdec.snapshot import cache_folder
 
     monkeypatch.setenv("XATTN_WEIGHTS_CACHE", str(tmp_path / "snapshots"))
     folder = tmp_path / "model"
     folder.mkdir()
     for f in SHIPPED_FOLDER.iterdir():
         (folder / f.name).write_bytes(f.read_bytes())
-    load_marian(str(folder), allowed=[str(folder)])
-    load_marian(str(folder), allowed=[str(folder)])
+    load_encdec(str(folder), allowed=[str(folder)])
+    load_encdec(str(folder), allowed=[str(folder)])
     (first,) = cache_folder().glob("*.safetensors")
     assert stat.S_IMODE(first.stat().st_mode) == 0o400
     assert stat.S_IMODE(cache_folder().stat().st_mode) == 0o700
     new = folder / "model.safetensors.new"                   # new weights renamed into place
     new.write_bytes((SHIPPED_FOLDER / "model.safetensors").read_bytes())
     os.replace(new, folder / "model.safetensors")
-    load_marian(str(folder), allowed=[str(folder)])
+    load_encdec(str(folder), allowed=[str(folder)])
     (second,) = cache_folder().glob("*.safetensors")         # the old one's name is gone
     assert second != first
 
@@ -186,7 +186,7 @@ def test_a_model_whose_files_changed_on_disk_is_read_again_on_its_next_use(tmp_p
                                                                            monkeypatch):
     from safetensors.numpy import load_file, save_file
 
-    from xattn.ui import models
+    from xattn.ui.weights import models
 
     folder = tmp_path / "model"
     folder.mkdir()

@@ -16,7 +16,9 @@ import pytest
 from model_helpers import REQUIRE_ENV, models_or_skip
 
 from xattn.attnfile import load_attention
-from xattn.models import (
+from xattn.steps import stages
+from xattn.subwords import merge_words, word_groups, word_texts
+from xattn.torch_models import (
     DEFAULT_MODELS,
     LoadedModel,
     ModelUnavailable,
@@ -28,8 +30,6 @@ from xattn.models import (
     main,
     missing_packages,
 )
-from xattn.steps import stages
-from xattn.subwords import merge_words, word_groups, word_texts
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = "the cat sat on the mat."
@@ -48,9 +48,9 @@ def softmax(z):
 
 # ---------------------------------------------------------------- without torch
 def test_importing_never_imports_torch():
-    code = ("import sys, xattn.models, xattn.attnfile, xattn.subwords\n"
-            "xattn.models.missing_packages(); xattn.models.allowed_models()\n"
-            "xattn.models.main(['--list'])\n"
+    code = ("import sys, xattn.torch_models, xattn.attnfile, xattn.subwords\n"
+            "xattn.torch_models.missing_packages(); xattn.torch_models.allowed_models()\n"
+            "xattn.torch_models.main(['--list'])\n"
             "print(sorted(m for m in ('torch', 'transformers', 'sentencepiece') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -60,7 +60,7 @@ def test_importing_never_imports_torch():
 
 def test_module_runs_as_a_script_with_the_deployers_list():
     env = {**os.environ, "XATTN_MODELS": "a/b, ./local-model"}
-    out = subprocess.run([sys.executable, "-m", "xattn.models", "--list"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "xattn.torch_models", "--list"], capture_output=True,
                          text=True, cwd=ROOT, env=env)
     assert (out.returncode, out.stdout) == (0, "a/b\n./local-model\n")
 
@@ -133,7 +133,7 @@ def test_cli_errors_are_one_line_and_exit_2(capsys, monkeypatch, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("python -m xattn.models: error: ") and message in err
+    assert err.startswith("python -m xattn.torch_models: error: ") and message in err
 
 
 # ---------------------------------------------------------------- with the tiny Marian
@@ -276,7 +276,7 @@ def test_an_unreachable_hub_is_found_out_before_transformers_retries(monkeypatch
     models_or_skip()
     import socket
 
-    from xattn.models import _loading
+    from xattn.torch_models import _loading
 
     def no_network(*args, **kwargs):
         raise OSError("no network in this test")
@@ -395,11 +395,11 @@ def test_cli_export_writes_a_file_load_attention_reads(loaded, tiny_dir, tmp_pat
 def test_cli_process_prints_one_line_when_loading_fails(tmp_path):
     models_or_skip()
     env = {**os.environ, "XATTN_MODELS": str(tmp_path)}     # allowed, but holds no model
-    out = subprocess.run([sys.executable, "-m", "xattn.models", "export", "--model",
+    out = subprocess.run([sys.executable, "-m", "xattn.torch_models", "export", "--model",
                           str(tmp_path), "--src", "hi", "-o", str(tmp_path / "a.npz")],
                          capture_output=True, text=True, cwd=ROOT, env=env)
     assert out.returncode == 2
-    assert out.stderr.startswith(f"python -m xattn.models: error: Could not load the tokenizer "
+    assert out.stderr.startswith(f"python -m xattn.torch_models: error: Could not load the tokenizer "
                                  f"of {str(tmp_path)!r}: ")
     assert out.stderr.count("\n") == 1           # no warnings, progress bars or traceback
 
@@ -410,5 +410,5 @@ def test_cli_reports_an_unwritable_output(tiny_dir, tmp_path, monkeypatch, capsy
     assert main(["export", "--model", tiny_dir, "--src", SRC, "-o", str(target)]) == 2
     err = capsys.readouterr().err     # transformers may draw a progress bar before it
     last = err.strip().splitlines()[-1]
-    assert last.startswith("python -m xattn.models: error: ") and "No such file or directory" in last
+    assert last.startswith("python -m xattn.torch_models: error: ") and "No such file or directory" in last
     assert "Traceback" not in err and err.count("error") == 1

@@ -50,5 +50,5 @@ def test_app_script_stays_thin():
 
 
 def test_real_models_need_torch_only_when_used():
-    """``xattn.models`` is importable (and lists its models) without loading torch."""
-    assert not {"torch", "transformers", "sentencepiece"} & imported_after(["xattn.models"])
+    """``xattn.torch_models`` is importable (and lists its models) without loading torch."""
+    assert not {"torch", "transformers", "sentencepiece"} & imported_after(["xattn.torch_models"])

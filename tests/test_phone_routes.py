@@ -25,7 +25,7 @@ from starlette.routing import Route
 from xattn.classroom import Limits, Question, SQLiteStore
 from xattn.classroom.codes import solve_work, work_done
 from xattn.classroom.hub import Hub, Message
-from xattn.ui.identity import STUDENT_COOKIE
+from xattn.ui.room.identity import STUDENT_COOKIE
 from xattn.ui.server import live
 from xattn.ui.server.phone import MAX_BODY, ROUTES, PhoneMiddleware
 

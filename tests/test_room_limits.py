@@ -22,7 +22,7 @@ from devtools.browser import ARTIFACTS, StreamlitServer, browser_missing, unavai
 from devtools.protocol import Client, run_async
 from xattn.classroom import SQLiteStore
 from xattn.classroom.codes import solve_work
-from xattn.ui.identity import STUDENT_COOKIE
+from xattn.ui.room.identity import STUDENT_COOKIE
 
 pytestmark = pytest.mark.server
 

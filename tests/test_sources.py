@@ -68,7 +68,7 @@ def test_shapes_are_checked():
 
 
 def test_a_real_model_s_weights_with_and_without_sinks(tiny_dir):
-    from xattn.models import cross_attention, load_model
+    from xattn.torch_models import cross_attention, load_model
 
     loaded = load_model(tiny_dir, allowed=[tiny_dir])
     result = cross_attention(loaded, "the cat sat on the mat.", "le chat est assis.")
@@ -101,9 +101,9 @@ def test_a_numpy_model_s_record_decodes_and_measures_over_its_own_columns(words)
     """The Translation group of a model run here: decoding step by step and the effects of
     masking, both over the columns the weights have (words or pieces); no effects where sinks
     are hidden (the record's columns would not be the measure's)."""
-    from xattn.marian import cross_attention, load_marian
+    from xattn.encdec import cross_attention, load_encdec
 
-    model = load_marian()
+    model = load_encdec()
     result = cross_attention(model, "the red cat sees the dog", words=words)
     a = model_attention(result, loaded=model)
     d = a.translation.decoder(())
@@ -119,8 +119,8 @@ def test_the_division_by_sqrt_d_head_is_switched_off_only_where_it_really_is(tra
     """``trace(layer, False)`` leaves the division out wherever the record says it can (lesson
     step 8 compares the two); a real model read through hooks says it cannot."""
     from xattn.alignment import evaluate
-    from xattn.models import cross_attention, load_model
     from xattn.sources import trained_attention
+    from xattn.torch_models import cross_attention, load_model
 
     pair = translate("the red cat sees the dog")
     for a in (random_attention(run(Settings(d_model=64, n_heads=2))),
@@ -156,10 +156,10 @@ def test_docs_views_md_quotes_the_shipped_model_s_banner():
     layer (issue 34: it said "Layer 2 of 3", the old model's)."""
     from pathlib import Path
 
-    from xattn.marian import cross_attention, load_marian
+    from xattn.encdec import cross_attention, load_encdec
     from xattn.sources import default_layer
 
-    model = load_marian()
+    model = load_encdec()
     a = model_attention(cross_attention(model, "the cat sleeps", "le chat dort"), loaded=model)
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "views.md")
                    .read_text(encoding="utf-8").split())

@@ -14,7 +14,7 @@ import pytest
 
 from xattn.cache import ByteLRU
 from xattn.train import TrainConfig
-from xattn.ui.training_runs import TrainingQueue, obtain_from, waiting_text
+from xattn.ui.weights.training_runs import TrainingQueue, obtain_from, waiting_text
 
 DEADLINE = 120.0      # seconds: a busy 2-core machine is slow, not wrong
 

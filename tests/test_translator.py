@@ -12,7 +12,7 @@ import pytest
 
 import xattn.backends
 from xattn.backends import backend_for, load_translator, offered_models
-from xattn.marian import SHIPPED_MODEL, load_marian
+from xattn.encdec import SHIPPED_MODEL, load_encdec
 from xattn.translator import (
     MODELS_ENV,
     Translator,
@@ -86,9 +86,9 @@ def test_what_is_not_a_translator_is_refused_by_name():
 
 
 def test_both_back_ends_are_translators_with_their_capabilities(tiny_dir):
-    from xattn.models import load_model
+    from xattn.torch_models import load_model
 
-    numpy = load_marian()
+    numpy = load_encdec()
     assert isinstance(numpy, Translator) and numpy.rescalable
     assert all(getattr(numpy, c) is not None for c in ("trace_layer", "switch_heads_off",
                                                         "query_inputs", "decode_steps",
@@ -105,7 +105,7 @@ def test_one_refusal_for_a_name_off_the_list(monkeypatch):
     assert check_allowed("c") == "c" and check_allowed(SHIPPED_MODEL, always=(SHIPPED_MODEL,))
     message = (r"'x/y' is not on this server's list of models; allowed: toy-en-fr, a/b, c\. A "
                r"deployer sets the list with the environment variable XATTN_MODELS")
-    for load in (load_translator, load_marian):
+    for load in (load_translator, load_encdec):
         with pytest.raises(ValueError, match=message):
             load("x/y")
     with pytest.raises(TypeError, match=r"allowed must be a list of names, not one string"):

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from markdown_helpers import user_text_is_inert
 
 from xattn.pipeline import Settings, run
-from xattn.ui.compare import LABELS
 from xattn.ui.link import LOCAL_KEYS, REGISTRY
 from xattn.ui.page import VIEWS
 from xattn.ui.params import clean_text, whole_number
+from xattn.ui.views.compare import LABELS
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 

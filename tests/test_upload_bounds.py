@@ -11,7 +11,7 @@ import pytest
 from apptest_helpers import APP, ROOT, chart, heatmaps
 from streamlit.testing.v1 import AppTest
 
-import xattn.ui.upload as upload
+import xattn.ui.weights.upload as upload
 from xattn.attention import masked_softmax
 from xattn.attnfile import (
     MAX_BYTES,

@@ -1,7 +1,7 @@
 """The attention file: cross-attention weights and their tokens in one ``.npz`` (pure NumPy).
 
-The page downloads and uploads this format, and ``python -m xattn.models export`` writes it, so
-weights from any framework can be looked at in the same views. The arrays:
+The page downloads and uploads this format, and ``python -m xattn.torch_models export`` writes
+it, so weights from any framework can be looked at in the same views. The arrays:
 
 ``cross_attention``
     float, shape ``(n_layers, n_heads, n_tgt, n_src)`` or ``(n_heads, n_tgt, n_src)``: rows are

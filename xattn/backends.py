@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xattn.marian import SHIPPED_FOLDER, SHIPPED_MODEL, load_marian, runs_here
-from xattn.models import load_model, missing_packages, use_threads
+from xattn.encdec import SHIPPED_FOLDER, SHIPPED_MODEL, load_encdec, runs_here
+from xattn.torch_models import load_model, missing_packages, use_threads
 from xattn.translator import ModelUnavailable, Translator, allowed_models, check_allowed
 
 __all__ = ["BACKENDS", "Backend", "backend_for", "load_translator", "offered_models",
@@ -47,7 +47,7 @@ class Backend:
 
 
 def _numpy(name: str, allowed=None) -> Translator:
-    return load_marian(name, allowed=allowed)
+    return load_encdec(name, allowed=allowed)
 
 
 def _transformers(name: str, allowed=None) -> Translator:

@@ -3,7 +3,7 @@
 `Decoded` is one greedy decoding of a model's source sentence: at each step the token
 produced (a piece), whether it was forced, its probability, the five most likely tokens, and
 every layer's and head's cross-attention row. `decoded` makes it from a model that decodes
-step by step (``greedy``: the NumPy models of ``xattn.marian``), with tokens forced at chosen
+step by step (``greedy``: the NumPy models of ``xattn.encdec``), with tokens forced at chosen
 steps given as text ("chien", or a piece "▁chien"). With ``words`` the rows' columns are the
 source's words (a word's pieces added up, as the heatmaps' *Whole words* do); the model still
 produces one piece a step.
@@ -52,7 +52,7 @@ class Decoded:
         The source pieces (the columns of ``layer_trace``).
     words : bool
         Whether ``rows`` and ``src_tokens`` are at the level of words.
-    lens : callable () -> xattn.marian.effects.LogitLens, or None
+    lens : callable () -> xattn.encdec.effects.LogitLens, or None
         What each decoder layer would predict at each step if the model stopped there (the
         logit lens), computed when asked.
     marker : str
@@ -109,9 +109,9 @@ def decoded(model, src_ids, forced=(), *, max_new_tokens: int = 64,
             words: bool = False, lens: Callable | None = None) -> Decoded:
     """Greedy decoding of ``src_ids`` with ``forced`` tokens: pairs (step, text), the text a
     piece or a word (its first piece); ``words``: the rows' columns are the source's words.
-    ``model.greedy(src_ids, forced=, max_new_tokens=)`` decodes (``xattn.marian.decode``);
+    ``model.greedy(src_ids, forced=, max_new_tokens=)`` decodes (``xattn.encdec.decode``);
     ``lens``: (src_ids, tgt_ids) -> the logit lens of a pair (the model's own, as
-    ``xattn.marian.effects.logit_lens``), or None for no ``Decoded.lens``."""
+    ``xattn.encdec.effects.logit_lens``), or None for no ``Decoded.lens``."""
     ids = {check_int(t, "a forced step", minimum=0, maximum=max_new_tokens - 1):
            piece_of(model, text) for t, text in forced}
     d = model.greedy(list(src_ids), forced=ids, max_new_tokens=max_new_tokens)

@@ -44,10 +44,13 @@ from xattn._checks import check_int
 from xattn.metrics import normalised_entropy
 from xattn.subwords import sink_columns
 
-__all__ = ["JOBS", "HeadJob", "Basis", "head_jobs", "heads_asked", "own_place", "MAX_HEADS",
-           "CLOSE"]
+__all__ = ["JOBS", "LABELS", "HeadJob", "Basis", "head_jobs", "heads_asked", "own_place",
+           "MAX_HEADS", "CLOSE"]
 
 JOBS = ("follows position", "aligns words", "sink", "spread out")
+# The jobs in short words: four pills fit one line of a phone and of a projector.
+LABELS = {"follows position": "position", "aligns words": "aligns", "sink": "sink",
+          "spread out": "spread"}
 MAX_HEADS = 8            # heads a class labels at once (a phone's screen of choices)
 CLOSE = 0.05             # a job whose score is this near the best is just as fair an answer
 

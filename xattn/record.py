@@ -155,7 +155,7 @@ class Translation:
     hidden : ndarray of shape (n_layers, n_heads, n_tgt), or None
         Weight each row put on hidden "sink" tokens (``xattn.subwords.hide_sinks``), which the
         weights no longer hold.
-    effects : callable (row) -> xattn.marian.effects.Effects, or None
+    effects : callable (row) -> xattn.encdec.effects.Effects, or None
         For target token ``row``: its probability with each source token masked from the
         cross-attention, and with each head switched off (a model run here in NumPy).
     """

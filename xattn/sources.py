@@ -256,7 +256,7 @@ def _model_layers(loaded, result) -> Layers | None:
 
 
 def _is_shipped(name: str) -> bool:
-    from xattn.marian import SHIPPED_MODEL
+    from xattn.encdec import SHIPPED_MODEL
 
     return name == SHIPPED_MODEL
 
@@ -264,7 +264,7 @@ def _is_shipped(name: str) -> bool:
 @functools.cache
 def _shipped_exact() -> str:
     """The shipped model's held-out exact match, from its model card's metrics."""
-    from xattn.marian import SHIPPED_FOLDER
+    from xattn.encdec import SHIPPED_FOLDER
 
     exact = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())["exact_match"]
     return f"{exact['rate']:.0%}"

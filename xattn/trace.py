@@ -2,7 +2,7 @@
 
 The teaching path of ``xattn.attention.MultiHeadCrossAttention`` (``trace``) keeps every
 intermediate in an `AttentionTrace`; a real model's layer opened through hooks
-(``xattn.models.layer_trace``) fills the same record, so one view shows both.
+(``xattn.torch_models.layer_trace``) fills the same record, so one view shows both.
 """
 
 from __future__ import annotations

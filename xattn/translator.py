@@ -1,7 +1,7 @@
 """What a loaded translation model provides, whatever runs it, and the one pipeline on top.
 
-Two back ends run a model: NumPy (``xattn.marian``, read straight from a folder, no torch) and
-transformers (``xattn.models``, torch). Each loaded model is a `Translator`: its names and
+Two back ends run a model: NumPy (``xattn.encdec``, read straight from a folder, no torch) and
+transformers (``xattn.torch_models``, torch). Each loaded model is a `Translator`: its names and
 sizes, how it cuts text into pieces and back, its greedy translation and the cross-attention
 of a sentence pair. What only some back ends can do (open one layer, switch heads off, decode
 step by step, mask source words) is an attribute that is None where a back end cannot:
@@ -65,7 +65,7 @@ class Translator(Protocol):
     decode_steps : callable (src_ids, forced, words=False) -> xattn.decoding.Decoded, or None
         Greedy decoding step by step; ``forced``: pairs (step, text) to take instead;
         ``words``: its rows' columns are the source's words.
-    effects : callable (src_ids, tgt_ids, row, words=True) -> xattn.marian.effects.Effects, or None
+    effects : callable (src_ids, tgt_ids, row, words=True) -> xattn.encdec.effects.Effects, or None
         What masking each source word, and switching each head off, does to target word
         ``row``'s probability.
     """
@@ -186,8 +186,8 @@ class ModelAttention:
 def _check_model(model) -> None:
     if not isinstance(model, Translator):
         raise TypeError(f"model must be a loaded translation model (xattn.backends."
-                        f"load_translator, xattn.marian.load_marian or xattn.models.load_model); "
-                        f"received {type(model).__name__}.")
+                        f"load_translator, xattn.encdec.load_encdec or "
+                        f"xattn.torch_models.load_model); received {type(model).__name__}.")
 
 
 def _text(value, name: str, *, optional: bool = False) -> str:

@@ -19,7 +19,7 @@ store is back, or refused) reaches the student's open streams as an ``me`` event
 
 Host pages follow the room too (the lecturer's laptop and projector): they get a small
 ``pulse`` frame whenever the room moves or someone answers or joins, at most every
-``HOST_EVERY`` seconds, and rerun themselves (``xattn/ui/server/follow.py``).
+``HOST_EVERY`` seconds, and rerun themselves (``xattn/ui/room/follow.py``).
 
 The asyncio side (`subscribe`, `unsubscribe`, `answer`, `Follower.take`) runs on the server's
 event loop; store reads and builds run in the hub's threads, never on the loop.

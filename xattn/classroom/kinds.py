@@ -11,7 +11,7 @@ everything a kind decides:
 - **judged**: ``right`` and ``verdict`` against the step's `Key` (its truth, ties, tolerance);
   a kind that is not ``graded`` (a poll) has no right answer, and says so;
 - **asked**: ``control``, one of `CONTROLS`, the control a student taps on the lecturer's page
-  (``xattn.ui.predict``) and on the phone (``phone.js``): pills of the choices, pills of the
+  (``xattn.ui.lesson.predict``) and on the phone (``phone.js``): pills of the choices, pills of the
   tokens, a number, a row of pills per part, or the aligning control;
 - **drawn**: ``chart``, one of `CHARTS`, how the class's answers are drawn
   (``xattn.figures.classroom.class_figure``): bars per answer, a part-by-choice grid, or the

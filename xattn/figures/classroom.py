@@ -21,7 +21,7 @@ from xattn.figures._style import (
 from xattn.figures.heads import gold_marks
 
 __all__ = ["answers_figure", "taps_figure", "revote_figure", "parts_figure", "links_figure",
-           "class_figure"]
+           "class_figure", "class_alt", "CLASS_ALT"]
 
 MUTED = "#9e9e9e"
 
@@ -248,6 +248,22 @@ def links_figure(question, counts: dict, n_answered: int, *, gold=None,
                           x, y, height=height, font_scale=font_scale,
                           x_title="source word", y_title="target word")
     return go.Figure(data=data, layout=layout, _validate=False)
+
+
+CLASS_ALT = {"bars": "Bar chart of the class's predictions, one bar per answer.",
+             "grid": "Grid of the class's labels: one row per head, one column per job, each "
+                     "cell the students who chose it.",
+             "links": "Heatmap of the class's alignment: one row per target word, one column "
+                      "per source word, each cell the share of students who linked them."}
+_OUTLINED = {"bars": " The right answer is outlined.", "grid": " The right job is outlined.",
+             "links": " The gold links are outlined."}
+
+
+def class_alt(question, *, revealed: bool = False) -> str:
+    """The text alternative of `class_figure`'s chart of ``question`` (its truth outlined
+    once ``revealed``, where the question has one)."""
+    chart = question.of.chart
+    return CLASS_ALT[chart] + (_OUTLINED[chart] if revealed and question.of.graded else "")
 
 
 def class_figure(question, counts: dict, n_answered: int, *, truth=None, also=(),

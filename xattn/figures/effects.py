@@ -1,4 +1,4 @@
-"""Figures of what changes a model's next word (``xattn.marian.effects``): attention beside the
+"""Figures of what changes a model's next word (``xattn.encdec.effects``): attention beside the
 measured effect of masking each source word and of switching each head off, and the logit
 lens (what each decoder layer would predict)."""
 
@@ -35,7 +35,7 @@ def effects_figure(effects, layer: int, *, font_scale: float = 1.0) -> go.Figure
 
     Parameters
     ----------
-    effects : xattn.marian.effects.Effects
+    effects : xattn.encdec.effects.Effects
     layer : int
         The layer whose heads' average is drawn (from 0).
     """
@@ -87,7 +87,7 @@ def lens_figure(lens, step: int, token: str, *, font_scale: float = 1.0) -> go.F
 
     Parameters
     ----------
-    lens : xattn.marian.effects.LogitLens
+    lens : xattn.encdec.effects.LogitLens
     """
     n_layers = lens.chosen.shape[0]
     p = lens.chosen[:, step].astype(np.float64)

@@ -1,6 +1,6 @@
 """The two steps that test what attention tells: each head's job (``jobs``), and whether the
 word a head looks at is the word the output needs (``explanation``). Every number comes from
-the library (``xattn.jobs``, ``xattn.marian.effects``) on the weights on screen."""
+the library (``xattn.jobs``, ``xattn.encdec.effects``) on the weights on screen."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def _heads_line(e, off: tuple, on: tuple, word: str) -> str:
 
 def explanation(a, layer: int, *, target: str = "chat") -> Told:
     """Which source word, masked from the cross-attention, changes the target word most;
-    beside where attention looks (``xattn.marian.effects``)."""
+    beside where attention looks (``xattn.encdec.effects``)."""
     from xattn.figures.effects import effects_figure, head_effects_figure
 
     i, note = target_row(a, target)

@@ -88,6 +88,11 @@ class Told:
     page: dict = field(default_factory=dict)
 
     @property
+    def also_right(self) -> tuple:
+        """What is just as right: a tie's answers, or each part's close calls."""
+        return tuple(p.also for p in self.parts) if self.parts else self.also
+
+    @property
     def key(self) -> Key:
         """What an answer is checked against (``xattn.classroom.kinds.Key``)."""
         return Key(self.truth, self.also, self.tolerance, self.tokens,

@@ -98,7 +98,7 @@ MODEL = text_param("model", "", 300, "the model")          # "": the first allow
 WORDS = bool_param("words", True, "whole words")
 SINKS = bool_param("sinks", False, "hiding sink tokens")
 
-# --- a class in a room (xattn.ui.room) ------------------------------------------------------
+# --- a class in a room (xattn.ui.room.room) ------------------------------------------------------
 CLASS = choice_param("class", "", ("new",), "a new class")   # an action: never written back
 ROOM = text_param("room", "", 40, "the class code")
 HOST = text_param("host", "", 100, "the host key")           # traded for a cookie at once
@@ -125,7 +125,7 @@ LINES_HEADS = list_param("lines_heads", whole_number(1, MAX_HEADS), what="the he
 THRESHOLD = float_param("threshold", 0.05, 0.0, 0.5, "the threshold")
 CMP_CHOICES = ("heads", "layer", "random", "seed", "trained", "untrained")
 CMP = choice_param("cmp", "", CMP_CHOICES, "B")
-# -1: "not chosen", replaced by a default that depends on A (see xattn.ui.compare)
+# -1: "not chosen", replaced by a default that depends on A (see xattn.ui.views.compare)
 CMP_SEED = int_param("cmp_seed", -1, 0, MAX_SEED, "the seed of B")
 CMP_HEADS = int_param("cmp_heads", -1, 1, MAX_HEADS, "the heads of B")
 CMP_LAYER = int_param("cmp_layer", -1, 1, 99, "the layer of B")

@@ -22,25 +22,25 @@ from xattn.classroom import ClassroomError
 from xattn.lesson import Lesson, Step
 from xattn.sources import Attention
 from xattn.ui import internals, server_logs
-from xattn.ui.alignment import alignment_view
-from xattn.ui.analysis import ablation_view, stats_view
-from xattn.ui.class_panels import hidden_note
-from xattn.ui.compare import compare_view
-from xattn.ui.controls import display_controls
-from xattn.ui.decode import decode_view
-from xattn.ui.export import export_view
-from xattn.ui.heads import heads_view
-from xattn.ui.lesson import lesson_setup, lesson_view
-from xattn.ui.lessons import default_lesson, room_lesson
-from xattn.ui.lines import lines_view
+from xattn.ui.lesson.catalog import default_lesson, room_lesson
+from xattn.ui.lesson.start import lesson_picker, new_class, page_lesson, start_panel
+from xattn.ui.lesson.view import lesson_setup, lesson_view
 from xattn.ui.link import COURSE, HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
-from xattn.ui.room import Room, back_to_class, class_store, follow, join_box, room_setup
-from xattn.ui.sources import PAGE_SOURCES, layer_control, weights_source
-from xattn.ui.start import lesson_picker, new_class, page_lesson, start_panel
+from xattn.ui.room.panels import hidden_note
+from xattn.ui.room.room import Room, back_to_class, class_store, follow, join_box, room_setup
 from xattn.ui.state import PageState, page_state
-from xattn.ui.step import step_view
-from xattn.ui.timelapse import training_view
+from xattn.ui.views.alignment import alignment_view
+from xattn.ui.views.analysis import ablation_view, stats_view
+from xattn.ui.views.compare import compare_view
+from xattn.ui.views.decode import decode_view
+from xattn.ui.views.export import export_view
+from xattn.ui.views.heads import heads_view
+from xattn.ui.views.lines import lines_view
+from xattn.ui.views.step import step_view
+from xattn.ui.views.timelapse import training_view
+from xattn.ui.weights.controls import display_controls
+from xattn.ui.weights.sources import PAGE_SOURCES, layer_control, weights_source
 
 
 def install() -> None:

@@ -15,7 +15,7 @@ session's memory (``benchmarks/bench_sessions.py``).
 that drew the button, under the button's coordinates, as a file sent with the page is: it
 outlives other sessions' runs, and goes after that session's next full run (Streamlit clears a
 session's references when a full run starts) or with the session. The page then sends only
-small files with the page (``xattn.ui.heads.SMALL_DOWNLOAD``) and makes the others on click.
+small files with the page (``xattn.ui.views.heads.SMALL_DOWNLOAD``) and makes the others on click.
 
 Private names, pinned with Streamlit's minor version in requirements.txt and checked on a real
 ``MediaFileManager`` by ``tests/test_streamlit_internals.py`` (which also checks that stock

@@ -8,7 +8,7 @@ photograph. The host key is a secret to open the room once:
   screen shows it; SameSite=Lax; the class's lifetime), and the browser is sent on to the same
   link without ``host`` (303). A key the room refuses is not traded: the page says so;
 - a room made on the page (``?class=new``) or a key made anew (*Sign out every other
-  device*) is handed to the browser by the page itself (``xattn/ui/room.py``'s claim, a
+  device*) is handed to the browser by the page itself (``xattn/ui/room/room.py``'s claim, a
   component that POSTs it here, ``POST /live/CODE/host``, answered with the cookie);
 - ``/?room=CODE`` with a cookie whose key drives that room is the lecturer's Streamlit page
   (`is_host`); without one, or with a key made old by a new one, it is a student's phone
@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
-from xattn.ui.identity import HOST_COOKIE
+from xattn.ui.room.identity import HOST_COOKIE
 from xattn.ui.server import live
 
 __all__ = ["cookie_name", "is_host", "trade_host_link", "claim", "no_referrer", "drop_cookie",

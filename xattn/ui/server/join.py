@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse
 
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.codes import joined_student, new_challenge, signed_student, student_of
-from xattn.ui.identity import BROWSER_COOKIE, address_of, student_cookie
+from xattn.ui.room.identity import BROWSER_COOKIE, address_of, student_cookie
 from xattn.ui.server import live
 
 __all__ = ["cookies", "client", "student", "look_up", "join", "COOKIE_AGE"]

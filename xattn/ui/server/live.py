@@ -39,8 +39,8 @@ def build(view: RoomView) -> Message:
     """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson),
     for the lesson the room keeps in the store (read once per process). The first room of a
     lesson a process sees also starts making that lesson's other steps, in the background."""
-    from xattn.ui.lessons import room_lesson
-    from xattn.ui.room import class_store
+    from xattn.ui.lesson.catalog import room_lesson
+    from xattn.ui.room.room import class_store
     from xattn.ui.server import messages
 
     lesson = room_lesson(class_store(), view.code)
@@ -67,7 +67,7 @@ def hub() -> Hub:
     with _lock:
         if _made:
             return _made[0]
-        from xattn.ui.room import class_store
+        from xattn.ui.room.room import class_store
 
         made = Hub(class_store(), build)       # StoreUnavailable: nothing is kept
         if _loop:

@@ -5,7 +5,7 @@ the step's heading, its question and the prediction control it asks for, the ste
 (folded on the phone), the timer, and after the reveal the answer in words, the class's
 answers and the chart that answers the question. Everything comes from the same place as on
 the lecturer's page: the step's prepared weights and what the step tells of them
-(``xattn.ui.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
+(``xattn.ui.lesson.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
 the versus chart of step 14) turned into a phone's chart specs (``xattn.figures.phone``).
 Markdown becomes HTML here (``xattn.markup``): the phone shows it as the server made it, and
 everything else (a token, a choice, a label) as text, never as markup.
@@ -27,16 +27,16 @@ import plotly.graph_objects  # noqa: F401
 
 from xattn.classroom import NO_QUESTION, Question, RoomView
 from xattn.classroom.hub import Message
-from xattn.figures.classroom import class_figure
+from xattn.figures.classroom import class_alt, class_figure
 from xattn.figures.phone import phone_chart
+from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
 from xattn.markup import to_html
-from xattn.ui.answers import ANSWERS_ALT, GRADED_ALT, also_right, answer_charts, class_step
 from xattn.ui.compute import derived
-from xattn.ui.predict import SHORT
-from xattn.ui.prepared import StepUnavailable
-from xattn.ui.versus import ALT as VERSUS_ALT
-from xattn.ui.versus import class_versus, versus_chart
+from xattn.ui.lesson.answers import answer_charts, class_step
+from xattn.ui.lesson.prepared import StepUnavailable
+from xattn.ui.lesson.versus import ALT as VERSUS_ALT
+from xattn.ui.lesson.versus import class_versus, versus_chart
 
 __all__ = ["room_message", "ask_of", "plain", "warm"]
 
@@ -59,7 +59,7 @@ def ask_of(told: Told, question: Question) -> dict:
         ask.update(low=question.low, high=question.high, decimals=question.decimals)
     elif control == "grid":
         ask.update(rows=list(question.rows), choices=list(question.choices),
-                   labels=[SHORT.get(c, c) for c in question.choices])
+                   labels=[LABELS.get(c, c) for c in question.choices])
     elif control == "links":
         ask.update(rows=list(question.rows), choices=list(question.choices))
     else:
@@ -91,14 +91,13 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
         line = to_html(v.line) + to_html(v.table)
     if asks and (told.row is None or told.question.of.control != "tokens") \
             and view.question.of.chart != "links":
-        question, counts, truth, also = view.question, view.counts, told.truth, also_right(told)
-        alt = ANSWERS_ALT[question.of.chart] + (GRADED_ALT[question.of.chart]
-                                                if question.of.graded else "")
+        question, counts, truth, also = view.question, view.counts, told.truth, told.also_right
+        alt = class_alt(question, revealed=True)
         if question.of.choices is None and len([n for n in counts.values() if n]) > MAX_BARS:
             question, counts, truth, also = _binned(view.question, counts, truth, also)
             alt += f" The answers are counted in {BINS} equal ranges of the scale."
         fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
-                           labels=SHORT)
+                           labels=LABELS)
         spec = phone_chart(fig, alt=alt)
         if question is not view.question:
             spec["title"] += f", counted in {BINS} ranges"

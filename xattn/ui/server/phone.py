@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.hub import Follower
-from xattn.ui.identity import BROWSER_COOKIE
+from xattn.ui.room.identity import BROWSER_COOKIE
 from xattn.ui.server import host, join, live
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]

@@ -1,0 +1,129 @@
+"""The prediction control of each kind of question, for one thumb on a phone: a row of pills
+(a choice, a token), a number, a row of pills per part (each head's job), and the aligning
+control (tap a target word, then its source word; tap a link to take it back).
+
+Each returns what ``xattn.classroom.Question.encode`` takes, or None while nothing is
+picked. Every control is keyed under one ``key`` (the room's question, or the lesson's own):
+a new question is a new key, so an old tap can never be cast into it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from xattn.classroom import Question
+from xattn.classroom.question import MAX_LINKS
+from xattn.jobs import LABELS
+from xattn.lesson import Told
+from xattn.literal import md_code
+
+__all__ = ["prediction_widget"]
+
+
+
+def prediction_widget(told: Told, key: str, *, default=None, disabled: bool = False,
+                      on_change=None):
+    """The prediction control for ``told``'s question under ``key`` (a tap on a token or a
+    choice, a number, a choice per part, or links); its value, or None. ``default``: the
+    answer as stored (a number, a choice, a tuple per part, the links)."""
+    q = told.question
+    label = f"**Your prediction.** {told.prompt}"
+    control = q.of.control               # xattn.classroom.kinds: the kind's control
+    if control == "number":
+        return st.number_input(label, q.low, q.high, value=default, step=10 ** -q.decimals,
+                               format=f"%.{q.decimals}f", key=key, disabled=disabled,
+                               placeholder="type a number", on_change=on_change)
+    if control == "grid":
+        return _parts(q, key, label, default, disabled, on_change)
+    if control == "links":
+        return _links(q, key, label, default, disabled)
+    options = q.options()                # "pills" of the choices, or "tokens" by position
+    shown = q.choices if control == "tokens" else options
+    names = dict(zip(options, shown, strict=True))
+    return st.pills(label, options, key=key, disabled=disabled, on_change=on_change,
+                    default=default if default in options else None,
+                    format_func=lambda o: md_code(names[o]))
+
+
+def _parts(q: Question, key: str, label: str, default, disabled: bool, on_change):
+    """One row of pills per part (``{key}_part_{k}``): one tap picks, another takes it back.
+    Returns part: choice for the parts picked, or None."""
+    said = {}
+    mine = default if isinstance(default, tuple) and len(default) == len(q.rows) else \
+        (None,) * len(q.rows)
+    with st.container(key=key):           # no widget has this key: the whole control
+        st.markdown(label)
+        for k, (name, was) in enumerate(zip(q.rows, mine, strict=True)):
+            said[name] = st.pills(name, list(q.choices), key=f"{key}_part_{k}",
+                                  default=was if was in q.choices else None,
+                                  disabled=disabled, on_change=on_change,
+                                  format_func=lambda o: LABELS.get(o, o))
+    said = {k: v for k, v in said.items() if v is not None}
+    return said or None
+
+
+def _keys(key: str) -> tuple[str, str, str, str]:
+    """Session keys of the aligning control: its links, the target picked, the source tapped,
+    the links shown (tap one to take it back)."""
+    return f"{key}_links", f"{key}_tgt", f"{key}_src", f"{key}_drawn"
+
+
+def _next_row(q: Question, links, after: int) -> int:
+    """The first target word after ``after`` (wrapping) that has no link yet, else ``after``."""
+    linked = {t for t, _ in links}
+    n = len(q.rows)
+    return next(((after + d) % n for d in range(1, n + 1) if (after + d) % n not in linked),
+                max(after, 0))
+
+
+def _tap_source(q: Question, key: str) -> None:
+    """A source word tapped: link it to the target word picked, or take the link back; the
+    target moves on to the next word without a link."""
+    links_key, tgt_key, src_key, drawn_key = _keys(key)
+    t, s = st.session_state.get(tgt_key), st.session_state.get(src_key)
+    st.session_state[src_key] = None
+    if t is None or s is None:
+        return
+    links = set(st.session_state.get(links_key, ()))
+    if (t, s) in links:
+        links.discard((t, s))
+    elif len(links) < MAX_LINKS:
+        links.add((t, s))
+        st.session_state[tgt_key] = _next_row(q, links, t)
+    st.session_state[links_key] = tuple(sorted(links))
+    st.session_state[drawn_key] = list(st.session_state[links_key])
+
+
+def _untap(key: str) -> None:
+    """A link tapped in the list: taken back."""
+    links_key, _, _, drawn_key = _keys(key)
+    st.session_state[links_key] = tuple(sorted(st.session_state.get(drawn_key) or ()))
+
+
+def _links(q: Question, key: str, label: str, default, disabled: bool):
+    """Tap a target word, then its source word: the link is drawn and the next target word
+    without a link is picked; a link tapped again (or in the list) is taken back. Returns the
+    links, sorted, or None."""
+    links_key, tgt_key, src_key, drawn_key = _keys(key)
+    if links_key not in st.session_state:
+        st.session_state[links_key] = tuple(sorted(default or ()))
+    links = st.session_state[links_key]
+    if tgt_key not in st.session_state:
+        st.session_state[tgt_key] = _next_row(q, links, -1)
+    st.session_state[drawn_key] = list(links)
+    linked = {t for t, _ in links}
+    with st.container(key=key):
+        st.markdown(label)
+        t = st.pills("Target word", range(len(q.rows)), key=tgt_key, disabled=disabled,
+                     label_visibility="collapsed",   # the prompt above says what it is
+                     format_func=lambda i: q.rows[i] + (" ✓" if i in linked else ""))
+        st.pills("its source word" if t is None else f"{q.rows[t]} translates:",
+                 range(len(q.choices)), key=src_key, disabled=disabled or t is None,
+                 on_change=_tap_source, args=(q, key),
+                 format_func=lambda j: q.choices[j] + (" ✓" if (t, j) in links else ""))
+        if links:
+            st.pills(f"Your {len(links)} link{'s' if len(links) != 1 else ''} (tap one to "
+                     "take it back)", list(links), key=drawn_key, selection_mode="multi",
+                     disabled=disabled, on_change=_untap, args=(key,),
+                     format_func=lambda lk: f"{q.rows[lk[0]]} → {q.choices[lk[1]]}")
+    return links or None

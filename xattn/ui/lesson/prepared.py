@@ -1,0 +1,119 @@
+"""A lesson step's prepared page, computed apart from any page: the weights a class's room
+asks about, and the question of every step on them.
+
+A room's questions are made when it opens (``lesson_questions``), and each student's page
+draws the same step on the same weights (``xattn.ui.lesson.answers.class_step``), so both read
+``prepared_attention``: the step's own settings (its lesson file's ``[step.page]``),
+everything else at its default, as the lecturer's page opens the step.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from xattn.classroom import NO_QUESTION, Question
+from xattn.lesson import Lesson, Step, missing
+from xattn.literal import md_code
+from xattn.pairs import Problem, read_pair
+from xattn.pipeline import Settings
+from xattn.sources import Attention, random_attention, trained_attention
+from xattn.train import TrainConfig
+from xattn.ui.compute import cached_run
+from xattn.ui.link import REGISTRY, parse_label
+from xattn.ui.weights.training_runs import obtain
+
+__all__ = ["prepared_attention", "lesson_questions", "StepUnavailable"]
+
+
+class StepUnavailable(ValueError):
+    """A step's prepared page cannot be made (a model that does not load, a sentence its
+    weights do not take): the step says so in one line."""
+
+
+def _get(step: Step, key: str):
+    return step.state.get(key, REGISTRY[key].default)
+
+
+def prepared_attention(step: Step, *, show: bool = True) -> Attention:
+    """The weights of ``step``'s prepared page (its own settings, everything else default):
+    what a class's room asks about before the host opens the step. ``show``: the page's run
+    shows a model loading or a training's progress (False: the server's own threads, where
+    there is no page to show it on). `StepUnavailable` when they cannot be made."""
+    weights = _get(step, "weights")
+    try:
+        if weights == "model":
+            return _model(step, show)
+        if weights == "trained":
+            return _trained(step, show)
+        if weights == "file":
+            raise StepUnavailable("a lesson step cannot use uploaded weights: every phone "
+                                  "computes the step from its settings; choose random, "
+                                  "trained or model weights")
+        settings = Settings(src=_get(step, "src"), tgt=_get(step, "tgt"),
+                            d_model=_get(step, "d_model"), n_heads=_get(step, "heads"),
+                            seed=_get(step, "seed"), tokenizer=_get(step, "tok"),
+                            embedder=_get(step, "emb"), positional=_get(step, "pos"),
+                            mask_mode=_get(step, "mask"), wait_k=_get(step, "k"),
+                            window=_get(step, "window"),
+                            padded=tuple(parse_label(p)[0] for p in _get(step, "pad")))
+        return random_attention(cached_run(settings), cached_run)
+    except StepUnavailable:
+        raise
+    except (ValueError, TypeError) as err:
+        raise StepUnavailable(str(err)) from None
+
+
+def _model(step: Step, show: bool) -> Attention:
+    from xattn.backends import offered_models
+    from xattn.encdec import SHIPPED_MODEL
+    from xattn.sources import model_attention
+    from xattn.ui.weights.models import TOY_PAIR, attention_of, loaded_model
+
+    name = _get(step, "model") or offered_models()[0]
+    if name not in offered_models():
+        raise StepUnavailable(f"the model {md_code(name)} is not on this server's list "
+                              "(XATTN_MODELS, docs/models.md)")
+    model = loaded_model(name, show=show)
+    if isinstance(model, str):
+        raise StepUnavailable(f"the model {md_code(name)} cannot be used: {model}")
+    shipped = name == SHIPPED_MODEL and "src" not in step.state
+    src = TOY_PAIR[0] if shipped else _get(step, "src")
+    tgt = (TOY_PAIR[1] if shipped else _get(step, "tgt")) or None
+    return model_attention(attention_of(model, src, tgt, _get(step, "words")),
+                           hide_sinks=_get(step, "sinks"), loaded=model)
+
+
+def _trained(step: Step, show: bool) -> Attention:
+    config = TrainConfig(n_heads=_get(step, "tr_heads"), steps=_get(step, "tr_steps"),
+                         seed=_get(step, "tr_seed"))
+    if show:
+        bar, curve = st.empty(), st.empty()
+        run, _ = obtain(config, bar, curve)
+        bar.empty(), curve.empty()
+    else:
+        run, _ = obtain(config, None, None)
+    pair = read_pair(_get(step, "tr_src"), _get(step, "tr_tgt"))
+    if isinstance(pair, Problem):                       # said in its own words
+        raise StepUnavailable(pair.message)
+    return trained_attention(run, pair)
+
+
+def lesson_questions(lesson: Lesson) -> tuple[list[Question], list[str]]:
+    """The question of every step of ``lesson`` on its prepared page, for a new room, and
+    one line (Markdown) for each step that cannot run (then no room should start)."""
+    slot = st.empty()            # loading a model or training draws here: cleared after
+    questions, problems = [], []
+    with slot.container(), st.spinner("Starting the class…"):
+        for n, step in enumerate(lesson.steps, 1):
+            try:
+                a = prepared_attention(step)
+                why = missing(step, a)
+                if why:
+                    raise StepUnavailable(why.removeprefix("This step's answer needs other "
+                                                           "weights: "))
+                questions.append(step.tell(a, step.layer(a.n_layers)).question or NO_QUESTION)
+            except StepUnavailable as err:
+                where = f" (line {step.line})" if step.line else ""
+                problems.append(f"Step {n}{where}, {md_code(step.title)}: {err}")
+    slot.empty()
+    return questions, problems

@@ -1,0 +1,132 @@
+"""Choosing the lesson: the page's lesson outside a class, and the lesson a new class teaches.
+
+Outside a class the Lesson view teaches one of the server's lessons (``course=NAME`` in the
+link, the default lesson without it), picked above its steps. *Start a class* (sidebar) starts
+a room with that lesson, or with a lesson file the lecturer uploads there: the file is checked
+at once, each problem on its own line (its line in the file, what was expected and what was
+found), and a class starts only with a lesson whose every step can be made on this server.
+``?class=new&course=NAME`` starts one from a link.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from xattn.lesson import Lesson, LessonError, read_lesson
+from xattn.literal import md_code, show_value
+from xattn.ui.lesson.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
+from xattn.ui.lesson.prepared import lesson_questions
+from xattn.ui.link import CLASS, COURSE, LESSON, ROOM, lesson_setting
+from xattn.ui.state import Notice, PageState
+
+__all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "UPLOADED"]
+
+UPLOADED = "_xattn_uploaded_lesson"   # session: the lecturer's checked upload (a Lesson)
+_UPLOAD_KEY = "lesson_upload"
+
+
+def page_lesson(state: PageState) -> Lesson:
+    """The lesson this page teaches outside a class: the link's ``course`` (one of the
+    server's lessons), else the default; a name the server does not have is said."""
+    others = [k for k, v in server_lessons().items() if v is not default_lesson()]
+    if state.forced.get(COURSE.key) == default_lesson().name:
+        state.forced[COURSE.key] = ""                    # the default, by its name
+    name = state.value(COURSE, ["", *others], closest=lambda _: "",
+                       why="(not one of this server's lessons: "
+                           + ", ".join(md_code(n) for n in [default_lesson().name, *others])
+                           + ")")
+    return lesson_named(name) or default_lesson()
+
+
+def _title(lesson: Lesson) -> str:
+    minutes = f", {lesson.minutes} min" if lesson.minutes else ""
+    return f"{lesson.title} ({len(lesson.steps)} steps{minutes})"
+
+
+def _picked() -> None:
+    st.session_state[LESSON.key] = 1             # another lesson opens at its first step
+
+
+def lesson_picker(state: PageState, lesson: Lesson) -> None:
+    """Above the steps outside a class: which of the server's lessons the page teaches."""
+    lessons, broken = server_lessons(), broken_lessons()
+    if broken:
+        with st.expander(f"Lessons not available on this server ({len(broken)})"):
+            for name, why in broken.items():
+                st.markdown(f"- {md_code(name)}: {md_code(why)}")
+    if len(lessons) < 2:
+        return
+    names = {"": _title(default_lesson()),
+             **{k: _title(v) for k, v in lessons.items() if v is not default_lesson()}}
+    st.selectbox("Lesson", list(names), key=COURSE.key, format_func=names.get,
+                 on_change=_picked, help="The server's lessons: the shipped ones and the "
+                                         "deployer's (docs/lesson-files.md).")
+
+
+def _checked_upload() -> Lesson | list[str] | None:
+    upload = st.session_state.get(_UPLOAD_KEY)
+    if upload is None:
+        st.session_state.pop(UPLOADED, None)
+        return None
+    held = st.session_state.get(UPLOADED)
+    if held is not None and held[0] == upload.file_id:
+        return held[1]
+    name = upload.name.rsplit(".", 1)[0][:60] or "lesson"
+    try:
+        found = read_lesson(upload.getvalue(), name, page=lesson_setting)
+    except LessonError as err:
+        found = err.problems
+    st.session_state[UPLOADED] = (upload.file_id, found)
+    return found
+
+
+def start_panel(lesson: Lesson) -> None:
+    """*Start a class* (sidebar): the page's lesson or an uploaded lesson file, then the
+    button that starts a room with it (this session its host)."""
+    if st.session_state.get(ROOM.key):
+        return
+    sb = st.sidebar
+    sb.header("A class")
+    sb.file_uploader("Your own lesson (a .toml file)", type=["toml"], key=_UPLOAD_KEY,
+                     max_upload_size=1,
+                     help="A lesson file: a title, then steps, each with its page, its words "
+                          "and its question (docs/lesson-files.md). Checked here at once.")
+    found = _checked_upload()
+    if isinstance(found, list):
+        sb.error("This lesson file cannot run:\n\n" + "\n".join(
+            f"- {md_code(p)}" for p in found[:20]), icon=":material/error:")
+        return
+    if found is not None:
+        sb.success(f"{show_value(found.title, 80)}: {len(found.steps)} steps, checked.",
+                   icon=":material/check:")
+    teaching = found or lesson
+    if sb.button("Start a class", key="start_class", icon=":material/groups:",
+                 help=f"With the lesson {teaching.title!r}. Students join with a code or a QR "
+                      "code, predict each step's answer on their phones, and see the numbers "
+                      "when you reveal them."):
+        st.query_params.clear()
+        st.query_params[CLASS.key] = "new"
+        if found is None and lesson is not default_lesson():
+            st.query_params[COURSE.key] = lesson.name
+        st.session_state.pop("_xattn_seen", None)   # the link is read again: class=new
+        st.rerun()
+
+
+def new_class(state: PageState, linked: str = "") -> tuple[Lesson, list, list[str]]:
+    """What a new room teaches (the session's checked upload, else the link's ``course``)
+    and asks: the lesson, its questions, and one line for each step that cannot run here."""
+    held = st.session_state.get(UPLOADED)
+    if held is not None and isinstance(held[1], Lesson):
+        lesson = held[1]
+    else:
+        lesson = lesson_named(linked) or default_lesson()
+        if linked and lesson_named(linked) is None:
+            state.notices.append(Notice("link", f"This server has no lesson "
+                                        f"{md_code(linked)}; the class teaches "
+                                        f"{md_code(lesson.title)}."))
+    broken = broken_lessons()
+    if linked in broken:
+        return lesson, [], [f"The lesson file {md_code(linked)} cannot run: "
+                            f"{md_code(broken[linked])}"]
+    questions, problems = lesson_questions(lesson)
+    return lesson, questions, problems

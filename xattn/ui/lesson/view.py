@@ -1,0 +1,235 @@
+"""The Lesson view: the guided steps of ``xattn.lesson``, each a prepared page.
+
+Opening a step (from its link ``?view=Lesson&lesson=3``, or the previous/next buttons) sets
+every control to the step's state, before any control is drawn; the step's paragraph, what to
+look at and the question come first, with an answer computed from the numbers on screen, and
+the step's view below. Leaving the lesson keeps the state, so the class explores from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from xattn.figures.frozen import narrowed
+from xattn.lesson import Lesson, Step, Told, missing, off_plan, verdict
+from xattn.sources import Attention
+from xattn.ui.charts import show_chart
+from xattn.ui.compute import derived
+from xattn.ui.lesson.answers import answer_charts as step_answer_charts
+from xattn.ui.lesson.parts import answer_charts
+from xattn.ui.lesson.predict import prediction_widget
+from xattn.ui.lesson.versus import class_versus, show_versus
+from xattn.ui.link import (
+    CLASS,
+    COURSE,
+    DEVICE,
+    EXPLORE,
+    HOST,
+    IMG,
+    LESSON,
+    PRESENT,
+    REGISTRY,
+    ROOM,
+    SCALE,
+    VIEW,
+)
+from xattn.ui.look import FONT_SCALE
+from xattn.ui.room.panels import class_answers, class_controls, hidden_note, room_card
+from xattn.ui.room.room import Room, move_class
+from xattn.ui.state import PageState
+
+__all__ = ["lesson_setup", "lesson_view"]
+
+# How the page looks, and the class it is in, stay when a step prepares the page.
+# Parameters that say where and how the page is shown, not what it computes: a link with only
+# these opens a step with the step's own settings (a lecturer's ?class=new, a student's ?room=).
+KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS, EXPLORE,
+                         DEVICE, COURSE)}
+
+
+PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
+REPLAN = "lesson_replan"   # a step whose own settings the page takes again (a button)
+OPENED = "_xattn_step_opened"   # session: the step this run opened (its question's settings)
+
+
+def lesson_setup(state: PageState, view: str, lesson: Lesson,
+                 room: Room | None = None) -> Step | None:
+    """The step of ``lesson`` to show when the Lesson view is open; a newly opened step sets
+    the controls."""
+    if view != "Lesson":
+        return None
+    before = state.memory.get(LESSON.key, {}).get("shown")
+    steps = lesson.steps
+    n = state.value(LESSON, range(1, len(steps) + 1),
+                    why=f"(the lesson has {len(steps)} steps)")
+    step = steps[n - 1]
+    # A step opened now (its link, or a button) sets the controls; a link that also carries
+    # settings of its own (a student's exploration, shared) keeps them instead. In a class,
+    # only a page reloaded on the room's step keeps its link's settings (the lecturer's
+    # changes on it): a class's link opened mid-class carries the settings of the step it
+    # was written on, and a new class's link (?class=new&src=...) the lecturer's own, while
+    # the class's question is asked of the step's settings, on every screen.
+    linked = st.query_params.get(LESSON.key, "1")     # step 1 is the link's default
+    own_settings = before is None and bool(state.from_link - KEEP) and (
+        room is None or (ROOM.key in state.from_link and linked == str(n)))
+    replan = st.session_state.pop(REPLAN, None) == n
+    if n != before or replan:
+        for key in [k for k in st.session_state if str(k).startswith(PREDICT)]:
+            st.session_state.pop(key)              # a new step, new predictions
+        if replan or not own_settings:
+            prepared = {k: p.default for k, p in REGISTRY.items() if k not in KEEP}
+            prepared.update({k: v for k, v in step.state.items() if k != "view"})
+            state.force(prepared)
+            st.session_state[OPENED] = n
+    return step
+
+
+def _go(n: int, room: Room | None = None, seen: int | None = None) -> None:
+    if room is not None:            # in a class the step is the room's: the store moves it
+        move_class(room, n, seen)
+    else:
+        st.session_state[LESSON.key] = n
+
+
+def _picked(room: Room, key: str, seen: int, drawn: int) -> None:
+    # a picker of an earlier screen reports its value again, though nobody changed it
+    if st.session_state.get(key, drawn) != drawn:
+        move_class(room, st.session_state[key], seen)
+
+
+def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
+    """Previous, the step picker, Next (in a class: they move the class).
+
+    In a class the three are keyed by the room's version: each press carries the version of
+    the screen it was made on, and a picker still showing the step before (the run that drew
+    the class's move cut short) is another widget, whose value nobody changed, so it never
+    reaches the server as a change that would move the class back."""
+    names = {k: f"{k}. {s.title}" for k, s in enumerate(lesson.steps, 1)}
+    left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
+    if room is None:
+        keys, seen = ("lesson_prev", LESSON.key, "lesson_next"), None
+        middle.selectbox("Step", list(names), key=LESSON.key, format_func=names.get,
+                         label_visibility="collapsed")
+    else:
+        seen = room.view.version if room.view is not None else -1
+        keys = (f"lesson_prev_v{seen}", f"lesson_pick_v{seen}", f"lesson_next_v{seen}")
+        middle.selectbox("Step", list(names), index=n - 1, key=keys[1],
+                         format_func=names.get, label_visibility="collapsed",
+                         on_change=_picked, args=(room, keys[1], seen, n))
+    left.button("←", key=keys[0], disabled=n == 1, on_click=_go, args=(n - 1, room, seen),
+                width="stretch", help="The previous step")
+    right.button("Next →", key=keys[2], disabled=n == len(lesson.steps), on_click=_go,
+                 args=(n + 1, room, seen), type="primary", width="stretch")
+
+
+def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
+                draw: Callable, lesson: Lesson, room: Room | None = None) -> None:
+    """The step beside its view: text, question, prediction and answer on the left, the
+    step's view (``draw(view, a, layer)``) on the right, so both fit one screen. In a room the
+    host drives the room's step and, once it is revealed, sees the answer, the class's answers
+    and the step's chart on one screen; a student exploring the full page finds the way back
+    to the class's page here."""
+    n = lesson.steps.index(step) + 1
+    if room is None or room.host:
+        navigation(n, lesson, room)
+    why_not = missing(step, a) if a is not None else None
+    told = (derived(("tell", lesson.digest, a.key, n, layer), lambda: step.tell(a, layer))
+            if a is not None and not why_not and a.key else
+            step.tell(a, layer) if a is not None and not why_not else None)
+    text, look, question = step.render(told)
+    present = bool(state.shown(PRESENT))
+    scale = FONT_SCALE if present else 1.0
+    revealed = room is not None and not room.hidden
+    left, right = st.columns([2, 3], gap="medium")
+    with left:
+        heading = f"## Step {n} of {len(lesson.steps)}: {step.title}"
+        off = off_plan(step, a) if a is not None else None
+        st.markdown(heading + (f"\n\n{off}" if off else ""))
+        if off and (room is None or room.host):
+            st.button("Open this step with its own settings", key="lesson_replan_go",
+                      on_click=lambda: st.session_state.__setitem__(REPLAN, n))
+        if revealed:                               # the answer first, the text folded
+            st.markdown(f"**Question for the class:** {question}")
+        else:
+            st.markdown(f"{text}\n\n**Look at:** {look}\n\n"
+                        f"**Question for the class:** {question}")
+        if told is not None and told.note:
+            st.caption(told.note)
+        _left(a, layer, why_not, told, room, scale)
+        if revealed:
+            with st.expander("About this step"):
+                st.markdown(f"{text}\n\n**Look at:** {look}")
+    with right:
+        if room is not None and room.hidden:
+            if room.host:                         # the poll screen: join, and the answers
+                room_card(room, present)
+                class_answers(room, told, a, layer, scale)
+            else:
+                hidden_note(room)
+        elif a is not None:
+            if revealed and room.host and told is not None:
+                _class_beside_answer(room, told, a, layer, scale, n)
+            if told is not None and st.session_state.pop(OPENED, None) == n:
+                state.force(told.page)       # the question's own view (its decoder step)
+            state.narrow = True
+            draw(step.state.get("view", "Heads"), a, layer)
+
+
+def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale: float,
+                         n: int) -> None:
+    """After the reveal, on the host's page: the class's answers, then the chart that answers
+    the step (the one each student sees), then the step's whole view below."""
+    if told.question is not None and told.question.of.chart == "links" and room.view is not None:
+        show_versus(a, told, room.view.counts, room.view.n_answered, key="host_versus",
+                    name=f"xattn-class-{room.code}-step{n}-answer", font_scale=scale,
+                    table=False)             # the table is in the answer, on the left
+        return
+    if told.row is not None and told.question is not None \
+            and told.question.of.control == "tokens":
+        class_answers(room, told, a, layer, scale, compact=True)
+        return                            # the class's taps beside the row: the answer itself
+    charts = step_answer_charts(a, told, room.view)
+    cols = st.columns(1 + len(charts))    # side by side: both on a projector's first screen
+    with cols[0]:
+        class_answers(room, told, a, layer, scale, compact=True)
+    for k, ((fig, alt), col) in enumerate(zip(charts, cols[1:], strict=True)):
+        show_chart(narrowed(fig, width_chars=round(30 / scale), font=round(12 * scale)),
+                   key=f"host_answer_chart_{k}", alt=alt, where=col,
+                   name=f"xattn-class-{room.code}-step{n}-answer")
+
+
+def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None,
+          scale: float = 1.0) -> None:
+    """Alone: the prediction, then the answer. A host: the answer once revealed, the class's
+    answers beside it, and the class panel. A student exploring: the way back."""
+    if a is None:
+        st.info("The answer appears once the weights above can be computed.")
+        return
+    if why_not:
+        st.info(why_not, icon=":material/info:")
+    if room is not None and not room.host:
+        st.caption("Your prediction is on the class's page: *Back to the class*, above.")
+        return
+    asks = told is not None and told.question is not None
+    if room is None:
+        said = prediction_widget(told, PREDICT) if asks else None
+        if told is not None:
+            with st.expander("Show the answer (computed from the numbers on screen)"):
+                if said is not None:
+                    st.markdown(verdict(told, said))
+                st.markdown(told.answer)
+                if asks and told.question.of.chart == "links":   # one against the heads
+                    show_versus(a, told, dict.fromkeys(said or (), 1), int(said is not None),
+                                who="you", key="lesson_versus", name="xattn-lesson-versus",
+                                font_scale=scale, table=False)
+                    st.markdown(class_versus(a, dict.fromkeys(said or (), 1),
+                                             int(said is not None), "you").table)
+                answer_charts(told, scale, a)
+        return
+    if not room.hidden and told is not None:
+        st.markdown(f"**The answer.** {told.answer}")
+        if told.question is not None and told.question.of.chart == "links" and room.view:
+            st.markdown(class_versus(a, room.view.counts, room.view.n_answered).table)
+    class_controls(room)

@@ -1,0 +1,334 @@
+"""What a room adds to the host's page: the room card (the code, the student link and its QR
+code), the class panel that drives the class (*Reveal*, a timer, *Ask again*, *Next step*, the
+answers as CSV) and the class's answers, live.
+
+The count and the answers are fragments with keys: when an answer arrives the page's follow
+component reruns them alone (``xattn/ui/room/follow.py``), never the whole page. Every
+action goes to the store; every page of the room follows it, the host's other pages (a laptop
+and a projector) included.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import ipaddress
+import math
+import os
+import time
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+from xattn.classroom import NO_QUESTION, ClassroomError, answers_csv, qr_svg
+from xattn.figures.classroom import CLASS_ALT, class_figure, revote_figure, taps_figure
+from xattn.figures.frozen import narrowed
+from xattn.jobs import LABELS
+from xattn.lesson import Told, is_right
+from xattn.literal import md_code
+from xattn.sources import Attention
+from xattn.ui.charts import show_chart
+from xattn.ui.link import ROOM
+from xattn.ui.room.devices import devices_panel, door
+from xattn.ui.room.follow import LIVE_FRAGMENTS
+from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action
+
+__all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
+           "countdown", "PUBLIC_URL_ENV", "TIMERS"]
+
+PUBLIC_URL_ENV = "XATTN_PUBLIC_URL"      # the address phones reach the app at
+TIMERS = (30, 60, 90)                    # seconds a host's countdown may run
+_LOCAL = ("localhost", "localhost.localdomain", "ip6-localhost")
+
+
+def student_link(code: str) -> tuple[str, str | None]:
+    """The link students open (``?room=CODE`` on the address phones reach), and why phones
+    cannot reach it, if they cannot: ``$XATTN_PUBLIC_URL``, else Streamlit's
+    ``browser.serverAddress`` (and ``browser.serverPort``) when set to another host than
+    localhost, else this page's own address."""
+    query = "?" + urlencode({ROOM.key: code})
+    public = os.environ.get(PUBLIC_URL_ENV, "").strip()
+    if public:
+        return public.split("?")[0].rstrip("/") + "/" + query, None
+    address = str(st.get_option("browser.serverAddress") or "")
+    if address and not _is_local(address):
+        port = st.get_option("browser.serverPort")
+        scheme = "https" if str(port) == "443" else "http"
+        default = str(port) in ("80", "443")
+        return f"{scheme}://{address}{'' if default else f':{port}'}/{query}", None
+    base = (st.context.url or "http://localhost:8501/").split("?")[0]
+    host = urlsplit(base).hostname or ""
+    if _is_local(host):
+        return base + query, (
+            f"This page's address ({md_code(host)}) is this computer's own: phones cannot "
+            f"open it. Start the app with {md_code(f'{PUBLIC_URL_ENV}=http://ADDRESS:8501')} "
+            "(this computer's address on the room's network, e.g. from `hostname -I`), or set "
+            "`browser.serverAddress` in `.streamlit/config.toml`, or open this page at that "
+            "address, and the QR code follows.")
+    return base + query, None
+
+
+def _is_local(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host in _LOCAL:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def room_card(room: Room, present: bool) -> None:
+    """The host's card: the code, the student link and its QR code, large on a projector
+    while the class joins (the room's first step), a strip afterwards so that the question's
+    answers fit the same screen."""
+    link, unreachable = student_link(room.code)
+    large = room.view is not None and room.view.step == 1
+    widths = ([2, 3] if present else [1, 2]) if large else [1, 4]
+    qr, words = st.columns(widths, vertical_alignment="center")
+    with qr:
+        svg = base64.b64encode(qr_svg(link).encode()).decode()
+        alt = html.escape(f"QR code of the class link {link}", quote=True)
+        width = (200 if present else 160) if large else 96
+        st.html(f'<img alt="{alt}" src="data:image/svg+xml;base64,{svg}" '
+                f'style="width:100%;max-width:{width}px;image-rendering:pixelated">')
+    with words:
+        size = ("2.6rem" if present else "2rem") if large else "1.6rem"
+        st.html(f'<div style="font-size:1rem">Join the class: code</div><div style="font-size:'
+                f'{size};font-weight:700;letter-spacing:0.12em">{room.code}</div>')  # A-Z, 2-9
+        st.markdown(f"or open {md_code(link)}")
+    if unreachable:
+        st.warning(unreachable, icon=":material/wifi_off:")
+
+
+def _read(room: Room, fragment: str):
+    """The room now (what the count shows), or None if the store does not answer (the
+    page's last reading stays on screen). Notes ``fragment`` as drawn: the follow
+    component reruns it when the tally moves."""
+    drawn = st.session_state.setdefault(LIVE_FRAGMENTS, [])
+    if fragment not in drawn:
+        drawn.append(fragment)
+    try:
+        return class_store().room_view(room.code)
+    except ClassroomError as err:
+        st.warning(f"The class store does not answer: {md_code(str(err))}",
+                   icon=":material/cloud_off:")
+        return None
+
+
+@st.fragment(key="class_controls")
+def class_controls(room: Room) -> None:
+    """The host's live count ("31 of 42 answered") and the buttons that drive the class."""
+    error = st.session_state.pop(HOST_ERROR, None)
+    if error == STALE:
+        st.warning(STALE, icon=":material/update:")
+    elif error:
+        st.error(md_code(error), icon=":material/error:")
+    view = _read(room, "class_controls")
+    if view is None:
+        return
+    closed = view.phase == "closed"
+    st.metric("Predictions", f"{view.n_answered} of {max(view.n_present, view.n_answered)} "
+              "answered", help="Students whose page is open, and how many of them predicted "
+                               "this step (the last answer of each counts).")
+    if view.timer is not None and view.phase == "asking":
+        countdown(view.timer.ends_at)
+    elif closed:
+        st.caption("Time is up: answers are closed.")
+    code, key, step, seen = room.code, room.host, view.step, view.version
+    left, right = st.columns(2)
+    if view.phase != "revealed":
+        left.button("Reveal", key="reveal", type="primary", icon=":material/visibility:",
+                    width="stretch", on_click=_act,
+                    args=(lambda s: s.reveal(code, key, step), room, seen))
+    else:
+        left.button("Ask again", key="ask_again", icon=":material/replay:", width="stretch",
+                    help="A new round of this step: the class votes again (after discussing), "
+                         "and both rounds are shown side by side.", on_click=_act,
+                    args=(lambda s: s.ask_again(code, key, step), room, seen))
+    if view.step < view.n_steps:                 # the room's own lesson
+        right.button("Next step", key="class_next", icon=":material/arrow_forward:",
+                     width="stretch", on_click=_act,
+                     args=(lambda s: s.set_step(code, key, step + 1), room, seen))
+    if view.phase == "asking":
+        _timer_controls(room, view)
+    door(room, view)
+    devices_panel(room, student_link(code)[0])
+    st.download_button("The class's answers (CSV)", _csv(room), f"xattn-class-{code}.csv",
+                       "text/csv", key="class_csv", on_click="ignore", width="stretch",
+                       help="Counts per answer, step and round, each round's timer, and how "
+                            "many changed to each answer in a revote: no names, no ids.")
+    if (view.version, view.phase) != (room.view.version, room.view.phase):
+        st.rerun(scope="app")                        # another host page moved the class
+
+
+def _timer_controls(room: Room, view) -> None:
+    cols = st.columns([3, 2], vertical_alignment="center")
+    seconds = cols[0].segmented_control("Timer", TIMERS, key="timer_seconds",
+                                        format_func=lambda s: f"{s} s", default=60,
+                                        help="A countdown on every screen; at zero the "
+                                             "question closes to answers.")
+    reveal = cols[1].toggle("Reveal at zero", key="timer_reveal")
+    label = "Restart the timer" if view.timer is not None else "Start the timer"
+    code, key, step = room.code, room.host, view.step
+
+    def start(store) -> None:       # the choices as they are at the press
+        chosen = st.session_state.get("timer_seconds") or seconds
+        store.start_timer(code, key, step, float(chosen),
+                          bool(st.session_state.get("timer_reveal", reveal)))
+    st.button(label, key="timer_start", icon=":material/timer:", width="stretch",
+              disabled=seconds is None, on_click=_act, args=(start, room, view.version))
+
+
+def _act(action, room: Room, seen: int) -> None:
+    """A host's button (a callback): ``action(store)`` if the class is as the page drew it
+    (version ``seen``), then the whole page runs (the class panel is a fragment)."""
+    host_action(action, room, seen)
+    st.rerun(scope="app")
+
+
+def _csv(room: Room) -> str:
+    try:
+        store = class_store()
+        tallies = store.results(room.code, room.host)
+        moves = {(t.step, t.round): store.changes(room.code, room.host, t.step, t.round - 1,
+                                                  t.round)
+                 for t in tallies if t.round > 1}
+    except ClassroomError:
+        return ""
+    return answers_csv(tallies, moves=moves)
+
+
+@st.fragment(key="class_answers")
+def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int,
+                  font_scale: float = 1.0, compact: bool = False) -> None:
+    """The class's predictions as a bar chart, live; after the reveal the right answer is
+    outlined, a revote shows the rounds side by side with how many moved to the right answer,
+    and a tapped word's row is put beside the class's taps."""
+    view = _read(room, "class_answers")
+    if view is None:
+        return
+    if view.question == NO_QUESTION:
+        st.caption("The class has nothing to predict on this step: reveal it to show them "
+                   "the weights.")
+        return
+    revealed = view.phase == "revealed"
+    truth = told.truth if told is not None and revealed else None
+    taps = (revealed and told is not None and a is not None and told.row is not None
+            and view.question.of.control == "tokens")
+    if revealed and view.round > 1 and told is not None:
+        _revote(room, view, told, font_scale, compact)
+    elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
+        fig = class_figure(view.question, view.counts, view.n_answered, truth=truth,
+                           also=_also(told) if truth is not None else (), labels=LABELS,
+                           font_scale=font_scale)
+        if compact and view.question.of.one_answer:
+            fig.update_layout(height=230, margin=dict(b=4))   # a narrow column beside the answer
+        if compact:
+            fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+        show_chart(fig, key="class_answers", name=f"xattn-class-{room.code}-step{view.step}",
+                   alt=_ALTS[view.question.of.chart])
+    if taps:
+        _taps(a, layer, view, told)
+
+
+def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = False) -> None:
+    try:
+        store = class_store()
+        tallies = [t for t in store.results(room.code, room.host) if t.step == view.step]
+        moved = store.changes(room.code, room.host, view.step, view.round - 1, view.round)
+    except ClassroomError as err:
+        st.warning(md_code(str(err)), icon=":material/cloud_off:")
+        return
+    first = next(t for t in tallies if t.round == view.round - 1)
+
+    def right(answer) -> bool:
+        return is_right(told, answer)
+    to_right = sum(n for (a, b), n in moved.items() if b is not None and right(b)
+                   and (a is None or not right(a)))
+    away = sum(n for (a, b), n in moved.items() if a is not None and right(a)
+               and b is not None and not right(b))
+    # Whole answers (a parts answer right in every part, links the gold exactly), counted
+    # from each student's pair of answers: the counts of parts and links are per element.
+    rounds = [[a for (a, _), n in moved.items() if a is not None for _ in range(n)],
+              [b for (_, b), n in moved.items() if b is not None for _ in range(n)]]
+    share = [sum(map(right, r)) / max(1, len(r)) for r in rounds]
+    what = {"bars": "the right answer", "grid": "the right answer (every part right)",
+            "links": "the gold alignment exactly"}[view.question.of.chart]
+    st.markdown(f"**{to_right} moved to {what}** in round {view.round}"
+                f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
+                f"{len(rounds[0])} in round {view.round - 1}, {share[1]:.0%} of "
+                f"{len(rounds[1])} now.")
+    if not view.question.of.one_answer:               # this round's grid, the truth marked
+        fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
+                           also=_also(told), labels=LABELS, font_scale=font_scale)
+        if compact:
+            fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+        show_chart(fig, key="class_revote", alt=_ALTS[view.question.of.chart],
+                   name=f"xattn-class-{room.code}-step{view.step}-revote")
+        return
+    fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
+                        rounds=(view.round - 1, view.round), font_scale=font_scale)
+    if compact:
+        fig.update_layout(height=260, margin=dict(b=4))
+        fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+    show_chart(fig, key="class_revote", name=f"xattn-class-{room.code}-step{view.step}-revote",
+               alt="Grouped bar chart: the class's predictions in the earlier and the later "
+                   "round, per answer; the right answer outlined.")
+
+
+def _also(told: Told | None) -> tuple:
+    """What is just as right: a tie's answers, or each part's close calls."""
+    return () if told is None else told.also_right
+
+
+_ALTS = CLASS_ALT
+
+
+def _taps(a: Attention, layer: int, view, told: Told) -> None:
+    """Where the class expected the target token to look, beside where the head looks."""
+    if told.row is None:
+        return
+    i, head = told.row
+    weights = a.layer(layer)
+    row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
+    names = view.question.choices                # repeated words with their position
+    names = names if len(names) == len(a.src_tokens) else a.src_tokens
+    show_chart(taps_figure(names, {int(k): n for k, n in view.counts.items()}, row,
+                           target=a.tgt_tokens[i],
+                           head=f"head {head + 1}" if head >= 0 else "all heads"),
+               key="class_taps", name=f"xattn-class-{view.code}-expected",
+               alt="Two rows of colour: the share of students who tapped each source token, "
+                   "and the row of attention weights.")
+
+
+def hidden_note(room: Room) -> None:
+    """What a page in a room shows instead of the weights before the reveal."""
+    who = "you reveal" if room.host else "your teacher reveals"
+    step = room.view.step if room.view is not None else "this"
+    st.info(f"The weights of step {step} are hidden until {who} them: predict first, then "
+            "see.", icon=":material/visibility_off:")
+
+
+
+def countdown(ends_at: float) -> None:
+    """A countdown to ``ends_at`` (seconds since the epoch, the store's clock) that the
+    browser updates every quarter second: no rerun of the page. Constant HTML and numbers
+    only."""
+    left = max(0.0, ends_at - time.time())
+    ident = f"xattn-countdown-{int(ends_at * 1000)}"
+    st.html(
+        f'<div role="timer" aria-live="off" style="font-size:1.35rem;font-weight:700;'
+        f'text-align:right;font-variant-numeric:tabular-nums" id="{ident}" '
+        f'data-left="{left:.3f}">⏱ {_clock(left)}</div>'
+        "<script>(()=>{const el=document.getElementById(" + repr(ident) + ");"
+        "if(!el)return;const end=Date.now()+1000*parseFloat(el.dataset.left);"
+        "const tick=()=>{const s=Math.max(0,Math.ceil((end-Date.now())/1000));"
+        "el.textContent='⏱ '+Math.floor(s/60)+':'+String(s%60).padStart(2,'0');"
+        "if(s>0)setTimeout(tick,250);else el.textContent='⏱ time is up';};tick();})()"
+        "</script>", unsafe_allow_javascript=True)
+
+
+def _clock(seconds: float) -> str:
+    s = math.ceil(seconds)
+    return f"{s // 60}:{s % 60:02d}"

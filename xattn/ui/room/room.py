@@ -1,0 +1,404 @@
+"""A class in a room: the lecturer drives the lesson, the students predict, then see.
+
+``?class=new`` (or *Start a class* in the sidebar) makes a room in the class store
+(``xattn.classroom``: SQLite on this machine, or Redis across machines) and puts
+``room=CODE`` in the lecturer's link, the host key in the session and, through `claim`, in an
+HttpOnly cookie of the browser; students open ``?room=CODE``. The room's step is
+the room's: every page in the room shows it, the host's pages included (a laptop and a
+projector are two host pages of one class), and only a host's explicit action (a step, *Reveal*,
+*Ask again*, a timer) changes it. Until the host reveals a step, the weights stay hidden; after
+the reveal each student sees the truth with their own prediction, and the host the class's.
+
+A student's link (``?room=CODE``) opens the phone's own light page (``xattn/ui/server``):
+this Streamlit page is the lecturer's, and the full page a student opens from the phone
+(*Explore this step on the full page*, ``explore=1``). Both follow the room without polling:
+a public component listens to the room's pulse and asks for the page's own rerun
+(``xattn/ui/room/follow.py``).
+
+Only "no such room" and "wrong host key" leave a room. A store that does not answer keeps
+every page in its room, on the last step it read, with a notice; answers wait in the outbox.
+The host key lives only in the lecturer's session and cookie, never in an address or on
+screen (another device gets it through a one-time device code, ``xattn/ui/room/devices.py``): a
+student's page, link and messages never hold it, and a wrong key is refused without saying
+whether the room exists. A key a new one replaced signs its device out: a student's page.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from xattn.classroom import (
+    ClassroomError,
+    ClassStore,
+    DeviceCodeRefused,
+    HostRefused,
+    LimitReached,
+    RoomNotFound,
+    RoomView,
+    normalize_code,
+)
+from xattn.classroom.config import configured, open_store
+from xattn.literal import md_code, show_value
+from xattn.ui.link import CLASS, COURSE, DEVICE, EXPLORE, HOST, LESSON, ROOM, VIEW
+from xattn.ui.room.follow import follow_room, new_run
+from xattn.ui.room.identity import allowed, host_cookie, student_id
+from xattn.ui.state import Notice, PageState
+
+__all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
+           "join_box", "back_to_class", "keep_host_key", "HOST_ERROR",
+           "STALE"]
+
+_MADE = "_xattn_room_made"      # session: the room this session made (one per session)
+_JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
+_FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
+_LAST = "_xattn_room_last"      # session: the last RoomView read (shown while the store is out)
+_KEYS = "_xattn_host_keys"      # session: room code -> the host key this page drives it with
+_OLD_KEYS = "_xattn_old_keys"   # session: host keys a new one replaced (this device signed out)
+
+
+@st.cache_resource(show_spinner=False)
+def _stores(redis_url: str, path: str) -> ClassStore:
+    return open_store(redis_url=redis_url, path=path)
+
+
+def class_store() -> ClassStore:
+    """The server's class store for its configuration (``XATTN_REDIS_URL`` or
+    ``XATTN_CLASS_STORE``), shared by every session; `StoreUnavailable` if it cannot be
+    opened (tried again on the next call)."""
+    return _stores(*configured())
+
+
+@dataclass
+class Room:
+    """This session's class: its code, the host key (the lecturer's pages only; None: a
+    student exploring the full page), the room as last read, the student id."""
+
+    code: str
+    host: str | None
+    view: RoomView | None      # None: the store has not answered this session yet
+    student: str | None        # None: a browser without its id (the phone's page gives one)
+    problem: str | None = None  # the store's words when it did not answer this run
+    tally: int = 0             # the room's tally as read before the view (the count drawn)
+    now: float = 0.0           # the store's clock at the read
+
+    @property
+    def hidden(self) -> bool:
+        """The weights stay hidden: the class has not seen this step's answer yet."""
+        return self.view is None or self.view.phase != "revealed"
+
+    @property
+    def closed(self) -> bool:
+        """This round's time ran out (on the store's clock as this page last read it)."""
+        timer = self.view.timer if self.view is not None else None
+        return timer is not None and time.time() >= timer.ends_at
+
+    def __repr__(self) -> str:
+        step = self.view.step if self.view is not None else "?"
+        return f"Room({self.code}, {'host' if self.host else 'student'}, step {step})"
+
+
+def room_setup(state: PageState, start) -> Room | None:
+    """Read the class from the link (or make one for ``class=new``), before the lesson step is
+    chosen: the page then shows the room's step. ``start()`` gives a new room's lesson, its
+    questions and one line for each step that cannot run (``xattn.ui.lesson.start.new_class``).
+    None when the page is in no room (or says why not)."""
+    new_run()                                   # the count's fragments are noted afresh
+    if state.take(CLASS) == "new" and not st.session_state.get(_MADE):
+        _make_room(state, start)
+    device = state.take(DEVICE)
+    code, linked = state.value(ROOM), state.value(HOST)
+    state.drawn.pop(HOST.key, None)             # the host key is never in the address bar
+    if not code:
+        if linked:
+            state.notices.append(Notice("link", HostRefused().args[0]))
+        return None
+    if device:
+        _redeem(state, code, device)
+    key = _host_key(code, linked)
+    tally = 0
+    try:
+        store = class_store()
+        # a page already in this room guesses nothing (no read of the guess limit per run),
+        # nor does the lecturer's own page: a hall's mistyped codes never lock the class out
+        if st.session_state.get(_JOINED) != code and not key and not allowed(
+                store, "failed_joins", peek=True):
+            _leave(state, _GUESSING.format(*store.limits.failed_joins), counted=False)
+            return None
+        code = normalize_code(code)
+        if key:
+            key = _still_host(state, store, code, key, from_link=bool(linked))
+        student = None if key else student_id(store, code)
+        # The tally first: an answer that lands between the two reads is then in the view
+        # but not in the tally drawn, and the page is asked once more (follow.py).
+        pulse = store.pulse([code]).get(code)
+        tally = pulse.tally if pulse is not None else 0
+        view, problem = store.room_view(code, None if key else student, present=False), None
+    except RoomNotFound as err:
+        if st.session_state.get(_JOINED) == code:   # in it a moment ago: away, not gone
+            view, problem = None, _Away.MESSAGE
+            student = st.session_state.get("_xattn_student", {}).get(code)
+        else:
+            _leave(state, str(err))
+            return None
+    except HostRefused as err:                  # the same words whether or not it exists
+        st.session_state.get(_KEYS, {}).pop(code, None)
+        _leave(state, str(err))
+        return None
+    except ClassroomError as err:               # unavailable, or cannot be opened at all
+        view, problem = None, _unavailable(err)
+        student = st.session_state.get("_xattn_student", {}).get(code)
+    last = st.session_state.get(_LAST)
+    if view is None and last is not None and last.code == code:
+        view = last                                  # the last step read, until it is back
+    elif view is not None:
+        st.session_state[_LAST] = view
+    room = Room(code, key or None, view, student, problem=problem, tally=tally,
+                now=time.time())
+    if not key:
+        state.drawn[EXPLORE.key] = "1"       # a student's page in a room is the full page
+    elif host_cookie().get(code) != key:
+        claim(code, key)                     # this browser's cookie gets the key
+    _place(state, room)
+    return room
+
+
+SIGNED_OUT = ("This device no longer drives class {code}: another of your devices signed "
+              "every other device out (a new host key). It shows the class as a student "
+              "sees it; to drive the class from here again, make a device code on the device "
+              "that drives it (*Your devices*).")
+
+
+def _still_host(state: PageState, store: ClassStore, code: str, key: str, *,
+                from_link: bool) -> str | None:
+    """``key`` if it still drives the room. A key this page or its browser held that a new
+    one replaced signs this device out: the page says so and stays in the room as a
+    student's (None). A host link's refused key leaves the room (`HostRefused`)."""
+    try:
+        store.check_host(code, key)
+        return key
+    except HostRefused:
+        if from_link:
+            raise
+        if st.session_state.get(_JOINED) == code and code not in store.pulse([code]):
+            raise _Away(_Away.MESSAGE) from None   # not signed out: the room is away
+    st.session_state.get(_KEYS, {}).pop(code, None)
+    st.session_state.setdefault(_OLD_KEYS, set()).add(key)
+    state.notices.append(Notice("link", SIGNED_OUT.format(code=code)))
+    return None
+
+
+def _redeem(state: PageState, code: str, device: str) -> None:
+    """A one-time device code from the link (*Your devices* on another host page): this
+    session drives the room with the key it was made for, or the page says why not."""
+    try:
+        store = class_store()
+        if not allowed(store, "failed_joins", peek=True):
+            state.notices.append(Notice("link", _GUESSING.format(*store.limits.failed_joins)))
+            return
+        keep_host_key(normalize_code(code), store.redeem_device(code, device))
+    except (HostRefused, RoomNotFound) as err:      # DeviceCodeRefused: the same words
+        try:
+            allowed(class_store(), "failed_joins")
+        except ClassroomError:
+            pass
+        state.notices.append(Notice("link", md_code(str(err)) if isinstance(err, RoomNotFound)
+                                    else DeviceCodeRefused.MESSAGE))
+    except ClassroomError as err:
+        state.notices.append(Notice("link", f"The device code could not be checked: "
+                                    f"{md_code(str(err))} It was not used: open its link "
+                                    "again in a moment."))
+
+
+def _host_key(code: str, linked: str) -> str | None:
+    """The host key of room ``code`` this page holds: the one a link brought (a server
+    without ``xattn/ui/server/host.py`` in front, as in AppTest), the one this session
+    made or made anew, or the one in this browser's cookie."""
+    try:
+        code = normalize_code(code)
+    except (RoomNotFound, TypeError):
+        return None
+    keys = st.session_state.setdefault(_KEYS, {})
+    if linked:
+        keys[code] = linked
+    cookie = host_cookie().get(code)
+    if cookie in st.session_state.get(_OLD_KEYS, ()):
+        cookie = None                        # signed out: the browser drops it on its next load
+    return keys.get(code) or cookie or None
+
+
+def keep_host_key(code: str, key: str) -> None:
+    """This session drives room ``code`` with ``key`` (a room it made, a key it made anew)."""
+    st.session_state.setdefault(_KEYS, {})[code] = key
+
+
+_CLAIM_JS = """
+export default function ({ data }) {
+  const done = (window.__xattnClaimed = window.__xattnClaimed || {});
+  if (done[data.url] === data.key) return;
+  done[data.url] = data.key;
+  fetch(data.url, { method: "POST", credentials: "same-origin",
+                    headers: { "Content-Type": "application/json" },
+                    body: JSON.stringify({ key: data.key }) })
+    .then((r) => { if (!r.ok) delete done[data.url]; })
+    .catch(() => { delete done[data.url]; });
+}
+"""
+_claim = st.components.v2.component("xattn_claim", js=_CLAIM_JS)
+
+
+def claim(code: str, key: str) -> None:
+    """Hand ``key`` to this browser as room ``code``'s HttpOnly cookie (``POST
+    /live/CODE/host``): the page reloaded, or opened again at ``/?room=CODE``, is the
+    lecturer's again, and no address bar ever held the key."""
+    _claim(key="xattn_claim", height=0, data={"url": f"live/{code}/host", "key": key})
+
+
+class _Away(ClassroomError):
+    """The store does not have a room this page was in a moment ago (it restarted empty):
+    the server process that serves its streams gives it back (``xattn.classroom.hub``)."""
+
+    MESSAGE = ("The class store does not have this class at this moment (it restarted?): the "
+               "server is giving it back, answers included. This page stays on the step it "
+               "last read and follows the class as soon as it is back.")
+
+
+def _unavailable(err: ClassroomError) -> str:
+    if isinstance(err, (LimitReached, _Away)):
+        return str(err)
+    return (f"The class store is not answering ({md_code(str(err))}). This page stays in the "
+            "class and shows its step as soon as the store is back.")
+
+
+def _place(state: PageState, room: Room) -> None:
+    """Put the page on the room's step: the Lesson view when the page arrives in the room,
+    and always the room's step (a host page too: only a host's action moves the class)."""
+    arrived = st.session_state.get(_JOINED) != room.code
+    st.session_state[_JOINED] = room.code
+    forced = {}
+    if room.view is not None:
+        forced[LESSON.key] = room.view.step
+    if arrived:
+        forced[VIEW.key] = "Lesson"
+    state.force(forced)
+
+
+def _make_room(state: PageState, start) -> None:
+    lesson, questions, problems = start()
+    if problems:
+        state.notices.append(Notice("link", (
+            f"No class was started: the lesson {md_code(lesson.title)} cannot run on this "
+            "server. Mend it and start again:\n\n" + "\n".join(f"- {p}" for p in problems))))
+        return
+    try:
+        store = class_store()
+        if not allowed(store, "new_rooms"):
+            limit, window = store.limits.new_rooms
+            state.notices.append(Notice("link", (
+                f"No class could be started: more than {limit} classes were started from your "
+                f"network in the last {window / 3600:g} hours, the most this server takes. "
+                "Use a class you started, or wait.")))
+            return
+        code, key = store.create_room(questions, lesson.to_json())
+    except ClassroomError as err:
+        state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
+        return
+    st.session_state[_MADE] = code
+    keep_host_key(code, key)
+    state.force({ROOM.key: code, VIEW.key: "Lesson", LESSON.key: 1, COURSE.key: ""})
+
+
+_GUESSING = ("More than {} class codes that open no class were tried from your network in the "
+             "last {:g} seconds: wait a few minutes, then type the code your teacher shows.")
+
+
+def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
+    """Out of the room: say why (the store's words, literally) and keep nothing of it; the
+    page then offers a box for the code (`join_box`, on the page itself: a phone's sidebar is
+    folded). A code that opens no class counts against the client's failed joins."""
+    if counted:
+        try:
+            allowed(class_store(), "failed_joins")
+        except ClassroomError:
+            pass
+    state.notices.append(Notice("link", f"{md_code(why)} Type the class code below to join."))
+    for p in (ROOM, HOST):
+        state.drawn.pop(p.key, None)
+        st.session_state.pop(p.key, None)
+    st.session_state[_FAILED] = True
+
+
+def move_class(room: Room, step: int, seen: int | None) -> None:
+    """A host's page moves the class to ``step`` (a callback: the run that follows draws
+    it), if the class is still as the page drew it (``seen``: its version then)."""
+    host_action(lambda store: store.set_step(room.code, room.host, step), room, seen)
+
+
+STALE = ("The class had moved since this page drew it (another of your devices, or a "
+         "timer): your press was not applied. The page now shows the class as it is; press "
+         "again if you still mean it.")
+
+
+def host_action(action, room: Room, seen: int | None) -> bool:
+    """Run a host's ``action(store)`` if room ``room`` is still at version ``seen`` (the one
+    the page showed when it was pressed); whether it ran. What the store refuses, and a
+    press on a class that had moved meanwhile, is said on the next run.
+
+    A press carries the version its page drew, so a press made on an out-of-date screen
+    never moves the class: a lecturer's second device that had not drawn the last move yet,
+    or a page whose step picker still shows the step before when its run that drew the move
+    was cut short (the picker's stale value then reaches the server as a change)."""
+    try:
+        store = class_store()
+        if seen is not None and store.room_view(room.code).version != seen:
+            st.session_state[HOST_ERROR] = STALE
+            return False
+        action(store)
+        return True
+    except ClassroomError as err:
+        st.session_state[HOST_ERROR] = str(err)
+        return False
+
+
+HOST_ERROR = "_xattn_room_error"   # session: what the store said to a host's last action
+
+
+def follow(room: Room) -> None:
+    """Keep this page in step with its room (call once per full run): it reruns itself when
+    the room moves, and its count when someone answers (``xattn/ui/room/follow.py``)."""
+    view = room.view
+    version = view.version if view is not None else -1
+    ends_at = view.timer.ends_at if view is not None and view.timer is not None else None
+    follow_room(room.code, version, room.tally, ends_at, room.closed, room.now)
+
+
+def join_box() -> None:
+    """A box to type a class code: on the page when the link's class could not be joined,
+    in the sidebar otherwise."""
+    where = st.container() if st.session_state.get(_FAILED) else st.sidebar
+    code = where.text_input("Join a class: its code", key="join", max_chars=12,
+                            placeholder="e.g. HJK23M")
+    if not code:
+        return
+    try:
+        code = normalize_code(code)
+    except RoomNotFound:
+        where.error(f"{show_value(code, 20)} is not a class code: six letters and digits, "
+                    "as your teacher shows them.", icon=":material/error:")
+        return
+    st.session_state.pop(_FAILED, None)
+    st.query_params.clear()
+    st.query_params[ROOM.key] = code
+    st.session_state.pop("join")
+    st.session_state.pop("_xattn_seen", None)
+    st.rerun()
+
+
+def back_to_class(room: Room) -> None:
+    """On the full page a student explores: the way back to the phone's page of the class."""
+    step = room.view.step if room.view is not None else "?"
+    st.markdown(f"[Back to the class](?{urlencode({ROOM.key: room.code})}) · class "
+                f"{room.code} is on step {step}")

@@ -1,0 +1,106 @@
+"""The Training view: the toy model's training as a time-lapse (``xattn.timelapse``).
+
+A step control (``tstep=`` in the link) walks through about twenty snapshots of one run: every
+head's weights on the probe pair "the red cat sees the dog" at that step, with the gold word
+marked, the held-out loss and words aligned over the run, and per head whether it aligns by
+meaning (the swapped noun and adjective) or by position (the right one of two "the").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from xattn.figures.timelapse import head_curves_figure, run_curves_figure
+from xattn.record import Meta
+from xattn.sources import Attention
+from xattn.timelapse import PROBE_SENTENCE
+from xattn.ui.charts import show_chart
+from xattn.ui.compute import derived
+from xattn.ui.link import PRESENT, TSTEP
+from xattn.ui.look import FONT_SCALE
+from xattn.ui.state import PageState
+from xattn.ui.views.grid import head_grid
+
+__all__ = ["training_view", "onset_lines"]
+
+LEVEL = 0.5          # a head "aligns" once half of the held-out words find their gold word
+
+
+def onset_lines(tl) -> list[str]:
+    """One sentence per head: when it starts aligning, and by meaning or by position."""
+    onset = tl.onset(LEVEL)
+    last = {k: tl.by_head[k][-1] for k in ("moved_accuracy", "repeated_accuracy")}
+    lines = []
+    for h, step in enumerate(onset.tolist()):
+        moved, repeated = last["moved_accuracy"][h], last["repeated_accuracy"][h]
+        cue = ("by meaning and by position" if min(moved, repeated) >= 0.75 else
+               "by meaning" if moved >= repeated + 0.2 else
+               "by position" if repeated >= moved + 0.2 else "by both cues, neither reliably")
+        when = (f"reaches {LEVEL:.0%} of held-out words at step {step}" if step >= 0 else
+                f"never reaches {LEVEL:.0%} of held-out words alone")
+        lines.append(f"**Head {h + 1}** {when}; at the end it aligns {cue} (moved words "
+                     f"{moved:.0%}, repeated words {repeated:.0%}).")
+    return lines
+
+
+def training_view(a: Attention, layer: int, state: PageState) -> None:
+    if a.toy is None or a.toy.timelapse is None:
+        st.info("The time-lapse belongs to the toy task's trained weights: choose *Weights: "
+                "trained* in the sidebar to watch its heads learn.", icon=":material/info:")
+        return
+    tl = a.toy.timelapse()
+    n = len(tl.steps)
+    k = state.value(TSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
+                    why=f"(this run has {n} snapshots)")
+    present = bool(state.shown(PRESENT))
+    scale = FONT_SCALE if present else 1.0
+    # A projector shows the heads on its first screen: they come before the step control.
+    heads = st.container() if present else None
+    st.select_slider("Training step", list(range(n)), key=TSTEP.key,
+                     format_func=lambda i: f"step {tl.steps[i]}",
+                     help="Snapshots of this run, from its random start (step 0) to the end.")
+    step = int(tl.steps[k])
+    left, middle, right = st.columns(3)
+    left.metric(f"Step (of {int(tl.steps[-1])})", f"{step}",
+                help="Adam updates done when this snapshot was taken.")
+    middle.metric("Held-out loss", f"{tl.loss[k]:.4f}")
+    right.metric("Words aligned", f"{tl.word_accuracy[k]:.0%}",
+                 help=f"Held out: of {tl.n_heldout} sentences never trained on, the share of "
+                      "French words whose strongest attention (heads averaged) falls on their "
+                      "gold English word.")
+    frame = _frame(a, tl, k)
+    caption = (f"Every head on {PROBE_SENTENCE!r} at step {step}; ◻ marks each French word's "
+               "gold English word.")
+    with heads if heads is not None else st.container():
+        if heads is None:
+            st.caption(caption)
+        head_grid(frame, 0, state, top=1.0, stem=f"xattn-{a.meta.name}-step{step}",
+                  font_scale=scale, max_cols=2 if present or state.narrow else 4,
+                  legend_below=present)
+        if heads is not None:
+            st.caption(caption)
+    show_chart(run_curves_figure(tl, step, font_scale=scale), key="tl_run",
+               name=f"xattn-{a.meta.name}-run",
+               alt="Line chart over the training steps of the held-out loss and the share of "
+                   "held-out words aligned.")
+    show_chart(head_curves_figure(tl, step, font_scale=scale), key="tl_heads",
+               name=f"xattn-{a.meta.name}-heads",
+               alt="Line chart over the training steps, per head, of the accuracy on moved "
+                   "words (meaning) and on repeated words (position).")
+    st.caption("Solid: accuracy on the moved words (the swapped noun and adjective, which only "
+               "meaning finds); dashed: on the repeated words (the right one of two \"the\", "
+               "which only position finds). A head in the legend shows or hides both its lines.")
+    st.markdown("\n".join(f"- {line}" for line in onset_lines(tl)))
+
+
+def _frame(a: Attention, tl, k: int) -> Attention:
+    """Snapshot ``k`` as a record the head grid draws (the probe pair, its gold marks)."""
+    def make() -> Attention:
+        probe = tl.probe
+        weights = np.asarray(tl.weights[k])[None]                  # (1, n_heads, T, S)
+        return Attention(weights, tuple(probe.source), tuple(probe.target),
+                         np.ones(weights.shape[2:], bool), "trained",
+                         f"Snapshot at step {int(tl.steps[k])}.",
+                         Meta(name=f"{a.meta.name}-step"), gold=probe.alignment_matrix())
+    return derived(("timelapse-frame", a.key, k), make)

@@ -1,0 +1,252 @@
+"""The trained weights: the toy EN->FR task, trained once per setting for the whole class.
+
+`trained_source` draws the English and French boxes, the lexicon, the training controls (in
+the sidebar) and the training run (a live progress bar and loss curve when it trains), and
+returns the pair's weights with its gold alignment. `trained_statistics` is what the Head
+statistics view adds for these weights: which head learned what. Training is shared through
+``xattn.ui.weights.training_runs``; reading the pair is ``xattn.pairs``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from xattn.alignment import ALIGNMENT_MEASURES, Evaluated, GoldScores, pct
+from xattn.corpus import LEXICON
+from xattn.figures import loss_figure
+from xattn.literal import md_code
+from xattn.metrics import MEASURES
+from xattn.pairs import Problem, gold_text, read_pair
+from xattn.sources import Attention, trained_attention
+from xattn.train import TrainConfig
+from xattn.ui.charts import show_chart
+from xattn.ui.link import (
+    TR_HEAD_CHOICES,
+    TR_HEADS,
+    TR_MAX_SEED,
+    TR_SEED,
+    TR_SRC,
+    TR_STEP_CHOICES,
+    TR_STEPS,
+    TR_TGT,
+)
+from xattn.ui.state import PageState, text_value
+from xattn.ui.weights.training_runs import obtain
+
+DEFAULT_SRC = TR_SRC.default
+
+TASK = """
+**The task.** Each French (target) word must *retrieve the English (source) word it
+translates*: *chat* must look at *cat* and *rouge* at *red*, although French moves the adjective
+after the noun, and each *le* must pick its own *the*. The model is the cross-attention of the
+other tabs, one layer: the queries are the French words' vectors plus their positions, the keys
+and values the English words' vectors plus theirs.
+
+**The training.** Random sentences from a small grammar over the lexicon below, with their
+known word alignment. The output at each French word must reproduce the vector of its aligned
+English word (mean squared error), and attention is the only route to it. The word vectors
+stay fixed: nothing but $W^Q, W^K, W^V, W^O$ is trained (Adam, 32 sentences a step).
+A French word counts as **aligned** when the English word it attends to most (averaged over
+heads) is its gold word; *exact* also requires the right position, e.g. the right *the*.
+"""
+
+
+PAIR_COLUMNS = {  # column of the per-pair table: (label, help, number format)
+    "word_accuracy": ("on gold", "Share of this pair's target words whose strongest "
+                      "weight in this head falls on their gold word.", "pct"),
+    "gold_weight": ("gold weight", ALIGNMENT_MEASURES["gold_weight"], "%.2f"),
+} | {k: (MEASURES[k].short, MEASURES[k].description, "%.2f")
+     for k in ("confidence", "normalised_entropy", "diagonal_alignment", "monotonicity")}
+HELDOUT_COLUMNS = {
+    "word_accuracy": ("word", ALIGNMENT_MEASURES["word_accuracy"], "pct"),
+    "untrained_word": ("word, untrained", "The same head before training.", "pct"),
+    "exact_accuracy": ("exact", ALIGNMENT_MEASURES["exact_accuracy"], "pct"),
+    "moved_accuracy": ("swapped words", ALIGNMENT_MEASURES["moved_accuracy"], "pct"),
+    "repeated_accuracy": ("repeated words", ALIGNMENT_MEASURES["repeated_accuracy"], "pct"),
+    "gold_weight": ("gold weight", ALIGNMENT_MEASURES["gold_weight"], "%.2f"),
+}
+
+
+def _column_config(columns: dict, *, narrow: bool = False) -> dict:
+    """Labels, tooltips and formats; ``narrow`` sizes columns to their labels (px), so that a
+    half-page table shows every column."""
+    width = (lambda label: 14 + 6 * len(label)) if narrow else (lambda label: None)
+    config = {"head": st.column_config.NumberColumn("head", format="%d", width=width("head"))}
+    config.update({k: st.column_config.NumberColumn(
+        label, help=text, format="%.0f%%" if fmt == "pct" else fmt, width=width(label))
+        for k, (label, text, fmt) in columns.items()})
+    return config
+
+
+def _frame(data: dict, columns: dict) -> dict[str, list]:
+    """A table in ``columns``' order, shares in percent where the format says "pct"."""
+    return {"head": list(data["head"])} | {
+        k: list(100 * np.asarray(data[k]) if columns[k][2] == "pct" else data[k])
+        for k in columns}
+
+
+def pair_table(scores: GoldScores, stats: dict[str, np.ndarray]) -> dict[str, list]:
+    """One row per head: gold-based scores on this pair, then the gold-free measures
+    (``stats``: ``head_statistics`` of the layer shown, as the page already has them)."""
+    gold = scores.pair_by_head
+    data = {"head": stats["head"] + 1} | {k: gold.get(k, stats.get(k)) for k in PAIR_COLUMNS}
+    return _frame(data, PAIR_COLUMNS)
+
+
+def heldout_table(scores: GoldScores) -> dict[str, list]:
+    t = scores.heldout_by_head
+    data = {"head": t["head"] + 1} | {k: t[k] for k in HELDOUT_COLUMNS if k in t}
+    data["untrained_word"] = scores.untrained_by_head["word_accuracy"]
+    return _frame(data, HELDOUT_COLUMNS)
+
+
+def lexicon_table(categories: tuple[str, ...]) -> dict[str, list]:
+    rows = [(e.english, " / ".join(e.french),
+             e.category + (f" ({e.gender})" if e.gender else "")
+             + (", transitive" if e.transitive else ""))
+            for e in LEXICON if e.category in categories]
+    return dict(zip(("English", "French", "category"), map(list, zip(*rows, strict=True)),
+                    strict=True))
+
+
+# ----------------------------------------------------------------------- the source
+def training_controls(state: PageState) -> TrainConfig:
+    sb = st.sidebar
+    sb.header("Training")
+    heads = state.value(TR_HEADS, TR_HEAD_CHOICES, why="(1, 2, 4 or 8 heads of d_model 32)")
+    sb.select_slider("Number of heads", TR_HEAD_CHOICES, key=TR_HEADS.key,
+                     help="d_model is 32, so each head gets 32 / h dimensions.")
+    steps = state.value(TR_STEPS, TR_STEP_CHOICES, why="(25, 50, 100, 200 or 400 steps)")
+    sb.select_slider("Training steps", TR_STEP_CHOICES, key=TR_STEPS.key,
+                     help="Adam updates, each on 32 fresh random sentences.")
+    seed = state.value(TR_SEED)
+    sb.number_input("Training seed", 0, TR_MAX_SEED, step=1, key=TR_SEED.key,
+                    help="Draws the random starting weights and the training sentences: another "
+                         "seed, other heads.")
+    return TrainConfig(n_heads=int(heads), steps=int(steps), seed=int(seed))
+
+
+def training_panel(config: TrainConfig) -> Evaluated | None:
+    """The class's run of ``config``: while it trains, a progress bar and the live loss curve;
+    then, folded in an expander, the task, the loss curve and the held-out accuracy."""
+    live = st.container()                     # the progress of a run training now
+    with live:
+        bar_slot, live_curve = st.empty(), st.empty()
+    try:
+        run, made = obtain(config, bar_slot, live_curve)
+    except ValueError as err:  # not expected with the offered choices; never a traceback
+        st.error(f"Training failed: {err}", icon=":material/error:")
+        return None
+    live_curve.empty()
+    with st.expander("The toy task and its training run: loss curve, held-out accuracy"):
+        st.markdown(TASK)
+        left, right = st.columns([3, 2], gap="large")
+        curve_slot = left.empty()
+        stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
+        show_chart(loss_figure(run.result.losses, config.steps), key="tr_loss",
+                   name=f"{stem}-loss", where=curve_slot,
+                   alt="Line chart of the training loss per step, falling.")
+        left.caption(f"Trained just now in {run.seconds:.1f} s and stored for the whole class: "
+                     "anyone choosing these settings gets this very run." if made else
+                     f"The class's shared run of these settings (it trained once, in "
+                     f"{run.seconds:.1f} s). Change heads, steps or seed to train another.")
+        with right:
+            accuracy_summary(run)
+    return run
+
+
+def accuracy_summary(run: Evaluated) -> None:
+    (tw, te), (uw, ue), (cw, ce) = (run.accuracy[k] for k in ("trained", "untrained", "chance"))
+    n = len(run.result.heldout)
+    st.metric("Held-out word accuracy (trained)", f"{tw:.1%}",
+              delta=f"{100 * (tw - uw):+.1f} points over the random start",
+              help=f"On {n} test sentences never seen in training: share of French words whose "
+                   "strongest attention (averaged over heads) falls on their gold English word.")
+    st.dataframe({"model": ["trained", "untrained (random start)", "chance (random guess)"],
+                  "word": [f"{tw:.1%}", f"{uw:.1%}", f"{cw:.1%}"],
+                  "exact (right position)": [f"{te:.1%}", f"{ue:.1%}", f"{ce:.1%}"]},
+                 hide_index=True)
+    st.caption(f"{n} held-out sentences. *Word*: either *the* counts for *le*; *exact*: it must "
+               "be the right one. *Chance*: the strongest weight falls on a random source word.")
+
+
+def sentence_controls(state: PageState) -> tuple[str, str]:
+    left, right = st.columns(2)
+    src, tgt = text_value(state, TR_SRC), text_value(state, TR_TGT)
+    left.text_input("English sentence (source: keys and values)", key=TR_SRC.key,
+                    max_chars=TR_SRC.max_chars,
+                    help="Words of the lexicon below; e.g. 'a sad king follows the dog'.")
+    right.text_input("French sentence (target: queries), optional", key=TR_TGT.key,
+                     max_chars=TR_TGT.max_chars, placeholder="empty: translated by the grammar",
+                     help="Leave empty to translate the English with the grammar. Typed "
+                          "French is aligned word by word through the lexicon.")
+    return src, tgt
+
+
+def lexicon_expander() -> None:
+    with st.expander(f"The lexicon: the {len(LEXICON)} English words the model knows, with "
+                     "their French"):
+        st.caption("Sentences follow one pattern: *determiner (adjective) noun verb*, and for a "
+                   "transitive verb a second *determiner (adjective) noun*. French puts the "
+                   "adjective after the noun, and *le/la*, *un/une*, *ce/cette* follow the "
+                   "noun's gender (m/f).")
+        groups = (("determiner", "verb"), ("noun",), ("adjective",))
+        for col, categories in zip(st.columns(3), groups, strict=True):
+            table = lexicon_table(categories)
+            col.dataframe(table, hide_index=True, height=35 * (len(table["English"]) + 1) + 3)
+
+
+def trained_source(state: PageState, *, untrained: bool = False) -> Attention | None:
+    """The trained (or, ``untrained``, the starting) weights on the typed pair, or None after
+    saying what is wrong with the pair."""
+    src, tgt = sentence_controls(state)
+    lexicon_expander()
+    config = training_controls(state)
+    run = training_panel(config)
+    if run is None:
+        return None
+    pair = read_pair(src, tgt)
+    if isinstance(pair, Problem):
+        show = st.warning if pair.level == "warning" else st.error
+        show(pair.message, icon=f":material/{pair.level}:")   # material: no emoji font needed
+        return None
+    loose = [t for t, j in zip(pair.target, pair.alignment, strict=True) if j is None]
+    st.caption(f"Gold alignment: {gold_text(pair)}"
+               + (f". No unused English word translates {', '.join(map(md_code, loose))}: no "
+                  "gold mark there, and left out of the accuracy." if loose else ""))
+    return trained_attention(run, pair, untrained=untrained)
+
+
+# ----------------------------------------------------------------------- statistics
+def gold_statistics(scores: GoldScores, stats: dict[str, np.ndarray]) -> None:
+    """Weights with a gold alignment: this pair's per-head scores and each head on held-out
+    sentences (``stats``: ``head_statistics`` of the layer shown)."""
+    word, n_gold = scores.word, scores.n_gold
+    st.markdown("#### On this sentence pair")
+    st.metric("Aligned words in this sentence (heads averaged)",
+              "n/a" if np.isnan(word) else f"{round(word * n_gold)} of {n_gold}",
+              help=f"Exact (right position): {pct(scores.exact)}.")
+    st.dataframe(pair_table(scores, stats), hide_index=True,
+                 column_config=_column_config(PAIR_COLUMNS, narrow=True))
+    st.markdown("#### Which head learned what")
+    st.caption(f"Each trained head on its own, on the {scores.n_heldout} held-out "
+               "sentences: where does its strongest weight fall?")
+    st.markdown("\n".join(f"- {line}" for line in scores.sentences))
+    st.dataframe(heldout_table(scores), hide_index=True,
+                 column_config=_column_config(HELDOUT_COLUMNS))
+
+
+def default_trained(a: Attention) -> Attention | None:
+    """The toy task's default run on the tokens of ``a`` (for Compare), or None after saying
+    why these sentences cannot be shown by it."""
+    config = TrainConfig()
+    bar_slot, curve_slot = st.empty(), st.empty()
+    run, _ = obtain(config, bar_slot, curve_slot)
+    pair = read_pair(" ".join(a.src_tokens), " ".join(a.tgt_tokens))
+    if isinstance(pair, Problem):
+        st.info("B cannot be the trained weights here: the toy model knows only the words of "
+                "its lexicon (choose *trained* weights in the sidebar to see it). "
+                + pair.message, icon=":material/info:")
+        return None
+    return trained_attention(run, pair)
