@@ -240,3 +240,47 @@ def test_a_lesson_whose_model_is_not_here_is_unavailable_and_says_why(monkeypatc
     host = page(**{"class": "new", "course": "en-de"})
     assert "room" not in host.query_params
     assert "opus-mt-en-de" in " ".join(w.value for w in host.warning)
+
+
+def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned():
+    """Step 1 on seed 0, then the same question on seed 1 (the first case whose answer
+    differs): the phones get the new case's question, are judged by its own truth, and the
+    host reads round 1 → round 2 → follow-up and the potential learners."""
+    from xattn.lesson import SHIPPED
+    from xattn.ui.room.answers import class_step
+
+    host = page(**{"class": "new"})
+    code = host.session_state["room"]
+    phones = [Phone(code) for _ in range(4)]
+    _, first = class_step(SHIPPED, 1, show=False)
+    _, new = class_step(SHIPPED, 1, case=1, show=False)
+    assert new.truth != first.truth and new.question.case == 1
+    wrong = next(j for j in range(len(first.question.choices)) if j not in (first.truth,
+                                                                            new.truth))
+    for p, pick in zip(phones, (first.truth, wrong, wrong, wrong), strict=True):
+        p.answer(pick)
+    host.run()
+    host.button(key="reveal").click().run()
+    host.button(key="ask_again").click().run()                    # a revote
+    for p, pick in zip(phones, (first.truth, first.truth, first.truth, wrong), strict=True):
+        p.answer(pick)
+    host.run()
+    host.button(key="reveal").click().run()
+    host.button(key="follow_up").click().run()                    # the new case
+    assert not host.exception, host.exception
+    m = phones[0].message()["room"]
+    assert m["round"] == 3 and m["ask"]["kind"] == "token"
+    assert "a new case: <code>seed 1 instead of 0</code>" in (m["note"] or "")
+    assert "seed 1 instead of 0" in said(host)
+    for p, pick in zip(phones, (new.truth, new.truth, first.truth, new.truth), strict=True):
+        p.answer(pick)
+    host.run()
+    host.button(key="reveal").click().run()
+    verdicts = [p.message()["me"]["verdict"] for p in phones]
+    assert verdicts[0].startswith("<p><strong>Right") and "Not this time" in verdicts[2]
+    text = said(host)
+    assert "| 1 | the first vote | 4 | 1 (25%) |" in text
+    assert "| 2 | a revote | 4 | 3 (75%) |" in text
+    assert "| 3 | a follow-up (new case 1) | 4 | 3 (75%) |" in text
+    assert "**3 potential learners** (wrong in round 1); 2 of them right after the revote; " \
+           "2 of them right on the new case." in text

@@ -196,13 +196,13 @@ def expected_verdict(n: int, value) -> str:
     """What the server says of ``value`` (a stored answer) on step ``n`` (its own words)."""
     from xattn.lesson import verdict
     from xattn.markup import to_html
-    from xattn.ui.lesson.answers import class_step
+    from xattn.ui.room.answers import class_step
     _, told = class_step(SHIPPED, n, show=False)
     return text_of(to_html(verdict(told, value)))
 
 
 def told_of(n: int):
-    from xattn.ui.lesson.answers import class_step
+    from xattn.ui.room.answers import class_step
     return class_step(SHIPPED, n, show=False)[1]
 
 

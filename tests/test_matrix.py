@@ -173,7 +173,7 @@ def test_every_step_is_a_phones_message_in_every_phase(name, n):
     import json
 
     from xattn.classroom import NO_QUESTION, RoomView
-    from xattn.ui.lesson.answers import class_step
+    from xattn.ui.room.answers import class_step
     from xattn.ui.server.messages import room_message
 
     lesson = LESSONS[name]

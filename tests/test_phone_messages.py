@@ -8,7 +8,7 @@ import random
 
 from xattn.classroom import RoomView
 from xattn.lesson import SHIPPED
-from xattn.ui.lesson.answers import class_step
+from xattn.ui.room.answers import class_step
 from xattn.ui.server.messages import BINS, MAX_BARS, room_message
 
 

@@ -35,10 +35,11 @@ from xattn.classroom.kinds import KINDS as _KINDS
 from xattn.classroom.kinds import MAX_CHOICES, MAX_LINKS, MAX_ROWS, MAX_WORDS, Kind
 
 __all__ = ["Question", "KINDS", "MAX_CHOICES", "MAX_ROWS", "MAX_WORDS", "MAX_LINKS",
-           "MAX_QUESTION_BYTES", "NO_QUESTION"]
+           "MAX_CASES", "MAX_QUESTION_BYTES", "NO_QUESTION"]
 
 _BOUNDS = {MAX_CHOICES: " (MAX_CHOICES)", MAX_ROWS: " (MAX_ROWS)", MAX_WORDS: " (MAX_WORDS)"}
 KINDS = tuple(_KINDS)        # every kind's name (xattn.classroom.kinds declares each once)
+MAX_CASES = 8                # follow-ups of one step: the same question on new cases
 MAX_QUESTION_BYTES = 16_384  # one question as JSON: 64 tokens of a 2,000-character sentence fit
 
 
@@ -61,6 +62,9 @@ class Question:
     rows : tuple of str
         ``"parts"``: the parts' names (1 to `MAX_ROWS`, distinct); ``"links"``: the target
         words, in order (1 to `MAX_WORDS`; repeats allowed); empty for the other kinds.
+    case : int
+        0: the step's own question; 1 to `MAX_CASES`: the same question on a new case (a
+        follow-up, ``xattn.lesson.followup``): a round asked of other weights.
 
     Examples
     --------
@@ -85,6 +89,7 @@ class Question:
     high: float = 1.0
     decimals: int = 2
     rows: tuple[str, ...] = ()
+    case: int = 0
 
     def __post_init__(self):
         if self.kind not in _KINDS:
@@ -104,6 +109,10 @@ class Question:
         else:
             self._check_choices()
         self._check_rows()
+        if isinstance(self.case, bool) or not isinstance(self.case, int) \
+                or not 0 <= self.case <= MAX_CASES:
+            raise ValueError(f"Question.case must be an int from 0 to {MAX_CASES}; received "
+                             f"{quote(self.case)}.")
         if len(self.to_json().encode()) > MAX_QUESTION_BYTES:
             raise ValueError(f"a question holds at most {MAX_QUESTION_BYTES} bytes as JSON "
                              "(MAX_QUESTION_BYTES); shorten its choices.")
@@ -157,11 +166,12 @@ class Question:
                              f"{quote(self.decimals)}.")
 
     def __repr__(self) -> str:
+        case = f", case={self.case}" if self.case else ""
         if self.of.choices is None:
             return (f"Question({self.kind!r}, low={self.low!r}, high={self.high!r}, "
-                    f"decimals={self.decimals!r})")
+                    f"decimals={self.decimals!r}{case})")
         rows = f", rows={self.rows!r}" if self.rows else ""
-        return f"Question({self.kind!r}, {self.choices!r}{rows})"
+        return f"Question({self.kind!r}, {self.choices!r}{rows}{case})"
 
     def expects(self) -> str:
         """What an answer must be, in words (the end of every refusal)."""
@@ -209,6 +219,8 @@ class Question:
             spec["choices"] = list(self.choices)
         if self.rows:
             spec["rows"] = list(self.rows)
+        if self.case:
+            spec["case"] = self.case
         return json.dumps(spec, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod

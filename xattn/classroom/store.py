@@ -278,6 +278,22 @@ class ClassStore(ABC):
             moved[key] = moved.get(key, 0) + 1
         return moved
 
+    def trajectories(self, code: str, secret: str, step: int) -> tuple[list[Question], dict]:
+        """Every round's question of ``step``, in order, and how the class's answers went
+        through them: ``{(answer in round 1, answer in round 2, ...): students}`` (None for
+        a round a student did not answer; counts only, no ids): what the class learned
+        (``xattn.classroom.learning``)."""
+        code, digest = self._authorize(code, secret)
+        step = check_step(step)
+        rounds = [t for t in self.results(code, secret) if t.step == step]
+        answers = [self._answers_of(code, step, t.round) for t in rounds]
+        seqs: dict = {}
+        for student in set().union(*answers) if answers else ():
+            seq = tuple(None if student not in got else t.question.decode(got[student])
+                        for t, got in zip(rounds, answers, strict=True))
+            seqs[seq] = seqs.get(seq, 0) + 1
+        return [t.question for t in rounds], seqs
+
     # --- the students --------------------------------------------------------------------
     def answer(self, code: str, step: int, student_id: str, value: str | int | float):
         """Record ``student_id``'s answer to ``step`` (the class's current step, still

@@ -136,6 +136,11 @@ class Step:
         question's own charts ("": the question's).
     line : int
         The step's line in its lesson file (0: none).
+    case : int
+        0: the step as written; from 1, the same question on a new case
+        (``xattn.lesson.followup``): its question carries the case's number.
+    case_what : str
+        What the new case changed, in words (plain text).
     """
 
     title: str
@@ -146,6 +151,8 @@ class Step:
     ask: Ask | None = None
     chart: str = ""
     line: int = 0
+    case: int = 0
+    case_what: str = ""
 
     @property
     def computed(self):
@@ -174,6 +181,11 @@ class Step:
             head = told.head if told.head is not None else 0
             where = told.layer if told.layer is not None else layer
             told = replace(told, charts=named_charts(self.chart, a, where, head))
+        if self.case and told.question is not None:
+            told = replace(told, question=replace(told.question, case=self.case),
+                           note=" ".join(filter(None, (
+                               f"The same question on a new case: {md_code(self.case_what)}.",
+                               told.note))))
         return told
 
     def render(self, told: Told | None) -> tuple[str, str, str]:

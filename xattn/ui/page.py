@@ -252,7 +252,8 @@ def _lesson(state: PageState, room: Room | None) -> Lesson:
         memory[room.code] = room_lesson(class_store(), room.code)
     except ClassroomError:
         pass                       # the page already says the store is away (room.problem)
-    return memory.get(room.code) or default_lesson()
+    room.lesson = memory.get(room.code) or default_lesson()
+    return room.lesson
 
 
 def _views(state: PageState, a, layer: int, step, room: Room | None, lesson: Lesson) -> None:

@@ -1,2 +1,2 @@
-"""The lesson on the page: which lesson a page teaches, the Lesson view, the prediction
-controls, the answer's charts, and a step's prepared weights (what a room asks about)."""
+"""The lesson on the page: which lesson a page teaches (the server's lessons, a class's own,
+a lecturer's upload), the Lesson view and its prediction controls."""

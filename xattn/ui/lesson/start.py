@@ -15,8 +15,8 @@ import streamlit as st
 from xattn.lesson import Lesson, LessonError, read_lesson
 from xattn.literal import md_code, show_value
 from xattn.ui.lesson.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
-from xattn.ui.lesson.prepared import lesson_questions
 from xattn.ui.link import CLASS, COURSE, LESSON, ROOM, lesson_setting
+from xattn.ui.room.prepared import lesson_questions
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "UPLOADED"]

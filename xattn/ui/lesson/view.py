@@ -14,10 +14,10 @@ import streamlit as st
 
 from xattn.figures.frozen import narrowed
 from xattn.lesson import Lesson, Step, Told, missing, off_plan, verdict
+from xattn.lesson.followup import case_step
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.compute import derived
-from xattn.ui.lesson.answers import answer_charts as step_answer_charts
 from xattn.ui.lesson.parts import answer_charts
 from xattn.ui.lesson.predict import prediction_widget
 from xattn.ui.lesson.versus import class_versus, show_versus
@@ -36,6 +36,7 @@ from xattn.ui.link import (
     VIEW,
 )
 from xattn.ui.look import FONT_SCALE
+from xattn.ui.room.answers import answer_charts as step_answer_charts
 from xattn.ui.room.panels import class_answers, class_controls, hidden_note, room_card
 from xattn.ui.room.room import Room, move_class
 from xattn.ui.state import PageState
@@ -52,6 +53,7 @@ KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS, EX
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
 REPLAN = "lesson_replan"   # a step whose own settings the page takes again (a button)
 OPENED = "_xattn_step_opened"   # session: the step this run opened (its question's settings)
+CASE = "_xattn_step_case"       # session: (step, case) the page last showed (a follow-up's)
 
 
 def lesson_setup(state: PageState, view: str, lesson: Lesson,
@@ -75,7 +77,11 @@ def lesson_setup(state: PageState, view: str, lesson: Lesson,
     own_settings = before is None and bool(state.from_link - KEEP) and (
         room is None or (ROOM.key in state.from_link and linked == str(n)))
     replan = st.session_state.pop(REPLAN, None) == n
-    if n != before or replan:
+    case = room.view.question.case if room is not None and room.view is not None else 0
+    step = case_step(step, case)             # a follow-up's round: the step on its new case
+    moved = st.session_state.get(CASE, (n, 0)) != (n, case)
+    st.session_state[CASE] = (n, case)
+    if n != before or replan or moved:
         for key in [k for k in st.session_state if str(k).startswith(PREDICT)]:
             st.session_state.pop(key)              # a new step, new predictions
         if replan or not own_settings:
@@ -131,7 +137,7 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     host drives the room's step and, once it is revealed, sees the answer, the class's answers
     and the step's chart on one screen; a student exploring the full page finds the way back
     to the class's page here."""
-    n = lesson.steps.index(step) + 1
+    n = int(state.shown(LESSON))              # the step (a follow-up: on its new case)
     if room is None or room.host:
         navigation(n, lesson, room)
     why_not = missing(step, a) if a is not None else None

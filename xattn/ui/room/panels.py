@@ -21,16 +21,20 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from xattn.classroom import NO_QUESTION, ClassroomError, answers_csv, qr_svg
-from xattn.figures.classroom import CLASS_ALT, class_figure, revote_figure, taps_figure
+from xattn.classroom.learning import StepLearning, step_learning
+from xattn.figures.classroom import CLASS_ALT, class_alt, class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
 from xattn.jobs import LABELS
 from xattn.lesson import Told, is_right
+from xattn.lesson.followup import cases
 from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.link import ROOM
+from xattn.ui.room.answers import class_step, follow_up
 from xattn.ui.room.devices import devices_panel, door
 from xattn.ui.room.follow import LIVE_FRAGMENTS
+from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action
 
 __all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
@@ -150,6 +154,14 @@ def class_controls(room: Room) -> None:
         right.button("Next step", key="class_next", icon=":material/arrow_forward:",
                      width="stretch", on_click=_act,
                      args=(lambda s: s.set_step(code, key, step + 1), room, seen))
+    if view.phase == "revealed" and room.lesson is not None \
+            and cases(room.lesson.steps[step - 1]):
+        st.button("Ask a follow-up: a new case", key="follow_up", icon=":material/alt_route:",
+                  width="stretch", on_click=_act, args=(_follow_up(room, step), room, seen),
+                  help="The same question on a new case (another seed, sentence pair, head or "
+                       "layer), its answer computed as this step's is; the first case whose "
+                       "answer differs from this one. Did the class understand, or follow "
+                       "its neighbours?")
     if view.phase == "asking":
         _timer_controls(room, view)
     door(room, view)
@@ -178,6 +190,30 @@ def _timer_controls(room: Room, view) -> None:
                           bool(st.session_state.get("timer_reveal", reveal)))
     st.button(label, key="timer_start", icon=":material/timer:", width="stretch",
               disabled=seconds is None, on_click=_act, args=(start, room, view.version))
+
+
+def _follow_up(room: Room, step: int):
+    """The follow-up's action: the next new case of ``step`` (a round of its own)."""
+    lesson, code, key = room.lesson, room.code, room.host
+
+    def ask(store) -> None:
+        asked = {t.question.case for t in store.results(code, key) if t.step == step}
+        try:
+            case, what, differs = follow_up(lesson, step, asked)
+            told = class_step(lesson, step, case=case, show=False)[1] if case else None
+        except StepUnavailable as err:
+            raise ClassroomError(f"No follow-up: {err}") from None
+        if told is None:
+            raise ClassroomError(f"No follow-up: {what}")
+        store.ask_again(code, key, step, told.question)
+        st.session_state[FOLLOW_NOTE] = (
+            f"A follow-up on a new case: {md_code(what)}."
+            + ("" if differs else " Its right answer is the same as the step's own: this "
+                                  "question's answer does not change with the case."))
+    return ask
+
+
+FOLLOW_NOTE = "_xattn_follow_note"   # session: what the follow-up just asked changed
 
 
 def _act(action, room: Room, seen: int) -> None:
@@ -232,15 +268,66 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
         _taps(a, layer, view, told)
 
 
+def _round_tells(room: Room, step: int, questions) -> list:
+    """What each round's question tells (the step's own, or a follow-up's case)."""
+    tells = []
+    for q in questions:
+        try:
+            tells.append(class_step(room.lesson, step, case=q.case, show=False)[1])
+        except StepUnavailable:
+            tells.append(None)
+    return tells
+
+
+def _judge(told):
+    if told is None or told.question is None or not told.question.of.graded:
+        return None
+    return lambda answer: is_right(told, answer)
+
+
 def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = False) -> None:
+    """A round after the first: every round's share right, the potential learners and where
+    they went (``xattn.classroom.learning``), and this round beside the one before (a
+    revote) or on its own (a follow-up: another question)."""
     try:
         store = class_store()
         tallies = [t for t in store.results(room.code, room.host) if t.step == view.step]
-        moved = store.changes(room.code, room.host, view.step, view.round - 1, view.round)
+        questions, seqs = store.trajectories(room.code, room.host, view.step)
     except ClassroomError as err:
         st.warning(md_code(str(err)), icon=":material/cloud_off:")
         return
+    if room.lesson is None or not questions:
+        return
+    learned = step_learning(seqs, [q.case for q in questions],
+                            [_judge(t) for t in _round_tells(room, view.step, questions)])
+    note = st.session_state.pop(FOLLOW_NOTE, None)
+    if note and view.question.case:
+        st.caption(note)
     first = next(t for t in tallies if t.round == view.round - 1)
+    if first.question == view.question:                      # a revote: who moved
+        st.markdown(_moved(store, room, view, told))
+    st.markdown(learning_text(learned))
+    if first.question != view.question or not view.question.of.one_answer:
+        fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
+                           also=_also(told), labels=LABELS, font_scale=font_scale)
+        if compact:
+            fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+        show_chart(fig, key="class_revote", alt=class_alt(view.question, revealed=True),
+                   name=f"xattn-class-{room.code}-step{view.step}-round{view.round}")
+        return
+    fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
+                        rounds=(view.round - 1, view.round), font_scale=font_scale)
+    if compact:
+        fig.update_layout(height=260, margin=dict(b=4))
+        fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+    show_chart(fig, key="class_revote", name=f"xattn-class-{room.code}-step{view.step}-revote",
+               alt="Grouped bar chart: the class's predictions in the earlier and the later "
+                   "round, per answer; the right answer outlined.")
+
+
+def _moved(store, room: Room, view, told: Told) -> str:
+    """Peer instruction's line after a revote: how many moved to the right answer."""
+    moved = store.changes(room.code, room.host, view.step, view.round - 1, view.round)
 
     def right(answer) -> bool:
         return is_right(told, answer)
@@ -255,26 +342,31 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
     share = [sum(map(right, r)) / max(1, len(r)) for r in rounds]
     what = {"bars": "the right answer", "grid": "the right answer (every part right)",
             "links": "the gold alignment exactly"}[view.question.of.chart]
-    st.markdown(f"**{to_right} moved to {what}** in round {view.round}"
-                f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
-                f"{len(rounds[0])} in round {view.round - 1}, {share[1]:.0%} of "
-                f"{len(rounds[1])} now.")
-    if not view.question.of.one_answer:               # this round's grid, the truth marked
-        fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
-                           also=_also(told), labels=LABELS, font_scale=font_scale)
-        if compact:
-            fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
-        show_chart(fig, key="class_revote", alt=_ALTS[view.question.of.chart],
-                   name=f"xattn-class-{room.code}-step{view.step}-revote")
-        return
-    fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
-                        rounds=(view.round - 1, view.round), font_scale=font_scale)
-    if compact:
-        fig.update_layout(height=260, margin=dict(b=4))
-        fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
-    show_chart(fig, key="class_revote", name=f"xattn-class-{room.code}-step{view.step}-revote",
-               alt="Grouped bar chart: the class's predictions in the earlier and the later "
-                   "round, per answer; the right answer outlined.")
+    return (f"**{to_right} moved to {what}** in round {view.round}"
+            f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
+            f"{len(rounds[0])} in round {view.round - 1}, {share[1]:.0%} of "
+            f"{len(rounds[1])} now.")
+
+
+def learning_text(learned: StepLearning) -> str:
+    """One step's rounds and movers in Markdown: a small table and one line."""
+    rows = ["| round | what | answered | right |", "|---|---|---|---|"]
+    for r in learned.rounds:
+        what = {"vote": "the first vote", "revote": "a revote",
+                "follow-up": f"a follow-up (new case {r.case})"}[r.kind]
+        right = "–" if r.share is None else f"{r.right} ({r.share:.0%})"
+        rows.append(f"| {r.round} | {what} | {r.answered} | {right} |")
+    line = []
+    if learned.potential:
+        line.append(f"**{learned.potential} potential learner"
+                    f"{'s' if learned.potential != 1 else ''}** (wrong in round 1)")
+        if learned.moved_right is not None:
+            line.append(f"{learned.moved_right} of them right after the revote")
+        if learned.right_on_new is not None:
+            line.append(f"{learned.right_on_new} of them right on the new case")
+    if learned.moved_away:
+        line.append(f"{learned.moved_away} moved away from a right answer")
+    return "\n".join(rows) + ("\n\n" + "; ".join(line) + "." if line else "")
 
 
 def _also(told: Told | None) -> tuple:

@@ -84,6 +84,7 @@ class Room:
     problem: str | None = None  # the store's words when it did not answer this run
     tally: int = 0             # the room's tally as read before the view (the count drawn)
     now: float = 0.0           # the store's clock at the read
+    lesson: object = None      # the lesson it teaches (xattn.lesson.Lesson), once read
 
     @property
     def hidden(self) -> bool:

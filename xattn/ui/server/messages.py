@@ -5,7 +5,7 @@ the step's heading, its question and the prediction control it asks for, the ste
 (folded on the phone), the timer, and after the reveal the answer in words, the class's
 answers and the chart that answers the question. Everything comes from the same place as on
 the lecturer's page: the step's prepared weights and what the step tells of them
-(``xattn.ui.lesson.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
+(``xattn.ui.room.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
 the versus chart of step 14) turned into a phone's chart specs (``xattn.figures.phone``).
 Markdown becomes HTML here (``xattn.markup``): the phone shows it as the server made it, and
 everything else (a token, a choice, a label) as text, never as markup.
@@ -31,12 +31,13 @@ from xattn.figures.classroom import class_alt, class_figure
 from xattn.figures.phone import phone_chart
 from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
+from xattn.lesson.followup import case_step
 from xattn.markup import to_html
 from xattn.ui.compute import derived
-from xattn.ui.lesson.answers import answer_charts, class_step
-from xattn.ui.lesson.prepared import StepUnavailable
 from xattn.ui.lesson.versus import ALT as VERSUS_ALT
 from xattn.ui.lesson.versus import class_versus, versus_chart
+from xattn.ui.room.answers import answer_charts, class_step
+from xattn.ui.room.prepared import StepUnavailable
 
 __all__ = ["room_message", "ask_of", "plain", "warm"]
 
@@ -67,17 +68,18 @@ def ask_of(told: Told, question: Question) -> dict:
     return ask
 
 
-def _step_part(lesson: Lesson, n: int) -> dict:
-    """What every room on step ``n`` of ``lesson`` shows alike (once per server process)."""
+def _step_part(lesson: Lesson, n: int, case: int = 0) -> dict:
+    """What every room on step ``n`` of ``lesson`` (on its new case ``case``: a follow-up)
+    shows alike (once per server process)."""
     def make() -> dict:
-        step = lesson.steps[n - 1]
-        a, told = class_step(lesson, n, show=False)
+        step = case_step(lesson.steps[n - 1], case)
+        a, told = class_step(lesson, n, case=case, show=False)
         text, look, question = step.render(told)
         return {"title": step.title, "question": to_html(question),
                 "about": to_html(f"{text}\n\n**Look at:** {look}"),
                 "note": to_html(told.note) if told.note else None,
                 "answer_text": to_html(told.answer)}
-    return derived(("phone-step", lesson.digest, n), make)
+    return derived(("phone-step", lesson.digest, n, case), make)
 
 
 def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
@@ -131,10 +133,10 @@ def _binned(question: Question, counts: dict, truth, also) -> tuple:
 def room_message(view: RoomView, lesson: Lesson) -> Message:
     """The message every phone of ``view``'s room is sent for this state of the room (whose
     lesson is ``lesson``)."""
-    n = view.step
+    n, case = view.step, view.question.case
     try:
-        a, told = class_step(lesson, n, show=False)
-        part = _step_part(lesson, n)
+        a, told = class_step(lesson, n, case=case, show=False)
+        part = _step_part(lesson, n, case)
     except StepUnavailable as err:                # the step says why, in one line
         a, told = None, Told({}, f"This step cannot be shown here: {err}")
         part = {"title": lesson.steps[n - 1].title, "question": "", "about": "", "note": None,

@@ -2,7 +2,7 @@
 asks about, and the question of every step on them.
 
 A room's questions are made when it opens (``lesson_questions``), and each student's page
-draws the same step on the same weights (``xattn.ui.lesson.answers.class_step``), so both read
+draws the same step on the same weights (``xattn.ui.room.answers.class_step``), so both read
 ``prepared_attention``: the step's own settings (its lesson file's ``[step.page]``),
 everything else at its default, as the lecturer's page opens the step.
 """
