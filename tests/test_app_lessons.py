@@ -284,3 +284,39 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
     assert "| 3 | a follow-up (new case 1) | 4 | 3 (75%) |" in text
     assert "**3 potential learners** (wrong in round 1); 2 of them right after the revote; " \
            "2 of them right on the new case." in text
+
+
+def test_a_pre_and_post_check_gives_the_class_its_gain():
+    """A lesson with ``check = [2]`` asks its step 2 before and after the lesson; the check
+    before has no Reveal; *What the class learned* gives the gain, computed by hand here:
+    2 of 4 right before, 4 of 4 after: <g> = (1.00 - 0.50) / (1 - 0.50) = 1.00."""
+    text = docs_example().replace("minutes = 40", "minutes = 40\ncheck = [2]")
+    host = upload(page(), "checked.toml", text)
+    host.button(key="start_class").click().run()
+    code = host.session_state["room"]
+    key = host.session_state["_xattn_host_keys"][code]
+    phones = [Phone(code) for _ in range(4)]
+    m = phones[0].message()["room"]
+    assert m["n_steps"] == 6 and m["title"] == "Before the lesson: What does a softmax do?"
+    assert "A check before the lesson" in m["about"]
+    right = m["ask"]["choices"][0]
+    for p, pick in zip(phones, (right, right, m["ask"]["choices"][1], m["ask"]["choices"][2]),
+                       strict=True):
+        p.answer(pick)
+    host.run()
+    assert not [b for b in host.button if b.key == "reveal"]         # nothing to reveal yet
+    assert "revealed after the same question at the end" in said(host)
+    store = class_store()
+    store.set_step(code, key, 6)
+    host.run()
+    assert phones[0].message()["room"]["title"] == "After the lesson: What does a softmax do?"
+    for p in phones:
+        p.answer(right)
+    host.run()
+    host.toggle(key="class_learned").set_value(True).run()
+    assert not host.exception, host.exception
+    text = said(host)
+    assert "| 2. `What does a softmax do?` | 4 | 2 | 4 | 1.00 |" in text
+    assert "over the check: **1.00**" in text
+    csv_text = host.get("download_button")
+    assert any(b.proto.label == "What the class learned (CSV)" for b in csv_text)

@@ -119,6 +119,12 @@ STEP = 'title = "Mine"\n[[step]]\ntitle = "One"\n'
      "line 2: `minutes`: expected a whole number of minutes from 1 to 600, found -5"),
     ('title = "Mine"\n[[step]]\ntitle = "One"\ntext = "unclosed\n',
      "line 4: not TOML (illegal character"),
+    ('title = "Mine"\ncheck = [1, 1]\n[[step]]\ntitle = "One"\n',
+     "line 2: `check`: expected 1 to 5 different step numbers, found [1, 1]"),
+    ('title = "Mine"\ncheck = [1, 7]\n[[step]]\ntitle = "One"\n[step.question]\n'
+     'computed = "row_sum"\n',
+     "line 2: `check`: expected steps of this lesson (1 to 1) whose question has a right "
+     "answer, found 7"),
     (STEP * 1 + "".join(f'[[step]]\ntitle = "{k}"\n' for k in range(16)),
      "expected at most 16 steps (a room asks one question a step), found 17"),
 ])
@@ -126,6 +132,22 @@ def test_each_problem_is_one_line_with_its_line_what_was_expected_and_what_was_f
         text, expected):
     found = problems(text)
     assert any(p.startswith(expected) or expected in p for p in found), found
+
+
+def test_a_check_asks_its_steps_before_and_after_the_lesson():
+    lesson = read_lesson(docs_example().replace("minutes = 40", "minutes = 40\ncheck = [1, 3]"),
+                         "checked", page=lesson_setting)
+    titles = [s.title for s in lesson.steps]
+    assert titles[:2] == ["Before the lesson: One head on our sentence",
+                          "Before the lesson: Masking a word"]
+    assert titles[-2:] == ["After the lesson: One head on our sentence",
+                           "After the lesson: Masking a word"]
+    assert len(lesson.steps) == 8 and lesson.checks() == [(1, 7), (2, 8)]
+    assert [lesson.step_number(n) for n in range(1, 9)] == [1, 3, 1, 2, 3, 4, 1, 3]
+    assert lesson.steps[0].ask == lesson.steps[2].ask == lesson.steps[6].ask
+    assert Lesson.from_json(lesson.to_json(), page=lesson_setting).checks() == lesson.checks()
+    poll = docs_example().replace("minutes = 40", "minutes = 40\ncheck = [4]")
+    assert "whose question has a right answer, found 4" in problems(poll)[0]
 
 
 def test_a_code_span_may_hold_an_address_and_markup_stays_its_characters():

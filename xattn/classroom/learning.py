@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["RoundShare", "StepLearning", "step_learning", "normalized_gain", "ROUND_KINDS"]
+__all__ = ["RoundShare", "StepLearning", "step_learning", "normalized_gain", "ROUND_KINDS",
+           "CheckPair", "check_pair", "class_gain"]
 
 ROUND_KINDS = ("vote", "revote", "follow-up")
 
@@ -130,3 +131,47 @@ def normalized_gain(pre: float, post: float) -> float | None:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
             raise ValueError(f"{name} must be a share from 0 to 1; received {v!r}.")
     return None if pre >= 1 else (post - pre) / (1 - pre)
+
+
+@dataclass(frozen=True)
+class CheckPair:
+    """One question of a pre/post check: the students who answered it both times
+    (``matched``), how many of them were right before and after."""
+
+    matched: int
+    pre_right: int
+    post_right: int
+
+    @property
+    def gain(self) -> float | None:
+        """Hake's ⟨g⟩ of this question (None: nobody matched, or all right before)."""
+        if not self.matched:
+            return None
+        return normalized_gain(self.pre_right / self.matched, self.post_right / self.matched)
+
+
+def check_pair(pairs: dict, right_pre: Callable, right_post: Callable) -> CheckPair:
+    """One check question from the store's pairs of answers (`ClassStore.across`):
+    ``{(answer before, answer after): students}``; only students who answered both count.
+
+    Examples
+    --------
+    >>> p = check_pair({("A", "B"): 3, ("B", "B"): 1, ("A", "A"): 1, ("A", None): 2},
+    ...                lambda a: a == "B", lambda a: a == "B")
+    >>> p.matched, p.pre_right, p.post_right, round(p.gain, 3)
+    (5, 1, 4, 0.75)
+    """
+    both = {k: n for k, n in pairs.items() if k[0] is not None and k[1] is not None}
+    return CheckPair(sum(both.values()),
+                     sum(n for (a, _), n in both.items() if right_pre(a)),
+                     sum(n for (_, b), n in both.items() if right_post(b)))
+
+
+def class_gain(pairs: Sequence[CheckPair]) -> float | None:
+    """The class's ⟨g⟩ over its check questions: from the share right before and after, each
+    over every matched answer (a question answered by more students weighs more)."""
+    matched = sum(p.matched for p in pairs)
+    if not matched:
+        return None
+    return normalized_gain(sum(p.pre_right for p in pairs) / matched,
+                           sum(p.post_right for p in pairs) / matched)

@@ -24,7 +24,8 @@ class Limits:
 
     ttl_seconds: float = 12 * 3600  # a room is deleted this long after it starts
     max_rooms: int = 100            # live rooms per store: per server (SQLite) or per Redis
-    max_steps: int = 16             # questions per room (the lesson asks 11)
+    max_steps: int = 32             # questions per room: a lesson's 16 steps at most, and a
+                                    # pre/post check of up to 5 of them (asked twice)
     max_rounds: int = 10            # rounds per step (Ask again); each keeps its counts
     max_answers: int = 20_000       # answer records per room, all steps and rounds
     max_answer_bytes: int = 256     # an answer as sent (a choice's text, UTF-8)

@@ -294,6 +294,25 @@ class ClassStore(ABC):
             seqs[seq] = seqs.get(seq, 0) + 1
         return [t.question for t in rounds], seqs
 
+    def across(self, code: str, secret: str, first: tuple[int, int],
+               then: tuple[int, int]) -> dict:
+        """How each student answered round ``first`` = (step, round) and round ``then`` (of
+        another step: a pre/post check asks one question twice): ``{(answer, answer):
+        students}``, None for a round a student did not answer (counts only, no ids)."""
+        code, digest = self._authorize(code, secret)
+        rounds = {(t.step, t.round): t.question for t in self.results(code, secret)}
+        for name, (step, round_) in (("first", first), ("then", then)):
+            if (check_step(step), round_) not in rounds:
+                raise ValueError(f"{name} must be a (step, round) the room has asked; "
+                                 f"received {(step, round_)!r}.")
+        got = [self._answers_of(code, s, r) for s, r in (first, then)]
+        pairs: dict = {}
+        for student in got[0].keys() | got[1].keys():
+            key = tuple(None if student not in g else rounds[sr].decode(g[student])
+                        for g, sr in zip(got, (first, then), strict=True))
+            pairs[key] = pairs.get(key, 0) + 1
+        return pairs
+
     # --- the students --------------------------------------------------------------------
     def answer(self, code: str, step: int, student_id: str, value: str | int | float):
         """Record ``student_id``'s answer to ``step`` (the class's current step, still

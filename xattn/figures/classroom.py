@@ -21,7 +21,7 @@ from xattn.figures._style import (
 from xattn.figures.heads import gold_marks
 
 __all__ = ["answers_figure", "taps_figure", "revote_figure", "parts_figure", "links_figure",
-           "class_figure", "class_alt", "CLASS_ALT"]
+           "class_figure", "class_alt", "CLASS_ALT", "learning_figure"]
 
 MUTED = "#9e9e9e"
 
@@ -248,6 +248,26 @@ def links_figure(question, counts: dict, n_answered: int, *, gold=None,
                           x, y, height=height, font_scale=font_scale,
                           x_title="source word", y_title="target word")
     return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def learning_figure(rows, *, font_scale: float = 1.0) -> go.Figure:
+    """Each step's share right, round by round: ``rows`` of (step label, first vote, revote,
+    follow-up), a share in [0, 1] or None (not asked)."""
+    x, x_text = axis_labels([r[0] for r in rows])
+    bars = []
+    for k, (name, color) in enumerate((("first vote", MUTED), ("revote", ACCENT),
+                                       ("follow-up (a new case)", HIGHLIGHT)), 1):
+        y = [None if r[k] is None else round(100 * r[k], 1) for r in rows]
+        if any(v is not None for v in y):
+            bars.append(dict(type="bar", x=x, y=y, name=name, marker=dict(color=color),
+                             hovertemplate=f"step %{{x}}<br>{name}: %{{y:.0f}} % right"
+                                           "<extra></extra>"))
+    layout = base_layout("Right answers, step by step", 300, font_scale=font_scale,
+                         barmode="group", showlegend=True, legend=dict(orientation="h", y=-0.3),
+                         xaxis=category_axis((x, x_text), title="step", font=round(
+                             tick_font(len(x)) * font_scale)),
+                         yaxis=dict(title=dict(text="% right"), range=[0, 100]))
+    return go.Figure(data=bars, layout=layout, _validate=False)
 
 
 CLASS_ALT = {"bars": "Bar chart of the class's predictions, one bar per answer.",

@@ -37,12 +37,12 @@ from xattn.lesson._step import (
 from xattn.lesson._told import Part, Told
 from xattn.lesson.charts import CHARTS, Chart
 from xattn.lesson.computed import COMPUTED
-from xattn.lesson.lessonfile import MAX_STEPS, Lesson, LessonError, read_lesson
+from xattn.lesson.lessonfile import MAX_ROOM_STEPS, MAX_STEPS, Lesson, LessonError, read_lesson
 
 __all__ = ["Step", "Told", "Part", "Ask", "Own", "Chart", "CHARTS", "COMPUTED", "Lesson",
            "LessonError", "read_lesson", "shipped_lessons", "SHIPPED", "STEPS", "MAX_STEPS",
-           "LESSONS", "DEFAULT", "NEEDS", "missing", "off_plan", "verdict", "is_right", "Versus",
-           "versus", "word_pair", "tell", "probe"]
+           "MAX_ROOM_STEPS", "LESSONS", "DEFAULT", "NEEDS", "missing", "off_plan", "verdict",
+           "is_right", "Versus", "versus", "word_pair", "tell", "probe"]
 
 LESSONS = Path(__file__).parent / "lessons"     # the lessons shipped with xattn
 

@@ -141,6 +141,11 @@ class Step:
         (``xattn.lesson.followup``): its question carries the case's number.
     case_what : str
         What the new case changed, in words (plain text).
+    check : str
+        ``"pre"`` or ``"post"``: the step asked again before or after the lesson, as its
+        pre/post check (``xattn.lesson.lessonfile``); "" for the lesson's own steps.
+    of_step : int
+        A check's step: the lesson's own step it asks again (from 1).
     """
 
     title: str
@@ -153,6 +158,8 @@ class Step:
     line: int = 0
     case: int = 0
     case_what: str = ""
+    check: str = ""
+    of_step: int = 0
 
     @property
     def computed(self):

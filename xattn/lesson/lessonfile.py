@@ -41,17 +41,20 @@ import json
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xattn._checks import quote
 from xattn.lesson._step import OWN_KINDS, Ask, Own, Step
 from xattn.lesson.charts import CHARTS
 from xattn.lesson.computed import COMPUTED
 
-__all__ = ["Lesson", "LessonError", "read_lesson", "MAX_LESSON_BYTES", "MAX_STEPS"]
+__all__ = ["Lesson", "LessonError", "read_lesson", "MAX_LESSON_BYTES", "MAX_STEPS",
+           "MAX_CHECK", "MAX_ROOM_STEPS"]
 
 MAX_LESSON_BYTES = 65_536    # a lesson file (and its JSON), checked before it is parsed
-MAX_STEPS = 16               # steps of a lesson (a room holds one question a step)
+MAX_STEPS = 16               # steps of a lesson file (a room holds one question a step)
+MAX_CHECK = 5                # steps a pre/post check asks again (Hake's gain)
+MAX_ROOM_STEPS = MAX_STEPS + 2 * MAX_CHECK   # a lesson's steps, its checks included
 MAX_TEXT = 4_000             # characters of one text (a step's paragraph, an answer's words)
 MAX_TITLE = 120
 MAX_OPTIONS = 8              # a lecturer's own options: a phone's screen of pills
@@ -59,7 +62,7 @@ _WORDS = ("text", "look", "ask")
 _STEP_KEYS = ("title", *_WORDS, "chart", "page", "question")
 _OWN_KEYS = ("kind", "prompt", "options", "answer", "explain", "low", "high", "decimals",
              "tolerance", "head", "layer")
-_TOP_KEYS = ("title", "minutes", "about", "step", "format")
+_TOP_KEYS = ("title", "minutes", "about", "check", "step", "format")
 # Markdown a lesson may not write outside code spans: links, images, HTML, bare addresses,
 # Streamlit's directives (:red[...], :material/...:).
 _REFUSED = re.compile(r"\]\(|<[A-Za-z/!?]|https?://|www\.|:[a-z]+\[|:material/")
@@ -87,6 +90,17 @@ class Lesson:
     minutes: int = 0
     about: str = ""
     data: str = ""
+    check: tuple[int, ...] = ()     # the lesson's steps its pre/post check asks again
+
+    def step_number(self, n: int) -> int:
+        """Room step ``n`` (from 1, the checks' steps included) as the lesson's own step."""
+        step = self.steps[n - 1]
+        return step.of_step if step.check else n - len(self.check)
+
+    def checks(self) -> list[tuple[int, int]]:
+        """Each checked question as (its room step before, its room step after)."""
+        k, n = len(self.check), len(self.steps)
+        return [(i + 1, n - k + i + 1) for i in range(k)]
 
     @property
     def digest(self) -> str:
@@ -306,13 +320,50 @@ def _build(data: dict, name: str, where: _Where, page) -> Lesson:
                                    f"question a step), found {len(raw)}")
         raw = raw[:MAX_STEPS]
     steps = [_step(problems, k, s, page) for k, s in enumerate(raw)]
+    check = _check(problems, data.get("check", []), steps)
     if problems.found:
         raise LessonError(problems.found)
     canonical = {"format": 1, "name": name, "title": title, "minutes": minutes, "about": about,
-                 "step": [_data(s) for s in steps]}
-    return Lesson(name, title, tuple(steps), minutes, about,
+                 "check": list(check), "step": [_data(s) for s in steps]}
+    return Lesson(name, title, _with_checks(steps, check), minutes, about,
                   json.dumps(canonical, ensure_ascii=False, separators=(",", ":"),
-                             sort_keys=True))
+                             sort_keys=True), check)
+
+
+def _check(problems, value, steps) -> tuple[int, ...]:
+    """The steps (from 1) a pre/post check asks again: 1 to `MAX_CHECK` different steps whose
+    question is computed from the weights (a right answer to gain on)."""
+    if value == []:
+        return ()
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_CHECK or any(
+            isinstance(v, bool) or not isinstance(v, int) for v in value) \
+            or len(set(value)) != len(value):
+        problems.add(-1, "", "check", f"expected 1 to {MAX_CHECK} different step numbers, "
+                                      f"found {_shown(value)}")
+        return ()
+    bad = [v for v in value if not 1 <= v <= len(steps) or steps[v - 1].ask is None
+           or steps[v - 1].ask.own is not None and steps[v - 1].ask.own.answer is None]
+    if bad:
+        problems.add(-1, "", "check", f"expected steps of this lesson (1 to {len(steps)}) whose "
+                     "question has a right answer, found " + ", ".join(map(str, bad)))
+        return ()
+    return tuple(value)
+
+
+_BEFORE = ("**A check before the lesson.** Answer what you think now: nobody is graded, and the "
+           "answer comes after the same question at the end of the lesson.")
+_AFTER = ("**The same check after the lesson.** Compare with what you said at the start: the "
+          "class's gain is on the lecturer's screen.")
+
+
+def _with_checks(steps: list[Step], check: tuple[int, ...]) -> tuple[Step, ...]:
+    """The lesson as a room asks it: the pre-check's steps, the lesson's, the post-check's."""
+    def copy(n: int, when: str) -> Step:
+        step = steps[n - 1]
+        prefix = "Before the lesson" if when == "pre" else "After the lesson"
+        return replace(step, title=f"{prefix}: {step.title}", check=when, of_step=n,
+                       text=(_BEFORE if when == "pre" else _AFTER) + "\n\n" + step.text)
+    return (*(copy(n, "pre") for n in check), *steps, *(copy(n, "post") for n in check))
 
 
 def _step(problems, k: int, data: dict, page) -> Step:

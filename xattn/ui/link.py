@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from xattn.embedder import EMBEDDER_MODES
-from xattn.lesson import MAX_STEPS
+from xattn.lesson import MAX_ROOM_STEPS
 from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Settings
 from xattn.sources import SOURCES
@@ -64,7 +64,7 @@ def _label(text: str) -> str:
 VIEW = choice_param("view", "Heads", VIEW_NAMES, "the view")
 WEIGHTS = choice_param("weights", "random", SOURCES, "the weights")
 LAYER = int_param("layer", 0, 1, 99, "the layer")       # 0: "not chosen" (see layer_control)
-LESSON = int_param("lesson", 1, 1, MAX_STEPS, "the lesson step")
+LESSON = int_param("lesson", 1, 1, MAX_ROOM_STEPS, "the lesson step")
 # One of the server's lessons by name ("": the default); a class's room keeps its own
 COURSE = text_param("course", "", 100, "the lesson")
 

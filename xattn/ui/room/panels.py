@@ -34,6 +34,7 @@ from xattn.ui.link import ROOM
 from xattn.ui.room.answers import class_step, follow_up
 from xattn.ui.room.devices import devices_panel, door
 from xattn.ui.room.follow import LIVE_FRAGMENTS
+from xattn.ui.room.learned import learned_panel
 from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action
 
@@ -141,7 +142,11 @@ def class_controls(room: Room) -> None:
         st.caption("Time is up: answers are closed.")
     code, key, step, seen = room.code, room.host, view.step, view.version
     left, right = st.columns(2)
-    if view.phase != "revealed":
+    pre = room.lesson is not None and room.lesson.steps[step - 1].check == "pre"
+    if pre:
+        left.caption("A check before the lesson: its answer is revealed after the same "
+                     "question at the end.")
+    elif view.phase != "revealed":
         left.button("Reveal", key="reveal", type="primary", icon=":material/visibility:",
                     width="stretch", on_click=_act,
                     args=(lambda s: s.reveal(code, key, step), room, seen))
@@ -166,6 +171,8 @@ def class_controls(room: Room) -> None:
         _timer_controls(room, view)
     door(room, view)
     devices_panel(room, student_link(code)[0])
+    if room.lesson is not None:
+        learned_panel(room)
     st.download_button("The class's answers (CSV)", _csv(room), f"xattn-class-{code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
                        help="Counts per answer, step and round, each round's timer, and how "
