@@ -64,6 +64,8 @@ class Host:
         self.trace = collections.deque(maxlen=12)    # its last runs, to explain a problem
         self.pulse: dict | None = None
         self.pulses = 0
+        self.gone: str | None = None  # what the pulse said when the room went (`end`, expiry)
+        self._ending = False
         self.drawn: dict | None = None    # the follow component's data, as last drawn
         self.follow_id = self.follow_fragment = ""
         self.stream: EventStream | None = None
@@ -89,6 +91,7 @@ class Host:
         """End the class as a page that drives it does: its key handed to the host cookie
         (``POST /live/CODE/host``, as the page's claim component does), then ``POST
         /live/CODE/end`` with that cookie. The end's HTTP status (204: ended)."""
+        self._ending = True
         body = json.dumps({"key": self.key}).encode()
         status, _, cookies, data = await post(self.base, f"/live/{self.code}/host", body,
                                               self.tab.cookies, self.timeout)
@@ -146,7 +149,9 @@ class Host:
             self.pulses += 1
             self._check()
         elif event == "gone":
-            self.problems.append(f"host: the room is gone: {data!r}")
+            self.gone = json.loads(data).get("gone") or "gone"
+            if not self._ending:
+                self.problems.append(f"host: the room is gone: {data!r}")
 
     def _check(self) -> None:
         """follow.py's ``f.check``: the room moved, or only its tally."""
