@@ -28,6 +28,7 @@ from xattn.literal import md_code
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.devices import devices_panel, door
+from xattn.ui.framed import framed_warning
 from xattn.ui.link import ROOM
 from xattn.ui.predict import SHORT
 from xattn.ui.room import HOST_ERROR, STALE, Room, class_store, host_action
@@ -97,6 +98,7 @@ def room_card(room: Room, present: bool) -> None:
         st.html(f'<div style="font-size:1rem">Join the class: code</div><div style="font-size:'
                 f'{size};font-weight:700;letter-spacing:0.12em">{room.code}</div>')  # A-Z, 2-9
         st.markdown(f"or open {md_code(link)}")
+        framed_warning()
     if unreachable:
         st.warning(unreachable, icon=":material/wifi_off:")
 
