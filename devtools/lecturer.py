@@ -22,7 +22,7 @@ import collections
 import json
 import re
 import time
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -82,7 +82,8 @@ class Host:
                                f"{run.problems()}, link {self.tab.query_string!r}")
         self.code = query["room"]
         host, port, tls = where(self.base)
-        self.stream = EventStream(host, port, f"/live/{self.code}/pulse", self.tab.cookies,
+        prefix = urlsplit(self.base).path.rstrip("/")      # an app served below a path
+        self.stream = EventStream(host, port, f"{prefix}/live/{self.code}/pulse", self.tab.cookies,
                                   on_event=self._pulse, timeout=self.timeout, tls=tls)
         self.stream.start()
         await asyncio.wait_for(self.stream.opened.wait(), self.timeout)

@@ -220,9 +220,11 @@ class SSEParser:
 
 async def post(base: str, path: str, body: bytes, cookies: dict[str, str],
                timeout: float = 60.0) -> tuple[int, dict[str, str], dict[str, str], bytes]:
-    """One POST of JSON ``body`` to ``path`` from ``base``'s own origin (as the app's own
-    page sends it), on a connection of its own: status, headers, the cookies it set, body."""
+    """One POST of JSON ``body`` to ``path`` (below ``base``'s path) from ``base``'s own
+    origin (as the app's own page sends it), on a connection of its own: status, headers,
+    the cookies it set, body."""
     host, port, tls = where(base)
+    path = urlsplit(base).path.rstrip("/") + path        # an app served below a path
     cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
     conn = await HttpConnection.open(host, port, timeout, tls)
     try:
@@ -466,6 +468,7 @@ class Phone:
                  rng: random.Random | None = None, work: Executor | None = None):
         self.n, self.code, self.timeout, self.work = n, code, timeout, work
         self.host, self.port, self.tls = where(base)
+        self.prefix = urlsplit(base).path.rstrip("/")    # an app served below a path
         self.origin = f"{'https' if self.tls else 'http'}://" \
                       f"{authority(self.host, self.port, self.tls)}"
         self.rng = rng or random.Random(n)
@@ -574,7 +577,7 @@ class Phone:
         ``wait``, until the first frame of the room came."""
         t0 = time.monotonic()
         status, headers, page = await self.request(
-            "GET", f"/?room={quote(self.code)}", "page",
+            "GET", f"{self.prefix}/?room={quote(self.code)}", "page",
             headers={"Accept": "text/html,application/xhtml+xml"})
         self.page_seconds = time.monotonic() - t0
         if status != 200:
@@ -590,7 +593,7 @@ class Phone:
                 self.join_data.get("pieces", 1))
             self.work_seconds = time.monotonic() - t1
             status, _, body = await self.request(
-                "POST", f"/live/{quote(self.code)}/join", "page",
+                "POST", f"{self.prefix}/live/{quote(self.code)}/join", "page",
                 body=json.dumps({"challenge": self.join_data["challenge"],
                                  "nonce": nonce}).encode(),
                 headers={"Content-Type": "application/json"})
@@ -600,7 +603,7 @@ class Phone:
         if not self.student_id:
             raise JoinRefused(f"phone {self.n}: no {STUDENT_COOKIE}{self.code} cookie")
         self.stream = EventStream(
-            self.host, self.port, f"/live/{quote(self.code)}/events", self.cookies,
+            self.host, self.port, f"{self.prefix}/live/{quote(self.code)}/events", self.cookies,
             on_event=self._event, on_open=self._opened, timeout=self.timeout,
             connection=self._take_idle, tls=self.tls)
         self.stream.start()
@@ -769,7 +772,7 @@ class Phone:
                           separators=(",", ":")).encode()
         try:
             status, _, data = await self.request(
-                "POST", f"/live/{quote(self.code)}/answer", "answers", body=body,
+                "POST", f"{self.prefix}/live/{quote(self.code)}/answer", "answers", body=body,
                 headers={"Content-Type": "application/json", "Origin": self.origin,
                          "Accept": "*/*"})
             try:
