@@ -5,8 +5,9 @@ browser that blocks cookies in frames of another site) keeps none of the app's c
 page that drives a class forgets it on a reload and becomes a student's. At the app's own
 address (``https://USER-SPACE.hf.space``) nothing is in the way. The server cannot tell
 whether a page is framed; the browser can: this component (``st.components.v2``, JavaScript
-in the page, no frame of its own) shows the warning where ``window.top`` is another page,
-with the address to open instead, and nothing anywhere else.
+in the page, no frame of its own) shows the warning where ``window.top`` is a page of another
+site, with the address to open instead, and nothing anywhere else (a frame in a page of the
+app's own site keeps its cookies).
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ _CSS = """
 _JS = """
 export default function ({ parentElement, data }) {
   const box = parentElement.querySelector(".xattn-framed");
-  let framed;
-  try { framed = window.top !== window.self; } catch (e) { framed = true; }
-  if (!box || !framed) return;
+  // framed by a page of another site: a page of its own site (a host's wrapper) keeps cookies
+  let foreign = false;
+  if (window.top !== window.self) {
+    try { foreign = window.top.location.origin !== window.location.origin; }
+    catch (e) { foreign = true; }            // another site's page may not even be read
+  }
+  if (!box || !foreign) return;
   const own = window.location.origin + window.location.pathname;
   box.textContent = data.text.replace("{own}", own);
   box.hidden = false;
