@@ -14,6 +14,7 @@ import ssl
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -174,7 +175,9 @@ def test_a_check_that_cannot_run_says_why_in_one_line(others, capsys, case, says
     url = {"word": "foo", "closed": f"http://127.0.0.1:{free_port()}/",
            "nohost": "http://no-such-host.invalid/",
            "tls": others["other"].replace("http:", "https:")}.get(case) or others[case]
-    assert main([url, "--wake", "1"]) == 2
+    # in a thread of its own: asyncio.run refuses a thread where a browser test's loop runs
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(main, [url, "--wake", "1"]).result() == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1 and err.startswith("xattn ready: "), err
     assert says in err and "Traceback" not in err
