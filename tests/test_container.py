@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -152,6 +153,16 @@ def test_compose_runs_two_app_containers_on_one_redis_with_persistence():
         ports |= {p.split(":")[0] for p in app["ports"]}
         assert all(p.endswith(":8501") for p in app["ports"])
     assert len(ports) == 2
+
+
+def test_the_spaces_front_matter_in_the_docs_runs_this_image_on_its_port():
+    """docs/deploy.md's block for the top of a Space's README: a Docker Space whose app_port
+    is the port the image listens on."""
+    text = (ROOT / "docs" / "deploy.md").read_text()
+    block = re.search(r"```yaml\n\s*---\n(.*?)\n\s*---\n\s*```", text, flags=re.S)
+    assert block, "docs/deploy.md gives no front matter for a Space"
+    front = yaml.safe_load(textwrap.dedent(block[1]))
+    assert front["sdk"] == "docker" and str(front["app_port"]) == only("EXPOSE")
 
 
 @pytest.mark.parametrize("files, env, processes", [
