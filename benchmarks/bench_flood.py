@@ -39,8 +39,8 @@ from pathlib import Path
 
 from benchmarks.machine import machine_line
 from benchmarks.process_stats import cpu_seconds, pct
-from devtools.lecturer import Host
 from devtools.browser import StreamlitServer
+from devtools.lecturer import Host
 from devtools.phones import Phone, Pick, plain, same
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -66,9 +66,9 @@ from pathlib import Path
 
 from benchmarks.process_stats import cpu_pressure_seconds, cpu_seconds, pct, rss_mb
 from benchmarks.pyspy import PROFILE_RATE, print_profile
-from devtools.lecturer import Host
 from benchmarks.room_report import report
 from devtools.lecture_hall import LectureHall, haproxy_missing
+from devtools.lecturer import Host
 from devtools.phones import Phone, plain
 from devtools.redis_server import RedisServer, redis_binary
 from xattn.lesson import STEPS
