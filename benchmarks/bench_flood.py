@@ -6,7 +6,7 @@ the last tap win?
 
 One Streamlit process (``devtools.browser.StreamlitServer``) with its class store on a
 temporary SQLite file (``XATTN_LIMITS=new_students=1000/600``: every phone joins from
-127.0.0.1). The lecturer's page (``benchmarks/room_people.py``'s `Host`) opens ``?class=new``;
+127.0.0.1). The lecturer's page (``devtools/lecturer.py``'s `Host`) opens ``?class=new``;
 ``--students`` students and one flooder join it as phones (``devtools.phones.Phone``: the
 phone's own page and its cookie, the room's server-sent events, answers POSTed until a
 receipt says *saved*). Then, ``--rounds`` times and alternating: the students answer lesson
@@ -39,8 +39,8 @@ from pathlib import Path
 
 from benchmarks.machine import machine_line
 from benchmarks.process_stats import cpu_seconds, pct
-from benchmarks.room_people import Host
 from devtools.browser import StreamlitServer
+from devtools.lecturer import Host
 from devtools.phones import Phone, Pick, plain, same
 
 ROOT = Path(__file__).resolve().parent.parent

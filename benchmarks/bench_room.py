@@ -7,7 +7,7 @@
 Starts ``deploy/serve.sh 2`` (two Streamlit processes behind HAProxy with cookie affinity, on
 ``--port`` and the next two) with the class store on a SQLite file, then again on Redis (a
 ``redis-server`` this script starts on a unix socket, with an append-only file). The
-lecturer is a Streamlit page over the protocol (``benchmarks/room_people.py``: its buttons,
+lecturer is a Streamlit page over the protocol (``devtools/lecturer.py``: its buttons,
 its count, and its follow component on the room's pulse); the students are
 ``devtools.phones.Phone``s: each speaks what the phone's page speaks (the page and its cookie,
 the room's server-sent events, answers POSTed until a receipt says *saved*), a thousand in
@@ -66,9 +66,9 @@ from pathlib import Path
 
 from benchmarks.process_stats import cpu_pressure_seconds, cpu_seconds, pct, rss_mb
 from benchmarks.pyspy import PROFILE_RATE, print_profile
-from benchmarks.room_people import Host
 from benchmarks.room_report import report
 from devtools.lecture_hall import LectureHall, haproxy_missing
+from devtools.lecturer import Host
 from devtools.phones import Phone, plain
 from devtools.redis_server import RedisServer, redis_binary
 from xattn.lesson import STEPS

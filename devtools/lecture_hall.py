@@ -99,7 +99,9 @@ class LectureHall:
     Use as a context manager; ``url`` is the proxy's, ``backends`` maps each server name
     (``s1``, the value of its affinity cookie) to its (pid, port), ``run_dir_used`` is where
     serve.sh put its configuration and logs (removed on exit unless ``run_dir`` was given).
-    A ``port`` given by the caller is used as it is: no retry on other ports.
+    A ``port`` given by the caller is used as it is: no retry on other ports. ``command``
+    runs something that execs serve.sh instead (the image's entrypoint, given ``PORT`` and
+    ``XATTN_PROCESSES`` in its environment, as a container is).
     """
 
     processes: int = 2
@@ -108,6 +110,7 @@ class LectureHall:
     env: dict[str, str] = field(default_factory=dict)
     port: int = 0
     attempts: int = 5    # starts on other ports after serve.sh found one in use
+    command: list[str] | None = None
     backends: dict[str, tuple[int, int]] = field(default_factory=dict)
     haproxy_pid: int = 0
     run_dir_used: Path | None = None
@@ -149,6 +152,9 @@ class LectureHall:
         # that inherits one ignored (pytest as a background job, or under nohup) cannot trap it
         command = ["env", "--default-signal=INT,HUP", "bash", str(SERVE), str(self.processes),
                    str(self.port)]
+        if self.command:
+            env = {"XATTN_PROCESSES": str(self.processes), **env, "PORT": str(self.port)}
+            command = ["env", "--default-signal=INT,HUP", *self.command]
         self.proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      text=True, start_new_session=True)

@@ -23,11 +23,12 @@ that a thousand of them run in one process beside the servers on a 2-core machin
   ``[target, source]`` links).
 
 Connections are HTTP/1.1 keep-alive, as a browser's: the stream holds one, answers reuse an
-idle one (a connection the proxy closed meanwhile is replaced). The room part of a frame is
+idle one (a connection the proxy closed meanwhile is replaced); over TLS for an ``https://``
+base (a hosted deployment), with the system's certificates. The room part of a frame is
 the same bytes for every phone of a process, so it is parsed once (`_ROOMS`) and shared
 read-only.
 
-``benchmarks/bench_room.py`` runs a class of them; ``benchmarks/room_people.py``'s host page
+``benchmarks/bench_room.py`` runs a class of them; ``devtools/lecturer.py``'s host page
 follows its room's pulse with an `EventStream` too.
 """
 
@@ -40,13 +41,15 @@ import random
 import time
 import zlib
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from xattn.classroom.codes import solve_work
 
 __all__ = ["Phone", "Pick", "EventStream", "HttpConnection", "JoinRefused", "random_value",
-           "canonical", "same", "plain", "STUDENT_COOKIE", "RESEND_AFTER"]
+           "canonical", "same", "plain", "where", "authority", "post", "STUDENT_COOKIE",
+           "RESEND_AFTER"]
 
 STUDENT_COOKIE = "xattn_student_"   # + the room's code: xattn.ui.room.identity.STUDENT_COOKIE
 RESEND_AFTER = 4.0                  # phone.js: a tap not saved yet is sent again after 4 s
@@ -59,6 +62,18 @@ class JoinRefused(RuntimeError):
     """The page said this phone could not join (``problem`` in its JOIN data)."""
 
 
+def where(base: str) -> tuple[str, int, bool]:
+    """``(host, port, tls)`` of a base URL (``http://host:port/``, ``https://host/``)."""
+    parts = urlsplit(base)
+    tls = parts.scheme == "https"
+    return parts.hostname or "127.0.0.1", parts.port or (443 if tls else 80), tls
+
+
+def authority(host: str, port: int, tls: bool) -> str:
+    """The ``Host`` header a browser sends: the port only where it is not the scheme's."""
+    return host if port == (443 if tls else 80) else f"{host}:{port}"
+
+
 # --- HTTP/1.1 ------------------------------------------------------------------------------
 class HttpConnection:
     """One keep-alive HTTP/1.1 connection; ``wire`` counts every byte read from it."""
@@ -69,8 +84,10 @@ class HttpConnection:
         self.reader, self.writer, self.wire, self.used = reader, writer, 0, 0
 
     @classmethod
-    async def open(cls, host: str, port: int, timeout: float) -> HttpConnection:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    async def open(cls, host: str, port: int, timeout: float,
+                   tls: bool = False) -> HttpConnection:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(
+            host, port, ssl=True if tls else None), timeout)
         return cls(reader, writer)
 
     @property
@@ -201,6 +218,28 @@ class SSEParser:
                 out.append(("comment", comment))
 
 
+async def post(base: str, path: str, body: bytes, cookies: dict[str, str],
+               timeout: float = 60.0) -> tuple[int, dict[str, str], dict[str, str], bytes]:
+    """One POST of JSON ``body`` to ``path`` (below ``base``'s path) from ``base``'s own
+    origin (as the app's own page sends it), on a connection of its own: status, headers,
+    the cookies it set, body."""
+    host, port, tls = where(base)
+    path = urlsplit(base).path.rstrip("/") + path        # an app served below a path
+    cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    conn = await HttpConnection.open(host, port, timeout, tls)
+    try:
+        conn.send(f"POST {path} HTTP/1.1\r\nHost: {authority(host, port, tls)}\r\n"
+                  f"User-Agent: {USER_AGENT}\r\nOrigin: {'https' if tls else 'http'}://"
+                  f"{authority(host, port, tls)}\r\nContent-Type: application/json\r\n"
+                  f"Content-Length: {len(body)}\r\nConnection: close\r\n"
+                  + (f"Cookie: {cookie}\r\n" if cookie else "") + "\r\n", body)
+        status, headers, set_cookies = await asyncio.wait_for(conn.head(), timeout)
+        data = await asyncio.wait_for(conn.body(headers), timeout)
+    finally:
+        conn.close()
+    return status, headers, _cookie_pairs(set_cookies), data
+
+
 def _cookie_pairs(values: list[str]) -> dict[str, str]:
     pairs = {}
     for value in values:
@@ -222,8 +261,10 @@ class EventStream:
                  on_event: Callable[[str, object, float], None],
                  on_open: Callable[[], None] | None = None,
                  headers: dict[str, str] | None = None, timeout: float = 60.0,
-                 connection: Callable[[], HttpConnection | None] | None = None):
+                 connection: Callable[[], HttpConnection | None] | None = None,
+                 tls: bool = False):
         self.host, self.port, self.path, self.cookies = host, port, path, cookies
+        self.tls = tls
         self.on_event, self.on_open = on_event, on_open
         self.headers, self.timeout = dict(headers or {}), timeout
         self.connection = connection            # an idle keep-alive connection to reuse
@@ -255,7 +296,7 @@ class EventStream:
     def _request(self) -> str:
         cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         extra = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
-        return (f"GET {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        return (f"GET {self.path} HTTP/1.1\r\nHost: {authority(self.host, self.port, self.tls)}\r\n"
                 f"User-Agent: {USER_AGENT}\r\nAccept: text/event-stream\r\n"
                 "Cache-Control: no-cache\r\nAccept-Encoding: gzip\r\n"
                 + (f"Cookie: {cookie}\r\n" if cookie else "")
@@ -286,7 +327,7 @@ class EventStream:
     async def _once(self) -> None:
         conn = self.connection() if self.connection is not None else None
         if conn is None:
-            conn = await HttpConnection.open(self.host, self.port, self.timeout)
+            conn = await HttpConnection.open(self.host, self.port, self.timeout, self.tls)
         self._conn = conn
         before = conn.wire
         conn.send(self._request())
@@ -418,15 +459,18 @@ class Phone:
     state of the room arrived, ``first_step[step]`` when the step first showed, and
     ``revealed[(step, round)]`` when its answer and charts did; ``frames`` holds (time, step,
     round, phase, version, bytes of the frame) of every room frame; ``wire`` the bytes read
-    from the network for the page and the answers, `stream_bytes` for the stream.
+    from the network for the page and the answers, `stream_bytes` for the stream. ``work``
+    is where its join's proof of work runs (None: the loop's threads, one core between them
+    for the GIL; a process pool lets a class's work use every core).
     """
 
     def __init__(self, n: int, base: str, code: str, *, timeout: float = 60.0,
-                 rng: random.Random | None = None):
-        parts = urlsplit(base)
-        self.n, self.code, self.timeout = n, code, timeout
-        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
-        self.origin = f"{parts.scheme or 'http'}://{parts.netloc}"
+                 rng: random.Random | None = None, work: Executor | None = None):
+        self.n, self.code, self.timeout, self.work = n, code, timeout, work
+        self.host, self.port, self.tls = where(base)
+        self.prefix = urlsplit(base).path.rstrip("/")    # an app served below a path
+        self.origin = f"{'https' if self.tls else 'http'}://" \
+                      f"{authority(self.host, self.port, self.tls)}"
         self.rng = rng or random.Random(n)
         self.cookies: dict[str, str] = {}
         self.join_data: dict = {}
@@ -491,7 +535,8 @@ class Phone:
         """One request on an idle keep-alive connection (a new one if none, or if the reused
         one turns out closed before any answer), its bytes counted under ``purpose``."""
         cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        head = (f"{method} {target} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        head = (f"{method} {target} HTTP/1.1\r\n"
+                f"Host: {authority(self.host, self.port, self.tls)}\r\n"
                 f"User-Agent: {USER_AGENT}\r\nAccept-Encoding: gzip\r\n"
                 + "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
                 + (f"Cookie: {cookie}\r\n" if cookie else "")
@@ -501,7 +546,7 @@ class Phone:
             conn = self._take_idle() if attempt == 0 else None
             reused = conn is not None
             if conn is None:
-                conn = await HttpConnection.open(self.host, self.port, self.timeout)
+                conn = await HttpConnection.open(self.host, self.port, self.timeout, self.tls)
             before = conn.wire
             try:
                 conn.send(head, body)
@@ -532,7 +577,7 @@ class Phone:
         ``wait``, until the first frame of the room came."""
         t0 = time.monotonic()
         status, headers, page = await self.request(
-            "GET", f"/?room={quote(self.code)}", "page",
+            "GET", f"{self.prefix}/?room={quote(self.code)}", "page",
             headers={"Accept": "text/html,application/xhtml+xml"})
         self.page_seconds = time.monotonic() - t0
         if status != 200:
@@ -543,12 +588,12 @@ class Phone:
         self.code = self.join_data.get("code", self.code)
         if self.join_data.get("challenge"):       # the page's work, then its join
             t1 = time.monotonic()
-            nonce = await asyncio.to_thread(solve_work, self.join_data["challenge"],
-                                            self.join_data["bits"],
-                                            self.join_data.get("pieces", 1))
+            nonce = await asyncio.get_running_loop().run_in_executor(
+                self.work, solve_work, self.join_data["challenge"], self.join_data["bits"],
+                self.join_data.get("pieces", 1))
             self.work_seconds = time.monotonic() - t1
             status, _, body = await self.request(
-                "POST", f"/live/{quote(self.code)}/join", "page",
+                "POST", f"{self.prefix}/live/{quote(self.code)}/join", "page",
                 body=json.dumps({"challenge": self.join_data["challenge"],
                                  "nonce": nonce}).encode(),
                 headers={"Content-Type": "application/json"})
@@ -558,9 +603,9 @@ class Phone:
         if not self.student_id:
             raise JoinRefused(f"phone {self.n}: no {STUDENT_COOKIE}{self.code} cookie")
         self.stream = EventStream(
-            self.host, self.port, f"/live/{quote(self.code)}/events", self.cookies,
+            self.host, self.port, f"{self.prefix}/live/{quote(self.code)}/events", self.cookies,
             on_event=self._event, on_open=self._opened, timeout=self.timeout,
-            connection=self._take_idle)
+            connection=self._take_idle, tls=self.tls)
         self.stream.start()
         if wait:
             await self.first_frame()
@@ -727,7 +772,7 @@ class Phone:
                           separators=(",", ":")).encode()
         try:
             status, _, data = await self.request(
-                "POST", f"/live/{quote(self.code)}/answer", "answers", body=body,
+                "POST", f"{self.prefix}/live/{quote(self.code)}/answer", "answers", body=body,
                 headers={"Content-Type": "application/json", "Origin": self.origin,
                          "Accept": "*/*"})
             try:

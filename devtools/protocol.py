@@ -372,7 +372,8 @@ async def load_page(port: int, query: str = "", *, timeout: float = 120.0,
 
 async def http_get(url: str, cookies: dict[str, str], timeout: float = 30.0
                    ) -> tuple[int, dict[str, str], list[tuple[str, str]], bytes]:
-    """GET over plain asyncio (HTTP/1.0: the body ends with the connection, never chunked).
+    """GET over plain asyncio (HTTP/1.0: the body ends with the connection, never chunked;
+    over TLS for ``https://``).
 
     Returns status, headers (lower-case names, last wins), the Set-Cookie pairs and the body.
     """
@@ -381,9 +382,11 @@ async def http_get(url: str, cookies: dict[str, str], timeout: float = 30.0
     cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
     request = (f"GET {path or '/'} HTTP/1.0\r\nHost: {parts.netloc}\r\n"
                + (f"Cookie: {cookie}\r\n" if cookie else "") + "\r\n")
+    tls = parts.scheme == "https"                # a hosted deployment: the system's certificates
 
     async def exchange() -> bytes:
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80)
+        reader, writer = await asyncio.open_connection(
+            parts.hostname, parts.port or (443 if tls else 80), ssl=True if tls else None)
         try:
             writer.write(request.encode("latin-1"))
             await writer.drain()

@@ -115,6 +115,21 @@ class Backend:
         keys = list(r.scan_iter(f"{self.prefix}*:{{{code}}}*"))
         return len(keys) + (r.zscore(f"{self.prefix}rooms", code) is not None)
 
+    def ended_marker(self, code: str) -> float | None:
+        """When the marker of a class its lecturer ended lapses (seconds since the epoch), or
+        None where there is no marker; the marker holds nothing else."""
+        if self.kind == "sqlite":
+            with sqlite3.connect(self.where) as c:
+                row = c.execute("SELECT * FROM ended WHERE code = ?", (code,)).fetchone()
+            assert row is None or len(row) == 2, row            # the code and its expiry
+            return None if row is None else row[1]
+        r = self._redis()
+        key = f"{self.prefix}ended:{{{code}}}"
+        if not r.exists(key):
+            return None
+        assert r.get(key) == "1"
+        return r.pexpiretime(key) / 1000
+
     def wipe(self) -> None:
         """Everything the store holds gone, as after a Redis restarted without persistence
         (or a SQLite file made anew)."""

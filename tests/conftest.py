@@ -63,7 +63,7 @@ if not os.environ.get("XATTN_WEIGHTS_CACHE"):
 BROWSER_FIXTURES = {"chromium", "browser", "tabs", "window", "app"}
 # A process of its own: a Streamlit server, a lecture hall (HAProxy + servers), redis-server.
 SERVER_FIXTURES = {"server", "redis_server", "hall", "haproxy", "classroom", "model_server",
-                   "bad_page"}
+                   "bad_page", "streamlit_run", "entrypoint"}
 # ... or started in the test's body (node ids, matched from the start).
 SERVER_TESTS = (
     "tests/test_deploy.py::test_two_sessions_on_two_processes",
@@ -82,6 +82,7 @@ SLOW_TESTS = (
     "tests/test_matrix.py::",
     "tests/test_models.py::test_importing_never_imports_torch",
     "tests/test_models.py::test_module_runs_as_a_script",
+    "tests/test_ready.py::test_the_command_runs_as_a_module",
     "tests/test_models.py::test_cli_process_prints_one_line_when_loading_fails",
     "tests/test_package.py::test_the_library_imports_without_streamlit",
     "tests/test_package.py::test_the_ui_is_what_brings_in_streamlit",

@@ -24,6 +24,7 @@ from xattn.classroom import (
     Limits,
     Question,
     RedisStore,
+    RoomEnded,
     RoomNotFound,
     SQLiteStore,
     StoreUnavailable,
@@ -999,6 +1000,79 @@ def test_a_snapshot_of_a_class_that_ended_gives_nothing_back(backend, store, roo
         store.room_view(code)
     with pytest.raises(TypeError, match="snapshot must be a Snapshot"):
         store.restore({"code": code})
+
+
+# --- a class its lecturer ends ----------------------------------------------------------------
+
+def test_a_class_its_lecturer_ends_is_gone_with_all_it_held(backend, store, room):
+    code, secret = room
+    a, b = students(2)
+    store.answer(code, 1, a, 0)
+    store.set_step(code, secret, 2)
+    store.answer(code, 2, b, 0.5)
+    store.touch(code, [a, b])
+    device, _ = store.add_device(code, secret)
+    expires = store.snapshot(code).expires
+    store.end_room(code, secret)
+    for read in (lambda: store.room_view(code), lambda: store.snapshot(code),
+                 lambda: store.answer(code, 2, a, 0.25), lambda: store.my_answer(code, 2, b)):
+        with pytest.raises(RoomNotFound):
+            read()
+    assert store.pulse([code]) == {}
+    with pytest.raises(HostRefused):
+        store.set_step(code, secret, 1)
+    with pytest.raises(DeviceCodeRefused):
+        store.redeem_device(code, device)
+    assert backend.answer_records(code) == 0
+    # what is left: a marker of the code alone (Redis: one key), until the room's own expiry
+    assert backend.records(code) == {"sqlite": 0, "redis": 1}[backend.kind]
+    assert backend.ended_marker(code) == pytest.approx(expires, abs=0.01)
+
+
+def test_an_ended_class_is_never_given_back_and_its_code_waits(backend, store, room, monkeypatch):
+    """A server process that served the room keeps its snapshot, and would give a store that
+    lost the room its room back: not once its lecturer ended it. No new class takes the code
+    while the marker lasts."""
+    import xattn.classroom.store as module
+    code, secret = room
+    store.answer(code, 1, students(1)[0], 2)
+    snap = store.snapshot(code)
+    store.end_room(code, secret)
+    with pytest.raises(RoomEnded, match=f"The class {code} has ended"):
+        store.restore(snap)
+    with pytest.raises(RoomNotFound):
+        store.room_view(code)
+    draws = iter([code, "HJK23M"])
+    monkeypatch.setattr(module, "new_code", lambda: next(draws))
+    assert store.create_room(QUESTIONS)[0] == "HJK23M"
+
+
+def test_only_the_rooms_host_ends_it(store, room):
+    code, secret = room
+    other, other_secret = store.create_room(QUESTIONS)
+    new = store.rotate_host(code, secret)
+    for c, s in ((code, secret), (code, other_secret), ("HJK23M", new), (code, "x" * 500)):
+        with pytest.raises(HostRefused):
+            store.end_room(c, s)
+    assert store.room_view(code).step == 1                   # still running
+    store.end_room(code, new)
+    with pytest.raises(HostRefused):                         # ended: nothing to end again
+        store.end_room(code, new)
+    assert store.room_view(other).step == 1                  # the other class runs on
+
+
+def test_the_marker_of_an_ended_class_lapses_with_the_room(backend):
+    store = backend.open(Limits(ttl_seconds=1.0))
+    code, secret = store.create_room(QUESTIONS)
+    try:
+        store.end_room(code, secret)
+    except HostRefused:        # a very slow machine took more than the room's second
+        pytest.skip("the room expired before it could be ended")
+    lapses = backend.ended_marker(code)
+    assert lapses is not None
+    wait_for(lambda: time.time() > lapses + 0.05, what="the marker's time to pass")
+    store.create_room(QUESTIONS)                              # a write cleans up (SQLite)
+    wait_for(lambda: backend.ended_marker(code) is None, what="the marker to go")
 
 
 def test_a_full_store_makes_space_from_a_room_nobody_teaches_in(backend):

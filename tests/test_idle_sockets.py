@@ -14,9 +14,9 @@ from classroom_helpers import hall_or_skip
 from websockets.exceptions import InvalidStatus
 
 from benchmarks.idle_sockets import Sockets, http_get
-from benchmarks.room_people import Host
 from devtools.browser import ARTIFACTS, StreamlitServer
 from devtools.lecture_hall import LectureHall
+from devtools.lecturer import Host
 from devtools.phones import Phone
 from devtools.protocol import Client, run_async
 

@@ -22,7 +22,7 @@ from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from xattn.classroom import Limits, Question, SQLiteStore
+from xattn.classroom import Limits, Question, RoomNotFound, SQLiteStore
 from xattn.classroom.codes import solve_work, work_done
 from xattn.classroom.hub import Hub, Message
 from xattn.ui.room.identity import STUDENT_COOKIE
@@ -391,6 +391,43 @@ def test_a_host_pages_stream_hears_the_tally(site, store):
     later = read_events(site, f"/live/{code}/pulse", None,
                         lambda e, d: e == "pulse" and d["tally"] > first["tally"])[-1][1]
     assert later["version"] == first["version"]
+
+
+def test_a_page_that_drives_the_class_ends_it_and_every_phone_is_told(site, store):
+    """The hub that serves the room keeps its snapshot (to give a store that lost the room its
+    room back): an ended class is not given back; its phones hear that it ended."""
+    code, key = store.create_room(QUESTIONS)
+    cookie = join(site, code)[2]
+    answer(site, code, cookie, "up")
+    opened, heard = threading.Event(), []
+
+    def until(event, data):
+        if event == "message":
+            opened.set()                      # the hub built the room: it holds a snapshot
+        return event == "gone"
+    reading = threading.Thread(target=lambda: heard.extend(
+        read_events(site, f"/live/{code}/events", cookie, until, timeout=30)))
+    reading.start()
+    assert opened.wait(30)
+    same = f"http://127.0.0.1:{site.port}"
+    host = f"xattn_host_{code}={key}"
+    for headers in ({"Origin": same}, {"Origin": same, "Cookie": f"xattn_host_{code}=wrong"},
+                    {"Origin": "http://evil.example", "Cookie": host}, {"Cookie": host},
+                    {"Origin": same, "Cookie": f"xattn_host_HJK23M={key}"}):
+        r, data = site.request("POST", f"/live/{code}/end", b"", headers)
+        assert r.status == 403 and "why" in json.loads(data), headers
+    assert store.room_view(code).n_answered == 1                     # still running
+    r, _ = site.request("POST", f"/live/{code}/end", b"", {"Origin": same, "Cookie": host})
+    assert r.status == 204 and host_cookie(r, code).startswith(f"xattn_host_{code}=;")
+    reading.join(30)
+    assert heard and heard[-1][0] == "gone" and "has ended" in heard[-1][1]["gone"], heard
+    with pytest.raises(RoomNotFound):
+        store.room_view(code)
+    time.sleep(1.0)                     # the hub's looks meanwhile give nothing back
+    with pytest.raises(RoomNotFound):
+        store.room_view(code)
+    r, _ = site.request("POST", "/live/NOTACODE!/end", b"", {"Origin": same, "Cookie": host})
+    assert r.status == 404
 
 
 def test_a_stream_of_no_class_is_told_so(site):

@@ -12,8 +12,8 @@ import time
 import pytest
 from classroom_helpers import RedisServer, hall_or_skip
 
-from benchmarks.room_people import Host
 from devtools.lecture_hall import LectureHall
+from devtools.lecturer import Host
 from devtools.phones import Phone
 from devtools.protocol import run_async
 from xattn.classroom import RedisStore

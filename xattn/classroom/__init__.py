@@ -39,6 +39,7 @@ from xattn.classroom.errors import (
     DeviceCodeRefused,
     HostRefused,
     LimitReached,
+    RoomEnded,
     RoomNotFound,
     StoreUnavailable,
 )
@@ -51,7 +52,8 @@ __all__ = ["ClassStore", "Limits", "RoomView", "Tally", "Timer", "Pulse", "Quest
            "NO_QUESTION",
            "open_store",
            "default_path", "new_student_id", "normalize_code", "answers_csv", "qr_svg",
-           "ALPHABET", "CODE_LENGTH", "ClassroomError", "RoomNotFound", "HostRefused",
+           "ALPHABET", "CODE_LENGTH", "ClassroomError", "RoomNotFound", "RoomEnded",
+           "HostRefused",
            "DeviceCodeRefused", "AnswerRefused", "LimitReached", "StoreUnavailable",
            "SQLiteStore", "RedisStore"]
 

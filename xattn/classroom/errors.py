@@ -6,8 +6,8 @@ quote what a user typed). None of them says whether a room exists when a host li
 
 from __future__ import annotations
 
-__all__ = ["ClassroomError", "RoomNotFound", "HostRefused", "DeviceCodeRefused", "AnswerRefused",
-           "LimitReached", "StoreUnavailable"]
+__all__ = ["ClassroomError", "RoomNotFound", "RoomEnded", "HostRefused", "DeviceCodeRefused",
+           "AnswerRefused", "LimitReached", "StoreUnavailable"]
 
 
 class ClassroomError(Exception):
@@ -21,6 +21,16 @@ class RoomNotFound(ClassroomError, LookupError):
     def for_code(cls, code: str) -> RoomNotFound:
         return cls(f"No class is running with the code {code}: check the code, or ask for the "
                    "link again (a class ends some hours after it starts).")
+
+
+class RoomEnded(RoomNotFound):
+    """Its lecturer ended this class (`ClassStore.end_room`): nothing of it is kept, and no
+    server process gives it back."""
+
+    @classmethod
+    def for_code(cls, code: str) -> RoomEnded:
+        return cls(f"The class {code} has ended: its lecturer closed it, and nothing of it is "
+                   "kept.")
 
 
 class HostRefused(ClassroomError):

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from xattn.classroom.errors import ClassroomError, RoomNotFound, StoreUnavailable
+from xattn.classroom.errors import ClassroomError, RoomEnded, RoomNotFound, StoreUnavailable
 from xattn.classroom.outbox import Outbox, Receipt
 from xattn.classroom.question import Question
 from xattn.classroom.records import Pulse, RoomView, Snapshot
@@ -528,6 +528,10 @@ class Hub:
                 _LOGGER.warning("xattn hub: room %s was gone from the class store (it restarted "
                                 "empty?) and was given back", code)
             self.store.refresh_signing_keys()     # ... and the keys students' ids carry
+        except RoomEnded as err:                  # its lecturer ended it: nothing to give
+            with self._lock:
+                room.snapshot, room.saved = None, {}
+            self._call(self._publish_gone, code, str(err))
         except StoreUnavailable as err:
             self._set_problem(str(err))
         except Exception:  # noqa: BLE001 - tried again on the next look

@@ -19,7 +19,7 @@ if g[1] ~= ARGV[1] then return {'HOST', 0} end
 if ARGV[2] ~= '' and tonumber(ARGV[2]) > tonumber(g[2]) then return {'STEP', g[2]} end
 """
 _CREATE = _NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('EXISTS', KEYS[2]) == 1 then return {'TAKEN', 0} end
+if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then return {'TAKEN', 0} end
 local n = redis.call('ZCARD', KEYS[1])
 if n >= tonumber(ARGV[3]) then
   -- full: replace the oldest room started ARGV[5] ms ago or more that no student joined and
@@ -82,6 +82,22 @@ _MOVED = ("redis.call('HINCRBY', KEYS[1], 'version', 1) local tt = redis.call('T
 # A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
 _ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
+# KEYS: room, seen, ended, rooms; ARGV: digest, code, answers' and counts' key prefixes.
+# Everything of the room deleted; the ended marker kept until the room's expiry.
+_END = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps', 'expires')
+if g[1] ~= ARGV[1] then return {'HOST', 0} end
+for s = 1, tonumber(g[2]) do
+  local last = tonumber(redis.call('HGET', KEYS[1], 'r' .. s) or '0')
+  for r = 1, last do
+    redis.call('DEL', ARGV[3] .. s .. ':' .. r, ARGV[4] .. s .. ':' .. r)
+  end
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('SET', KEYS[3], '1')
+redis.call('PEXPIREAT', KEYS[3], g[3])
+return {'OK', 1}
+"""
 _ROTATE = _GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
 _LOCK = _GUARD + ("redis.call('HSET', KEYS[1], 'locked', ARGV[3]) " + _MOVED
                   + "return {'OK', 1}")
@@ -196,9 +212,11 @@ local round = redis.call('HGET', KEYS[1], 'r' .. r[3])
 return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round)}
 """
 
-# KEYS: room, rooms; ARGV: code, answers' and counts' key prefixes, expires ms, N, then N
-# field-value pairs of the room (made if missing), then answers as (step:round, student, text)
+# KEYS: room, rooms, ended; ARGV: code, answers' and counts' key prefixes, expires ms, N, then
+# N field-value pairs of the room (made if missing), then answers as (step:round, student,
+# text). Nothing for a room its lecturer ended: {-1, 0}.
 _RESTORE = """local made, added, n = 0, 0, tonumber(ARGV[5])
+if redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local f = {}
   for i = 6, 5 + 2 * n do f[#f + 1] = ARGV[i] end
@@ -233,7 +251,7 @@ for i = 2, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
 return {redis.call('GET', KEYS[1]), redis.call('SMEMBERS', KEYS[2])}
 """
 
-SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE,
+SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE, "end": _END,
            "lock": _LOCK, "set_step": _SET_STEP, "reveal": _REVEAL,
            "ask_again": _ASK_AGAIN, "step_info": _STEP_INFO, "answer": _ANSWER, "view": _VIEW,
            "start_timer": _START_TIMER, "touch": _TOUCH, "pulse": _PULSE,

@@ -13,7 +13,9 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
   answer -> count kept with it (so a poll reads counts without scanning answers);
 - ``seen:{CODE}``, a sorted set student -> last read (ms);
 - ``rooms``, a sorted set code -> expiry, to count live rooms;
-- ``dev:{CODE}:<digest>``, a one-time device code's wrapped host secret, for minutes (``PX``).
+- ``dev:{CODE}:<digest>``, a one-time device code's wrapped host secret, for minutes (``PX``);
+- ``ended:{CODE}``, "1" from when its lecturer ended the class until the room would have
+  expired (no process gives it back meanwhile, and no new class takes the code).
 
 Each room key expires with the room (``PEXPIREAT``): Redis deletes expired rooms by itself.
 Rooms survive a restart of the app's processes; to survive a restart of Redis, run it with
@@ -38,7 +40,7 @@ __all__ = ["RedisStore"]
 # The scripts after which a room's pulse may have moved: each is followed by a PUBLISH of the
 # room's code (`RedisStore.notifications`), so watchers on every machine read it at once.
 _MOVES = frozenset({"set_step", "reveal", "ask_again", "start_timer", "answer", "touch",
-                    "rotate", "lock", "restore"})
+                    "rotate", "lock", "restore", "end"})
 RESUBSCRIBE = 1.0      # seconds before a lost pub/sub connection is tried again
 
 
@@ -116,7 +118,8 @@ class RedisStore(ClassStore):
 
     # --- the host ------------------------------------------------------------------------
     def _create(self, code, digest, specs, lesson):
-        status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code)],
+        status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code),
+                                         self._key("ended", code)],
                               [code, int(self.limits.ttl_seconds * 1000), self.limits.max_rooms,
                                digest, int(self.limits.unused_seconds * 1000), self.prefix,
                                int(self.limits.untaught_seconds * 1000), lesson, *specs])
@@ -164,6 +167,13 @@ class RedisStore(ClassStore):
             return self._r.getdel(self._key("dev", code, device))
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
+
+    def _end(self, code, digest):
+        status, _ = self._run("end", [self._key("room", code), self._key("seen", code),
+                                      self._key("ended", code), f"{self.prefix}rooms"],
+                              [digest, code, self._key("ans", code) + ":",
+                               self._key("cnt", code) + ":"])
+        return True if status == "OK" else None
 
     def _set_lock(self, code, digest, locked):
         # The guard's step slot is empty here: ARGV[3] is the lock, not a step.
@@ -359,11 +369,12 @@ class RedisStore(ClassStore):
                                                   f"{'1' if r.timer.reveal else '0'}")
         flat = [x for pair in fields.items() for x in pair]
         rest = [x for s, r, student, text in answers for x in (f"{s}:{r}", student, text)]
-        made, _ = self._run("restore", [self._key("room", snap.code), f"{self.prefix}rooms"],
+        made, _ = self._run("restore", [self._key("room", snap.code), f"{self.prefix}rooms",
+                                        self._key("ended", snap.code)],
                             [snap.code, self._key("ans", snap.code) + ":",
                              self._key("cnt", snap.code) + ":", expires, len(fields), *flat,
                              *rest])
-        return bool(made)
+        return None if made == -1 else bool(made)
 
     def _signing_keys(self, known):
         try:

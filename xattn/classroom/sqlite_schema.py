@@ -2,9 +2,10 @@
 
 One row a room (``rooms``), a round of a step (``rounds``: its phase, question and timer), a
 student's answer to a round (``answers``), a student's last read (``seen``), a client's count
-of one kind of action (``hits``), the store's own values (``meta``: the signing key) and a
+of one kind of action (``hits``), the store's own values (``meta``: the signing key), a
 room's one-time device codes (``devices``: each code's digest and the host secret it wraps,
-for minutes; a table added to version 3 files as they open). A file
+for minutes) and the codes of classes their lecturer ended (``ended``: the code and when the
+room would have expired, nothing else); tables are added to version 3 files as they open. A file
 whose ``PRAGMA user_version`` is not `SCHEMA_VERSION` is made anew (its rooms are not kept).
 """
 
@@ -33,9 +34,10 @@ CREATE TABLE IF NOT EXISTS hits (kind TEXT, who TEXT, since REAL NOT NULL, n INT
   PRIMARY KEY (kind, who)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS devices (digest TEXT PRIMARY KEY, code TEXT NOT NULL,
-  wrapped TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID
+  wrapped TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ended (code TEXT PRIMARY KEY, expires REAL NOT NULL) WITHOUT ROWID
 """
-TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta", "devices")
+TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta", "devices", "ended")
 # Columns added to version 3 files as they open (ALTER TABLE: their rooms are kept).
 ADDED_COLUMNS = {("rooms", "locked"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "host_at"): "REAL NOT NULL DEFAULT 0",

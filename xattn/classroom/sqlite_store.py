@@ -7,7 +7,7 @@ a killed process loses nothing committed; a power cut may lose the last moments 
 Connections are pooled: an operation takes an idle one (or opens one) and gives it back, so
 the threads Streamlit starts for every script run reuse a few connections instead of opening
 one each; a forked process starts a pool of its own. Expired rooms are deleted when the store
-opens and before each new room.
+opens and before each new room, and so are the markers of ended classes whose time is up.
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ class SQLiteStore(ClassStore):
     def purge_expired(self) -> int:
         now = time.time()
         with self._tx(write=True) as c:
+            c.execute("DELETE FROM ended WHERE expires <= ?", (now,))
             return _delete_rooms(c, "expires <= ?", (now,))
 
     # --- the host ------------------------------------------------------------------------
@@ -143,7 +144,8 @@ class SQLiteStore(ClassStore):
         self.purge_expired()
         now = time.time()
         with self._tx(write=True) as c:
-            if c.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone():
+            if c.execute("SELECT 1 FROM rooms WHERE code = ? UNION ALL SELECT 1 FROM ended "
+                         "WHERE code = ?", (code, code)).fetchone():
                 return False
             n = c.execute("SELECT COUNT(*) FROM rooms").fetchone()[0]
             started_before = now - self.limits.unused_seconds + self.limits.ttl_seconds
@@ -209,6 +211,15 @@ class SQLiteStore(ClassStore):
             row = c.execute("DELETE FROM devices WHERE digest = ? AND code = ? AND expires > ? "
                             "RETURNING wrapped", (device, code, time.time())).fetchone()
         return row[0] if row else None
+
+    def _end(self, code, digest):
+        with self._tx(write=True) as c:
+            row = c.execute(_ROOM, (code, time.time())).fetchone()
+            if row is None or not hmac.compare_digest(row[0], digest):
+                return None
+            _delete_rooms(c, "code = ?", (code,))
+            c.execute("INSERT OR REPLACE INTO ended VALUES (?, ?)", (code, row[4]))
+        return True
 
     def _set_lock(self, code, digest, locked):
         with self._host(code, digest) as (c, room):
@@ -434,6 +445,9 @@ class SQLiteStore(ClassStore):
     def _restore(self, snap, answers):
         code, now = snap.code, time.time()
         with self._tx(write=True) as c:
+            if c.execute("SELECT 1 FROM ended WHERE code = ? AND expires > ?",
+                         (code, now)).fetchone():
+                return None                                     # its lecturer ended it
             made = c.execute("SELECT 1 FROM rooms WHERE code = ? AND expires > ?",
                              (code, now)).fetchone() is None
             if made:

@@ -49,6 +49,7 @@ from xattn.classroom.errors import (
     DeviceCodeRefused,
     HostRefused,
     LimitReached,
+    RoomEnded,
     RoomNotFound,
 )
 from xattn.classroom.question import Question
@@ -252,6 +253,15 @@ class ClassStore(ABC):
         return self._guarded(self._start_timer(code, digest, check_step(step),
                                                check_timer(seconds), reveal))
 
+    def end_room(self, code: str, secret: str) -> None:
+        """End the class now: the room, its questions, answers and students are deleted at
+        once, and every page of the room is told the class is over. A marker holding the code
+        and nothing else stays until the room would have expired, so that no server process
+        gives it back from its snapshot (`restore`) and no new class takes its code
+        meanwhile."""
+        code, digest = self._authorize(code, secret)
+        self._guarded(self._end(code, digest))
+
     def results(self, code: str, secret: str) -> list[Tally]:
         """Every round of every step with its counts and timer, in order (no student ids)."""
         code, digest = self._authorize(code, secret)
@@ -439,7 +449,8 @@ class ClassStore(ABC):
         answers of ``answers`` (by default the snapshot's: ``(step, round)`` -> student ->
         stored text) that it does not hold, each where its student has none. Returns whether
         the room was made again. Nothing is replaced: a restore after another process's is
-        a merge of what each process knew."""
+        a merge of what each process knew. `RoomEnded` for a room its lecturer ended
+        (`end_room`): nothing is made."""
         if not isinstance(snapshot, Snapshot):
             raise TypeError(f"snapshot must be a Snapshot; received {type(snapshot).__name__}.")
         answers = snapshot.answers if answers is None else answers
@@ -448,7 +459,10 @@ class ClassStore(ABC):
                 if (s, r) in known for student, text in sorted(given.items())]
         if time.time() >= snapshot.expires:
             return False                       # its class is over: nothing to give back
-        return self._restore(snapshot, flat)
+        made = self._restore(snapshot, flat)
+        if made is None:
+            raise RoomEnded.for_code(snapshot.code)
+        return made
 
     def notifications(self, on_move: Callable[[str | None], None]) -> Callable[[], None] | None:
         """Call ``on_move(code)`` from a thread of the store's own whenever a room may have
@@ -536,6 +550,9 @@ class ClassStore(ABC):
     def _start_timer(self, code: str, digest: str, step: int, seconds: float,
                      reveal: bool) -> Timer | None: ...
     @abstractmethod
+    def _end(self, code: str, digest: str) -> bool | None:
+        """Delete the room and all it holds; keep the ended marker until its expiry."""
+    @abstractmethod
     def _results(self, code: str, digest: str) -> list | None: ...
     @abstractmethod
     def _round_answers(self, code: str, digest: str, step: int, first: int,
@@ -561,9 +578,10 @@ class ClassStore(ABC):
     @abstractmethod
     def _snapshot(self, code: str) -> Snapshot: ...
     @abstractmethod
-    def _restore(self, snapshot: Snapshot, answers: list[tuple]) -> bool:
+    def _restore(self, snapshot: Snapshot, answers: list[tuple]) -> bool | None:
         """Make the room if missing, then add ``answers`` ((step, round, student, text))
-        where the student has none: one atomic step; whether it was made."""
+        where the student has none: one atomic step; whether it was made (None, and nothing
+        done, for a room its lecturer ended)."""
     @abstractmethod
     def _signing_keys(self, known: list[bytes]) -> list[bytes]:
         """The store's signing keys (its first one made, from ``known[0]`` if given, when it

@@ -34,6 +34,7 @@ from xattn.ui.link import ROOM
 from xattn.ui.room.answers import class_step, follow_up
 from xattn.ui.room.devices import devices_panel, door
 from xattn.ui.room.follow import LIVE_FRAGMENTS
+from xattn.ui.room.framed import framed_warning
 from xattn.ui.room.learned import learned_panel
 from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action
@@ -102,6 +103,7 @@ def room_card(room: Room, present: bool) -> None:
         st.html(f'<div style="font-size:1rem">Join the class: code</div><div style="font-size:'
                 f'{size};font-weight:700;letter-spacing:0.12em">{room.code}</div>')  # A-Z, 2-9
         st.markdown(f"or open {md_code(link)}")
+        framed_warning()
     if unreachable:
         st.warning(unreachable, icon=":material/wifi_off:")
 

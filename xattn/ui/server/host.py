@@ -12,7 +12,9 @@ photograph. The host key is a secret to open the room once:
   component that POSTs it here, ``POST /live/CODE/host``, answered with the cookie);
 - ``/?room=CODE`` with a cookie whose key drives that room is the lecturer's Streamlit page
   (`is_host`); without one, or with a key made old by a new one, it is a student's phone
-  page (and the old cookie is dropped).
+  page (and the old cookie is dropped);
+- ``POST /live/CODE/end`` with that cookie, from the class's own origin, ends the class
+  (`end`): nothing of it is kept, and every page of the room is told.
 
 Every response of the server says ``Referrer-Policy: no-referrer`` (`no_referrer`).
 """
@@ -26,12 +28,12 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
+from xattn.classroom import ClassroomError, HostRefused, RoomNotFound, normalize_code
 from xattn.ui.room.identity import HOST_COOKIE
 from xattn.ui.server import live
 
-__all__ = ["cookie_name", "is_host", "trade_host_link", "claim", "no_referrer", "drop_cookie",
-           "dropping", "https_request", "COOKIE_AGE", "MAX_KEY"]
+__all__ = ["cookie_name", "is_host", "trade_host_link", "claim", "end", "no_referrer",
+           "drop_cookie", "dropping", "https_request", "COOKIE_AGE", "MAX_KEY"]
 
 COOKIE_AGE = 12 * 3600         # seconds, as long as a class lives
 MAX_KEY = 100                  # characters of a host key (xattn.ui.link.HOST's bound)
@@ -110,16 +112,25 @@ async def trade_host_link(hub, scope, https: bool) -> Response | None:
     return response
 
 
-async def claim(request: Request) -> Response:
-    """``POST /live/CODE/host``, ``{"key": KEY}`` from the lecturer's own page: the key's
-    cookie if it drives the room (204), else 403 with why."""
+def _own_room(request: Request, refused: str) -> str | Response:
+    """The room's code of a request sent from the class's own origin, else the refusal
+    (``refused``: why a request from elsewhere is refused)."""
     try:
         code = normalize_code(request.path_params["code"])
     except (RoomNotFound, TypeError):
         return _no("That is not a class code.", 404)
     origin = request.headers.get("origin")
     if not origin or origin.split("://")[-1] != request.headers.get("host", ""):
-        return _no("A host key comes from the class's own page.", 403)
+        return _no(refused, 403)
+    return code
+
+
+async def claim(request: Request) -> Response:
+    """``POST /live/CODE/host``, ``{"key": KEY}`` from the lecturer's own page: the key's
+    cookie if it drives the room (204), else 403 with why."""
+    code = _own_room(request, "A host key comes from the class's own page.")
+    if isinstance(code, Response):
+        return code
     body = await request.body()
     try:
         key = json.loads(body[:MAX_KEY * 2])["key"]
@@ -135,6 +146,31 @@ async def claim(request: Request) -> Response:
         return _no("This key does not drive that class.", 403)
     response = Response(status_code=204, headers={"cache-control": "no-store"})
     _set_cookie(response, code, key, https_request(request.scope))
+    return response
+
+
+async def end(request: Request) -> Response:
+    """``POST /live/CODE/end`` from a page that drives the room (its host cookie) on the
+    class's own origin: the class ends now (`ClassStore.end_room`), 204 with the cookie
+    dropped; 403 with why otherwise."""
+    code = _own_room(request, "A class is ended from its own page.")
+    if isinstance(code, Response):
+        return code
+    key = request.cookies.get(cookie_name(code), "")
+    try:
+        hub = live.hub()
+    except ClassroomError as err:
+        return _no(f"The class store cannot be opened ({err}).", 503)
+    if not _plain_key(key):
+        return _no("Only a page that drives this class ends it.", 403)
+    try:
+        await asyncio.to_thread(hub.store.end_room, code, key)
+    except HostRefused:
+        return _no("Only a page that drives this class ends it.", 403)
+    except ClassroomError as err:
+        return _no(f"The class store did not end it ({err}): try again.", 503)
+    response = Response(status_code=204, headers={"cache-control": "no-store"})
+    drop_cookie(response, code)
     return response
 
 

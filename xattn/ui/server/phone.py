@@ -15,8 +15,9 @@ Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port)
   receipt: saved (the value as stored), sending, retrying (the store does not answer: kept
   and sent again) or refused (why).
 
-Host pages follow their room on ``GET /live/CODE/pulse`` (``follow.py``). No route ever takes
-or shows a host key.
+Host pages follow their room on ``GET /live/CODE/pulse`` (``follow.py``), hand their key to
+an HttpOnly cookie (``POST /live/CODE/host``) and end the class with it (``POST
+/live/CODE/end``: ``host.py``). No route ever shows a host key.
 """
 
 from __future__ import annotations
@@ -289,4 +290,5 @@ ROUTES = [Route("/live/{code}/events", _Stream(host=False)),
           Route("/live/{code}/pulse", _Stream(host=True)),
           Route("/live/{code}/answer", answer, methods=["POST"]),
           Route("/live/{code}/host", host.claim, methods=["POST"]),
+          Route("/live/{code}/end", host.end, methods=["POST"]),
           Route("/live/{code}/join", join.join, methods=["POST"])]

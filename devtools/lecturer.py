@@ -1,6 +1,6 @@
 """The lecturer of a class, over Streamlit's protocol: the host page that drives the room
-(``benchmarks/bench_room.py`` runs a class with it; the students are
-``devtools.phones.Phone``s).
+(``benchmarks/bench_room.py`` and ``devtools/ready.py`` run a class with it, the tests of
+lecture halls too; the students are ``devtools.phones.Phone``s).
 
 The host's page is a Streamlit page (``?class=new``, then ``?room=CODE``: the host key is in
 its session and handed to it by a component, never in the link), opened as a
@@ -12,7 +12,7 @@ same with a `devtools.phones.EventStream`: when the version moved it sets the co
 ``moved`` trigger (the whole page reruns), when only the tally moved its ``tally`` trigger
 (whose callback reruns the count's fragments), each sent as the browser sends a component's
 trigger (a ``json_trigger_value`` on the component's ``…__events`` widget), and not again
-for the same value within 3 s.
+for the same value within 3 s. `Host.end` ends the class as the page's own requests would.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from devtools.phones import EventStream
+from devtools.phones import EventStream, post, where
 from devtools.protocol import Client, Run
 
 __all__ = ["Host"]
@@ -64,6 +64,8 @@ class Host:
         self.trace = collections.deque(maxlen=12)    # its last runs, to explain a problem
         self.pulse: dict | None = None
         self.pulses = 0
+        self.gone: str | None = None  # what the pulse said when the room went (`end`, expiry)
+        self._ending = False
         self.drawn: dict | None = None    # the follow component's data, as last drawn
         self.follow_id = self.follow_fragment = ""
         self.stream: EventStream | None = None
@@ -79,11 +81,26 @@ class Host:
             raise RuntimeError(f"class=new made no room (or showed its key): "
                                f"{run.problems()}, link {self.tab.query_string!r}")
         self.code = query["room"]
-        parts = urlsplit(self.base)
-        self.stream = EventStream(parts.hostname, parts.port or 80, f"/live/{self.code}/pulse",
-                                  self.tab.cookies, on_event=self._pulse, timeout=self.timeout)
+        host, port, tls = where(self.base)
+        prefix = urlsplit(self.base).path.rstrip("/")      # an app served below a path
+        self.stream = EventStream(host, port, f"{prefix}/live/{self.code}/pulse", self.tab.cookies,
+                                  on_event=self._pulse, timeout=self.timeout, tls=tls)
         self.stream.start()
         await asyncio.wait_for(self.stream.opened.wait(), self.timeout)
+
+    async def end(self) -> int:
+        """End the class as a page that drives it does: its key handed to the host cookie
+        (``POST /live/CODE/host``, as the page's claim component does), then ``POST
+        /live/CODE/end`` with that cookie. The end's HTTP status (204: ended)."""
+        self._ending = True
+        body = json.dumps({"key": self.key}).encode()
+        status, _, cookies, data = await post(self.base, f"/live/{self.code}/host", body,
+                                              self.tab.cookies, self.timeout)
+        if status != 204:
+            raise RuntimeError(f"the host key was refused (HTTP {status}): {data[:160]!r}")
+        status, _, _, _ = await post(self.base, f"/live/{self.code}/end", b"",
+                                     {**self.tab.cookies, **cookies}, self.timeout)
+        return status
 
     async def close(self) -> None:
         if self.stream is not None:
@@ -133,7 +150,9 @@ class Host:
             self.pulses += 1
             self._check()
         elif event == "gone":
-            self.problems.append(f"host: the room is gone: {data!r}")
+            self.gone = json.loads(data).get("gone") or "gone"
+            if not self._ending:
+                self.problems.append(f"host: the room is gone: {data!r}")
 
     def _check(self) -> None:
         """follow.py's ``f.check``: the room moved, or only its tally."""
