@@ -320,3 +320,20 @@ def test_a_pre_and_post_check_gives_the_class_its_gain():
     assert "over the check: **1.00**" in text
     csv_text = host.get("download_button")
     assert any(b.proto.label == "What the class learned (CSV)" for b in csv_text)
+
+
+def test_ending_a_class_takes_every_page_out_and_says_why():
+    host = page(**{"class": "new"})
+    code = host.session_state["room"]
+    projector = page(room=code)                         # a second page of the lecturer's
+    phone = Phone(code)
+    phone.answer(0)
+    host.run()
+    host.button(key="end_class").click().run()
+    assert not host.exception, host.exception
+    assert "room" not in host.query_params
+    assert f"The class {code} has ended" in " ".join(w.value for w in host.warning)
+    projector.run()
+    assert f"The class {code} has ended" in " ".join(w.value for w in projector.warning)
+    with pytest.raises(Exception, match="has ended"):
+        class_store().room_view(code)

@@ -30,7 +30,13 @@ import time
 
 import redis
 
-from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
+from xattn.classroom.errors import (
+    AnswerRefused,
+    LimitReached,
+    RoomEnded,
+    RoomNotFound,
+    StoreUnavailable,
+)
 from xattn.classroom.records import Limits, Pulse, RawView, Round, Snapshot, Timer
 from xattn.classroom.redis_scripts import SCRIPTS
 from xattn.classroom.store import ClassStore, parse_question, refuse_closed
@@ -284,7 +290,11 @@ class RedisStore(ClassStore):
                           [self._key("ans", code) + ":", self._key("cnt", code) + ":",
                            student or "", int(self.limits.present_seconds * 1000)])
         if reply[0] == "NOROOM":
-            raise RoomNotFound.for_code(code)
+            try:
+                ended = self._r.exists(self._key("ended", code))
+            except redis.RedisError as err:
+                raise StoreUnavailable(f"the class store is not available: {err}") from None
+            raise (RoomEnded if ended else RoomNotFound).for_code(code)
         (_, step, n_steps, phase, rnd, question, flat, present, mine, expires, version, timer,
          now, locked) = reply
         raw = dict(zip(flat[::2], flat[1::2], strict=True))

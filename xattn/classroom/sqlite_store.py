@@ -21,7 +21,13 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from xattn.classroom.errors import AnswerRefused, LimitReached, RoomNotFound, StoreUnavailable
+from xattn.classroom.errors import (
+    AnswerRefused,
+    LimitReached,
+    RoomEnded,
+    RoomNotFound,
+    StoreUnavailable,
+)
 from xattn.classroom.records import Limits, Pulse, RawView, Round, Snapshot, Timer
 from xattn.classroom.sqlite_schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION, TABLES
 from xattn.classroom.store import ClassStore, parse_question, phase_at, refuse_closed
@@ -332,7 +338,9 @@ class SQLiteStore(ClassStore):
             room = c.execute("SELECT step, n_steps, expires, version, locked FROM rooms WHERE "
                              "code = ? AND expires > ?", (code, now)).fetchone()
             if room is None:
-                raise RoomNotFound.for_code(code)
+                ended = c.execute("SELECT 1 FROM ended WHERE code = ? AND expires > ?",
+                                  (code, now)).fetchone()
+                raise (RoomEnded if ended else RoomNotFound).for_code(code)
             step, n_steps, expires, version, locked = room
             rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
             raw = dict(c.execute("SELECT value, COUNT(*) FROM answers WHERE code = ? AND "

@@ -109,3 +109,26 @@ def _show(device: str, link: str, left: float) -> None:
     typed = f"{device[:4]}-{device[4:]}"          # A-Z and 2-9 only: nothing to escape
     st.markdown(f"Device code **{typed}**: on the other device open {md_code(link)}. It "
                 f"works once, for about {max(1, round(left / 60))} more minutes.")
+
+
+def end_panel(room: Room, csv_text: str) -> None:
+    """*End the class*: every answer is deleted at once, so the CSV comes first; a second
+    press, in the same box, ends it for every page and phone of the class."""
+    with st.popover("End the class", icon=":material/stop_circle:", width="stretch"):
+        st.markdown("Ending the class deletes it at once: its steps, every answer and who was "
+                    "in it. Every phone is told the class is over. Download what you want to "
+                    "keep first.")
+        st.download_button("The class's answers (CSV)", csv_text,
+                           f"xattn-class-{room.code}.csv", "text/csv", key="class_csv_end",
+                           on_click="ignore", width="stretch")
+        st.button("End it now, for everyone", key="end_class", type="primary",
+                  on_click=_end, args=(room,), width="stretch")
+
+
+def _end(room: Room) -> None:
+    try:
+        class_store().end_room(room.code, room.host)
+    except ClassroomError as err:
+        st.session_state[HOST_ERROR] = str(err)
+        return
+    st.rerun(scope="app")                   # the page leaves the class it ended

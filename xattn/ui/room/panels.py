@@ -32,7 +32,7 @@ from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.link import ROOM
 from xattn.ui.room.answers import class_step, follow_up
-from xattn.ui.room.devices import devices_panel, door
+from xattn.ui.room.devices import devices_panel, door, end_panel
 from xattn.ui.room.follow import LIVE_FRAGMENTS
 from xattn.ui.room.framed import framed_warning
 from xattn.ui.room.learned import learned_panel
@@ -175,10 +175,12 @@ def class_controls(room: Room) -> None:
     devices_panel(room, student_link(code)[0])
     if room.lesson is not None:
         learned_panel(room)
-    st.download_button("The class's answers (CSV)", _csv(room), f"xattn-class-{code}.csv",
+    csv_text = _csv(room)
+    st.download_button("The class's answers (CSV)", csv_text, f"xattn-class-{code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
                        help="Counts per answer, step and round, each round's timer, and how "
                             "many changed to each answer in a revote: no names, no ids.")
+    end_panel(room, csv_text)
     if (view.version, view.phase) != (room.view.version, room.view.phase):
         st.rerun(scope="app")                        # another host page moved the class
 

@@ -37,6 +37,7 @@ from xattn.classroom import (
     DeviceCodeRefused,
     HostRefused,
     LimitReached,
+    RoomEnded,
     RoomNotFound,
     RoomView,
     normalize_code,
@@ -138,6 +139,11 @@ def room_setup(state: PageState, start) -> Room | None:
         pulse = store.pulse([code]).get(code)
         tally = pulse.tally if pulse is not None else 0
         view, problem = store.room_view(code, None if key else student, present=False), None
+    except RoomEnded as err:                    # its lecturer ended it: every page leaves
+        st.session_state.pop(_JOINED, None)
+        st.session_state.get(_KEYS, {}).pop(code, None)
+        _leave(state, str(err), counted=False)
+        return None
     except RoomNotFound as err:
         if st.session_state.get(_JOINED) == code:   # in it a moment ago: away, not gone
             view, problem = None, _Away.MESSAGE
@@ -185,6 +191,7 @@ def _still_host(state: PageState, store: ClassStore, code: str, key: str, *,
         if from_link:
             raise
         if st.session_state.get(_JOINED) == code and code not in store.pulse([code]):
+            store.room_view(code)                  # RoomEnded: its lecturer ended it
             raise _Away(_Away.MESSAGE) from None   # not signed out: the room is away
     st.session_state.get(_KEYS, {}).pop(code, None)
     st.session_state.setdefault(_OLD_KEYS, set()).add(key)
