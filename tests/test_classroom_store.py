@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+import re
+import sqlite3
 import sys
 import threading
 import time
@@ -31,6 +33,7 @@ from xattn.classroom import (
     new_student_id,
     open_store,
 )
+from xattn.classroom.confidence import LEVELS
 
 QUESTIONS = (Question("token", ("the", "cat", "the")),           # step 1: tap a word
              Question("number", low=0, high=1, decimals=2),      # step 2: a weight
@@ -1124,3 +1127,239 @@ def test_a_lesson_is_bounded_before_it_is_stored(store):
         store.create_room(QUESTIONS, "x" * (store.limits.max_lesson_bytes + 1))
     with pytest.raises(TypeError, match="lesson must be text"):
         store.create_room(QUESTIONS, b"{}")
+
+
+SURE_QUESTIONS = (Question("token", ("the", "cat", "the")),
+                  Question("choice", ("up", "down")),
+                  Question("parts", ("sink", "aligns"), rows=("head 1", "head 2")))
+
+
+@pytest.fixture
+def sure_room(store):
+    return store.create_room(SURE_QUESTIONS)
+
+
+# --- how sure each answer is (xattn.classroom.confidence) -----------------------------------
+
+def test_a_confidence_is_saved_with_its_answer_and_counted_without_ids(store, sure_room):
+    code, secret = sure_room
+    a, b, c, d = students(4)
+    assert store.answer(code, 1, a, 1, "sure") == 1
+    store.answer(code, 1, b, 1, "guess")
+    store.answer(code, 1, c, 2, "think_so")
+    store.answer(code, 1, d, 0)                                  # an answer without one
+    assert store.mine(code, 1, a) == (1, "sure") and store.mine(code, 1, d) == (0, None)
+    counts = store.confidence(code, secret, 1, 1)
+    assert counts == {(1, "sure"): 1, (1, "guess"): 1, (2, "think_so"): 1, (0, None): 1}
+    assert not any(s in str(counts) for s in (a, b, c, d))
+    view = store.room_view(code)
+    assert view.counts == {0: 1, 1: 2, 2: 1} and view.n_answered == 4     # answers as before
+    assert store.round_levels(code, 1, 1) == {a: "sure", b: "guess", c: "think_so"}
+
+
+def test_a_confidence_changes_with_its_answer_and_the_last_answer_wins(store, sure_room):
+    code, secret = sure_room
+    a, b = students(2)
+    store.answer(code, 1, a, 1, "guess")
+    tally = store.pulse([code])[code].tally
+    store.answer(code, 1, a, 1, "sure")                          # the same answer, surer
+    assert store.pulse([code])[code].tally == tally + 1          # the host's count redraws
+    store.answer(code, 1, a, 1, "sure")                          # the same again: nothing
+    assert store.pulse([code])[code].tally == tally + 1
+    store.answer(code, 1, a, 2, "sure")                          # another answer, as sure
+    store.answer(code, 1, b, 0, "think_so")
+    store.answer(code, 1, b, 0)                                  # taken back: none
+    assert store.confidence(code, secret, 1, 1) == {(2, "sure"): 1, (0, None): 1}
+    assert store.room_view(code).counts == {0: 1, 1: 0, 2: 1}
+    assert store.round_levels(code, 1, 1) == {a: "sure"}
+    assert store.snapshot(code).n_answers == 2                   # one record per student
+
+
+def test_a_revotes_confidence_is_its_own_and_every_round_is_read_at_once(store, sure_room):
+    code, secret = sure_room
+    a, b = students(2)
+    store.answer(code, 1, a, 1, "guess")
+    store.answer(code, 1, b, 1)
+    store.reveal(code, secret, 1)
+    store.ask_again(code, secret, 1)
+    assert store.mine(code, 1, a) == (None, None)                # a new round: nothing yet
+    store.answer(code, 1, a, 1, "sure")
+    store.set_step(code, secret, 3)
+    store.answer(code, 3, b, ("sink", None), "think_so")         # a parts answer
+    assert store.confidence(code, secret, 1, 1) == {(1, "guess"): 1, (1, None): 1}
+    assert store.confidence(code, secret, 1, 2) == {(1, "sure"): 1}
+    assert store.confidence(code, secret, 2, 1) == {}            # asked, nobody answered
+    assert store.confidences(code, secret) == {
+        (1, 1): {(1, "guess"): 1, (1, None): 1}, (1, 2): {(1, "sure"): 1},
+        (3, 1): {(("sink", None), "think_so"): 1}}
+    with pytest.raises(ValueError, match="step 1 has no round 3"):
+        store.confidence(code, secret, 1, 3)
+    with pytest.raises(HostRefused):
+        store.confidence(code, secret + "x", 1, 1)
+    with pytest.raises(HostRefused):
+        store.confidences(code, "")
+
+
+@pytest.mark.parametrize("level, received", [
+    ("certain", "'certain'"), ("Sure", "'Sure'"), ("think so", "'think so'"), ("", "''"),
+    (1, "1"), (True, "True"), (["sure"], "['sure']"), ("<b>sure</b>", "'<b>sure</b>'")])
+def test_a_confidence_not_one_of_the_three_is_refused_in_words_and_nothing_is_kept(
+        store, sure_room, level, received):
+    code, secret = sure_room
+    me = new_student_id()
+    with pytest.raises(AnswerRefused, match="a confidence is one of 'sure', 'think_so' or "
+                                            rf"'guess' \(or none\); received {re.escape(received)}"):
+        store.answer(code, 1, me, 1, level)
+    assert store.mine(code, 1, me) == (None, None) and store.room_view(code).n_answered == 0
+
+
+def test_answers_and_confidences_stay_together_while_students_change_both_at_once(store,
+                                                                                  sure_room):
+    code, secret = sure_room
+    ids = students(12)
+    finals: dict = {}
+
+    def change(k: int) -> None:
+        for i in range(40):
+            sid = ids[(k * 5 + i) % len(ids)]
+            value, level = i % 3, [*LEVELS, None][(i + k) % 4]
+            store.answer(code, 1, sid, value, level)
+    threads = [threading.Thread(target=change, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for sid in ids:
+        finals[sid] = store.mine(code, 1, sid)
+    expected: dict = {}
+    for pair in finals.values():
+        expected[pair] = expected.get(pair, 0) + 1
+    assert store.confidence(code, secret, 1, 1) == expected
+    assert sum(expected.values()) == store.room_view(code).n_answered == len(ids)
+
+
+# --- the host's switches -----------------------------------------------------------------------
+
+def test_the_switches_are_off_by_default_set_by_the_host_and_move_the_rooms_version(
+        backend, store, sure_room):
+    code, secret = sure_room
+    view = store.room_view(code)
+    assert (view.confidence, view.histogram_before) == (False, False)
+    store.set_options(code, secret, confidence=True)
+    after = store.room_view(code)
+    assert (after.confidence, after.histogram_before) == (True, False)
+    assert after.version == view.version + 1                     # every page and phone redraws
+    store.set_options(code, secret, histogram_before=True)
+    other = backend.open()                                       # another process reads them
+    assert (other.room_view(code).confidence, other.room_view(code).histogram_before) == \
+        (True, True)
+    other.close()
+    store.set_options(code, secret, confidence=False, histogram_before=False)
+    assert (store.room_view(code).confidence, store.room_view(code).histogram_before) == \
+        (False, False)
+    with pytest.raises(HostRefused):
+        store.set_options(code, secret + "x", confidence=True)
+    with pytest.raises(TypeError, match="confidence must be a bool or None; received int 1"):
+        store.set_options(code, secret, confidence=1)
+    with pytest.raises(TypeError, match="histogram_before must be a bool or None; received "
+                                        "str 'yes'"):
+        store.set_options(code, secret, histogram_before="yes")
+    with pytest.raises(ValueError, match="needs confidence or histogram_before"):
+        store.set_options(code, secret)
+    assert not store.room_view(code).confidence
+
+
+def test_a_round_before_is_read_without_the_host_key_as_counts(store, sure_room):
+    code, secret = sure_room
+    a, b, c = students(3)
+    for sid, value in ((a, 0), (b, 2), (c, 2)):
+        store.answer(code, 1, sid, value, "sure")
+    store.reveal(code, secret, 1)
+    store.ask_again(code, secret, 1)
+    store.answer(code, 1, a, 1)
+    first = store.tally(code, 1, 1)
+    assert (first.round, first.counts, first.n_answered) == (1, {0: 1, 1: 0, 2: 2}, 3)
+    assert first.question == SURE_QUESTIONS[0]
+    assert store.tally(code, 1, 2).counts == {0: 0, 1: 1, 2: 0}
+    with pytest.raises(ValueError, match="step 1 has no round 3"):
+        store.tally(code, 1, 3)
+    with pytest.raises(RoomNotFound):
+        store.tally("HJK23M", 1, 1)
+
+
+# --- kept through a restart and an end ----------------------------------------------------------
+
+def test_a_snapshot_keeps_the_confidences_and_switches_and_a_restore_gives_them_back(
+        backend, store, sure_room):
+    code, secret = sure_room
+    a, b, c = students(3)
+    store.set_options(code, secret, confidence=True, histogram_before=True)
+    store.answer(code, 1, a, 1, "sure")
+    store.answer(code, 1, b, 2)
+    store.answer(code, 1, c, 0, "guess")
+    snap = store.snapshot(code)
+    assert snap.levels == {(1, 1): {a: "sure", c: "guess"}}
+    assert (snap.confidence, snap.histogram_before) == (True, True)
+    counts = store.confidence(code, secret, 1, 1)
+    backend.wipe()                                               # a store restarted empty
+    assert store.restore(snap) is True
+    view = store.room_view(code)
+    assert (view.confidence, view.histogram_before) == (True, True)
+    assert store.confidence(code, secret, 1, 1) == counts
+    assert store.mine(code, 1, a) == (1, "sure")
+
+
+def test_a_restore_adds_a_confidence_only_with_its_answer(store, sure_room):
+    """A merge: what the store holds stays; an answer it lacks comes back with its level."""
+    code, secret = sure_room
+    a, b, c = students(3)
+    store.answer(code, 1, a, 1, "guess")
+    snap = store.snapshot(code)
+    store.answer(code, 1, a, 1, "sure")                          # a became sure meanwhile
+    answers = {(1, 1): {a: "1", b: "2", c: "0"}}
+    levels = {(1, 1): {a: "guess", b: "think_so"}}
+    assert store.restore(snap, answers, levels) is False
+    assert store.confidence(code, secret, 1, 1) == {(1, "sure"): 1, (2, "think_so"): 1,
+                                                    (0, None): 1}
+    stranger = new_student_id()
+    with pytest.raises(AnswerRefused, match="a confidence is one of"):
+        store.restore(snap, {(1, 1): {stranger: "1"}}, {(1, 1): {stranger: "meh"}})
+    assert store.mine(code, 1, stranger) == (None, None)
+
+
+def test_an_ended_class_keeps_no_confidence(backend, store, sure_room):
+    code, secret = sure_room
+    store.answer(code, 1, new_student_id(), 1, "sure")
+    store.end_room(code, secret)
+    assert backend.records(code) == {"sqlite": 0, "redis": 1}[backend.kind]   # the marker
+
+
+def test_a_sqlite_file_without_confidence_gets_its_columns_and_keeps_its_rooms(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    old = SQLiteStore(path)
+    code, secret = old.create_room(SURE_QUESTIONS)
+    me = new_student_id()
+    old.answer(code, 1, me, 2)
+    old.close()
+    with sqlite3.connect(path) as c:                # as the release before this one made it
+        for table, column in (("answers", "confidence"), ("rooms", "confidence"),
+                              ("rooms", "histogram_before")):
+            c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    store = SQLiteStore(path)
+    assert store.my_answer(code, 1, me) == 2 and store.check_host(code, secret) == code
+    assert store.confidence(code, secret, 1, 1) == {(2, None): 1}
+    store.set_options(code, secret, confidence=True)
+    store.answer(code, 1, new_student_id(), 0, "guess")
+    assert store.room_view(code).confidence
+    assert store.confidence(code, secret, 1, 1) == {(2, None): 1, (0, "guess"): 1}
+
+
+def test_a_room_that_makes_space_leaves_no_confidence_behind(backend):
+    store = backend.open(Limits(max_rooms=2, unused_seconds=0.1, untaught_seconds=0.4))
+    idle, taught = (store.create_room(SURE_QUESTIONS) for _ in range(2))
+    store.answer(idle[0], 1, new_student_id(), 1, "sure")       # answered: not "unused"
+    store.room_view(taught[0], new_student_id())
+    time.sleep(0.5)
+    store.mark_hosts([taught[0]])
+    store.create_room(SURE_QUESTIONS)                            # nobody taught in idle
+    assert backend.records(idle[0]) == 0

@@ -100,7 +100,10 @@ class RoomView:
     student's own answer (None: none yet, or no student). ``n_present`` counts students whose
     page was open in the last ``Limits.present_seconds``; a student who answered and left still
     counts in ``n_answered``.
-    ``version`` changes with every move of the host (a step, a reveal, a round, a timer).
+    ``version`` changes with every move of the host (a step, a reveal, a round, a timer, a
+    switch). The host's switches: ``confidence``, the room asks each answer's confidence
+    (``xattn.classroom.confidence``); ``histogram_before``, while a revote asks, phones show
+    how the class answered the round before (else only with the reveal).
     """
 
     code: str
@@ -117,6 +120,8 @@ class RoomView:
     version: int = 0
     timer: Timer | None = None
     locked: bool = False       # the host locked the room: no new students join
+    confidence: bool = False   # each answer may carry how sure the student is (a host switch)
+    histogram_before: bool = False  # a revote's phones show the round before's answers
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,8 @@ class RawView(NamedTuple):
     timer: Timer | None
     now: float                 # the store's clock at the read
     locked: bool = False
+    confidence: bool = False
+    histogram_before: bool = False
 
 
 class Round(NamedTuple):
@@ -174,7 +181,8 @@ class Round(NamedTuple):
 class Snapshot:
     """Everything a store holds of a room but who is present: what a server process keeps
     of the rooms it serves, so that a store that restarted empty gets them back
-    (``ClassStore.restore``). ``answers`` maps ``(step, round)`` to student -> stored text;
+    (``ClassStore.restore``). ``answers`` maps ``(step, round)`` to student -> stored text,
+    ``levels`` the same to student -> confidence (students who gave one);
     ``digest`` is the host key's SHA-256 (never the key)."""
 
     code: str
@@ -188,6 +196,9 @@ class Snapshot:
     rounds: tuple              # every Round of every step, in order
     answers: dict = field(default_factory=dict)
     lesson: str = ""           # the room's lesson as JSON ("": the default lesson)
+    confidence: bool = False   # the host's switches (RoomView)
+    histogram_before: bool = False
+    levels: dict = field(default_factory=dict)
 
     @property
     def n_answers(self) -> int:

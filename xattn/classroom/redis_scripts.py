@@ -47,7 +47,8 @@ if n >= tonumber(ARGV[3]) then
           local last = tonumber(redis.call('HGET', room, 'r' .. s) or '0')
           for r = 1, last do
             redis.call('DEL', ARGV[6] .. 'ans:{' .. code .. '}:' .. s .. ':' .. r,
-                       ARGV[6] .. 'cnt:{' .. code .. '}:' .. s .. ':' .. r)
+                       ARGV[6] .. 'cnt:{' .. code .. '}:' .. s .. ':' .. r,
+                       ARGV[6] .. 'cnf:{' .. code .. '}:' .. s .. ':' .. r)
           end
         end
         redis.call('DEL', room, ARGV[6] .. 'seen:{' .. code .. '}')
@@ -82,14 +83,16 @@ _MOVED = ("redis.call('HINCRBY', KEYS[1], 'version', 1) local tt = redis.call('T
 # A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
 _ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
-# KEYS: room, seen, ended, rooms; ARGV: digest, code, answers' and counts' key prefixes.
+# KEYS: room, seen, ended, rooms; ARGV: digest, code, answers', counts' and levels' key
+# prefixes.
 # Everything of the room deleted; the ended marker kept until the room's expiry.
 _END = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps', 'expires')
 if g[1] ~= ARGV[1] then return {'HOST', 0} end
 for s = 1, tonumber(g[2]) do
   local last = tonumber(redis.call('HGET', KEYS[1], 'r' .. s) or '0')
   for r = 1, last do
-    redis.call('DEL', ARGV[3] .. s .. ':' .. r, ARGV[4] .. s .. ':' .. r)
+    redis.call('DEL', ARGV[3] .. s .. ':' .. r, ARGV[4] .. s .. ':' .. r,
+               ARGV[5] .. s .. ':' .. r)
   end
 end
 redis.call('DEL', KEYS[1], KEYS[2])
@@ -101,6 +104,12 @@ return {'OK', 1}
 _ROTATE = _GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
 _LOCK = _GUARD + ("redis.call('HSET', KEYS[1], 'locked', ARGV[3]) " + _MOVED
                   + "return {'OK', 1}")
+# ARGV: digest, '', confidence, histogram_before ('1', '0', or '': as it is)
+_SET_OPTIONS = _GUARD + """if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'confidence', ARGV[3])
+end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'histogram_before', ARGV[4]) end
+""" + _MOVED + "return {'OK', 1}"
 _SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) " + _MOVED + "return {'OK', 1}"
 _REVEAL = _GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + _MOVED
                     + "return {'OK', 1}")
@@ -116,17 +125,22 @@ _START_TIMER = _GUARD + _NOW + """local r = redis.call('HGET', KEYS[1], 'r' .. A
 local ends = string.format('%d', now + math.floor(tonumber(ARGV[3]) * 1000))
 redis.call('HSET', KEYS[1], 't' .. ARGV[2] .. '.' .. r, ARGV[3] .. '|' .. ends .. '|' .. ARGV[4])
 """ + _MOVED + "return {'OK', ends}"
-# ARGV: step, answers' key prefix, student ('' for none) -> the step's current round.
+# ARGV: step, answers' key prefix, student ('' for none), levels' key prefix -> the step's
+# current round (and the student's answer and level).
 _STEP_INFO = """local s = ARGV[1]
 local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'r' .. s, 'p' .. s)
 if not r[1] then return {'NOROOM', 0} end
 if tonumber(s) > tonumber(r[2]) then return {'STEP', r[2], r[1]} end
 local q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r[3])
-local mine = false
-if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[2] .. s .. ':' .. r[3], ARGV[3]) end
-return {'OK', r[1], r[3], r[4], q, mine}
+local mine, level = false, false
+if ARGV[3] ~= '' then
+  mine = redis.call('HGET', ARGV[2] .. s .. ':' .. r[3], ARGV[3])
+  level = redis.call('HGET', ARGV[4] .. s .. ':' .. r[3], ARGV[3])
+end
+return {'OK', r[1], r[3], r[4], q, mine, level}
 """
-# KEYS: room, answers, counts of the round ARGV[2]; ARGV: step, round, student, value, max.
+# KEYS: room, answers, counts, levels of the round ARGV[2]; ARGV: step, round, student, value,
+# max, level ('' for none). The answer and its level are written together, or neither.
 _ANSWER = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'r' .. ARGV[1], 'p' .. ARGV[1],
                            'n_answers', 'expires')
 if not r[1] then return {'NOROOM', 0} end
@@ -142,24 +156,32 @@ if t then
   end
 end
 local old = redis.call('HGET', KEYS[2], ARGV[3])
-if old == ARGV[4] then return {'OK', 0} end
-if old then
-  if redis.call('HINCRBY', KEYS[3], old, -1) <= 0 then redis.call('HDEL', KEYS[3], old) end
-else
+local level = redis.call('HGET', KEYS[4], ARGV[3]) or ''
+if old == ARGV[4] and level == ARGV[6] then return {'OK', 0} end
+if not old then
   if tonumber(r[4]) >= tonumber(ARGV[5]) then return {'FULL', r[4]} end
   redis.call('HINCRBY', KEYS[1], 'n_answers', 1)
 end
+if old ~= ARGV[4] then
+  if old and redis.call('HINCRBY', KEYS[3], old, -1) <= 0 then redis.call('HDEL', KEYS[3], old) end
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+end
+if ARGV[6] == '' then
+  redis.call('HDEL', KEYS[4], ARGV[3])
+else
+  redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
+  redis.call('PEXPIREAT', KEYS[4], r[5])
+end
 redis.call('HINCRBY', KEYS[1], 'tally', 1)
 redis.call('HSET', KEYS[1], 'answer_at', string.format('%d', now))
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 redis.call('PEXPIREAT', KEYS[2], r[5])
 redis.call('PEXPIREAT', KEYS[3], r[5])
 return {'OK', 1}
 """
 # KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms.
 _VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version',
-                                  'locked')
+                                  'locked', 'confidence', 'histogram_before')
 if not r[1] then return {'NOROOM'} end
 local m = redis.call('HMGET', KEYS[1], 'r' .. r[1], 'p' .. r[1])
 local key = r[1] .. '.' .. m[1]
@@ -170,7 +192,7 @@ if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[1] .. round, ARGV[3]) end
 local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
 return {'OK', r[1], r[2], m[2], m[1], extra[1], redis.call('HGETALL', ARGV[2] .. round),
         redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3], r[4] or '0', extra[2],
-        string.format('%d', now), r[5] or '0'}
+        string.format('%d', now), r[5] or '0', r[6] or '0', r[7] or '0'}
 """
 # KEYS: room, seen; ARGV: present ms, max students, student... -> how many did not fit
 _TOUCH = _NOW + """if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOROOM', 0, 0} end
@@ -212,21 +234,21 @@ local round = redis.call('HGET', KEYS[1], 'r' .. r[3])
 return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round)}
 """
 
-# KEYS: room, rooms, ended; ARGV: code, answers' and counts' key prefixes, expires ms, N, then
-# N field-value pairs of the room (made if missing), then answers as (step:round, student,
-# text). Nothing for a room its lecturer ended: {-1, 0}.
+# KEYS: room, rooms, ended; ARGV: code, answers' and counts' key prefixes, expires ms, N, the
+# levels' key prefix, then N field-value pairs of the room (made if missing), then answers as
+# (step:round, student, text, level or ''). Nothing for a room its lecturer ended: {-1, 0}.
 _RESTORE = """local made, added, n = 0, 0, tonumber(ARGV[5])
 if redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local f = {}
-  for i = 6, 5 + 2 * n do f[#f + 1] = ARGV[i] end
+  for i = 7, 6 + 2 * n do f[#f + 1] = ARGV[i] end
   redis.call('HSET', KEYS[1], unpack(f))
   redis.call('PEXPIREAT', KEYS[1], ARGV[4])
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
   made = 1
 end
 local expires = redis.call('HGET', KEYS[1], 'expires')
-for i = 6 + 2 * n, #ARGV - 2, 3 do
+for i = 7 + 2 * n, #ARGV - 3, 4 do
   local sr = ARGV[i]
   local s, r = string.match(sr, '^(%d+):(%d+)$')
   local current = redis.call('HGET', KEYS[1], 'r' .. s)
@@ -235,6 +257,10 @@ for i = 6 + 2 * n, #ARGV - 2, 3 do
       redis.call('HINCRBY', ARGV[3] .. sr, ARGV[i + 2], 1)
       redis.call('PEXPIREAT', ARGV[2] .. sr, expires)
       redis.call('PEXPIREAT', ARGV[3] .. sr, expires)
+      if ARGV[i + 3] ~= '' then
+        redis.call('HSET', ARGV[6] .. sr, ARGV[i + 1], ARGV[i + 3])
+        redis.call('PEXPIREAT', ARGV[6] .. sr, expires)
+      end
       added = added + 1
     end
   end
@@ -252,7 +278,7 @@ return {redis.call('GET', KEYS[1]), redis.call('SMEMBERS', KEYS[2])}
 """
 
 SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE, "end": _END,
-           "lock": _LOCK, "set_step": _SET_STEP, "reveal": _REVEAL,
+           "lock": _LOCK, "set_options": _SET_OPTIONS, "set_step": _SET_STEP, "reveal": _REVEAL,
            "ask_again": _ASK_AGAIN, "step_info": _STEP_INFO, "answer": _ANSWER, "view": _VIEW,
            "start_timer": _START_TIMER, "touch": _TOUCH, "pulse": _PULSE,
            "mark_hosts": _MARK_HOSTS,

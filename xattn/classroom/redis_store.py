@@ -6,11 +6,14 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
 
 - ``room:{CODE}``, a hash: ``secret`` (SHA-256 of the host secret), ``expires`` (ms since the
   epoch, server clock), ``step``, ``n_steps``, ``n_answers``, ``version`` (moves with every host
-  action), ``tally`` (with every answer) and ``locked`` ("1": no new students), and per step
+  action), ``tally`` (with every answer), ``locked`` ("1": no new students), the host's
+  switches ``confidence`` and ``histogram_before`` ("1": on), and per step
   ``s``: ``r<s>`` (its round), ``p<s>`` (its phase), ``q<s>.<r>`` (each round's question,
   JSON), ``t<s>.<r>`` (a round's timer: ``seconds|ends ms|reveal``);
 - ``ans:{CODE}:<s>:<r>``, a hash student -> answer, and ``cnt:{CODE}:<s>:<r>``, a hash
-  answer -> count kept with it (so a poll reads counts without scanning answers);
+  answer -> count kept with it (so a poll reads counts without scanning answers), and
+  ``cnf:{CODE}:<s>:<r>``, a hash student -> confidence (those who gave one), written by the
+  same script as the answer;
 - ``seen:{CODE}``, a sorted set student -> last read (ms);
 - ``rooms``, a sorted set code -> expiry, to count live rooms;
 - ``dev:{CODE}:<digest>``, a one-time device code's wrapped host secret, for minutes (``PX``);
@@ -45,7 +48,8 @@ __all__ = ["RedisStore"]
 
 # The scripts after which a room's pulse may have moved: each is followed by a PUBLISH of the
 # room's code (`RedisStore.notifications`), so watchers on every machine read it at once.
-_MOVES = frozenset({"set_step", "reveal", "ask_again", "start_timer", "answer", "touch",
+_MOVES = frozenset({"set_step", "set_options", "reveal", "ask_again", "start_timer", "answer",
+                    "touch",
                     "rotate", "lock", "restore", "end"})
 RESUBSCRIBE = 1.0      # seconds before a lost pub/sub connection is tried again
 
@@ -178,13 +182,21 @@ class RedisStore(ClassStore):
         status, _ = self._run("end", [self._key("room", code), self._key("seen", code),
                                       self._key("ended", code), f"{self.prefix}rooms"],
                               [digest, code, self._key("ans", code) + ":",
-                               self._key("cnt", code) + ":"])
+                               self._key("cnt", code) + ":", self._key("cnf", code) + ":"])
         return True if status == "OK" else None
 
     def _set_lock(self, code, digest, locked):
         # The guard's step slot is empty here: ARGV[3] is the lock, not a step.
         status, _ = self._run("lock", [self._key("room", code)],
                               [digest, "", "1" if locked else "0"])
+        return True if status == "OK" else None
+
+    def _set_options(self, code, digest, confidence, histogram_before):
+        # The guard's step slot is empty here: ARGV[3] and ARGV[4] are the switches.
+        def flag(value) -> str:
+            return "" if value is None else "1" if value else "0"
+        status, _ = self._run("set_options", [self._key("room", code)],
+                              [digest, "", flag(confidence), flag(histogram_before)])
         return True if status == "OK" else None
 
     def _set_step(self, code, digest, step):
@@ -223,6 +235,51 @@ class RedisStore(ClassStore):
         return [(s, r, room[f"q{s}.{r}"], raw, _timer(room.get(f"t{s}.{r}")))
                 for (s, r), raw in zip(rounds, counts, strict=True)]
 
+    def _levels_of(self, code, step, round_):
+        try:
+            return self._r.hgetall(self._key("cnf", code, step, round_))
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+
+    def _levels_counted(self, code, step=None, round_=None):
+        try:
+            room = self._r.hgetall(self._key("room", code))
+            if not room or "step" not in room:
+                raise RoomNotFound.for_code(code)
+            rounds = [(step, round_)] if step is not None else [
+                (s, r) for s in range(1, int(room["n_steps"]) + 1)
+                for r in range(1, int(room[f"r{s}"]) + 1)]
+            rounds = [(s, r) for s, r in rounds if f"q{s}.{r}" in room]
+            pipe = self._r.pipeline(transaction=True)      # the answers and levels as one
+            for s, r in rounds:
+                pipe.hgetall(self._key("ans", code, s, r))
+                pipe.hgetall(self._key("cnf", code, s, r))
+            got = pipe.execute()
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        out = {}
+        for k, (s, r) in enumerate(rounds):
+            answers, levels = got[2 * k], got[2 * k + 1]
+            if answers:
+                counts: dict = {}
+                for student, text in answers.items():
+                    key = (text, levels.get(student, ""))
+                    counts[key] = counts.get(key, 0) + 1
+                out[(s, r)] = (room[f"q{s}.{r}"], counts)
+        return out
+
+    def _tally(self, code, step, round_):
+        try:
+            pipe = self._r.pipeline(transaction=True)
+            pipe.hmget(self._key("room", code), "step", f"q{step}.{round_}", f"t{step}.{round_}")
+            pipe.hgetall(self._key("cnt", code, step, round_))
+            (there, question, timer), raw = pipe.execute()
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        if there is None:
+            raise RoomNotFound.for_code(code)
+        return None if question is None else (question, raw, _timer(timer))
+
     def _answers_of(self, code, step, round_):
         try:
             return self._r.hgetall(self._key("ans", code, step, round_))
@@ -249,7 +306,8 @@ class RedisStore(ClassStore):
     # --- the students --------------------------------------------------------------------
     def _step_info(self, code, step, student="", *, answering=False):
         reply = self._run("step_info", [self._key("room", code)],
-                          [step, self._key("ans", code) + ":", student])
+                          [step, self._key("ans", code) + ":", student,
+                           self._key("cnf", code) + ":"])
         if reply[0] == "NOROOM":
             raise RoomNotFound.for_code(code)
         if reply[0] == "STEP":
@@ -258,9 +316,9 @@ class RedisStore(ClassStore):
             raise ValueError(f"step must be from 1 to {reply[1]}; received {step}.")
         return reply[1:]
 
-    def _answer(self, code, step, student, value):
+    def _answer(self, code, step, student, value, level):
         for _ in range(5):     # a new round between the two calls: read it and try again
-            current, rnd, phase, question, _ = self._step_info(code, step, answering=True)
+            current, rnd, phase, question, *_ = self._step_info(code, step, answering=True)
             if int(current) != step:
                 raise AnswerRefused(f"the class is on step {current}, not step {step}.")
             if phase != "asking":
@@ -268,8 +326,10 @@ class RedisStore(ClassStore):
             encoded = parse_question(question).encode(value)
             status, n = self._run("answer", [self._key("room", code),
                                              self._key("ans", code, step, rnd),
-                                             self._key("cnt", code, step, rnd)],
-                                  [step, rnd, student, encoded, self.limits.max_answers])
+                                             self._key("cnt", code, step, rnd),
+                                             self._key("cnf", code, step, rnd)],
+                                  [step, rnd, student, encoded, self.limits.max_answers,
+                                   level or ""])
             if status != "STALE":
                 break
         if status == "FULL":
@@ -296,11 +356,11 @@ class RedisStore(ClassStore):
                 raise StoreUnavailable(f"the class store is not available: {err}") from None
             raise (RoomEnded if ended else RoomNotFound).for_code(code)
         (_, step, n_steps, phase, rnd, question, flat, present, mine, expires, version, timer,
-         now, locked) = reply
+         now, locked, confidence, histogram) = reply
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return RawView(int(step), int(n_steps), phase, int(rnd), question, raw, int(present),
                        mine or None, int(expires) / 1000, int(version), _timer(timer),
-                       int(now) / 1000, locked == "1")
+                       int(now) / 1000, locked == "1", confidence == "1", histogram == "1")
 
     def _mark_hosts(self, codes):
         try:                            # one room a call: its keys share a cluster slot
@@ -323,8 +383,8 @@ class RedisStore(ClassStore):
                                f"takes (Limits.max_students = {self.limits.max_students}).")
 
     def _my_answer(self, code, step, student):
-        _, _, _, question, mine = self._step_info(code, step, student)
-        return question, mine or None
+        _, _, _, question, mine, level = self._step_info(code, step, student)
+        return question, mine or None, level or None
 
     def _allow(self, kind, digest, limit, window, peek):
         key = f"{self.prefix}hits:{kind}:{digest}"
@@ -354,14 +414,17 @@ class RedisStore(ClassStore):
             pipe = self._r.pipeline(transaction=False)
             for r in rounds:
                 pipe.hgetall(self._key("ans", code, r.step, r.round))
-            answers = {(r.step, r.round): got for r, got in zip(rounds, pipe.execute(),
-                                                                strict=True) if got}
+                pipe.hgetall(self._key("cnf", code, r.step, r.round))
+            got = pipe.execute()
+            answers = {(r.step, r.round): a for r, a in zip(rounds, got[::2], strict=True) if a}
+            levels = {(r.step, r.round): v for r, v in zip(rounds, got[1::2], strict=True) if v}
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
         return Snapshot(code, room["secret"], int(room["expires"]) / 1000, int(room["step"]),
                         n_steps, int(room.get("version", 0)), int(room.get("tally", 0)),
                         room.get("locked") == "1", tuple(rounds), answers,
-                        room.get("lesson", ""))
+                        room.get("lesson", ""), room.get("confidence") == "1",
+                        room.get("histogram_before") == "1", levels)
 
     def _restore(self, snap, answers):
         expires = str(int(snap.expires * 1000))
@@ -369,7 +432,9 @@ class RedisStore(ClassStore):
                   "n_steps": snap.n_steps, "n_answers": 0, "version": snap.version + 1,
                   "tally": snap.tally + 1, "locked": "1" if snap.locked else "0",
                   "host_at": str(int(time.time() * 1000)),
-                  "answer_at": str(int(time.time() * 1000)), "lesson": snap.lesson}
+                  "answer_at": str(int(time.time() * 1000)), "lesson": snap.lesson,
+                  "confidence": "1" if snap.confidence else "0",
+                  "histogram_before": "1" if snap.histogram_before else "0"}
         for r in snap.rounds:
             fields[f"r{r.step}"], fields[f"p{r.step}"] = r.round, r.phase
             fields[f"q{r.step}.{r.round}"] = r.question
@@ -378,12 +443,13 @@ class RedisStore(ClassStore):
                                                   f"{int(r.timer.ends_at * 1000)}|"
                                                   f"{'1' if r.timer.reveal else '0'}")
         flat = [x for pair in fields.items() for x in pair]
-        rest = [x for s, r, student, text in answers for x in (f"{s}:{r}", student, text)]
+        rest = [x for s, r, student, text, level in answers
+                for x in (f"{s}:{r}", student, text, level or "")]
         made, _ = self._run("restore", [self._key("room", snap.code), f"{self.prefix}rooms",
                                         self._key("ended", snap.code)],
                             [snap.code, self._key("ans", snap.code) + ":",
-                             self._key("cnt", snap.code) + ":", expires, len(fields), *flat,
-                             *rest])
+                             self._key("cnt", snap.code) + ":", expires, len(fields),
+                             self._key("cnf", snap.code) + ":", *flat, *rest])
         return None if made == -1 else bool(made)
 
     def _signing_keys(self, known):

@@ -1,8 +1,9 @@
 """The tables of the SQLite class store (``xattn.classroom.sqlite_store``).
 
-One row a room (``rooms``), a round of a step (``rounds``: its phase, question and timer), a
-student's answer to a round (``answers``), a student's last read (``seen``), a client's count
-of one kind of action (``hits``), the store's own values (``meta``: the signing key), a
+One row a room (``rooms``: its step, lock and host's switches), a round of a step (``rounds``:
+its phase, question and timer), a student's answer to a round (``answers``: its stored text
+and confidence, "" for none), a student's last read (``seen``), a client's count of one kind
+of action (``hits``), the store's own values (``meta``: the signing key), a
 room's one-time device codes (``devices``: each code's digest and the host secret it wraps,
 for minutes) and the codes of classes their lecturer ended (``ended``: the code and when the
 room would have expired, nothing else); tables are added to version 3 files as they open. A file
@@ -20,13 +21,15 @@ CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
   n_answers INTEGER NOT NULL, version INTEGER NOT NULL DEFAULT 0,
   tally INTEGER NOT NULL DEFAULT 0, locked INTEGER NOT NULL DEFAULT 0,
   host_at REAL NOT NULL DEFAULT 0, answer_at REAL NOT NULL DEFAULT 0,
-  lesson TEXT NOT NULL DEFAULT '') WITHOUT ROWID;
+  lesson TEXT NOT NULL DEFAULT '', confidence INTEGER NOT NULL DEFAULT 0,
+  histogram_before INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rooms_expires ON rooms (expires);
 CREATE TABLE IF NOT EXISTS rounds (code TEXT, step INTEGER, round INTEGER, phase TEXT NOT NULL,
   question TEXT NOT NULL, seconds REAL, ends_at REAL, reveal INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (code, step, round)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS answers (code TEXT, step INTEGER, round INTEGER, student TEXT,
-  value TEXT NOT NULL, PRIMARY KEY (code, step, round, student)) WITHOUT ROWID;
+  value TEXT NOT NULL, confidence TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (code, step, round, student)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS answers_value ON answers (code, step, round, value);
 CREATE TABLE IF NOT EXISTS seen (code TEXT, student TEXT, at REAL NOT NULL,
   PRIMARY KEY (code, student)) WITHOUT ROWID;
@@ -42,4 +45,7 @@ TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta", "devices", "ende
 ADDED_COLUMNS = {("rooms", "locked"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "host_at"): "REAL NOT NULL DEFAULT 0",
                  ("rooms", "answer_at"): "REAL NOT NULL DEFAULT 0",
-                 ("rooms", "lesson"): "TEXT NOT NULL DEFAULT ''"}
+                 ("rooms", "lesson"): "TEXT NOT NULL DEFAULT ''",
+                 ("rooms", "confidence"): "INTEGER NOT NULL DEFAULT 0",
+                 ("rooms", "histogram_before"): "INTEGER NOT NULL DEFAULT 0",
+                 ("answers", "confidence"): "TEXT NOT NULL DEFAULT ''"}

@@ -160,7 +160,8 @@ class SQLiteStore(ClassStore):
                     and not _delete_rooms(c, _UNTAUGHT, (idle + self.limits.ttl_seconds, idle,
                                                           idle)):
                 raise self._full(n)
-            c.execute("INSERT INTO rooms VALUES (?, ?, ?, 1, ?, 0, 0, 0, 0, ?, ?, ?)",
+            c.execute("INSERT INTO rooms (code, secret, expires, step, n_steps, n_answers, "
+                      "host_at, answer_at, lesson) VALUES (?, ?, ?, 1, ?, 0, ?, ?, ?)",
                       (code, digest, now + self.limits.ttl_seconds, len(specs), now, now,
                        lesson))
             c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?, NULL, NULL, 0)",
@@ -233,6 +234,14 @@ class SQLiteStore(ClassStore):
                 c.execute("UPDATE rooms SET locked = ? WHERE code = ?", (int(locked), code))
             return True if room else None
 
+    def _set_options(self, code, digest, confidence, histogram_before):
+        with self._host(code, digest) as (c, room):
+            if room:
+                c.execute("UPDATE rooms SET confidence = COALESCE(?, confidence), "
+                          "histogram_before = COALESCE(?, histogram_before) WHERE code = ?",
+                          (confidence, histogram_before, code))
+            return True if room else None
+
     def _set_step(self, code, digest, step):
         with self._host(code, digest, step) as (c, room):
             if room:
@@ -302,7 +311,7 @@ class SQLiteStore(ClassStore):
             return tuple(out)
 
     # --- the students --------------------------------------------------------------------
-    def _answer(self, code, step, student, value):
+    def _answer(self, code, step, student, value, level):
         now = time.time()
         with self._tx(write=True) as c:
             room = c.execute(_ROOM, (code, now)).fetchone()
@@ -313,21 +322,22 @@ class SQLiteStore(ClassStore):
                 raise AnswerRefused(f"the class is on step {current}, not step {step}.")
             rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
             refuse_closed(step, phase_at(phase, _timer(seconds, ends, rev), now))
-            encoded = parse_question(question).encode(value)
+            encoded, level = parse_question(question).encode(value), level or ""
             key = (code, step, rnd, student)
-            old = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND round = ? "
-                            "AND student = ?", key).fetchone()
+            old = c.execute("SELECT value, confidence FROM answers WHERE code = ? AND step = ? "
+                            "AND round = ? AND student = ?", key).fetchone()
             if old is None:
                 if n_answers >= self.limits.max_answers:
                     raise LimitReached(f"this class already holds {n_answers} answers, the most "
                                        f"a class keeps (Limits.max_answers = "
                                        f"{self.limits.max_answers}).")
-                c.execute("INSERT INTO answers VALUES (?, ?, ?, ?, ?)", (*key, encoded))
+                c.execute("INSERT INTO answers (code, step, round, student, value, confidence) "
+                          "VALUES (?, ?, ?, ?, ?, ?)", (*key, encoded, level))
                 c.execute("UPDATE rooms SET n_answers = n_answers + 1, tally = tally + 1, "
                           "answer_at = ? WHERE code = ?", (now, code))
-            elif old[0] != encoded:
-                c.execute("UPDATE answers SET value = ? WHERE code = ? AND step = ? "
-                          "AND round = ? AND student = ?", (encoded, *key))
+            elif tuple(old) != (encoded, level):
+                c.execute("UPDATE answers SET value = ?, confidence = ? WHERE code = ? AND "
+                          "step = ? AND round = ? AND student = ?", (encoded, level, *key))
                 c.execute("UPDATE rooms SET tally = tally + 1, answer_at = ? WHERE code = ?",
                           (now, code))
         return question
@@ -335,13 +345,14 @@ class SQLiteStore(ClassStore):
     def _view(self, code, student):
         now = time.time()
         with self._tx(write=False) as c:
-            room = c.execute("SELECT step, n_steps, expires, version, locked FROM rooms WHERE "
-                             "code = ? AND expires > ?", (code, now)).fetchone()
+            room = c.execute("SELECT step, n_steps, expires, version, locked, confidence, "
+                             "histogram_before FROM rooms WHERE code = ? AND expires > ?",
+                             (code, now)).fetchone()
             if room is None:
                 ended = c.execute("SELECT 1 FROM ended WHERE code = ? AND expires > ?",
                                   (code, now)).fetchone()
                 raise (RoomEnded if ended else RoomNotFound).for_code(code)
-            step, n_steps, expires, version, locked = room
+            step, n_steps, expires, version, locked, confidence, histogram = room
             rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
             raw = dict(c.execute("SELECT value, COUNT(*) FROM answers WHERE code = ? AND "
                                  "step = ? AND round = ? GROUP BY value", (code, step, rnd)))
@@ -352,7 +363,8 @@ class SQLiteStore(ClassStore):
                 mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
                                  "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
         return RawView(step, n_steps, phase, rnd, question, raw, present, mine and mine[0],
-                       expires, version, _timer(seconds, ends, rev), now, bool(locked))
+                       expires, version, _timer(seconds, ends, rev), now, bool(locked),
+                       bool(confidence), bool(histogram))
 
     def _mark_hosts(self, codes):
         with self._tx(write=True) as c:
@@ -391,14 +403,47 @@ class SQLiteStore(ClassStore):
             if step > room[2]:
                 raise ValueError(f"step must be from 1 to {room[2]}; received {step}.")
             rnd, _, question, *_ = c.execute(_ROUND, (code, step)).fetchone()
-            mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
-                             "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
-        return question, mine and mine[0]
+            mine = c.execute("SELECT value, confidence FROM answers WHERE code = ? AND "
+                             "step = ? AND round = ? AND student = ?",
+                             (code, step, rnd, student)).fetchone()
+        return question, mine and mine[0], mine and mine[1] or None
 
     def _answers_of(self, code, step, round_):
         with self._tx(write=False) as c:
             return dict(c.execute("SELECT student, value FROM answers WHERE code = ? AND "
                                   "step = ? AND round = ?", (code, step, round_)))
+
+    def _levels_of(self, code, step, round_):
+        with self._tx(write=False) as c:
+            return dict(c.execute("SELECT student, confidence FROM answers WHERE code = ? AND "
+                                  "step = ? AND round = ? AND confidence != ''",
+                                  (code, step, round_)))
+
+    def _levels_counted(self, code, step=None, round_=None):
+        where = "" if step is None else " AND a.step = ? AND a.round = ?"
+        out: dict = {}
+        with self._tx(write=False) as c:
+            for s, r, question, value, level, n in c.execute(
+                    "SELECT a.step, a.round, q.question, a.value, a.confidence, COUNT(*) FROM "
+                    "answers a JOIN rounds q ON q.code = a.code AND q.step = a.step AND "
+                    f"q.round = a.round WHERE a.code = ?{where} GROUP BY a.step, a.round, "
+                    "a.value, a.confidence", (code, *(() if step is None else (step, round_)))):
+                out.setdefault((s, r), (question, {}))[1][(value, level)] = n
+        return out
+
+    def _tally(self, code, step, round_):
+        with self._tx(write=False) as c:
+            if c.execute("SELECT 1 FROM rooms WHERE code = ? AND expires > ?",
+                         (code, time.time())).fetchone() is None:
+                raise RoomNotFound.for_code(code)
+            row = c.execute("SELECT question, seconds, ends_at, reveal FROM rounds WHERE "
+                            "code = ? AND step = ? AND round = ?",
+                            (code, step, round_)).fetchone()
+            if row is None:
+                return None
+            raw = dict(c.execute("SELECT value, COUNT(*) FROM answers WHERE code = ? AND "
+                                 "step = ? AND round = ? GROUP BY value", (code, step, round_)))
+        return row[0], raw, _timer(*row[1:])
 
     def _pulse(self, codes):
         with self._tx(write=False) as c:
@@ -434,8 +479,8 @@ class SQLiteStore(ClassStore):
     def _snapshot(self, code):
         with self._tx(write=False) as c:
             row = c.execute("SELECT secret, expires, step, n_steps, version, tally, locked, "
-                            "lesson FROM rooms WHERE code = ? AND expires > ?",
-                            (code, time.time())).fetchone()
+                            "lesson, confidence, histogram_before FROM rooms WHERE code = ? "
+                            "AND expires > ?", (code, time.time())).fetchone()
             if row is None:
                 raise RoomNotFound.for_code(code)
             rounds = tuple(Round(s, r, phase, q, _timer(sec, ends, rev)) for s, r, phase, q, sec,
@@ -443,12 +488,16 @@ class SQLiteStore(ClassStore):
                                "SELECT step, round, phase, question, seconds, ends_at, reveal "
                                "FROM rounds WHERE code = ? ORDER BY step, round", (code,)))
             answers: dict = {}
-            for s, r, student, value in c.execute(
-                    "SELECT step, round, student, value FROM answers WHERE code = ?", (code,)):
+            levels: dict = {}
+            for s, r, student, value, level in c.execute(
+                    "SELECT step, round, student, value, confidence FROM answers WHERE "
+                    "code = ?", (code,)):
                 answers.setdefault((s, r), {})[student] = value
-        digest, expires, step, n_steps, version, tally, locked, lesson = row
+                if level:
+                    levels.setdefault((s, r), {})[student] = level
+        digest, expires, step, n_steps, version, tally, locked, lesson, sure, before = row
         return Snapshot(code, digest, expires, step, n_steps, version, tally, bool(locked),
-                        rounds, answers, lesson)
+                        rounds, answers, lesson, bool(sure), bool(before), levels)
 
     def _restore(self, snap, answers):
         code, now = snap.code, time.time()
@@ -460,19 +509,22 @@ class SQLiteStore(ClassStore):
                              (code, now)).fetchone() is None
             if made:
                 _delete_rooms(c, "code = ?", (code,))          # an expired one's remains
-                c.execute("INSERT INTO rooms VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
+                c.execute("INSERT INTO rooms (code, secret, expires, step, n_steps, n_answers, "
+                          "version, tally, locked, host_at, answer_at, lesson, confidence, "
+                          "histogram_before) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)",
                           (code, snap.digest, snap.expires, snap.step, snap.n_steps,
                            snap.version + 1, snap.tally + 1, int(snap.locked), now, now,
-                           snap.lesson))
+                           snap.lesson, int(snap.confidence), int(snap.histogram_before)))
                 c.executemany("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
                     (code, r.step, r.round, r.phase, r.question,
                      r.timer and r.timer.seconds, r.timer and r.timer.ends_at,
                      int(bool(r.timer and r.timer.reveal))) for r in snap.rounds])
             before = c.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (code,)).fetchone()[0]
-            c.executemany("INSERT OR IGNORE INTO answers SELECT ?, ?, ?, ?, ? WHERE EXISTS "
-                          "(SELECT 1 FROM rounds WHERE code = ? AND step = ? AND round = ?)",
-                          [(code, s, r, student, text, code, s, r)
-                           for s, r, student, text in answers])
+            c.executemany("INSERT OR IGNORE INTO answers (code, step, round, student, value, "
+                          "confidence) SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM "
+                          "rounds WHERE code = ? AND step = ? AND round = ?)",
+                          [(code, s, r, student, text, level or "", code, s, r)
+                           for s, r, student, text, level in answers])
             added = c.execute("SELECT COUNT(*) FROM answers WHERE code = ?",
                               (code,)).fetchone()[0] - before
             if added:

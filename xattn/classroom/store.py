@@ -44,6 +44,7 @@ from xattn.classroom.codes import (
     unwrap_secret,
     wrap_secret,
 )
+from xattn.classroom.confidence import check_level
 from xattn.classroom.errors import (
     AnswerRefused,
     DeviceCodeRefused,
@@ -120,6 +121,17 @@ def check_timer(seconds) -> float:
             or not math.isfinite(seconds) or not low <= seconds <= high:
         raise ValueError(f"a timer runs {low:g} to {high:g} seconds; received {quote(seconds)}.")
     return float(seconds)
+
+
+def _decoded(question: str, raw: dict) -> dict:
+    """``{(stored text, level or ""): n}`` as ``{(answer, level or None): n}``, texts that
+    read as the same answer summed."""
+    q, out = parse_question(question), {}
+    for (text, level), n in raw.items():
+        if int(n) > 0:
+            key = (q.decode(text), level or None)
+            out[key] = out.get(key, 0) + int(n)
+    return out
 
 
 class ClassStore(ABC):
@@ -224,6 +236,24 @@ class ClassStore(ABC):
             raise TypeError(f"locked must be a bool; received {type(locked).__name__}.")
         self._guarded(self._set_lock(code, digest, locked))
 
+    def set_options(self, code: str, secret: str, *, confidence: bool | None = None,
+                    histogram_before: bool | None = None) -> None:
+        """The host's switches (None: as it is): ``confidence``, whether each answer carries
+        how sure its student is (``xattn.classroom.confidence``; off by default);
+        ``histogram_before``, whether a revote's phones show how the class answered the round
+        before while they vote (Brooks and Koretsky 2011: it sways them towards the
+        consensus; off by default: only with the reveal). The room's version moves: every
+        page and phone redraws."""
+        code, digest = self._authorize(code, secret)
+        for name, value in (("confidence", confidence), ("histogram_before", histogram_before)):
+            if value is not None and not isinstance(value, bool):
+                raise TypeError(f"{name} must be a bool or None; received "
+                                f"{type(value).__name__} {quote(value)}.")
+        if confidence is None and histogram_before is None:
+            raise ValueError("set_options needs confidence or histogram_before; received "
+                             "neither.")
+        self._guarded(self._set_options(code, digest, confidence, histogram_before))
+
     def set_step(self, code: str, secret: str, step: int) -> None:
         """Move the class to ``step`` (1..N). Its phase and answers stay as they were."""
         code, digest = self._authorize(code, secret)
@@ -304,6 +334,28 @@ class ClassStore(ABC):
             seqs[seq] = seqs.get(seq, 0) + 1
         return [t.question for t in rounds], seqs
 
+    def confidence(self, code: str, secret: str, step: int, round_: int) -> dict:
+        """How sure the class was of each answer to round ``round_`` of ``step``:
+        ``{(answer, level): students}`` (level None: the student gave none; counts only, no
+        ids), read in one step with the answers (``xattn.classroom.confidence.split``
+        tells right and sure from wrong and sure)."""
+        code, _ = self._authorize(code, secret)
+        step = check_step(step)
+        check_int(round_, "round_", minimum=1)
+        got = self._levels_counted(code, step, round_).get((step, round_))
+        if got is None:
+            if (step, round_) not in {(t.step, t.round) for t in self.results(code, secret)}:
+                raise ValueError(f"step {step} has no round {round_}.")
+            return {}
+        return _decoded(*got)
+
+    def confidences(self, code: str, secret: str) -> dict:
+        """`confidence` of every round in which at least one student gave a confidence, in
+        one read: ``{(step, round): {(answer, level): students}}``."""
+        code, _ = self._authorize(code, secret)
+        return {key: _decoded(*got) for key, got in self._levels_counted(code).items()
+                if any(level for _, level in got[1])}
+
     def across(self, code: str, secret: str, first: tuple[int, int],
                then: tuple[int, int]) -> dict:
         """How each student answered round ``first`` = (step, round) and round ``then`` (of
@@ -324,16 +376,20 @@ class ClassStore(ABC):
         return pairs
 
     # --- the students --------------------------------------------------------------------
-    def answer(self, code: str, step: int, student_id: str, value: str | int | float):
+    def answer(self, code: str, step: int, student_id: str, value: str | int | float,
+               confidence: str | None = None):
         """Record ``student_id``'s answer to ``step`` (the class's current step, still
-        asking); it replaces the student's earlier answer to this round. Returns the answer
-        as stored (a number rounded to the question's decimals). `AnswerRefused` otherwise."""
+        asking) with how sure they are (``confidence``: one of
+        ``xattn.classroom.confidence.LEVELS``, or None), in one write; both replace the
+        student's earlier answer to this round. Returns the answer as stored (a number
+        rounded to the question's decimals). `AnswerRefused` otherwise."""
         code, step, student = normalize_code(code), check_step(step), check_student(student_id)
+        level = check_level(confidence)
         if isinstance(value, str) and (len(value) > self.limits.max_answer_bytes
                                        or len(value.encode()) > self.limits.max_answer_bytes):
             raise LimitReached(f"an answer holds at most {self.limits.max_answer_bytes} bytes "
                                "(Limits.max_answer_bytes).")
-        question = self._answer(code, step, student, value)
+        question = self._answer(code, step, student, value, level)
         return parse_question(question).decode(parse_question(question).encode(value))
 
     def room_view(self, code: str, student_id: str | None = None, *,
@@ -351,7 +407,8 @@ class ClassStore(ABC):
         return RoomView(code, v.step, v.n_steps, phase_at(v.phase, v.timer, v.now), v.round, q,
                         counts, answered(v.raw), v.present,
                         None if v.mine is None else q.decode(v.mine), v.expires, v.version,
-                        v.timer, bool(v.locked))
+                        v.timer, bool(v.locked), bool(v.confidence),
+                        bool(v.histogram_before))
 
     def mark_hosts(self, codes: Iterable[str]) -> None:
         """A host page of each room in ``codes`` is open now (a server process sends its
@@ -371,9 +428,14 @@ class ClassStore(ABC):
 
     def my_answer(self, code: str, step: int, student_id: str) -> str | int | float | None:
         """``student_id``'s answer to the current round of ``step``, or None."""
+        return self.mine(code, step, student_id)[0]
+
+    def mine(self, code: str, step: int, student_id: str) -> tuple:
+        """``student_id``'s answer to the current round of ``step`` and its confidence, in
+        one read: ``(answer, level)``, None for either not given."""
         code, step, student = normalize_code(code), check_step(step), check_student(student_id)
-        text, mine = self._my_answer(code, step, student)
-        return None if mine is None else parse_question(text).decode(mine)
+        text, mine, level = self._my_answer(code, step, student)
+        return None if mine is None else parse_question(text).decode(mine), level or None
 
     def allow(self, kind: str, who: str, *, peek: bool = False) -> bool:
         """Count one ``kind`` of action (``"new_students"``, ``"failed_joins"``,
@@ -436,26 +498,50 @@ class ClassStore(ABC):
         check_int(round_, "round_", minimum=1)
         return self._answers_of(code, step, round_)
 
+    def round_levels(self, code: str, step: int, round_: int) -> dict[str, str]:
+        """Every confidence given in round ``round_`` of ``step``, by student id (the
+        server's own read, as `round_answers`: a process tells each phone its own)."""
+        code, step = normalize_code(code), check_step(step)
+        check_int(round_, "round_", minimum=1)
+        return self._levels_of(code, step, round_)
+
+    def tally(self, code: str, step: int, round_: int) -> Tally:
+        """One round's question and counts (no ids), without the host key: what the class
+        may be shown of a round it answered (a revote's phones see the round before,
+        `set_options`); `ValueError` for a round the step has not had."""
+        code, step = normalize_code(code), check_step(step)
+        check_int(round_, "round_", minimum=1)
+        got = self._tally(code, step, round_)
+        if got is None:
+            raise ValueError(f"step {step} has no round {round_}.")
+        text, raw, timer = got
+        q = parse_question(text)
+        return Tally(step, round_, q, count_map(q, raw), timer, answered(raw))
+
     def snapshot(self, code: str) -> Snapshot:
         """Everything the store holds of room ``code`` but who is present, in one read (the
         server's own: what a process keeps to give a store that restarted empty;
         `RoomNotFound` if it is gone)."""
         return self._snapshot(normalize_code(code))
 
-    def restore(self, snapshot: Snapshot, answers: dict | None = None) -> bool:
+    def restore(self, snapshot: Snapshot, answers: dict | None = None,
+                levels: dict | None = None) -> bool:
         """Give the store back a room it lost (it restarted empty): the room as ``snapshot``
         holds it, its version moved on (every page redraws) and its host key's digest kept
         (the lecturer's devices still drive it), if the store has no such room; then the
         answers of ``answers`` (by default the snapshot's: ``(step, round)`` -> student ->
-        stored text) that it does not hold, each where its student has none. Returns whether
+        stored text) that it does not hold, each where its student has none, with its
+        confidence from ``levels`` (the same shape; by default the snapshot's). Returns whether
         the room was made again. Nothing is replaced: a restore after another process's is
         a merge of what each process knew. `RoomEnded` for a room its lecturer ended
         (`end_room`): nothing is made."""
         if not isinstance(snapshot, Snapshot):
             raise TypeError(f"snapshot must be a Snapshot; received {type(snapshot).__name__}.")
         answers = snapshot.answers if answers is None else answers
+        levels = snapshot.levels if levels is None else levels
         known = {(r.step, r.round) for r in snapshot.rounds}
-        flat = [(s, r, student, text) for (s, r), given in sorted(answers.items())
+        flat = [(s, r, student, text, check_level(levels.get((s, r), {}).get(student)))
+                for (s, r), given in sorted(answers.items())
                 if (s, r) in known for student, text in sorted(given.items())]
         if time.time() >= snapshot.expires:
             return False                       # its class is over: nothing to give back
@@ -541,6 +627,10 @@ class ClassStore(ABC):
     @abstractmethod
     def _set_lock(self, code: str, digest: str, locked: bool) -> bool | None: ...
     @abstractmethod
+    def _set_options(self, code: str, digest: str, confidence: bool | None,
+                     histogram_before: bool | None) -> bool | None:
+        """Set the switches not None, the room's version moved."""
+    @abstractmethod
     def _set_step(self, code: str, digest: str, step: int) -> bool | None: ...
     @abstractmethod
     def _reveal(self, code: str, digest: str, step: int) -> bool | None: ...
@@ -558,8 +648,9 @@ class ClassStore(ABC):
     def _round_answers(self, code: str, digest: str, step: int, first: int,
                        then: int) -> tuple | None: ...
     @abstractmethod
-    def _answer(self, code: str, step: int, student: str, value) -> str:
-        """Store the answer; return the round's question (JSON)."""
+    def _answer(self, code: str, step: int, student: str, value, level: str | None) -> str:
+        """Store the answer and its confidence (None: none) in one write; return the round's
+        question (JSON)."""
     @abstractmethod
     def _view(self, code: str, student: str | None) -> RawView: ...
     @abstractmethod
@@ -567,9 +658,23 @@ class ClassStore(ABC):
     @abstractmethod
     def _mark_hosts(self, codes: list[str]) -> None: ...
     @abstractmethod
-    def _my_answer(self, code: str, step: int, student: str) -> tuple[str, str | None]: ...
+    def _my_answer(self, code: str, step: int,
+                   student: str) -> tuple[str, str | None, str | None]:
+        """The current round's question (JSON), the student's stored answer and level."""
     @abstractmethod
     def _answers_of(self, code: str, step: int, round_: int) -> dict[str, str]: ...
+    @abstractmethod
+    def _levels_of(self, code: str, step: int, round_: int) -> dict[str, str]:
+        """Student -> confidence of the round's answers that carry one."""
+    @abstractmethod
+    def _levels_counted(self, code: str, step: int | None = None,
+                        round_: int | None = None) -> dict:
+        """``{(step, round): (question JSON, {(stored text, level or ""): students})}`` of
+        every answered round (or of the one named), in one read."""
+    @abstractmethod
+    def _tally(self, code: str, step: int, round_: int) -> tuple | None:
+        """(question JSON, stored text -> count, timer) of one round, None if it has not
+        been asked (`RoomNotFound` without the room)."""
     @abstractmethod
     def _pulse(self, codes: list[str]) -> dict[str, Pulse]: ...
     @abstractmethod
@@ -579,7 +684,8 @@ class ClassStore(ABC):
     def _snapshot(self, code: str) -> Snapshot: ...
     @abstractmethod
     def _restore(self, snapshot: Snapshot, answers: list[tuple]) -> bool | None:
-        """Make the room if missing, then add ``answers`` ((step, round, student, text))
+        """Make the room if missing, then add ``answers`` ((step, round, student, text,
+        level or None))
         where the student has none: one atomic step; whether it was made (None, and nothing
         done, for a room its lecturer ended)."""
     @abstractmethod
