@@ -62,7 +62,7 @@ class Builder:
                 out["verdict"] = f"verdict of {text}"
             return out
         return Message((view.code, view.version, view.phase, view.step, view.round), body,
-                       view.step, view.round, view.question, personal)
+                       view.step, view.round, view.question, personal, view.confidence)
 
 
 def frames(raw: bytes) -> list[tuple[str, dict | str]]:
@@ -201,6 +201,38 @@ def test_a_phone_that_connects_gets_the_room_and_its_own_answer(store):
         finally:
             hub.stop()
     run(main())
+
+
+def test_where_the_room_asks_how_sure_each_phone_hears_its_own_level(store):
+    """The receipt says the confidence saved with the answer; each phone's own part says its
+    stored level (a change of level alone too); a phone that connects reads its own."""
+    code, secret = store.create_room(QUESTIONS)
+    store.set_options(code, secret, confidence=True)
+    me, other = new_student_id(), new_student_id()
+    store.answer(code, 1, other, "up", "guess")
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            f = hub.subscribe(code, me)
+            _, d = await until(f, room_state(1))
+            assert d["me"] == {"mine": None, "level": None}
+            receipt = await hub.answer(code, me, 1, 1, "down", "think_so")
+            assert (receipt.state, receipt.value, receipt.confidence) == ("saved", "down",
+                                                                          "think_so")
+            _, d = await until(f, lambda e, d: e == "me" and d["me"].get("level") == "think_so")
+            assert d["me"]["receipt"]["confidence"] == "think_so" and d["me"]["mine"] == "1"
+            receipt = await hub.answer(code, me, 1, 1, "down", "sure")      # surer, same answer
+            assert receipt.confidence == "sure"
+            await until(f, lambda e, d: e == "me" and d["me"].get("level") == "sure")
+            late = hub.subscribe(code, other)                  # connects after its answer
+            await until(late, lambda e, d: d["me"].get("level") == "guess"
+                        and d["me"]["mine"] == "0")
+        finally:
+            hub.stop()
+    run(main())
+    assert store.mine(code, 1, me) == ("down", "sure")
 
 
 def test_a_room_that_is_gone_says_so_and_closes(store):
@@ -363,3 +395,42 @@ def test_a_store_that_restarts_empty_gets_its_room_back_with_every_answer(backen
             b.stop()
             other.close()
     run(main())
+
+
+def test_a_store_that_restarts_empty_gets_back_each_answers_confidence(backend, store):
+    """The confidences a process saw saved (in its snapshot, or saved since) come back with
+    their answers, and so do the room's switches."""
+    code, secret = store.create_room(QUESTIONS)
+    store.set_options(code, secret, confidence=True, histogram_before=True)
+    students = [new_student_id() for _ in range(4)]
+    taps = [("up", "sure"), ("down", "guess"), ("up", None), ("same", "think_so")]
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            phones = [hub.subscribe(code, s) for s in students]
+            for f in phones:
+                await until(f, room_state(1))
+            for s, (value, level) in zip(students[:2], taps[:2], strict=True):
+                assert (await hub.answer(code, s, 1, 1, value, level)).state == "saved"
+            store.set_step(code, secret, 1)                 # a move: a snapshot with them
+            for f in phones:
+                await until(f, room_state(1))
+            await asyncio.sleep(0.3)
+            for s, (value, level) in zip(students[2:], taps[2:], strict=True):
+                assert (await hub.answer(code, s, 1, 1, value, level)).state == "saved"
+            backend.wipe()
+            for _ in range(200):
+                if code in store.pulse([code]) and store.room_view(code).n_answered == 4:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the room did not come back with its 4 answers")
+        finally:
+            hub.stop()
+    run(main())
+    assert store.confidence(code, secret, 1, 1) == {("up", "sure"): 1, ("down", "guess"): 1,
+                                                    ("up", None): 1, ("same", "think_so"): 1}
+    view = store.room_view(code)
+    assert view.confidence and view.histogram_before

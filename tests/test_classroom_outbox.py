@@ -262,20 +262,27 @@ def test_answers_given_while_sqlite_is_locked_are_saved_once_it_is_free(tmp_path
         store.close()
 
 
+def _locked(tmp_path, monkeypatch):
+    """A SQLite store whose write lock another connection holds (a writer gives up after
+    0.3 s), a room in it and a started outbox: (store, code, secret, outbox, the locker)."""
+    from xattn.classroom import sqlite_store
+    monkeypatch.setattr(sqlite_store, "BUSY_MS", 300)
+    backend = Backend.fresh("sqlite", tmp_path)
+    store = backend.open()
+    code, secret = store.create_room(QUESTIONS)
+    outbox = Outbox(store)
+    locker = sqlite3.connect(backend.where, isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")
+    outbox.start()
+    return store, code, secret, outbox, locker
+
+
 def test_the_same_answer_sent_again_while_the_store_is_locked_stays_retrying(tmp_path,
                                                                              monkeypatch):
     """A phone sends its answer again every 4 s until the class has it; while SQLite's write
     lock is held the receipt keeps saying *retrying* (it does not fall back to *sending*),
     the answer keeps its back-off, and it is saved once, when the lock goes."""
-    from xattn.classroom import sqlite_store
-    monkeypatch.setattr(sqlite_store, "BUSY_MS", 300)
-    backend = Backend.fresh("sqlite", tmp_path)
-    store = backend.open()
-    code, _ = store.create_room(QUESTIONS)
-    outbox = Outbox(store)
-    locker = sqlite3.connect(backend.where, isolation_level=None)
-    locker.execute("BEGIN IMMEDIATE")
-    outbox.start()
+    store, code, _, outbox, locker = _locked(tmp_path, monkeypatch)
     me = new_student_id()
     try:
         outbox.send("p", code, 1, 1, me, "up")
@@ -297,6 +304,41 @@ def test_the_same_answer_sent_again_while_the_store_is_locked_stays_retrying(tmp
                  what="the answer once the lock goes")
         assert store.room_view(code, me, present=False).mine == "down"
         assert outbox.pending() == 0
+    finally:
+        outbox.stop()
+        store.close()
+
+
+def test_a_confidence_travels_with_its_answer_through_every_retry(tmp_path, monkeypatch):
+    """Sent while SQLite's write lock is held: the receipt says *retrying* with the answer and
+    its confidence; the same answer sent again with another confidence is a new answer (it
+    is not the retrying one); once the lock goes the store has the last one, and the receipt
+    says what was saved."""
+    store, code, secret, outbox, locker = _locked(tmp_path, monkeypatch)
+    me = new_student_id()
+    try:
+        first = outbox.send("p", code, 1, 1, me, "up", "guess")
+        assert (first.state, first.confidence) == ("sending", "guess")
+        retrying = wait_for(lambda: (r := outbox.receipt(code, me)).state == "retrying" and r,
+                            timeout=30, what="the locked store to be said")
+        assert (retrying.value, retrying.confidence) == ("up", "guess")
+        assert outbox.send("p", code, 1, 1, me, "up", "guess") == retrying    # the same again
+        changed = outbox.send("p", code, 1, 1, me, "up", "sure")             # surer now
+        assert (changed.state, changed.confidence) == ("sending", "sure")
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    try:
+        saved = wait_for(lambda: (r := outbox.receipt(code, me)).state == "saved" and r,
+                         timeout=30, what="the answer once the lock goes")
+        assert (saved.value, saved.confidence) == ("up", "sure")
+        assert store.mine(code, 1, me) == ("up", "sure")
+        refused = outbox.send("p", code, 1, 1, me, "down", "certain")
+        assert refused.state == "sending"
+        refused = wait_for(lambda: _final(outbox.receipt(code, me)), timeout=30,
+                           what="a confidence that is not a level to be refused")
+        assert refused.state == "refused" and "received 'certain'" in refused.why
+        assert store.mine(code, 1, me) == ("up", "sure")
     finally:
         outbox.stop()
         store.close()

@@ -322,6 +322,44 @@ def test_an_answer_is_saved_and_its_receipt_says_so(site, store):
     assert json.loads(body)["state"] == "refused" and "revealed" in json.loads(body)["why"]
 
 
+def test_an_answer_carries_how_sure_and_its_receipt_says_what_was_saved(site, store):
+    code, secret = store.create_room(QUESTIONS)
+    store.set_options(code, secret, confidence=True)
+    cookie = join(site, code)[2]
+    headers = {"Content-Type": "application/json", "Cookie": cookie}
+    sent = [({"value": "down", "confidence": "guess"}, "guess"),
+            ({"value": "down", "confidence": "sure"}, "sure"),        # surer, the same answer
+            ({"value": "up", "confidence": None}, None),               # none: still an answer
+            ({"value": "up"}, None),
+            ({"value": "down", "confidence": "think_so"}, "think_so")]
+    for body, level in sent:
+        r, out = site.request("POST", f"/live/{code}/answer",
+                              json.dumps({"step": 1, "round": 1, **body}), headers)
+        receipt = json.loads(out)
+        assert r.status == 200 and (receipt["state"], receipt["value"], receipt["confidence"]) \
+            == ("saved", body["value"], level)
+        assert store.mine(code, 1, store.round_answers(code, 1, 1).popitem()[0]) == \
+            (body["value"], level)
+    assert store.confidence(code, secret, 1, 1) == {("down", "think_so"): 1}
+
+
+@pytest.mark.parametrize("level", ["certain", "Sure", "think so", "", 3, True, ["sure"],
+                                   {"level": "sure"}, "<b>sure</b>"])
+def test_a_confidence_that_is_not_a_level_is_refused_in_words(site, store, level):
+    code, _ = store.create_room(QUESTIONS)
+    cookie = join(site, code)[2]
+    r, out = site.request("POST", f"/live/{code}/answer",
+                          json.dumps({"step": 1, "round": 1, "value": "up",
+                                      "confidence": level}),
+                          {"Content-Type": "application/json", "Cookie": cookie})
+    refused = json.loads(out)
+    assert r.status == 400 and refused["state"] == "refused"
+    assert refused["why"] == ("a confidence is one of 'sure', 'think_so' or 'guess' (or none); "
+                              f"received {level!r}.")                   # literal, as text
+    assert r.getheader("content-type") == "application/json"
+    assert store.room_view(code).n_answered == 0
+
+
 @pytest.mark.parametrize(("body", "headers", "status", "why"), [
     (b'{"step": 1, "round": 1}', {}, 400, "An answer is"),
     (b"not json", {}, 400, "An answer is"),

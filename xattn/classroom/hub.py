@@ -66,7 +66,8 @@ class Message:
     gives a phone's own part from its stored answer's text (None: no answer): at least
     ``{"mine": ...}``, and after the reveal its ``verdict``. ``key`` names the state (a
     phone that drew it needs no other); ``step``, ``round`` and ``question`` say which
-    question the answers are to."""
+    question the answers are to; ``confidence``, whether the room asks how sure each answer
+    is (a phone's own part then says its ``level`` too)."""
 
     key: tuple
     room: bytes
@@ -74,6 +75,7 @@ class Message:
     round: int
     question: Question | None = None
     personal: Callable[[str | None], dict] = lambda text: {"mine": None}
+    confidence: bool = False
 
 
 class Follower:
@@ -119,6 +121,7 @@ class _Room:
     built: tuple | None = None           # (version, closed) of the message last built
     message: Message | None = None
     answers: dict = field(default_factory=dict)   # student -> stored text, this round
+    levels: dict = field(default_factory=dict)    # student -> confidence, this round
     building: bool = False
     joined: set = field(default_factory=set)      # students to mark present on the next look
     host_sent: float = 0.0
@@ -129,6 +132,7 @@ class _Room:
     # the store's snapshot at the last move, and every answer saved here since it was read
     snapshot: Snapshot | None = None
     saved: dict = field(default_factory=dict)     # (step, round) -> student -> stored text
+    saved_levels: dict = field(default_factory=dict)   # ... -> student -> confidence
     restoring: bool = False
 
 
@@ -246,14 +250,16 @@ class Hub:
                     del self._rooms[f.code]
         f.closed = True
 
-    async def answer(self, code: str, student: str, step: int, round_: int, value) -> Receipt:
-        """Send ``student``'s answer (to the outbox) and its receipt once the store took it or
-        refused it, or after ``ANSWER_WAIT`` seconds as it then is ("sending", "retrying")."""
+    async def answer(self, code: str, student: str, step: int, round_: int, value,
+                     confidence: str | None = None) -> Receipt:
+        """Send ``student``'s answer and its ``confidence`` (to the outbox) and its receipt
+        once the store took it or refused it, or after ``ANSWER_WAIT`` seconds as it then is
+        ("sending", "retrying")."""
         loop = asyncio.get_running_loop()
         waiter = loop.create_future()
         self._waiting.setdefault((code, student), []).append(waiter)
         try:
-            receipt = self.outbox.send("", code, step, round_, student, value)
+            receipt = self.outbox.send("", code, step, round_, student, value, confidence)
             if receipt.final:
                 return receipt
             try:
@@ -298,6 +304,9 @@ class Hub:
             if len(room.memo) > 4096:
                 room.memo.clear()
             room.memo[key] = made
+        if room.message.confidence and student is not None:     # how sure, as stored
+            made = made[:-1] + b',"level":' + json.dumps(room.levels.get(student)).encode() \
+                + b"}"
         receipt = self.outbox.receipt(room.code, student) if student else None
         if receipt is not None and (room.message.step, room.message.round) == (receipt.step,
                                                                                 receipt.round):
@@ -334,11 +343,12 @@ class Hub:
             except RuntimeError:          # the loop closed meanwhile (the server stops)
                 pass
 
-    def _publish(self, code: str, message: Message, answers: dict, personal: dict) -> None:
+    def _publish(self, code: str, message: Message, answers: dict, personal: dict,
+                 levels: dict) -> None:
         room = self._rooms.get(code)
         if room is None:
             return
-        room.message, room.answers = message, answers
+        room.message, room.answers, room.levels = message, answers, levels
         room.memo = {(message.key, text): made for text, made in personal.items()}
         for f in list(room.followers):
             if not f.host:
@@ -370,7 +380,8 @@ class Hub:
         for f in followers:
             f.push("status", frame)
 
-    def _mine(self, code: str, f: Follower, key: tuple, text: str | None) -> None:
+    def _mine(self, code: str, f: Follower, key: tuple, text: str | None,
+              level: str | None) -> None:
         room = self._rooms.get(code)
         if room is None or room.message is None or room.message.key != key:
             return
@@ -378,6 +389,10 @@ class Hub:
             room.answers.pop(f.student, None)
         else:
             room.answers[f.student] = text
+        if level is None:
+            room.levels.pop(f.student, None)
+        else:
+            room.levels[f.student] = level
         if not f.closed:
             f.push("me", self._me_frame(room, f))
 
@@ -404,7 +419,13 @@ class Hub:
                 text = None
             if text is not None:
                 with self._lock:
-                    room.saved.setdefault((receipt.step, receipt.round), {})[student] = text
+                    key = (receipt.step, receipt.round)
+                    room.saved.setdefault(key, {})[student] = text
+                    levels = room.saved_levels.setdefault(key, {})
+                    if receipt.confidence is None:
+                        levels.pop(student, None)
+                    else:
+                        levels[student] = receipt.confidence
         if room.message is None:
             return
         message = room.message
@@ -414,6 +435,10 @@ class Hub:
                 room.answers[student] = message.question.encode(receipt.value)
             except Exception:  # noqa: BLE001 - a stored value always encodes; be safe
                 room.answers.pop(student, None)
+            if receipt.confidence is None:
+                room.levels.pop(student, None)
+            else:
+                room.levels[student] = receipt.confidence
         for f in list(room.followers):
             if f.student == student and not f.host:
                 f.push("me", self._me_frame(room, f))
@@ -511,26 +536,31 @@ class Hub:
         snap = room.snapshot if room is not None else None
         return snap is not None and self._clock() < snap.expires
 
-    def _answers_known(self, room: _Room) -> dict:
+    def _answers_known(self, room: _Room) -> tuple[dict, dict]:
         """Every answer this process knows of the room: its last snapshot's and those saved
-        here since, (step, round) -> student -> text."""
+        here since, (step, round) -> student -> text; and their confidences, the same way."""
         with self._lock:
-            known = {k: dict(v) for k, v in (room.snapshot.answers if room.snapshot else
-                                             {}).items()}
+            snap = room.snapshot
+            known = {k: dict(v) for k, v in (snap.answers if snap else {}).items()}
+            levels = {k: dict(v) for k, v in (snap.levels if snap else {}).items()}
             for k, given in room.saved.items():
                 known.setdefault(k, {}).update(given)
-        return known
+                mine = levels.setdefault(k, {})
+                for student in given:          # an answer saved here: its level, or none
+                    mine.pop(student, None)
+                mine.update(room.saved_levels.get(k, {}))
+        return known, levels
 
     def _restore(self, code: str, room: _Room) -> None:
         """Give the store back the room it lost, with every answer this process knows."""
         try:
-            if self.store.restore(room.snapshot, self._answers_known(room)):
+            if self.store.restore(room.snapshot, *self._answers_known(room)):
                 _LOGGER.warning("xattn hub: room %s was gone from the class store (it restarted "
                                 "empty?) and was given back", code)
             self.store.refresh_signing_keys()     # ... and the keys students' ids carry
         except RoomEnded as err:                  # its lecturer ended it: nothing to give
             with self._lock:
-                room.snapshot, room.saved = None, {}
+                room.snapshot, room.saved, room.saved_levels = None, {}, {}
             self._call(self._publish_gone, code, str(err))
         except StoreUnavailable as err:
             self._set_problem(str(err))
@@ -545,14 +575,14 @@ class Hub:
         in a restart, given back by a process that did not know them) go back to it."""
         snap = self.store.snapshot(code)
         if room.snapshot is not None:
-            known = self._answers_known(room)
+            known, levels = self._answers_known(room)
             missing = {k: {s: t for s, t in given.items() if s not in snap.answers.get(k, {})}
                        for k, given in known.items()}
             missing = {k: v for k, v in missing.items() if v}
-            if missing and self.store.restore(snap, missing) is False:
+            if missing and self.store.restore(snap, missing, levels) is False:
                 snap = self.store.snapshot(code)
         with self._lock:
-            room.snapshot, room.saved = snap, {}
+            room.snapshot, room.saved, room.saved_levels = snap, {}, {}
 
     def _rebuild(self, code: str, room: _Room, built: tuple) -> None:
         try:
@@ -560,12 +590,14 @@ class Hub:
             view = self.store.room_view(code)
             answers = self.store.round_answers(code, view.step, view.round)
             message = self.build(view)
+            levels = (self.store.round_levels(code, view.step, view.round)
+                      if message.confidence else {})
             # every phone's own part (its answer, its verdict) made here, once per distinct
             # answer, so that the loop only joins bytes (step 14's verdicts score links)
             personal = {text: _personal_json(message, text)
                         for text in {*answers.values(), None}}
             room.built = built
-            self._call(self._publish, code, message, answers, personal)
+            self._call(self._publish, code, message, answers, personal, levels)
         except RoomNotFound as err:
             self._call(self._publish_gone, code, str(err))
         except StoreUnavailable as err:
@@ -583,11 +615,11 @@ class Hub:
         if message is None or message.question is None or f.closed:
             return
         try:
-            mine = self.store.my_answer(code, message.step, f.student)
+            mine, level = self.store.mine(code, message.step, f.student)
             text = None if mine is None else message.question.encode(mine)
         except (ClassroomError, ValueError):
             return
-        self._call(self._mine, code, f, message.key, text)
+        self._call(self._mine, code, f, message.key, text, level)
 
     def _present(self, everyone: bool) -> None:
         """Mark the phones of this process present: new ones now, all of them every
@@ -627,8 +659,8 @@ def _personal_json(message: Message, text: str | None) -> bytes:
 
 def _receipt_json(r: Receipt) -> bytes:
     return json.dumps({"step": r.step, "round": r.round, "value": _plain(r.value),
-                       "state": r.state, "why": r.why}, separators=(",", ":"),
-                      ensure_ascii=False).encode()
+                       "state": r.state, "why": r.why, "confidence": r.confidence},
+                      separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _plain(value):

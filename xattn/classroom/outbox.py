@@ -36,14 +36,17 @@ class Receipt:
     """What became of a student's answer to one round of one step.
 
     ``state`` is ``"sending"`` (in the outbox), ``"saved"`` (the store has ``value``, as
-    stored), ``"retrying"`` (the store could not take it: ``why``; it is sent again) or
-    ``"refused"`` (the store will not take it: ``why``; it is not saved)."""
+    stored, and ``confidence``), ``"retrying"`` (the store could not take it: ``why``; it is
+    sent again) or ``"refused"`` (the store will not take it: ``why``; it is not saved).
+    ``confidence`` is how sure the student said they are (None: not said), kept with the
+    answer through every retry."""
 
     step: int
     round: int
     value: object
     state: str
     why: str = ""
+    confidence: str | None = None
 
     @property
     def final(self) -> bool:
@@ -58,6 +61,7 @@ class _Item:
     round: int
     student: str
     value: object
+    confidence: str | None = None
     tries: int = 0
     due: float = 0.0
 
@@ -88,25 +92,28 @@ class Outbox:
             return len(self._pending) + len(self._busy)
 
     def send(self, session: str, code: str, step: int, round_: int, student: str,
-             value) -> Receipt:
-        """Put a student's answer in the outbox (replacing any unsent one of theirs)."""
+             value, confidence: str | None = None) -> Receipt:
+        """Put a student's answer and its ``confidence`` in the outbox (replacing any unsent
+        one of theirs)."""
         key = (code, student)
         with self._lock:
             known = self._receipts.get(key)
-            if known is not None and known.state == "retrying" and _same(known, step, round_,
-                                                                         value):
+            if known is not None and known.state == "retrying" and _same(
+                    known, step, round_, value, confidence):
                 # the same answer again (a phone resends while the store is down): it keeps
                 # its place and its back-off, and the receipt still says what is happening
                 if key not in self._pending and key not in self._busy:
-                    self._pending[key] = _Item(session, code, step, round_, student, value)
+                    self._pending[key] = _Item(session, code, step, round_, student, value,
+                                               confidence)
                 return known
             if key not in self._pending and len(self._pending) >= MAX_PENDING:
                 receipt = Receipt(step, round_, value, "refused",
                                   "this server holds too many unsent answers; try again in a "
-                                  "minute.")
+                                  "minute.", confidence)
             else:
-                self._pending[key] = _Item(session, code, step, round_, student, value)
-                receipt = Receipt(step, round_, value, "sending")
+                self._pending[key] = _Item(session, code, step, round_, student, value,
+                                           confidence)
+                receipt = Receipt(step, round_, value, "sending", "", confidence)
             self._receipts[key], self._receipt_at[key] = receipt, self._clock()
             self._lock.notify_all()
         self._changed(code, student, receipt)
@@ -190,26 +197,30 @@ class Outbox:
     def _write(self, item: _Item) -> None:
         key = (item.code, item.student)
         try:
-            stored = self.store.answer(item.code, item.step, item.student, item.value)
-            receipt = Receipt(item.step, item.round, stored, "saved")
+            stored = self.store.answer(item.code, item.step, item.student, item.value,
+                                       item.confidence)
+            receipt = Receipt(item.step, item.round, stored, "saved", "", item.confidence)
         except (StoreUnavailable, RoomNotFound) as err:
             if isinstance(err, RoomNotFound) and not self._comes_back(item.code):
-                receipt = Receipt(item.step, item.round, item.value, "refused", str(err))
+                receipt = Receipt(item.step, item.round, item.value, "refused", str(err),
+                                  item.confidence)
             else:
                 why = str(err) if isinstance(err, StoreUnavailable) else (
                     "the class store lost the class for a moment (it restarted?); it is "
                     "being given back")
-                receipt = Receipt(item.step, item.round, item.value, "retrying", why)
+                receipt = Receipt(item.step, item.round, item.value, "retrying", why,
+                                  item.confidence)
                 item.tries += 1
                 item.due = self._clock() + BACKOFF[min(item.tries, len(BACKOFF)) - 1]
         except (ClassroomError, ValueError, TypeError) as err:
-            receipt = Receipt(item.step, item.round, item.value, "refused", str(err))
+            receipt = Receipt(item.step, item.round, item.value, "refused", str(err),
+                              item.confidence)
         with self._lock:
             self._busy.discard(key)
             waiting = self._pending.get(key)
             # a newer answer waits (its receipt stays "sending"), unless it is this one again
             newer = waiting is not None and not _same(receipt, waiting.step, waiting.round,
-                                                      waiting.value)
+                                                      waiting.value, waiting.confidence)
             if waiting is not None and not newer and receipt.state != "retrying":
                 del self._pending[key]                # this very answer, done: not twice
             if receipt.state == "retrying" and not newer:
@@ -221,11 +232,11 @@ class Outbox:
             self._changed(item.code, item.student, receipt)
 
 
-def _same(receipt: Receipt, step: int, round_: int, value) -> bool:
-    """Whether ``receipt`` is of this answer: the same question and the same value as sent
-    (or as stored)."""
-    return (receipt.step, receipt.round) == (step, round_) and (
-        receipt.value == value or _as_sent(receipt.value) == _as_sent(value))
+def _same(receipt: Receipt, step: int, round_: int, value, confidence=None) -> bool:
+    """Whether ``receipt`` is of this answer: the same question, the same value as sent (or
+    as stored) and the same confidence."""
+    return (receipt.step, receipt.round, receipt.confidence) == (step, round_, confidence) \
+        and (receipt.value == value or _as_sent(receipt.value) == _as_sent(value))
 
 
 def _as_sent(value):

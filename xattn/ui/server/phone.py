@@ -11,9 +11,10 @@ Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port)
 - ``GET /live/CODE/events``: the room's moves as server-sent events (`events`): a phone's
   ``EventSource`` reconnects by itself after a Wi-Fi blip or a restarted process, and its
   first frame is always the room as it is now (``xattn.classroom.hub``);
-- ``POST /live/CODE/answer``: the phone's answer, ``{"step", "round", "value"}``, and its
-  receipt: saved (the value as stored), sending, retrying (the store does not answer: kept
-  and sent again) or refused (why).
+- ``POST /live/CODE/answer``: the phone's answer, ``{"step", "round", "value"}`` and, where
+  the room asks how sure it is, ``"confidence"`` (``"sure"``, ``"think_so"``, ``"guess"`` or
+  null), and its receipt: saved (the value as stored, and the confidence), sending, retrying
+  (the store does not answer: kept and sent again) or refused (why).
 
 Host pages follow their room on ``GET /live/CODE/pulse`` (``follow.py``), hand their key to
 an HttpOnly cookie (``POST /live/CODE/host``) and end the class with it (``POST
@@ -34,7 +35,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
+from xattn.classroom import AnswerRefused, ClassroomError, RoomNotFound, normalize_code
+from xattn.classroom.confidence import check_level
 from xattn.classroom.hub import Follower
 from xattn.ui.room.identity import BROWSER_COOKIE
 from xattn.ui.server import host, join, live
@@ -261,6 +263,10 @@ async def answer(request: Request) -> JSONResponse:
     except (ValueError, TypeError, KeyError):
         return _refused('An answer is {"step": int, "round": int, "value": ...}.', 400)
     try:
+        level = check_level(sent.get("confidence"))
+    except AnswerRefused as err:
+        return _refused(str(err), 400)
+    try:
         hub = live.hub()
     except ClassroomError as err:
         return _refused(f"the class store cannot be opened ({err}); tell your teacher.", 503)
@@ -268,11 +274,11 @@ async def answer(request: Request) -> JSONResponse:
     if student is None:
         return _refused("This browser has not joined the class yet: it joins in a moment "
                         "(or reload the page).", 401)
-    receipt = await hub.answer(code, student, step, round_, value)
+    receipt = await hub.answer(code, student, step, round_, value, level)
     return JSONResponse({"step": receipt.step, "round": receipt.round,
-                         "value": _lists(receipt.value), "state": receipt.state,
-                         "why": receipt.why, "at": round(time.time(), 3)},
-                        headers=_HEADERS)
+                         "value": _lists(receipt.value), "confidence": receipt.confidence,
+                         "state": receipt.state, "why": receipt.why,
+                         "at": round(time.time(), 3)}, headers=_HEADERS)
 
 
 def _refused(why: str, status: int) -> JSONResponse:
