@@ -19,7 +19,7 @@ def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
     assert text.endswith("\r\n") and text.count("\r\n") == 10 and "\n" not in text.replace("\r\n", "")
     rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows[0] == ["step", "round", "kind", "index", "answer", "count", "timer_seconds",
-                       "changed_to_this", "answered"]
+                       "changed_to_this", "answered", "sure", "think_so", "guess"]
     assert [r[:6] for r in rows[1:]] == [
         ["1", "1", "token", "0", "the", "2"],
         ["1", "1", "token", "1", "'=cmd|' /C calc'!A0", "0"],     # a formula stays text
@@ -32,6 +32,7 @@ def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
         ["3", "1", "choice", "1", "'@down", "0"]]
     assert {tuple(r[6:8]) for r in rows[1:]} == {("", "")}       # no timer, no revote given
     assert [r[8] for r in rows[1:]] == ["7"] * 3 + ["7"] * 2 + ["4"] * 2 + ["4"] * 2
+    assert {tuple(r[9:]) for r in rows[1:]} == {("", "", "")}    # nobody said how sure
     with pytest.raises(TypeError, match="answers_csv takes Tally records"):
         answers_csv([(1, 1, {})])
 
@@ -62,7 +63,8 @@ def test_parts_and_links_have_a_row_per_part_choice_and_per_link_drawn():
                        (("aligns", None), ("aligns", "aligns")): 1,       # head 2 added
                        (None, ("sink", "aligns")): 1}}                     # a new voter
     rows = list(csv.reader(io.StringIO(answers_csv(tallies, moves=moved), newline="")))
-    assert [r[2:] for r in rows[1:]] == [
+    assert {tuple(r[9:]) for r in rows[1:]} == {("", "", "")}
+    assert [r[2:9] for r in rows[1:]] == [
         ["parts", "0", "head 1: sink", "3", "", "", "4"],
         ["parts", "1", "head 1: aligns", "1", "", "", "4"],
         ["parts", "0", "'=head 2: sink", "0", "", "", "4"],     # a formula stays text
@@ -74,6 +76,33 @@ def test_parts_and_links_have_a_row_per_part_choice_and_per_link_drawn():
         ["links", "0-0", "le → the", "3", "", "", "3"],          # only links drawn
         ["links", "1-0", "chat → the", "1", "", "", "3"],
         ["links", "1-1", "chat → cat", "2", "", "", "3"]]
+
+
+def test_each_answers_count_is_split_by_how_sure_its_students_were():
+    """Per row, ``sure``, ``think_so`` and ``guess`` count the students of ``count`` who gave
+    that level (the rest gave none); a part's choice or a link counts every answer holding
+    it; a round nobody gave a level in has them empty. Counted by hand."""
+    word = Question("choice", ("up", "down"))
+    jobs = Question("parts", ("sink", "aligns"), rows=("head 1", "head 2"))
+    tallies = [Tally(1, 1, word, {"up": 4, "down": 2}),
+               Tally(1, 2, word, {"up": 6, "down": 0}),
+               Tally(2, 1, jobs, {("head 1", "sink"): 3, ("head 1", "aligns"): 0,
+                                  ("head 2", "sink"): 0, ("head 2", "aligns"): 2}, None, 3)]
+    sure = {(1, 1): {("up", "sure"): 2, ("up", "guess"): 1, ("up", None): 1,
+                     ("down", "think_so"): 2},
+            (2, 1): {(("sink", "aligns"), "sure"): 2, (("sink", None), "guess"): 1}}
+    rows = list(csv.DictReader(io.StringIO(answers_csv(tallies, confidence=sure),
+                                           newline="")))
+    got = [(r["step"], r["round"], r["answer"], r["count"], r["sure"], r["think_so"],
+            r["guess"]) for r in rows]
+    assert got == [("1", "1", "up", "4", "2", "0", "1"),       # and 1 said nothing
+                   ("1", "1", "down", "2", "0", "2", "0"),
+                   ("1", "2", "up", "6", "", "", ""),            # nobody said how sure
+                   ("1", "2", "down", "0", "", "", ""),
+                   ("2", "1", "head 1: sink", "3", "2", "0", "1"),
+                   ("2", "1", "head 1: aligns", "0", "0", "0", "0"),
+                   ("2", "1", "head 2: sink", "0", "0", "0", "0"),
+                   ("2", "1", "head 2: aligns", "2", "2", "0", "0")]
 
 
 def test_the_qr_code_is_an_accessible_svg_that_encodes_the_link():
