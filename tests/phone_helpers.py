@@ -29,23 +29,28 @@ class Phone:
     def view(self):
         return store().room_view(self.code)
 
-    def answer(self, value):
-        """Answer the room's current question (as ``POST /live/CODE/answer`` does); the
-        value as stored."""
-        return store().answer(self.code, self.view().step, self.id, value)
+    def answer(self, value, confidence=None):
+        """Answer the room's current question (as ``POST /live/CODE/answer`` does), with how
+        sure (``confidence``, where the room asks it); the value as stored."""
+        return store().answer(self.code, self.view().step, self.id, value, confidence)
 
     def mine(self):
         view = self.view()
         return store().my_answer(self.code, view.step, self.id)
 
     def message(self) -> dict:
-        """What the server sends this phone now: ``{"room": ..., "me": ...}``."""
+        """What the server sends this phone now: ``{"room": ..., "me": ...}`` (its own part
+        with its stored confidence where the room asks it, as the hub adds it)."""
         from xattn.ui.lesson.catalog import room_lesson
+        from xattn.ui.server.live import earlier
         from xattn.ui.server.messages import room_message
         view = self.view()
-        msg = room_message(view, room_lesson(store(), self.code))
+        msg = room_message(view, room_lesson(store(), self.code), earlier(store(), view))
         text = store().round_answers(self.code, view.step, view.round).get(self.id)
-        return {"room": json.loads(msg.room), "me": msg.personal(text)}
+        me = msg.personal(text)
+        if msg.confidence:
+            me["level"] = store().round_levels(self.code, view.step, view.round).get(self.id)
+        return {"room": json.loads(msg.room), "me": me}
 
     def answer_any(self) -> bool:
         """Answer the step's question whatever its kind (a tap, a number, a job for the

@@ -24,7 +24,7 @@ from xattn.ui.room.answers import class_step
 from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import Room, class_store
 
-__all__ = ["ClassLearning", "class_learning", "learned_panel", "learning_csv"]
+__all__ = ["ClassLearning", "class_learning", "learned_panel", "learning_csv", "judge"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,10 @@ class ClassLearning:
     gain: float | None
 
 
-def _judge(lesson, n: int, case: int):
+def judge(lesson, n: int, case: int):
+    """Whether an answer to step ``n`` of ``lesson`` on case ``case`` is right, as a function
+    of the answer (`xattn.lesson.is_right` with that case's truth); None for a step with no
+    right answer (a poll) or one whose weights cannot be made here."""
     try:
         told = class_step(lesson, n, case=case, show=False)[1]
     except StepUnavailable:
@@ -55,12 +58,12 @@ def class_learning(room: Room) -> ClassLearning:
     for n in asked:
         questions, seqs = store.trajectories(room.code, room.host, n)
         learned = step_learning(seqs, [q.case for q in questions],
-                                [_judge(lesson, n, q.case) for q in questions])
+                                [judge(lesson, n, q.case) for q in questions])
         steps.append((n, lesson.steps[n - 1].title, learned))
     checks = []
     for before, after in lesson.checks():
         if before in asked and after in asked:
-            pre, post = _judge(lesson, before, 0), _judge(lesson, after, 0)
+            pre, post = judge(lesson, before, 0), judge(lesson, after, 0)
             pairs = store.across(room.code, room.host, (before, 1), (after, 1))
             k = lesson.step_number(before)                  # the lesson's own step
             checks.append((k, lesson.steps[len(lesson.check) + k - 1].title,

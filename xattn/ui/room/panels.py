@@ -32,6 +32,7 @@ from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.link import ROOM
 from xattn.ui.room.answers import class_step, follow_up
+from xattn.ui.room.confidence import class_switches, confidence_table
 from xattn.ui.room.devices import devices_panel, door, end_panel
 from xattn.ui.room.follow import LIVE_FRAGMENTS
 from xattn.ui.room.framed import framed_warning
@@ -172,6 +173,7 @@ def class_controls(room: Room) -> None:
     if view.phase == "asking":
         _timer_controls(room, view)
     door(room, view)
+    class_switches(room, view)
     devices_panel(room, student_link(code)[0])
     if room.lesson is not None:
         learned_panel(room)
@@ -241,9 +243,10 @@ def _csv(room: Room) -> str:
         moves = {(t.step, t.round): store.changes(room.code, room.host, t.step, t.round - 1,
                                                   t.round)
                  for t in tallies if t.round > 1}
+        sure = store.confidences(room.code, room.host)
     except ClassroomError:
         return ""
-    return answers_csv(tallies, moves=moves)
+    return answers_csv(tallies, moves=moves, confidence=sure)
 
 
 @st.fragment(key="class_answers")
@@ -277,6 +280,7 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
                    alt=_ALTS[view.question.of.chart])
     if taps:
         _taps(a, layer, view, told)
+    confidence_table(room, view)           # after the reveal: who was sure, right or wrong
 
 
 def _round_tells(room: Room, step: int, questions) -> list:

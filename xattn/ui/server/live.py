@@ -24,7 +24,8 @@ from xattn.classroom import ClassroomError, RoomView
 from xattn.classroom.hub import KEEPALIVE, Hub, Message
 from xattn.ui import internals, server_logs
 
-__all__ = ["lifespan", "hub", "build", "OPEN_FILES", "nodelay_on_listeners", "raise_open_files"]
+__all__ = ["lifespan", "hub", "build", "earlier", "OPEN_FILES", "nodelay_on_listeners",
+           "raise_open_files"]
 
 _LOGGER = logging.getLogger(__name__)
 OPEN_FILES = 16_384      # open files a process asks for (a phone is one; HAProxy's side too)
@@ -37,7 +38,8 @@ MAX_WARMED = 32                 # ... at most: later lessons' steps are made whe
 
 def build(view: RoomView) -> Message:
     """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson),
-    for the lesson the room keeps in the store (read once per process). The first room of a
+    for the lesson the room keeps in the store (read once per process), with the round
+    before where a revote's phones see it while they vote (`earlier`). The first room of a
     lesson a process sees also starts making that lesson's other steps, in the background."""
     from xattn.ui.lesson.catalog import room_lesson
     from xattn.ui.room.room import class_store
@@ -51,7 +53,15 @@ def build(view: RoomView) -> Message:
     if new:
         threading.Thread(target=_warm, args=(messages, lesson), daemon=True,
                          name="xattn-warm").start()
-    return messages.room_message(view, lesson)
+    return messages.room_message(view, lesson, earlier(class_store(), view))
+
+
+def earlier(store, view: RoomView):
+    """The round before ``view``'s (its question and counts: `ClassStore.tally`) when the
+    room shows it to a revote's phones before the reveal (the host's switch), else None."""
+    if not view.histogram_before or view.round < 2 or view.phase == "revealed":
+        return None
+    return store.tally(view.code, view.step, view.round - 1)
 
 
 def _warm(messages, lesson) -> None:

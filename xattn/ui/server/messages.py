@@ -7,6 +7,9 @@ answers and the chart that answers the question. Everything comes from the same 
 the lecturer's page: the step's prepared weights and what the step tells of them
 (``xattn.ui.room.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
 the versus chart of step 14) turned into a phone's chart specs (``xattn.figures.phone``).
+Where the room asks how sure each answer is, the control carries the levels to tap
+(``xattn.classroom.confidence``); where it shows a revote the round before (the host's
+switch), the asking round carries that round's chart of the class's answers.
 Markdown becomes HTML here (``xattn.markup``): the phone shows it as the server made it, and
 everything else (a token, a choice, a label) as text, never as markup.
 
@@ -25,7 +28,9 @@ import math
 import pandas  # noqa: F401
 import plotly.graph_objects  # noqa: F401
 
-from xattn.classroom import NO_QUESTION, Question, RoomView
+from xattn.classroom import NO_QUESTION, Question, RoomView, Tally
+from xattn.classroom.confidence import LABELS as LEVEL_LABELS
+from xattn.classroom.confidence import LEVELS
 from xattn.classroom.hub import Message
 from xattn.figures.classroom import class_alt, class_figure
 from xattn.figures.phone import phone_chart
@@ -39,7 +44,7 @@ from xattn.ui.lesson.versus import class_versus, versus_chart
 from xattn.ui.room.answers import answer_charts, class_step
 from xattn.ui.room.prepared import StepUnavailable
 
-__all__ = ["room_message", "ask_of", "plain", "warm"]
+__all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm"]
 
 
 def plain(value):
@@ -49,13 +54,16 @@ def plain(value):
     return value
 
 
-def ask_of(told: Told, question: Question) -> dict:
+def ask_of(told: Told, question: Question, confidence: bool = False) -> dict:
     """The prediction control a phone draws for ``question`` (the step's own): its kind, the
-    kind's control (``xattn.classroom.kinds``), what it offers and the prompt (HTML). Labels
-    are text: the phone never reads them as HTML."""
+    kind's control (``xattn.classroom.kinds``), what it offers and the prompt (HTML); with
+    ``confidence``, the levels of how sure a student is (``[level, label]``, most sure
+    first). Labels are text: the phone never reads them as HTML."""
     control = question.of.control
     ask = {"kind": question.kind, "control": control,
            "prompt": to_html(f"**Your prediction.** {told.prompt}")}
+    if confidence:
+        ask["levels"] = [[level, LEVEL_LABELS[level]] for level in LEVELS]
     if control == "number":
         ask.update(low=question.low, high=question.high, decimals=question.decimals)
     elif control == "grid":
@@ -130,9 +138,26 @@ def _binned(question: Question, counts: dict, truth, also) -> tuple:
             tuple(bin_of(a) for a in also if a is not None))
 
 
-def room_message(view: RoomView, lesson: Lesson) -> Message:
+def earlier_chart(earlier: Tally) -> dict:
+    """A phone's chart of how the class answered round ``earlier`` (no answer marked: it
+    shows the class's votes, not the truth), for a revote's phones to see while they vote."""
+    question, counts, n = earlier.question, earlier.counts, earlier.n_answered or 0
+    alt, ranges = class_alt(question), ""
+    if question.of.choices is None and len([k for k in counts.values() if k]) > MAX_BARS:
+        question, counts, _, _ = _binned(question, counts, None, ())
+        alt += f" The answers are counted in {BINS} equal ranges of the scale."
+        ranges = f", counted in {BINS} ranges"
+    spec = phone_chart(class_figure(question, counts, n, labels=LABELS), alt=alt)
+    spec["title"] = (f"Round {earlier.round}: how the class answered ({n} "
+                     f"{'answer' if n == 1 else 'answers'}){ranges}")
+    return spec
+
+
+def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None) -> Message:
     """The message every phone of ``view``'s room is sent for this state of the room (whose
-    lesson is ``lesson``)."""
+    lesson is ``lesson``). ``earlier``: the round before this one, when the room shows it to
+    a revote's phones before the reveal (``RoomView.histogram_before``): the asking round's
+    message carries its chart, if it asked the same question."""
     n, case = view.step, view.question.case
     try:
         a, told = class_step(lesson, n, case=case, show=False)
@@ -149,8 +174,11 @@ def room_message(view: RoomView, lesson: Lesson) -> Message:
                 "reveal": view.timer.reveal},
             "title": part["title"], "question": part["question"], "about": part["about"],
             "note": part["note"],
-            "ask": ask_of(told, view.question) if asks else None,
+            "ask": ask_of(told, view.question, view.confidence) if asks else None,
             "reads": view.question == NO_QUESTION}
+    if asks and earlier is not None and view.phase != "revealed" \
+            and earlier.question == view.question and earlier.round == view.round - 1:
+        room["earlier"] = {"round": earlier.round, "chart": earlier_chart(earlier)}
     if view.phase == "revealed":
         charts, line = _charts(a, told, view, asks) if a is not None else ([], None)
         room["answer"] = {"text": part["answer_text"], "charts": charts, "versus": line,
@@ -169,7 +197,7 @@ def room_message(view: RoomView, lesson: Lesson) -> Message:
         return out
 
     return Message((view.code, view.version, view.phase, n, view.round), body, n, view.round,
-                   question, personal)
+                   question, personal, bool(asks and view.confidence))
 
 
 def warm(lesson: Lesson) -> None:

@@ -96,8 +96,9 @@
       drop();
       return;
     }
-    if (S.me.mine !== null && same(S.me.mine, p.value)) {
-      S.receipt = { step: p.step, round: p.round, value: p.value, state: "saved" };
+    if (S.me.mine !== null && same(S.me.mine, p.value) && (p.confidence === undefined
+        || !("level" in S.me) || (S.me.level || null) === p.confidence)) {
+      S.receipt = { step: p.step, round: p.round, value: p.value, confidence: p.confidence, state: "saved" };
       drop();
     } else if (r.phase !== "asking" || closed()) {
       S.receipt = { step: p.step, round: p.round, value: p.value, state: "refused",
@@ -154,6 +155,8 @@
     value = canonical(r.ask, value);
     S.lost = null;
     S.pending = { step: r.step, round: r.round, value: value };
+    if (r.ask.levels) S.pending.confidence = level();     // how sure, sent with it
+    S.held = null;
     localStorage.setItem(KEY, JSON.stringify(S.pending));
     S.receipt = null;
     S.net = null;
@@ -172,13 +175,14 @@
     try {
       const res = await fetch("live/" + encodeURIComponent(code) + "/answer", {
         method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
-        body: JSON.stringify({ step: p.step, round: p.round, value: p.value }) });
+        body: JSON.stringify({ step: p.step, round: p.round, value: p.value, confidence: p.confidence }) });
       const receipt = await res.json();
       S.net = null;
       if (S.pending === p) {
-        S.receipt = Object.assign({ step: p.step, round: p.round, value: p.value }, receipt);
+        S.receipt = Object.assign({ step: p.step, round: p.round, value: p.value, confidence: p.confidence }, receipt);
         if (receipt.state === "saved" && S.room && S.room.step === p.step && S.room.round === p.round)
-          S.me = Object.assign({}, S.me, { mine: receipt.value });   // the store has it now
+          S.me = Object.assign({}, S.me, { mine: receipt.value },    // the store has it now
+            p.confidence === undefined ? {} : { level: receipt.confidence || null });
         if (receipt.state === "saved" || receipt.state === "refused") drop();
         if (res.status === 401) { S.joined = false; S.receipt = null; join(); }
       }
@@ -221,6 +225,10 @@
       controls(r.ask, open);
     }
     $("ask").hidden = !r.ask;
+    const past = $("earlier"), earlier = r.phase !== "revealed" && r.earlier;
+    past.hidden = !earlier;                 // a revote: how the class answered the round before
+    if (!earlier) { past.textContent = ""; past.dataset.key = ""; }
+    else if (past.dataset.key !== key) { past.textContent = ""; past.append(chart(r.earlier.chart)); past.dataset.key = key; }
     receipt();
     $("wait").textContent = r.phase === "revealed" ? "" : closed() || r.phase === "closed"
       ? "Time is up: answers are closed. Your teacher reveals the answer next."
@@ -238,10 +246,41 @@
     return null;
   }
 
+  // --- how sure (where the room asks): one tap under the answer, sent with it ----------------
+  function level() {
+    const r = S.room;
+    if (S.pending && S.pending.confidence !== undefined) return S.pending.confidence;
+    if (S.held && r && S.held.step === r.step && S.held.round === r.round) return S.held.level;
+    return (S.me && S.me.level) || null;
+  }
+  function pick(lvl) {
+    const r = S.room;
+    if (!r || !r.ask || r.phase !== "asking" || closed()) return;
+    S.held = { step: r.step, round: r.round, level: level() === lvl ? null : lvl };  // again: taken back
+    const value = shown();
+    if (value !== null) choose(value);            // the answer again, with how sure
+    else { S.control = null; draw(); }            // kept for the answer to come
+  }
+  function sure(ask, open) {
+    const box = $("sure"), now = level();
+    box.textContent = "";
+    box.hidden = !ask.levels;
+    if (!ask.levels) return;
+    const group = el("div", { class: "group", role: "group", "aria-labelledby": "sure-label" });
+    ask.levels.forEach((l) => group.append(el("button", { type: "button", class: "pill",
+      "aria-pressed": String(now === l[0]), disabled: !open, onclick: () => pick(l[0]), text: l[1] })));
+    box.append(el("div", { class: "part-name", id: "sure-label", text: "How sure are you?" }), group);
+  }
+  function said(ask, v, lvl) {
+    const l = lvl && ask.levels && ask.levels.find((x) => x[0] === lvl);
+    return words(ask, v) + (l ? " (" + l[1] + ")" : "");
+  }
+
   function controls(ask, open) {
     const box = $("controls");
     box.textContent = "";
     $("prompt").innerHTML = ask.prompt;
+    sure(ask, open);
     const value = shown();
     if (ask.control === "number") return number(box, ask, value, open);
     if (ask.control === "grid") return parts(box, ask, value, open);
@@ -356,7 +395,7 @@
     const rc = S.receipt && S.receipt.step === r.step && S.receipt.round === r.round ? S.receipt : null;
     const say = (cls, text) => { box.className = "receipt " + cls; box.textContent = text; };
     if (S.pending) {
-      const w = words(ask, S.pending.value);
+      const w = said(ask, S.pending.value, S.pending.confidence);
       if (S.net === "offline" || !S.connected)
         return say("retrying", "Not sent yet: this phone has no connection to the class. Your answer " + w + " is kept here and sent as soon as the connection is back: keep this page open.");
       if (!S.joined)
@@ -371,7 +410,7 @@
       return say("refused", "Not saved: " + rc.why + " Your tap on " + words(ask, rc.value) + " did not reach the class." + had);
     }
     const mine = S.me && S.me.mine !== null && S.me.mine !== undefined ? S.me.mine : null;
-    if (mine !== null) return say("saved", "Saved: " + words(ask, mine) + "." + (open ? " You can change it until " + until + "." : ""));
+    if (mine !== null) return say("saved", "Saved: " + said(ask, mine, S.me.level) + "." + (open ? " You can change it until " + until + "." : ""));
     if (open) return say("hint", "Tap your answer: it is saved for the class at once.");
   }
 
