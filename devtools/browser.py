@@ -674,6 +674,11 @@ class Phone:
         """Tap a drawn link in the list of links (taking it back)."""
         self.page.locator('#controls [aria-label="Your links"] .pill', has_text=text).tap()
 
+    def tap_sure(self, label: str) -> None:
+        """Tap how sure the answer is (``sure``, ``think so``, ``guess``), where the room
+        asks it."""
+        self.page.locator("#sure").get_by_role("button", name=label, exact=True).tap()
+
     def wait_receipt(self, state: str, starts: str = "", timeout_ms: float | None = None) -> str:
         """Wait until the receipt is of ``state`` (saved, sending, retrying, refused, hint)
         and its text starts with ``starts``; its text."""
@@ -1076,6 +1081,22 @@ class Host:
                                         **self.extra})
         self.page.goto(f"{self.base_url}?{query}")
         self.idle("document.querySelectorAll('.st-key-reveal, .st-key-ask_again').length >= 1")
+
+    def switch(self, key: str, moved=None) -> float:
+        """Flip the class panel's toggle keyed ``key`` (*Ask how sure*, ...) once the page is
+        idle; wait until the page shows it flipped and, with a ``store``, the class store has
+        it (``moved(view)``). When it was flipped."""
+        box = f"document.querySelector('.st-key-{key} input[type=\"checkbox\"]')"
+        self.idle(f"!!{box}")
+        was = self.page.evaluate(f"{box}.checked")
+        flipped = time.time()
+        self.page.locator(f".st-key-{key} label").first.click()
+        self.idle(f"!!{box} && {box}.checked === {'false' if was else 'true'}")
+        deadline = time.monotonic() + 10
+        while not self._moved(moved):               # the store is written before the page
+            assert time.monotonic() < deadline, f"{key}: the class store never had it"
+            time.sleep(0.1)
+        return flipped
 
     def reveal(self) -> float:
         return self.act("reveal", "document.querySelectorAll('.st-key-ask_again').length === 1",

@@ -134,8 +134,8 @@ def test_headings_never_skip_a_level(audits, name):
 # --- the phone's own page (a student's link in a class) ---------------------------------------
 
 # name: what the phone shows (the class moved by the store, as the lecturer's buttons do).
-PHONE_STATES = ("asking", "saved", "revealed", "step 12 asking", "step 12 revealed",
-                "step 14 revealed", "the class is gone")
+PHONE_STATES = ("asking", "saved", "how sure", "revealed", "step 12 asking", "step 12 revealed",
+                "step 14 revealed", "a revote beside round 1", "the class is gone")
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +159,11 @@ def phone_audits(chromium, tmp_path_factory):
             if state == "saved":
                 phone.tap_option(2)
                 phone.wait_receipt("saved")
+            elif state == "how sure":               # sure / think so / guess, one pressed
+                store.set_options(code, key, confidence=True)
+                phone.wait("document.querySelectorAll('#sure .pill').length === 3")
+                phone.tap_sure("think so")
+                phone.wait_receipt("saved", "Saved: cat, think so.")
             elif state == "revealed":
                 store.reveal(code, key, 1)
                 phone.on_step(1, revealed=True)
@@ -177,6 +182,11 @@ def phone_audits(chromium, tmp_path_factory):
                 phone.wait_receipt("saved")
                 store.reveal(code, key, 14)
                 phone.on_step(14, revealed=True)
+            elif state == "a revote beside round 1":  # the round before's chart above it
+                store.set_options(code, key, histogram_before=True)
+                store.reveal(code, key, 14)
+                store.ask_again(code, key, 14)
+                phone.wait("!document.getElementById('earlier').hidden")
             elif state == "the class is gone":
                 phone.page.goto(f"{server.url}?room=NOPE22")
                 phone.wait("!document.getElementById('join').hidden")

@@ -10,6 +10,10 @@ through HAProxy (``deploy/serve.sh 2``), as students hold it.
   several distinct viridis colours, read from a screenshot of its SVG).
 - The first load of a phone with an empty cache: bytes on the wire (≤ 150 kB) and no Plotly or
   Streamlit asset fetched.
+- The lecturer's switches: *Ask how sure* (sure / think so / guess under each phone's answer,
+  by touch and by keyboard, sent with the answer, the receipt naming both, the host's right
+  and sure counted from them) and *Show the round before during a revote* (round 1's chart
+  above a revote's controls, and gone when it is switched off).
 - A phone off the network for 10 s (its open stream cut, new requests failing): a tap kept
   and saved once back; the class moved two steps and revealed meanwhile: back on the step as
   it is within a few seconds; a tap on a question that closed meanwhile says "Not saved", and
@@ -404,6 +408,70 @@ def test_six_phones_follow_all_14_steps_and_see_their_receipts_and_verdicts(
     print(f"\nphones on {where}; heatmaps checked at steps {heat_steps}; the verdict on the "
           f"first screen without scrolling in {sum(first_screen)} of {len(first_screen)} "
           "phone-steps")
+
+
+def test_phones_tap_how_sure_and_a_revote_shows_the_round_before_where_the_host_says_so(
+        chromium, hall, host, phones):
+    """The lecturer's own switches: *Ask how sure* puts sure / think so / guess under every
+    phone's answer (a tap before the answer is sent with it; a change alone is sent again;
+    the keyboard reaches them); the receipt names both; after the reveal the host reads right
+    and sure... counted from the taps. *Show the round before during a revote* puts round 1's
+    chart above the revote's controls, and off takes it away."""
+    store = hall.store()
+    code = host.code
+    sure, unsure = phones(host.student_url, ((390, 844), (360, 740)))
+    host.switch("class_confidence", lambda view: view.confidence)
+    pills = "document.querySelectorAll('#sure .pill').length === 3"
+    for p in (sure, unsure):
+        p.wait(f"{pills} && !document.getElementById('sure').hidden", what="the three taps")
+        assert p.page.locator("#sure .pill").all_inner_texts() == ["sure", "think so", "guess"]
+        assert p.page.locator('#sure [role="group"]').get_attribute("aria-labelledby") == \
+            "sure-label"
+    sure.tap_sure("sure")                                      # first how sure, then what
+    assert sure.page.locator('#sure .pill[aria-pressed="true"]').all_inner_texts() == ["sure"]
+    sure.tap_option(5)
+    sure.wait_receipt("saved", "Saved: the (5), sure.")
+    unsure.tap_option(1)
+    unsure.wait_receipt("saved", "Saved: black.")              # an answer without one counts
+    unsure.tap_sure("guess")
+    unsure.wait_receipt("saved", "Saved: black, guess.")
+    unsure.page.locator("#controls .pill").last.focus()        # by keyboard: Tab, then Enter
+    unsure.page.keyboard.press("Tab")
+    assert unsure.page.evaluate("document.activeElement.closest('#sure') !== null "
+                                "&& document.activeElement.textContent") == "sure"
+    unsure.page.keyboard.press("Tab")
+    unsure.page.keyboard.press("Enter")
+    unsure.wait_receipt("saved", "Saved: black, think so.")
+    assert store.mine(code, 1, sure.student(store)) == (5, "sure")
+    assert store.mine(code, 1, unsure.student(store)) == (1, "think_so")
+    unsure.page.screenshot(path=str(ARTIFACTS / "phones-how-sure.png"), full_page=True)
+    host.counted(2, 2)
+    host.reveal()
+    host.idle("document.body.innerText.includes('1 right and sure · 0 right but guessing · "
+              "0 wrong and sure')")
+    host.page.screenshot(path=str(ARTIFACTS / "host-how-sure.png"), full_page=True)
+
+    host.switch("class_histogram", lambda view: view.histogram_before)
+    host.ask_again()
+    earlier = "!document.getElementById('earlier').hidden && document.querySelectorAll(" \
+              "'#earlier figure svg[role=\"img\"]').length === 1"
+    for p in (sure, unsure):
+        p.wait(f"/round 2/.test(document.getElementById('where').textContent) && {earlier}",
+               what="round 1's chart above the revote")
+        assert p.page.inner_text("#earlier figcaption") == \
+            "Round 1: how the class answered (2 answers)"
+        assert coloured_share(p.shot('#earlier figure svg[role="img"]')) > 0.005
+        assert p.page.locator('#sure .pill[aria-pressed="true"]').count() == 0  # a new round
+    sure.page.screenshot(path=str(ARTIFACTS / "phones-round-before.png"), full_page=True)
+    unsure.tap_option(5)
+    unsure.wait_receipt("saved", "Saved: the (5).")
+    host.switch("class_histogram", lambda view: not view.histogram_before)
+    for p in (sure, unsure):
+        p.wait("document.getElementById('earlier').hidden && document.getElementById('ask')"
+               ".hidden === false", what="round 1's chart taken away")
+    for p in (sure, unsure):
+        assert not p.page_errors and not p.console_errors, (p.name, p.console_errors)
+    assert not host.errors()
 
 
 def _offline(phone: Phone, wifi: Wifi) -> None:

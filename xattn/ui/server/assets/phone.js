@@ -273,7 +273,7 @@
   }
   function said(ask, v, lvl) {
     const l = lvl && ask.levels && ask.levels.find((x) => x[0] === lvl);
-    return words(ask, v) + (l ? " (" + l[1] + ")" : "");
+    return words(ask, v) + (l ? ", " + l[1] : "");
   }
 
   function controls(ask, open) {
