@@ -17,7 +17,9 @@ The class: the host opens ``?class=new``; the phones join over ``--ramp`` second
 does anything for ``--idle`` seconds. Then, for every step: the host presses *Next step* (not
 on step 1) and waits until every phone shows the step; each phone answers ``--think`` seconds
 after (a random answer of the step's kind, drawn from the message's ``ask``: a word, a choice,
-a number, a job per head on step 12, links on step 14) and waits for its receipt; the host
+a number, a job per head on step 12, links on step 14; with how sure, *sure*, *think so* or
+*guess*, one in ten saying nothing: the room asks it unless ``--no-confidence``) and waits
+for its receipt; the host
 waits until its count shows every answer, presses *Reveal*, waits until every phone shows the
 answer and its chart, and pauses. Then two rounds on the last step answered:
 
@@ -98,6 +100,7 @@ class Measures:
     move_cpu: list = field(default_factory=list)    # (step, move, wall s, {process:
     #                                                  (CPU s less idle, phones, the host's)})
     sent: dict = field(default_factory=dict)        # (step, round) -> answers sent
+    sure: dict = field(default_factory=dict)        # (step, round) -> ... saying how sure
     lost: dict = field(default_factory=dict)        # (step, round) -> [phones' losses]
     cpu: dict = field(default_factory=dict)         # phase -> (server CPU s, wall s)
     pressure: dict = field(default_factory=dict)    # phase -> PSI share of the time
@@ -260,6 +263,7 @@ async def answer_round(phones, step: int, round_: int, a, rng, m: Measures,
     picks = [r for r in results if not isinstance(r, BaseException)]
     m.problems += [f"an answer failed: {r!r}" for r in results if isinstance(r, BaseException)]
     m.sent[(step, round_)] = len(picks)
+    m.sure[(step, round_)] = sum(pk.confidence is not None for pk in picks)
     unsaved = [pk for pk in picks if not pk.is_saved]
     for pk in unsaved[:5]:
         m.problems.append(f"step {step} round {round_}: an answer never saved: {pk.value!r}, "
@@ -315,7 +319,8 @@ async def counted(host: Host, picks: list, step: int, since: float, a, m: Measur
 
 
 def check_store(open_store, code: str, phones, step: int, round_: int, m: Measures) -> None:
-    """Each phone's last answer to this round against what the store has."""
+    """Each phone's last answer to this round, and how sure it said it was, against what the
+    store has."""
     store = open_store()
     try:
         lost = []
@@ -323,10 +328,10 @@ def check_store(open_store, code: str, phones, step: int, round_: int, m: Measur
             pick = p.picks.get((step, round_))
             if pick is None:
                 continue
-            got = store.my_answer(code, step, p.student_id)
-            if plain(got) != plain(pick.value):
-                lost.append(f"phone {p.n} sent {pick.value!r} (receipts {pick.states}), the "
-                            f"store has {got!r}")
+            got, level = store.mine(code, step, p.student_id)
+            if plain(got) != plain(pick.value) or level != pick.confidence:
+                lost.append(f"phone {p.n} sent {pick.value!r} ({pick.confidence}; receipts "
+                            f"{pick.states}), the store has {got!r} ({level})")
         m.lost[(step, round_)] = lost
     finally:
         store.close()
@@ -585,6 +590,8 @@ async def run_class(kind: str, url: str, hall: LectureHall, meter: Meter, open_s
         await asyncio.sleep(a.baseline)
     host = Host(url, a.wait)
     await host.open()
+    if a.confidence:                  # the host's switch: every answer says how sure
+        await asyncio.to_thread(_ask_how_sure, open_store, host)
     say(f"room {host.code}; {a.students} phones join over {a.ramp:g} s")
     phones = [Phone(i, url, host.code, timeout=a.wait, rng=random.Random(a.seed * 7919 + i))
               for i in range(a.students)]
@@ -627,7 +634,8 @@ async def run_class(kind: str, url: str, hall: LectureHall, meter: Meter, open_s
             gc.freeze()                      # what this step kept: out of later collections
             say(f"step {step}: Next p95 {_p95(m.follow.get(step))}, Reveal p95 "
                 f"{_p95(m.reveal.get(step))}, answer → host p95 {_p95(m.to_host.get(step))}"
-                f", {m.sent.get((step, 1), 0)} answers, "
+                f", {m.sent.get((step, 1), 0)} answers ({m.sure.get((step, 1), 0)} saying how "
+                f"sure), "
                 f"{len(m.lost.get((step, 1), []))} lost; stream "
                 f"{_mean(m.move_kb.get((step, 'Next'), [0])):.1f} / "
                 f"{_mean(m.move_kb[(step, 'Reveal')]):.1f} kB a phone (Next / Reveal)")
@@ -653,6 +661,14 @@ async def run_class(kind: str, url: str, hall: LectureHall, meter: Meter, open_s
     m.problems += host.problems
     await host.close()
     return m
+
+
+def _ask_how_sure(open_store, host: Host) -> None:
+    store = open_store()
+    try:
+        store.set_options(host.code, host.key, confidence=True)
+    finally:
+        store.close()
 
 
 def _profile_start(hall: LectureHall, a) -> list:
@@ -767,6 +783,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--count-wait", type=float, default=30.0,
                     help="seconds the host waits for its count to show every answer before "
                          "it reveals anyway (a problem)")
+    ap.add_argument("--confidence", action=argparse.BooleanOptionalAction, default=True,
+                    help="the room asks how sure each answer is, and the phones say it "
+                         "(default: on)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", type=Path, metavar="DIR",
                     help="sample both server processes with py-spy during the class (raw "

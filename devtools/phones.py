@@ -14,13 +14,14 @@ that a thousand of them run in one process beside the servers on a 2-core machin
   the response; a response that is not ``200 text/event-stream`` fails it for good, as in a
   browser (recorded as a problem);
 - `Phone.choose` / `Phone.answer`: an answer as the page sends it (``POST /live/CODE/answer``,
-  ``{"step", "round", "value"}``, with ``Origin``), kept until the class has it: the
+  ``{"step", "round", "value"}``, with ``Origin``; where the room asks how sure, with a
+  ``"confidence"`` too, as the page's tap sends it), kept until the class has it: the
   receipt says *saved* or *refused*, or the stream's ``me`` shows it stored; a failed or
   unfinished send is sent again 4 s after the last one and at once when the stream
   reconnects (``phone.js``'s ``pending``, ``send`` and ``resend``);
 - `random_value`: an answer of every kind drawn from the message's ``ask`` (a token's
   position, a choice's text, a number at its decimals, one choice or None per part, a list of
-  ``[target, source]`` links).
+  ``[target, source]`` links); `random_level`: how sure, where the ``ask`` offers levels.
 
 Connections are HTTP/1.1 keep-alive, as a browser's: the stream holds one, answers reuse an
 idle one (a connection the proxy closed meanwhile is replaced); over TLS for an ``https://``
@@ -48,6 +49,7 @@ from urllib.parse import quote, urlsplit
 from xattn.classroom.codes import solve_work
 
 __all__ = ["Phone", "Pick", "EventStream", "HttpConnection", "JoinRefused", "random_value",
+           "random_level",
            "canonical", "same", "plain", "where", "authority", "post", "STUDENT_COOKIE",
            "RESEND_AFTER"]
 
@@ -429,6 +431,16 @@ def random_value(ask: dict, rng: random.Random):
     raise ValueError(f"an ask of an unknown kind: {kind!r}")
 
 
+def random_level(ask: dict, rng: random.Random):
+    """How sure a student is, where the ``ask`` offers levels (``ask["levels"]``, the room
+    asks it): one of them, or None (one student in ten says nothing); None where it offers
+    none (nothing is sent)."""
+    levels = ask.get("levels")
+    if not levels:
+        return None
+    return None if rng.random() < 0.1 else rng.choice(levels)[0]
+
+
 @dataclass(eq=False)
 class Pick:
     """One answer of a phone to one round of one step: what it sent and what became of it
@@ -438,6 +450,7 @@ class Pick:
     round: int
     value: object                 # as sent (canonical)
     chosen: float                 # the tap
+    confidence: str | None = None  # how sure, as sent (None: not asked, or not said)
     sends: int = 0                # POSTs made
     failures: int = 0             # POSTs with no receipt (network, proxy, server gone)
     states: list = field(default_factory=list)     # every receipt's state, in order
@@ -691,7 +704,8 @@ class Phone:
         if (p.step, p.round) != (room["step"], room["round"]):
             self._settle(p, dropped=f"the class moved to step {room['step']} round "
                                     f"{room['round']} before it was saved")
-        elif self.me.get("mine") is not None and same(self.me["mine"], p.value):
+        elif self.me.get("mine") is not None and same(self.me["mine"], p.value) and (
+                "level" not in self.me or self.me["level"] == p.confidence):
             self._settle(p, saved="stream")
         elif room["phase"] != "asking":
             self._settle(p, refused="the question closed before the answer reached the class")
@@ -723,28 +737,33 @@ class Phone:
             return None
         return room["ask"]
 
-    def choose(self, value=None) -> Pick:
-        """A tap (``value``, or a random answer of the open question's kind): kept pending
-        and sent; returns its `Pick` at once."""
+    def choose(self, value=None, level: str | None = "random") -> Pick:
+        """A tap (``value``, or a random answer of the open question's kind) with how sure
+        (``level``: where the room asks it, a random one by default): kept pending and sent;
+        returns its `Pick` at once."""
         ask, room = self.ask, self.room
         if ask is None:
             raise RuntimeError(f"phone {self.n}: no open question on step "
                                f"{room['step'] if room else '?'}")
         value = canonical(ask, random_value(ask, self.rng) if value is None else value)
+        if level == "random":
+            level = random_level(ask, self.rng)
         if self.pending is not None:
             self.pending.dropped = "a newer tap replaced it"
             self.pending.done.set()
-        pick = Pick(room["step"], room["round"], value, time.monotonic())
+        pick = Pick(room["step"], room["round"], value, time.monotonic(),
+                    level if ask.get("levels") else None)
         self.picks[(pick.step, pick.round)] = pick
         self.pending = pick
         self._last_send = 0.0
         self._kick()
         return pick
 
-    async def answer(self, value=None, *, timeout: float | None = None) -> Pick:
+    async def answer(self, value=None, *, level: str | None = "random",
+                     timeout: float | None = None) -> Pick:
         """`choose`, then wait until the class has it or refused it (``timeout``: the phone's
         own; the pick says what became of it either way)."""
-        pick = self.choose(value)
+        pick = self.choose(value, level)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(pick.done.wait(), timeout or self.timeout)
         return pick
@@ -768,8 +787,10 @@ class Phone:
         self._inflight = True
         self._last_send = time.monotonic()
         p.sends += 1
-        body = json.dumps({"step": p.step, "round": p.round, "value": p.value},
-                          separators=(",", ":")).encode()
+        sent = {"step": p.step, "round": p.round, "value": p.value}
+        if p.confidence is not None:
+            sent["confidence"] = p.confidence
+        body = json.dumps(sent, separators=(",", ":")).encode()
         try:
             status, _, data = await self.request(
                 "POST", f"{self.prefix}/live/{quote(self.code)}/answer", "answers", body=body,
@@ -786,9 +807,12 @@ class Phone:
                     room = self.room
                     if room is not None and (room["step"], room["round"]) == (p.step, p.round):
                         self.me = {**self.me, "mine": receipt.get("value")}   # phone.js too
-                    if not same(receipt.get("value"), p.value):
-                        self.problems.append(f"phone {self.n}: sent {p.value!r}, the receipt "
-                                             f"saved {receipt.get('value')!r}")
+                    if not same(receipt.get("value"), p.value) \
+                            or receipt.get("confidence") != p.confidence:
+                        self.problems.append(f"phone {self.n}: sent {p.value!r} "
+                                             f"({p.confidence}), the receipt saved "
+                                             f"{receipt.get('value')!r} "
+                                             f"({receipt.get('confidence')})")
                     self._settle(p, saved="receipt")
                 elif receipt.get("state") == "refused":
                     self._settle(p, refused=receipt.get("why") or f"HTTP {status}")
