@@ -48,7 +48,8 @@ if n >= tonumber(ARGV[3]) then
           for r = 1, last do
             redis.call('DEL', ARGV[6] .. 'ans:{' .. code .. '}:' .. s .. ':' .. r,
                        ARGV[6] .. 'cnt:{' .. code .. '}:' .. s .. ':' .. r,
-                       ARGV[6] .. 'cnf:{' .. code .. '}:' .. s .. ':' .. r)
+                       ARGV[6] .. 'cnf:{' .. code .. '}:' .. s .. ':' .. r,
+                       ARGV[6] .. 'cfc:{' .. code .. '}:' .. s .. ':' .. r)
           end
         end
         redis.call('DEL', room, ARGV[6] .. 'seen:{' .. code .. '}')
@@ -83,8 +84,8 @@ _MOVED = ("redis.call('HINCRBY', KEYS[1], 'version', 1) local tt = redis.call('T
 # A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
 _ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
-# KEYS: room, seen, ended, rooms; ARGV: digest, code, answers', counts' and levels' key
-# prefixes.
+# KEYS: room, seen, ended, rooms; ARGV: digest, code, answers', counts', levels' and level
+# counts' key prefixes.
 # Everything of the room deleted; the ended marker kept until the room's expiry.
 _END = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps', 'expires')
 if g[1] ~= ARGV[1] then return {'HOST', 0} end
@@ -92,7 +93,7 @@ for s = 1, tonumber(g[2]) do
   local last = tonumber(redis.call('HGET', KEYS[1], 'r' .. s) or '0')
   for r = 1, last do
     redis.call('DEL', ARGV[3] .. s .. ':' .. r, ARGV[4] .. s .. ':' .. r,
-               ARGV[5] .. s .. ':' .. r)
+               ARGV[5] .. s .. ':' .. r, ARGV[6] .. s .. ':' .. r)
   end
 end
 redis.call('DEL', KEYS[1], KEYS[2])
@@ -139,8 +140,9 @@ if ARGV[3] ~= '' then
 end
 return {'OK', r[1], r[3], r[4], q, mine, level}
 """
-# KEYS: room, answers, counts, levels of the round ARGV[2]; ARGV: step, round, student, value,
-# max, level ('' for none). The answer and its level are written together, or neither.
+# KEYS: room, answers, counts, levels and level counts ('answer|level' -> students) of the
+# round ARGV[2]; ARGV: step, round, student, value, max, level ('' for none). The answer and
+# its level are written together, or neither.
 _ANSWER = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'r' .. ARGV[1], 'p' .. ARGV[1],
                            'n_answers', 'expires')
 if not r[1] then return {'NOROOM', 0} end
@@ -173,6 +175,11 @@ else
   redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
   redis.call('PEXPIREAT', KEYS[4], r[5])
 end
+if old and redis.call('HINCRBY', KEYS[5], old .. '|' .. level, -1) <= 0 then
+  redis.call('HDEL', KEYS[5], old .. '|' .. level)
+end
+redis.call('HINCRBY', KEYS[5], ARGV[4] .. '|' .. ARGV[6], 1)
+redis.call('PEXPIREAT', KEYS[5], r[5])
 redis.call('HINCRBY', KEYS[1], 'tally', 1)
 redis.call('HSET', KEYS[1], 'answer_at', string.format('%d', now))
 redis.call('PEXPIREAT', KEYS[2], r[5])
@@ -235,20 +242,21 @@ return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.'
 """
 
 # KEYS: room, rooms, ended; ARGV: code, answers' and counts' key prefixes, expires ms, N, the
-# levels' key prefix, then N field-value pairs of the room (made if missing), then answers as
-# (step:round, student, text, level or ''). Nothing for a room its lecturer ended: {-1, 0}.
+# levels' and level counts' key prefixes, then N field-value pairs of the room (made if
+# missing), then answers as (step:round, student, text, level or ''). Nothing for a room its
+# lecturer ended: {-1, 0}.
 _RESTORE = """local made, added, n = 0, 0, tonumber(ARGV[5])
 if redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local f = {}
-  for i = 7, 6 + 2 * n do f[#f + 1] = ARGV[i] end
+  for i = 8, 7 + 2 * n do f[#f + 1] = ARGV[i] end
   redis.call('HSET', KEYS[1], unpack(f))
   redis.call('PEXPIREAT', KEYS[1], ARGV[4])
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
   made = 1
 end
 local expires = redis.call('HGET', KEYS[1], 'expires')
-for i = 7 + 2 * n, #ARGV - 3, 4 do
+for i = 8 + 2 * n, #ARGV - 3, 4 do
   local sr = ARGV[i]
   local s, r = string.match(sr, '^(%d+):(%d+)$')
   local current = redis.call('HGET', KEYS[1], 'r' .. s)
@@ -261,6 +269,8 @@ for i = 7 + 2 * n, #ARGV - 3, 4 do
         redis.call('HSET', ARGV[6] .. sr, ARGV[i + 1], ARGV[i + 3])
         redis.call('PEXPIREAT', ARGV[6] .. sr, expires)
       end
+      redis.call('HINCRBY', ARGV[7] .. sr, ARGV[i + 2] .. '|' .. ARGV[i + 3], 1)
+      redis.call('PEXPIREAT', ARGV[7] .. sr, expires)
       added = added + 1
     end
   end

@@ -12,8 +12,9 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
   JSON), ``t<s>.<r>`` (a round's timer: ``seconds|ends ms|reveal``);
 - ``ans:{CODE}:<s>:<r>``, a hash student -> answer, and ``cnt:{CODE}:<s>:<r>``, a hash
   answer -> count kept with it (so a poll reads counts without scanning answers), and
-  ``cnf:{CODE}:<s>:<r>``, a hash student -> confidence (those who gave one), written by the
-  same script as the answer;
+  ``cnf:{CODE}:<s>:<r>``, a hash student -> confidence (those who gave one), and
+  ``cfc:{CODE}:<s>:<r>``, a hash ``answer|confidence`` -> count (the host's table and the CSV
+  read counts, not answers), written by the same script as the answer;
 - ``seen:{CODE}``, a sorted set student -> last read (ms);
 - ``rooms``, a sorted set code -> expiry, to count live rooms;
 - ``dev:{CODE}:<digest>``, a one-time device code's wrapped host secret, for minutes (``PX``);
@@ -182,7 +183,8 @@ class RedisStore(ClassStore):
         status, _ = self._run("end", [self._key("room", code), self._key("seen", code),
                                       self._key("ended", code), f"{self.prefix}rooms"],
                               [digest, code, self._key("ans", code) + ":",
-                               self._key("cnt", code) + ":", self._key("cnf", code) + ":"])
+                               self._key("cnt", code) + ":", self._key("cnf", code) + ":",
+                               self._key("cfc", code) + ":"])
         return True if status == "OK" else None
 
     def _set_lock(self, code, digest, locked):
@@ -250,23 +252,15 @@ class RedisStore(ClassStore):
                 (s, r) for s in range(1, int(room["n_steps"]) + 1)
                 for r in range(1, int(room[f"r{s}"]) + 1)]
             rounds = [(s, r) for s, r in rounds if f"q{s}.{r}" in room]
-            pipe = self._r.pipeline(transaction=True)      # the answers and levels as one
+            pipe = self._r.pipeline(transaction=False)
             for s, r in rounds:
-                pipe.hgetall(self._key("ans", code, s, r))
-                pipe.hgetall(self._key("cnf", code, s, r))
+                pipe.hgetall(self._key("cfc", code, s, r))
             got = pipe.execute()
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
-        out = {}
-        for k, (s, r) in enumerate(rounds):
-            answers, levels = got[2 * k], got[2 * k + 1]
-            if answers:
-                counts: dict = {}
-                for student, text in answers.items():
-                    key = (text, levels.get(student, ""))
-                    counts[key] = counts.get(key, 0) + 1
-                out[(s, r)] = (room[f"q{s}.{r}"], counts)
-        return out
+        return {(s, r): (room[f"q{s}.{r}"], {tuple(key.rsplit("|", 1)): int(n)
+                                              for key, n in counts.items() if int(n) > 0})
+                for (s, r), counts in zip(rounds, got, strict=True) if counts}
 
     def _tally(self, code, step, round_):
         try:
@@ -327,7 +321,8 @@ class RedisStore(ClassStore):
             status, n = self._run("answer", [self._key("room", code),
                                              self._key("ans", code, step, rnd),
                                              self._key("cnt", code, step, rnd),
-                                             self._key("cnf", code, step, rnd)],
+                                             self._key("cnf", code, step, rnd),
+                                             self._key("cfc", code, step, rnd)],
                                   [step, rnd, student, encoded, self.limits.max_answers,
                                    level or ""])
             if status != "STALE":
@@ -449,7 +444,8 @@ class RedisStore(ClassStore):
                                         self._key("ended", snap.code)],
                             [snap.code, self._key("ans", snap.code) + ":",
                              self._key("cnt", snap.code) + ":", expires, len(fields),
-                             self._key("cnf", snap.code) + ":", *flat, *rest])
+                             self._key("cnf", snap.code) + ":",
+                             self._key("cfc", snap.code) + ":", *flat, *rest])
         return None if made == -1 else bool(made)
 
     def _signing_keys(self, known):
