@@ -7,7 +7,9 @@ The phase is ``"asking"`` until the host reveals the step (``"revealed"``); a ro
 timer is ``"closed"`` once its time is up, or ``"revealed"`` at zero if the host asked for
 that. A student is a random id, never a name. Answers are one record per student per step per
 round: answering again replaces it (the last answer wins); an answer to a step the class is not
-on, to a closed round or after the reveal is refused. *Ask again* starts a new round of the
+on, to a closed round or after the reveal is refused. An answer may carry how sure its student
+is (``xattn.classroom.confidence``), saved and replaced with it in the same write; the host
+reads it back as counts (`ClassStore.confidence`). *Ask again* starts a new round of the
 step (the earlier rounds stay, so a class compares before and after discussing: `changes`).
 
 Every host action and every answer moves the room's `Pulse`, which one watcher per server
