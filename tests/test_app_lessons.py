@@ -337,3 +337,16 @@ def test_ending_a_class_takes_every_page_out_and_says_why():
     assert f"The class {code} has ended" in " ".join(w.value for w in projector.warning)
     with pytest.raises(Exception, match="has ended"):
         class_store().room_view(code)
+
+
+def test_the_lesson_page_exports_its_questions_for_moodle():
+    at = page(view="Lesson", course="short")
+    at.button(key="lms_make").click().run()
+    assert not at.exception, at.exception
+    assert [b for b in at.get("download_button") if b.proto.label ==
+            "The questions (Moodle XML)"]
+    from test_lms import read_back
+
+    (made,) = [at.session_state[k] for k in at.session_state if str(k).startswith("_xattn_lms_")]
+    assert [q["type"] for q in read_back(made)] == ["multichoice", "numerical", "multichoice",
+                                                    "matching"]     # the poll left out
