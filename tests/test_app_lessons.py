@@ -350,3 +350,15 @@ def test_the_lesson_page_exports_its_questions_for_moodle():
     (made,) = [at.session_state[k] for k in at.session_state if str(k).startswith("_xattn_lms_")]
     assert [q["type"] for q in read_back(made)] == ["multichoice", "numerical", "multichoice",
                                                     "matching"]     # the poll left out
+
+
+def test_a_class_started_from_a_link_with_own_sentences_asks_alike_on_every_screen():
+    """The audit's projector read "...does der look at...?" while every phone asked about
+    chat: a class teaches its lesson's steps with their own settings on every screen, and
+    the lecturer's page says what the class asks."""
+    host = page(**{"class": "new", "src": "der Hund schläft", "tgt": "the dog sleeps"})
+    code = host.session_state["room"]
+    m = Phone(code).message()["room"]
+    assert "<code>chat</code>" in m["question"]
+    assert "`chat`" in said(host) and "`der`" not in said(host)
+    assert host.session_state["src"] == "the black cat sat on the mat"
