@@ -207,7 +207,9 @@
     if (fresh) {
       $("title").textContent = r.step + ". " + r.title;
       $("question").innerHTML = r.question;
-      $("about-text").innerHTML = (r.note || "") + r.about;
+      $("note").innerHTML = r.note || "";           // a follow-up's new case, a missing word
+      $("note").hidden = !r.note;
+      $("about-text").innerHTML = r.about;
       $("about").hidden = false;
       $("about").open = r.phase === "revealed" && !r.ask;
       $("reads").hidden = !r.reads;
