@@ -65,8 +65,7 @@ def _multichoice(root, item: LmsItem) -> None:
     ET.SubElement(x, "shuffleanswers").text = "false"
     ET.SubElement(x, "answernumbering").text = "abc"
     for o in options:
-        shown = q.choices[o] if q.kind == "token" else str(o)
-        _answer(x, _plain_html(shown), 100 if o in right else 0)
+        _answer(x, _plain_html(q.of.shown(q, o)), 100 if o in right else 0)
 
 
 def _plain_html(text: str) -> str:
@@ -91,10 +90,13 @@ def _match(root, item: LmsItem, pairs: Sequence[tuple[str, str]]) -> None:
         ET.SubElement(a, "text").text = right
 
 
-def _links(told) -> list[tuple[str, str]] | None:
-    """Each target word with exactly one gold source word, as (target, source); None when
-    fewer than two such words (a matching question needs two)."""
+def _pairs(told) -> list[tuple[str, str]] | None:
+    """A matching question's pairs: each part and its right choice, or each target word with
+    exactly one gold source word; None when fewer than two (Moodle needs two)."""
     q, gold = told.question, {}
+    if told.parts:
+        pairs = [(p.name, p.truth) for p in told.parts]
+        return pairs if len(pairs) >= 2 else None
     for t, s in told.truth:
         gold.setdefault(t, []).append(s)
     pairs = [(q.rows[t], q.choices[s[0]]) for t, s in sorted(gold.items()) if len(s) == 1]
@@ -111,19 +113,16 @@ def moodle_xml(title: str, items: Sequence[LmsItem]) -> str:
         q = item.told.question
         if q is None:
             root.append(ET.Comment(f" {_safe(item.name)}: asks nothing, left out "))
-        elif not q.of.graded:
-            root.append(ET.Comment(f" {_safe(item.name)}: a poll, no right answer, left out "))
-        elif q.kind in ("choice", "token"):
+        elif q.of.lms == "multichoice":
             _multichoice(root, item)
-        elif q.kind == "number":
+        elif q.of.lms == "numerical":
             _numerical(root, item)
-        elif q.kind == "parts":
-            _match(root, item, [(p.name, p.truth) for p in item.told.parts])
-        elif q.kind == "links" and _links(item.told):
-            _match(root, item, _links(item.told))
+        elif q.of.lms == "matching" and _pairs(item.told):
+            _match(root, item, _pairs(item.told))
         else:
-            root.append(ET.Comment(f" {_safe(item.name)}: a {q.kind} question Moodle cannot "
-                                   "grade as this page does, left out "))
+            why = ("a poll, no right answer" if not q.of.graded else
+                   f"a {q.kind} question Moodle cannot grade as this page does")
+            root.append(ET.Comment(f" {_safe(item.name)}: {why}, left out "))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
