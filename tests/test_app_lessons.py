@@ -11,19 +11,12 @@ import json
 
 import pytest
 from phone_helpers import Phone
-from test_app_room import count, page
+from test_app_room import class_file, count, page  # noqa: F401 (class_file: autouse)
 from test_lessonfile import docs_example
 
 from xattn.ui.room.room import class_store
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
-
-
-@pytest.fixture(autouse=True)
-def class_file(tmp_path, monkeypatch):
-    monkeypatch.delenv("XATTN_REDIS_URL", raising=False)
-    monkeypatch.delenv("XATTN_PUBLIC_URL", raising=False)
-    monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "classes.sqlite3"))
 
 
 def upload(at, name: str, text: str):

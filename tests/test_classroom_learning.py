@@ -5,28 +5,12 @@ case) and a post-check, on SQLite and on Redis, every number computed by hand be
 from __future__ import annotations
 
 import pytest
-from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip
+from test_classroom_store import backend, redis_server, store  # noqa: F401 (fixtures)
 
 from xattn.classroom import Question, new_student_id
 from xattn.classroom.learning import check_pair, class_gain, step_learning
 
 ABC = ("A", "B", "C")
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    redis_or_skip()
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path):
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    s = Backend.fresh(request.param, tmp_path, url).open()
-    yield s
-    s.close()
 
 
 def class_of_40(store):
