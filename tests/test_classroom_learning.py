@@ -13,7 +13,7 @@ from xattn.classroom.learning import check_pair, class_gain, step_learning
 ABC = ("A", "B", "C")
 
 
-def class_of_40(store):
+def class_of_40(store):  # noqa: F811 (the imported fixture)
     """Step 1: the pre-check (right B); step 2: vote (right B), revote, follow-up (case 1, right
     C); step 3: the post-check (the same question as step 1, right B).
 
@@ -44,7 +44,7 @@ def class_of_40(store):
     return code, key
 
 
-def test_a_class_of_40_learns_as_counted_by_hand(store):
+def test_a_class_of_40_learns_as_counted_by_hand(store):  # noqa: F811
     code, key = class_of_40(store)
     questions, seqs = store.trajectories(code, key, 2)
     assert [q.case for q in questions] == [0, 0, 1] and sum(seqs.values()) == 40
@@ -64,7 +64,7 @@ def test_a_class_of_40_learns_as_counted_by_hand(store):
     assert check.gain == pytest.approx(0.75) and class_gain([check]) == pytest.approx(0.75)
 
 
-def test_across_refuses_a_round_the_room_never_asked(store):
+def test_across_refuses_a_round_the_room_never_asked(store):  # noqa: F811
     code, key = class_of_40(store)
     with pytest.raises(ValueError, match=r"then must be a \(step, round\) the room has asked"):
         store.across(code, key, (1, 1), (3, 2))
