@@ -1106,6 +1106,12 @@ class Host:
         return self.act("ask_again", "document.querySelectorAll('.st-key-reveal').length === 1",
                         "Ask again", lambda view: view.phase != "revealed")
 
+    def follow_up(self) -> float:
+        """*Ask a follow-up: a new case* (after a reveal): a new round on another case."""
+        return self.act("follow_up", "document.querySelectorAll('.st-key-reveal').length === 1",
+                        "Ask a follow-up", lambda view: view.phase != "revealed"
+                        and view.question.case > 0)
+
     def next(self, to: int) -> float:
         """*Next step*, then wait until the page shows step ``to`` and its class panel."""
         return self.act("class_next", f"document.body.innerText.includes('Step {to} of ') && "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 import tempfile
 
 import pytest
@@ -348,3 +349,14 @@ def app(window):
     tab = window(1400, 1100)
     yield tab
     print(" ".join(f"{label} {took:.1f}s" for label, took in tab.timings))
+
+
+@pytest.fixture(autouse=True)
+def keep_main_module():
+    """Streamlit's AppTest runs the page as ``__main__`` and leaves it there: a process pool
+    started later in the same worker (the readiness check's, with "spawn") would run the
+    page's script in every child, which dies of it. Each test gets the worker's own back."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main

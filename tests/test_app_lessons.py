@@ -11,19 +11,12 @@ import json
 
 import pytest
 from phone_helpers import Phone
-from test_app_room import count, page
+from test_app_room import class_file, count, page  # noqa: F401 (class_file: autouse)
 from test_lessonfile import docs_example
 
 from xattn.ui.room.room import class_store
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
-
-
-@pytest.fixture(autouse=True)
-def class_file(tmp_path, monkeypatch):
-    monkeypatch.delenv("XATTN_REDIS_URL", raising=False)
-    monkeypatch.delenv("XATTN_PUBLIC_URL", raising=False)
-    monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "classes.sqlite3"))
 
 
 def upload(at, name: str, text: str):
@@ -337,3 +330,28 @@ def test_ending_a_class_takes_every_page_out_and_says_why():
     assert f"The class {code} has ended" in " ".join(w.value for w in projector.warning)
     with pytest.raises(Exception, match="has ended"):
         class_store().room_view(code)
+
+
+def test_the_lesson_page_exports_its_questions_for_moodle():
+    at = page(view="Lesson", course="short")
+    at.button(key="lms_make").click().run()
+    assert not at.exception, at.exception
+    assert [b for b in at.get("download_button") if b.proto.label ==
+            "The questions (Moodle XML)"]
+    from test_lms import read_back
+
+    (made,) = [at.session_state[k] for k in at.session_state if str(k).startswith("_xattn_lms_")]
+    assert [q["type"] for q in read_back(made)] == ["multichoice", "numerical", "multichoice",
+                                                    "matching"]     # the poll left out
+
+
+def test_a_class_started_from_a_link_with_own_sentences_asks_alike_on_every_screen():
+    """The audit's projector read "...does der look at...?" while every phone asked about
+    chat: a class teaches its lesson's steps with their own settings on every screen, and
+    the lecturer's page says what the class asks."""
+    host = page(**{"class": "new", "src": "der Hund schläft", "tgt": "the dog sleeps"})
+    code = host.session_state["room"]
+    m = Phone(code).message()["room"]
+    assert "<code>chat</code>" in m["question"]
+    assert "`chat`" in said(host) and "`der`" not in said(host)
+    assert host.session_state["src"] == "the black cat sat on the mat"

@@ -7,7 +7,13 @@ through HAProxy (``deploy/serve.sh 2``), as students hold it.
   source word, one taken back), its receipt says Saved with its value in a green box (pixels),
   the store counts what the phones sent, and after the reveal each phone shows its own verdict
   (the server's words for its stored answer, ink on the screen) and the chart (a heatmap in
-  several distinct viridis colours, read from a screenshot of its SVG).
+  several distinct viridis colours, read from a screenshot of its SVG), every chart whole on
+  the phone's screen (below).
+- The answer's charts of the steps with the widest ones (8, 12, 13, 14) whole on a 390×844 and
+  a 360×740 screen, and on a 360-wide one whose text is larger than the drawing planned (a
+  phone's own text size, a wider font): every chart in the window, everything drawn inside its
+  chart's box (an SVG clips what falls outside), labels at least 9 px, no sideways scroll of
+  the page, the last panel drawn in colour (pixels).
 - The first load of a phone with an empty cache: bytes on the wire (≤ 150 kB) and no Plotly or
   Streamlit asset fetched.
 - The lecturer's switches: *Ask how sure* (sure / think so / guess under each phone's answer,
@@ -261,6 +267,45 @@ def check_receipt_pixels(phone: Phone, want: tuple[int, int, int], name: str) ->
     assert ink_share(png) > 0.01, (phone.name, name, "no text in the box")
 
 
+# What is not whole of the answer's charts on a phone's screen (phone.js draws them as SVG):
+# a chart's box out of the window, anything drawn out of its chart's box (the SVG clips it), a
+# label under 9 px once the chart is scaled to the screen, the page wider than the window.
+CHARTS_CUT_JS = """() => {
+  const out = [], width = document.documentElement.clientWidth, slack = 0.75;
+  if (document.documentElement.scrollWidth > width)
+    out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px in ${width}`);
+  document.querySelectorAll('#charts figure').forEach((f, k) => {
+    const name = `chart ${k + 1} (${f.querySelector('figcaption').textContent})`;
+    f.querySelectorAll('svg').forEach((s, j) => {
+      const r = s.getBoundingClientRect();
+      if (!r.width || !r.height) out.push(`${name}, svg ${j + 1}: not drawn`);
+      if (r.left < -slack || r.right > width + slack)
+        out.push(`${name}, svg ${j + 1}: ${Math.round(r.left)}..${Math.round(r.right)} px in a ${width} px window`);
+      const scale = s.getScreenCTM().a;
+      s.querySelectorAll('rect, text, path, line, polyline').forEach((e) => {
+        const b = e.getBoundingClientRect();
+        const what = `${name}, svg ${j + 1}: <${e.tagName}> ${JSON.stringify(e.textContent)}`;
+        if (b.left < r.left - slack || b.right > r.right + slack || b.top < r.top - slack
+            || b.bottom > r.bottom + slack)
+          out.push(`${what} drawn at ${[b.left, b.top, b.right, b.bottom].map(Math.round)}, ` +
+                   `out of its box ${[r.left, r.top, r.right, r.bottom].map(Math.round)}`);
+        if (e.tagName === 'text' && parseFloat(getComputedStyle(e).fontSize) * scale < 9)
+          out.push(`${what} is ${(parseFloat(getComputedStyle(e).fontSize) * scale).toFixed(1)} px`);
+      });
+    });
+  });
+  return out;
+}"""
+# A phone whose text comes larger than the drawing planned for (its own text size, a wider
+# font): 14 px where phone.css says 11.
+LARGER_TEXT_JS = """document.addEventListener('DOMContentLoaded', () => {
+  const s = document.createElement('style');
+  s.textContent = 'svg text { font-size: 14px !important; }';
+  document.head.append(s);
+});"""
+WIDE_CHART_STEPS = (8, 12, 13, 14)   # issue 34: their charts were the ones seen cut
+
+
 # --- answers ------------------------------------------------------------------------------------
 
 NUMBERS = ("1", "0.5", "0.25", "0", "0.99", "1.00")
@@ -384,6 +429,8 @@ def test_six_phones_follow_all_14_steps_and_see_their_receipts_and_verdicts(
             assert ink_share(png) > 0.02, (p.name, n, "no text drawn where the verdict is")
             if check_chart(p, f"step {n}") and p is class_[0]:
                 heat_steps.append(n)
+            cut = p.page.evaluate(CHARTS_CUT_JS)       # every chart whole on this screen
+            assert not cut, (p.name, f"step {n}", cut)
             if n == 12 and p is class_[0]:
                 p.page.screenshot(path=str(ARTIFACTS / "phones-step12-revealed.png"),
                                   full_page=True)
@@ -461,6 +508,8 @@ def test_phones_tap_how_sure_and_a_revote_shows_the_round_before_where_the_host_
         assert p.page.inner_text("#earlier figcaption") == \
             "Round 1: how the class answered (2 answers)"
         assert coloured_share(p.shot('#earlier figure svg[role="img"]')) > 0.005
+        cut = p.page.evaluate(CHARTS_CUT_JS.replace("'#charts figure'", "'#earlier figure'"))
+        assert not cut, (p.name, cut)                          # whole on the phone's screen
         assert p.page.locator('#sure .pill[aria-pressed="true"]').count() == 0  # a new round
     sure.page.screenshot(path=str(ARTIFACTS / "phones-round-before.png"), full_page=True)
     unsure.tap_option(5)
@@ -472,6 +521,51 @@ def test_phones_tap_how_sure_and_a_revote_shows_the_round_before_where_the_host_
     for p in (sure, unsure):
         assert not p.page_errors and not p.console_errors, (p.name, p.console_errors)
     assert not host.errors()
+
+
+def stored_answer(question, k: int):
+    """The k-th of a few answers of the kind ``question`` asks (given through the store)."""
+    if question.kind == "token":
+        return k % len(question.choices)
+    if question.kind == "choice":
+        return question.choices[k % len(question.choices)]
+    if question.kind == "parts":
+        return PARTS[k]
+    if question.kind == "links":
+        return tuple(sorted(LINKS[k]))
+    raise AssertionError(f"no stored answer for a {question.kind} question")
+
+
+def test_the_answer_charts_are_whole_on_a_phones_screen(hall, host, phones):
+    """Issue 34: after the reveal, the charts of steps 8, 12, 13 and 14 whole on the screen
+    (`CHARTS_CUT_JS`: geometry as drawn, not the message's JSON), also with larger text."""
+    from xattn.classroom import new_student_id
+
+    store = hall.store()
+    code, key = host.code, host.key
+    host.page.goto("about:blank")      # the class is moved through the store: no page reruns
+    plain = phones(host.student_url, ((390, 844), (360, 740)), names=["390x844", "360x740"])
+    larger, = phones(None, ((360, 740),), names=["360x740, larger text"])
+    larger.page.add_init_script(LARGER_TEXT_JS)
+    larger.open(host.student_url)
+    for n in WIDE_CHART_STEPS:
+        store.set_step(code, key, n)
+        question = store.room_view(code).question
+        for k in range(4):                          # the class's chart has answers to show
+            store.answer(code, n, new_student_id(), stored_answer(question, k))
+        store.reveal(code, key, n)
+        for p in (*plain, larger):
+            p.on_step(n, revealed=True)
+            p.page.evaluate("document.fonts.ready")
+            cut = p.page.evaluate(CHARTS_CUT_JS)
+            assert not cut, (p.name, f"step {n}", cut)
+            last = p.page.locator('#charts figure svg[role="img"]').last
+            last.scroll_into_view_if_needed()
+            assert coloured_share(last.screenshot()) > 0.05, (p.name, n, "last panel blank")
+            if p is plain[1]:
+                p.page.screenshot(path=str(ARTIFACTS / f"phones-step{n}-charts-360.png"),
+                                  full_page=True)
+        assert not any(p.page_errors for p in (*plain, larger))
 
 
 def _offline(phone: Phone, wifi: Wifi) -> None:

@@ -266,6 +266,23 @@ def test_ask_again_starts_every_phones_prediction_afresh(classroom, people):
     phone.tap_option(2)                                   # the same answer, after discussing
     saved(classroom, host.code, phone, 2, "cat")
     assert classroom.store().room_view(host.code).counts[2] == 1
+    # the same question on a new case: another seed, another right answer, judged by its own
+    from xattn.lesson import SHIPPED
+    from xattn.ui.room.answers import class_step
+
+    _, new = class_step(SHIPPED, 1, case=1, show=False)
+    host.reveal()
+    host.follow_up()
+    phone.wait("/round 3$/.test(document.getElementById('where').textContent) && "
+               "document.getElementById('note').textContent.includes('a new case')",
+               what="the follow-up")
+    phone.on_step(1, open_=True)
+    assert phone.state()["pressed"] == []
+    phone.tap_option(new.truth)
+    saved(classroom, host.code, phone, new.truth, new.question.choices[new.truth])
+    host.reveal()
+    phone.on_step(1, revealed=True)
+    assert phone.state()["verdict"].startswith("Right"), phone.state()
 
 
 def test_a_timer_closes_the_question_on_phones_of_both_processes(classroom, people):

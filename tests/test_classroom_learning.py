@@ -5,7 +5,7 @@ case) and a post-check, on SQLite and on Redis, every number computed by hand be
 from __future__ import annotations
 
 import pytest
-from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip
+from test_classroom_store import backend, redis_server, store  # noqa: F401 (fixtures)
 
 from xattn.classroom import Question, new_student_id
 from xattn.classroom.learning import check_pair, class_gain, step_learning
@@ -13,23 +13,7 @@ from xattn.classroom.learning import check_pair, class_gain, step_learning
 ABC = ("A", "B", "C")
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    redis_or_skip()
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request, tmp_path):
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    s = Backend.fresh(request.param, tmp_path, url).open()
-    yield s
-    s.close()
-
-
-def class_of_40(store):
+def class_of_40(store):  # noqa: F811 (the imported fixture)
     """Step 1: the pre-check (right B); step 2: vote (right B), revote, follow-up (case 1, right
     C); step 3: the post-check (the same question as step 1, right B).
 
@@ -60,7 +44,7 @@ def class_of_40(store):
     return code, key
 
 
-def test_a_class_of_40_learns_as_counted_by_hand(store):
+def test_a_class_of_40_learns_as_counted_by_hand(store):  # noqa: F811
     code, key = class_of_40(store)
     questions, seqs = store.trajectories(code, key, 2)
     assert [q.case for q in questions] == [0, 0, 1] and sum(seqs.values()) == 40
@@ -80,7 +64,7 @@ def test_a_class_of_40_learns_as_counted_by_hand(store):
     assert check.gain == pytest.approx(0.75) and class_gain([check]) == pytest.approx(0.75)
 
 
-def test_across_refuses_a_round_the_room_never_asked(store):
+def test_across_refuses_a_round_the_room_never_asked(store):  # noqa: F811
     code, key = class_of_40(store)
     with pytest.raises(ValueError, match=r"then must be a \(step, round\) the room has asked"):
         store.across(code, key, (1, 1), (3, 2))

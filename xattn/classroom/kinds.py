@@ -16,8 +16,9 @@ everything a kind decides:
 - **drawn**: ``chart``, one of `CHARTS`, how the class's answers are drawn
   (``xattn.figures.classroom.class_figure``): bars per answer, a part-by-choice grid, or the
   class's links;
-- **written**: ``named`` (a counted answer's CSV ``index`` and ``answer`` cells) and
-  ``shown`` (an answer in words, plain text).
+- **written**: ``named`` (a counted answer's CSV ``index`` and ``answer`` cells),
+  ``shown`` (an answer in words, plain text) and ``lms`` (the Moodle question type that grades
+  it the same way, ``xattn.lesson.lms``; "" where none does).
 
 A new kind whose students answer with one of the controls above is one entry here (see
 ``"poll"``, a choice with no right answer); docs/lesson-files.md says how.
@@ -81,6 +82,7 @@ class Kind:
     choices: tuple[int, int] | None              # (least, most) choices; None: a range
     rows: tuple[int, int] | None = None          # (least, most) rows; None: takes no rows
     distinct: bool = False                       # the choices (and rows) must differ
+    lms: str = ""                                # Moodle's type grading it alike ("": none)
     encode: Callable = None
     decode: Callable = None
     options: Callable = None
@@ -259,24 +261,24 @@ _CHOICE = dict(encode=_encode_choice, decode=lambda q, text: q.choices[int(text)
                shown=lambda q, value: str(value))
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("choice", "one of a few options, one of them right", "pills", "bars", True, (2, 64),
-         distinct=True, right=_right_choice, verdict=_verdict_choice, **_CHOICE),
+         distinct=True, lms="multichoice", right=_right_choice, verdict=_verdict_choice, **_CHOICE),
     Kind("poll", "one of a few options, none of them right (what the class thinks)", "pills",
          "bars", False, (2, 64), distinct=True, right=lambda q, key, answer: False,
          verdict=_verdict_poll, **_CHOICE),
     Kind("token", "one token of a sentence, by its position (tokens may repeat)", "tokens",
-         "bars", True, (1, MAX_CHOICES), encode=_encode_token,
+         "bars", True, (1, MAX_CHOICES), lms="multichoice", encode=_encode_token,
          decode=lambda q, text: int(text), options=lambda q: list(range(len(q.choices))),
          expects=lambda q: f"a token position from 0 to {len(q.choices) - 1}",
          named=lambda q, value: (value, q.choices[value]), shown=_shown_token,
          right=_right_choice, verdict=_verdict_token),
     Kind("number", "a number in a range, rounded to a few decimals", "number", "bars", True,
-         None, encode=_encode_number, decode=lambda q, text: float(text),
+         None, lms="numerical", encode=_encode_number, decode=lambda q, text: float(text),
          options=lambda q: [], expects=lambda q: f"a number from {q.low:g} to {q.high:g}",
          named=lambda q, value: ("", f"{value:.{q.decimals}f}"),
          shown=lambda q, value: f"{float(value):.{q.decimals}f}",
          right=_right_number, verdict=_verdict_number),
     Kind("parts", "one of the options for each of several named parts (each head's job)",
-         "grid", "grid", True, (2, 64), rows=(1, MAX_ROWS), distinct=True,
+         "grid", "grid", True, (2, 64), rows=(1, MAX_ROWS), distinct=True, lms="matching",
          encode=_encode_parts,
          decode=lambda q, text: tuple(None if k == "-" else q.choices[int(k)]
                                       for k in text.split(",")),
@@ -291,7 +293,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              q, value).items() if c is not None) or "none",
          right=_right_parts, verdict=_verdict_parts),
     Kind("links", "a word alignment: links between target and source words", "links",
-         "links", True, (1, MAX_WORDS), rows=(1, MAX_WORDS), encode=_encode_links,
+         "links", True, (1, MAX_WORDS), rows=(1, MAX_WORDS), lms="matching",
+         encode=_encode_links,
          decode=lambda q, text: tuple((int(t), int(s)) for t, s in _LINK.findall(text)),
          options=lambda q: [(t, s) for t in range(len(q.rows)) for s in range(len(q.choices))],
          elements=lambda q, answer: tuple(answer),

@@ -23,7 +23,7 @@ from xattn.lesson import Lesson, Step
 from xattn.sources import Attention
 from xattn.ui import internals, server_logs
 from xattn.ui.lesson.catalog import default_lesson, room_lesson
-from xattn.ui.lesson.start import lesson_picker, new_class, page_lesson, start_panel
+from xattn.ui.lesson.start import lesson_picker, lms_export, new_class, page_lesson, start_panel
 from xattn.ui.lesson.view import lesson_setup, lesson_view
 from xattn.ui.link import COURSE, HOST, PRESENT, VIEW
 from xattn.ui.look import page_style
@@ -95,6 +95,7 @@ def _weights_tab(draw: Callable[[Attention, int, PageState], None]) -> Callable[
 def _lesson_tab(t: Tab) -> None:
     if t.room is None:
         lesson_picker(t.state, t.lesson)
+        lms_export(t.lesson)
     lesson_view(t.a, t.layer, t.state, t.step,
                 lambda view, a, layer: DRAWS[view](a, layer, t.state), t.lesson, t.room)
 

@@ -16,10 +16,11 @@ from xattn.lesson import Lesson, LessonError, read_lesson
 from xattn.literal import md_code, show_value
 from xattn.ui.lesson.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
 from xattn.ui.link import CLASS, COURSE, LESSON, ROOM, lesson_setting
-from xattn.ui.room.prepared import lesson_questions
+from xattn.ui.room.prepared import StepUnavailable, lesson_questions
 from xattn.ui.state import Notice, PageState
 
-__all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "UPLOADED"]
+__all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "lms_export",
+           "UPLOADED"]
 
 UPLOADED = "_xattn_uploaded_lesson"   # session: the lecturer's checked upload (a Lesson)
 _UPLOAD_KEY = "lesson_upload"
@@ -61,6 +62,36 @@ def lesson_picker(state: PageState, lesson: Lesson) -> None:
     st.selectbox("Lesson", list(names), key=COURSE.key, format_func=names.get,
                  on_change=_picked, help="The server's lessons: the shipped ones and the "
                                          "deployer's (docs/lesson-files.md).")
+
+
+def lms_export(lesson: Lesson) -> None:
+    """The lesson's questions with their computed answers as Moodle XML (made on a press: it
+    computes every step's weights)."""
+    with st.popover("Export the questions for Moodle", icon=":material/download:"):
+        st.caption("Every question of this lesson with the answer computed from its step's "
+                   "own weights, as Moodle XML (multiple choice, numerical, matching); polls "
+                   "have no right answer and are left out.")
+        key = f"_xattn_lms_{lesson.digest}"
+        if st.button("Make the file", key="lms_make"):
+            try:
+                st.session_state[key] = _moodle(lesson)
+            except StepUnavailable as err:
+                st.error(f"A step cannot be made here: {md_code(str(err))}",
+                         icon=":material/error:")
+        if key in st.session_state:
+            st.download_button("The questions (Moodle XML)", st.session_state[key],
+                               f"xattn-{lesson.name}-moodle.xml", "application/xml",
+                               key="lms_download", on_click="ignore")
+
+
+def _moodle(lesson: Lesson) -> str:
+    from xattn.lesson.lms import LmsItem, moodle_xml
+    from xattn.ui.room.answers import class_step
+
+    items = [LmsItem(f"{n}. {step.title}", step.question,
+                     class_step(lesson, n, show=False)[1])
+             for n, step in enumerate(lesson.steps, 1)]
+    return moodle_xml(lesson.title, items)
 
 
 def _checked_upload() -> Lesson | list[str] | None:

@@ -211,7 +211,9 @@
     if (fresh) {
       $("title").textContent = r.step + ". " + r.title;
       $("question").innerHTML = r.question;
-      $("about-text").innerHTML = (r.note || "") + r.about;
+      $("note").innerHTML = r.note || "";           // a follow-up's new case, a missing word
+      $("note").hidden = !r.note;
+      $("about-text").innerHTML = r.about;
       $("about").hidden = false;
       $("about").open = r.phase === "revealed" && !r.ask;
       $("reads").hidden = !r.reads;
@@ -228,7 +230,12 @@
     const past = $("earlier"), earlier = r.phase !== "revealed" && r.earlier;
     past.hidden = !earlier;                 // a revote: how the class answered the round before
     if (!earlier) { past.textContent = ""; past.dataset.key = ""; }
-    else if (past.dataset.key !== key) { past.textContent = ""; past.append(chart(r.earlier.chart)); past.dataset.key = key; }
+    else if (past.dataset.key !== key) {
+      past.textContent = "";
+      past.append(chart(r.earlier.chart, past.clientWidth || Math.min(innerWidth, 748) - 31));
+      past.querySelectorAll("svg").forEach(fit);
+      past.dataset.key = key;
+    }
     receipt();
     $("wait").textContent = r.phase === "revealed" ? "" : closed() || r.phase === "closed"
       ? "Time is up: answers are closed. Your teacher reveals the answer next."
@@ -426,10 +433,19 @@
     const key = [r.code, r.version, r.step, r.round].join("|");
     if (charts.dataset.key !== key) {
       charts.textContent = "";
-      r.answer.charts.forEach((c) => charts.append(chart(c)));
+      const room = charts.clientWidth || Math.min(innerWidth, 748) - 31;   // CSS px for a chart
+      r.answer.charts.forEach((c) => charts.append(chart(c, room)));
+      charts.querySelectorAll("svg").forEach(fit);     // measured once on the screen
       charts.dataset.key = key;
+      S.chartWidth = innerWidth;
     }
   }
+  addEventListener("resize", () => {     // a phone turned: its charts laid out for the new width
+    if (S.room && S.chartWidth && Math.abs(innerWidth - S.chartWidth) > 40) {
+      $("charts").dataset.key = "";
+      reveal();
+    }
+  });
 
   function tick() {
     const r = S.room, t = r && r.timer, box = $("timer");
@@ -465,14 +481,33 @@
     return n;
   }
   const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+  function wrap(s, n) {             // a long name on two lines of at most n characters
+    const at = s.length > n ? s.lastIndexOf(" ", n) : -1;
+    return at > 0 ? [s.slice(0, at), cut(s.slice(at + 1), n)] : [cut(s, n)];
+  }
+  // Every panel is laid out for `room`, the CSS px the phone gives a chart (its labels' room
+  // guessed from their characters); `fit` then widens its box to what was drawn, measured
+  // (a font wider or larger than guessed), and CSS scales the box to the screen: nothing drawn
+  // falls outside the box, where an SVG clips it.
+  function fit(s) {
+    const b = s.getBBox(), v = s.viewBox.baseVal;
+    if (!b.width) return;                            // not on the screen: nothing measured
+    const x = Math.min(v.x, Math.floor(b.x) - 1), y = Math.min(v.y, Math.floor(b.y) - 1);
+    const w = Math.max(v.x + v.width, Math.ceil(b.x + b.width) + 1) - x;
+    const h = Math.max(v.y + v.height, Math.ceil(b.y + b.height) + 1) - y;
+    s.setAttribute("viewBox", [x, y, w, h].join(" "));
+    s.setAttribute("width", w);
+    s.setAttribute("height", h);
+  }
   const fmt = (v, pct) => (v === null ? "–" : pct ? Math.round(v * 100) + "%" : String(v));
 
-  function chart(spec) {
+  function chart(spec, room) {
     const fig = el("figure", {}, el("figcaption", { text: spec.title }));
-    const small = spec.panels.length > 2;
+    const small = spec.panels.length > 2;            // small multiples, two or more a row
     const grid = el("div", { class: small ? "group" : "" });
+    const each = small ? Math.floor((room - 8) / Math.max(2, Math.floor(room / 190))) : room;
     spec.panels.forEach((p) => {
-      const drawn = p.kind === "heat" ? heat(p, small) : p.kind === "bars" ? bars(p) : lines(p);
+      const drawn = p.kind === "heat" ? heat(p, small, each) : p.kind === "bars" ? bars(p, room) : lines(p, room);
       drawn.setAttribute("role", "img");
       drawn.setAttribute("aria-label", (p.name ? p.name + ": " : "") + spec.alt);
       grid.append(small ? el("div", {}, el("div", { class: "muted", text: p.name || "" }), drawn) : drawn);
@@ -497,49 +532,57 @@
     s.append(svg("text", { x: 120, y: 27, "text-anchor": "middle" }, p.reverse ? "darker is higher" : "brighter is higher"));
     return s;
   }
-  function heat(p, small) {
+  function heat(p, small, room) {
     const nr = p.z.length, nc = p.z[0].length;
-    const cell = small ? Math.max(9, Math.min(18, Math.floor(150 / nc))) : Math.max(14, Math.min(40, Math.floor(260 / nc)));
-    const ycut = nr <= 3 ? 24 : 14;          // a few long row names (the class, the weights)
-    const left = small ? 4 : Math.min(170, 14 + 6.6 * Math.max(...p.y.map((s) => cut(s, ycut).length)));
+    // a few rows (the class, the weights) may have long names: on two lines
+    const names = p.y.map((t) => (nr <= 3 ? wrap(t, 18) : [cut(t, 14)]));
+    const left = small ? 4 : Math.min(Math.round(room * 0.45), 14 + 6.6 * Math.max(...names.flat().map((t) => t.length)));
+    const cell = small ? Math.max(6, Math.min(18, Math.floor((room - 8) / nc)))
+      : Math.max(12, Math.min(40, Math.floor((room - left - 4) / nc)));
+    const tall = small ? cell : Math.max(cell, 13 * Math.max(...names.map((l) => l.length)) + 4);
     const bottom = small ? 4 : Math.min(110, 16 + 6 * Math.max(...p.x.map((s) => cut(s, 14).length)));
-    const w = left + nc * cell + 4, h = 6 + nr * cell + bottom;
+    const w = left + nc * cell + 4, h = 6 + nr * tall + bottom;
     const s = svg("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h });
     p.z.forEach((row, i) => row.forEach((v, j) => {
-      const x = left + j * cell, y = 6 + i * cell;
-      s.append(svg("rect", { x: x, y: y, width: cell - 1, height: cell - 1,
+      const x = left + j * cell, y = 6 + i * tall;
+      s.append(svg("rect", { x: x, y: y, width: cell - 1, height: tall - 1,
         fill: v === null ? "#ddd" : colour(v, p.zmin, p.zmax, p.reverse) },));
-      if (p.text && !small) s.append(svg("text", { x: x + cell / 2, y: y + cell / 2 + 4, "text-anchor": "middle",
+      if (p.text && !small) s.append(svg("text", { x: x + cell / 2, y: y + tall / 2 + 4, "text-anchor": "middle",
         style: "fill:" + (light(v, p.zmin, p.zmax, p.reverse) ? "#1b1b1f" : "#fff") }, p.text[i][j]));
     }));
     p.marks.forEach((m) => {
-      const x = left + m[1] * cell, y = 6 + m[0] * cell;
+      const x = left + m[1] * cell, y = 6 + m[0] * tall;
       if (m[2] === "masked") {
-        s.append(svg("path", { d: "M" + (x + 3) + " " + (y + 3) + "L" + (x + cell - 4) + " " + (y + cell - 4) + "M" + (x + cell - 4) + " " + (y + 3) + "L" + (x + 3) + " " + (y + cell - 4), stroke: "#bebebe", "stroke-width": 2 }));
+        s.append(svg("path", { d: "M" + (x + 3) + " " + (y + 3) + "L" + (x + cell - 4) + " " + (y + tall - 4) + "M" + (x + cell - 4) + " " + (y + 3) + "L" + (x + 3) + " " + (y + tall - 4), stroke: "#bebebe", "stroke-width": 2 }));
       } else {
-        s.append(svg("rect", { x: x + 1, y: y + 1, width: cell - 3, height: cell - 3, fill: "none", stroke: "#ff2d55", "stroke-width": 2.5 }));
+        s.append(svg("rect", { x: x + 1, y: y + 1, width: cell - 3, height: tall - 3, fill: "none", stroke: "#ff2d55", "stroke-width": 2.5 }));
       }
     });
     if (!small) {
-      p.y.forEach((t, i) => s.append(svg("text", { x: left - 4, y: 6 + i * cell + cell / 2 + 4, "text-anchor": "end" }, cut(t, ycut))));
+      names.forEach((lines, i) => {
+        const y = 6 + i * tall + tall / 2 + 4 - 6.5 * (lines.length - 1);
+        const t = svg("text", { x: left - 4, y: y, "text-anchor": "end" });
+        lines.forEach((l, k) => t.append(svg("tspan", { x: left - 4, dy: k ? 13 : 0 }, l)));
+        s.append(t);
+      });
       p.x.forEach((t, j) => {
-        const x = left + j * cell + cell / 2, y = 6 + nr * cell + 6;
+        const x = left + j * cell + cell / 2, y = 6 + nr * tall + 6;
         s.append(svg("text", { x: x, y: y, "text-anchor": "end", transform: "rotate(-60 " + x + " " + y + ")" }, cut(t, 14)));
       });
     }
     return s;
   }
-  function bars(p) {
+  function bars(p, room) {
     const n = p.x.length, k = p.series.length;
     const all = p.series.flatMap((s) => s.y.filter((v) => v !== null));
     const top = Math.max(1e-9, ...all), low = Math.min(0, ...all);
     const left = 34, bottom = Math.min(110, 16 + 6 * Math.max(0, ...p.x.map((s) => cut(s, 16).length)));
-    const slot = Math.max(18, Math.min(56, Math.floor(300 / n))), plot = 150;
+    const slot = Math.max(14, Math.min(56, Math.floor((room - left - 6) / n))), plot = 150;
     const w = left + n * slot + 6, h = 16 + plot + bottom;
     const s = svg("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h });
     const y = (v) => 16 + plot * (top - v) / (top - low);
     s.append(svg("line", { x1: left, x2: w, y1: y(0), y2: y(0), stroke: "#888" }));
-    s.append(svg("text", { x: left - 4, y: y(top) + 4, "text-anchor": "end" }, fmt(top, p.percent)));
+    s.append(svg("text", { x: left - 4, y: y(top) + 4, "text-anchor": "end" }, fmt(Math.max(0, ...all), p.percent)));
     p.series.forEach((ser, q) => ser.y.forEach((v, i) => {
       if (v === null) return;
       const bw = (slot - 6) / k, x = left + i * slot + 3 + q * bw;
@@ -552,12 +595,12 @@
     });
     return s;
   }
-  function lines(p) {
+  function lines(p, room) {
     const xs = p.series.flatMap((s) => s.x), ys = p.series.flatMap((s) => s.y).filter((v) => v !== null);
     const fx = (v) => (p.log ? Math.log10(Math.max(v, 1e-9)) : v);
     const x0 = Math.min(...xs.map(fx)), x1 = Math.max(...xs.map(fx));
     const y0 = Math.min(0, ...ys), y1 = Math.max(...ys, 1e-9);
-    const left = 34, w = 330, h = 200, top = 10, plot = 160;
+    const left = 40, w = Math.max(240, Math.min(360, room)), h = 200, top = 10, plot = 160;
     const X = (v) => left + (w - left - 8) * (x1 > x0 ? (fx(v) - x0) / (x1 - x0) : 0.5);
     const Y = (v) => top + plot * (y1 - v) / (y1 - y0 || 1);
     const s = svg("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h });
