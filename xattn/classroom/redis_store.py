@@ -62,6 +62,12 @@ def _timer(text: str | None) -> Timer | None:
     return Timer(float(seconds), int(ends) / 1000, reveal == "1")
 
 
+def _rounds(room: dict) -> list[tuple[int, int]]:
+    """Every (step, round) a room's hash has asked, in order."""
+    return [(s, r) for s in range(1, int(room["n_steps"]) + 1)
+            for r in range(1, int(room[f"r{s}"]) + 1)]
+
+
 class RedisStore(ClassStore):
     """`ClassStore` in the Redis at ``url`` (``redis://host:port/db``, ``unix:///path``)."""
 
@@ -225,17 +231,19 @@ class RedisStore(ClassStore):
         room = self._room(code, digest)
         if room is None:
             return None
-        rounds = [(s, r) for s in range(1, int(room["n_steps"]) + 1)
-                  for r in range(1, int(room[f"r{s}"]) + 1)]
+        rounds = _rounds(room)
+        return [(s, r, room[f"q{s}.{r}"], raw, _timer(room.get(f"t{s}.{r}")))
+                for (s, r), raw in zip(rounds, self._hashes("cnt", code, rounds), strict=True)]
+
+    def _hashes(self, kind: str, code: str, rounds: list) -> list[dict]:
+        """The ``kind`` hash (``cnt``, ``cfc``) of each (step, round), in one round trip."""
         try:
             pipe = self._r.pipeline(transaction=False)
             for s, r in rounds:
-                pipe.hgetall(self._key("cnt", code, s, r))
-            counts = pipe.execute()
+                pipe.hgetall(self._key(kind, code, s, r))
+            return pipe.execute()
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
-        return [(s, r, room[f"q{s}.{r}"], raw, _timer(room.get(f"t{s}.{r}")))
-                for (s, r), raw in zip(rounds, counts, strict=True)]
 
     def _levels_of(self, code, step, round_):
         try:
@@ -246,21 +254,16 @@ class RedisStore(ClassStore):
     def _levels_counted(self, code, step=None, round_=None):
         try:
             room = self._r.hgetall(self._key("room", code))
-            if not room or "step" not in room:
-                raise RoomNotFound.for_code(code)
-            rounds = [(step, round_)] if step is not None else [
-                (s, r) for s in range(1, int(room["n_steps"]) + 1)
-                for r in range(1, int(room[f"r{s}"]) + 1)]
-            rounds = [(s, r) for s, r in rounds if f"q{s}.{r}" in room]
-            pipe = self._r.pipeline(transaction=False)
-            for s, r in rounds:
-                pipe.hgetall(self._key("cfc", code, s, r))
-            got = pipe.execute()
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
+        if not room or "step" not in room:
+            raise RoomNotFound.for_code(code)
+        rounds = [(s, r) for s, r in ([(step, round_)] if step is not None else _rounds(room))
+                  if f"q{s}.{r}" in room]
         return {(s, r): (room[f"q{s}.{r}"], {tuple(key.rsplit("|", 1)): int(n)
                                               for key, n in counts.items() if int(n) > 0})
-                for (s, r), counts in zip(rounds, got, strict=True) if counts}
+                for (s, r), counts in zip(rounds, self._hashes("cfc", code, rounds),
+                                          strict=True) if counts}
 
     def _tally(self, code, step, round_):
         try:
