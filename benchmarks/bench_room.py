@@ -112,6 +112,7 @@ class Measures:
     uncounted: int = 0                              # answers the host's page never counted
     kill: dict = field(default_factory=dict)        # what the kill did
     outage: dict = field(default_factory=dict)      # what the store's outage did
+    follow_up: dict = field(default_factory=dict)   # the follow-up round: its latencies
     servers: dict = field(default_factory=dict)     # process -> phones (at the start)
     host: dict = field(default_factory=dict)        # the host page's runs and triggers
     page_kb: float = 0.0                            # the phone's page on the wire
@@ -450,6 +451,33 @@ async def reveal_round(host, phones, step: int, round_: int, a, m: Measures) -> 
     return [p.revealed[(step, round_)] - sent for p in phones if (step, round_) in p.revealed]
 
 
+async def follow_up_round(host, phones, a, rng, m: Measures, open_store) -> None:
+    """*Ask a follow-up* on step 1 (the same question on a new case): every phone must show
+    the new round and its new question, every answer to it must be saved and counted, and
+    its reveal must reach every phone (issue 35: the room's live targets with follow-ups)."""
+    step = 1
+    round_ = max(r for (s, r) in m.sent if s == step) + 1
+    try:
+        sent, _ = await host.click("follow_up", lambda h: h.step == step and "reveal" in
+                                   h.buttons)
+    except (RuntimeError, ConnectionError) as err:
+        m.problems.append(f"the host could not ask a follow-up: {err}")
+        return
+    if not await until(lambda: all(_asking(p, step, round_) for p in phones),
+                       f"every phone's follow-up (round {round_})", a.wait, m):
+        return
+    shown = [min(t for (st_, r, ph, _), t in p.shown.items()
+                 if (st_, r, ph) == (step, round_, "asking")) - sent for p in phones]
+    since = time.monotonic()
+    picks = await answer_round(phones, step, round_, a, rng, m)
+    if picks:
+        await counted(host, picks, step, since, a, m, open_store,
+                      into=m.follow_up.setdefault("to_host", []))
+        await asyncio.to_thread(check_store, open_store, host.code, phones, step, round_, m)
+    m.follow_up.update(round=round_, shown=shown,
+                       reveal=await reveal_round(host, phones, step, round_, a, m))
+
+
 async def kill_round(host, phones, hall, a, rng, m: Measures, open_store) -> None:
     """Ask again on the class's step; while the class answers, kill the backend that holds
     the most phones (not the host's), ``--kill-taps`` of its phones tapping just before;
@@ -643,6 +671,10 @@ async def run_class(kind: str, url: str, hall: LectureHall, meter: Meter, open_s
     m.client_lag, m.client_gc = lag.stop()
     m.profile = _profile_stop(spies, a)
     answered = [step for (step, round_), n in m.sent.items() if round_ == 1 and n]
+    if a.follow_up and 1 in answered:
+        with Phase(m, "the follow-up", meter):
+            await back_to(1, host, phones, a, m, open_store)
+            await follow_up_round(host, phones, a, rng, m, open_store)
     if a.kill_after > 0 and answered:
         with Phase(m, "the kill round", meter):
             await back_to(max(answered), host, phones, a, m, open_store)
@@ -786,6 +818,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--confidence", action=argparse.BooleanOptionalAction, default=True,
                     help="the room asks how sure each answer is, and the phones say it "
                          "(default: on)")
+    ap.add_argument("--follow-up", action=argparse.BooleanOptionalAction, default=True,
+                    help="after the lesson, ask step 1 again on a new case (a follow-up) and "
+                         "answer it")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", type=Path, metavar="DIR",
                     help="sample both server processes with py-spy during the class (raw "

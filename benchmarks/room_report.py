@@ -75,7 +75,13 @@ def _rows(m, info, a) -> list[tuple[str, str, str]]:
         ("… answers lost (store vs sent), every round, the kill and the outage included",
          "0", f"{lost} of {sent} {_ok(lost == 0 and sent > 0)}"),
     ]
-    k, o = m.kill, m.outage
+    k, o, f = m.kill, m.outage, m.follow_up
+    rows.append(_p95_row("… *Ask a follow-up* (step 1 on a new case) → phone shows its "
+                         "question, p50 / p95 / max", t["move"], f.get("shown", []))
+                if f else ("… *Ask a follow-up* → phone", "", "not run"))
+    if f:
+        rows.append(_p95_row("… the follow-up's *Reveal* → phone, p50 / p95 / max", t["move"],
+                             f.get("reveal", [])))
     rows.append(("… of which kill -9 of one process mid-question", "0", "not run" if not k else
                  f"{k['lost']} of {k['sent']} {_ok(k['lost'] == 0)} ({k['victim']}: "
                  f"{k['phones']} phones, {k['tapped before']} had tapped, "

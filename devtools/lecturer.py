@@ -33,7 +33,7 @@ __all__ = ["Host"]
 
 HOST_STEP = re.compile(r"^## Step (\d+) of (\d+)")
 COUNT = re.compile(r"^(\d+) of (\d+) answered$")
-HOST_BUTTONS = ("reveal", "class_next", "ask_again")
+HOST_BUTTONS = ("reveal", "class_next", "ask_again", "follow_up")
 FOLLOW = "-xattn_follow"                  # the follow component's key (its element id's end)
 CLAIM = "-xattn_claim"                    # the component that hands the page its host key
 TRIGGERS = "$$STREAMLIT_INTERNAL_KEY_{}__events"   # a components-v2 element's trigger widget
