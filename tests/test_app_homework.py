@@ -11,6 +11,7 @@ import time
 
 import pytest
 from apptest_helpers import decode
+from phone_helpers import Phone
 from test_app_lessons import upload
 from test_app_room import class_file, page  # noqa: F401 (class_file: autouse)
 from test_lessonfile import docs_example
@@ -56,14 +57,21 @@ def test_a_homework_from_the_sidebar_counts_each_step_as_counted_by_hand():
     assert not keys & {"reveal", "class_next", "ask_again", "follow_up", "timer_start"}
     assert "class_histogram" not in {t.key for t in host.toggle}       # no revote
     assert "**Homework, open** until" in said(host) and "2 days 23 hours left" in said(host)
-    a, b, c, d, e = (new_student_id() for _ in range(5))
+    a, b, c, d, e = (Phone(code) for _ in range(5))
     # step 1, which word homme looks at most in head 2 (the page says man, token 2):
     # a and b right, c wrong; step 2: a right, d wrong; step 3 (journal's masked weight, 0):
     # b right, c and e wrong; step 4, a poll: two answers, nothing right
     for who, step, value in [(a, 1, 2), (b, 1, 2), (c, 1, 0), (a, 2, RIGHT_REASON),
                              (d, 2, "The weights were trained so"), (b, 3, 0.0), (c, 3, 0.5),
                              (e, 3, 1.0), (d, 4, "Yes, mostly"), (e, 4, "Not at all")]:
-        store.answer(code, step, who, value)
+        assert who.homework_step(step)["room"]["phase"] == "asking"     # predict first
+        who.answer_step(step, value)
+        seen = who.homework_step(step)
+        assert seen["room"]["phase"] == "revealed" and seen["me"]["mine"] == value
+    assert a.homework_step(1)["me"]["verdict"].startswith("<p><strong>Right")
+    assert "Not this time" in c.homework_step(1)["me"]["verdict"]
+    assert a.homework_step("next")["room"]["step"] == 3 and e.homework_step("next")[
+        "room"]["steps"] == ["open", "open", "wrong", "answered"]
     host.run()
     assert table(host) == "\n".join([
         "| step | answered | right | share right |", "|---|---:|---:|---:|",

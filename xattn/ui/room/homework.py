@@ -128,7 +128,7 @@ def homework_panel(room: Room) -> None:
         st.markdown(f"**Homework, open** until {local_time(view.closes_at)} "
                     f"({time_left(view.closes_at - now)} left): each student answers each "
                     "step once, at their own pace, and sees its answer after their own.")
-    st.markdown(homework_table(rows))
+    st.container(key="homework_counts").markdown(homework_table(rows))
     st.caption("Each step is judged by its own answer (polls have none). Counts only: no "
                "name, no id. Your page walks the steps without moving anyone.")
     _window(room, view, now, closed)
