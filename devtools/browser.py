@@ -932,10 +932,11 @@ class Host:
             ws.on("framereceived", lambda _: record.__setitem__(1, record[1] + 1))
         self.page.on("websocket", opened)
 
-    def start(self) -> tuple[str, str]:
-        """A new class; its code and host key."""
-        self.page.goto(self.base_url + "?class=new")
-        self.page.wait_for_selector(".st-key-reveal", timeout=self.timeout_ms)
+    def start(self, query: str = "class=new", ready: str = ".st-key-reveal") -> tuple[str, str]:
+        """A new class (``query``: its link's; a homework: ``class=new&homework=7``, its page
+        ready when ``ready`` shows); its code and host key."""
+        self.page.goto(f"{self.base_url}?{query}")
+        self.page.wait_for_selector(ready, timeout=self.timeout_ms)
         wait_for_app(self.page, timeout=self.timeout_ms)
         q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.page.url).query))
         assert "class" not in q and "host" not in q and q.get("view") == "Lesson", self.page.url

@@ -130,6 +130,20 @@ class Backend:
         assert r.get(key) == "1"
         return r.pexpiretime(key) / 1000
 
+    def expiries(self, code: str) -> list[float]:
+        """When each of the room's records expires (seconds since the epoch): its row
+        (SQLite), or every key of it (Redis: each one expires by itself)."""
+        if self.kind == "sqlite":
+            with sqlite3.connect(self.where) as c:
+                return [c.execute("SELECT expires FROM rooms WHERE code = ?",
+                                  (code,)).fetchone()[0]]
+        r = self._redis()
+        keys = [k for k in r.scan_iter(f"{self.prefix}*:{{{code}}}*")
+                if not k.startswith(f"{self.prefix}ended:")]
+        return [r.pexpiretime(k) / 1000 for k in keys] + [
+            r.zscore(f"{self.prefix}{z}", code) / 1000 for z in ("rooms", "homework")
+            if r.zscore(f"{self.prefix}{z}", code) is not None]
+
     def wipe(self) -> None:
         """Everything the store holds gone, as after a Redis restarted without persistence
         (or a SQLite file made anew)."""

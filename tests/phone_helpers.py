@@ -34,6 +34,21 @@ class Phone:
         sure (``confidence``, where the room asks it); the value as stored."""
         return store().answer(self.code, self.view().step, self.id, value, confidence)
 
+    def answer_step(self, n: int, value, confidence=None):
+        """Answer step ``n`` of a homework (any of its steps, as the route takes it)."""
+        return store().answer(self.code, n, self.id, value, confidence)
+
+    def homework_step(self, n) -> dict:
+        """What the server sends this phone of a homework's step ``n`` (``GET
+        /live/CODE/step/N``, ``"next"``: the first it has not answered): ``{"room", "me"}``."""
+        from xattn.ui.lesson.catalog import room_lesson
+        from xattn.ui.server.homework import first_open, step_message, step_states
+        lesson = room_lesson(store(), self.code)
+        view, mine = self.view(), store().student_answers(self.code, self.id)
+        if n == "next":
+            n = first_open(step_states(lesson, mine, view.phase == "closed"))
+        return json.loads(json.dumps(step_message(view, lesson, n, mine), default=float))
+
     def mine(self):
         view = self.view()
         return store().my_answer(self.code, view.step, self.id)

@@ -74,7 +74,7 @@ from devtools.browser import (
 )
 from devtools.lecture_hall import REQUIRE_ENV, haproxy_missing, haproxy_required
 from xattn.classroom import answers_csv
-from xattn.lesson import SHIPPED, STEPS
+from xattn.lesson import SHIPPED, STEPS, is_right
 
 DEADLINE_MS = 120_000          # a loaded 2-core machine: generous, never a speed limit
 FIRST_LOAD_BUDGET = 150_000    # bytes on the wire for a phone's first load (the issue's)
@@ -126,9 +126,9 @@ def hosts(chromium, request):
     on it; closed after the test (screenshots kept when it failed)."""
     made: list[Host] = []
 
-    def make(base_url: str, store=None) -> Host:
+    def make(base_url: str, store=None, **start) -> Host:
         made.append(Host(chromium, base_url, timeout_ms=DEADLINE_MS, store=store))
-        made[-1].start()
+        made[-1].start(**start)
         return made[-1]
     yield make
     _keep_failure(request, [h.page for h in made], "host")
@@ -934,3 +934,91 @@ def test_a_phones_join_is_its_pages_work_and_a_tap_made_meanwhile_is_kept(hall, 
     assert len(sent["nonce"].split(",")) == pieces == 4
     assert work_done(sent["challenge"], sent["nonce"], bits, pieces)   # the server's work
     assert hall.store().my_answer(host.code, 1, phone.student(hall.store())) == 1
+
+
+# --- a homework: each phone at its own pace -------------------------------------------------------
+
+HOMEWORK_READY = ".st-key-homework_extend"       # the homework's panel on the lecturer's page
+
+
+def test_a_homework_phone_walks_three_steps_at_its_own_pace_and_finds_them_another_day(
+        chromium, hall, hosts, phones):
+    """A homework (``?class=new&homework=7``): a phone answers step 1, then 2, then jumps to
+    4 by its step bar, each time choosing, then sending, and each step's answer shows right
+    after its own answer (its verdict in the server's words, the chart in viridis), while a
+    second phone that answered nothing sees no answer. Step 4 is sent offline: kept on the
+    phone, saved and shown once back. The next day (a new page of the same browser: its
+    cookie) the step bar marks each step as right or wrong and step 1 shows its answer again.
+    The lecturer's panel counts what the phone sent."""
+    store = hall.store()
+    host = hosts(hall.url, store, query="class=new&homework=7", ready=HOMEWORK_READY)
+    code = host.code
+    assert store.room_view(code).homework
+    with Wifi(hall.hall.port) as wifi:
+        phone, other = phones(f"{wifi.url}?room={code}", ((390, 844), (360, 740)))
+        sent = {}
+        for n, tap in ((1, None), (2, "0.5"), (4, None)):
+            told = told_of(n)
+            if n == 4:                                     # by the step bar, skipping 3
+                phone.page.locator("#chips .chip").nth(3).tap()
+            elif n > 1:
+                phone.page.locator("#next").tap()
+            phone.on_step(n, open_=True)
+            assert phone.page.locator("#hw-send").is_hidden() == (tap is not None)
+            if tap is None:                                # a word or a choice: pills, then send
+                assert phone.page.locator("#hw-send").is_disabled()
+                pick = (told.truth + 1) % len(told.question.choices) if n == 1 else \
+                    told.question.choices.index(told.truth)
+                phone.tap_option(pick)
+                value = pick if n == 1 else told.truth
+                phone.wait_receipt("hint", f"Your answer: {receipt_words(told.question, value)}.")
+                assert phone.state()["revealed"] is False  # chosen, not sent: nothing shown
+                if n == 4:                                 # sent offline: kept on the phone
+                    _offline(phone, wifi)
+                phone.page.locator("#hw-send").tap()
+                if n == 4:
+                    phone.wait_receipt("retrying", "Not sent yet")
+                    assert not phone.state()["revealed"]
+                    assert store.student_answers(code, phone.student(store)).get(4) is None
+                    _online(phone, wifi)
+            else:                                          # a number: its own Send
+                phone.send_number(tap)
+                value = float(tap)
+            phone.wait_receipt("saved", f"Saved: {receipt_words(told.question, value)}.")
+            check_receipt_pixels(phone, GREEN, f"homework step {n}")
+            phone.on_step(n, revealed=True)
+            seen = phone.state()
+            assert squash(seen["verdict"]) == expected_verdict(n, value), (n, seen)
+            assert not seen["open"], (n, "an answer sent stays")
+            check_chart(phone, f"homework step {n}")
+            sent[n] = value
+        assert store.student_answers(code, phone.student(store)) == {
+            n: (v, None) for n, v in sent.items()}
+        other.on_step(1, open_=True)                       # nothing of the first phone's
+        assert not other.state()["revealed"] and not other.state()["pressed"]
+        # the lecturer's panel: one answer to steps 1, 2 and 4, none to 3
+        right = {n: int(is_right(told_of(n), v)) for n, v in sent.items()}
+        host.page.wait_for_function(
+            "(want) => [...document.querySelectorAll('.st-key-homework_counts tr')].map((r) => "
+            "r.innerText.replace(/\\s+/g, ' ').trim()).filter((t) => /^[0-9]+\\. /.test(t))"
+            ".slice(0, 4).join('|') === want",
+            arg="|".join([f"1. {STEPS[0].title} 1 {right[1]} {right[1]:.0%}",
+                          f"2. {STEPS[1].title} 1 {right[2]} {right[2]:.0%}",
+                          f"3. {STEPS[2].title} 0 0 –",
+                          f"4. {STEPS[3].title} 1 {right[4]} {right[4]:.0%}"]),
+            timeout=DEADLINE_MS, polling=200)
+        # another day: a new page of the same browser opens where it stopped, its steps marked
+        assert not phone.page_errors and not other.page_errors, (phone.page_errors,
+                                                                 other.page_errors)
+        phone.page.close()
+        phone.page = phone.context.new_page()
+        phone.page.set_default_timeout(DEADLINE_MS)
+        phone.page.goto(f"{wifi.url}?room={code}")
+        phone.wait("document.querySelectorAll('#chips .chip').length === 14")
+        marks = phone.page.locator("#chips .chip").all_inner_texts()
+        assert marks[:4] == [f"1 {'✓' if right[1] else '✗'}", f"2 {'✓' if right[2] else '✗'}",
+                             "3", f"4 {'✓' if right[4] else '✗'}"], marks
+        assert phone.state()["step"] == 3                  # the first it has not answered
+        phone.page.locator("#chips .chip").nth(0).tap()
+        phone.on_step(1, revealed=True)
+        assert squash(phone.state()["verdict"]) == expected_verdict(1, sent[1])

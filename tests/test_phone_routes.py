@@ -48,7 +48,7 @@ def _free_port() -> int:
 class Server:
     """The phone's routes and middleware in front of a stand-in for Streamlit, on uvicorn."""
 
-    def __init__(self, store):
+    def __init__(self, store, build=build):
         self.store, self.port = store, _free_port()
         self.hub = Hub(store, build)
 
@@ -163,6 +163,22 @@ def test_a_join_without_the_work_or_with_anothers_challenge_is_refused(site, sto
     r, out = site.request("POST", f"/live/{code}/join", json.dumps(
         {"challenge": data["challenge"], "nonce": nonce}), {"Origin": "http://evil.example"})
     assert r.status == 403 and cookie_of(r) is None
+
+
+def test_the_page_is_sent_without_indentation_or_comment_lines():
+    """``phone._lean`` is sound only while no string of the assets spans lines: no template
+    literal (a backtick outside a comment) in their code."""
+    from importlib import resources
+
+    from xattn.ui.server.phone import page_html
+    folder = resources.files("xattn.ui.server") / "assets"
+    for name in ("phone.js", "work.js"):
+        code = "\n".join(line.split("//")[0] for line in
+                         (folder / name).read_text(encoding="utf-8").splitlines())
+        assert "`" not in code, name
+    lines = page_html({"code": "HJK23M"}).splitlines()
+    assert not [ln for ln in lines if ln != ln.strip() or ln.startswith("//")]
+    assert "function connect()" in "\n".join(lines)
 
 
 def test_a_solved_challenge_sent_again_is_the_same_student(site, store):

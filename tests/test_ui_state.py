@@ -211,11 +211,11 @@ def test_every_control_is_a_url_parameter_and_every_parameter_a_control(tiny_mod
     at = run_app({"weights": "trained", "view": "Alignment", "links": "threshold"})
     seen |= widget_keys(at)                               # the threshold's slider
     assert seen - set(REGISTRY) - LOCAL_KEYS == set()     # no control left out of the link
-    # not widgets: the tabs carry "view"; "class=new" is an action, "room", "host" and
-    # "explore" name a class and who opens it (the page writes them), "force" is set by the
-    # Force button of the Decode view
-    assert set(REGISTRY) - seen == {"view", "class", "room", "host", "explore", "device",
-                                    "force"}
+    # not widgets: the tabs carry "view"; "class=new" (with "homework=DAYS") is an action,
+    # "room", "host" and "explore" name a class and who opens it (the page writes them),
+    # "force" is set by the Force button of the Decode view
+    assert set(REGISTRY) - seen == {"view", "class", "homework", "room", "host", "explore",
+                                    "device", "force"}
 
 
 def test_folded_sections_open_when_their_settings_are_not_the_defaults():

@@ -67,7 +67,9 @@ class Message:
     ``{"mine": ...}``, and after the reveal its ``verdict``. ``key`` names the state (a
     phone that drew it needs no other); ``step``, ``round`` and ``question`` say which
     question the answers are to; ``confidence``, whether the room asks how sure each answer
-    is (a phone's own part then says its ``level`` too)."""
+    is (a phone's own part then says its ``level`` too). A ``homework``'s message is the
+    room's, not a step's: each phone asks for its own step, and its own part carries the
+    receipt of its last answer whatever its step."""
 
     key: tuple
     room: bytes
@@ -76,6 +78,7 @@ class Message:
     question: Question | None = None
     personal: Callable[[str | None], dict] = lambda text: {"mine": None}
     confidence: bool = False
+    homework: bool = False
 
 
 class Follower:
@@ -308,8 +311,8 @@ class Hub:
             made = made[:-1] + b',"level":' + json.dumps(room.levels.get(student)).encode() \
                 + b"}"
         receipt = self.outbox.receipt(room.code, student) if student else None
-        if receipt is not None and (room.message.step, room.message.round) == (receipt.step,
-                                                                                receipt.round):
+        if receipt is not None and (room.message.homework or (
+                room.message.step, room.message.round) == (receipt.step, receipt.round)):
             made = made[:-1] + b',"receipt":' + _receipt_json(receipt) + b"}"
         return made
 
@@ -429,8 +432,8 @@ class Hub:
         if room.message is None:
             return
         message = room.message
-        if receipt.state == "saved" and (message.step, message.round) == (receipt.step,
-                                                                           receipt.round):
+        if receipt.state == "saved" and message.question is not None and (
+                message.step, message.round) == (receipt.step, receipt.round):
             try:
                 room.answers[student] = message.question.encode(receipt.value)
             except Exception:  # noqa: BLE001 - a stored value always encodes; be safe

@@ -50,16 +50,22 @@ class Limits:
     join_work_bits: int = 15
     join_work_pieces: int = 4
     join_seconds: float = 600.0     # a join's challenge is good this long after the page
+    # Homework (a room open for self-paced work, days long): how long it may stay open from
+    # now, how long its answers are kept after it closes (the lecturer reads them), and how
+    # many of the store's rooms may be homework (a live class can always start)
+    homework_seconds: float = 30 * 86400
+    results_seconds: float = 14 * 86400
+    max_homework: int = 50
 
     def __post_init__(self):
         for name in ("ttl_seconds", "present_seconds", "unused_seconds", "join_seconds",
-                     "untaught_seconds"):
+                     "untaught_seconds", "homework_seconds", "results_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"Limits.{name} must be a positive number of seconds; "
                                  f"received {quote(value)}.")
         for name in ("max_rooms", "max_steps", "max_rounds", "max_answers", "max_answer_bytes",
-                     "max_students", "max_lesson_bytes"):
+                     "max_students", "max_lesson_bytes", "max_homework"):
             check_int(getattr(self, name), f"Limits.{name}", minimum=1)
         check_int(self.join_work_bits, "Limits.join_work_bits", minimum=0)
         check_int(self.join_work_pieces, "Limits.join_work_pieces", minimum=1)
@@ -104,6 +110,10 @@ class RoomView:
     switch). The host's switches: ``confidence``, the room asks each answer's confidence
     (``xattn.classroom.confidence``); ``histogram_before``, while a revote asks, phones show
     how the class answered the round before (else only with the reveal).
+
+    A homework room (``closes_at`` set: when it closes, seconds since the epoch) has no class
+    step: each student answers any step until then, and sees its answer after their own.
+    Its ``step`` stays 1 and ``phase`` is ``"asking"`` until it closes, then ``"closed"``.
     """
 
     code: str
@@ -122,6 +132,12 @@ class RoomView:
     locked: bool = False       # the host locked the room: no new students join
     confidence: bool = False   # each answer may carry how sure the student is (a host switch)
     histogram_before: bool = False  # a revote's phones show the round before's answers
+    closes_at: float | None = None  # homework: when it closes (None: a live class)
+
+    @property
+    def homework(self) -> bool:
+        """Whether the room is homework: self-paced, open until ``closes_at``."""
+        return self.closes_at is not None
 
 
 @dataclass(frozen=True)
@@ -140,7 +156,7 @@ class Tally:
 class Pulse(NamedTuple):
     """What a watcher reads of a room many times a second: it changes when the host moves
     (``version``), or anyone answers or joins (``tally``); ``ends_at`` is the current round's
-    timer."""
+    timer, or when a homework closes."""
 
     version: int
     tally: int
@@ -165,6 +181,7 @@ class RawView(NamedTuple):
     locked: bool = False
     confidence: bool = False
     histogram_before: bool = False
+    closes: float | None = None  # homework: when it closes (None: a live class)
 
 
 class Round(NamedTuple):
@@ -199,6 +216,7 @@ class Snapshot:
     confidence: bool = False   # the host's switches (RoomView)
     histogram_before: bool = False
     levels: dict = field(default_factory=dict)
+    closes: float | None = None  # homework: when it closes (None: a live class)
 
     @property
     def n_answers(self) -> int:

@@ -18,8 +18,16 @@ _GUARD = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps')
 if g[1] ~= ARGV[1] then return {'HOST', 0} end
 if ARGV[2] ~= '' and tonumber(ARGV[2]) > tonumber(g[2]) then return {'STEP', g[2]} end
 """
+# KEYS: rooms, room, ended, homework rooms; ARGV: code, ttl ms, max rooms, digest, unused ms,
+# prefix, untaught ms, lesson, homework open ms ('' for a live class), results ms, max homework
+# rooms, then every step's question
 _CREATE = _NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then return {'TAKEN', 0} end
+if ARGV[9] ~= '' then
+  local held = redis.call('ZCARD', KEYS[4])
+  if held >= tonumber(ARGV[11]) then return {'HWFULL', held} end
+end
 local n = redis.call('ZCARD', KEYS[1])
 if n >= tonumber(ARGV[3]) then
   -- full: replace the oldest room started ARGV[5] ms ago or more that no student joined and
@@ -63,11 +71,19 @@ if n >= tonumber(ARGV[3]) then
 end
 local expires = string.format('%d', now + tonumber(ARGV[2]))
 local at = string.format('%d', now)
-local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 8,
+local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 11,
            'n_answers', 0, 'version', 0, 'tally', 0, 'host_at', at, 'answer_at', at,
            'lesson', ARGV[8]}
-for i = 9, #ARGV do
-  local s = tostring(i - 8)
+if ARGV[9] ~= '' then          -- a homework: open until closes, kept ARGV[10] ms after
+  local closes = now + tonumber(ARGV[9])
+  expires = string.format('%d', closes + tonumber(ARGV[10]))
+  f[4] = expires
+  f[#f + 1] = 'closes'
+  f[#f + 1] = string.format('%d', closes)
+  redis.call('ZADD', KEYS[4], expires, ARGV[1])
+end
+for i = 12, #ARGV do
+  local s = tostring(i - 11)
   for _, v in ipairs({'r' .. s, 1, 'p' .. s, 'asking', 'q' .. s .. '.1', ARGV[i]}) do
     f[#f + 1] = v
   end
@@ -84,8 +100,8 @@ _MOVED = ("redis.call('HINCRBY', KEYS[1], 'version', 1) local tt = redis.call('T
 # A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
 _ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
-# KEYS: room, seen, ended, rooms; ARGV: digest, code, answers', counts', levels' and level
-# counts' key prefixes.
+# KEYS: room, seen, ended, rooms, homework rooms; ARGV: digest, code, answers', counts',
+# levels' and level counts' key prefixes.
 # Everything of the room deleted; the ended marker kept until the room's expiry.
 _END = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps', 'expires')
 if g[1] ~= ARGV[1] then return {'HOST', 0} end
@@ -98,6 +114,7 @@ for s = 1, tonumber(g[2]) do
 end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('ZREM', KEYS[5], ARGV[2])
 redis.call('SET', KEYS[3], '1')
 redis.call('PEXPIREAT', KEYS[3], g[3])
 return {'OK', 1}
@@ -129,24 +146,27 @@ redis.call('HSET', KEYS[1], 't' .. ARGV[2] .. '.' .. r, ARGV[3] .. '|' .. ends .
 # ARGV: step, answers' key prefix, student ('' for none), levels' key prefix -> the step's
 # current round (and the student's answer and level).
 _STEP_INFO = """local s = ARGV[1]
-local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'r' .. s, 'p' .. s)
+local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'r' .. s, 'p' .. s, 'closes')
 if not r[1] then return {'NOROOM', 0} end
-if tonumber(s) > tonumber(r[2]) then return {'STEP', r[2], r[1]} end
+if tonumber(s) > tonumber(r[2]) then return {'STEP', r[2], r[1], r[5]} end
 local q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r[3])
 local mine, level = false, false
 if ARGV[3] ~= '' then
   mine = redis.call('HGET', ARGV[2] .. s .. ':' .. r[3], ARGV[3])
   level = redis.call('HGET', ARGV[4] .. s .. ':' .. r[3], ARGV[3])
 end
-return {'OK', r[1], r[3], r[4], q, mine, level}
+return {'OK', r[1], r[3], r[4], q, mine, level, r[5]}
 """
 # KEYS: room, answers, counts, levels and level counts ('answer|level' -> students) of the
 # round ARGV[2]; ARGV: step, round, student, value, max, level ('' for none). The answer and
-# its level are written together, or neither.
+# its level are written together, or neither. A homework takes any step until it closes, once
+# a student ('ANSWERED' with the answer kept: another is refused; the same one is taken).
 _ANSWER = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'r' .. ARGV[1], 'p' .. ARGV[1],
-                           'n_answers', 'expires')
+                           'n_answers', 'expires', 'closes')
 if not r[1] then return {'NOROOM', 0} end
-if r[1] ~= ARGV[1] then return {'NOTSTEP', r[1]} end
+if r[6] then
+  if now >= tonumber(r[6]) then return {'HWCLOSED', r[6], string.format('%d', now)} end
+elseif r[1] ~= ARGV[1] then return {'NOTSTEP', r[1]} end
 if r[2] ~= ARGV[2] then return {'STALE', r[2]} end
 if r[3] ~= 'asking' then return {'CLOSED', 0} end
 local t = redis.call('HGET', KEYS[1], 't' .. ARGV[1] .. '.' .. ARGV[2])
@@ -160,6 +180,7 @@ end
 local old = redis.call('HGET', KEYS[2], ARGV[3])
 local level = redis.call('HGET', KEYS[4], ARGV[3]) or ''
 if old == ARGV[4] and level == ARGV[6] then return {'OK', 0} end
+if old and r[6] then return {'ANSWERED', old} end
 if not old then
   if tonumber(r[4]) >= tonumber(ARGV[5]) then return {'FULL', r[4]} end
   redis.call('HINCRBY', KEYS[1], 'n_answers', 1)
@@ -188,7 +209,7 @@ return {'OK', 1}
 """
 # KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms.
 _VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version',
-                                  'locked', 'confidence', 'histogram_before')
+                                  'locked', 'confidence', 'histogram_before', 'closes')
 if not r[1] then return {'NOROOM'} end
 local m = redis.call('HMGET', KEYS[1], 'r' .. r[1], 'p' .. r[1])
 local key = r[1] .. '.' .. m[1]
@@ -199,7 +220,7 @@ if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[1] .. round, ARGV[3]) end
 local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
 return {'OK', r[1], r[2], m[2], m[1], extra[1], redis.call('HGETALL', ARGV[2] .. round),
         redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3], r[4] or '0', extra[2],
-        string.format('%d', now), r[5] or '0', r[6] or '0', r[7] or '0'}
+        string.format('%d', now), r[5] or '0', r[6] or '0', r[7] or '0', r[8] or ''}
 """
 # KEYS: room, seen; ARGV: present ms, max students, student... -> how many did not fit
 _TOUCH = _NOW + """if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOROOM', 0, 0} end
@@ -235,16 +256,56 @@ _MARK_HOSTS = _NOW + """for _, room in ipairs(KEYS) do
 end
 return 1
 """
-_PULSE = """local r = redis.call('HMGET', KEYS[1], 'version', 'tally', 'step')
+# -> version, tally, the current round's timer, a homework's closing (ms), the last two or false
+_PULSE = """local r = redis.call('HMGET', KEYS[1], 'version', 'tally', 'step', 'closes')
 if not r[3] then return false end
 local round = redis.call('HGET', KEYS[1], 'r' .. r[3])
-return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round)}
+return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round),
+        r[4] or false}
+"""
+# KEYS: room, seen, rooms, homework rooms; ARGV: digest, '', open ms from now, results ms, code,
+# answers', counts', levels' and level counts' key prefixes -> the closing time (ms). Every
+# key of the room lives until its new expiry.
+_SET_CLOSING = _GUARD + _NOW + """if not redis.call('HGET', KEYS[1], 'closes') then
+  return {'LIVE', 0}
+end
+local closes = now + tonumber(ARGV[3])
+local expires = string.format('%d', closes + tonumber(ARGV[4]))
+redis.call('HSET', KEYS[1], 'closes', string.format('%d', closes), 'expires', expires)
+""" + _MOVED + """redis.call('PEXPIREAT', KEYS[1], expires)
+redis.call('PEXPIREAT', KEYS[2], expires)
+for s = 1, tonumber(g[2]) do
+  local last = tonumber(redis.call('HGET', KEYS[1], 'r' .. s) or '0')
+  for r = 1, last do
+    for i = 6, 9 do redis.call('PEXPIREAT', ARGV[i] .. s .. ':' .. r, expires) end
+  end
+end
+redis.call('ZADD', KEYS[3], expires, ARGV[5])
+redis.call('ZADD', KEYS[4], expires, ARGV[5])
+return {'OK', string.format('%d', closes)}
+"""
+# KEYS: room; ARGV: answers' and levels' key prefixes, student -> 'OK', then (step, question,
+# answer, level or '') of each step whose current round the student answered
+_STUDENT_ANSWERS = """local n = redis.call('HGET', KEYS[1], 'n_steps')
+if not n then return {'NOROOM'} end
+local out = {'OK'}
+for s = 1, tonumber(n) do
+  local r = redis.call('HGET', KEYS[1], 'r' .. s)
+  local a = redis.call('HGET', ARGV[1] .. s .. ':' .. r, ARGV[3])
+  if a then
+    out[#out + 1] = s
+    out[#out + 1] = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r)
+    out[#out + 1] = a
+    out[#out + 1] = redis.call('HGET', ARGV[2] .. s .. ':' .. r, ARGV[3]) or ''
+  end
+end
+return out
 """
 
-# KEYS: room, rooms, ended; ARGV: code, answers' and counts' key prefixes, expires ms, N, the
-# levels' and level counts' key prefixes, then N field-value pairs of the room (made if
-# missing), then answers as (step:round, student, text, level or ''). Nothing for a room its
-# lecturer ended: {-1, 0}.
+# KEYS: room, rooms, ended, homework rooms; ARGV: code, answers' and counts' key prefixes,
+# expires ms, N, the levels' and level counts' key prefixes, then N field-value pairs of the
+# room (made if missing), then answers as (step:round, student, text, level or ''). Nothing
+# for a room its lecturer ended: {-1, 0}.
 _RESTORE = """local made, added, n = 0, 0, tonumber(ARGV[5])
 if redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0} end
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -253,6 +314,9 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], unpack(f))
   redis.call('PEXPIREAT', KEYS[1], ARGV[4])
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+  if redis.call('HEXISTS', KEYS[1], 'closes') == 1 then
+    redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+  end
   made = 1
 end
 local expires = redis.call('HGET', KEYS[1], 'expires')
@@ -291,5 +355,6 @@ SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE, "end
            "lock": _LOCK, "set_options": _SET_OPTIONS, "set_step": _SET_STEP, "reveal": _REVEAL,
            "ask_again": _ASK_AGAIN, "step_info": _STEP_INFO, "answer": _ANSWER, "view": _VIEW,
            "start_timer": _START_TIMER, "touch": _TOUCH, "pulse": _PULSE,
-           "mark_hosts": _MARK_HOSTS,
+           "mark_hosts": _MARK_HOSTS, "set_closing": _SET_CLOSING,
+           "student_answers": _STUDENT_ANSWERS,
            "signing_keys": _SIGNING_KEYS, "restore": _RESTORE}

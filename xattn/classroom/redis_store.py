@@ -7,7 +7,8 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
 - ``room:{CODE}``, a hash: ``secret`` (SHA-256 of the host secret), ``expires`` (ms since the
   epoch, server clock), ``step``, ``n_steps``, ``n_answers``, ``version`` (moves with every host
   action), ``tally`` (with every answer), ``locked`` ("1": no new students), the host's
-  switches ``confidence`` and ``histogram_before`` ("1": on), and per step
+  switches ``confidence`` and ``histogram_before`` ("1": on), a homework's ``closes`` (ms;
+  absent: a live class), and per step
   ``s``: ``r<s>`` (its round), ``p<s>`` (its phase), ``q<s>.<r>`` (each round's question,
   JSON), ``t<s>.<r>`` (a round's timer: ``seconds|ends ms|reveal``);
 - ``ans:{CODE}:<s>:<r>``, a hash student -> answer, and ``cnt:{CODE}:<s>:<r>``, a hash
@@ -16,7 +17,8 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
   ``cfc:{CODE}:<s>:<r>``, a hash ``answer|confidence`` -> count (the host's table and the CSV
   read counts, not answers), written by the same script as the answer;
 - ``seen:{CODE}``, a sorted set student -> last read (ms);
-- ``rooms``, a sorted set code -> expiry, to count live rooms;
+- ``rooms``, a sorted set code -> expiry, to count live rooms, and ``homework``, the same of
+  the homework rooms among them (`Limits.max_homework`);
 - ``dev:{CODE}:<digest>``, a one-time device code's wrapped host secret, for minutes (``PX``);
 - ``ended:{CODE}``, "1" from when its lecturer ended the class until the room would have
   expired (no process gives it back meanwhile, and no new class takes the code).
@@ -43,14 +45,21 @@ from xattn.classroom.errors import (
 )
 from xattn.classroom.records import Limits, Pulse, RawView, Round, Snapshot, Timer
 from xattn.classroom.redis_scripts import SCRIPTS
-from xattn.classroom.store import ClassStore, parse_question, refuse_closed
+from xattn.classroom.store import (
+    ClassStore,
+    already_answered,
+    homework_closed,
+    not_a_step,
+    parse_question,
+    refuse_closed,
+)
 
 __all__ = ["RedisStore"]
 
 # The scripts after which a room's pulse may have moved: each is followed by a PUBLISH of the
 # room's code (`RedisStore.notifications`), so watchers on every machine read it at once.
 _MOVES = frozenset({"set_step", "set_options", "reveal", "ask_again", "start_timer", "answer",
-                    "touch",
+                    "touch", "set_closing",
                     "rotate", "lock", "restore", "end"})
 RESUBSCRIBE = 1.0      # seconds before a lost pub/sub connection is tried again
 
@@ -134,15 +143,48 @@ class RedisStore(ClassStore):
             raise StoreUnavailable(f"the class store is not available: {err}") from None
 
     # --- the host ------------------------------------------------------------------------
-    def _create(self, code, digest, specs, lesson):
+    @property
+    def _homework_rooms(self) -> str:
+        return f"{self.prefix}homework"
+
+    def _create(self, code, digest, specs, lesson, open_for):
         status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code),
-                                         self._key("ended", code)],
+                                         self._key("ended", code), self._homework_rooms],
                               [code, int(self.limits.ttl_seconds * 1000), self.limits.max_rooms,
                                digest, int(self.limits.unused_seconds * 1000), self.prefix,
-                               int(self.limits.untaught_seconds * 1000), lesson, *specs])
+                               int(self.limits.untaught_seconds * 1000), lesson,
+                               "" if open_for is None else int(open_for * 1000),
+                               int(self.limits.results_seconds * 1000),
+                               self.limits.max_homework, *specs])
         if status == "FULL":
             raise self._full(n)
+        if status == "HWFULL":
+            raise self._homework_full(n)
         return status == "OK"
+
+    def _closes(self, code):
+        try:
+            closes = self._r.hget(self._key("room", code), "closes")
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        return None if closes is None else int(closes) / 1000
+
+    def _set_closing(self, code, digest, seconds):
+        status, closes = self._run(
+            "set_closing", [self._key("room", code), self._key("seen", code),
+                            f"{self.prefix}rooms", self._homework_rooms],
+            [digest, "", int(seconds * 1000), int(self.limits.results_seconds * 1000), code,
+             *(self._key(kind, code) + ":" for kind in ("ans", "cnt", "cnf", "cfc"))])
+        return None if status == "HOST" else False if status == "LIVE" else int(closes) / 1000
+
+    def _student_answers(self, code, student):
+        reply = self._run("student_answers", [self._key("room", code)],
+                          [self._key("ans", code) + ":", self._key("cnf", code) + ":", student])
+        if reply[0] == "NOROOM":
+            raise RoomNotFound.for_code(code)
+        flat = reply[1:]
+        return {int(flat[i]): (flat[i + 1], flat[i + 2], flat[i + 3])
+                for i in range(0, len(flat), 4)}
 
     def _lesson(self, code):
         try:
@@ -187,7 +229,8 @@ class RedisStore(ClassStore):
 
     def _end(self, code, digest):
         status, _ = self._run("end", [self._key("room", code), self._key("seen", code),
-                                      self._key("ended", code), f"{self.prefix}rooms"],
+                                      self._key("ended", code), f"{self.prefix}rooms",
+                                      self._homework_rooms],
                               [digest, code, self._key("ans", code) + ":",
                                self._key("cnt", code) + ":", self._key("cnf", code) + ":",
                                self._key("cfc", code) + ":"])
@@ -308,6 +351,8 @@ class RedisStore(ClassStore):
         if reply[0] == "NOROOM":
             raise RoomNotFound.for_code(code)
         if reply[0] == "STEP":
+            if answering and len(reply) > 3 and reply[3]:         # a homework's steps
+                raise not_a_step(step, int(reply[1]))
             if answering:        # beyond the last step is one more step the class is not on
                 raise AnswerRefused(f"the class is on step {reply[2]}, not step {step}.")
             raise ValueError(f"step must be from 1 to {reply[1]}; received {step}.")
@@ -315,21 +360,27 @@ class RedisStore(ClassStore):
 
     def _answer(self, code, step, student, value, level):
         for _ in range(5):     # a new round between the two calls: read it and try again
-            current, rnd, phase, question, *_ = self._step_info(code, step, answering=True)
-            if int(current) != step:
+            current, rnd, phase, question, _, _, closes = self._step_info(code, step,
+                                                                         answering=True)
+            if int(current) != step and not closes:
                 raise AnswerRefused(f"the class is on step {current}, not step {step}.")
             if phase != "asking":
                 raise AnswerRefused(f"step {step} is revealed: answers are closed.")
             encoded = parse_question(question).encode(value)
-            status, n = self._run("answer", [self._key("room", code),
-                                             self._key("ans", code, step, rnd),
-                                             self._key("cnt", code, step, rnd),
-                                             self._key("cnf", code, step, rnd),
-                                             self._key("cfc", code, step, rnd)],
-                                  [step, rnd, student, encoded, self.limits.max_answers,
-                                   level or ""])
+            reply = self._run("answer", [self._key("room", code),
+                                         self._key("ans", code, step, rnd),
+                                         self._key("cnt", code, step, rnd),
+                                         self._key("cnf", code, step, rnd),
+                                         self._key("cfc", code, step, rnd)],
+                              [step, rnd, student, encoded, self.limits.max_answers,
+                               level or ""])
+            status, n = reply[0], reply[1]
             if status != "STALE":
                 break
+        if status == "HWCLOSED":              # (closes, now) in ms, the server's clock
+            raise homework_closed(int(n) / 1000, int(reply[2]) / 1000)
+        if status == "ANSWERED":
+            raise already_answered(step, n, question)
         if status == "FULL":
             raise LimitReached(f"this class already holds {n} answers, the most a class keeps "
                                f"(Limits.max_answers = {self.limits.max_answers}).")
@@ -354,11 +405,12 @@ class RedisStore(ClassStore):
                 raise StoreUnavailable(f"the class store is not available: {err}") from None
             raise (RoomEnded if ended else RoomNotFound).for_code(code)
         (_, step, n_steps, phase, rnd, question, flat, present, mine, expires, version, timer,
-         now, locked, confidence, histogram) = reply
+         now, locked, confidence, histogram, closes) = reply
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return RawView(int(step), int(n_steps), phase, int(rnd), question, raw, int(present),
                        mine or None, int(expires) / 1000, int(version), _timer(timer),
-                       int(now) / 1000, locked == "1", confidence == "1", histogram == "1")
+                       int(now) / 1000, locked == "1", confidence == "1", histogram == "1",
+                       int(closes) / 1000 if closes else None)
 
     def _mark_hosts(self, codes):
         try:                            # one room a call: its keys share a cluster slot
@@ -381,7 +433,7 @@ class RedisStore(ClassStore):
                                f"takes (Limits.max_students = {self.limits.max_students}).")
 
     def _my_answer(self, code, step, student):
-        _, _, _, question, mine, level = self._step_info(code, step, student)
+        _, _, _, question, mine, level, _ = self._step_info(code, step, student)
         return question, mine or None, level or None
 
     def _allow(self, kind, digest, limit, window, peek):
@@ -422,7 +474,8 @@ class RedisStore(ClassStore):
                         n_steps, int(room.get("version", 0)), int(room.get("tally", 0)),
                         room.get("locked") == "1", tuple(rounds), answers,
                         room.get("lesson", ""), room.get("confidence") == "1",
-                        room.get("histogram_before") == "1", levels)
+                        room.get("histogram_before") == "1", levels,
+                        int(room["closes"]) / 1000 if room.get("closes") else None)
 
     def _restore(self, snap, answers):
         expires = str(int(snap.expires * 1000))
@@ -433,6 +486,8 @@ class RedisStore(ClassStore):
                   "answer_at": str(int(time.time() * 1000)), "lesson": snap.lesson,
                   "confidence": "1" if snap.confidence else "0",
                   "histogram_before": "1" if snap.histogram_before else "0"}
+        if snap.closes is not None:
+            fields["closes"] = str(int(snap.closes * 1000))
         for r in snap.rounds:
             fields[f"r{r.step}"], fields[f"p{r.step}"] = r.round, r.phase
             fields[f"q{r.step}.{r.round}"] = r.question
@@ -444,7 +499,7 @@ class RedisStore(ClassStore):
         rest = [x for s, r, student, text, level in answers
                 for x in (f"{s}:{r}", student, text, level or "")]
         made, _ = self._run("restore", [self._key("room", snap.code), f"{self.prefix}rooms",
-                                        self._key("ended", snap.code)],
+                                        self._key("ended", snap.code), self._homework_rooms],
                             [snap.code, self._key("ans", snap.code) + ":",
                              self._key("cnt", snap.code) + ":", expires, len(fields),
                              self._key("cnf", snap.code) + ":",
@@ -474,6 +529,8 @@ class RedisStore(ClassStore):
         for code, reply in zip(codes, replies, strict=True):
             if reply:                              # a room that is gone has no pulse
                 timer = _timer(reply[2] if len(reply) > 2 else None)
+                closes = reply[3] if len(reply) > 3 else None      # a homework's closing
                 pulses[code] = Pulse(int(reply[0]), int(reply[1]),
+                                     int(closes) / 1000 if closes else
                                      None if timer is None else timer.ends_at)
         return pulses

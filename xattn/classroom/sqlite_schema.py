@@ -1,6 +1,7 @@
 """The tables of the SQLite class store (``xattn.classroom.sqlite_store``).
 
-One row a room (``rooms``: its step, lock and host's switches), a round of a step (``rounds``:
+One row a room (``rooms``: its step, lock, host's switches and, for a homework, when it
+closes), a round of a step (``rounds``:
 its phase, question and timer), a student's answer to a round (``answers``: its stored text
 and confidence, "" for none), a student's last read (``seen``), a client's count of one kind
 of action (``hits``), the store's own values (``meta``: the signing key), a
@@ -22,7 +23,7 @@ CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
   tally INTEGER NOT NULL DEFAULT 0, locked INTEGER NOT NULL DEFAULT 0,
   host_at REAL NOT NULL DEFAULT 0, answer_at REAL NOT NULL DEFAULT 0,
   lesson TEXT NOT NULL DEFAULT '', confidence INTEGER NOT NULL DEFAULT 0,
-  histogram_before INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+  histogram_before INTEGER NOT NULL DEFAULT 0, closes REAL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rooms_expires ON rooms (expires);
 CREATE TABLE IF NOT EXISTS rounds (code TEXT, step INTEGER, round INTEGER, phase TEXT NOT NULL,
   question TEXT NOT NULL, seconds REAL, ends_at REAL, reveal INTEGER NOT NULL DEFAULT 0,
@@ -48,4 +49,5 @@ ADDED_COLUMNS = {("rooms", "locked"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "lesson"): "TEXT NOT NULL DEFAULT ''",
                  ("rooms", "confidence"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "histogram_before"): "INTEGER NOT NULL DEFAULT 0",
+                 ("rooms", "closes"): "REAL",
                  ("answers", "confidence"): "TEXT NOT NULL DEFAULT ''"}

@@ -30,7 +30,14 @@ from xattn.classroom.errors import (
 )
 from xattn.classroom.records import Limits, Pulse, RawView, Round, Snapshot, Timer
 from xattn.classroom.sqlite_schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION, TABLES
-from xattn.classroom.store import ClassStore, parse_question, phase_at, refuse_closed
+from xattn.classroom.store import (
+    ClassStore,
+    already_answered,
+    parse_question,
+    phase_at,
+    refuse_closed,
+    refuse_homework,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -42,7 +49,8 @@ _UNUSED = ("code = (SELECT code FROM rooms WHERE expires <= ? AND n_answers = 0 
 # The room started before a time that nobody taught in since another: no host page, no answer.
 _UNTAUGHT = ("code = (SELECT code FROM rooms WHERE expires <= ? AND host_at <= ? AND "
              "answer_at <= ? ORDER BY MAX(host_at, answer_at) LIMIT 1)")
-_ROOM = "SELECT secret, step, n_steps, n_answers, expires FROM rooms WHERE code = ? AND expires > ?"
+_ROOM = ("SELECT secret, step, n_steps, n_answers, expires, closes FROM rooms WHERE code = ? "
+         "AND expires > ?")
 _ROUND = ("SELECT round, phase, question, seconds, ends_at, reveal FROM rounds WHERE code = ? "
           "AND step = ? ORDER BY round DESC LIMIT 1")
 
@@ -146,13 +154,21 @@ class SQLiteStore(ClassStore):
             return _delete_rooms(c, "expires <= ?", (now,))
 
     # --- the host ------------------------------------------------------------------------
-    def _create(self, code, digest, specs, lesson):
+    def _create(self, code, digest, specs, lesson, open_for):
         self.purge_expired()
         now = time.time()
+        closes = None if open_for is None else now + open_for
+        expires = now + self.limits.ttl_seconds if closes is None else \
+            closes + self.limits.results_seconds
         with self._tx(write=True) as c:
             if c.execute("SELECT 1 FROM rooms WHERE code = ? UNION ALL SELECT 1 FROM ended "
                          "WHERE code = ?", (code, code)).fetchone():
                 return False
+            if closes is not None:
+                held = c.execute("SELECT COUNT(*) FROM rooms WHERE closes IS NOT NULL") \
+                    .fetchone()[0]
+                if held >= self.limits.max_homework:
+                    raise self._homework_full(held)
             n = c.execute("SELECT COUNT(*) FROM rooms").fetchone()[0]
             started_before = now - self.limits.unused_seconds + self.limits.ttl_seconds
             idle = now - self.limits.untaught_seconds
@@ -161,9 +177,8 @@ class SQLiteStore(ClassStore):
                                                           idle)):
                 raise self._full(n)
             c.execute("INSERT INTO rooms (code, secret, expires, step, n_steps, n_answers, "
-                      "host_at, answer_at, lesson) VALUES (?, ?, ?, 1, ?, 0, ?, ?, ?)",
-                      (code, digest, now + self.limits.ttl_seconds, len(specs), now, now,
-                       lesson))
+                      "host_at, answer_at, lesson, closes) VALUES (?, ?, ?, 1, ?, 0, ?, ?, ?, ?)",
+                      (code, digest, expires, len(specs), now, now, lesson, closes))
             c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?, NULL, NULL, 0)",
                           [(code, i, spec) for i, spec in enumerate(specs, 1)])
         return True
@@ -175,6 +190,22 @@ class SQLiteStore(ClassStore):
         if row is None:
             raise RoomNotFound.for_code(code)
         return row[0]
+
+    def _closes(self, code):
+        with self._tx(write=False) as c:
+            row = c.execute(_ROOM, (code, time.time())).fetchone()
+        return row[5] if row else None
+
+    def _set_closing(self, code, digest, seconds):
+        with self._host(code, digest) as (c, room):
+            if not room:
+                return None
+            if room[5] is None:
+                return False
+            closes = time.time() + seconds
+            c.execute("UPDATE rooms SET closes = ?, expires = ? WHERE code = ?",
+                      (closes, closes + self.limits.results_seconds, code))
+            return closes
 
     def _secret(self, code):
         with self._tx(write=False) as c:
@@ -317,8 +348,10 @@ class SQLiteStore(ClassStore):
             room = c.execute(_ROOM, (code, now)).fetchone()
             if room is None:
                 raise RoomNotFound.for_code(code)
-            _, current, _, n_answers, _ = room
-            if step != current:
+            _, current, n_steps, n_answers, _, closes = room
+            if closes is not None:               # a homework: any step, until it closes
+                refuse_homework(step, n_steps, closes, now)
+            elif step != current:
                 raise AnswerRefused(f"the class is on step {current}, not step {step}.")
             rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
             refuse_closed(step, phase_at(phase, _timer(seconds, ends, rev), now))
@@ -326,6 +359,8 @@ class SQLiteStore(ClassStore):
             key = (code, step, rnd, student)
             old = c.execute("SELECT value, confidence FROM answers WHERE code = ? AND step = ? "
                             "AND round = ? AND student = ?", key).fetchone()
+            if old is not None and closes is not None and tuple(old) != (encoded, level):
+                raise already_answered(step, old[0], question)
             if old is None:
                 if n_answers >= self.limits.max_answers:
                     raise LimitReached(f"this class already holds {n_answers} answers, the most "
@@ -346,13 +381,13 @@ class SQLiteStore(ClassStore):
         now = time.time()
         with self._tx(write=False) as c:
             room = c.execute("SELECT step, n_steps, expires, version, locked, confidence, "
-                             "histogram_before FROM rooms WHERE code = ? AND expires > ?",
-                             (code, now)).fetchone()
+                             "histogram_before, closes FROM rooms WHERE code = ? AND "
+                             "expires > ?", (code, now)).fetchone()
             if room is None:
                 ended = c.execute("SELECT 1 FROM ended WHERE code = ? AND expires > ?",
                                   (code, now)).fetchone()
                 raise (RoomEnded if ended else RoomNotFound).for_code(code)
-            step, n_steps, expires, version, locked, confidence, histogram = room
+            step, n_steps, expires, version, locked, confidence, histogram, closes = room
             rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
             raw = dict(c.execute("SELECT value, COUNT(*) FROM answers WHERE code = ? AND "
                                  "step = ? AND round = ? GROUP BY value", (code, step, rnd)))
@@ -364,7 +399,7 @@ class SQLiteStore(ClassStore):
                                  "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
         return RawView(step, n_steps, phase, rnd, question, raw, present, mine and mine[0],
                        expires, version, _timer(seconds, ends, rev), now, bool(locked),
-                       bool(confidence), bool(histogram))
+                       bool(confidence), bool(histogram), closes)
 
     def _mark_hosts(self, codes):
         with self._tx(write=True) as c:
@@ -408,6 +443,18 @@ class SQLiteStore(ClassStore):
                              (code, step, rnd, student)).fetchone()
         return question, mine and mine[0], mine and mine[1] or None
 
+    def _student_answers(self, code, student):
+        with self._tx(write=False) as c:
+            if c.execute("SELECT 1 FROM rooms WHERE code = ? AND expires > ?",
+                         (code, time.time())).fetchone() is None:
+                raise RoomNotFound.for_code(code)
+            rows = c.execute(
+                "SELECT a.step, q.question, a.value, a.confidence FROM answers a JOIN rounds q "
+                "ON q.code = a.code AND q.step = a.step AND q.round = a.round WHERE a.code = ? "
+                "AND a.student = ? AND a.round = (SELECT MAX(round) FROM rounds WHERE "
+                "code = a.code AND step = a.step)", (code, student)).fetchall()
+        return {step: (question, value, level) for step, question, value, level in rows}
+
     def _answers_of(self, code, step, round_):
         with self._tx(write=False) as c:
             return dict(c.execute("SELECT student, value FROM answers WHERE code = ? AND "
@@ -448,8 +495,9 @@ class SQLiteStore(ClassStore):
     def _pulse(self, codes):
         with self._tx(write=False) as c:
             rows = c.execute(
-                "SELECT r.code, r.version, r.tally, (SELECT ends_at FROM rounds WHERE "
-                "code = r.code AND step = r.step ORDER BY round DESC LIMIT 1) FROM rooms r "
+                "SELECT r.code, r.version, r.tally, COALESCE(r.closes, (SELECT ends_at FROM "
+                "rounds WHERE code = r.code AND step = r.step ORDER BY round DESC LIMIT 1)) "
+                "FROM rooms r "
                 f"WHERE r.code IN ({','.join('?' * len(codes))}) AND r.expires > ?",
                 (*codes, time.time())).fetchall()
         return {code: Pulse(version, tally, ends) for code, version, tally, ends in rows}
@@ -479,8 +527,8 @@ class SQLiteStore(ClassStore):
     def _snapshot(self, code):
         with self._tx(write=False) as c:
             row = c.execute("SELECT secret, expires, step, n_steps, version, tally, locked, "
-                            "lesson, confidence, histogram_before FROM rooms WHERE code = ? "
-                            "AND expires > ?", (code, time.time())).fetchone()
+                            "lesson, confidence, histogram_before, closes FROM rooms WHERE "
+                            "code = ? AND expires > ?", (code, time.time())).fetchone()
             if row is None:
                 raise RoomNotFound.for_code(code)
             rounds = tuple(Round(s, r, phase, q, _timer(sec, ends, rev)) for s, r, phase, q, sec,
@@ -495,9 +543,9 @@ class SQLiteStore(ClassStore):
                 answers.setdefault((s, r), {})[student] = value
                 if level:
                     levels.setdefault((s, r), {})[student] = level
-        digest, expires, step, n_steps, version, tally, locked, lesson, sure, before = row
+        digest, expires, step, n_steps, version, tally, locked, lesson, sure, before, closes = row
         return Snapshot(code, digest, expires, step, n_steps, version, tally, bool(locked),
-                        rounds, answers, lesson, bool(sure), bool(before), levels)
+                        rounds, answers, lesson, bool(sure), bool(before), levels, closes)
 
     def _restore(self, snap, answers):
         code, now = snap.code, time.time()
@@ -511,10 +559,12 @@ class SQLiteStore(ClassStore):
                 _delete_rooms(c, "code = ?", (code,))          # an expired one's remains
                 c.execute("INSERT INTO rooms (code, secret, expires, step, n_steps, n_answers, "
                           "version, tally, locked, host_at, answer_at, lesson, confidence, "
-                          "histogram_before) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          "histogram_before, closes) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, "
+                          "?, ?, ?)",
                           (code, snap.digest, snap.expires, snap.step, snap.n_steps,
                            snap.version + 1, snap.tally + 1, int(snap.locked), now, now,
-                           snap.lesson, int(snap.confidence), int(snap.histogram_before)))
+                           snap.lesson, int(snap.confidence), int(snap.histogram_before),
+                           snap.closes))
                 c.executemany("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
                     (code, r.step, r.round, r.phase, r.question,
                      r.timer and r.timer.seconds, r.timer and r.timer.ends_at,

@@ -12,6 +12,14 @@ is (``xattn.classroom.confidence``), saved and replaced with it in the same writ
 reads it back as counts (`ClassStore.confidence`). *Ask again* starts a new round of the
 step (the earlier rounds stay, so a class compares before and after discussing: `changes`).
 
+A room is a live class (the lecturer moves it step by step) or a **homework** (``create_room``
+with ``homework``: seconds it stays open, at most ``Limits.homework_seconds``): it has no class
+step, no reveal, no rounds after the first and no timer; each student answers any step once,
+until it closes (``set_closing`` closes it now or moves its closing time), and sees that
+step's answer after their own, so an answer given cannot change (the same answer sent again is
+taken, as a phone resends it). A homework room lives until ``Limits.results_seconds`` after it
+closes, for the lecturer to read its answers.
+
 Every host action and every answer moves the room's `Pulse`, which one watcher per server
 process reads for all its rooms at once (`pulse`) to tell the pages in a room when to redraw.
 
@@ -66,8 +74,8 @@ from xattn.classroom.records import (
     Timer,
 )
 
-__all__ = ["ClassStore", "phase_at", "refuse_closed", "count_map", "answered", "TIMER_SECONDS",
-           "DEVICE_SECONDS", "SECRET_ENV"]
+__all__ = ["ClassStore", "phase_at", "refuse_closed", "refuse_homework", "count_map",
+           "answered", "utc", "TIMER_SECONDS", "DEVICE_SECONDS", "SECRET_ENV"]
 
 _MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is hashed as ""
 _DUMMY = hashlib.sha256(b"no room").hexdigest()   # compared against when a room is missing
@@ -90,6 +98,37 @@ def refuse_closed(step: int, phase: str) -> None:
         raise AnswerRefused(f"step {step} is revealed: answers are closed.")
     if phase == "closed":
         raise AnswerRefused(f"time is up for step {step}: answers are closed.")
+
+
+def utc(t: float) -> str:
+    """A time (seconds since the epoch) as a person reads it in a message: ``2026-12-09
+    17:00:00 UTC`` (the store's clock is UTC; a page shows its reader's own time)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+def refuse_homework(step: int, n_steps: int, closes: float, now: float) -> None:
+    """`AnswerRefused` unless a homework of ``n_steps`` steps closing at ``closes`` takes an
+    answer to ``step`` at ``now``."""
+    if step > n_steps:
+        raise not_a_step(step, n_steps)
+    if now >= closes:
+        raise homework_closed(closes, now)
+
+
+def not_a_step(step: int, n_steps: int) -> AnswerRefused:
+    return AnswerRefused(f"this homework has steps 1 to {n_steps}; received step {step}.")
+
+
+def homework_closed(closes: float, now: float) -> AnswerRefused:
+    return AnswerRefused(f"this homework closed at {utc(closes)}: it took answers until "
+                         f"then, and this one came at {utc(now)}.")
+
+
+def already_answered(step: int, text: str, question: str) -> AnswerRefused:
+    """What a homework says to a second, different answer to a step: the first one stays."""
+    answer = parse_question(question).decode(text)
+    return AnswerRefused(f"step {step} was answered already ({quote(answer)}) and its answer "
+                         "shown: a homework's answer stays as it was first sent.")
 
 
 @lru_cache(maxsize=256)        # at most 256 x MAX_QUESTION_BYTES = 4 MB
@@ -149,10 +188,15 @@ class ClassStore(ABC):
         self._refreshed = 0.0
 
     # --- the host ------------------------------------------------------------------------
-    def create_room(self, questions: Sequence[Question], lesson: str = "") -> tuple[str, str]:
+    def create_room(self, questions: Sequence[Question], lesson: str = "", *,
+                    homework: float | None = None) -> tuple[str, str]:
         """A new room at step 1, every step asking: ``(code, host_secret)``. ``lesson`` is
         the room's lesson as text (its JSON, ``xattn.lesson.Lesson.to_json``: every process
         of every machine reads it back with `lesson`; "" for the default lesson).
+        ``homework``: the room is a homework open this many seconds from now (up to
+        ``Limits.homework_seconds``), kept ``Limits.results_seconds`` after it closes; at most
+        ``Limits.max_homework`` of the store's rooms are homework. None: a live class, kept
+        ``Limits.ttl_seconds``.
 
         When the store already holds ``Limits.max_rooms`` live rooms, the oldest room that no
         student ever joined and nobody answered in, started at least ``Limits.unused_seconds``
@@ -168,10 +212,11 @@ class ClassStore(ABC):
             raise LimitReached(f"a room's lesson holds at most {self.limits.max_lesson_bytes:,} "
                                f"bytes (Limits.max_lesson_bytes); received "
                                f"{len(lesson.encode()):,}.")
+        open_for = None if homework is None else self._check_open(homework, "homework")
         secret = new_secret()
         for _ in range(20):    # a clash among <= max_rooms of 8.9e8 codes is rare; retry it
             code = new_code()
-            if self._create(code, secret_digest(secret), specs, lesson):
+            if self._create(code, secret_digest(secret), specs, lesson, open_for):
                 return code, secret
         raise LimitReached("no free room code was found in 20 draws; try again.")
 
@@ -179,6 +224,26 @@ class ClassStore(ABC):
         """The lesson room ``code`` was made with (its JSON; "": the default lesson), the
         same for the room's whole life; `RoomNotFound` if there is no such room."""
         return self._lesson(normalize_code(code))
+
+    def _check_open(self, seconds, name: str) -> float:
+        """``seconds`` a homework stays open from now, checked: ``name`` is the argument."""
+        most = self.limits.homework_seconds
+        if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) \
+                or not math.isfinite(seconds) or not 0 <= seconds <= most:
+            raise ValueError(f"{name} is the seconds a homework stays open from now, 0 to "
+                             f"{most:,.0f} ({most / 86400:g} days, Limits.homework_seconds); "
+                             f"received {quote(seconds)}.")
+        if name == "homework" and seconds == 0:
+            raise ValueError("homework is the seconds a homework stays open from now, more "
+                             "than 0; received 0.")
+        return float(seconds)
+
+    def _homework_full(self, n: int) -> LimitReached:
+        days = self.limits.results_seconds / 86400
+        return LimitReached(f"this server already holds {n} homework rooms, the most it keeps "
+                            f"(Limits.max_homework = {self.limits.max_homework}); one frees up "
+                            f"{days:g} days after a homework closes, or when its lecturer "
+                            "ends it. A live class can still start.")
 
     def _full(self, n: int) -> LimitReached:
         return LimitReached(f"this server already holds {n} live classes, the most it keeps "
@@ -257,20 +322,23 @@ class ClassStore(ABC):
         self._guarded(self._set_options(code, digest, confidence, histogram_before))
 
     def set_step(self, code: str, secret: str, step: int) -> None:
-        """Move the class to ``step`` (1..N). Its phase and answers stay as they were."""
-        code, digest = self._authorize(code, secret)
+        """Move the class to ``step`` (1..N). Its phase and answers stay as they were (a
+        live class only: a homework has no class step)."""
+        code, digest = self._live(code, secret, "moves the class to a step")
         self._guarded(self._set_step(code, digest, check_step(step)))
 
     def reveal(self, code: str, secret: str, step: int) -> None:
-        """Close ``step``'s current round and let students see the answer."""
-        code, digest = self._authorize(code, secret)
+        """Close ``step``'s current round and let students see the answer (a live class
+        only: in a homework each student sees a step's answer after their own)."""
+        code, digest = self._live(code, secret, "reveals a step")
         self._guarded(self._reveal(code, digest, check_step(step)))
 
     def ask_again(self, code: str, secret: str, step: int,
                   question: Question | None = None) -> int:
         """Start a new round of ``step`` (asking, no answers, no timer), with a new question
-        if given. Returns the new round's number."""
-        code, digest = self._authorize(code, secret)
+        if given. Returns the new round's number. A live class only (a homework asks each
+        step once: a revote or a follow-up needs the class's discussion)."""
+        code, digest = self._live(code, secret, "asks a step again")
         spec = None if question is None else self._check_questions([question])[0].to_json()
         return self._guarded(self._ask_again(code, digest, check_step(step), spec))
 
@@ -278,12 +346,35 @@ class ClassStore(ABC):
                     reveal: bool = False) -> Timer:
         """A countdown of ``seconds`` on ``step``'s current round (it replaces a running
         one): at zero the round closes to answers, and is revealed if ``reveal``. The end is
-        on the store's clock, the same for every process."""
-        code, digest = self._authorize(code, secret)
+        on the store's clock, the same for every process. A live class only."""
+        code, digest = self._live(code, secret, "starts a timer")
         if not isinstance(reveal, bool):
             raise TypeError(f"reveal must be a bool; received {type(reveal).__name__}.")
         return self._guarded(self._start_timer(code, digest, check_step(step),
                                                check_timer(seconds), reveal))
+
+    def set_closing(self, code: str, secret: str, seconds: float) -> float:
+        """A homework closes ``seconds`` from now (0: now; at most ``Limits.homework_seconds``):
+        *Close now*, *Extend*, or open again after it closed. Its answers are then kept until
+        ``Limits.results_seconds`` after the new closing time; the room's version moves, so
+        every page and phone redraws. Returns the closing time (the store's clock).
+        `ValueError` for a live class."""
+        code, digest = self._authorize(code, secret)
+        seconds = self._check_open(seconds, "seconds")
+        closes = self._guarded(self._set_closing(code, digest, seconds))
+        if closes is False:
+            raise ValueError(f"class {code} is a live class: it has no closing time (a "
+                             "homework has; start one from *Start a class*).")
+        return closes
+
+    def _live(self, code: str, secret: str, what: str) -> tuple[str, str]:
+        """`_authorize`, and `ValueError` for a homework (its mode never changes)."""
+        code, digest = self._authorize(code, secret)
+        if self._closes(code) is not None:
+            raise ValueError(f"class {code} is a homework: nobody {what} in a homework; each "
+                             "student walks the steps at their own pace and sees each step's "
+                             "answer after their own.")
+        return code, digest
 
     def end_room(self, code: str, secret: str) -> None:
         """End the class now: the room, its questions, answers and students are deleted at
@@ -336,6 +427,20 @@ class ClassStore(ABC):
             seqs[seq] = seqs.get(seq, 0) + 1
         return [t.question for t in rounds], seqs
 
+    def answer_counts(self, code: str, secret: str) -> dict:
+        """How many students gave each whole answer in each round answered, in one read:
+        ``{(step, round): {answer: students}}`` (counts only, no ids). A parts or links
+        answer is counted whole, as the student sent it (`results` counts each element):
+        what judges how many were right."""
+        code, _ = self._authorize(code, secret)
+        out: dict = {}
+        for key, (question, raw) in self._levels_counted(code).items():
+            counts: dict = {}
+            for (answer, _), n in _decoded(question, raw).items():
+                counts[answer] = counts.get(answer, 0) + n
+            out[key] = counts
+        return out
+
     def confidence(self, code: str, secret: str, step: int, round_: int) -> dict:
         """How sure the class was of each answer to round ``round_`` of ``step``:
         ``{(answer, level): students}`` (level None: the student gave none; counts only, no
@@ -383,8 +488,10 @@ class ClassStore(ABC):
         """Record ``student_id``'s answer to ``step`` (the class's current step, still
         asking) with how sure they are (``confidence``: one of
         ``xattn.classroom.confidence.LEVELS``, or None), in one write; both replace the
-        student's earlier answer to this round. Returns the answer as stored (a number
-        rounded to the question's decimals). `AnswerRefused` otherwise."""
+        student's earlier answer to this round. In a homework, ``step`` is any of its steps
+        until it closes, answered once (the same answer again is taken; another is refused).
+        Returns the answer as stored (a number rounded to the question's decimals).
+        `AnswerRefused` otherwise."""
         code, step, student = normalize_code(code), check_step(step), check_student(student_id)
         level = check_level(confidence)
         if isinstance(value, str) and (len(value) > self.limits.max_answer_bytes
@@ -406,11 +513,14 @@ class ClassStore(ABC):
         v = self._view(code, student)
         q = parse_question(v.question)
         counts = count_map(q, v.raw)
-        return RoomView(code, v.step, v.n_steps, phase_at(v.phase, v.timer, v.now), v.round, q,
+        phase = phase_at(v.phase, v.timer, v.now)
+        if v.closes is not None:                 # a homework: open, or closed
+            phase = "closed" if v.now >= v.closes else "asking"
+        return RoomView(code, v.step, v.n_steps, phase, v.round, q,
                         counts, answered(v.raw), v.present,
                         None if v.mine is None else q.decode(v.mine), v.expires, v.version,
                         v.timer, bool(v.locked), bool(v.confidence),
-                        bool(v.histogram_before))
+                        bool(v.histogram_before), v.closes)
 
     def mark_hosts(self, codes: Iterable[str]) -> None:
         """A host page of each room in ``codes`` is open now (a server process sends its
@@ -431,6 +541,15 @@ class ClassStore(ABC):
     def my_answer(self, code: str, step: int, student_id: str) -> str | int | float | None:
         """``student_id``'s answer to the current round of ``step``, or None."""
         return self.mine(code, step, student_id)[0]
+
+    def student_answers(self, code: str, student_id: str) -> dict[int, tuple]:
+        """``student_id``'s own answers to the current round of every step, in one read:
+        ``{step: (answer, level or None)}`` for the steps answered (a homework's student
+        coming back another day sees what they answered)."""
+        code, student = normalize_code(code), check_student(student_id)
+        return {step: (parse_question(question).decode(text), level or None)
+                for step, (question, text, level) in self._student_answers(code,
+                                                                          student).items()}
 
     def mine(self, code: str, step: int, student_id: str) -> tuple:
         """``student_id``'s answer to the current round of ``step`` and its confidence, in
@@ -611,7 +730,21 @@ class ClassStore(ABC):
 
     # --- one method per operation, each atomic in the backend ---------------------------
     @abstractmethod
-    def _create(self, code: str, digest: str, specs: list[str], lesson: str) -> bool: ...
+    def _create(self, code: str, digest: str, specs: list[str], lesson: str,
+                open_for: float | None) -> bool:
+        """Make the room (a homework open ``open_for`` seconds; None: a live class); False
+        if the code is taken."""
+    @abstractmethod
+    def _closes(self, code: str) -> float | None:
+        """When the homework ``code`` closes (None: a live class, or no such room)."""
+    @abstractmethod
+    def _set_closing(self, code: str, digest: str, seconds: float) -> float | bool | None:
+        """The homework closes ``seconds`` from now, its expiry after it: the closing time
+        (False: a live class; None: the secret changed)."""
+    @abstractmethod
+    def _student_answers(self, code: str, student: str) -> dict[int, tuple]:
+        """``{step: (question JSON, stored text, level or "")}`` of the student's answers to
+        every step's current round (`RoomNotFound` without the room)."""
 
     @abstractmethod
     def _lesson(self, code: str) -> str: ...

@@ -29,7 +29,7 @@ from xattn.ui.params import (
 )
 
 __all__ = ["REGISTRY", "VIEW_NAMES", "LOCAL_KEYS", "token_label", "parse_label",
-           "lesson_setting", "lesson_model", "NOT_IN_LESSONS"]
+           "lesson_setting", "lesson_model", "NOT_IN_LESSONS", "MAX_HOMEWORK_DAYS"]
 
 DEFAULTS = Settings()
 MAX_CHARS = 2000       # per sentence: 64 tokens of up to ~30 characters
@@ -37,9 +37,11 @@ MAX_SEED = 2**31 - 1   # the seed box's range; the library takes seeds up to 2**
 VIEW_NAMES = ("Lesson", "Heads", "Step through", "Head statistics", "Switch heads off", "Lines",
               "Compare", "Decode", "Alignment", "Training", "Export", "How to read this")
 _LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
-# Widgets deliberately left out of the link: a student's own prediction is not shared.
+# Widgets deliberately left out of the link: a student's own prediction is not shared, and
+# *Start a class*'s choices become an action's link when its button is pressed (class=new&...).
 LOCAL_KEYS = frozenset({"predict", "join", "decode_play", "force_pick", "force_typed",
-                        "gold_upload", "gold_format", "gold_first", "gold_order"})
+                        "gold_upload", "gold_format", "gold_first", "gold_order",
+                        "class_mode", "homework_days"})
 
 
 def token_label(position: int, token: str) -> str:
@@ -100,6 +102,10 @@ SINKS = bool_param("sinks", False, "hiding sink tokens")
 
 # --- a class in a room (xattn.ui.room.room) ------------------------------------------------------
 CLASS = choice_param("class", "", ("new",), "a new class")   # an action: never written back
+# With class=new, a homework open this many days instead of a live class (0: live); an action
+# (the class store bounds it again: Limits.homework_seconds)
+MAX_HOMEWORK_DAYS = 30
+HOMEWORK = int_param("homework", 0, 1, MAX_HOMEWORK_DAYS, "the days the homework is open")
 ROOM = text_param("room", "", 40, "the class code")
 HOST = text_param("host", "", 100, "the host key")           # traded for a cookie at once
 # A one-time device code (*Your devices*): an action, traded for the host key, never written
@@ -153,8 +159,8 @@ REGISTRY: dict[str, Param] = _table()
 
 
 # What a lesson's step may not set: where and how the page is shown, and the class it is in.
-NOT_IN_LESSONS = frozenset(p.key for p in (LESSON, COURSE, CLASS, ROOM, HOST, DEVICE, EXPLORE,
-                                           IMG, SCALE, PRESENT))
+NOT_IN_LESSONS = frozenset(p.key for p in (LESSON, COURSE, CLASS, HOMEWORK, ROOM, HOST, DEVICE,
+                                           EXPLORE, IMG, SCALE, PRESENT))
 # Settings whose controls offer fewer values than their link takes.
 _OFFERED = {TR_HEADS.key: TR_HEAD_CHOICES, TR_STEPS.key: TR_STEP_CHOICES,
             D_MODEL.key: D_MODEL_CHOICES}

@@ -25,7 +25,7 @@ from xattn.ui import internals, server_logs
 from xattn.ui.lesson.catalog import default_lesson, room_lesson
 from xattn.ui.lesson.start import lesson_picker, lms_export, new_class, page_lesson, start_panel
 from xattn.ui.lesson.view import lesson_setup, lesson_view
-from xattn.ui.link import COURSE, HOST, PRESENT, VIEW
+from xattn.ui.link import COURSE, HOST, LESSON, PRESENT, VIEW
 from xattn.ui.look import page_style
 from xattn.ui.room.panels import hidden_note
 from xattn.ui.room.room import Room, back_to_class, class_store, follow, join_box, room_setup
@@ -181,12 +181,15 @@ def _full_page(state: PageState, room: Room | None) -> None:
     if room is None:
         banner = row.container(key="banner")
     else:       # a class: the step's answer, the class's answers and its chart on one screen
-        row.caption(f"xattn · multi-head cross-attention · class **{room.code}**"
-                    + (" · you drive this class" if room.host else ""), width="stretch")
+        what = "homework" if room.homework else "class"
+        row.caption(f"xattn · multi-head cross-attention · {what} **{room.code}**"
+                    + (f" · you drive this {what}" if room.host else ""), width="stretch")
         folded = st.expander("The weights and the sentences (the class sees the step's own)")
         banner = folded.container(key="banner")
     lesson = _lesson(state, room)
     step = lesson_setup(state, state.value(VIEW), lesson, room)   # a new step sets controls
+    if room is not None:                      # a homework: the step this page walked to
+        room.at = int(st.session_state.get(LESSON.key) or 1)
     if room is None:
         a, source = weights_source(state)
     else:

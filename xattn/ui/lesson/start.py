@@ -5,7 +5,8 @@ link, the default lesson without it), picked above its steps. *Start a class* (s
 a room with that lesson, or with a lesson file the lecturer uploads there: the file is checked
 at once, each problem on its own line (its line in the file, what was expected and what was
 found), and a class starts only with a lesson whose every step can be made on this server.
-``?class=new&course=NAME`` starts one from a link.
+``?class=new&course=NAME`` starts one from a link; ``homework=DAYS`` (1 to 30) makes it a
+homework open that many days instead of a live class.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import streamlit as st
 from xattn.lesson import Lesson, LessonError, read_lesson
 from xattn.literal import md_code, show_value
 from xattn.ui.lesson.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
-from xattn.ui.link import CLASS, COURSE, LESSON, ROOM, lesson_setting
+from xattn.ui.link import CLASS, COURSE, HOMEWORK, LESSON, MAX_HOMEWORK_DAYS, ROOM, lesson_setting
 from xattn.ui.room.prepared import StepUnavailable, lesson_questions
 from xattn.ui.state import Notice, PageState
 
@@ -23,6 +24,7 @@ __all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "lms_expo
            "UPLOADED"]
 
 UPLOADED = "_xattn_uploaded_lesson"   # session: the lecturer's checked upload (a Lesson)
+MODES = {"live": "in class, live", "homework": "as homework, each at their own pace"}
 _UPLOAD_KEY = "lesson_upload"
 
 
@@ -131,12 +133,24 @@ def start_panel(lesson: Lesson) -> None:
         sb.success(f"{show_value(found.title, 80)}: {len(found.steps)} steps, checked.",
                    icon=":material/check:")
     teaching = found or lesson
-    if sb.button("Start a class", key="start_class", icon=":material/groups:",
+    mode = sb.radio("The class answers", ("live", "homework"), key="class_mode",
+                    format_func=MODES.get,
+                    help="Live: you move the class step by step and reveal each answer. "
+                         "Homework: each student walks the steps at their own pace, on any "
+                         "day until it closes, and sees each step's answer after their own.")
+    days = sb.number_input("Open for (days)", 1, MAX_HOMEWORK_DAYS, 7, key="homework_days",
+                           help="Students answer until then; you read the answers for 14 "
+                                "days after it closes. You can close it sooner or extend "
+                                "it.") if mode == "homework" else 0
+    if sb.button("Start a class" if mode == "live" else "Start a homework", key="start_class",
+                 icon=":material/groups:",
                  help=f"With the lesson {teaching.title!r}. Students join with a code or a QR "
-                      "code, predict each step's answer on their phones, and see the numbers "
-                      "when you reveal them."):
+                      "code and predict each step's answer on their phones, then see the "
+                      "numbers."):
         st.query_params.clear()
         st.query_params[CLASS.key] = "new"
+        if days:
+            st.query_params[HOMEWORK.key] = str(int(days))
         if found is None and lesson is not default_lesson():
             st.query_params[COURSE.key] = lesson.name
         st.session_state.pop("_xattn_seen", None)   # the link is read again: class=new

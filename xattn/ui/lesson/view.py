@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from xattn.classroom import ClassroomError
 from xattn.figures.frozen import narrowed
 from xattn.lesson import Lesson, Step, Told, missing, off_plan, verdict
 from xattn.lesson.followup import case_step
@@ -37,7 +38,8 @@ from xattn.ui.link import (
 )
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.room.answers import answer_charts as step_answer_charts
-from xattn.ui.room.panels import class_answers, class_controls, hidden_note, room_card
+from xattn.ui.room.homework import homework_panel
+from xattn.ui.room.panels import class_answers, class_controls, hidden_note, room_card, step_view
 from xattn.ui.room.room import Room, move_class
 from xattn.ui.state import PageState
 
@@ -138,7 +140,10 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     and the step's chart on one screen; a student exploring the full page finds the way back
     to the class's page here."""
     n = int(state.shown(LESSON))              # the step (a follow-up: on its new case)
-    if room is None or room.host:
+    if room is not None and room.homework and room.host:
+        _walk(room, n)                        # the lecturer walks a homework, moving nobody
+        navigation(n, lesson)
+    elif room is None or room.host:
         navigation(n, lesson, room)
     why_not = missing(step, a) if a is not None else None
     told = (derived(("tell", lesson.digest, a.key, n, layer), lambda: step.tell(a, layer))
@@ -183,6 +188,16 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
             draw(step.state.get("view", "Heads"), a, layer)
 
 
+def _walk(room: Room, n: int) -> None:
+    """A homework's lecturer on step ``n``: the room as this page reads it is that step, its
+    answer shown beside every answer to it so far (``xattn.ui.room.panels.step_view``)."""
+    room.at = n
+    try:
+        room.view = step_view(room, room.view)
+    except ClassroomError:
+        pass                                  # the page says the store is away
+
+
 def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale: float,
                          n: int) -> None:
     """After the reveal, on the host's page: the class's answers, then the chart that answers
@@ -216,7 +231,9 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
     if why_not:
         st.info(why_not, icon=":material/info:")
     if room is not None and not room.host:
-        st.caption("Your prediction is on the class's page: *Back to the class*, above.")
+        where = "homework's page: *Back to the homework*" if room.homework else \
+            "class's page: *Back to the class*"
+        st.caption(f"Your prediction is on the {where}, above.")
         return
     asks = told is not None and told.question is not None
     if room is None:
@@ -238,4 +255,7 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
         st.markdown(f"**The answer.** {told.answer}")
         if told.question is not None and told.question.of.chart == "links" and room.view:
             st.markdown(class_versus(a, room.view.counts, room.view.n_answered).table)
-    class_controls(room)
+    if room.homework:
+        homework_panel(room)
+    else:
+        class_controls(room)

@@ -47,10 +47,12 @@ def _switch(room: Room, key: str, name: str) -> None:
     st.rerun(scope="app")
 
 
-def class_switches(room: Room, view) -> None:
-    """The room's switches as toggles, each showing what the store holds (another host
-    device may have changed it)."""
+def class_switches(room: Room, view, keys=tuple(SWITCHES)) -> None:
+    """The room's switches (those of ``keys``: a homework has no revote) as toggles, each
+    showing what the store holds (another host device may have changed it)."""
     for key, (name, label, help_text) in SWITCHES.items():
+        if key not in keys:
+            continue
         st.session_state[key] = bool(getattr(view, name))
         st.toggle(label, key=key, help=help_text, on_change=_switch, args=(room, key, name))
 

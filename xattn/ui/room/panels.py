@@ -11,6 +11,7 @@ and a projector) included.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import ipaddress
 import math
@@ -20,7 +21,7 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from xattn.classroom import NO_QUESTION, ClassroomError, answers_csv, qr_svg
+from xattn.classroom import NO_QUESTION, ClassroomError, RoomView, answers_csv, qr_svg
 from xattn.classroom.learning import StepLearning, step_learning
 from xattn.figures.classroom import CLASS_ALT, class_alt, class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
@@ -41,7 +42,8 @@ from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action
 
 __all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
-           "countdown", "PUBLIC_URL_ENV", "TIMERS"]
+           "countdown", "class_csv", "step_view", "live_fragment", "host_error",
+           "PUBLIC_URL_ENV", "TIMERS"]
 
 PUBLIC_URL_ENV = "XATTN_PUBLIC_URL"      # the address phones reach the app at
 TIMERS = (30, 60, 90)                    # seconds a host's countdown may run
@@ -109,29 +111,50 @@ def room_card(room: Room, present: bool) -> None:
         st.warning(unreachable, icon=":material/wifi_off:")
 
 
-def _read(room: Room, fragment: str):
-    """The room now (what the count shows), or None if the store does not answer (the
-    page's last reading stays on screen). Notes ``fragment`` as drawn: the follow
-    component reruns it when the tally moves."""
+def live_fragment(fragment: str) -> None:
+    """Note ``fragment`` as drawn: the follow component reruns it when the tally moves."""
     drawn = st.session_state.setdefault(LIVE_FRAGMENTS, [])
     if fragment not in drawn:
         drawn.append(fragment)
+
+
+def step_view(room: Room, view: RoomView) -> RoomView:
+    """A homework's step ``room.at`` as the lecturer's page reads it: its question and every
+    answer to it so far, its answer shown (a homework has no class step and no reveal)."""
+    t = class_store().tally(room.code, room.at, 1)
+    return dataclasses.replace(view, step=room.at, round=1, question=t.question,
+                               counts=t.counts, n_answered=t.n_answered or 0,
+                               phase="revealed", timer=None, mine=None)
+
+
+def _read(room: Room, fragment: str):
+    """The room now (what the count shows; a homework's step `step_view`), or None if the
+    store does not answer (the page's last reading stays on screen). Notes ``fragment`` as
+    drawn: the follow component reruns it when the tally moves."""
+    live_fragment(fragment)
     try:
-        return class_store().room_view(room.code)
+        view = class_store().room_view(room.code)
+        return step_view(room, view) if view.homework else view
     except ClassroomError as err:
         st.warning(f"The class store does not answer: {md_code(str(err))}",
                    icon=":material/cloud_off:")
         return None
 
 
-@st.fragment(key="class_controls")
-def class_controls(room: Room) -> None:
-    """The host's live count ("31 of 42 answered") and the buttons that drive the class."""
+def host_error() -> None:
+    """What the store said to this page's last press, once (a press on a class that had
+    moved meanwhile, a refusal)."""
     error = st.session_state.pop(HOST_ERROR, None)
     if error == STALE:
         st.warning(STALE, icon=":material/update:")
     elif error:
         st.error(md_code(error), icon=":material/error:")
+
+
+@st.fragment(key="class_controls")
+def class_controls(room: Room) -> None:
+    """The host's live count ("31 of 42 answered") and the buttons that drive the class."""
+    host_error()
     view = _read(room, "class_controls")
     if view is None:
         return
@@ -177,7 +200,7 @@ def class_controls(room: Room) -> None:
     devices_panel(room, student_link(code)[0])
     if room.lesson is not None:
         learned_panel(room)
-    csv_text = _csv(room)
+    csv_text = class_csv(room)
     st.download_button("The class's answers (CSV)", csv_text, f"xattn-class-{code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
                        help="Counts per answer, step and round, each round's timer, and how "
@@ -236,7 +259,8 @@ def _act(action, room: Room, seen: int) -> None:
     st.rerun(scope="app")
 
 
-def _csv(room: Room) -> str:
+def class_csv(room: Room) -> str:
+    """The class's answers as CSV ("" while the store does not answer)."""
     try:
         store = class_store()
         tallies = store.results(room.code, room.host)

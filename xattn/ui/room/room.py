@@ -44,7 +44,18 @@ from xattn.classroom import (
 )
 from xattn.classroom.config import configured, open_store
 from xattn.literal import md_code, show_value
-from xattn.ui.link import CLASS, COURSE, DEVICE, EXPLORE, HOST, LESSON, ROOM, VIEW
+from xattn.ui.link import (
+    CLASS,
+    COURSE,
+    DEVICE,
+    EXPLORE,
+    HOMEWORK,
+    HOST,
+    LESSON,
+    MAX_HOMEWORK_DAYS,
+    ROOM,
+    VIEW,
+)
 from xattn.ui.room.follow import follow_room, new_run
 from xattn.ui.room.identity import allowed, host_cookie, student_id
 from xattn.ui.state import Notice, PageState
@@ -86,10 +97,20 @@ class Room:
     tally: int = 0             # the room's tally as read before the view (the count drawn)
     now: float = 0.0           # the store's clock at the read
     lesson: object = None      # the lesson it teaches (xattn.lesson.Lesson), once read
+    at: int = 1                # a homework: the step this page shows (each walks their own)
+    answered: frozenset = frozenset()   # a homework: the steps this student answered
+
+    @property
+    def homework(self) -> bool:
+        return self.view is not None and self.view.homework
 
     @property
     def hidden(self) -> bool:
-        """The weights stay hidden: the class has not seen this step's answer yet."""
+        """The weights stay hidden: the class has not seen this step's answer yet. In a
+        homework the lecturer sees every step, and a student the steps they answered (every
+        step once it closed)."""
+        if self.homework:
+            return not (self.host or self.view.phase == "closed" or self.at in self.answered)
         return self.view is None or self.view.phase != "revealed"
 
     @property
@@ -109,8 +130,10 @@ def room_setup(state: PageState, start) -> Room | None:
     questions and one line for each step that cannot run (``xattn.ui.lesson.start.new_class``).
     None when the page is in no room (or says why not)."""
     new_run()                                   # the count's fragments are noted afresh
-    if state.take(CLASS) == "new" and not st.session_state.get(_MADE):
-        _make_room(state, start)
+    new = state.take(CLASS) == "new"
+    days = _homework_days(state, new)
+    if new and days is not None and not st.session_state.get(_MADE):
+        _make_room(state, start, days)
     device = state.take(DEVICE)
     code, linked = state.value(ROOM), state.value(HOST)
     state.drawn.pop(HOST.key, None)             # the host key is never in the address bar
@@ -165,12 +188,38 @@ def room_setup(state: PageState, start) -> Room | None:
         st.session_state[_LAST] = view
     room = Room(code, key or None, view, student, problem=problem, tally=tally,
                 now=time.time())
+    if room.homework and not key and student:
+        room.answered = _answered(code, student)
     if not key:
         state.drawn[EXPLORE.key] = "1"       # a student's page in a room is the full page
-    elif host_cookie().get(code) != key:
-        claim(code, key)                     # this browser's cookie gets the key
-    _place(state, room)
+    elif host_cookie().get(code) != key or room.homework:
+        claim(code, key)                     # this browser's cookie gets the key (a homework:
+    _place(state, room)                      # its age again, as the homework moves its end)
     return room
+
+
+def _homework_days(state: PageState, new: bool) -> int | None:
+    """The days a new class is open as homework (0: a live class), from the link's
+    ``homework``; None when no class should start (a value out of range: said)."""
+    refused = HOMEWORK.key in state.refused
+    days = state.take(HOMEWORK)                  # a refused value is said by `take`
+    if refused and new:
+        state.notices.append(Notice("link", "No class was started: a homework is open 1 to "
+                                    f"{MAX_HOMEWORK_DAYS} days; start it again with one of "
+                                    "them (`homework=7`: a week)."))
+        return None
+    if days and not new:
+        state.notices.append(Notice("link", f"`homework={days}` starts a homework only with "
+                                    "`class=new`: nothing was started."))
+    return days
+
+
+def _answered(code: str, student: str) -> frozenset:
+    """The steps a homework's student answered (none while the store does not answer)."""
+    try:
+        return frozenset(class_store().student_answers(code, student))
+    except ClassroomError:
+        return frozenset()
 
 
 SIGNED_OUT = ("This device no longer drives class {code}: another of your devices signed "
@@ -287,14 +336,16 @@ def _place(state: PageState, room: Room) -> None:
     arrived = st.session_state.get(_JOINED) != room.code
     st.session_state[_JOINED] = room.code
     forced = {}
-    if room.view is not None:
+    if room.view is not None and not room.homework:   # a homework: each page walks its own
         forced[LESSON.key] = room.view.step
     if arrived:
         forced[VIEW.key] = "Lesson"
     state.force(forced)
 
 
-def _make_room(state: PageState, start) -> None:
+def _make_room(state: PageState, start, days: int = 0) -> None:
+    """A new room teaching ``start()``'s lesson (a homework open ``days`` days; 0: a live
+    class), this session its host."""
     lesson, questions, problems = start()
     if problems:
         state.notices.append(Notice("link", (
@@ -310,8 +361,9 @@ def _make_room(state: PageState, start) -> None:
                 f"network in the last {window / 3600:g} hours, the most this server takes. "
                 "Use a class you started, or wait.")))
             return
-        code, key = store.create_room(questions, lesson.to_json())
-    except ClassroomError as err:
+        code, key = store.create_room(questions, lesson.to_json(),
+                                      homework=days * 86400.0 if days else None)
+    except (ClassroomError, ValueError) as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
     st.session_state[_MADE] = code
@@ -366,7 +418,7 @@ def host_action(action, room: Room, seen: int | None) -> bool:
             return False
         action(store)
         return True
-    except ClassroomError as err:
+    except (ClassroomError, ValueError) as err:   # ValueError: a bound (days, a step)
         st.session_state[HOST_ERROR] = str(err)
         return False
 
@@ -380,7 +432,11 @@ def follow(room: Room) -> None:
     view = room.view
     version = view.version if view is not None else -1
     ends_at = view.timer.ends_at if view is not None and view.timer is not None else None
-    follow_room(room.code, version, room.tally, ends_at, room.closed, room.now)
+    closed = room.closed
+    if room.homework:                     # the page redraws when the homework closes (a
+        soon = view.closes_at - room.now < 86400    # browser's timeout holds < 24.8 days)
+        ends_at, closed = view.closes_at if soon else None, view.phase == "closed"
+    follow_room(room.code, version, room.tally, ends_at, closed, room.now)
 
 
 def join_box() -> None:
@@ -407,6 +463,10 @@ def join_box() -> None:
 
 def back_to_class(room: Room) -> None:
     """On the full page a student explores: the way back to the phone's page of the class."""
+    if room.homework:                     # the phone's page, on this step
+        st.markdown(f"[Back to the homework](?{urlencode({ROOM.key: room.code})}#{room.at}) · "
+                    f"homework {room.code}, step {room.at}")
+        return
     step = room.view.step if room.view is not None else "?"
     st.markdown(f"[Back to the class](?{urlencode({ROOM.key: room.code})}) · class "
                 f"{room.code} is on step {step}")

@@ -5,8 +5,9 @@ photograph. The host key is a secret to open the room once:
 
 - a host link (``/?room=CODE&host=KEY…``, the one a lecturer keeps for a second device) is
   traded by `trade_host_link` for the cookie ``xattn_host_CODE`` (HttpOnly: no script and no
-  screen shows it; SameSite=Lax; the class's lifetime), and the browser is sent on to the same
-  link without ``host`` (303). A key the room refuses is not traded: the page says so;
+  screen shows it; SameSite=Lax; the class's lifetime, days for a homework), and the browser
+  is sent on to the same link without ``host`` (303). A key the room refuses is not traded:
+  the page says so;
 - a room made on the page (``?class=new``) or a key made anew (*Sign out every other
   device*) is handed to the browser by the page itself (``xattn/ui/room/room.py``'s claim, a
   component that POSTs it here, ``POST /live/CODE/host``, answered with the cookie);
@@ -30,7 +31,8 @@ from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError, HostRefused, RoomNotFound, normalize_code
 from xattn.ui.room.identity import HOST_COOKIE
-from xattn.ui.server import live
+from xattn.ui.server import homework, live
+from xattn.ui.server.join import cookie_age
 
 __all__ = ["cookie_name", "is_host", "trade_host_link", "claim", "end", "no_referrer",
            "drop_cookie", "dropping", "https_request", "COOKIE_AGE", "MAX_KEY"]
@@ -44,10 +46,20 @@ def cookie_name(code: str) -> str:
     return HOST_COOKIE + code
 
 
-def _set_cookie(response: Response, code: str, key: str, https: bool) -> None:
+def _set_cookie(response: Response, code: str, key: str, https: bool,
+                age: int = COOKIE_AGE) -> None:
     secure = "; Secure" if https else ""
     response.headers.append("set-cookie", f"{cookie_name(code)}={key}; Path=/; "
-                            f"Max-Age={COOKIE_AGE}; HttpOnly; SameSite=Lax{secure}")
+                            f"Max-Age={age}; HttpOnly; SameSite=Lax{secure}")
+
+
+async def _age(hub, code: str) -> int:
+    """Seconds room ``code``'s host cookie lives (a homework's: days, `join.cookie_age`)."""
+    try:
+        days = await asyncio.to_thread(homework.is_homework, hub.store, code)
+    except ClassroomError:
+        days = False
+    return cookie_age(hub.store.limits, days)
 
 
 _DROP = "{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"
@@ -108,7 +120,7 @@ async def trade_host_link(hub, scope, https: bool) -> Response | None:
     response = Response(status_code=303, headers={
         "location": "./?" + urlencode(rest), "cache-control": "no-store",
         "referrer-policy": "no-referrer"})
-    _set_cookie(response, code, key, https)
+    _set_cookie(response, code, key, https, await _age(hub, code))
     return response
 
 
@@ -145,7 +157,7 @@ async def claim(request: Request) -> Response:
     if not await _drives(hub, code, key):
         return _no("This key does not drive that class.", 403)
     response = Response(status_code=204, headers={"cache-control": "no-store"})
-    _set_cookie(response, code, key, https_request(request.scope))
+    _set_cookie(response, code, key, https_request(request.scope), await _age(hub, code))
     return response
 
 

@@ -8,7 +8,8 @@ hall of 1,000 phones in, and a script must still not mint voters for free. So:
   ``Limits.join_work_pieces`` nonces whose SHA-256s start with ``Limits.join_work_bits`` zero
   bits (``assets/work.js``: about a second of a phone's time; a script needs 4 x 2**15 = 2**17
   hashes per voter). ``POST /live/CODE/join``
-  with the solution gives the browser its student id in the cookie ``xattn_student_CODE``,
+  with the solution gives the browser its student id in the cookie ``xattn_student_CODE``
+  (12 hours; a homework's: as long as the homework can be kept, `cookie_age`),
   signed for that room only (a cookie of one class counts in no other). A solution sent
   twice is the same student; a challenge is good for ``Limits.join_seconds``;
 - a room the host **locked** takes no new student (those in it stay);
@@ -24,26 +25,38 @@ re-read once when it fails: ``ClassStore.refresh_signing_keys``).
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import secrets
 import time
 from http.cookies import SimpleCookie
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.codes import joined_student, new_challenge, signed_student, student_of
 from xattn.ui.room.identity import BROWSER_COOKIE, address_of, student_cookie
 from xattn.ui.server import live
 
-__all__ = ["cookies", "client", "student", "look_up", "join", "COOKIE_AGE"]
+__all__ = ["cookies", "client", "student", "look_up", "join", "cookie_age", "gzipped",
+           "COOKIE_AGE"]
 
 COOKIE_AGE = 12 * 3600      # seconds, as long as a class lives
 _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
             "x-content-type-options": "nosniff"}
 LOCKED = ("This class is closed to new students: your teacher locked it once the class was "
           "in. Ask your teacher to open it for a moment.")
+
+
+def cookie_age(limits, homework: bool) -> int:
+    """Seconds a room's cookie (a student's id, a host key) lives: a live class's
+    `COOKIE_AGE`, or the longest a homework room can (open for ``Limits.homework_seconds``
+    from an extension, then kept ``Limits.results_seconds``): a student back another day is
+    the same student, and the lecturer drives it still."""
+    if not homework:
+        return COOKIE_AGE
+    return int(limits.homework_seconds + limits.results_seconds)
 
 
 def cookies(scope) -> dict[str, str]:
@@ -65,6 +78,18 @@ def client(scope) -> str:
             forwarded = value.decode("latin-1")
     local = peer in (None, "127.0.0.1", "::1")
     return address_of(None if local else peer, forwarded)
+
+
+def gzipped(response: Response, scope) -> Response:
+    """``response`` gzipped when the request accepts it and its body is worth it (over
+    1,000 bytes): a phone's page and its steps on a slow network."""
+    accepts = any(k == b"accept-encoding" and b"gzip" in v for k, v in scope["headers"])
+    if accepts and len(response.body) > 1000:
+        response.body = gzip.compress(response.body, 6)
+        response.headers["content-encoding"] = "gzip"
+        response.headers["content-length"] = str(len(response.body))
+        response.headers.append("vary", "Accept-Encoding")
+    return response
 
 
 def secure(scope) -> str:
@@ -174,7 +199,8 @@ async def join(request: Request) -> JSONResponse:
         if sid is None:
             return _no("This join's work is not done, or is older than "
                        f"{limits.join_seconds / 60:g} minutes: reload the page.", 403)
-        if (await asyncio.to_thread(store.room_view, code)).locked:
+        view = await asyncio.to_thread(store.room_view, code)
+        if view.locked:
             return _no(LOCKED, 403)
         if not await asyncio.to_thread(store.allow, "new_students", client(request.scope)):
             limit, window = limits.new_students
@@ -188,5 +214,6 @@ async def join(request: Request) -> JSONResponse:
         return _no(f"The class store is not answering ({err}): this page tries again.", 503)
     response = JSONResponse({"joined": True}, headers=_HEADERS)
     response.headers.append("set-cookie", f"{student_cookie(code)}={value}; Path=/; "
-                            f"Max-Age={COOKIE_AGE}; HttpOnly; SameSite=Lax{secure(request.scope)}")
+                            f"Max-Age={cookie_age(limits, view.homework)}; HttpOnly; "
+                            f"SameSite=Lax{secure(request.scope)}")
     return response

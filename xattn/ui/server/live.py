@@ -39,11 +39,12 @@ MAX_WARMED = 32                 # ... at most: later lessons' steps are made whe
 def build(view: RoomView) -> Message:
     """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson),
     for the lesson the room keeps in the store (read once per process), with the round
-    before where a revote's phones see it while they vote (`earlier`). The first room of a
+    before where a revote's phones see it while they vote (`earlier`); a homework's is the
+    room's own (``xattn.ui.server.homework``). The first room of a
     lesson a process sees also starts making that lesson's other steps, in the background."""
     from xattn.ui.lesson.catalog import room_lesson
     from xattn.ui.room.room import class_store
-    from xattn.ui.server import messages
+    from xattn.ui.server import homework, messages
 
     lesson = room_lesson(class_store(), view.code)
     with _lock:
@@ -53,6 +54,8 @@ def build(view: RoomView) -> Message:
     if new:
         threading.Thread(target=_warm, args=(messages, lesson), daemon=True,
                          name="xattn-warm").start()
+    if view.homework:                        # each phone asks for its own step
+        return homework.homework_room(view, lesson)
     return messages.room_message(view, lesson, earlier(class_store(), view))
 
 

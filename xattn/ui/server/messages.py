@@ -14,7 +14,7 @@ Markdown becomes HTML here (``xattn.markup``): the phone shows it as the server 
 everything else (a token, a choice, a label) as text, never as markup.
 
 What is the same for every room on a step (the words, the question, the charts of the
-weights) is made once per server process (`_step_part`); what depends on the room (its
+weights) is made once per server process (`step_part`); what depends on the room (its
 counts, timer and phase) once per move.
 """
 
@@ -44,7 +44,7 @@ from xattn.ui.lesson.versus import class_versus, versus_chart
 from xattn.ui.room.answers import answer_charts, class_step
 from xattn.ui.room.prepared import StepUnavailable
 
-__all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm"]
+__all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part"]
 
 
 def plain(value):
@@ -76,7 +76,7 @@ def ask_of(told: Told, question: Question, confidence: bool = False) -> dict:
     return ask
 
 
-def _step_part(lesson: Lesson, n: int, case: int = 0) -> dict:
+def step_part(lesson: Lesson, n: int, case: int = 0) -> dict:
     """What every room on step ``n`` of ``lesson`` (on its new case ``case``: a follow-up)
     shows alike (once per server process)."""
     def make() -> dict:
@@ -161,7 +161,7 @@ def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None) -
     n, case = view.step, view.question.case
     try:
         a, told = class_step(lesson, n, case=case, show=False)
-        part = _step_part(lesson, n, case)
+        part = step_part(lesson, n, case)
     except StepUnavailable as err:                # the step says why, in one line
         a, told = None, Told({}, f"This step cannot be shown here: {err}")
         part = {"title": lesson.steps[n - 1].title, "question": "", "about": "", "note": None,
@@ -206,7 +206,7 @@ def warm(lesson: Lesson) -> None:
     a model's load."""
     for n in range(1, len(lesson.steps) + 1):
         try:
-            _step_part(lesson, n)
+            step_part(lesson, n)
             a, told = class_step(lesson, n, show=False)
         except StepUnavailable:
             continue

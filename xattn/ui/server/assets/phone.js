@@ -1,6 +1,7 @@
 // xattn: a phone in a class. The room's moves arrive as server-sent events
 // (live/CODE/events); a tap is POSTed (live/CODE/answer) and kept on the phone until the
-// class store has it. HTML comes only from the server's own rendering of the lesson
+// class store has it. In a homework the phone walks the steps itself: it asks for the step it
+// shows (live/CODE/step/N), and a step's answer is shown once its own answer is saved. HTML comes only from the server's own rendering of the lesson
 // (xattn/markup.py); every label, choice and token is set as text.
 "use strict";
 (function () {
@@ -55,7 +56,7 @@
     es = new EventSource("live/" + encodeURIComponent(code) + "/events");
     es.onopen = () => { S.connected = true; clearTimeout(lost); lost = null; status(null); resend(); };
     es.onmessage = (e) => frame(JSON.parse(e.data));
-    es.addEventListener("me", (e) => { const f = JSON.parse(e.data); clock(f.now); me(f.me); draw(); });
+    es.addEventListener("me", (e) => { const f = JSON.parse(e.data); clock(f.now); if (S.hw) hwMe(f.me); else me(f.me); draw(); });
     es.addEventListener("status", (e) => {
       const f = JSON.parse(e.data);
       S.problem = f.problem;
@@ -82,6 +83,7 @@
 
   function frame(f) {
     clock(f.now);
+    if (f.room.mode === "homework") { hwMe(f.me); homework(f.room); return; }
     S.room = f.room;
     me(f.me);
     draw();
@@ -111,7 +113,65 @@
   function drop() { S.pending = null; localStorage.removeItem(KEY); }
   function closed() {
     const t = S.room && S.room.timer;
-    return !!t && now() >= t.ends_at;
+    return (!!t && now() >= t.ends_at) || (!!S.hw && now() >= S.hw.closes_at);
+  }
+
+  // --- a homework: this phone's own step (xattn/ui/server/homework.py) -----------------------
+  function homework(room) {          // the room's frame: it opened, closed or moved its closing
+    const fresh = !S.hw || S.hw.version !== room.version || S.hw.phase !== room.phase;
+    S.hw = room;
+    if (fresh || !S.room) load(S.at || (/^#\d+$/.test(location.hash) ? location.hash.slice(1) : "next"));
+  }
+  async function load(n) {
+    S.loading = n;
+    try {
+      const res = await fetch("live/" + encodeURIComponent(code) + "/step/" + n, { credentials: "same-origin" });
+      const f = await res.json();
+      if (S.loading !== n) return;                     // another step asked for meanwhile
+      if (!res.ok) { if (res.status === 404) gone(f.why); else status(f.why); return; }
+      clock(f.now);
+      if (!S.room || S.room.step !== f.room.step) S.draft = null;
+      S.room = f.room;
+      S.me = f.me;
+      S.at = f.room.step;
+      history.replaceState(null, "", "#" + S.at);
+      S.control = null;
+      draw();
+    } catch (err) {
+      if (S.loading === n) setTimeout(() => { if (S.loading === n) load(n); }, 3000);
+    }
+  }
+  function go(n) { if (S.room && n >= 1 && n <= S.room.n_steps) { S.at = n; S.draft = null; load(n); } }
+  function hwMe(m) {                 // a receipt, of whichever step
+    const rc = m && m.receipt, p = S.pending;
+    if (!rc || JSON.stringify(rc) === S.lastRc) return;
+    S.lastRc = JSON.stringify(rc);
+    S.receipt = rc;
+    if (p && rc.step === p.step && same(rc.value, p.value) && (rc.state === "saved" || rc.state === "refused")) drop();
+    if (rc.state === "saved" && S.room) load(S.room.step);
+  }
+  const MARKS = { right: " ✓", wrong: " ✗", answered: " •", held: " •" };
+  const SAID = { right: "answered, right", wrong: "answered, not right", answered: "answered",
+    held: "answered, its answer comes after the lesson", open: "not answered yet",
+    read: "to read", locked: "after the check before the lesson" };
+  function nav(r) {
+    const box = $("steps");
+    box.hidden = !S.hw;
+    if (!S.hw) return;
+    $("at").textContent = "Step " + r.step + " of " + r.n_steps;
+    $("prev").disabled = r.step <= 1;
+    $("next").disabled = r.step >= r.n_steps;
+    const chips = $("chips");
+    chips.textContent = "";
+    r.steps.forEach((st, i) => chips.append(el("button", { type: "button", class: "pill chip " + st,
+      "aria-current": i + 1 === r.step ? "step" : null, "aria-label": "Step " + (i + 1) + ": " + SAID[st],
+      onclick: () => go(i + 1), text: (i + 1) + (MARKS[st] || "") })));
+    const when = new Date(S.hw.closes_at * 1000).toLocaleString([], { weekday: "short", day: "numeric",
+      month: "short", hour: "2-digit", minute: "2-digit" });
+    const left = S.hw.closes_at - now(), d = Math.floor(left / 86400), h = Math.floor(left % 86400 / 3600);
+    $("hw").textContent = left > 0 ? "Homework: open until " + when + " (" + (d ? d + " d " + h + " h"
+      : h ? h + " h" : Math.ceil(left / 60) + " min") + " left). Each step's answer shows once you sent yours."
+      : "This homework closed on " + when + ": every step's answer is shown.";
   }
 
   // --- joining: the work of work.js, then the room's cookie (xattn/ui/server/join.py) ----------
@@ -149,10 +209,18 @@
   }
 
   // --- sending a tap -------------------------------------------------------------------------
-  function choose(value) {
+  function choose(value, commit) {   // a homework's taps make a draft; its Send commits it
     const r = S.room;
     if (!r || !r.ask || r.phase !== "asking" || closed()) return;
     value = canonical(r.ask, value);
+    if (S.hw && !commit) {
+      S.draft = value === null ? null : { step: r.step, value: value };
+      S.control = null;
+      draw();
+      return;
+    }
+    if (value === null) return;
+    S.draft = null;
     S.lost = null;
     S.pending = { step: r.step, round: r.round, value: value };
     if (r.ask.levels) S.pending.confidence = level();     // how sure, sent with it
@@ -185,6 +253,7 @@
             p.confidence === undefined ? {} : { level: receipt.confidence || null });
         if (receipt.state === "saved" || receipt.state === "refused") drop();
         if (res.status === 401) { S.joined = false; S.receipt = null; join(); }
+        if (S.hw && receipt.state === "saved") { S.lastRc = JSON.stringify(receipt); load(S.at); }
       }
     } catch (err) {
       S.net = "offline";
@@ -203,8 +272,9 @@
   function draw() {
     const r = S.room;
     if (!r) return;
-    $("where").textContent = "xattn · class " + r.code + " · step " + r.step + " of " + r.n_steps +
+    $("where").textContent = "xattn · " + (S.hw ? "homework " : "class ") + r.code + " · step " + r.step + " of " + r.n_steps +
       (r.round > 1 ? " · round " + r.round : "");
+    nav(r);
     document.title = r.step + ". " + r.title + " · xattn";
     const key = [r.code, r.version, r.phase, r.step, r.round].join("|");
     const fresh = key !== S.drawn;
@@ -214,11 +284,12 @@
       $("note").innerHTML = r.note || "";           // a follow-up's new case, a missing word
       $("note").hidden = !r.note;
       $("about-text").innerHTML = r.about;
-      $("about").hidden = false;
+      $("about").hidden = !r.about;
       $("about").open = r.phase === "revealed" && !r.ask;
       $("reads").hidden = !r.reads;
-      $("more").hidden = false;
-      $("explore").href = "?room=" + encodeURIComponent(r.code) + "&explore=1";
+      $("reads").textContent = S.hw ? "Nothing to predict on this step: read it, then go on." : $("reads").textContent;
+      $("more").hidden = !!S.hw && r.phase !== "revealed";    // a homework's step: once answered
+      $("explore").href = "?room=" + encodeURIComponent(r.code) + "&explore=1" + (S.hw ? "&lesson=" + r.step : "");
     }
     const open = r.phase === "asking" && !closed();
     const control = [r.step, r.round, r.version, open].join("|");
@@ -226,7 +297,10 @@
       S.control = control;
       controls(r.ask, open);
     }
-    $("ask").hidden = !r.ask;
+    $("ask").hidden = !r.ask || r.phase === "locked";
+    const send = $("hw-send"), draft = S.draft && S.draft.step === r.step ? S.draft.value : null;
+    send.hidden = !S.hw || r.phase !== "asking" || !r.ask || r.ask.control === "number";
+    send.disabled = !open || draft === null || !!(S.pending && S.pending.step === r.step);
     const past = $("earlier"), earlier = r.phase !== "revealed" && r.earlier;
     past.hidden = !earlier;                 // a revote: how the class answered the round before
     if (!earlier) { past.textContent = ""; past.dataset.key = ""; }
@@ -237,7 +311,8 @@
       past.dataset.key = key;
     }
     receipt();
-    $("wait").textContent = r.phase === "revealed" ? "" : closed() || r.phase === "closed"
+    $("wait").textContent = S.hw ? (r.phase === "asking" ? "" : r.line || "")
+      : r.phase === "revealed" ? "" : closed() || r.phase === "closed"
       ? "Time is up: answers are closed. Your teacher reveals the answer next."
       : "The answer appears here when your teacher reveals it.";
     if (fresh || S.verdictShown !== JSON.stringify(S.me)) reveal();
@@ -248,8 +323,10 @@
   }
 
   function shown() {
-    if (S.pending) return S.pending.value;
+    const r = S.room;
+    if (S.pending && (!S.hw || S.pending.step === r.step)) return S.pending.value;
     if (S.me && S.me.mine !== null && S.me.mine !== undefined) return S.me.mine;
+    if (S.draft && S.draft.step === r.step) return S.draft.value;
     return null;
   }
 
@@ -313,7 +390,7 @@
         draw();
         return;
       }
-      choose(v);
+      choose(v, true);
     };
     input.addEventListener("keydown", (e) => { if (e.key === "Enter") go(); });
     box.append(el("div", { class: "row" }, input,
@@ -328,8 +405,7 @@
         group.append(el("button", { type: "button", class: "pill", "aria-pressed": String(S.parts[k] === c),
           disabled: !open, text: ask.labels[j], title: c, onclick: () => {
             S.parts[k] = S.parts[k] === c ? null : c;
-            if (S.parts.some((p) => p !== null)) choose(S.parts.slice());
-            else { S.control = null; draw(); }
+            tapped(S.parts.some((p) => p !== null) ? S.parts.slice() : null);
           } }));
       });
       box.append(el("div", { class: "part" }, name, group));
@@ -373,7 +449,10 @@
       }
     }
     S.control = null;
-    if (S.links.length) choose(S.links.slice());
+    tapped(S.links.length ? S.links.slice() : null);
+  }
+  function tapped(value) {            // a part or link tapped: the answer so far, or none
+    if (value !== null || S.hw) choose(value);
     else draw();
   }
 
@@ -401,7 +480,7 @@
     const until = r.timer ? "time is up or your teacher reveals the answer" : "your teacher reveals the answer";
     const rc = S.receipt && S.receipt.step === r.step && S.receipt.round === r.round ? S.receipt : null;
     const say = (cls, text) => { box.className = "receipt " + cls; box.textContent = text; };
-    if (S.pending) {
+    if (S.pending && (!S.hw || S.pending.step === r.step)) {
       const w = said(ask, S.pending.value, S.pending.confidence);
       if (S.net === "offline" || !S.connected)
         return say("retrying", "Not sent yet: this phone has no connection to the class. Your answer " + w + " is kept here and sent as soon as the connection is back: keep this page open.");
@@ -417,7 +496,12 @@
       return say("refused", "Not saved: " + rc.why + " Your tap on " + words(ask, rc.value) + " did not reach the class." + had);
     }
     const mine = S.me && S.me.mine !== null && S.me.mine !== undefined ? S.me.mine : null;
-    if (mine !== null) return say("saved", "Saved: " + said(ask, mine, S.me.level) + "." + (open ? " You can change it until " + until + "." : ""));
+    if (mine !== null) return say("saved", "Saved: " + said(ask, mine, S.me.level) + "." + (open && !S.hw ? " You can change it until " + until + "." : ""));
+    if (S.hw && open) {
+      const d = shown();
+      return say("hint", d !== null ? "Your answer: " + said(ask, d, level()) + ". Send it to see this step's answer: it cannot change afterwards."
+        : "Choose your answer, then send it: you see this step's answer at once, and it cannot change afterwards.");
+    }
     if (open) return say("hint", "Tap your answer: it is saved for the class at once.");
   }
 
@@ -449,6 +533,7 @@
 
   function tick() {
     const r = S.room, t = r && r.timer, box = $("timer");
+    if (S.hw && closed() && S.control && S.control.endsWith("true")) { S.control = null; draw(); }
     if (!t || r.phase !== "asking") { box.hidden = true; return; }
     const left = Math.max(0, Math.ceil(t.ends_at - now()));
     box.hidden = false;
@@ -640,6 +725,9 @@
   }
 
   // --- start ---------------------------------------------------------------------------------
+  $("prev").addEventListener("click", () => go(S.at - 1));
+  $("next").addEventListener("click", () => go(S.at + 1));
+  $("hw-send").addEventListener("click", () => { if (S.draft) choose(S.draft.value, true); });
   $("join").addEventListener("submit", (e) => {
     e.preventDefault();
     const typed = $("code").value.replace(/[\s-]/g, "").toUpperCase();
