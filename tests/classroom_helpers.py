@@ -57,6 +57,12 @@ def hall_or_skip() -> None:
         pytest.skip(reason)
 
 
+def tampered(secret: str) -> str:
+    """``secret`` with its last character changed (always changed: a secret may end in any
+    character of its alphabet)."""
+    return secret[:-1] + ("A" if secret[-1] != "A" else "B")
+
+
 def wait_for(condition, timeout: float = 60.0, every: float = 0.05, what: str = "a condition"):
     """Poll ``condition()`` until it is truthy (returned) or ``timeout`` seconds pass."""
     deadline = time.monotonic() + timeout

@@ -11,7 +11,7 @@ import dataclasses
 import time
 
 import pytest
-from classroom_helpers import wait_for
+from classroom_helpers import tampered, wait_for
 from test_classroom_store import (  # noqa: F401 (fixtures)
     QUESTIONS,
     _gone,
@@ -167,7 +167,7 @@ def test_the_host_closes_a_homework_now_and_extends_it_and_every_key_follows(bac
                                              f"Limits.homework_seconds\\); received {said}"):
             store.set_closing(code, secret, bad)
     with pytest.raises(HostRefused):
-        store.set_closing(code, secret[:-1] + "x", DAY)
+        store.set_closing(code, tampered(secret), DAY)
     assert store.room_view(code).closes_at == pytest.approx(closes, abs=1e-3)
 
 

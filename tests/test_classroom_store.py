@@ -14,7 +14,15 @@ import time
 import types
 
 import pytest
-from classroom_helpers import BACKENDS, Backend, RedisServer, cast_answers, redis_or_skip, wait_for
+from classroom_helpers import (
+    BACKENDS,
+    Backend,
+    RedisServer,
+    cast_answers,
+    redis_or_skip,
+    tampered,
+    wait_for,
+)
 
 from xattn.classroom import (
     ALPHABET,
@@ -162,9 +170,9 @@ def test_a_wrong_secret_is_refused_exactly_like_a_room_that_does_not_exist(store
     code, secret = room
     args = {"set_step": (2,), "reveal": (1,), "ask_again": (1,)}.get(op, ())
     other = next(c * 6 for c in ALPHABET if c * 6 != code)
-    tampered = secret[:-1] + ("A" if secret[-1] != "A" else "B")
-    attempts = [(code, tampered), (code, ""), (code, secret + "x"), (code, "x" * 100_000),
-                (other, secret), (other, tampered), ("!!", secret), (code.lower() + "Q", secret)]
+    wrong = tampered(secret)
+    attempts = [(code, wrong), (code, ""), (code, secret + "x"), (code, "x" * 100_000),
+                (other, secret), (other, wrong), ("!!", secret), (code.lower() + "Q", secret)]
     messages = set()
     for c, s in attempts:
         with pytest.raises(HostRefused) as err:
@@ -207,7 +215,7 @@ def test_a_device_code_gives_another_device_the_host_key_once_and_only_while_it_
             store.redeem_device(code_, device_)
     assert store.room_view(code).version == version               # nothing moved the class
     with pytest.raises(HostRefused):
-        store.add_device(code, secret[:-1] + "x")
+        store.add_device(code, tampered(secret))
     stale, _ = store.add_device(code, secret)
     new = store.rotate_host(code, secret)                         # every other device out
     with pytest.raises(DeviceCodeRefused):
