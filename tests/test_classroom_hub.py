@@ -203,6 +203,44 @@ def test_a_phone_that_connects_gets_the_room_and_its_own_answer(store):
     run(main())
 
 
+def test_a_read_of_a_phones_answer_begun_before_its_new_answer_does_not_undo_it(store):
+    """A phone reconnects (its process was killed) and answers anew while this process still
+    reads the answer it had: the read, older than the new answer, must not tell the phone
+    its old answer is the one saved (Chromium saw "Saved: mat." after "Saved: on.")."""
+    code, _ = store.create_room(QUESTIONS)
+    me = new_student_id()
+    store.answer(code, 1, me, "same")
+    read, go_on = threading.Event(), threading.Event()
+    real = store.mine
+
+    def slow_mine(*args):                 # the store's own answer, returned late
+        got = real(*args)
+        read.set()
+        go_on.wait(30)
+        return got
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            await until(hub.subscribe(code, new_student_id()), room_state(1))
+            store.mine = slow_mine
+            phone = hub.subscribe(code, me)
+            await asyncio.get_running_loop().run_in_executor(None, read.wait, 30)
+            receipt = await hub.answer(code, me, 1, 1, "down")
+            assert (receipt.state, receipt.value) == ("saved", "down")
+            await until(phone, lambda e, d: e == "me" and d["me"]["mine"] == "1")
+            go_on.set()
+            await asyncio.sleep(0.5)
+            told = [d["me"]["mine"] for e, d in frames(phone.take()) if e in ("me", "message")]
+            assert "2" not in told, told
+            assert hub._rooms[code].answers[me] == "1"
+        finally:
+            go_on.set()
+            hub.stop()
+    run(main())
+
+
 def test_where_the_room_asks_how_sure_each_phone_hears_its_own_level(store):
     """The receipt says the confidence saved with the answer; each phone's own part says its
     stored level (a change of level alone too); a phone that connects reads its own."""

@@ -131,6 +131,10 @@ class _Room:
     host_due: bool = False
     gone: str | None = None
     memo: dict = field(default_factory=dict)      # (message key, text) -> personal JSON
+    # How often this process learned a student's answer (a receipt saved here), and the room
+    # (a rebuild): a read of the store begun before either is older than what phones were told
+    heard: dict = field(default_factory=dict)     # student -> receipts saved here
+    published: int = 0
     # What this process keeps of the room, to give back to a store that restarted empty:
     # the store's snapshot at the last move, and every answer saved here since it was read
     snapshot: Snapshot | None = None
@@ -352,6 +356,7 @@ class Hub:
         if room is None:
             return
         room.message, room.answers, room.levels = message, answers, levels
+        room.published += 1
         room.memo = {(message.key, text): made for text, made in personal.items()}
         for f in list(room.followers):
             if not f.host:
@@ -384,10 +389,12 @@ class Hub:
             f.push("status", frame)
 
     def _mine(self, code: str, f: Follower, key: tuple, text: str | None,
-              level: str | None) -> None:
+              level: str | None, since: tuple) -> None:
         room = self._rooms.get(code)
         if room is None or room.message is None or room.message.key != key:
             return
+        if since != (room.published, room.heard.get(f.student, 0)):
+            return       # read before a newer answer or room reached this process: stale
         if text is None:
             room.answers.pop(f.student, None)
         else:
@@ -429,6 +436,8 @@ class Hub:
                         levels.pop(student, None)
                     else:
                         levels[student] = receipt.confidence
+        if receipt.state == "saved":
+            room.heard[student] = room.heard.get(student, 0) + 1
         if room.message is None:
             return
         message = room.message
@@ -617,12 +626,13 @@ class Hub:
         message = room.message if room is not None else None
         if message is None or message.question is None or f.closed:
             return
+        since = (room.published, room.heard.get(f.student, 0))
         try:
             mine, level = self.store.mine(code, message.step, f.student)
             text = None if mine is None else message.question.encode(mine)
         except (ClassroomError, ValueError):
             return
-        self._call(self._mine, code, f, message.key, text, level)
+        self._call(self._mine, code, f, message.key, text, level, since)
 
     def _present(self, everyone: bool) -> None:
         """Mark the phones of this process present: new ones now, all of them every
