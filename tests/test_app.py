@@ -87,6 +87,23 @@ def test_url_parameters_seed_the_widgets_and_the_figure(change):
     assert_figure_matches(at, settings)
 
 
+def test_a_value_chosen_while_the_page_imposed_another_is_put_in_again():
+    """A session's first run puts the link's values into its widgets; a value the user chose
+    while that run was under way (a page reconnected to another process) reaches the server
+    before the browser has drawn the page's older one, which it then shows. The next run puts
+    the user's value in again (Chromium showed 4 heads on the slider, 8 in the figure)."""
+    at = run_app()
+    assert at.select_slider(key="heads").proto.set_value          # the link's 4, imposed
+    at.select_slider(key="heads").set_value(8).run()
+    heads = at.select_slider(key="heads")
+    assert heads.value == 8 and heads.proto.set_value               # the user's 8, put in again
+    assert len(per_head_z(at)) == 8
+    at.number_input(key="seed").set_value(5).run()
+    assert not at.select_slider(key="heads").proto.set_value        # ... and then left alone
+    at.select_slider(key="heads").set_value(2).run()
+    assert not at.select_slider(key="heads").proto.set_value        # a later choice too
+
+
 def test_changing_heads_and_seed_through_their_keys_changes_the_figure():
     at = run_app()
     before = per_head_z(at)

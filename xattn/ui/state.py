@@ -32,6 +32,7 @@ __all__ = ["LINK_READ", "Notice", "PageState", "page_state", "text_value"]
 EMBED_KEYS = ("embed", "embed_options")   # Streamlit's own parameters (embedding the app)
 _MEMORY = "_xattn_memory"                 # session: per parameter, the value wanted and shown
 LINK_READ = "_xattn_seen"                 # session: set once the link was read
+_RUNS = "_xattn_runs"                     # session: its full runs so far
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class PageState:
     refused: dict = field(default_factory=dict)     # key: (raw, why) of bad link values
     notices: list = field(default_factory=list)
     narrow: bool = False      # the views are drawn in a narrow column (beside a lesson step)
+    run: int = 1              # this session's full run (`page_state` counts them)
 
     # ---------------------------------------------------------------- reading the link
     def read_link(self, query: dict[str, list[str]]) -> None:
@@ -147,8 +149,18 @@ class PageState:
         if key in self.refused:
             self.link_notice(key, *self.refused.pop(key), value)
         self.defaults[key] = default
-        if key not in ss or not _same(ss[key], value, p.multi):
+        # A session's first run puts the link's value into every widget, and the browser
+        # draws it when the run's elements arrive. A page reconnected to another process is
+        # clicked at once: the user's value reaches the server first, and the browser then
+        # shows the link's older value while the page uses the user's. The second run puts
+        # the user's value in again, so that the browser shows what is used. (Only then: a
+        # value put in makes the browser drop what is being typed into that control.)
+        imposed = mem.get("imposed")
+        again = (source == "user" and imposed is not None and imposed[0] == 1 == self.run - 1
+                 and not _same(imposed[1], value, p.multi))
+        if key not in ss or not _same(ss[key], value, p.multi) or again:
             ss[key] = list(value) if p.multi else value
+            mem["imposed"] = (self.run, value)
         mem["wanted"], mem["shown"] = wanted, value
         self.drawn[key] = value
         return value
@@ -233,7 +245,8 @@ def page_state() -> PageState:
     from xattn.ui.internals import browser_values, history_navigation
 
     ss = st.session_state
-    state = PageState(memory=ss.setdefault(_MEMORY, {}))
+    ss[_RUNS] = ss.get(_RUNS, 0) + 1
+    state = PageState(memory=ss.setdefault(_MEMORY, {}), run=ss[_RUNS])
     history = history_navigation()
     shown = {} if history else browser_values(REGISTRY, drawn=state.memory)
     if not ss.get(LINK_READ) or history:
@@ -256,5 +269,5 @@ def text_value(state: PageState, param: Param, default: str | None = None) -> st
             + " and ".join(changes) + ".")))
         st.session_state[key] = cleaned
         state.drawn[key] = cleaned
-        state.memory[key].update(wanted=cleaned, shown=cleaned)
+        state.memory[key].update(wanted=cleaned, shown=cleaned, imposed=(state.run, cleaned))
     return cleaned
