@@ -234,7 +234,40 @@ def test_a_read_of_a_phones_answer_begun_before_its_new_answer_does_not_undo_it(
             await asyncio.sleep(0.5)
             told = [d["me"]["mine"] for e, d in frames(phone.take()) if e in ("me", "message")]
             assert "2" not in told, told
-            assert hub._rooms[code].answers[me] == "1"
+        finally:
+            go_on.set()
+            hub.stop()
+    run(main())
+
+
+def test_a_room_built_from_a_read_older_than_a_phones_answer_carries_the_answer(store):
+    """A phone's stream comes to a process that has not built its room yet (its own process
+    was killed) and the phone answers at once: the room, built from a read of the store that
+    began before the answer was saved, must still carry it (Chromium saw "Tap your answer"
+    after "Saved: sat.")."""
+    code, _ = store.create_room(QUESTIONS)
+    me = new_student_id()
+    read, go_on = threading.Event(), threading.Event()
+    real = store.round_answers
+
+    def slow_round_answers(*args):        # the store's answers, returned late
+        got = real(*args)
+        read.set()
+        go_on.wait(30)
+        return got
+
+    async def main():
+        hub = Hub(store, Builder())
+        store.round_answers = slow_round_answers
+        hub.start()
+        try:
+            phone = hub.subscribe(code, me)
+            await asyncio.get_running_loop().run_in_executor(None, read.wait, 30)
+            receipt = await hub.answer(code, me, 1, 1, "down")
+            assert (receipt.state, receipt.value) == ("saved", "down")
+            go_on.set()
+            _, d = await until(phone, room_state(1))
+            assert d["me"]["mine"] == "1"
         finally:
             go_on.set()
             hub.stop()

@@ -131,10 +131,10 @@ class _Room:
     host_due: bool = False
     gone: str | None = None
     memo: dict = field(default_factory=dict)      # (message key, text) -> personal JSON
-    # How often this process learned a student's answer (a receipt saved here), and the room
-    # (a rebuild): a read of the store begun before either is older than what phones were told
-    heard: dict = field(default_factory=dict)     # student -> receipts saved here
-    published: int = 0
+    # Answers saved here, newest last: a read of the store begun before one of them (a
+    # rebuild, a phone's own answer) is older than what its phone was told
+    seq: int = 0                                  # answers saved here so far
+    recent: dict = field(default_factory=dict)    # student -> (seq, step, round, value, level)
     # What this process keeps of the room, to give back to a store that restarted empty:
     # the store's snapshot at the last move, and every answer saved here since it was read
     snapshot: Snapshot | None = None
@@ -351,12 +351,22 @@ class Hub:
                 pass
 
     def _publish(self, code: str, message: Message, answers: dict, personal: dict,
-                 levels: dict) -> None:
+                 levels: dict, since: int) -> None:
         room = self._rooms.get(code)
         if room is None:
             return
+        for student, (seq, step, round_, value, level) in room.recent.items():
+            if seq > since and (step, round_) == (message.step, message.round) and (
+                    message.question is not None):
+                try:                         # saved here after the store was read
+                    answers[student] = message.question.encode(value)
+                except Exception:  # noqa: BLE001 - a stored value always encodes; be safe
+                    continue
+                if level is None:
+                    levels.pop(student, None)
+                else:
+                    levels[student] = level
         room.message, room.answers, room.levels = message, answers, levels
-        room.published += 1
         room.memo = {(message.key, text): made for text, made in personal.items()}
         for f in list(room.followers):
             if not f.host:
@@ -393,8 +403,8 @@ class Hub:
         room = self._rooms.get(code)
         if room is None or room.message is None or room.message.key != key:
             return
-        if since != (room.published, room.heard.get(f.student, 0)):
-            return       # read before a newer answer or room reached this process: stale
+        if room.recent.get(f.student, (0,))[0] > since:
+            return       # read before its newer answer was saved here: that one was sent
         if text is None:
             room.answers.pop(f.student, None)
         else:
@@ -437,7 +447,9 @@ class Hub:
                     else:
                         levels[student] = receipt.confidence
         if receipt.state == "saved":
-            room.heard[student] = room.heard.get(student, 0) + 1
+            room.seq += 1
+            room.recent[student] = (room.seq, receipt.step, receipt.round, receipt.value,
+                                    receipt.confidence)
         if room.message is None:
             return
         message = room.message
@@ -597,6 +609,7 @@ class Hub:
             room.snapshot, room.saved, room.saved_levels = snap, {}, {}
 
     def _rebuild(self, code: str, room: _Room, built: tuple) -> None:
+        since = room.seq             # answers saved here after this are applied on top
         try:
             self._take_snapshot(code, room)
             view = self.store.room_view(code)
@@ -609,7 +622,7 @@ class Hub:
             personal = {text: _personal_json(message, text)
                         for text in {*answers.values(), None}}
             room.built = built
-            self._call(self._publish, code, message, answers, personal, levels)
+            self._call(self._publish, code, message, answers, personal, levels, since)
         except RoomNotFound as err:
             self._call(self._publish_gone, code, str(err))
         except StoreUnavailable as err:
@@ -626,7 +639,7 @@ class Hub:
         message = room.message if room is not None else None
         if message is None or message.question is None or f.closed:
             return
-        since = (room.published, room.heard.get(f.student, 0))
+        since = room.seq
         try:
             mine, level = self.store.mine(code, message.step, f.student)
             text = None if mine is None else message.question.encode(mine)
