@@ -389,6 +389,32 @@ def test_with_redis_a_move_reaches_phones_by_notification_not_by_polling(redis_s
     run(main())
 
 
+def test_with_redis_the_hosts_count_of_the_last_answer_of_a_burst_is_sent(redis_server,
+                                                                           tmp_path,
+                                                                           monkeypatch):
+    """Pulses go to a host page at most every ``HOST_EVERY`` seconds; a pulse held back by
+    that is sent once it is due, not on the next notification or the watcher's safety look
+    (a class of 30 on Redis waited up to ``SAFETY`` s for its last answers' count)."""
+    monkeypatch.setattr(hub_module, "SAFETY", 3600.0)
+    store = Backend.fresh("redis", tmp_path, redis_server.url).open()
+    code, _ = store.create_room(QUESTIONS)
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            host = hub.subscribe(code, None, host=True)
+            await until(host, lambda e, d: e == "pulse")
+            for _ in range(3):                   # a burst: within HOST_EVERY of each other
+                store.answer(code, 1, new_student_id(), "up")
+            tally = store.pulse([code])[code].tally
+            await until(host, lambda e, d: e == "pulse" and d["tally"] == tally, timeout=30)
+        finally:
+            hub.stop()
+            store.close()
+    run(main())
+
+
 def test_a_store_that_stops_answering_is_said_and_its_return_too(tmp_path):
     redis_or_skip()
     (tmp_path / "redis").mkdir()

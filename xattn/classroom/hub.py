@@ -512,7 +512,8 @@ class Hub:
             now = self._clock()
             codes = [c for c, r in rooms.items() if c in moved or r.pulse is None or (
                 r.pulse.ends_at is not None and r.built is not None and not r.built[1]
-                and now >= r.pulse.ends_at)]
+                and now >= r.pulse.ends_at) or (   # a host's pulse held back, now due
+                r.host_due and time.monotonic() - r.host_sent >= HOST_EVERY)]
         if not codes:
             return
         try:
@@ -545,8 +546,7 @@ class Hub:
             if room.host_due and time.monotonic() - room.host_sent >= HOST_EVERY:
                 room.host_due, room.host_sent = False, time.monotonic()
                 self._call(self._publish_pulse, code, pulse)
-            elif room.host_due:
-                self._poke.set()                 # sent on a later look
+            # else: held back, and read and sent by the first look once due (every tick)
 
     def _set_problem(self, problem: str | None) -> None:
         if problem != self.problem:
