@@ -3,11 +3,11 @@
 A homework room (``ClassStore.create_room(..., homework=...)``) has no class step. Its stream
 (``xattn.classroom.hub``) carries one small message for every phone of the room
 (`homework_room`: the lesson's titles, when the homework closes), and each phone asks for the
-step it shows, ``GET /live/CODE/step/N`` (`step`; ``N`` = ``next``: the first step it has not
-answered yet). The answer is the step's words, question and control and, once the phone's
-own answer to that step is saved, the step's answer for it alone: its verdict, the answer in
-words and the charts that answer the question (for links, its own links beside every layer
-and head), as a live class shows them after the reveal.
+step it shows, ``GET /live/CODE/step/N`` (`step_json`, served by ``phone.py``; ``N`` =
+``next``: the first step it has not answered yet). The answer is the step's words, question
+and control and, once the phone's own answer to that step is saved, the step's answer for it
+alone: its verdict, the answer in words and the charts that answer the question (for links,
+its own links beside every layer and head), as a live class shows them after the reveal.
 
 What a homework's phone is not shown:
 
@@ -28,27 +28,21 @@ What a homework's phone is not shown:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import time
 from collections import OrderedDict
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-
 from xattn._checks import quote
-from xattn.classroom import ClassroomError, RoomNotFound, RoomView, normalize_code
+from xattn.classroom import RoomView
 from xattn.classroom.hub import Message
 from xattn.lesson import Lesson, Told, is_right, verdict
 from xattn.markup import to_html
-from xattn.ui.server import join, live
 
 __all__ = ["homework_room", "step_message", "step_states", "first_open",
-           "refused_before_check", "is_homework", "known", "step"]
+           "refused_before_check", "is_homework", "known", "step_json", "StepRefused",
+           "json_number"]
 
-_HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
-            "x-content-type-options": "nosniff"}
 _MODES: OrderedDict = OrderedDict()    # code -> whether it is a homework (a room's mode stays)
 _MAX_MODES = 4096
 
@@ -221,65 +215,38 @@ def is_homework(store, code: str) -> bool:
     return known
 
 
-class _Refused(ValueError):
+class StepRefused(ValueError):
+    """A step a phone cannot be shown; ``status``: the HTTP status that says why."""
+
     def __init__(self, why: str, status: int):
         super().__init__(why)
         self.status = status
 
 
-def _step_json(store, code: str, asked: str, student: str | None) -> dict:
+def step_json(store, code: str, asked: str, student: str | None) -> dict:
+    """Step ``asked`` (a number, or ``next``) of homework ``code`` as ``student`` sees it
+    (None: a browser that has not joined yet), as JSON data; `StepRefused`."""
     from xattn.ui.lesson.catalog import room_lesson
 
     view = store.room_view(code)
     if not view.homework:
-        raise _Refused(f"Class {code} is a live class: its phones show the step its lecturer "
+        raise StepRefused(f"Class {code} is a live class: its phones show the step its lecturer "
                        "shows, not a step of their own.", 409)
     lesson = room_lesson(store, code)
     if len(lesson.steps) != view.n_steps:          # a stored lesson this server cannot read
-        raise _Refused(f"This server cannot show class {code}'s lesson.", 409)
+        raise StepRefused(f"This server cannot show class {code}'s lesson.", 409)
     mine = store.student_answers(code, student) if student else {}
     if asked == "next":
         n = first_open(step_states(lesson, mine, view.phase == "closed"))
     elif asked.isascii() and asked.isdigit() and 1 <= int(asked) <= view.n_steps:
         n = int(asked)
     else:
-        raise _Refused(f"A step of this homework is a number from 1 to {view.n_steps} (or "
+        raise StepRefused(f"A step of this homework is a number from 1 to {view.n_steps} (or "
                        f"next); received {quote(asked[:40])}.", 400)
     return {"now": round(time.time(), 3), **step_message(view, lesson, n, mine)}
 
 
-async def step(request: Request) -> Response:
-    """``GET /live/CODE/step/N``: step ``N`` (or ``next``) of a homework as this browser's
-    student sees it (a browser that has not joined yet: as a new student)."""
-    try:
-        code = normalize_code(request.path_params["code"])
-    except (RoomNotFound, TypeError):
-        return _no("That is not a class code.", 404)
-    try:
-        hub = live.hub()
-    except ClassroomError as err:
-        return _no(f"The class store is not answering ({err}); this page tries again.", 503)
-    student = await join.student(request.scope, hub, code)
-    try:
-        data = await asyncio.to_thread(_step_json, hub.store, code, request.path_params["n"],
-                                       student)
-    except _Refused as err:
-        return _no(str(err), err.status)
-    except RoomNotFound as err:
-        return _no(str(err), 404)
-    except ClassroomError as err:
-        return _no(f"The class store is not answering ({err}); this page tries again.", 503)
-    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
-                      default=_number).encode()
-    return join.gzipped(Response(body, media_type="application/json", headers=_HEADERS),
-                        request.scope)
-
-
-def _no(why: str, status: int) -> JSONResponse:
-    return JSONResponse({"why": why}, status_code=status, headers=_HEADERS)
-
-
-def _number(value):
+def json_number(value):
     """NumPy numbers as JSON numbers (NaN as null)."""
     v = float(value)
     return v if math.isfinite(v) else None

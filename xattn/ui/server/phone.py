@@ -320,8 +320,40 @@ def _lists(value):
     return value
 
 
+async def homework_step(request: Request) -> Response:
+    """``GET /live/CODE/step/N``: step ``N`` (or ``next``) of a homework as this browser's
+    student sees it (a browser that has not joined yet: as a new student;
+    `homework.step_json`)."""
+    try:
+        code = normalize_code(request.path_params["code"])
+    except (RoomNotFound, TypeError):
+        return _why("That is not a class code.", 404)
+    try:
+        hub = live.hub()
+    except ClassroomError as err:
+        return _why(f"The class store is not answering ({err}); this page tries again.", 503)
+    student = await join.student(request.scope, hub, code)
+    try:
+        data = await asyncio.to_thread(homework.step_json, hub.store, code,
+                                       request.path_params["n"], student)
+    except homework.StepRefused as err:
+        return _why(str(err), err.status)
+    except RoomNotFound as err:
+        return _why(str(err), 404)
+    except ClassroomError as err:
+        return _why(f"The class store is not answering ({err}); this page tries again.", 503)
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                      default=homework.json_number).encode()
+    return join.gzipped(Response(body, media_type="application/json", headers=_HEADERS),
+                        request.scope)
+
+
+def _why(why: str, status: int) -> JSONResponse:
+    return JSONResponse({"why": why}, status_code=status, headers=_HEADERS)
+
+
 ROUTES = [Route("/live/{code}/events", _Stream(host=False)),
-          Route("/live/{code}/step/{n}", homework.step),
+          Route("/live/{code}/step/{n}", homework_step),
           Route("/live/{code}/pulse", _Stream(host=True)),
           Route("/live/{code}/answer", answer, methods=["POST"]),
           Route("/live/{code}/host", host.claim, methods=["POST"]),
