@@ -9,6 +9,8 @@ outside Streamlit (which changes Plotly's default template).
 
 from __future__ import annotations
 
+import re
+
 import plotly.colors
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -104,6 +106,23 @@ def bottom_legend(**extra) -> dict:
                 xanchor="left", **extra)
 
 
+_AXIS = re.compile(r"[xy]axis[0-9]*")
+
+
+def _plain(part) -> dict:
+    """A layout part (a dict, a Plotly object, a title's text or None) as a new dict."""
+    if isinstance(part, str):
+        return {"text": part}
+    return dict(part.to_plotly_json() if hasattr(part, "to_plotly_json") else part or {})
+
+
+def _sized(part, key: str, size: int) -> dict:
+    """``part`` with its ``key`` font ``size`` px unless it says its own."""
+    out = _plain(part)
+    out[key] = {"size": size, **_plain(out.get(key))}
+    return out
+
+
 def base_layout(title: str | None, height: int, *, top: int = 40, font_scale: float = 1.0,
                 **extra) -> dict:
     """The layout every figure starts from. ``title`` is trusted text (never a raw token)."""
@@ -114,5 +133,15 @@ def base_layout(title: str | None, height: int, *, top: int = 40, font_scale: fl
     if title:
         layout["title"] = dict(text=title, x=0.01, xanchor="left",
                                font=dict(size=round(15 * font_scale)))
+    # Streamlit's chart theme draws tick labels and legends at 12 px whatever the layout's
+    # font: each says its own size (what ``extra`` says itself is kept)
+    size = round(12 * font_scale)
+    for name in ("xaxis", "yaxis", *(k for k in extra if _AXIS.fullmatch(k))):
+        extra[name] = _sized(extra.get(name), "tickfont", size)
+    if extra.get("legend"):
+        legend = _sized(extra["legend"], "font", size)
+        if legend.get("title"):
+            legend["title"] = _sized(legend["title"], "font", size)
+        extra["legend"] = legend
     layout.update(extra)
     return layout

@@ -10,7 +10,7 @@ from xattn.figures._style import ACCENT, base_layout
 __all__ = ["loss_figure"]
 
 
-def loss_figure(losses, steps: int) -> go.Figure:
+def loss_figure(losses, steps: int, *, font_scale: float = 1.0) -> go.Figure:
     """Training loss per step on a log scale, the x axis fixed to the whole run.
 
     Parameters
@@ -19,11 +19,14 @@ def loss_figure(losses, steps: int) -> go.Figure:
         The losses so far (``n <= steps``): the figure is redrawn live during training.
     steps : int
         Length of the whole run.
+    font_scale : float
+        Enlarges the text (presenter mode).
     """
     trace = dict(type="scatter", x=np.arange(1, len(losses) + 1), y=np.asarray(losses),
                  mode="lines", line=dict(color=ACCENT, width=2),
                  hovertemplate="step %{x}<br>loss %{y:.4f}<extra></extra>")
-    layout = base_layout("Training loss (MSE, log scale)", 260,
+    layout = base_layout("Training loss (MSE, log scale)", round(260 * font_scale),
+                         top=round(40 * font_scale), font_scale=font_scale,
                          xaxis=dict(title=dict(text="step (one Adam update of 32 sentences)"),
                                     range=[0, steps + 1]),
                          yaxis=dict(title=dict(text="loss"), type="log", dtick=1))  # powers of 10

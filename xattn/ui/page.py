@@ -39,7 +39,7 @@ from xattn.ui.views.heads import heads_view
 from xattn.ui.views.lines import lines_view
 from xattn.ui.views.step import step_view
 from xattn.ui.views.timelapse import training_view
-from xattn.ui.weights.controls import display_controls
+from xattn.ui.weights.controls import display_controls, display_values
 from xattn.ui.weights.sources import PAGE_SOURCES, layer_control, weights_source
 
 
@@ -188,6 +188,7 @@ def _full_page(state: PageState, room: Room | None) -> None:
         banner = folded.container(key="banner")
     lesson = _lesson(state, room)
     step = lesson_setup(state, state.value(VIEW), lesson, room)   # a new step sets controls
+    display_values(state)                     # presenter mode, before anything is drawn
     if room is not None:                      # a homework: the step this page walked to
         room.at = int(st.session_state.get(LESSON.key) or 1)
     if room is None:

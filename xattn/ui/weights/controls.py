@@ -144,9 +144,15 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
     return out
 
 
-def display_controls(state: PageState) -> None:
-    """How the page looks: presenter mode, colour scale, image format (sidebar, *Display*)."""
+def display_values(state: PageState) -> None:
+    """How the page looks (presenter mode, colour scale, image format), read before anything
+    is drawn so that every part of the page draws for it; `display_controls` shows them."""
     state.value(link.PRESENT), state.value(link.SCALE), state.value(link.IMG)
+
+
+def display_controls(state: PageState) -> None:
+    """How the page looks: presenter mode, colour scale, image format (sidebar, *Display*);
+    their values read by `display_values` first."""
     section = folded(state, "Display: presenter mode, colour scale", "fold_display",
                      (link.PRESENT, link.SCALE, link.IMG))
     if section is None:

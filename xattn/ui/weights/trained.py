@@ -22,6 +22,7 @@ from xattn.sources import Attention, trained_attention
 from xattn.train import TrainConfig
 from xattn.ui.charts import show_chart
 from xattn.ui.link import (
+    PRESENT,
     TR_HEAD_CHOICES,
     TR_HEADS,
     TR_MAX_SEED,
@@ -31,6 +32,7 @@ from xattn.ui.link import (
     TR_STEPS,
     TR_TGT,
 )
+from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState, text_value
 from xattn.ui.weights.training_runs import obtain
 
@@ -127,9 +129,10 @@ def training_controls(state: PageState) -> TrainConfig:
     return TrainConfig(n_heads=int(heads), steps=int(steps), seed=int(seed))
 
 
-def training_panel(config: TrainConfig) -> Evaluated | None:
+def training_panel(config: TrainConfig, font_scale: float = 1.0) -> Evaluated | None:
     """The class's run of ``config``: while it trains, a progress bar and the live loss curve;
-    then, folded in an expander, the task, the loss curve and the held-out accuracy."""
+    then, folded in an expander, the task, the loss curve (its text ``font_scale`` times the
+    usual: presenter mode) and the held-out accuracy."""
     live = st.container()                     # the progress of a run training now
     with live:
         bar_slot, live_curve = st.empty(), st.empty()
@@ -144,7 +147,8 @@ def training_panel(config: TrainConfig) -> Evaluated | None:
         left, right = st.columns([3, 2], gap="large")
         curve_slot = left.empty()
         stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
-        show_chart(loss_figure(run.result.losses, config.steps), key="tr_loss",
+        show_chart(loss_figure(run.result.losses, config.steps, font_scale=font_scale),
+                   key="tr_loss",
                    name=f"{stem}-loss", where=curve_slot,
                    alt="Line chart of the training loss per step, falling.")
         left.caption(f"Trained just now in {run.seconds:.1f} s and stored for the whole class: "
@@ -203,7 +207,7 @@ def trained_source(state: PageState, *, untrained: bool = False) -> Attention | 
     src, tgt = sentence_controls(state)
     lexicon_expander()
     config = training_controls(state)
-    run = training_panel(config)
+    run = training_panel(config, FONT_SCALE if state.shown(PRESENT) else 1.0)
     if run is None:
         return None
     pair = read_pair(src, tgt)
