@@ -281,12 +281,17 @@ def test_the_images_health_check_says_healthy_and_unhealthy(entrypoint):
 
 
 def test_a_class_walks_three_steps_through_the_images_hall(entrypoint):
-    """The readiness check on ``deploy/serve.sh 2`` as the entrypoint starts it: 20 phones
-    across both processes, every answer in the lecturer's count, the class ended."""
+    """The readiness check on ``deploy/serve.sh 2`` as the entrypoint starts it: HAProxy
+    sends to both processes, 20 phones join, every answer is in the lecturer's count, the
+    class ended. Which process each phone gets is HAProxy's leastconn: when the phones' pages
+    all load before any of their streams opens (a loaded CI machine: each phone works out its
+    join first), leastconn counts only the lecturer's connections, and the process without the
+    lecturer's page can get every phone (CI saw 20 of 20 on one process twice)."""
     hall, _, store_path, _ = entrypoint
     hall.routed()       # HAProxy sends to both (a process it saw down while starting is up)
     r = run_async(check(hall.url, 20, 3, ramp=2.0, say=lambda _: None))
-    assert r.joined == 20 and set(r.processes) == {"s1", "s2"}, r.processes
+    assert r.joined == sum(r.processes.values()) == 20, r.processes
+    assert set(r.processes) <= {"s1", "s2"}, r.processes
     assert len(r.next_s) == 40 and len(r.reveal_s) == 60 and r.sent == r.counted == 60
     assert r.ended and not r.problems, r.problems
     store = SQLiteStore(store_path)
