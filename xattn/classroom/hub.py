@@ -131,10 +131,6 @@ class _Room:
     host_due: bool = False
     gone: str | None = None
     memo: dict = field(default_factory=dict)      # (message key, text) -> personal JSON
-    # Answers saved here, newest last: a read of the store begun before one of them (a
-    # rebuild, a phone's own answer) is older than what its phone was told
-    seq: int = 0                                  # answers saved here so far
-    recent: dict = field(default_factory=dict)    # student -> (seq, step, round, value, level)
     # What this process keeps of the room, to give back to a store that restarted empty:
     # the store's snapshot at the last move, and every answer saved here since it was read
     snapshot: Snapshot | None = None
@@ -351,21 +347,17 @@ class Hub:
                 pass
 
     def _publish(self, code: str, message: Message, answers: dict, personal: dict,
-                 levels: dict, since: int) -> None:
+                 levels: dict) -> None:
         room = self._rooms.get(code)
         if room is None:
             return
-        for student, (seq, step, round_, value, level) in room.recent.items():
-            if seq > since and (step, round_) == (message.step, message.round) and (
-                    message.question is not None):
-                try:                         # saved here after the store was read
-                    answers[student] = message.question.encode(value)
-                except Exception:  # noqa: BLE001 - a stored value always encodes; be safe
-                    continue
-                if level is None:
-                    levels.pop(student, None)
-                else:
-                    levels[student] = level
+        # answers saved here since the snapshot the build read first: newer than its read
+        key = (message.step, message.round)
+        saved = room.saved.get(key, {})
+        answers.update(saved)
+        for student in saved:                      # with the confidence saved, or none
+            levels.pop(student, None)
+        levels.update(room.saved_levels.get(key, {}))
         room.message, room.answers, room.levels = message, answers, levels
         room.memo = {(message.key, text): made for text, made in personal.items()}
         for f in list(room.followers):
@@ -399,12 +391,12 @@ class Hub:
             f.push("status", frame)
 
     def _mine(self, code: str, f: Follower, key: tuple, text: str | None,
-              level: str | None, since: tuple) -> None:
+              level: str | None) -> None:
         room = self._rooms.get(code)
         if room is None or room.message is None or room.message.key != key:
             return
-        if room.recent.get(f.student, (0,))[0] > since:
-            return       # read before its newer answer was saved here: that one was sent
+        if f.student in room.saved.get((room.message.step, room.message.round), {}):
+            return       # saved here since the snapshot: its phone was told; the read is older
         if text is None:
             room.answers.pop(f.student, None)
         else:
@@ -446,10 +438,6 @@ class Hub:
                         levels.pop(student, None)
                     else:
                         levels[student] = receipt.confidence
-        if receipt.state == "saved":
-            room.seq += 1
-            room.recent[student] = (room.seq, receipt.step, receipt.round, receipt.value,
-                                    receipt.confidence)
         if room.message is None:
             return
         message = room.message
@@ -609,7 +597,6 @@ class Hub:
             room.snapshot, room.saved, room.saved_levels = snap, {}, {}
 
     def _rebuild(self, code: str, room: _Room, built: tuple) -> None:
-        since = room.seq             # answers saved here after this are applied on top
         try:
             self._take_snapshot(code, room)
             view = self.store.room_view(code)
@@ -622,7 +609,7 @@ class Hub:
             personal = {text: _personal_json(message, text)
                         for text in {*answers.values(), None}}
             room.built = built
-            self._call(self._publish, code, message, answers, personal, levels, since)
+            self._call(self._publish, code, message, answers, personal, levels)
         except RoomNotFound as err:
             self._call(self._publish_gone, code, str(err))
         except StoreUnavailable as err:
@@ -639,13 +626,12 @@ class Hub:
         message = room.message if room is not None else None
         if message is None or message.question is None or f.closed:
             return
-        since = room.seq
         try:
             mine, level = self.store.mine(code, message.step, f.student)
             text = None if mine is None else message.question.encode(mine)
         except (ClassroomError, ValueError):
             return
-        self._call(self._mine, code, f, message.key, text, level, since)
+        self._call(self._mine, code, f, message.key, text, level)
 
     def _present(self, everyone: bool) -> None:
         """Mark the phones of this process present: new ones now, all of them every
