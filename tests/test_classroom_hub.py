@@ -203,6 +203,28 @@ def test_a_phone_that_connects_gets_the_room_and_its_own_answer(store):
     run(main())
 
 
+class HeldRead:
+    """The store's ``name`` read, made at once and returned only once `release` is called:
+    a read that began before something and ends after it."""
+
+    def __init__(self, store, name: str):
+        self.started, self.released = threading.Event(), threading.Event()
+        real = getattr(store, name)
+
+        def held(*args):
+            got = real(*args)
+            self.started.set()
+            self.released.wait(30)
+            return got
+        setattr(store, name, held)
+
+    async def begun(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.started.wait, 30)
+
+    def release(self) -> None:
+        self.released.set()
+
+
 def test_a_read_of_a_phones_answer_begun_before_its_new_answer_does_not_undo_it(store):
     """A phone reconnects (its process was killed) and answers anew while this process still
     reads the answer it had: the read, older than the new answer, must not tell the phone
@@ -210,32 +232,24 @@ def test_a_read_of_a_phones_answer_begun_before_its_new_answer_does_not_undo_it(
     code, _ = store.create_room(QUESTIONS)
     me = new_student_id()
     store.answer(code, 1, me, "same")
-    read, go_on = threading.Event(), threading.Event()
-    real = store.mine
-
-    def slow_mine(*args):                 # the store's own answer, returned late
-        got = real(*args)
-        read.set()
-        go_on.wait(30)
-        return got
+    held = HeldRead(store, "mine")                 # the phone's own answer, returned late
 
     async def main():
         hub = Hub(store, Builder())
         hub.start()
         try:
-            await until(hub.subscribe(code, new_student_id()), room_state(1))
-            store.mine = slow_mine
+            await until(hub.subscribe(code, None), room_state(1))   # the room, built
             phone = hub.subscribe(code, me)
-            await asyncio.get_running_loop().run_in_executor(None, read.wait, 30)
+            await held.begun()
             receipt = await hub.answer(code, me, 1, 1, "down")
             assert (receipt.state, receipt.value) == ("saved", "down")
             await until(phone, lambda e, d: e == "me" and d["me"]["mine"] == "1")
-            go_on.set()
+            held.release()
             await asyncio.sleep(0.5)
             told = [d["me"]["mine"] for e, d in frames(phone.take()) if e in ("me", "message")]
             assert "2" not in told, told
         finally:
-            go_on.set()
+            held.release()
             hub.stop()
     run(main())
 
@@ -247,29 +261,21 @@ def test_a_room_built_from_a_read_older_than_a_phones_answer_carries_the_answer(
     after "Saved: sat.")."""
     code, _ = store.create_room(QUESTIONS)
     me = new_student_id()
-    read, go_on = threading.Event(), threading.Event()
-    real = store.round_answers
-
-    def slow_round_answers(*args):        # the store's answers, returned late
-        got = real(*args)
-        read.set()
-        go_on.wait(30)
-        return got
+    held = HeldRead(store, "round_answers")        # the room's answers, returned late
 
     async def main():
         hub = Hub(store, Builder())
-        store.round_answers = slow_round_answers
         hub.start()
         try:
             phone = hub.subscribe(code, me)
-            await asyncio.get_running_loop().run_in_executor(None, read.wait, 30)
+            await held.begun()
             receipt = await hub.answer(code, me, 1, 1, "down")
             assert (receipt.state, receipt.value) == ("saved", "down")
-            go_on.set()
+            held.release()
             _, d = await until(phone, room_state(1))
             assert d["me"]["mine"] == "1"
         finally:
-            go_on.set()
+            held.release()
             hub.stop()
     run(main())
 
