@@ -230,8 +230,8 @@ def step_json(store, code: str, asked: str, student: str | None) -> dict:
 
     view = store.room_view(code)
     if not view.homework:
-        raise StepRefused(f"Class {code} is a live class: its phones show the step its lecturer "
-                       "shows, not a step of their own.", 409)
+        raise StepRefused(f"Class {code} is a live class: its phones show the step its "
+                          "lecturer shows, not a step of their own.", 409)
     lesson = room_lesson(store, code)
     if len(lesson.steps) != view.n_steps:          # a stored lesson this server cannot read
         raise StepRefused(f"This server cannot show class {code}'s lesson.", 409)
@@ -241,8 +241,8 @@ def step_json(store, code: str, asked: str, student: str | None) -> dict:
     elif asked.isascii() and asked.isdigit() and 1 <= int(asked) <= view.n_steps:
         n = int(asked)
     else:
-        raise StepRefused(f"A step of this homework is a number from 1 to {view.n_steps} (or "
-                       f"next); received {quote(asked[:40])}.", 400)
+        raise StepRefused(f"A step of this homework is a number from 1 to {view.n_steps} "
+                          f"(or next); received {quote(asked[:40])}.", 400)
     return {"now": round(time.time(), 3), **step_message(view, lesson, n, mine)}
 
 
