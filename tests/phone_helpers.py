@@ -41,13 +41,9 @@ class Phone:
     def homework_step(self, n) -> dict:
         """What the server sends this phone of a homework's step ``n`` (``GET
         /live/CODE/step/N``, ``"next"``: the first it has not answered): ``{"room", "me"}``."""
-        from xattn.ui.lesson.catalog import room_lesson
-        from xattn.ui.server.homework import first_open, step_message, step_states
-        lesson = room_lesson(store(), self.code)
-        view, mine = self.view(), store().student_answers(self.code, self.id)
-        if n == "next":
-            n = first_open(step_states(lesson, mine, view.phase == "closed"))
-        return json.loads(json.dumps(step_message(view, lesson, n, mine), default=float))
+        from xattn.ui.server.homework import json_number, step_json
+        return json.loads(json.dumps(step_json(store(), self.code, str(n), self.id),
+                                     default=json_number))
 
     def mine(self):
         view = self.view()
