@@ -207,3 +207,32 @@ def test_a_model_whose_files_changed_on_disk_is_read_again_on_its_next_use(tmp_p
         assert models.loaded_model(str(folder), show=False) is second
     finally:
         models._models().clear()
+
+
+def test_a_model_refused_for_a_truncated_file_loads_once_valid_weights_are_back(tmp_path,
+                                                                                monkeypatch):
+    """A failure is remembered for RETRY_AFTER seconds only while the folder's files stay as
+    they failed: valid weights copied back are read on the next use, without a restart."""
+    from xattn.ui.weights import models
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for f in SHIPPED_FOLDER.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    good = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(good[: len(good) // 3])     # cut mid-copy
+    monkeypatch.setenv("XATTN_MODELS", str(folder))
+    monkeypatch.setattr(models, "RETRY_AFTER", 3600.0)
+    models._models().clear()
+    try:
+        failed = models.loaded_model(str(folder), show=False)
+        assert isinstance(failed, str) and "model.safetensors" in failed
+        assert models.loaded_model(str(folder), show=False) == failed     # remembered ...
+        new = folder / "model.safetensors.new"
+        new.write_bytes(good)
+        os.replace(new, folder / "model.safetensors")                      # ... until fixed
+        loaded = models.loaded_model(str(folder), show=False)
+        assert not isinstance(loaded, str)
+        assert models.loaded_model(str(folder), show=False) is loaded
+    finally:
+        models._models().clear()

@@ -11,7 +11,9 @@ students opening a model link at once get one load, the others wait for it (conc
 of transformers models broke each other, and imports of torch and transformers from several
 threads at once raised ImportError). A model is kept only after a first pass worked, so a
 broken load is never cached for the whole class; a failed load is remembered for a few
-minutes, so that an offline server does not retry (and wait) on every click.
+minutes, so that an offline server does not retry (and wait) on every click, unless the
+model's files changed on disk since it failed: a deployer who puts valid weights back over a
+truncated file is served them on the next click, without a restart.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ _LOADING = threading.Lock()   # one load at a time, imports included
 
 @st.cache_resource(show_spinner=False)
 def _models() -> dict:
-    """name: LoadedModel, or (message, time) of the last failure. Shared by every session."""
+    """name: LoadedModel, or (message, time) of the last failure. Shared by every session
+    (the files either was read from are `_files`)."""
     return {}
 
 
@@ -56,10 +59,10 @@ def _known(name: str):
     (also when the model's files changed on disk since it was loaded: the new ones are
     read, the old mapping, a private snapshot, kept serving until then)."""
     found = _models().get(name)
+    if found is None or _changed(name):      # a failure too: valid files may be back
+        return None
     if isinstance(found, tuple):
         return found[0] if time.monotonic() - found[1] <= RETRY_AFTER else None
-    if found is not None and _changed(name):
-        return None
     return found
 
 
