@@ -249,6 +249,28 @@ def test_reveal_closes_the_step_and_ask_again_opens_a_new_round(store, room):
     assert rows[:2] == [(1, 1, {0: 0, 1: 1, 2: 0}), (1, 2, {0: 0, 1: 0, 2: 2})]
 
 
+def test_an_answer_names_its_round_and_one_to_a_round_asked_again_is_refused(store, room):
+    """A phone that answered round 1 while the host asked again (its tap in flight, or sent
+    again after a reconnect) is told its answer was not saved: it never lands in round 2 as a
+    vote the student did not cast there."""
+    code, secret = room
+    a, b = students(2)
+    assert store.answer(code, 1, a, 1, round_=1) == 1
+    store.reveal(code, secret, 1)
+    store.ask_again(code, secret, 1)
+    with pytest.raises(AnswerRefused, match=r"this answer was for round 1 of step 1, and the "
+                                            r"class is on round 2 now: it was not saved"):
+        store.answer(code, 1, b, 0, round_=1)
+    view = store.room_view(code, b)
+    assert (view.round, view.n_answered, view.mine) == (2, 0, None)
+    assert store.answer(code, 1, b, 0, round_=2) == 0
+    assert store.answer(code, 1, a, 2) == 2                   # no round named: the open one
+    with pytest.raises(TypeError, match="round_ must be an int; received bool"):
+        store.answer(code, 1, a, 2, round_=True)
+    rows = [(t.step, t.round, t.counts) for t in store.results(code, secret)]
+    assert rows[:2] == [(1, 1, {0: 0, 1: 1, 2: 0}), (1, 2, {0: 1, 1: 0, 2: 1})]
+
+
 def test_ask_again_may_bring_a_new_question_and_older_rounds_keep_theirs(store, room):
     code, secret = room
     store.answer(code, 1, new_student_id(), 2)

@@ -338,6 +338,20 @@ def test_an_answer_is_saved_and_its_receipt_says_so(site, store):
     assert json.loads(body)["state"] == "refused" and "revealed" in json.loads(body)["why"]
 
 
+def test_an_answer_to_a_round_asked_again_is_refused_and_its_receipt_says_so(site, store):
+    code, secret = store.create_room(QUESTIONS)
+    cookie = join(site, code)[2]
+    store.reveal(code, secret, 1)
+    store.ask_again(code, secret, 1)                  # round 2 opened while a tap was in flight
+    r, body = answer(site, code, cookie, "down", round_=1)
+    receipt = json.loads(body)
+    assert (receipt["state"], receipt["step"], receipt["round"]) == ("refused", 1, 1)
+    assert "for round 1 of step 1, and the class is on round 2 now" in receipt["why"]
+    assert store.room_view(code).n_answered == 0
+    r, body = answer(site, code, cookie, "down", round_=2)
+    assert json.loads(body)["state"] == "saved" and store.room_view(code).n_answered == 1
+
+
 def test_an_answer_carries_how_sure_and_its_receipt_says_what_was_saved(site, store):
     code, secret = store.create_room(QUESTIONS)
     store.set_options(code, secret, confidence=True)

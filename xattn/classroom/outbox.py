@@ -198,7 +198,7 @@ class Outbox:
         key = (item.code, item.student)
         try:
             stored = self.store.answer(item.code, item.step, item.student, item.value,
-                                       item.confidence)
+                                       item.confidence, round_=item.round)
             receipt = Receipt(item.step, item.round, stored, "saved", "", item.confidence)
         except (StoreUnavailable, RoomNotFound) as err:
             if isinstance(err, RoomNotFound) and not self._comes_back(item.code):

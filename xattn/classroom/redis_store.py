@@ -52,6 +52,7 @@ from xattn.classroom.store import (
     not_a_step,
     parse_question,
     refuse_closed,
+    stale_round,
 )
 
 __all__ = ["RedisStore"]
@@ -358,12 +359,14 @@ class RedisStore(ClassStore):
             raise ValueError(f"step must be from 1 to {reply[1]}; received {step}.")
         return reply[1:]
 
-    def _answer(self, code, step, student, value, level):
+    def _answer(self, code, step, student, value, level, round_):
         for _ in range(5):     # a new round between the two calls: read it and try again
             current, rnd, phase, question, _, _, closes = self._step_info(code, step,
                                                                          answering=True)
             if int(current) != step and not closes:
                 raise AnswerRefused(f"the class is on step {current}, not step {step}.")
+            if round_ is not None and int(rnd) != round_:
+                raise stale_round(step, round_, int(rnd))
             if phase != "asking":
                 raise AnswerRefused(f"step {step} is revealed: answers are closed.")
             encoded = parse_question(question).encode(value)
@@ -375,6 +378,8 @@ class RedisStore(ClassStore):
                               [step, rnd, student, encoded, self.limits.max_answers,
                                level or ""])
             status, n = reply[0], reply[1]
+            if status == "STALE" and round_ is not None:   # asked again since the read
+                raise stale_round(step, round_, int(n))
             if status != "STALE":
                 break
         if status == "HWCLOSED":              # (closes, now) in ms, the server's clock

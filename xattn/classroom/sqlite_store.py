@@ -37,6 +37,7 @@ from xattn.classroom.store import (
     phase_at,
     refuse_closed,
     refuse_homework,
+    stale_round,
 )
 
 __all__ = ["SQLiteStore"]
@@ -342,7 +343,7 @@ class SQLiteStore(ClassStore):
             return tuple(out)
 
     # --- the students --------------------------------------------------------------------
-    def _answer(self, code, step, student, value, level):
+    def _answer(self, code, step, student, value, level, round_):
         now = time.time()
         with self._tx(write=True) as c:
             room = c.execute(_ROOM, (code, now)).fetchone()
@@ -354,6 +355,8 @@ class SQLiteStore(ClassStore):
             elif step != current:
                 raise AnswerRefused(f"the class is on step {current}, not step {step}.")
             rnd, phase, question, seconds, ends, rev = c.execute(_ROUND, (code, step)).fetchone()
+            if round_ is not None and round_ != rnd:
+                raise stale_round(step, round_, rnd)
             refuse_closed(step, phase_at(phase, _timer(seconds, ends, rev), now))
             encoded, level = parse_question(question).encode(value), level or ""
             key = (code, step, rnd, student)

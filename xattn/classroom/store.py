@@ -75,7 +75,7 @@ from xattn.classroom.records import (
 )
 
 __all__ = ["ClassStore", "phase_at", "refuse_closed", "refuse_homework", "count_map",
-           "answered", "utc", "TIMER_SECONDS", "DEVICE_SECONDS", "SECRET_ENV"]
+           "answered", "stale_round", "utc", "TIMER_SECONDS", "DEVICE_SECONDS", "SECRET_ENV"]
 
 _MAX_SECRET = 100        # token_urlsafe(24) is 32 characters; longer is hashed as ""
 _DUMMY = hashlib.sha256(b"no room").hexdigest()   # compared against when a room is missing
@@ -98,6 +98,14 @@ def refuse_closed(step: int, phase: str) -> None:
         raise AnswerRefused(f"step {step} is revealed: answers are closed.")
     if phase == "closed":
         raise AnswerRefused(f"time is up for step {step}: answers are closed.")
+
+
+def stale_round(step: int, sent: int, current: int) -> AnswerRefused:
+    """The refusal of an answer to round ``sent`` of ``step`` once the class is on round
+    ``current``: the answer is not saved (in the new round it would count as a vote the
+    student never cast)."""
+    return AnswerRefused(f"this answer was for round {sent} of step {step}, and the class is "
+                         f"on round {current} now: it was not saved. Answer again.")
 
 
 def utc(t: float) -> str:
@@ -484,21 +492,26 @@ class ClassStore(ABC):
 
     # --- the students --------------------------------------------------------------------
     def answer(self, code: str, step: int, student_id: str, value: str | int | float,
-               confidence: str | None = None):
+               confidence: str | None = None, *, round_: int | None = None):
         """Record ``student_id``'s answer to ``step`` (the class's current step, still
         asking) with how sure they are (``confidence``: one of
         ``xattn.classroom.confidence.LEVELS``, or None), in one write; both replace the
         student's earlier answer to this round. In a homework, ``step`` is any of its steps
         until it closes, answered once (the same answer again is taken; another is refused).
+        ``round_``: the round the student answered (the one their screen showed); an answer
+        to a round the host has since asked again is refused (`stale_round`), never saved
+        into the new round. None: whichever round is open.
         Returns the answer as stored (a number rounded to the question's decimals).
         `AnswerRefused` otherwise."""
         code, step, student = normalize_code(code), check_step(step), check_student(student_id)
+        if round_ is not None:
+            check_int(round_, "round_", minimum=1)
         level = check_level(confidence)
         if isinstance(value, str) and (len(value) > self.limits.max_answer_bytes
                                        or len(value.encode()) > self.limits.max_answer_bytes):
             raise LimitReached(f"an answer holds at most {self.limits.max_answer_bytes} bytes "
                                "(Limits.max_answer_bytes).")
-        question = self._answer(code, step, student, value, level)
+        question = self._answer(code, step, student, value, level, round_)
         return parse_question(question).decode(parse_question(question).encode(value))
 
     def room_view(self, code: str, student_id: str | None = None, *,
@@ -783,7 +796,8 @@ class ClassStore(ABC):
     def _round_answers(self, code: str, digest: str, step: int, first: int,
                        then: int) -> tuple | None: ...
     @abstractmethod
-    def _answer(self, code: str, step: int, student: str, value, level: str | None) -> str:
+    def _answer(self, code: str, step: int, student: str, value, level: str | None,
+                round_: int | None) -> str:
         """Store the answer and its confidence (None: none) in one write; return the round's
         question (JSON)."""
     @abstractmethod
