@@ -24,6 +24,8 @@
 #                             https://USER-SPACE.hf.space (default: the lecturer's page's own)
 #   XATTN_BIND=0.0.0.0        the address HAProxy listens on
 #   XATTN_CGROUP=/sys/fs/cgroup  where the container's limits are read (tests point it elsewhere)
+#   PYTHON                    the Python that has the requirements (default: the active venv's,
+#                             $VIRTUAL_ENV/bin/python, else python3 on PATH: the image's)
 # and every setting of deploy/serve.sh (its header lists them).
 set -euo pipefail
 
@@ -78,6 +80,15 @@ processes() {
 }
 
 PORT="${PORT:-8501}"
+# the Python it was started with (serve.sh chooses the same way; said here for the log line)
+if [[ -z "${PYTHON:-}" ]]; then
+  if [[ -n "${VIRTUAL_ENV:-}" && -x "$VIRTUAL_ENV/bin/python" ]]; then
+    PYTHON="$VIRTUAL_ENV/bin/python"
+  else
+    PYTHON=python3
+  fi
+fi
+export PYTHON
 N="$(processes)"
 export XATTN_BIND="${XATTN_BIND:-0.0.0.0}"
 if [[ -n "${XATTN_REDIS_URL:-}" ]]; then
@@ -102,5 +113,5 @@ if [[ -z "${XATTN_REDIS_URL:-}" ]]; then
     exit 1
   fi
 fi
-echo "xattn: entrypoint: $N processes, port $PORT, store $store, phones open $public"
+echo "xattn: entrypoint: $N processes, port $PORT, store $store, phones open $public, python $PYTHON"
 exec "$ROOT/deploy/serve.sh" "$N" "$PORT"

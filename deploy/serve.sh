@@ -57,7 +57,9 @@
 #                             Redis that restarts keeps every class (docs/deploy.md); one that
 #                             crashes is restarted on its file; stopped last, after the processes
 #   REDIS_SERVER              redis-server (default: on PATH, else /usr/bin/redis-server)
-#   PYTHON=python3            the Python that has the requirements (e.g. .venv/bin/python)
+#   PYTHON                    the Python that has the requirements (default: the active venv's,
+#                             $VIRTUAL_ENV/bin/python, else python3 on PATH); checked before
+#                             anything starts: one line says when it lacks streamlit
 #   HAPROXY                   HAProxy (default: haproxy on PATH, else /usr/sbin/haproxy)
 set -euo pipefail
 if (( BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1) )); then
@@ -67,7 +69,16 @@ fi
 shopt -s inherit_errexit
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYTHON="${PYTHON:-python3}"
+# The Python it was started with: PYTHON, else the active venv's (a venv's bin/ may not be on
+# PATH when its python is called by its path), else python3 on PATH
+if [[ -z "${PYTHON:-}" ]]; then
+  if [[ -n "${VIRTUAL_ENV:-}" && -x "$VIRTUAL_ENV/bin/python" ]]; then
+    PYTHON="$VIRTUAL_ENV/bin/python"
+  else
+    PYTHON=python3
+  fi
+fi
+export PYTHON
 # Debian installs haproxy in /usr/sbin, which a normal user's PATH lacks
 HAPROXY="${HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}"
 
@@ -204,7 +215,20 @@ if (( print_only )); then
 fi
 
 command -v "$HAPROXY" >/dev/null || { echo "serve.sh: $HAPROXY not found (apt-get install -y haproxy)" >&2; exit 1; }
-command -v "$PYTHON" >/dev/null || { echo "serve.sh: $PYTHON not found" >&2; exit 1; }
+# the Python runs and has the requirements (tried, not looked up: `command -v` can refuse a
+# venv's python that runs, e.g. a symlink into a folder this user may not list)
+python_status=0
+"$PYTHON" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("streamlit") is None)' \
+  2>/dev/null || python_status=$?
+if (( python_status == 1 )); then
+  echo "serve.sh: $PYTHON has no streamlit: set PYTHON to the Python that has the requirements" \
+       "(e.g. .venv/bin/python), or activate its venv" >&2
+  exit 1
+elif (( python_status != 0 )); then
+  echo "serve.sh: $PYTHON cannot be run (status $python_status): set PYTHON to the Python that" \
+       "has the requirements (e.g. .venv/bin/python)" >&2
+  exit 1
+fi
 command -v setsid >/dev/null || { echo "serve.sh: setsid not found (apt-get install -y util-linux)" >&2; exit 1; }
 
 BIND="${XATTN_BIND:-127.0.0.1}"
