@@ -13,13 +13,17 @@ Nothing here asserts on time.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from devtools.lecture_hall import SERVE, haproxy_missing, haproxy_required
+from devtools.lecture_hall import ROOT, SERVE, LectureHall, haproxy_missing, haproxy_required
+from devtools.protocol import run_async
+from devtools.ready import check
 
 
 def need_haproxy() -> None:
@@ -74,5 +78,134 @@ def test_the_entrypoint_passes_its_python_on(empty_venv, tmp_path):
                          env={**clean, "VIRTUAL_ENV": str(empty_venv), "PORT": "18198",
                               "XATTN_DATA": str(tmp_path), "XATTN_PROCESSES": "1"})
     assert run.returncode == 1, run.stdout + run.stderr
-    assert run.stdout.splitlines()[0].endswith(f", python {empty_venv}/bin/python")
+    assert run.stdout.splitlines()[0].endswith(f", python {empty_venv}/bin/python, logs "
+                                               f"{tmp_path}/logs")
     assert f"serve.sh: {empty_venv}/bin/python has no streamlit" in run.stderr
+
+
+# --- a read-only root ---------------------------------------------------------------------------
+# The container's `docker run --read-only --tmpfs /tmp -v xattn-data:/data`, as far as a test can
+# make it without Docker: a mount namespace of its own (unshare -m, as root) where the whole root
+# is bound read-only but for a data folder (the volume) and a tmpfs given as TMPDIR (the /tmp
+# tmpfs: the real /tmp is read-only here with the rest). HOME and the checkout are read-only.
+READ_ONLY = """
+set -e
+mount --make-rprivate /
+mount -t tmpfs -o size=256m,mode=1777 tmpfs "$XATTN_TEST_TMPFS"
+mount --bind "$XATTN_DATA" "$XATTN_DATA"
+mount -o remount,bind,ro /
+exec "$@"
+"""
+
+
+def _read_only_missing() -> str:
+    if os.geteuid() != 0:
+        return f"a read-only root needs root (unshare -m), the tests run as uid {os.geteuid()}"
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            "mount -t tmpfs tmpfs /mnt"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"unshare -m cannot mount here: {probe.stderr.strip()[:200]}"
+    return ""
+
+
+@pytest.fixture(scope="module", params=["tmpfs", "no-temp-folder"])
+def read_only_hall(request, tmp_path_factory):
+    """The entrypoint in a read-only root: yields (hall, data folder). ``tmpfs``: TMPDIR is a
+    tmpfs (the documented command). ``no-temp-folder``: no tmpfs, no writable temp folder at
+    all (TMPDIR unset, /tmp read-only): the run directory is in the data folder
+    (XATTN_RUN_DIR) and the toy model's weights are read into memory instead of a snapshot."""
+    need_haproxy()
+    reason = _read_only_missing()
+    if reason:
+        pytest.skip(reason)
+    top = tmp_path_factory.mktemp("read-only")
+    data, tmpfs, home = top / "data", top / "tmp", top / "home"
+    for folder in (data, tmpfs, home):
+        folder.mkdir()
+    env = {"XATTN_DATA": str(data), "XATTN_TEST_TMPFS": str(tmpfs), "TMPDIR": str(tmpfs),
+           "HOME": str(home), "XATTN_REDIS_URL": "", "XATTN_CLASS_STORE": "",
+           "XATTN_LOG_DIR": "", "XATTN_WEIGHTS_CACHE": "", "XATTN_RUN_DIR": "",
+           "XATTN_LIMITS": "join_work_bits=10,new_rooms=100/3600"}
+    if request.param == "no-temp-folder":
+        env.update(TMPDIR="", XATTN_RUN_DIR=str(data / "run"))
+    hall = LectureHall(processes=1, env=env, command=[
+        "unshare", "-m", "--propagation", "private", "bash", "-c", READ_ONLY, "read-only",
+        str(ROOT / "deploy" / "entrypoint.sh")])
+    with hall:
+        yield hall, data
+
+
+def test_a_class_runs_on_a_read_only_root(read_only_hall):
+    """A class begins (the toy model loads), phones answer, and it ends; the logs and the class
+    store are in the data folder; nothing could be written elsewhere but the tmpfs."""
+    hall, data = read_only_hall
+    assert f"logs {data}/logs" in hall.lines[0], hall.output()
+    r = run_async(check(hall.url, 5, 2, ramp=1.0, say=lambda _: None))
+    assert r.joined == 5 and r.sent == r.counted == 10, (r, hall.output())
+    assert r.ended and not r.problems, r.problems
+    assert (data / "classes.sqlite3").exists()
+    logs = {p.name: p.read_text(errors="replace") for p in (data / "logs").iterdir()}
+    assert {"s1.log", "haproxy.log"} <= set(logs), logs
+    assert "Read-only file system" not in logs["s1.log"], logs["s1.log"][-3000:]
+    assert "/live/" in logs["haproxy.log"]
+
+
+def test_a_read_only_hall_stops_and_keeps_its_logs(read_only_hall):
+    hall, data = read_only_hall
+    before = (data / "logs" / "haproxy.log").stat().st_size
+    assert hall.stop(signal.SIGTERM) == 143, hall.output()
+    assert hall.leftovers() == []
+    assert (data / "logs" / "haproxy.log").stat().st_size >= before > 0
+
+
+# --- logs kept and bounded ------------------------------------------------------------------------
+def test_logs_are_kept_after_the_exit_appended_to_and_rotated_within_their_bound(tmp_path):
+    """XATTN_LOG_DIR: the logs go there, a previous run's are appended to, a log past
+    XATTN_LOG_MAX_KB is copied to .1 (older copies shifted, XATTN_LOG_KEEP kept) and emptied,
+    and every log stays after the exit while the run directory goes."""
+    need_haproxy()
+    logs, tmp = tmp_path / "logs", tmp_path / "tmp"
+    logs.mkdir()
+    tmp.mkdir()
+    (logs / "haproxy.log").write_text("a previous run's line\n")
+    env = {"XATTN_LOG_DIR": str(logs), "XATTN_LOG_MAX_KB": "8", "XATTN_LOG_KEEP": "2",
+           "TMPDIR": str(tmp)}
+    with LectureHall(processes=1, env=env) as hall:
+        assert hall.run_dir_used == logs, hall.output()
+        assert (logs / "haproxy.log").read_text().startswith("a previous run's line\n")
+        url = hall.url + "_stcore/health"
+
+        def fill_until(name: str) -> None:
+            for _ in range(20_000):          # a request logs about 150 bytes
+                with urllib.request.urlopen(url, timeout=30) as answer:
+                    answer.read()
+                if (logs / name).exists():
+                    return
+            pytest.fail(f"{name} never appeared: {sorted(os.listdir(logs))}\n{hall.output()}")
+        fill_until("haproxy.log.1")
+        first = (logs / "haproxy.log.1").read_text()
+        assert first.startswith("a previous run's line\n")
+        fill_until("haproxy.log.2")
+        for _ in range(3):                  # past the bound: the oldest copy is dropped
+            before = (logs / "haproxy.log.2").read_text()
+            while (logs / "haproxy.log.2").read_text() == before:
+                with urllib.request.urlopen(url, timeout=30) as answer:
+                    answer.read()
+        # never a third copy (while rotate_logs moves .1 to .2, .1 may be missing)
+        assert {p.name for p in logs.glob("haproxy.log*")} <= {
+            "haproxy.log", "haproxy.log.1", "haproxy.log.2"}
+        assert "\0" not in (logs / "haproxy.log").read_text()   # appended, not at an old offset
+        assert "a previous run's line" not in "".join(
+            p.read_text() for p in logs.glob("haproxy.log*"))
+        assert hall.stop() == 143, hall.output()
+    assert (logs / "s1.log").stat().st_size > 0 and (logs / "haproxy.log.1").exists()
+    assert list(tmp.iterdir()) == []             # the run directory went; the logs stayed
+
+
+def test_a_log_folder_that_cannot_be_written_is_refused_in_one_line(tmp_path):
+    need_haproxy()
+    run = serve({"XATTN_LOG_DIR": "/proc/no/logs", "PYTHON": sys.executable,
+                 "TMPDIR": str(tmp_path)})
+    assert run.returncode == 1 and run.stderr.count("\n") == 1, run.stderr
+    assert "the log folder /proc/no/logs (XATTN_LOG_DIR) cannot be written" in run.stderr
+    assert list(tmp_path.iterdir()) == []
