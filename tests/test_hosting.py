@@ -12,15 +12,20 @@ Nothing here asserts on time.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+from classroom_helpers import RedisServer, redis_or_skip
 
+from devtools.browser import ARTIFACTS, StreamlitServer
 from devtools.lecture_hall import ROOT, SERVE, LectureHall, haproxy_missing, haproxy_required
 from devtools.protocol import run_async
 from devtools.ready import check
@@ -150,6 +155,19 @@ def test_a_class_runs_on_a_read_only_root(read_only_hall):
     assert "/live/" in logs["haproxy.log"]
 
 
+def test_the_health_check_says_ready_only_with_a_temp_folder(read_only_hall, request):
+    """deploy/health.py (the image's HEALTHCHECK) is readiness: without any temp folder it
+    says unhealthy, naming the temp folder, while liveness (--live) holds."""
+    hall, _ = read_only_hall
+    no_temp = "no-temp-folder" in request.node.callspec.id
+    ready = health(hall.port)
+    assert ready.returncode == (1 if no_temp else 0), ready.stderr
+    if no_temp:
+        assert ready.stderr.startswith("unhealthy: not ready: temp folder: none can be written")
+        assert ready.stderr.count("\n") == 1, ready.stderr
+    assert health(hall.port, "--live").returncode == 0
+
+
 def test_a_read_only_hall_stops_and_keeps_its_logs(read_only_hall):
     hall, data = read_only_hall
     before = (data / "logs" / "haproxy.log").stat().st_size
@@ -209,3 +227,51 @@ def test_a_log_folder_that_cannot_be_written_is_refused_in_one_line(tmp_path):
     assert run.returncode == 1 and run.stderr.count("\n") == 1, run.stderr
     assert "the log folder /proc/no/logs (XATTN_LOG_DIR) cannot be written" in run.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# --- health = ready -------------------------------------------------------------------------------
+def health(port: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "deploy" / "health.py"), *args],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PORT": str(port)})
+
+
+def ready_now(url: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url + "live/ready", timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def until_ready_is(url: str, wanted: bool) -> dict:
+    """/live/ready's answer once it says ``wanted`` (it reuses a result for a few seconds)."""
+    for _ in range(600):
+        status, said = ready_now(url)
+        assert status == (200 if said["ready"] else 503), (status, said)
+        if said["ready"] is wanted:
+            return said
+        time.sleep(0.1)
+    pytest.fail(f"/live/ready never said ready={wanted}: {said}")
+
+
+def test_ready_follows_the_store_and_liveness_does_not(tmp_path):
+    """A process on Redis: ready; Redis killed: not ready, "store down" (the health check says
+    so in one line) while liveness holds; Redis back: ready again."""
+    redis_or_skip()
+    (tmp_path / "redis").mkdir()
+    with RedisServer(tmp_path / "redis") as redis_server, StreamlitServer(
+            log=ARTIFACTS / "ready-route-server.log",
+            env={"XATTN_REDIS_URL": redis_server.url, "XATTN_SECRET": "s" * 64,
+                 "XATTN_READY_EVERY": "0.5"}) as server:
+        assert until_ready_is(server.url, True) == {"ready": True, "causes": []}
+        assert health(server.port).returncode == 0
+        redis_server.kill()
+        said = until_ready_is(server.url, False)
+        assert len(said["causes"]) == 1 and said["causes"][0].startswith("store down: ")
+        done = health(server.port)
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("unhealthy: not ready: store down: ")
+        assert health(server.port, "--live").returncode == 0
+        redis_server.start()
+        until_ready_is(server.url, True)
