@@ -78,8 +78,10 @@ class Host:
         run = await self.tab.run("class=new", timeout=self.timeout)   # makes the room
         query = dict(parse_qsl(self.tab.query_string))
         if not (run.ok and "room" in query and self.key) or "host" in query:
+            said = [text for kind in ("alert", "markdown") for e in run.of(kind)
+                    if "No class could be started" in (text := getattr(e, "body", ""))]
             raise RuntimeError(f"class=new made no room (or showed its key): "
-                               f"{run.problems()}, link {self.tab.query_string!r}")
+                               f"{said[:1] + run.problems()}, link {self.tab.query_string!r}")
         self.code = query["room"]
         host, port, tls = where(self.base)
         prefix = urlsplit(self.base).path.rstrip("/")      # an app served below a path

@@ -273,5 +273,10 @@ def test_ready_follows_the_store_and_liveness_does_not(tmp_path):
         assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
         assert done.stderr.startswith("unhealthy: not ready: store down: ")
         assert health(server.port, "--live").returncode == 0
+        done = subprocess.run([sys.executable, "-m", "devtools.ready", server.url, "--students",
+                               "1", "--steps", "1"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+        assert done.stderr.splitlines()[-1].startswith("xattn ready: store down: "), done.stderr
         redis_server.start()
         until_ready_is(server.url, True)
