@@ -32,6 +32,7 @@ from devtools.protocol import Client, Run
 __all__ = ["Host"]
 
 HOST_STEP = re.compile(r"^## Step (\d+) of (\d+)")
+STUDENT_LINK = re.compile(r"^or open `+ ?(\S+?) ?`+$")
 COUNT = re.compile(r"^(\d+) of (\d+) answered$")
 HOST_BUTTONS = ("reveal", "class_next", "ask_again", "follow_up")
 FOLLOW = "-xattn_follow"                  # the follow component's key (its element id's end)
@@ -53,6 +54,7 @@ class Host:
         self.tab = Client(base, open_timeout=timeout, on_run=self._seen)
         self.timeout = timeout
         self.code = self.key = ""
+        self.link = ""                # the student link the room card shows
         self.step = 0                 # the step its last full run drew
         self.buttons: dict[str, tuple[str, str]] = {}    # key -> (widget id, fragment id)
         self.counts: list[tuple[float, float, int, int]] = []   # (started, ended, step, n)
@@ -126,6 +128,8 @@ class Host:
             kind = e.WhichOneof("type")
             if kind == "markdown" and (m := HOST_STEP.match(e.markdown.body)):
                 self.step = int(m[1])
+            elif kind == "markdown" and (m := STUDENT_LINK.match(e.markdown.body)):
+                self.link = m[1]              # the room card's link (its QR code's)
             elif kind == "metric" and (m := COUNT.match(e.metric.body)):
                 self.counts.append((run.started, run.ended, self.step, int(m[1])))
             elif kind == "button" and (key := _id(e).rsplit("-", 1)[-1]) in HOST_BUTTONS:

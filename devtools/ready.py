@@ -61,7 +61,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from devtools.lecturer import Host
 from devtools.phones import Phone, Pick
@@ -278,6 +278,32 @@ async def open_class(base: str, timeout: float) -> Host:
     return host
 
 
+async def student_link_ok(host: Host) -> None:
+    """`NotReady` (prefix) unless the student link the lecturer's page shows (its QR code's)
+    opens the phone's page, and a request relative to it, as the phone's page makes them
+    (``live/CODE/...``), reaches the app: behind a proxy at /xattn/, a link without the
+    prefix or its last slash sends phones' requests past the app."""
+    link = host.link
+    if not link:
+        raise NotReady("the lecturer's page shows no student link (an older xattn?)")
+    try:
+        page = await fetch(link)
+        health = await fetch(urljoin(link, "_stcore/health"))
+    except NotReady as err:
+        raise NotReady(f"the student link {link} does not work from here: {err}") from None
+    except _TRIES as err:
+        raise NotReady(f"the student link {link} does not answer here ({err})") from None
+    if b"const JOIN = " not in page.body:
+        raise NotReady(f"prefix: the student link {link} does not open the phone's page (HTTP "
+                       f"{page.status}): set XATTN_PUBLIC_URL to the app's address with its "
+                       "path, e.g. https://HOST/xattn/")
+    if health.status != 200 or health.body.strip() != b"ok":
+        raise NotReady(f"prefix: the phones' requests from the student link {link} go to "
+                       f"{urljoin(link, '_stcore/health')}, which is not the app (HTTP "
+                       f"{health.status}): the link must end with the path's slash, e.g. "
+                       "https://HOST/xattn/?room=CODE")
+
+
 # --- the class ------------------------------------------------------------------------------
 async def join_all(phones: list[Phone], ramp: float, r: Report) -> list[Phone]:
     """Every phone joins, spread over ``ramp`` seconds; those that did."""
@@ -389,6 +415,8 @@ async def check(url: str, students: int = 200, steps: int = 3, *, wake_s: float 
     phones = [Phone(i, base, host.code, timeout=timeout, rng=random.Random(seed * 7919 + i),
                     work=pool) for i in range(students)]
     try:
+        await student_link_ok(host)
+        r.link = host.link
         phones = await join_all(phones, max(2.0, students / 20) if ramp is None else ramp, r)
         pool.shutdown(cancel_futures=True)
         for step in range(1, steps + 1):

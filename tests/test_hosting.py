@@ -12,11 +12,15 @@ Nothing here asserts on time.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,10 +29,19 @@ from pathlib import Path
 import pytest
 from classroom_helpers import RedisServer, redis_or_skip
 
-from devtools.browser import ARTIFACTS, StreamlitServer
-from devtools.lecture_hall import ROOT, SERVE, LectureHall, haproxy_missing, haproxy_required
+from devtools.browser import ARTIFACTS, QUESTION_SHOWN_JS, StreamlitServer, free_port
+from devtools.lecture_hall import (
+    ROOT,
+    SERVE,
+    LectureHall,
+    haproxy_missing,
+    haproxy_path,
+    haproxy_required,
+)
+from devtools.lecturer import Host
 from devtools.protocol import run_async
 from devtools.ready import check
+from xattn.classroom import SQLiteStore
 
 
 def need_haproxy() -> None:
@@ -280,3 +293,126 @@ def test_ready_follows_the_store_and_liveness_does_not(tmp_path):
         assert done.stderr.splitlines()[-1].startswith("xattn ready: store down: "), done.stderr
         redis_server.start()
         until_ready_is(server.url, True)
+
+
+# --- a path prefix --------------------------------------------------------------------------------
+PREFIX_PROXY = """
+global
+    maxconn 200
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout tunnel 1h
+frontend site
+    bind 127.0.0.1:{port}
+    # the app lives at /xattn/; the site's root is something else (here: nothing)
+    http-request deny deny_status 404 unless {{ path_beg /xattn/ }} || {{ path /xattn }}
+    http-request replace-path ^/xattn/?(.*) /\\1
+    default_backend app
+backend app
+    server app 127.0.0.1:{app}
+"""
+
+
+class PrefixProxy:
+    """HAProxy serving the app under /xattn/ (the prefix taken off before the app sees the
+    path; / and everything else 404), as a site's reverse proxy does."""
+
+    def __init__(self, app_port: int, folder: Path):
+        self.port = free_port()
+        self.config = folder / "prefix-haproxy.cfg"
+        self.config.write_text(PREFIX_PROXY.format(port=self.port, app=app_port))
+        self.url = f"http://127.0.0.1:{self.port}/xattn/"
+
+    def __enter__(self) -> PrefixProxy:
+        self.proc = subprocess.Popen([haproxy_path(), "-db", "-f", str(self.config)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            with contextlib.suppress(OSError), socket.create_connection(
+                    ("127.0.0.1", self.port), 1):
+                return self
+            time.sleep(0.05)
+        raise RuntimeError("the prefix proxy did not start")
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+@pytest.fixture(scope="module")
+def prefixed(tmp_path_factory):
+    """One app behind the /xattn/ proxy, XATTN_PUBLIC_URL unset: the link is the page's own."""
+    need_haproxy()
+    folder = tmp_path_factory.mktemp("prefix")
+    env = {"XATTN_CLASS_STORE": str(folder / "classes.sqlite3"), "XATTN_REDIS_URL": "",
+           "XATTN_PUBLIC_URL": "", "XATTN_LIMITS": "join_work_bits=10,new_rooms=100/3600"}
+    with StreamlitServer(env=env, log=ARTIFACTS / "prefix-server.log") as server, \
+            PrefixProxy(server.port, folder) as proxy:
+        yield proxy
+
+
+def test_a_class_runs_behind_a_path_prefix_with_the_prefix_in_its_student_link(prefixed):
+    """The lecturer's page at /xattn/ shows the student link (its QR code's) with the prefix
+    and its slash; the readiness check opens that link and its relative requests, and 5 phones
+    answer 2 steps through the proxy."""
+    r = run_async(check(prefixed.url, 5, 2, ramp=1.0, say=lambda _: None))
+    assert r.link == f"{prefixed.url}?room={r.code}", r.link
+    assert r.joined == 5 and r.sent == r.counted == 10 and r.ended and not r.problems, r
+
+
+def test_the_phone_page_opened_without_the_prefixs_slash_reaches_the_app(prefixed, window):
+    """A phone that opens /xattn?room=CODE (the link as it was, or typed): the page moves to
+    /xattn/?room=CODE before its first request, so its relative requests reach the app: it
+    joins and shows the question, and no request of its got a 404."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def run(coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(120)
+    host = Host(prefixed.url, 60)
+    try:
+        run(host.open())
+        tab = window(390, 800, phone=True)
+        missing = []
+        tab.page.on("response", lambda res: res.status == 404 and missing.append(res.url))
+        tab.page.goto(prefixed.url.rstrip("/") + f"?room={host.code}")
+        tab.page.wait_for_function(QUESTION_SHOWN_JS)
+        assert tab.page.evaluate("location.pathname") == "/xattn/"
+        assert not missing, missing
+        assert run(host.end()) == 204
+    finally:
+        with contextlib.suppress(Exception):
+            run(host.close())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+
+
+def test_the_readiness_check_finds_a_student_link_without_the_prefix(tmp_path):
+    """XATTN_PUBLIC_URL set to the site's root, not the app's /xattn/: phones would get 404.
+    The readiness check says so in one line (prefix) and ends the class it opened."""
+    need_haproxy()
+    env = {"XATTN_CLASS_STORE": str(tmp_path / "classes.sqlite3"), "XATTN_REDIS_URL": "",
+           "XATTN_LIMITS": "join_work_bits=10,new_rooms=100/3600"}
+    proxy_port = free_port()
+    with StreamlitServer(env={**env, "XATTN_PUBLIC_URL": f"http://127.0.0.1:{proxy_port}/"},
+                         log=ARTIFACTS / "prefix-wrong-server.log") as server:
+        proxy = PrefixProxy(server.port, tmp_path)
+        proxy.port, proxy.url = proxy_port, f"http://127.0.0.1:{proxy_port}/xattn/"
+        proxy.config.write_text(PREFIX_PROXY.format(port=proxy_port, app=server.port))
+        with proxy:
+            done = subprocess.run([sys.executable, "-m", "devtools.ready", proxy.url,
+                                   "--students", "1", "--steps", "1"], cwd=ROOT,
+                                  capture_output=True, text=True, timeout=180)
+        store = SQLiteStore(tmp_path / "classes.sqlite3")
+        try:
+            codes = store.pulse([])
+        finally:
+            store.close()
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith(f"xattn ready: prefix: the student link http://127.0.0.1:"
+                           f"{proxy_port}/?room="), done.stderr
+    assert codes == {}
