@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -41,7 +44,12 @@ from devtools.lecture_hall import (
 from devtools.lecturer import Host
 from devtools.protocol import run_async
 from devtools.ready import check
-from xattn.classroom import SQLiteStore
+from xattn.classroom import Question, SQLiteStore, new_student_id
+
+_spec = importlib.util.spec_from_file_location("deploy_backup", ROOT / "deploy" / "backup.py")
+backup_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(backup_module)
+backup_main = backup_module.main
 
 
 def need_haproxy() -> None:
@@ -416,3 +424,171 @@ def test_the_readiness_check_finds_a_student_link_without_the_prefix(tmp_path):
     assert last.startswith(f"xattn ready: prefix: the student link http://127.0.0.1:"
                            f"{proxy_port}/?room="), done.stderr
     assert codes == {}
+
+
+# --- the VM recipe: systemd unit, Caddy, backups ---------------------------------------------------
+BACKUP = ROOT / "deploy" / "backup.py"
+
+
+def answered_store(path: Path, n: int):
+    """A store (kept open: its WAL not folded in) with one room and ``n`` answers."""
+    store = SQLiteStore(path)
+    code, _ = store.create_room([Question("choice", ("up", "down"))])
+    for _ in range(n):
+        me = new_student_id()
+        store.room_view(code, me)
+        store.answer(code, 1, me, "down")
+    return store, code
+
+
+def answers_in(path: Path) -> int:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        try:
+            return db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+
+
+def test_a_backup_keeps_every_answer_that_a_plain_copy_loses(tmp_path):
+    store, _ = answered_store(tmp_path / "classes.sqlite3", 30)
+    try:
+        shutil.copy(tmp_path / "classes.sqlite3", tmp_path / "cp.sqlite3")
+        done = subprocess.run([sys.executable, str(BACKUP), str(tmp_path / "backup.sqlite3"),
+                               "--store", str(tmp_path / "classes.sqlite3")],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        store.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"backup: {tmp_path}/classes.sqlite3 -> "
+                                  f"{tmp_path}/backup.sqlite3 (1 rooms, 30 answers, ")
+    assert answers_in(tmp_path / "backup.sqlite3") == 30
+    assert answers_in(tmp_path / "cp.sqlite3") < 30        # the answers were in the WAL
+
+
+def test_backups_taken_while_a_class_writes_keep_what_was_saved_before_them(tmp_path):
+    """A writer answers on without a pause; each backup (into a folder, 2 kept) holds every
+    answer saved before it began, passes its integrity check, and the folder keeps 2."""
+    path = tmp_path / "classes.sqlite3"
+    store, code = answered_store(path, 1)
+    saved, stop = [1], threading.Event()
+
+    def write() -> None:
+        while not stop.is_set():
+            me = new_student_id()
+            store.room_view(code, me)
+            store.answer(code, 1, me, "up")
+            saved[0] += 1
+            time.sleep(0.005)              # a busy hall's pace: within a class's 2,000
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    try:
+        for i in range(3):
+            while saved[0] < 20 * (i + 1):
+                time.sleep(0.01)
+            before = saved[0]
+            assert backup_main([str(folder), "--store", str(path), "--keep", "2"]) == 0
+            newest = sorted(folder.glob("classes-*.sqlite3"))[-1]
+            assert answers_in(newest) >= before
+            time.sleep(1.1)                                 # the next backup's name differs
+    finally:
+        stop.set()
+        writer.join(30)
+        store.close()
+    assert len(list(folder.glob("classes-*.sqlite3"))) == 2
+    assert [p for p in folder.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_backup_of_no_store_says_so_in_one_line(tmp_path, capsys):
+    assert backup_main([str(tmp_path / "b.sqlite3"), "--store", str(tmp_path / "none")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "no class store at" in err
+
+
+def unit_for_here(data: Path, logs: Path) -> str:
+    """deploy/xattn.service with this checkout, this Python and these folders for its own."""
+    text = (ROOT / "deploy" / "xattn.service").read_text()
+    return (text.replace("/opt/xattn/.venv/bin/python", sys.executable)
+            .replace("/opt/xattn", str(ROOT)).replace("/var/lib/xattn", str(data))
+            .replace("/var/log/xattn", str(logs)))
+
+
+def unit_values(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, value = line.split("=", 1)
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def test_the_systemd_unit_is_valid_and_says_what_the_recipe_needs(tmp_path):
+    text = unit_for_here(tmp_path / "data", tmp_path / "logs")
+    unit = unit_values(text)
+    env = dict(v.split("=", 1) for v in unit["Environment"])
+    assert env["PYTHON"] == sys.executable and env["XATTN_BIND"] == "127.0.0.1"
+    assert unit["ExecStart"] == [str(ROOT / "deploy" / "entrypoint.sh")]
+    assert unit["SuccessExitStatus"] == ["143"] and unit["KillSignal"] == ["SIGTERM"]
+    assert int(unit["TimeoutStopSec"][0]) > 15                      # serve.sh's 15 s
+    assert unit["ProtectSystem"] == ["strict"] and unit["PrivateTmp"] == ["true"]
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed: the unit's syntax is not checked")
+    (tmp_path / "xattn.service").write_text(text.replace("User=xattn", "User=root")
+                                            .replace("Group=xattn", "Group=root"))
+    done = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "xattn.service")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+@pytest.fixture(scope="module")
+def unit_hall(tmp_path_factory):
+    """The unit's ExecStart with its environment (this checkout's paths), as systemd runs it."""
+    need_haproxy()
+    top = tmp_path_factory.mktemp("unit")
+    data, logs = top / "data", top / "logs"
+    unit = unit_values(unit_for_here(data, logs))
+    env = dict(v.split("=", 1) for v in unit["Environment"])
+    env.update(XATTN_REDIS_URL="", XATTN_CLASS_STORE="", XATTN_RUN_DIR="",
+               XATTN_LIMITS="join_work_bits=10,new_rooms=100/3600")
+    env.pop("PORT")                      # the hall's own free port
+    for folder in (data, logs):          # StateDirectory=, LogsDirectory=
+        folder.mkdir()
+    hall = LectureHall(processes=1, env=env, command=unit["ExecStart"])
+    with hall:
+        yield hall, data, logs
+
+
+def test_the_unit_runs_a_class_behind_caddy_and_stops_cleanly(unit_hall, tmp_path):
+    """Caddy with deploy/Caddyfile's site block (plain HTTP on a free port here: no public
+    name for a certificate) in front of the unit's hall: a class of 3 phones walks 2 steps
+    through it; the store and logs are in the unit's folders; SIGTERM ends it with 143, which
+    the unit counts as success."""
+    hall, data, logs = unit_hall
+    caddy = shutil.which("caddy")
+    if caddy is None:
+        pytest.skip("caddy is not installed (apt-get install -y caddy)")
+    port = free_port()
+    text = (ROOT / "deploy" / "Caddyfile").read_text()
+    site = text.replace("class.example.org {", f"http://127.0.0.1:{port} {{")
+    site = site.replace("reverse_proxy 127.0.0.1:8501", f"reverse_proxy 127.0.0.1:{hall.port}")
+    assert site != text
+    config = tmp_path / "Caddyfile"
+    config.write_text("{\n\tadmin off\n\tauto_https off\n}\n" + site)
+    proc = subprocess.Popen([caddy, "run", "--config", str(config), "--adapter", "caddyfile"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "HOME": str(tmp_path),
+                                 "XDG_DATA_HOME": str(tmp_path)})
+    try:
+        for _ in range(600):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            time.sleep(0.05)
+        r = run_async(check(f"http://127.0.0.1:{port}/", 3, 2, ramp=1.0, say=lambda _: None))
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert r.joined == 3 and r.sent == r.counted == 6 and r.ended and not r.problems, r
+    assert (data / "classes.sqlite3").exists() and (logs / "s1.log").stat().st_size > 0
+    assert hall.stop(signal.SIGTERM) == 143
+    assert hall.leftovers() == []
