@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 from classroom_helpers import RedisServer, redis_or_skip
 
+from devtools import ready as ready_module
 from devtools.browser import ARTIFACTS, QUESTION_SHOWN_JS, StreamlitServer, free_port
 from devtools.lecture_hall import (
     ROOT,
@@ -161,10 +162,15 @@ def read_only_hall(request, tmp_path_factory):
         yield hall, data
 
 
-def test_a_class_runs_on_a_read_only_root(read_only_hall):
+def test_a_class_runs_on_a_read_only_root(read_only_hall, request, monkeypatch):
     """A class begins (the toy model loads), phones answer, and it ends; the logs and the class
-    store are in the data folder; nothing could be written elsewhere but the tmpfs."""
+    store are in the data folder; nothing could be written elsewhere but the tmpfs. Without
+    any temp folder the class runs too (the weights read into memory), though the server says
+    it is not ready (its readiness wants the temp folder: the next test): the readiness check's
+    question to /live/ready is left out there."""
     hall, data = read_only_hall
+    if "no-temp-folder" in request.node.callspec.id:
+        monkeypatch.setattr(ready_module, "store_ready", lambda base: asyncio.sleep(0))
     assert f"logs {data}/logs" in hall.lines[0], hall.output()
     r = run_async(check(hall.url, 5, 2, ramp=1.0, say=lambda _: None))
     assert r.joined == 5 and r.sent == r.counted == 10, (r, hall.output())
@@ -221,21 +227,25 @@ def test_logs_are_kept_after_the_exit_appended_to_and_rotated_within_their_bound
                 if (logs / name).exists():
                     return
             pytest.fail(f"{name} never appeared: {sorted(os.listdir(logs))}\n{hall.output()}")
+        def read(name: str) -> str:         # "" while rotate_logs moves it
+            try:
+                return (logs / name).read_text()
+            except FileNotFoundError:
+                return ""
         fill_until("haproxy.log.1")
-        first = (logs / "haproxy.log.1").read_text()
-        assert first.startswith("a previous run's line\n")
+        assert "a previous run's line\n" in read("haproxy.log.1") + read("haproxy.log.2")
         fill_until("haproxy.log.2")
         for _ in range(3):                  # past the bound: the oldest copy is dropped
-            before = (logs / "haproxy.log.2").read_text()
-            while (logs / "haproxy.log.2").read_text() == before:
+            before = read("haproxy.log.2")
+            while read("haproxy.log.2") in (before, ""):
                 with urllib.request.urlopen(url, timeout=30) as answer:
                     answer.read()
         # never a third copy (while rotate_logs moves .1 to .2, .1 may be missing)
         assert {p.name for p in logs.glob("haproxy.log*")} <= {
             "haproxy.log", "haproxy.log.1", "haproxy.log.2"}
-        assert "\0" not in (logs / "haproxy.log").read_text()   # appended, not at an old offset
+        assert "\0" not in read("haproxy.log")   # appended, not at an old offset
         assert "a previous run's line" not in "".join(
-            p.read_text() for p in logs.glob("haproxy.log*"))
+            read(n) for n in ("haproxy.log", "haproxy.log.1", "haproxy.log.2"))
         assert hall.stop() == 143, hall.output()
     assert (logs / "s1.log").stat().st_size > 0 and (logs / "haproxy.log.1").exists()
     assert list(tmp.iterdir()) == []             # the run directory went; the logs stayed
