@@ -6,6 +6,13 @@
 #   docker run -p 8501:8501 -v xattn-data:/data --stop-timeout 30 \
 #       -e XATTN_PUBLIC_URL=http://HOST:8501 xattn
 #
+# Read-only but for the volume and a tmpfs (docs/deploy.md: it writes nothing else; its logs
+# go to /data/logs, kept and bounded):
+#   docker run --read-only --tmpfs /tmp -p 8501:8501 -v xattn-data:/data --stop-timeout 30 xattn
+#
+# HEALTHCHECK is readiness: the store answers, a room can be made, /tmp can be written
+# (deploy/health.py; `python deploy/health.py --live` is liveness only).
+#
 # Not built where it is tested (those machines have no Docker daemon): CI runs the entrypoint
 # directly, as the container would, and reads this file's promises (tests/test_container.py).
 FROM python:3.11-slim-bookworm

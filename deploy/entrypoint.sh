@@ -23,8 +23,17 @@
 #   XATTN_PUBLIC_URL          the address phones open (the QR code), e.g.
 #                             https://USER-SPACE.hf.space (default: the lecturer's page's own)
 #   XATTN_BIND=0.0.0.0        the address HAProxy listens on
+#   XATTN_LOG_DIR             where the processes' and HAProxy's logs go, kept across restarts
+#                             and bounded (serve.sh's XATTN_LOG_MAX_KB, XATTN_LOG_KEEP); default
+#                             $XATTN_DATA/logs where that folder can be written, else none:
+#                             then they go with serve.sh's run directory in $TMPDIR or /tmp
 #   XATTN_CGROUP=/sys/fs/cgroup  where the container's limits are read (tests point it elsewhere)
+#   PYTHON                    the Python that has the requirements (default: the active venv's,
+#                             $VIRTUAL_ENV/bin/python, else python3 on PATH: the image's)
 # and every setting of deploy/serve.sh (its header lists them).
+#
+# Read-only root: only $XATTN_DATA (a volume) and /tmp (a tmpfs) are written, e.g.
+#   docker run --read-only --tmpfs /tmp -v xattn-data:/data -p 8501:8501 xattn
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -78,6 +87,15 @@ processes() {
 }
 
 PORT="${PORT:-8501}"
+# the Python it was started with (serve.sh chooses the same way; said here for the log line)
+if [[ -z "${PYTHON:-}" ]]; then
+  if [[ -n "${VIRTUAL_ENV:-}" && -x "$VIRTUAL_ENV/bin/python" ]]; then
+    PYTHON="$VIRTUAL_ENV/bin/python"
+  else
+    PYTHON=python3
+  fi
+fi
+export PYTHON
 N="$(processes)"
 export XATTN_BIND="${XATTN_BIND:-0.0.0.0}"
 if [[ -n "${XATTN_REDIS_URL:-}" ]]; then
@@ -102,5 +120,12 @@ if [[ -z "${XATTN_REDIS_URL:-}" ]]; then
     exit 1
   fi
 fi
-echo "xattn: entrypoint: $N processes, port $PORT, store $store, phones open $public"
+if [[ -z "${XATTN_LOG_DIR:-}" ]]; then
+  logs="${XATTN_DATA:-/data}/logs"
+  if mkdir -p "$logs" 2>/dev/null && [[ -w "$logs" ]]; then
+    export XATTN_LOG_DIR="$logs"
+  fi
+fi
+echo "xattn: entrypoint: $N processes, port $PORT, store $store, phones open $public," \
+     "python $PYTHON, logs ${XATTN_LOG_DIR:-in the run directory (removed on exit)}"
 exec "$ROOT/deploy/serve.sh" "$N" "$PORT"

@@ -26,7 +26,9 @@
 # Exit status: 130 after Ctrl-C (SIGINT), 143 after SIGTERM, 129 after SIGHUP, whichever
 # process stops first; 0 after a clean stop of one process; 1 on a failure (its logs' last
 # lines are printed); 2 on bad arguments; 3 when a port is in use by another program. The
-# run directory (configuration and logs) is removed on every exit unless XATTN_RUN_DIR names it.
+# run directory (configuration, and the logs unless XATTN_LOG_DIR names a folder for them) is
+# removed on every exit unless XATTN_RUN_DIR names it. Nothing else is written: on a read-only
+# root only TMPDIR (or /tmp), XATTN_RUN_DIR and XATTN_LOG_DIR need to be writable.
 #
 # Needs Linux (/proc), bash 5.1+, setsid (util-linux), Python with the requirements installed,
 # and HAProxy 2.4+ (Debian: apt-get install -y haproxy; it need not run as a service: stop that
@@ -46,7 +48,13 @@
 #   XATTN_WS_PER_ADDRESS=200  Streamlit websockets one address may hold, and open in 10 s (the
 #                             lecturer's pages, students on the full page; phones use none)
 #   XATTN_RUN_DIR             where the configuration and logs go, kept after the exit
-#                             (default: a new temporary directory, removed on exit)
+#                             (default: a new directory in $TMPDIR or /tmp, removed on exit)
+#   XATTN_LOG_DIR             where the logs go instead (s1.log .. sN.log, haproxy.log),
+#                             kept after every exit, appended to by the next start
+#   XATTN_LOG_MAX_KB=20000    a log past this size is copied to NAME.log.1 (older copies
+#   XATTN_LOG_KEEP=3          shifted to .2 .. .KEEP, the oldest dropped) and emptied in
+#                             place, checked every 5 s: a log folder holds at most about
+#                             (KEEP + 1) x MAX_KB per log
 #   XATTN_START_TIMEOUT=120   seconds to wait for the processes to become healthy
 #   XATTN_MAX_RESTARTS=5      restarts of dead Streamlit processes before giving up
 #   XATTN_STREAMLIT_ARGS      extra arguments for every `streamlit run`, e.g.
@@ -57,7 +65,9 @@
 #                             Redis that restarts keeps every class (docs/deploy.md); one that
 #                             crashes is restarted on its file; stopped last, after the processes
 #   REDIS_SERVER              redis-server (default: on PATH, else /usr/bin/redis-server)
-#   PYTHON=python3            the Python that has the requirements (e.g. .venv/bin/python)
+#   PYTHON                    the Python that has the requirements (default: the active venv's,
+#                             $VIRTUAL_ENV/bin/python, else python3 on PATH); checked before
+#                             anything starts: one line says when it lacks streamlit
 #   HAPROXY                   HAProxy (default: haproxy on PATH, else /usr/sbin/haproxy)
 set -euo pipefail
 if (( BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1) )); then
@@ -67,7 +77,16 @@ fi
 shopt -s inherit_errexit
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYTHON="${PYTHON:-python3}"
+# The Python it was started with: PYTHON, else the active venv's (a venv's bin/ may not be on
+# PATH when its python is called by its path), else python3 on PATH
+if [[ -z "${PYTHON:-}" ]]; then
+  if [[ -n "${VIRTUAL_ENV:-}" && -x "$VIRTUAL_ENV/bin/python" ]]; then
+    PYTHON="$VIRTUAL_ENV/bin/python"
+  else
+    PYTHON=python3
+  fi
+fi
+export PYTHON
 # Debian installs haproxy in /usr/sbin, which a normal user's PATH lacks
 HAPROXY="${HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}"
 
@@ -204,7 +223,20 @@ if (( print_only )); then
 fi
 
 command -v "$HAPROXY" >/dev/null || { echo "serve.sh: $HAPROXY not found (apt-get install -y haproxy)" >&2; exit 1; }
-command -v "$PYTHON" >/dev/null || { echo "serve.sh: $PYTHON not found" >&2; exit 1; }
+# the Python runs and has the requirements (tried, not looked up: `command -v` can refuse a
+# venv's python that runs, e.g. a symlink into a folder this user may not list)
+python_status=0
+"$PYTHON" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("streamlit") is None)' \
+  2>/dev/null || python_status=$?
+if (( python_status == 1 )); then
+  echo "serve.sh: $PYTHON has no streamlit: set PYTHON to the Python that has the requirements" \
+       "(e.g. .venv/bin/python), or activate its venv" >&2
+  exit 1
+elif (( python_status != 0 )); then
+  echo "serve.sh: $PYTHON cannot be run (status $python_status): set PYTHON to the Python that" \
+       "has the requirements (e.g. .venv/bin/python)" >&2
+  exit 1
+fi
 command -v setsid >/dev/null || { echo "serve.sh: setsid not found (apt-get install -y util-linux)" >&2; exit 1; }
 
 BIND="${XATTN_BIND:-127.0.0.1}"
@@ -227,6 +259,7 @@ signalled=""                # the exit status the first signal asked for
 restarts=0
 own_run_dir=0               # RUN_DIR is a temporary directory of this run: removed on exit
 RUN_DIR=""
+LOG_DIR=""
 
 all_pids() {  # in the order they stop: Redis last, once nothing writes to it
   local pid
@@ -274,7 +307,7 @@ on_signal() {  # STATUS NAME: stop everything and exit with STATUS, whatever els
 
 show_logs() {  # the last lines of every log, on stderr (the run directory is about to go)
   local log
-  for log in "$RUN_DIR"/*.log; do
+  for log in "$LOG_DIR"/*.log; do
     [[ -s "$log" ]] || continue
     printf 'serve.sh: the last lines of %s:\n' "${log##*/}" >&2
     tail -n 15 -- "$log" | sed 's/^/    /' >&2
@@ -287,10 +320,10 @@ on_exit() {
   trap - EXIT
   stop_all
   status=${signalled:-$status}
+  if (( status == 1 )) && [[ -n "$LOG_DIR" && -d "$LOG_DIR" ]]; then
+    show_logs
+  fi
   if [[ -n "$RUN_DIR" && -d "$RUN_DIR" ]]; then
-    if (( status == 1 )); then
-      show_logs
-    fi
     if (( own_run_dir )); then
       rm -rf -- "$RUN_DIR"
     fi
@@ -314,9 +347,51 @@ if [[ -n "${XATTN_RUN_DIR:-}" ]]; then
   RUN_DIR="$XATTN_RUN_DIR"
   mkdir -p "$RUN_DIR"
 else
-  RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/xattn-serve.XXXXXX")"
+  RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/xattn-serve.XXXXXX" 2>/dev/null)" || {
+    echo "serve.sh: no run directory can be made in ${TMPDIR:-/tmp}: give a tmpfs there" \
+         "(docker run --read-only --tmpfs /tmp), or set XATTN_RUN_DIR to a folder that can be" \
+         "written" >&2
+    exit 1
+  }
   own_run_dir=1
 fi
+if [[ -n "${XATTN_LOG_DIR:-}" ]]; then
+  if ! mkdir -p "$XATTN_LOG_DIR" 2>/dev/null || [[ ! -w "$XATTN_LOG_DIR" ]]; then
+    echo "serve.sh: the log folder $XATTN_LOG_DIR (XATTN_LOG_DIR) cannot be written by" \
+         "$(id -un): make it, or choose another" >&2
+    exit 1
+  fi
+  LOG_DIR="$XATTN_LOG_DIR"
+else
+  LOG_DIR="$RUN_DIR"
+fi
+LOG_MAX_KB="${XATTN_LOG_MAX_KB:-20000}"
+LOG_KEEP="${XATTN_LOG_KEEP:-3}"
+[[ "$LOG_MAX_KB" =~ ^[1-9][0-9]*$ && "$LOG_KEEP" =~ ^[1-9][0-9]*$ ]] || {
+  echo "serve.sh: XATTN_LOG_MAX_KB and XATTN_LOG_KEEP must be whole numbers from 1; they are" \
+       "'$LOG_MAX_KB' and '$LOG_KEEP'" >&2
+  exit 2
+}
+
+rotate_logs() {  # every log past LOG_MAX_KB: copied to .1 (older copies shifted), emptied
+  local log size k
+  for log in "$LOG_DIR"/s[0-9]*.log "$LOG_DIR"/haproxy.log; do
+    [[ -f "$log" ]] || continue
+    size=$(stat -c %s -- "$log" 2>/dev/null) || continue
+    (( size > LOG_MAX_KB * 1000 )) || continue
+    for (( k = LOG_KEEP; k > 1; k-- )); do
+      if [[ -f "$log.$(( k - 1 ))" ]]; then
+        mv -f -- "$log.$(( k - 1 ))" "$log.$k"
+      fi
+    done
+    # the writers opened it with O_APPEND (>>): after the truncation they write at its new
+    # end. Lines written between the copy and the truncation are lost (copytruncate's limit).
+    cp -- "$log" "$log.1" && : >"$log"
+  done
+  return 0
+}
+rotate_logs     # a previous run's logs, appended to from here
+
 CFG="$RUN_DIR/haproxy.cfg"
 haproxy_config "$N" "$PORT" "$BACKEND_PORT" >"$CFG"
 "$HAPROXY" -c -q -f "$CFG" || { echo "serve.sh: haproxy -c rejected $CFG" >&2; exit 1; }
@@ -397,9 +472,9 @@ start_backend() {  # i: start process s<i> on BACKEND_PORT+i-1, in a session of 
       --server.port "$port" --server.address 127.0.0.1 --server.headless true \
       --server.fileWatcherType none --server.runOnSave false \
       --browser.gatherUsageStats false ${XATTN_STREAMLIT_ARGS:-}) \
-      </dev/null >>"$RUN_DIR/s$i.log" 2>&1 &
+      </dev/null >>"$LOG_DIR/s$i.log" 2>&1 &
   backend_pid[i - 1]=$!
-  say "backend s$i pid ${backend_pid[i - 1]} port $port log $RUN_DIR/s$i.log"
+  say "backend s$i pid ${backend_pid[i - 1]} port $port log $LOG_DIR/s$i.log"
 }
 
 healthy() {  # PID URL [PID URL ...]: wait until each URL answers "ok" from its PID's socket
@@ -483,9 +558,12 @@ done
 healthy "${checks[@]}"
 say "$N Streamlit processes healthy"
 
-setsid "$HAPROXY" -db -f "$CFG" </dev/null >>"$RUN_DIR/haproxy.log" 2>&1 &
+# Through cat, which appends: HAProxy sets its stdout non-blocking and drops O_APPEND with it,
+# so it wrote from the start of a kept log (over a previous run's lines) and, after the log was
+# emptied by rotate_logs, on at its old offset (a file of zeros up to there)
+setsid "$HAPROXY" -db -f "$CFG" </dev/null > >(exec cat >>"$LOG_DIR/haproxy.log") 2>&1 &
 haproxy_pid=$!
-say "haproxy pid $haproxy_pid port $PORT config $CFG log $RUN_DIR/haproxy.log"
+say "haproxy pid $haproxy_pid port $PORT config $CFG log $LOG_DIR/haproxy.log"
 healthy "$haproxy_pid" "http://$LOCAL:$PORT/_stcore/health"
 affinity_text="cookie affinity"
 [[ "${XATTN_AFFINITY:-1}" == 0 ]] && affinity_text="NO affinity (XATTN_AFFINITY=0: a demonstration)"
@@ -497,6 +575,7 @@ say "ready http://$LOCAL:$PORT/ ($N processes, $affinity_text; listening on $BIN
 # then reports it, "Killed", and `wait -n` waits for the next one). So a one-second tick wakes
 # the wait, and every process is looked at before each wait.
 tick=""
+ticks=0
 while true; do
   dead=""
   status=0
@@ -516,6 +595,8 @@ while true; do
     [[ -n "$dead" ]] || continue          # a trapped signal interrupted wait (its trap exits)
     if [[ "$dead" == "$tick" ]]; then
       tick=""
+      ticks=$(( ticks + 1 ))
+      (( ticks % 5 )) || rotate_logs
       continue
     fi
   fi

@@ -26,6 +26,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -143,7 +144,8 @@ class LectureHall:
 
     def _start_once(self, timeout: float) -> int | None:
         """One start: None once ready, else serve.sh's exit status (it stopped everything)."""
-        env = {**os.environ, "XATTN_BIND": "127.0.0.1",
+        # PYTHON: this Python (a venv's, called by its path, is not python3 on PATH)
+        env = {**os.environ, "PYTHON": sys.executable, "XATTN_BIND": "127.0.0.1",
                "XATTN_AFFINITY": "1" if self.affinity else "0", **self.env}
         if self.run_dir is not None:
             env["XATTN_RUN_DIR"] = str(self.run_dir)

@@ -32,6 +32,7 @@ from devtools.protocol import Client, Run
 __all__ = ["Host"]
 
 HOST_STEP = re.compile(r"^## Step (\d+) of (\d+)")
+STUDENT_LINK = re.compile(r"^or open `+ ?(\S+?) ?`+$")
 COUNT = re.compile(r"^(\d+) of (\d+) answered$")
 HOST_BUTTONS = ("reveal", "class_next", "ask_again", "follow_up")
 FOLLOW = "-xattn_follow"                  # the follow component's key (its element id's end)
@@ -53,6 +54,7 @@ class Host:
         self.tab = Client(base, open_timeout=timeout, on_run=self._seen)
         self.timeout = timeout
         self.code = self.key = ""
+        self.link = ""                # the student link the room card shows
         self.step = 0                 # the step its last full run drew
         self.buttons: dict[str, tuple[str, str]] = {}    # key -> (widget id, fragment id)
         self.counts: list[tuple[float, float, int, int]] = []   # (started, ended, step, n)
@@ -78,8 +80,10 @@ class Host:
         run = await self.tab.run("class=new", timeout=self.timeout)   # makes the room
         query = dict(parse_qsl(self.tab.query_string))
         if not (run.ok and "room" in query and self.key) or "host" in query:
+            said = [text for kind in ("alert", "markdown") for e in run.of(kind)
+                    if "No class could be started" in (text := getattr(e, "body", ""))]
             raise RuntimeError(f"class=new made no room (or showed its key): "
-                               f"{run.problems()}, link {self.tab.query_string!r}")
+                               f"{said[:1] + run.problems()}, link {self.tab.query_string!r}")
         self.code = query["room"]
         host, port, tls = where(self.base)
         prefix = urlsplit(self.base).path.rstrip("/")      # an app served below a path
@@ -124,6 +128,8 @@ class Host:
             kind = e.WhichOneof("type")
             if kind == "markdown" and (m := HOST_STEP.match(e.markdown.body)):
                 self.step = int(m[1])
+            elif kind == "markdown" and (m := STUDENT_LINK.match(e.markdown.body)):
+                self.link = m[1]              # the room card's link (its QR code's)
             elif kind == "metric" and (m := COUNT.match(e.metric.body)):
                 self.counts.append((run.started, run.ended, self.step, int(m[1])))
             elif kind == "button" and (key := _id(e).rsplit("-", 1)[-1]) in HOST_BUTTONS:

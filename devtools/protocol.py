@@ -201,6 +201,9 @@ class Client:
         msg = BackMsg()
         rerun = msg.rerun_script
         rerun.query_string, rerun.page_script_hash = query, self.page_hash
+        # the page's address as the browser's page sends it, without its query
+        # (st.context.url: what the student link is made of where XATTN_PUBLIC_URL is unset)
+        rerun.context_info.url = self.base
         rerun.fragment_id = fragment
         if self._cache:
             rerun.cached_message_hashes.extend(self._cache)

@@ -24,6 +24,7 @@ class Report:
     students: int
     steps: int
     code: str = ""
+    link: str = ""                                  # the student link the lecturer's page shows
     woke: float = float("nan")                      # seconds until the app answered ok
     joined: int = 0
     refused: list[str] = field(default_factory=list)       # why phones could not join

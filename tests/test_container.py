@@ -217,8 +217,10 @@ def _as_image_user() -> tuple[list[str], str]:
     if os.geteuid() != 0:
         return [], f"the tests run as uid {os.geteuid()}, who cannot become another user"
     switch = ["setpriv", f"--reuid={USER_ID}", f"--regid={USER_ID}", "--clear-groups"]
-    probe = subprocess.run([*switch, sys.executable, "-c", "import streamlit"],
-                           capture_output=True, text=True)
+    # through bash, as serve.sh runs it: setpriv's own exec reached a venv's python that links
+    # into /root (mode 0700) where a shell of that user then got "Permission denied"
+    probe = subprocess.run([*switch, "bash", "-c", '"$0" -c "import streamlit"',
+                            sys.executable], capture_output=True, text=True)
     if probe.returncode != 0:
         return [], (f"uid {USER_ID} cannot run this machine's Python ({sys.executable}: "
                     f"{(probe.stderr.strip().splitlines() or ['?'])[-1]})")

@@ -7,21 +7,27 @@ entrypoint) is in tests/test_container.py. Nothing here asserts on time."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
+import resource
 import shutil
+import socket
 import sqlite3
 import ssl
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from devtools import ready
 from devtools.browser import ROOT, StreamlitServer, free_port
 from devtools.protocol import run_async
 from devtools.ready import check, main
 from devtools.ready_report import Report, table, verdict
+from devtools.redis_server import redis_binary
 from xattn.classroom import SQLiteStore
 
 LIMITS = "join_work_bits=10,new_rooms=100/3600,new_students=45/600"
@@ -152,35 +158,135 @@ class Missing(NotXattn):
         self.send_error(404)
 
 
+class Prefixed(NotXattn):
+    """Streamlit's health at the root, and 404 under any path: a proxy that does not pass
+    /xattn/ on to the app."""
+
+    def do_GET(self):  # noqa: N802
+        if self.path == "/_stcore/health":
+            return super().do_GET()
+        self.send_error(404)
+
+
+class Endless(http.server.BaseHTTPRequestHandler):
+    """An HTTP answer that never ends (a server that streams without end)."""
+
+    def do_GET(self):  # noqa: N802
+        self.send_response(200)
+        self.end_headers()
+        chunk = b"x" * 65536
+        try:
+            while True:
+                self.wfile.write(chunk)
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
 @pytest.fixture(scope="module")
 def others():
     servers = {name: http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-               for name, handler in (("other", NotXattn), ("missing", Missing))}
+               for name, handler in (("other", NotXattn), ("missing", Missing),
+                                     ("prefixed", Prefixed), ("endless", Endless))}
     for s in servers.values():
+        s.daemon_threads = True
         threading.Thread(target=s.serve_forever, daemon=True).start()
-    yield {name: f"http://127.0.0.1:{s.server_address[1]}/" for name, s in servers.items()}
+    silent = socket.create_server(("127.0.0.1", 0))       # takes connections, never speaks
+    yield {**{name: f"http://127.0.0.1:{s.server_address[1]}/" for name, s in servers.items()},
+           "silent": f"http://127.0.0.1:{silent.getsockname()[1]}/"}
+    silent.close()
     for s in servers.values():
         s.shutdown()
 
 
-@pytest.mark.parametrize("case, says", [
-    ("word", "'foo' is not an address"),
-    ("closed", "did not answer within 1 s"),
-    ("nohost", "no-such-host.invalid: no such host"),
-    ("missing", "answers, but not as a Streamlit app (/_stcore/health: HTTP 404)"),
-    ("other", "is a Streamlit app but not xattn"),
-    ("tls", "no TLS conversation on that port"),
-])
-def test_a_check_that_cannot_run_says_why_in_one_line(others, capsys, case, says):
-    url = {"word": "foo", "closed": f"http://127.0.0.1:{free_port()}/",
-           "nohost": "http://no-such-host.invalid/",
-           "tls": others["other"].replace("http:", "https:")}.get(case) or others[case]
+@pytest.fixture(scope="module")
+def redis_port(tmp_path_factory):
+    """A real redis-server on a TCP port: the wrong service for a readiness check."""
+    binary = redis_binary()
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--dir", str(tmp_path_factory.mktemp("redis-port"))],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/"
+    proc.terminate()
+    proc.wait(30)
+
+
+def run_main(*args: str) -> int:
     # in a thread of its own: asyncio.run refuses a thread where a browser test's loop runs
     with ThreadPoolExecutor(1) as pool:
-        assert pool.submit(main, [url, "--wake", "1"]).result() == 2
+        return pool.submit(main, list(args)).result()
+
+
+def the_cause(err: str) -> str:
+    """The one line that says why; the lines before it may only be progress lines."""
+    lines = err.splitlines()
+    assert lines and all(line.startswith("  ") for line in lines[:-1]), err
+    assert lines[-1].startswith("xattn ready: ") and "Traceback" not in err, err
+    return lines[-1]
+
+
+@pytest.mark.parametrize("case, says", [
+    ("word", "'foo' is not an address"),
+    ("closed", "xattn ready: down: nothing listens on 127.0.0.1:"),
+    ("nohost", "no-such-host.invalid: no such host"),
+    ("missing", "wrong service: http://127.0.0.1:"),
+    ("other", "wrong service: http://127.0.0.1:"),
+    ("tls", "no TLS conversation on that port"),
+    ("redis", "wrong service: 127.0.0.1:"),
+    ("silent", "wrong service: 127.0.0.1:"),
+    ("endless", "wrong service: http://127.0.0.1:"),
+    ("prefixed", "xattn ready: prefix: http://127.0.0.1:"),
+])
+def test_a_check_that_cannot_run_says_why_in_one_line(others, redis_port, capsys, monkeypatch,
+                                                      case, says):
+    """Each cause in one line, in seconds, never a traceback: a port nobody listens on, a
+    Redis, a port that takes the connection and says nothing, an answer without end (read
+    no further than ready.MOST bytes), a proxy that does not pass the path prefix on."""
+    monkeypatch.setattr(ready, "REQUEST_S", 2.0)       # the silent server's wait
+    monkeypatch.setattr(ready, "REFUSED_S", 1.0)
+    url = {"word": "foo", "closed": f"http://127.0.0.1:{free_port()}/",
+           "nohost": "http://no-such-host.invalid/", "redis": redis_port,
+           "prefixed": others["prefixed"] + "xattn/",
+           "tls": others["other"].replace("http:", "https:")}.get(case) or others[case]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert run_main(url, "--wake", "5") == 2
     out, err = capsys.readouterr()
-    assert out == "" and len(err.splitlines()) == 1 and err.startswith("xattn ready: "), err
-    assert says in err and "Traceback" not in err
+    assert out == "" and says in the_cause(err), err
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 50, f"{case}: the check grew by {grown_mb:.0f} MB"
+    if case == "redis":
+        assert "not HTTP (a Redis does that)" in err   # Redis closes on seeing "Host:"
+    if case == "endless":
+        assert f"more than {ready.MOST:,} bytes" in err
+    if case == "silent":
+        assert "said nothing for 2 s" in err
+    if case == "missing":
+        assert "not as a Streamlit app (/_stcore/health: HTTP 404)" in err
+    if case == "other":
+        assert "is a Streamlit app but not xattn" in err
+
+
+def test_a_limit_reached_is_said_as_such(tmp_path, capsys):
+    """A server that takes one new class per address an hour: the second check is refused,
+    in one line that says the limit was reached."""
+    env = {"XATTN_CLASS_STORE": str(tmp_path / "classes.sqlite3"), "XATTN_REDIS_URL": "",
+           "XATTN_LIMITS": "join_work_bits=10,new_rooms=1/3600"}
+    with StreamlitServer(env=env, log=ROOT / "test-artifacts" / "ready-limit-server.log") as srv:
+        assert run_main(srv.url, "--students", "1", "--steps", "1") in (0, 1)
+        capsys.readouterr()
+        assert run_main(srv.url, "--students", "1", "--steps", "1") == 2
+    out, err = capsys.readouterr()
+    assert out == "" and the_cause(err).startswith(
+        "xattn ready: limit reached: the lecturer's page could not open a class"), err
 
 
 def test_the_command_runs_as_a_module():

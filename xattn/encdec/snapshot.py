@@ -63,9 +63,11 @@ def snapshot(fd: int, path: Path, size: int) -> tuple[int, bytearray | None]:
         The file changed while it was copied (a deployer writing it now): try again later.
     """
     source, version = _identity(fd, path)
-    folder = cache_folder()
-    target = folder / f"{source}-{version}.safetensors"
     try:
+        # inside the try: with no temp folder at all (a read-only root without a tmpfs),
+        # tempfile.gettempdir() raises FileNotFoundError, and the file is read into memory
+        folder = cache_folder()
+        target = folder / f"{source}-{version}.safetensors"
         try:
             snap = os.open(target, os.O_RDONLY)
             if os.fstat(snap).st_size == size:

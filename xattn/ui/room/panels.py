@@ -65,7 +65,11 @@ def student_link(code: str) -> tuple[str, str | None]:
         scheme = "https" if str(port) == "443" else "http"
         default = str(port) in ("80", "443")
         return f"{scheme}://{address}{'' if default else f':{port}'}/{query}", None
-    base = (st.context.url or "http://localhost:8501/").split("?")[0]
+    base = (st.context.url or "http://localhost:8501/").split("?")[0].split("#")[0]
+    if not base.endswith("/"):
+        # st.context.url drops the path's last slash: behind a proxy at /xattn/ the link was
+        # .../xattn?room=CODE, whose page's relative fetches (live/CODE/...) missed the prefix
+        base += "/"
     host = urlsplit(base).hostname or ""
     if _is_local(host):
         return base + query, (
