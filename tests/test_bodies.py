@@ -225,3 +225,84 @@ def test_an_ordinary_answer_still_goes_through(site, store):
                          b'{"step": 1, "round": 1, "value": "up"}',
                          headers={"Cookie": joined(site.port, code)})
     assert reply.status == 200 and json.loads(reply.body)["state"] in ("saved", "sending")
+
+
+# -- on a real server: `streamlit run app.py` --------------------------------------------
+
+RSS_TARGET_MB = 50          # issue 42: no unauthenticated request moves RSS by more
+
+
+@pytest.fixture(scope="module")
+def streamlit_run(tmp_path_factory):
+    from devtools.browser import ARTIFACTS, StreamlitServer
+
+    store = tmp_path_factory.mktemp("bodies") / "classes.sqlite3"
+    with StreamlitServer(log=ARTIFACTS / "bodies-server.log",
+                         env={"XATTN_CLASS_STORE": str(store), "XATTN_REDIS_URL": ""}) as server:
+        server.store = SQLiteStore(store)
+        hostile.post(server.port, "/live/ABCDEF/join", b"{}")     # the routes' imports, warm
+        yield server
+
+
+def _attacks(port: int) -> dict[str, callable]:
+    """The issue's requests from an unauthenticated client, each a call giving its reply."""
+    own = {"Origin": f"http://127.0.0.1:{port}"}
+    upload = "/_stcore/upload_file/00000000-0000-0000-0000-000000000000/f"
+    return {
+        "1 GB declared to /join": lambda: hostile.declared(port, "/live/ABCDEF/join", GB,
+                                                           send=8 << 20),
+        "1 GB declared to /host": lambda: hostile.declared(port, "/live/ABCDEF/host", GB,
+                                                           send=8 << 20, headers=own),
+        "1 GB chunked to /join": lambda: hostile.chunked(port, "/live/ABCDEF/join", GB),
+        "1 GB chunked to /host": lambda: hostile.chunked(port, "/live/ABCDEF/host", GB,
+                                                         headers=own),
+        "1 GB declared upload": lambda: hostile.declared(port, upload, GB, method="PUT",
+                                                         send=8 << 20),
+        "1 GB chunked upload": lambda: hostile.chunked(port, upload, GB, method="PUT"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_attacks(0)))
+def test_a_huge_body_gets_413_and_leaves_the_servers_memory_as_it_was(streamlit_run, name):
+    from devtools.protocol import rss_mb
+
+    before = rss_mb(streamlit_run.pid)
+    reply = _attacks(streamlit_run.port)[name]()
+    after = rss_mb(streamlit_run.pid)
+    if name == "1 GB chunked upload":        # nothing declared: Streamlit's check comes first
+        assert (reply.status, reply.body) == (403, "XSRF token missing or invalid"), reply
+    else:
+        assert reply.status == 413, reply
+        assert "takes a body of at most" in reply.body and "this one sent" in reply.body
+    assert reply.sent < GB
+    assert after - before < RSS_TARGET_MB, f"{name}: RSS {before:.0f} -> {after:.0f} MB"
+
+
+@pytest.mark.parametrize("name", list(_hostile("")))
+def test_hostile_json_to_a_real_join_is_400_never_500(streamlit_run, name):
+    code, _ = streamlit_run.store.create_room(QUESTIONS)
+    body = _hostile('"challenge": "c", "nonce": "n"', ROUTE_BYTES["join"])[name]
+    reply = hostile.post(streamlit_run.port, f"/live/{code}/join", body)
+    assert reply.status == 400, reply
+    assert json.loads(reply.body)["why"].startswith('A join is sent as {"challenge": "...", '
+                                                    '"nonce": "..."}: expected')
+
+
+def test_a_websocket_message_past_the_configured_size_closes_the_socket(streamlit_run):
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    from devtools.protocol import rss_mb
+
+    before = rss_mb(streamlit_run.pid)
+    url = f"ws://127.0.0.1:{streamlit_run.port}/_stcore/stream"
+    with connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=30) as ws, \
+            pytest.raises(ConnectionClosed) as closed:
+        ws.send(b"\0" * (16_000_001))      # server.maxMessageSize = 16 (MB of 10**6 bytes)
+        while True:
+            ws.recv(timeout=30)
+    # the server's close (1009, too big) arrives, or the connection is reset first: the
+    # server stops reading at the frame's header while this client still writes its payload
+    assert closed.value.rcvd is None or closed.value.rcvd.code == 1009, closed.value
+    assert rss_mb(streamlit_run.pid) - before < RSS_TARGET_MB
+    assert hostile.post(streamlit_run.port, "/live/ABCDEF/join", b"{}").status == 400
