@@ -306,3 +306,45 @@ def test_a_websocket_message_past_the_configured_size_closes_the_socket(streamli
     assert closed.value.rcvd is None or closed.value.rcvd.code == 1009, closed.value
     assert rss_mb(streamlit_run.pid) - before < RSS_TARGET_MB
     assert hostile.post(streamlit_run.port, "/live/ABCDEF/join", b"{}").status == 400
+
+
+def test_the_largest_file_the_page_takes_still_uploads(streamlit_run):
+    """An attention file of ``attnfile.MAX_BYTES`` (20,000,000 bytes), PUT as the page's
+    uploader does (multipart, the XSRF token), passes the upload's cap; a byte more than the
+    cap is refused before Streamlit reads it."""
+    import uuid
+
+    from devtools.protocol import Client, run_async
+    from xattn.attnfile import MAX_BYTES
+
+    async def upload():
+        async with Client(streamlit_run.url) as tab:       # its session open throughout
+            await tab.run("weights=file", timeout=120)
+            urls = await tab.upload_urls("big.npz")
+            xsrf = tab.cookies.get("_streamlit_xsrf", "")
+            return await _put_both(urls.upload_url, xsrf)
+
+    async def _put_both(path: str, xsrf: str):
+        boundary = uuid.uuid4().hex
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+                "filename=\"big.npz\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                ).encode() + b"\0" * MAX_BYTES + f"\r\n--{boundary}--\r\n".encode()
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}",
+                   "X-Xsrftoken": xsrf, "Cookie": f"_streamlit_xsrf={xsrf}"}
+
+        def put(data: bytes) -> int:
+            c = http.client.HTTPConnection("127.0.0.1", streamlit_run.port, timeout=120)
+            try:
+                c.request("PUT", path, data, headers)
+                return c.getresponse().status
+            finally:
+                c.close()
+        cap = (20 << 20) + (1 << 20)         # maxUploadSize = 20 (MiB) + the framing allowed
+        over = await asyncio.to_thread(hostile.declared, streamlit_run.port, path, cap + 1,
+                                       method="PUT", headers=headers)
+        return await asyncio.to_thread(put, body), over
+
+    status, over = run_async(upload())
+    assert status == 204
+    assert (over.status, over.body) == (413, "An upload takes a body of at most 22,020,096 "
+                                             "bytes; this one sent 22,020,097 bytes.")
