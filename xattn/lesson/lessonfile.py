@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from xattn._checks import quote
+from xattn.lesson._budget import check_budget
 from xattn.lesson._step import OWN_KINDS, Ask, Own, Step
 from xattn.lesson.charts import CHARTS
 from xattn.lesson.computed import COMPUTED
@@ -169,6 +170,9 @@ def read_lesson(text: str | bytes, name: str = "lesson", *,
     if len(text.encode()) > MAX_LESSON_BYTES:
         raise LessonError([f"a lesson file holds at most {MAX_LESSON_BYTES:,} bytes; this one "
                            f"has {len(text.encode()):,}"])
+    over = check_budget(text, MAX_STEPS)        # before tomllib: its costly shapes
+    if over is not None:
+        raise LessonError([over])
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

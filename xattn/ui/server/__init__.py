@@ -3,7 +3,8 @@
 - `ROUTES`: a phone's stream of its room (``/live/CODE/events``), its answers
   (``/live/CODE/answer``) and a host page's stream (``/live/CODE/pulse``); whether this
   process can start a class (``/live/ready``: ``ready.py``);
-- `MIDDLEWARE`: what one client address may hold open in this process (``bounds.py``), and a
+- `MIDDLEWARE`: every request's body bounded by its route before anything reads it
+  (``bodies.py``), what one client address may hold open in this process (``bounds.py``), and a
   student's link (``/?room=CODE``) answered with the phone's own light page (``phone.py``);
 - `lifespan`: the process's hub of live rooms, started before the first request
   (``live.py``);
@@ -17,6 +18,7 @@ from pathlib import Path
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
+from xattn.ui.server.bodies import Bodies
 from xattn.ui.server.bounds import Bounds
 from xattn.ui.server.live import lifespan
 from xattn.ui.server.phone import ROUTES, PhoneMiddleware
@@ -26,5 +28,5 @@ ROUTES = [*ROUTES, Route("/live/ready", ready)]
 
 __all__ = ["ROUTES", "MIDDLEWARE", "lifespan", "SCRIPT"]
 
-MIDDLEWARE = [Middleware(Bounds), Middleware(PhoneMiddleware)]
+MIDDLEWARE = [Middleware(Bodies), Middleware(Bounds), Middleware(PhoneMiddleware)]
 SCRIPT = str(Path(__file__).resolve().parent.parent / "main.py")

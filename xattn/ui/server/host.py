@@ -23,7 +23,6 @@ Every response of the server says ``Referrer-Policy: no-referrer`` (`no_referrer
 from __future__ import annotations
 
 import asyncio
-import json
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
@@ -31,7 +30,7 @@ from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError, HostRefused, RoomNotFound, normalize_code
 from xattn.ui.room.identity import HOST_COOKIE
-from xattn.ui.server import homework, live
+from xattn.ui.server import bodies, homework, live
 from xattn.ui.server.join import cookie_age
 
 __all__ = ["cookie_name", "is_host", "trade_host_link", "claim", "end", "no_referrer",
@@ -143,12 +142,13 @@ async def claim(request: Request) -> Response:
     code = _own_room(request, "A host key comes from the class's own page.")
     if isinstance(code, Response):
         return code
-    body = await request.body()
     try:
-        key = json.loads(body[:MAX_KEY * 2])["key"]
+        key = (await bodies.read_json(request, bodies.ROUTE_BYTES["host"]))["key"]
         if not isinstance(key, str):
             raise TypeError
-    except (ValueError, TypeError, KeyError):
+    except bodies.BadBody as err:
+        return _no(f'A host key is sent as {{"key": "..."}}: {err}.', err.status)
+    except (TypeError, KeyError):
         return _no('A host key is sent as {"key": "..."}.', 400)
     try:
         hub = live.hub()

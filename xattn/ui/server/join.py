@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import json
 import secrets
 import time
 from http.cookies import SimpleCookie
@@ -37,7 +36,7 @@ from starlette.responses import JSONResponse, Response
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.codes import joined_student, new_challenge, signed_student, student_of
 from xattn.ui.room.identity import BROWSER_COOKIE, address_of, student_cookie
-from xattn.ui.server import live
+from xattn.ui.server import bodies, live
 
 __all__ = ["cookies", "client", "student", "look_up", "join", "cookie_age", "gzipped",
            "COOKIE_AGE"]
@@ -181,11 +180,15 @@ async def join(request: Request) -> JSONResponse:
     origin = request.headers.get("origin")
     if origin and origin.split("://")[-1] != request.headers.get("host", ""):
         return _no("A join comes from the class's own page.", 403)
-    body = await request.body()
     try:
-        sent = json.loads(body[:1000])
+        sent = await bodies.read_json(request, bodies.ROUTE_BYTES["join"])
         challenge, nonce = sent["challenge"], sent["nonce"]
-    except (ValueError, TypeError, KeyError):
+        if not (isinstance(challenge, str) and isinstance(nonce, str)):
+            raise TypeError
+    except bodies.BadBody as err:
+        return _no(f'A join is sent as {{"challenge": "...", "nonce": "..."}}: {err}.',
+                   err.status)
+    except (TypeError, KeyError):
         return _no('A join is sent as {"challenge": "...", "nonce": "..."}.', 400)
     try:
         hub = live.hub()

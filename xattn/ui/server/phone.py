@@ -40,11 +40,11 @@ from xattn.classroom import AnswerRefused, ClassroomError, RoomNotFound, normali
 from xattn.classroom.confidence import check_level
 from xattn.classroom.hub import Follower
 from xattn.ui.room.identity import BROWSER_COOKIE
-from xattn.ui.server import homework, host, join, live
+from xattn.ui.server import bodies, homework, host, join, live
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
 
-MAX_BODY = 4096             # bytes of an answer's request (a links answer is ~200)
+MAX_BODY = bodies.ROUTE_BYTES["answer"]   # bytes of an answer's request
 COOKIE_AGE = join.COOKIE_AGE
 RETRY_MS = 1500             # an EventSource's wait before it reconnects
 _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
@@ -254,17 +254,15 @@ async def answer(request: Request) -> JSONResponse:
         return _refused("An answer comes from the class's own page.", 403)
     if not request.headers.get("content-type", "").startswith("application/json"):
         return _refused("An answer is sent as JSON.", 415)
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            return _refused(f"An answer holds at most {MAX_BODY} bytes.", 413)
     try:
-        sent = json.loads(body)
+        sent = await bodies.read_json(request, MAX_BODY)
         step, round_, value = sent["step"], sent["round"], sent["value"]
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in (step, round_)):
             raise TypeError
-    except (ValueError, TypeError, KeyError):
+    except bodies.BadBody as err:
+        return _refused(f'An answer is {{"step": int, "round": int, "value": ...}}: {err}.',
+                        err.status)
+    except (TypeError, KeyError):
         return _refused('An answer is {"step": int, "round": int, "value": ...}.', 400)
     try:
         level = check_level(sent.get("confidence"))
