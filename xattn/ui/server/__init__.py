@@ -2,7 +2,8 @@
 
 - `ROUTES`: a phone's stream of its room (``/live/CODE/events``), its answers
   (``/live/CODE/answer``) and a host page's stream (``/live/CODE/pulse``);
-- `MIDDLEWARE`: what one client address may hold open in this process (``bounds.py``), and a
+- `MIDDLEWARE`: a page of another origin refused, websocket included (``origin.py``), what
+  one client address may hold open in this process (``bounds.py``), and a
   student's link (``/?room=CODE``) answered with the phone's own light page (``phone.py``);
 - `lifespan`: the process's hub of live rooms, started before the first request
   (``live.py``);
@@ -17,9 +18,10 @@ from starlette.middleware import Middleware
 
 from xattn.ui.server.bounds import Bounds
 from xattn.ui.server.live import lifespan
+from xattn.ui.server.origin import SameOrigin
 from xattn.ui.server.phone import ROUTES, PhoneMiddleware
 
 __all__ = ["ROUTES", "MIDDLEWARE", "lifespan", "SCRIPT"]
 
-MIDDLEWARE = [Middleware(Bounds), Middleware(PhoneMiddleware)]
+MIDDLEWARE = [Middleware(SameOrigin), Middleware(Bounds), Middleware(PhoneMiddleware)]
 SCRIPT = str(Path(__file__).resolve().parent.parent / "main.py")
