@@ -597,9 +597,3 @@ def test_a_host_links_cookie_and_its_claim_are_partitioned_in_a_frame_over_https
         **fetch, **FRAMED_FETCH})
     assert r.status == 204 and host_cookie(r, code).endswith(f"; {attributes}")
 
-
-def test_the_phones_page_says_to_open_a_tab_of_its_own_when_framed_over_http(site, store):
-    code, _ = store.create_room(QUESTIONS)
-    _, page, _ = page_of(site, code)
-    assert 'id="framed"' in page and "Open it\nin a tab of its own" in page
-    assert 'location.protocol !== "https:"' in page        # shown only where it applies
