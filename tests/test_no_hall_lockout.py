@@ -146,3 +146,11 @@ def test_one_guessing_browser_is_backed_off_by_its_token_and_only_it(hall):
     said = guesser.page(f"room={host.code}&device=ABCDEFGH")       # and no device code
     assert "were tried in this browser" in said
     assert Browser(hall).open_class(host.code) == ""  # another browser at its address: in
+
+
+def test_a_full_page_without_a_token_guesses_nothing_and_links_the_class(hall):
+    """A Streamlit page whose browser has no token (a code typed in its sidebar: no request
+    the token page could answer) looks nothing up and links the phone's page instead."""
+    host = lecturer(hall)
+    said = Browser(hall).page(f"room={host.code}&explore=1")
+    assert "has not shown yet that it is a browser" in said and f"?room={host.code}" in said
