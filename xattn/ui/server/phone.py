@@ -20,7 +20,9 @@ Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port)
 
 Host pages follow their room on ``GET /live/CODE/pulse`` (``follow.py``), hand their key to
 an HttpOnly cookie (``POST /live/CODE/host``) and end the class with it (``POST
-/live/CODE/end``: ``host.py``). No route ever shows a host key.
+/live/CODE/end``: ``host.py``). No route ever shows a host key. A link to the Streamlit page
+that may guess a code (``device``, ``explore``) from a browser without a token first gets
+the token page, whose work ``POST /live/token`` trades for one (``token.py``).
 """
 
 from __future__ import annotations
