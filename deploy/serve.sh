@@ -43,10 +43,12 @@
 #   XATTN_MAXCONN=6000        connections HAProxy accepts at once (each phone holds one
 #                             stream of its room plus short requests); more wait in the kernel
 #   XATTN_SERVER_MAXCONN=3000 connections per Streamlit process; more wait in HAProxy's queue
-#   XATTN_CONN_PER_ADDRESS=2500  connections one client address may hold (a campus NAT's whole
-#                             hall is one address: 1,000 phones' streams and answers fit)
-#   XATTN_WS_PER_ADDRESS=200  Streamlit websockets one address may hold, and open in 10 s (the
-#                             lecturer's pages, students on the full page; phones use none)
+#   XATTN_CONN_PER_ADDRESS=2500  connections without a class's cookie one client address may
+#                             hold (a campus NAT's whole hall is one address: 1,000 phones
+#                             loading their page fit); those with one: each process checks them
+#   XATTN_WS_PER_ADDRESS=200  Streamlit websockets without a class's cookie one address may
+#                             hold, and open in 10 s (the lecturer's pages, students on the
+#                             full page carry one and are not counted here; phones use none)
 #   XATTN_RUN_DIR             where the configuration and logs go, kept after the exit
 #                             (default: a new directory in $TMPDIR or /tmp, removed on exit)
 #   XATTN_LOG_DIR             where the logs go instead (s1.log .. sN.log, haproxy.log),
@@ -145,16 +147,24 @@ frontend xattn
     bind ${XATTN_BIND:-127.0.0.1}:$port
     maxconn ${XATTN_MAXCONN:-6000}
     # One client address may not fill the hall: at most XATTN_CONN_PER_ADDRESS connections
-    # (1,000 phones behind one NAT hold a stream each, and a keep-alive for 10 s after an
-    # answer), and XATTN_WS_PER_ADDRESS Streamlit websockets, opened at most that many in 10 s
-    # (600 idle ones from one client used to fill every process's slots until they closed:
-    # benchmarks/idle_sockets.py). Refused: the connection, or HTTP 429.
+    # whose requests carry no class's cookie (1,000 phones behind one NAT load their page and
+    # join), and XATTN_WS_PER_ADDRESS such Streamlit websockets, opened at most that many in
+    # 10 s (600 idle ones from one client used to fill every process's slots until they
+    # closed: benchmarks/idle_sockets.py). Refused: HTTP 429. A request with a class's cookie
+    # (a lecturer's host cookie, a joined student's) passes: HAProxy cannot check its
+    # signature, each process does (xattn/ui/server/bounds.py), so a flood at the hall's
+    # address never refuses the lecturer's reloads or the joined phones' streams. Connections
+    # that send no request at all: twice that many, each closed after 10 s (timeout
+    # http-request).
+    acl class_cookie req.hdr(cookie) -m reg (^|;\ *)xattn_(host|student)_[A-Z2-9]{6}=
     stick-table type ipv6 size 200k expire 10m store conn_cur
     tcp-request connection track-sc0 src
-    tcp-request connection reject if { sc0_conn_cur gt ${XATTN_CONN_PER_ADDRESS:-2500} }
-    http-request track-sc1 src table per_address_ws if { path /_stcore/stream }
-    http-request deny deny_status 429 if { path /_stcore/stream } { sc1_conn_cur gt ${XATTN_WS_PER_ADDRESS:-200} }
-    http-request deny deny_status 429 if { path /_stcore/stream } { sc1_http_req_rate gt ${XATTN_WS_PER_ADDRESS:-200} }
+    tcp-request connection reject if { sc0_conn_cur gt $(( 2 * ${XATTN_CONN_PER_ADDRESS:-2500} )) }
+    http-request track-sc2 src table per_address_anonymous if !class_cookie
+    http-request deny deny_status 429 if !class_cookie { sc2_conn_cur gt ${XATTN_CONN_PER_ADDRESS:-2500} }
+    http-request track-sc1 src table per_address_ws if { path /_stcore/stream } !class_cookie
+    http-request deny deny_status 429 if { path /_stcore/stream } !class_cookie { sc1_conn_cur gt ${XATTN_WS_PER_ADDRESS:-200} }
+    http-request deny deny_status 429 if { path /_stcore/stream } !class_cookie { sc1_http_req_rate gt ${XATTN_WS_PER_ADDRESS:-200} }
     # The path the log shows: an upload's URL names the browser's Streamlit session, and
     # whoever knows a session's id can take it over by reconnecting with it
     http-request set-var(txn.logged_path) path,regsub(/_stcore/upload_file/[^/]*,/_stcore/upload_file/-)
@@ -197,6 +207,10 @@ EOF
 backend per_address_ws
     # the Streamlit websockets of each client address: how many are open, and opened in 10 s
     stick-table type ipv6 size 200k expire 10m store conn_cur,http_req_rate(10s)
+
+backend per_address_anonymous
+    # each client address's connections whose requests carried no class's cookie
+    stick-table type ipv6 size 200k expire 10m store conn_cur
 EOF
 }
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from devtools.protocol import run_async
+from xattn.classroom import SQLiteStore
+from xattn.classroom.hub import Hub
+from xattn.ui.server import live
 from xattn.ui.server.bounds import Bounds, limits
 
 
@@ -13,9 +18,19 @@ def scope(kind: str, path: str, address: str) -> dict:
     return {"type": kind, "path": path, "client": (address, 1234), "headers": []}
 
 
-def test_websockets_and_streams_per_address_and_sessions_in_all_are_bounded(monkeypatch):
+@pytest.fixture
+def no_cookies_checked(tmp_path, monkeypatch):
+    """A hub on a store of the test's own: connections without cookies are anonymous."""
+    store = SQLiteStore(tmp_path / "c.sqlite3")
+    monkeypatch.setattr(live, "_made", [Hub(store, lambda view: None)])
+    yield
+    store.close()
+
+
+def test_websockets_and_streams_per_address_and_sessions_in_all_are_bounded(monkeypatch,
+                                                                            no_cookies_checked):
     monkeypatch.setenv("XATTN_WS_PER_ADDRESS", "2")
-    monkeypatch.setenv("XATTN_MAX_SESSIONS", "3")
+    monkeypatch.setenv("XATTN_MAX_SESSIONS", "4")      # anonymous pages: 3 of them
     monkeypatch.setenv("XATTN_STREAMS_PER_ADDRESS", "1")
     release = None                                  # made inside the test's own event loop
     async def app(scope, receive, send):            # a connection held until released
@@ -55,7 +70,7 @@ def test_websockets_and_streams_per_address_and_sessions_in_all_are_bounded(monk
         assert sent == [{"type": "http.response.start", "status": 200}]  # anything else passes
         release.set()
         await asyncio.gather(*held, stream)
-        assert bounds._open == {} and bounds._sessions == 0       # all given back
+        assert bounds._open == {} and sum(bounds._sessions.values()) == 0   # all given back
     run_async(main())               # its own thread: a browser test may hold this one's loop
 
 

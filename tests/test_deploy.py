@@ -77,7 +77,8 @@ def test_config_has_cookie_affinity_websockets_health_checks_and_bounds():
                  'cookie XATTN_SERVER insert indirect nocache httponly attr "SameSite=Lax"',
                  "http-check send meth GET uri /_stcore/health", "http-check expect string ok",
                  "bind 127.0.0.1:9000", "maxconn 6000", "maxconn 3000", "option redispatch",
-                 "tcp-request connection reject if { sc0_conn_cur gt 2500 }",
+                 "tcp-request connection reject if { sc0_conn_cur gt 5000 }",
+                 "!class_cookie { sc2_conn_cur gt 2500 }",
                  "{ sc1_conn_cur gt 200 }", "{ sc1_http_req_rate gt 200 }",
                  "backend per_address_ws",
                  "server s1 127.0.0.1:9001 cookie s1", "server s3 127.0.0.1:9003 cookie s3"):

@@ -82,8 +82,8 @@ class Server:
 @pytest.fixture
 def store(tmp_path):
     s = SQLiteStore(tmp_path / "c.sqlite3", Limits(new_students=(3, 600.0),
-                                                   failed_joins=(2, 600.0), join_work_bits=8,
-                                                   join_work_pieces=1))
+                                                   browser_failed_joins=(2, 600.0),
+                                                   join_work_bits=8, join_work_pieces=1))
     yield s
     s.close()
 
@@ -118,9 +118,10 @@ def join(site, code, *, work=True):
     if "challenge" not in data:
         return r, page, None
     nonce = solve_work(data["challenge"], data["bits"], data["pieces"]) if work else "0"
-    joined, _ = site.request("POST", f"/live/{data['code']}/join",
-                             json.dumps({"challenge": data["challenge"], "nonce": nonce}),
-                             {"Content-Type": "application/json"})
+    joined, said = site.request("POST", f"/live/{data['code']}/join",
+                                json.dumps({"challenge": data["challenge"], "nonce": nonce}),
+                                {"Content-Type": "application/json"})
+    joined.said = json.loads(said)
     cookie = cookie_of(joined, data["code"])
     return joined, page, cookie.split(";")[0] if cookie else None
 
@@ -208,8 +209,8 @@ def test_a_locked_room_takes_no_new_student_and_keeps_those_in_it(site, store):
     body = json.dumps({"challenge": data["challenge"],
                        "nonce": solve_work(data["challenge"], 8)})
     store.lock(code, secret, True)
-    _, page, late = join(site, code)
-    assert late is None and "closed to new students" in page
+    joined, page, late = join(site, code)         # a fresh browser learns it after the work
+    assert late is None and "closed to new students" in joined.said["why"]
     r, out = site.request("POST", f"/live/{code}/join", body,
                           {"Content-Type": "application/json"})
     assert r.status == 403 and "closed to new students" in json.loads(out)["why"]
@@ -218,8 +219,7 @@ def test_a_locked_room_takes_no_new_student_and_keeps_those_in_it(site, store):
     assert join(site, code)[2] is not None
 
 
-@pytest.mark.parametrize("query", ["/?room=HJK23M&host=x", "/?room=ABCDEF&explore=1", "/",
-                                   "/?view=Heads"])
+@pytest.mark.parametrize("query", ["/?room=HJK23M&host=x", "/", "/?view=Heads"])
 def test_everything_else_is_streamlits(site, query):
     r, body = site.request("GET", query)
     assert body == b"streamlit"
@@ -252,9 +252,10 @@ def test_a_host_link_is_traded_for_a_cookie_and_the_address_keeps_no_key(site, s
 def test_a_device_link_is_streamlits_and_a_refused_key_is_dropped_from_the_full_page(site,
                                                                                      store):
     code, key = store.create_room(QUESTIONS)
-    _, body = site.request("GET", f"/?room={code}&device=ABCDEFGH")
+    token = token_cookie(site)
+    _, body = site.request("GET", f"/?room={code}&device=ABCDEFGH", headers={"Cookie": token})
     assert body == b"streamlit"                                # the page trades the code
-    held = {"Cookie": f"xattn_host_{code}={key}"}
+    held = {"Cookie": f"xattn_host_{code}={key}; {token}"}
     r, body = site.request("GET", f"/?room={code}&explore=1", headers=held)
     assert body == b"streamlit" and host_cookie(r, code) is None     # a key that drives
     store.rotate_host(code, key)
@@ -294,16 +295,62 @@ def test_every_response_says_no_referrer(site, store):
         assert r.getheader("referrer-policy") == "no-referrer", path
 
 
-def test_a_code_that_opens_no_class_says_so_and_counts_against_the_address(site, store):
-    _, page, cookie = join(site, "HJK23M")
-    assert "No class is running with the code" in page and cookie is None
+def test_a_code_that_opens_no_class_is_told_after_the_work_and_counts_per_browser(site,
+                                                                                 store):
+    r, page, data = page_of(site, "HJK23M")     # a fresh browser learns nothing for free
+    assert "challenge" in data and "problem" not in data and "xattn_browser" not in page
+    joined, _, cookie = join(site, "HJK23M")
+    assert joined.status == 404 and "No class is running with the code" in joined.said["why"]
+    token = joined.getheader("set-cookie").split(";")[0]
+    assert cookie is None and token.startswith("xattn_browser=")
     _, page, _ = join(site, "NOT A CODE <b>")
     assert "is not a room code" in page
     assert "<b>" not in page.split("const JOIN = ")[1].split(";")[0]     # escaped in JSON
-    join(site, "HJK24M")
+    _, _, data = page_of(site, "HJK24M", token)   # with its token: told at once, counted
+    assert "No class is running with the code" in data["problem"]
     code, _ = store.create_room(QUESTIONS)
-    _, page, cookie = join(site, code)                                   # 2 failures: locked
-    assert "class codes that open no class were tried" in page and cookie is None
+    _, _, data = page_of(site, code, token)       # 2 failures: this browser waits
+    assert "were tried in this browser" in data["problem"] and "challenge" not in data
+    _, _, cookie = join(site, code)               # another browser at the same address: in
+    assert cookie is not None
+
+
+def test_a_solved_join_of_no_class_sent_again_is_the_same_token_and_its_count(site, store):
+    _, _, data = page_of(site, "HJK23M")
+    body = json.dumps({"challenge": data["challenge"],
+                       "nonce": solve_work(data["challenge"], 8)})
+    said = [site.request("POST", "/live/HJK23M/join", body,
+                         {"Content-Type": "application/json"}) for _ in range(3)]
+    tokens = {r.getheader("set-cookie").split(";")[0] for r, _ in said}
+    assert len(tokens) == 1                       # no fresh token without fresh work
+    assert [r.status for r, _ in said] == [404, 404, 429]
+    assert "were tried in this browser" in json.loads(said[2][1])["why"]
+
+
+def token_cookie(site, query="/?room=HJK23M&device=ABCDEFGH", *, work=True) -> str | None:
+    """The token page of a link that may guess, its work done as its JavaScript does: the
+    browser's token cookie (None: refused)."""
+    r, body = site.request("GET", query)
+    page = body.decode()
+    assert r.status == 200 and "XATTN_WORK" in page, page[:200]
+    data = json.loads(page.split("const T = ")[1].split(";\n")[0])
+    nonce = solve_work(data["challenge"], data["bits"], data["pieces"]) if work else "0"
+    r, _ = site.request("POST", "/live/token", json.dumps({"challenge": data["challenge"],
+                                                          "nonce": nonce}),
+                        {"Content-Type": "application/json"})
+    value = r.getheader("set-cookie")
+    return value.split(";")[0] if r.status == 204 else None
+
+
+@pytest.mark.parametrize("query", ["/?room=HJK23M&device=ABCDEFGH", "/?room=HJK23M&explore=1"])
+def test_a_link_that_may_guess_asks_a_browser_without_a_token_for_the_work_first(site, query):
+    assert token_cookie(site, query, work=False) is None
+    cookie = token_cookie(site, query)
+    assert cookie.startswith("xattn_browser=")
+    _, body = site.request("GET", query, headers={"Cookie": cookie})
+    assert body == b"streamlit"
+    _, body = site.request("GET", query, headers={"Cookie": cookie[:-1] + "x"})   # forged
+    assert body != b"streamlit"
 
 
 def test_new_students_per_address_are_bounded(site, store):
@@ -524,3 +571,43 @@ def test_a_servers_listening_socket_gets_no_delay_and_its_connections_inherit_it
         accepted.close()
     finally:
         listener.close()
+
+
+# --- cookies in a frame (xattn/ui/server/cookies.py): their attributes per request kind --------
+
+HTTPS = {"X-Forwarded-Proto": "https"}
+FRAMED_PAGE = {"Sec-Fetch-Dest": "iframe"}          # a frame's navigation, as Chromium says it
+FRAMED_FETCH = {"X-Xattn-Framed": "1"}              # a script of a framed page, as it says it
+
+
+@pytest.mark.parametrize("headers,attributes", [
+    ({}, "HttpOnly; SameSite=Lax"),
+    (HTTPS, "HttpOnly; SameSite=Lax; Secure"),
+    ({**HTTPS, **FRAMED_FETCH}, "HttpOnly; SameSite=None; Secure; Partitioned"),
+    (FRAMED_FETCH, "HttpOnly; SameSite=Lax")])       # plain http: no browser keeps it framed
+def test_a_joins_cookies_are_partitioned_in_a_frame_over_https_only(site, store, headers,
+                                                                     attributes):
+    code, _ = store.create_room(QUESTIONS)
+    _, _, data = page_of(site, code)
+    r, _ = site.request("POST", f"/live/{code}/join", json.dumps(
+        {"challenge": data["challenge"], "nonce": solve_work(data["challenge"], 8)}),
+        {"Content-Type": "application/json", **headers})
+    cookies = [v for k, v in r.getheaders() if k.lower() == "set-cookie"]
+    assert r.status == 200 and len(cookies) == 2              # the student's and the token
+    assert all(c.endswith("; Path=/; Max-Age=43200; " + attributes) for c in cookies), cookies
+
+
+@pytest.mark.parametrize("headers,attributes", [
+    (FRAMED_PAGE, "HttpOnly; SameSite=Lax"),
+    ({**HTTPS, **FRAMED_PAGE}, "HttpOnly; SameSite=None; Secure; Partitioned")])
+def test_a_host_links_cookie_and_its_claim_are_partitioned_in_a_frame_over_https(
+        site, store, headers, attributes):
+    code, key = store.create_room(QUESTIONS)
+    r, _ = site.request("GET", f"/?room={code}&host={key}", headers=headers)
+    assert r.status == 303 and host_cookie(r, code).endswith(f"; {attributes}")
+    fetch = {k: v for k, v in headers.items() if k != "Sec-Fetch-Dest"}
+    r, _ = site.request("POST", f"/live/{code}/host", json.dumps({"key": key}), {
+        "Content-Type": "application/json", "Origin": f"http://127.0.0.1:{site.port}",
+        **fetch, **FRAMED_FETCH})
+    assert r.status == 204 and host_cookie(r, code).endswith(f"; {attributes}")
+

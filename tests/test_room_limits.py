@@ -2,9 +2,10 @@
 the lecturer's page over Streamlit's websocket protocol, a phone over HTTP, the client's
 address as a local proxy reports it, ``X-Forwarded-For``), with small limits set for the test
 (``XATTN_LIMITS``): one vote per browser and per room (a phone without a student id the
-server signed for that room answers nothing; a join needs the page's work), new students,
-failed joins and new classes per address; and, with the default limits, a whole hall behind
-one address: 1,000 phones join and answer, 300 of them with 30 mistyped codes among them.
+server signed for that room answers nothing; a join needs the page's work), new students
+and new classes per address (failed codes count per browser: tests/test_no_hall_lockout.py);
+and, with the default limits, a whole hall behind one address: 1,000 phones join and answer,
+300 of them with 30 mistyped codes among them.
 """
 
 from __future__ import annotations
@@ -119,16 +120,16 @@ def test_classes_per_address_are_limited_and_another_address_is_not(hall):
     assert "you drive this class" in texts(visit(hall, "class=new", "203.0.113.11"))
 
 
-def test_codes_that_open_no_class_are_limited_then_even_a_right_code_waits(hall):
+def test_codes_that_open_no_class_never_lock_the_address(hall):
+    """Failed codes count per browser (tests/test_no_hall_lockout.py): fresh browsers past
+    the address's old bound (``failed_joins=3``) are told the code is wrong after their work,
+    and a right code still opens its class at that address."""
     from xattn.classroom import Question
     code, _ = hall.store.create_room([Question("choice", ("up", "down"))])
-    for _ in range(3):
+    for _ in range(5):
         said, cookie = phone(hall, "ZZZZZZ", "203.0.113.20")
         assert "No class is running with the code ZZZZZZ" in said and cookie is None
-    refused, cookie = phone(hall, code, "203.0.113.20")
-    assert "class codes that open no class were tried from your network" in refused
-    assert cookie is None
-    said, cookie = phone(hall, code, "203.0.113.21")
+    said, cookie = phone(hall, code, "203.0.113.20")
     assert "problem" not in said and cookie is not None
 
 

@@ -11,6 +11,13 @@ that opens sessions without it, or with a made-up one or another room's, answers
 that plays along does the work for every voter, and is held by the limit on new students per
 address (``Limits.new_students``) and by the host's lock.
 
+**A browser's token** (``xattn_browser``, `signed_browser`): a random id signed with the
+servers' key, which a browser gets with its first join's proof of work (or the small page
+of that work a link to the full page shows first: ``xattn/ui/server/token.py``). Codes that
+open no class and device codes that open none are counted per token
+(``Limits.browser_failed_joins``), never per address: a hall behind one address shares no
+count, and a browser that sheds its token pays the work again for a new one.
+
 **The client's address** is the connection's, or behind ``deploy/serve.sh``'s HAProxy (a proxy
 on this machine, which replaces any ``X-Forwarded-For`` a client sends) the address HAProxy
 puts there. Only a hash of it is kept, by the store's counters. A run without a connection
@@ -19,6 +26,8 @@ puts there. Only a hash of it is kept, by the store's counters. A run without a 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 
 import streamlit as st
@@ -27,10 +36,11 @@ from xattn.classroom import ClassStore, new_student_id
 from xattn.classroom.codes import student_of
 
 __all__ = ["STUDENT_COOKIE", "BROWSER_COOKIE", "HOST_COOKIE", "host_cookie", "student_cookie",
-           "TRUST_FORWARDED_ENV", "client_address", "address_of", "student_id", "allowed"]
+           "TRUST_FORWARDED_ENV", "client_address", "address_of", "student_id", "allowed",
+           "signed_browser", "browser_of", "browser_token", "guesses_allowed", "too_many"]
 
 STUDENT_COOKIE = "xattn_student_"                # + a room's code: its student id, signed
-BROWSER_COOKIE = "xattn_browser"                 # a random id of a browser: its failed codes
+BROWSER_COOKIE = "xattn_browser"                 # a browser's signed token: its failed codes
 HOST_COOKIE = "xattn_host_"                      # + a room's code: its host key (HttpOnly)
 TRUST_FORWARDED_ENV = "XATTN_TRUST_FORWARDED"   # "1": trust X-Forwarded-For from any proxy
 _SID = "_xattn_student"                          # session: this session's student id
@@ -110,3 +120,67 @@ def allowed(store: ClassStore, kind: str, *, peek: bool = False) -> bool:
     ``peek``; always, where there is no connection."""
     who = client_address()
     return True if who is None else store.allow(kind, who, peek=peek)
+
+
+def signed_browser(key: bytes, browser: str) -> str:
+    """A browser's token: its id (22 URL-safe characters) and the servers' MAC of it.
+
+    Examples
+    --------
+    >>> token = signed_browser(b"k" * 32, "b" * 22)
+    >>> browser_of(b"k" * 32, token), browser_of(b"j" * 32, token)
+    ('bbbbbbbbbbbbbbbbbbbbbb', None)
+    >>> browser_of(b"k" * 32, "b" * 22 + "." + "0" * 32) is None
+    True
+    """
+    mac = hmac.new(key, f"xattn browser|{browser}".encode(), hashlib.sha256).hexdigest()
+    return f"{browser}.{mac[:32]}"
+
+
+def browser_of(keys, value) -> str | None:
+    """The browser id of a token signed with one of ``keys`` (a key or several), or None."""
+    if not isinstance(value, str) or value.count(".") != 1 or len(value) > 60:
+        return None
+    browser = value.split(".")[0]
+    if not (len(browser) == 22 and browser.replace("-", "").replace("_", "").isalnum()):
+        return None
+    for key in [keys] if isinstance(keys, bytes) else keys:
+        if hmac.compare_digest(signed_browser(key, browser), value):
+            return browser
+    return None
+
+
+def browser_token(store: ClassStore, cookies: dict) -> str | None:
+    """The browser id of the request's token cookie (``xattn_browser``) if the servers signed
+    it (the store's keys read again once if not: another process may sign with a newer one),
+    else None."""
+    value = cookies.get(BROWSER_COOKIE)
+    if not value:
+        return None
+    found = browser_of(store.signing_keys(), value)
+    return found if found is not None else browser_of(store.refresh_signing_keys(), value)
+
+
+def guesses_allowed(store: ClassStore, *, count: bool = False) -> bool | None:
+    """Whether this page's browser may try one more code (a class code, a device code) and,
+    with ``count``, count one that opened nothing: by its token (`browser_token`), never by
+    its address. None: the browser has no valid token (the server's token page gives one);
+    always True where there is no connection (AppTest)."""
+    if client_address() is None:
+        return True
+    try:
+        cookies = dict(st.context.cookies)
+    except Exception:  # noqa: BLE001 - no request
+        return True
+    browser = browser_token(store, cookies)
+    if browser is None:
+        return None
+    return store.allow("browser_failed_joins", browser, peek=not count)
+
+
+def too_many(limits) -> str:
+    """What a browser that tried too many codes that open nothing is told."""
+    limit, window = limits.browser_failed_joins
+    return (f"More than {limit} class codes or device codes that open nothing were tried in "
+            f"this browser in the last {window / 60:g} minutes: wait a few minutes, then type "
+            "the code your teacher shows.")

@@ -57,7 +57,13 @@ from xattn.ui.link import (
     VIEW,
 )
 from xattn.ui.room.follow import follow_room, new_run
-from xattn.ui.room.identity import allowed, host_cookie, student_id
+from xattn.ui.room.identity import (
+    allowed,
+    guesses_allowed,
+    host_cookie,
+    student_id,
+    too_many,
+)
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
@@ -148,11 +154,14 @@ def room_setup(state: PageState, start) -> Room | None:
     try:
         store = class_store()
         # a page already in this room guesses nothing (no read of the guess limit per run),
-        # nor does the lecturer's own page: a hall's mistyped codes never lock the class out
-        if st.session_state.get(_JOINED) != code and not key and not allowed(
-                store, "failed_joins", peek=True):
-            _leave(state, _GUESSING.format(*store.limits.failed_joins), counted=False)
-            return None
+        # nor does the lecturer's own page; the others' guesses count per browser (its
+        # token), never per address: a hall's mistyped codes never lock the class out
+        if st.session_state.get(_JOINED) != code and not key:
+            may = guesses_allowed(store)
+            if not may:
+                _leave(state, _NO_TOKEN.format(code=code) if may is None else
+                       too_many(store.limits), counted=False)
+                return None
         code = normalize_code(code)
         if key:
             key = _still_host(state, store, code, key, from_link=bool(linked))
@@ -253,13 +262,15 @@ def _redeem(state: PageState, code: str, device: str) -> None:
     session drives the room with the key it was made for, or the page says why not."""
     try:
         store = class_store()
-        if not allowed(store, "failed_joins", peek=True):
-            state.notices.append(Notice("link", _GUESSING.format(*store.limits.failed_joins)))
+        may = guesses_allowed(store)        # per browser (its token), never per address
+        if not may:
+            state.notices.append(Notice("link", _NO_TOKEN.format(code=code) if may is None
+                                        else too_many(store.limits)))
             return
         keep_host_key(normalize_code(code), store.redeem_device(code, device))
     except (HostRefused, RoomNotFound) as err:      # DeviceCodeRefused: the same words
         try:
-            allowed(class_store(), "failed_joins")
+            guesses_allowed(class_store(), count=True)
         except ClassroomError:
             pass
         state.notices.append(Notice("link", md_code(str(err)) if isinstance(err, RoomNotFound)
@@ -297,8 +308,9 @@ export default function ({ data }) {
   const done = (window.__xattnClaimed = window.__xattnClaimed || {});
   if (done[data.url] === data.key) return;
   done[data.url] = data.key;
-  fetch(data.url, { method: "POST", credentials: "same-origin",
-                    headers: { "Content-Type": "application/json" },
+  const headers = { "Content-Type": "application/json" };
+  if (window.top !== window.self) headers["X-Xattn-Framed"] = "1";   // cookies.py
+  fetch(data.url, { method: "POST", credentials: "same-origin", headers: headers,
                     body: JSON.stringify({ key: data.key }) })
     .then((r) => { if (!r.ok) delete done[data.url]; })
     .catch(() => { delete done[data.url]; });
@@ -371,8 +383,8 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
     state.force({ROOM.key: code, VIEW.key: "Lesson", LESSON.key: 1, COURSE.key: ""})
 
 
-_GUESSING = ("More than {} class codes that open no class were tried from your network in the "
-             "last {:g} seconds: wait a few minutes, then type the code your teacher shows.")
+_NO_TOKEN = ("This browser has not shown yet that it is a browser (a second of work its page "
+             "does): open the class's link, [?room={code}](?room={code}), and it joins.")
 
 
 def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
@@ -381,7 +393,7 @@ def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
     folded). A code that opens no class counts against the client's failed joins."""
     if counted:
         try:
-            allowed(class_store(), "failed_joins")
+            guesses_allowed(class_store(), count=True)
         except ClassroomError:
             pass
     state.notices.append(Notice("link", f"{md_code(why)} Type the class code below to join."))

@@ -4,7 +4,8 @@
   (``/live/CODE/answer``) and a host page's stream (``/live/CODE/pulse``); whether this
   process can start a class (``/live/ready``: ``ready.py``);
 - `MIDDLEWARE`: every request's body bounded by its route before anything reads it
-  (``bodies.py``), what one client address may hold open in this process (``bounds.py``), and a
+  (``bodies.py``), a page of another origin refused, websocket included (``origin.py``), what
+  one client address may hold open in this process (``bounds.py``), and a
   student's link (``/?room=CODE``) answered with the phone's own light page (``phone.py``);
 - `lifespan`: the process's hub of live rooms, started before the first request
   (``live.py``);
@@ -21,6 +22,7 @@ from starlette.routing import Route
 from xattn.ui.server.bodies import Bodies
 from xattn.ui.server.bounds import Bounds
 from xattn.ui.server.live import lifespan
+from xattn.ui.server.origin import SameOrigin
 from xattn.ui.server.phone import ROUTES, PhoneMiddleware
 from xattn.ui.server.ready import ready
 
@@ -28,5 +30,6 @@ ROUTES = [*ROUTES, Route("/live/ready", ready)]
 
 __all__ = ["ROUTES", "MIDDLEWARE", "lifespan", "SCRIPT"]
 
-MIDDLEWARE = [Middleware(Bodies), Middleware(Bounds), Middleware(PhoneMiddleware)]
+MIDDLEWARE = [Middleware(Bodies), Middleware(SameOrigin), Middleware(Bounds),
+              Middleware(PhoneMiddleware)]
 SCRIPT = str(Path(__file__).resolve().parent.parent / "main.py")

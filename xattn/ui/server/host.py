@@ -5,7 +5,8 @@ photograph. The host key is a secret to open the room once:
 
 - a host link (``/?room=CODE&host=KEY…``, the one a lecturer keeps for a second device) is
   traded by `trade_host_link` for the cookie ``xattn_host_CODE`` (HttpOnly: no script and no
-  screen shows it; SameSite=Lax; the class's lifetime, days for a homework), and the browser
+  screen shows it; SameSite=Lax, or in a frame over HTTPS ``SameSite=None; Secure;
+  Partitioned``: ``cookies.py``; the class's lifetime, days for a homework), and the browser
   is sent on to the same link without ``host`` (303). A key the room refuses is not traded:
   the page says so;
 - a room made on the page (``?class=new``) or a key made anew (*Sign out every other
@@ -31,10 +32,11 @@ from starlette.responses import JSONResponse, Response
 from xattn.classroom import ClassroomError, HostRefused, RoomNotFound, normalize_code
 from xattn.ui.room.identity import HOST_COOKIE
 from xattn.ui.server import bodies, homework, live
+from xattn.ui.server.cookies import set_cookie
 from xattn.ui.server.join import cookie_age
 
 __all__ = ["cookie_name", "is_host", "trade_host_link", "claim", "end", "no_referrer",
-           "drop_cookie", "dropping", "https_request", "COOKIE_AGE", "MAX_KEY"]
+           "drop_cookie", "dropping", "COOKIE_AGE", "MAX_KEY"]
 
 COOKIE_AGE = 12 * 3600         # seconds, as long as a class lives
 MAX_KEY = 100                  # characters of a host key (xattn.ui.link.HOST's bound)
@@ -45,11 +47,8 @@ def cookie_name(code: str) -> str:
     return HOST_COOKIE + code
 
 
-def _set_cookie(response: Response, code: str, key: str, https: bool,
-                age: int = COOKIE_AGE) -> None:
-    secure = "; Secure" if https else ""
-    response.headers.append("set-cookie", f"{cookie_name(code)}={key}; Path=/; "
-                            f"Max-Age={age}; HttpOnly; SameSite=Lax{secure}")
+def _set_cookie(response: Response, scope, code: str, key: str, age: int = COOKIE_AGE) -> None:
+    response.headers.append("set-cookie", set_cookie(scope, cookie_name(code), key, age))
 
 
 async def _age(hub, code: str) -> int:
@@ -61,19 +60,16 @@ async def _age(hub, code: str) -> int:
     return cookie_age(hub.store.limits, days)
 
 
-_DROP = "{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"
+def drop_cookie(response: Response, scope, code: str) -> None:
+    response.headers.append("set-cookie", set_cookie(scope, cookie_name(code), "", 0))
 
 
-def drop_cookie(response: Response, code: str) -> None:
-    response.headers.append("set-cookie", _DROP.format(cookie_name(code)))
-
-
-def dropping(send, code: str):
+def dropping(send, scope, code: str):
     """``send`` with room ``code``'s host cookie dropped by the response it starts (a key
     a new one replaced: this browser is a student's now)."""
     async def sending(message):
         if message["type"] == "http.response.start":
-            header = (b"set-cookie", _DROP.format(cookie_name(code)).encode())
+            header = (b"set-cookie", set_cookie(scope, cookie_name(code), "", 0).encode())
             message = {**message, "headers": [*message.get("headers", []), header]}
         await send(message)
     return sending
@@ -103,7 +99,7 @@ async def is_host(hub, code: str, cookies: dict[str, str]) -> bool | None:
     return await _drives(hub, code, key)
 
 
-async def trade_host_link(hub, scope, https: bool) -> Response | None:
+async def trade_host_link(hub, scope) -> Response | None:
     """For a host link whose key drives its room: a 303 to the same link without ``host``,
     with the key's cookie. None for any other request (the page then says what is wrong)."""
     pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
@@ -119,7 +115,7 @@ async def trade_host_link(hub, scope, https: bool) -> Response | None:
     response = Response(status_code=303, headers={
         "location": "./?" + urlencode(rest), "cache-control": "no-store",
         "referrer-policy": "no-referrer"})
-    _set_cookie(response, code, key, https, await _age(hub, code))
+    _set_cookie(response, scope, code, key, await _age(hub, code))
     return response
 
 
@@ -157,7 +153,7 @@ async def claim(request: Request) -> Response:
     if not await _drives(hub, code, key):
         return _no("This key does not drive that class.", 403)
     response = Response(status_code=204, headers={"cache-control": "no-store"})
-    _set_cookie(response, code, key, https_request(request.scope), await _age(hub, code))
+    _set_cookie(response, request.scope, code, key, await _age(hub, code))
     return response
 
 
@@ -182,13 +178,8 @@ async def end(request: Request) -> Response:
     except ClassroomError as err:
         return _no(f"The class store did not end it ({err}): try again.", 503)
     response = Response(status_code=204, headers={"cache-control": "no-store"})
-    drop_cookie(response, code)
+    drop_cookie(response, request.scope, code)
     return response
-
-
-def https_request(scope) -> bool:
-    proto = dict(scope.get("headers", [])).get(b"x-forwarded-proto", b"")
-    return scope.get("scheme") == "https" or proto == b"https"
 
 
 def _no(why: str, status: int) -> JSONResponse:

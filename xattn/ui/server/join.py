@@ -13,10 +13,15 @@ hall of 1,000 phones in, and a script must still not mint voters for free. So:
   signed for that room only (a cookie of one class counts in no other). A solution sent
   twice is the same student; a challenge is good for ``Limits.join_seconds``;
 - a room the host **locked** takes no new student (those in it stay);
-- codes that open no class count per address (``Limits.failed_joins``, room for a hall's
-  honest mistakes) and per browser (``Limits.browser_failed_joins``, a random cookie
-  ``xattn_browser`` of the phone's page), and a code this process served in the last hours
-  never counts (a store that restarted empty is restoring it: ``Hub.knows``).
+- codes that open no class count **per browser, never per address** (a hall is one address:
+  300 fresh browsers' wrong codes must not lock its phones and its lecturer out):
+  against the browser's signed token (``xattn_browser``, `identity.signed_browser`;
+  ``Limits.browser_failed_joins``). A browser without a valid token is told nothing about a
+  code for free: its page gets a challenge whatever the code, and the join that follows the
+  work says whether the code opens a class, and gives the token (derived from the solved
+  challenge: the same solution sent again is the same token, with its count). So a script
+  that sheds its token pays a join's work per fresh token. A code this process served in the
+  last hours never counts (a store that restarted empty is restoring it: ``Hub.knows``).
 
 A valid cookie's signature is checked against every key the servers sign with (the store
 re-read once when it fails: ``ClassStore.refresh_signing_keys``).
@@ -25,8 +30,9 @@ re-read once when it fails: ``ClassStore.refresh_signing_keys``).
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
-import secrets
+import hashlib
 import time
 from http.cookies import SimpleCookie
 
@@ -35,11 +41,19 @@ from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.codes import joined_student, new_challenge, signed_student, student_of
-from xattn.ui.room.identity import BROWSER_COOKIE, address_of, student_cookie
+from xattn.ui.room.identity import (
+    BROWSER_COOKIE,
+    address_of,
+    browser_token,
+    signed_browser,
+    student_cookie,
+    too_many,
+)
 from xattn.ui.server import bodies, live
+from xattn.ui.server.cookies import set_cookie
 
 __all__ = ["cookies", "client", "student", "look_up", "join", "cookie_age", "gzipped",
-           "COOKIE_AGE"]
+           "COOKIE_AGE", "browser_cookie", "token_of"]
 
 COOKIE_AGE = 12 * 3600      # seconds, as long as a class lives
 _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
@@ -91,11 +105,6 @@ def gzipped(response: Response, scope) -> Response:
     return response
 
 
-def secure(scope) -> str:
-    proto = dict(scope.get("headers", [])).get(b"x-forwarded-proto", b"")
-    return "; Secure" if scope.get("scheme") == "https" or proto == b"https" else ""
-
-
 async def student(scope, hub, code: str) -> str | None:
     """The student id of the request's cookie for room ``code``, or None."""
     value = cookies(scope).get(student_cookie(code))
@@ -112,58 +121,65 @@ async def student(scope, hub, code: str) -> str | None:
     return found
 
 
+def browser_cookie(scope, token: str) -> str:
+    """The ``Set-Cookie`` value of a browser's token (12 hours; `cookies.set_cookie`)."""
+    return set_cookie(scope, BROWSER_COOKIE, token, COOKIE_AGE)
+
+
+def token_of(keys, sid: str) -> str:
+    """The browser token a solved join gives (its id derived from the student id, so the same
+    solution sent twice is one token), signed with ``keys``' first."""
+    digest = hashlib.sha256(f"xattn browser of|{sid}".encode()).digest()
+    return signed_browser(keys[0], base64.urlsafe_b64encode(digest).decode()[:22])
+
+
 async def look_up(scope, hub, join: dict) -> str | None:
     """Fill ``join`` (the phone's page's data) for room ``join["code"]``: a problem, or a
-    challenge to solve unless the browser is in the room already. Returns the browser
-    cookie to set (a new browser), or None."""
-    store, who, code = hub.store, client(scope), join["code"]
+    challenge to solve unless the browser is in the room already. Returns the browser token
+    to set (a student of the room without one: derived from its id), or None."""
+    store, code = hub.store, join["code"]
     jar = cookies(scope)
-    browser = jar.get(BROWSER_COOKIE, "")
-    new_browser = None
-    if not (0 < len(browser) <= 40 and browser.replace("-", "").replace("_", "").isalnum()):
-        browser = new_browser = secrets.token_urlsafe(16)
 
-    def look() -> str | None:
-        limit, window = store.limits.failed_joins
-        blimit, bwindow = store.limits.browser_failed_joins
-        if not store.allow("failed_joins", who, peek=True):
-            return (f"More than {limit} class codes that open no class were tried from your "
-                    f"network in the last {window / 60:g} minutes: wait a few minutes, then "
-                    "type the code your teacher shows.")
+    def look() -> tuple[str | None, bool]:
+        """Why not (or None), and whether the browser has a valid token."""
+        browser = browser_token(store, jar)
+        if browser is None:          # no free look at a code: the join's work first
+            return None, False
         if not store.allow("browser_failed_joins", browser, peek=True):
-            return (f"More than {blimit} class codes that open no class were tried on this "
-                    f"phone in the last {bwindow / 60:g} minutes: wait a few minutes, then "
-                    "type the code your teacher shows.")
+            return too_many(store.limits), True
         if code in store.pulse([code]):
-            return None
+            return None, True
         if hub.knows(code):          # served here lately: the store is getting it back
             join["retry"] = True
-            return ("The class store does not have this class at this moment (it restarted?); "
-                    "this page tries again by itself.")
-        store.allow("failed_joins", who)
+            return ("The class store does not have this class at this moment (it "
+                    "restarted?); this page tries again by itself."), True
         store.allow("browser_failed_joins", browser)
-        return str(RoomNotFound.for_code(code))
+        return str(RoomNotFound.for_code(code)), True
 
     try:
-        problem = await asyncio.to_thread(look)
+        problem, tokened = await asyncio.to_thread(look)
         if problem:
             join["problem"] = problem
-            return new_browser
-        if await student(scope, hub, code) is not None:
-            return new_browser
-        view = await asyncio.to_thread(store.room_view, code)
-        if view.locked:
+            return None
+        sid = await student(scope, hub, code)
+        if sid is not None:          # in the room: a token, if it has none, from its id
+            keys = await asyncio.to_thread(store.signing_keys)
+            return None if tokened else token_of(keys, sid)
+        if tokened and (await asyncio.to_thread(store.room_view, code)).locked:
             join["problem"] = LOCKED
-            return new_browser
-        key = await asyncio.to_thread(store.signing_key)
-        join["challenge"] = new_challenge(key, code, time.time())
-        join["bits"] = store.limits.join_work_bits
-        join["pieces"] = store.limits.join_work_pieces
+            return None
+    except RoomNotFound:             # gone between two reads: the join says so
+        pass
     except ClassroomError as err:
         join["problem"] = (f"The class store is not answering ({err}). This page tries again "
                            "by itself.")
         join["retry"] = True
-    return new_browser
+        return None
+    key = await asyncio.to_thread(store.signing_key)
+    join["challenge"] = new_challenge(key, code, time.time())
+    join["bits"] = store.limits.join_work_bits
+    join["pieces"] = store.limits.join_work_pieces
+    return None
 
 
 def _no(why: str, status: int) -> JSONResponse:
@@ -202,21 +218,47 @@ async def join(request: Request) -> JSONResponse:
         if sid is None:
             return _no("This join's work is not done, or is older than "
                        f"{limits.join_seconds / 60:g} minutes: reload the page.", 403)
-        view = await asyncio.to_thread(store.room_view, code)
+        jar = cookies(request.scope)
+        browser = await asyncio.to_thread(browser_token, store, jar)
+        token = None if browser is not None else token_of(keys, sid)
+        try:
+            view = await asyncio.to_thread(store.room_view, code)
+        except RoomNotFound as err:
+            return await _no_class(request.scope, hub, code, err, browser, token)
         if view.locked:
-            return _no(LOCKED, 403)
+            return _with_token(_no(LOCKED, 403), request.scope, token)
         if not await asyncio.to_thread(store.allow, "new_students", client(request.scope)):
             limit, window = limits.new_students
             return _no(f"More than {limit} new students joined classes from your network in "
                        f"the last {window / 60:g} minutes, the most this server takes. Wait a "
                        "few minutes, then reload this page.", 429)
         value = signed_student(await asyncio.to_thread(store.signing_key), sid, code)
-    except RoomNotFound as err:
-        return _no(str(err), 404)
     except ClassroomError as err:
         return _no(f"The class store is not answering ({err}): this page tries again.", 503)
     response = JSONResponse({"joined": True}, headers=_HEADERS)
-    response.headers.append("set-cookie", f"{student_cookie(code)}={value}; Path=/; "
-                            f"Max-Age={cookie_age(limits, view.homework)}; HttpOnly; "
-                            f"SameSite=Lax{secure(request.scope)}")
+    response.headers.append("set-cookie", set_cookie(request.scope, student_cookie(code), value,
+                                                     cookie_age(limits, view.homework)))
+    return _with_token(response, request.scope, token)
+
+
+async def _no_class(scope, hub, code: str, err: RoomNotFound, browser: str | None,
+                    token: str | None) -> JSONResponse:
+    """A solved join of a code that opens no class: counted against the browser's token (its
+    own, ``browser``, or ``token``, the one this join gives it), and said (a code this
+    process served lately: the store is restoring it, try again)."""
+    store = hub.store
+    if hub.knows(code):
+        return _no("The class store does not have this class at this moment (it "
+                   "restarted?): this page tries again.", 503)
+    counted = browser or token.split(".")[0]
+    if await asyncio.to_thread(store.allow, "browser_failed_joins", counted):
+        refused = _no(str(err), 404)
+    else:
+        refused = _no(too_many(store.limits), 429)
+    return _with_token(refused, scope, token)
+
+
+def _with_token(response: JSONResponse, scope, token: str | None) -> JSONResponse:
+    if token is not None:
+        response.headers.append("set-cookie", browser_cookie(scope, token))
     return response

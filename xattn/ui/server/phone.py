@@ -20,7 +20,9 @@ Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port)
 
 Host pages follow their room on ``GET /live/CODE/pulse`` (``follow.py``), hand their key to
 an HttpOnly cookie (``POST /live/CODE/host``) and end the class with it (``POST
-/live/CODE/end``: ``host.py``). No route ever shows a host key.
+/live/CODE/end``: ``host.py``). No route ever shows a host key. A link to the Streamlit page
+that may guess a code (``device``, ``explore``) from a browser without a token first gets
+the token page, whose work ``POST /live/token`` trades for one (``token.py``).
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from starlette.routing import Route
 from xattn.classroom import AnswerRefused, ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.confidence import check_level
 from xattn.classroom.hub import Follower
-from xattn.ui.room.identity import BROWSER_COOKIE
-from xattn.ui.server import bodies, homework, host, join, live
+from xattn.ui.room.identity import browser_token
+from xattn.ui.server import bodies, homework, host, join, live, token
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
 
@@ -104,21 +106,27 @@ class PhoneMiddleware:
         if scope["type"] == "http":
             send = host.no_referrer(send)
         query = _room_link(scope)
-        if query is None or "device" in query:    # Streamlit's pages
+        if query is None:                          # Streamlit's pages
             await self.app(scope, receive, send)
             return
         try:
             hub = live.hub()
         except ClassroomError:
             hub = None
+        if ("device" in query or "explore" in query) and hub is not None \
+                and await _no_token(hub, scope):   # links that may guess: a token first
+            await (await token.token_page(hub))(scope, receive, send)
+            return
+        if "device" in query:                      # the page trades the code for the key
+            await self.app(scope, receive, send)
+            return
         if "explore" in query:          # a student's full page: an old host key is dropped
             if hub is not None and await _refused_cookie(hub, query, scope):
-                send = host.dropping(send, normalize_code(query["room"][0]))
+                send = host.dropping(send, scope, normalize_code(query["room"][0]))
             await self.app(scope, receive, send)
             return
         if "host" in query:
-            traded = None if hub is None else await host.trade_host_link(
-                hub, scope, host.https_request(scope))
+            traded = None if hub is None else await host.trade_host_link(hub, scope)
             if traded is None:          # a key refused: the page says so, without the key
                 await self.app(scope, receive, send)
             else:
@@ -136,8 +144,17 @@ class PhoneMiddleware:
             return
         response = await _phone_page(scope)
         if driving is False:            # a key made old by a new one: a student's page now
-            host.drop_cookie(response, code)
+            host.drop_cookie(response, scope, code)
         await response(scope, receive, send)
+
+
+async def _no_token(hub, scope) -> bool:
+    """Whether the request's browser has no token the servers signed (`token.token_page`)."""
+    try:
+        found = await asyncio.to_thread(browser_token, hub.store, join.cookies(scope))
+    except ClassroomError:
+        return False                 # the page says the store is out
+    return found is None
 
 
 async def _refused_cookie(hub, query, scope) -> bool:
@@ -167,10 +184,8 @@ async def _phone_page(scope) -> Response:
         browser = await join.look_up(scope, hub, data)
     body = page_html(data).encode()
     response = Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
-    if browser is not None:          # a new browser: its failed codes are counted by it
-        response.headers.append("set-cookie", f"{BROWSER_COOKIE}={browser}; Path=/; "
-                                f"Max-Age={COOKIE_AGE}; HttpOnly; SameSite=Lax"
-                                f"{join.secure(scope)}")
+    if browser is not None:          # a student without a token: one from its id
+        response.headers.append("set-cookie", join.browser_cookie(scope, browser))
     return join.gzipped(response, scope)
 
 
@@ -356,4 +371,5 @@ ROUTES = [Route("/live/{code}/events", _Stream(host=False)),
           Route("/live/{code}/answer", answer, methods=["POST"]),
           Route("/live/{code}/host", host.claim, methods=["POST"]),
           Route("/live/{code}/end", host.end, methods=["POST"]),
-          Route("/live/{code}/join", join.join, methods=["POST"])]
+          Route("/live/{code}/join", join.join, methods=["POST"]),
+          Route("/live/token", token.take_token, methods=["POST"])]

@@ -175,6 +175,18 @@
   }
 
   // --- joining: the work of work.js, then the room's cookie (xattn/ui/server/join.py) ----------
+  // In a frame of another page the server sets its cookies Partitioned (over https) when told
+  // (xattn/ui/server/cookies.py); over plain http no browser keeps them there: say so.
+  const FRAMED = (function () {
+    if (window.top === window.self) return false;
+    try { return window.top.location.origin !== window.location.origin; } catch (e) { return true; }
+  })();
+  if (FRAMED && location.protocol !== "https:") {
+    const box = $("framed"), a = box.querySelector("a");
+    a.href = location.href;
+    a.textContent = location.href;
+    box.hidden = false;
+  }
   let joining = false;
   function join(challenge) {
     if (joining) return;
@@ -185,7 +197,7 @@
       for (let wait = 1000; ; wait = Math.min(wait * 2, 8000)) {
         try {
           const res = await fetch("live/" + encodeURIComponent(code) + "/join", {
-            method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+            method: "POST", headers: FRAMED ? { "Content-Type": "application/json", "X-Xattn-Framed": "1" } : { "Content-Type": "application/json" }, credentials: "same-origin",
             body: JSON.stringify({ challenge: challenge || JOIN.challenge, nonce: nonce }) });
           const out = await res.json();
           if (res.ok && out.joined) break;
