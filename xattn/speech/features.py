@@ -136,18 +136,20 @@ def mel_filters(n_mels: int, n_fft: int = 400, sampling_rate: int = 16000) -> np
     return filters
 
 
-def _power(audio: np.ndarray, front: FrontEnd) -> np.ndarray:
-    """|STFT|^2 of the centred frames, (n_bins, n_frames + 1), float64."""
-    half = front.n_fft // 2
-    padded = np.pad(audio.astype(np.float64), half, mode="reflect")
+def _mel_power(audio: np.ndarray, front: FrontEnd) -> np.ndarray:
+    """Mel filters times |STFT|^2 of the centred frames, (n_mels, n_frames + 1), float64,
+    a block of frames at a time (the whole spectrum is never held)."""
+    filters = mel_filters(front.feature_size, front.n_fft, front.sampling_rate).T  # (mels, bins)
+    padded = np.pad(audio, front.n_fft // 2, mode="reflect")              # float32 samples
     window = np.hanning(front.n_fft + 1)[:-1]                              # periodic Hann
     frames = np.lib.stride_tricks.sliding_window_view(padded, front.n_fft)[::front.hop_length]
-    power = np.empty((front.n_fft // 2 + 1, len(frames)))                  # (n_bins, n_frames)
+    mel = np.empty((front.feature_size, len(frames)))                      # (n_mels, n_frames)
     for start in range(0, len(frames), _BLOCK):
-        block = frames[start:start + _BLOCK] * window                      # (b, n_fft)
+        block = frames[start:start + _BLOCK] * window                      # (b, n_fft) float64
         spectrum = np.fft.rfft(block).astype(np.complex64)                 # (b, n_bins)
-        power[:, start:start + _BLOCK] = (np.abs(spectrum, dtype=np.float64) ** 2).T
-    return power
+        power = np.abs(spectrum, dtype=np.float64) ** 2                    # (b, n_bins)
+        mel[:, start:start + _BLOCK] = filters @ power.T                   # (n_mels, b)
+    return mel
 
 
 def log_mel(audio, front: FrontEnd | None = None) -> np.ndarray:
@@ -184,8 +186,7 @@ def log_mel(audio, front: FrontEnd | None = None) -> np.ndarray:
                          f"clip first.")
     clip = np.zeros(front.n_samples, np.float32)
     clip[:min(len(samples), front.n_samples)] = samples[:front.n_samples]
-    mel = mel_filters(front.feature_size, front.n_fft, front.sampling_rate).T @ \
-        _power(clip, front)                                               # (n_mels, frames+1)
+    mel = _mel_power(clip, front)                                         # (n_mels, frames+1)
     log_spec = np.log10(np.maximum(mel, 1e-10)).astype(np.float32)[:, :-1]
     log_spec = np.maximum(log_spec, log_spec.max() - np.float32(8.0))
     return (log_spec + np.float32(4.0)) / np.float32(4.0)

@@ -32,8 +32,10 @@ from xattn.encdec.layers import DecoderLayer, EncoderLayer, causal_mask, feed_fo
 
 __all__ = ["conv1d", "gelu_rows", "encoder_layer", "cross_attention", "decoder_layer"]
 
-_ROWS = 256           # rows per block: 256 x 1536 float32 is 1.5 MB
-_QUERY_ROWS = 96      # query rows per block of self-attention: 6 heads x 96 x 1500 = 3.5 MB
+_ROWS = 256           # rows per block of a convolution: 256 x 384 float32 is 0.4 MB
+_FFN_ROWS = 96        # rows per block of the feed-forward and GELU: GELU's erf holds a few
+                      # float64 copies of its block, 96 x 1536 x 8 bytes = 1.2 MB each
+_QUERY_ROWS = 64      # query rows per block of self-attention: 6 heads x 64 x 1500 = 2.3 MB
 
 
 def conv1d(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: int = 1) -> np.ndarray:
@@ -50,25 +52,26 @@ def conv1d(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, stride: int = 1)
     ndarray of shape ((T - 1) // stride + 1, c_out), float32
     """
     n_in, n_out = len(x), (len(x) - 1) // stride + 1
-    padded = np.zeros((n_in + 2, x.shape[1]), np.float32)                # (T + 2, c_in)
-    padded[1:-1] = x
     taps = np.ascontiguousarray(to_float32(weight).transpose(2, 1, 0))   # (3, c_in, c_out)
     out = np.empty((n_out, len(weight)), np.float32)                      # (T_out, c_out)
     for r in range(0, n_out, _ROWS):
         rows = min(_ROWS, n_out - r)
         block = out[r:r + rows]
         block[:] = bias
-        for k in range(3):
-            start = r * stride + k
-            block += padded[start:start + stride * rows:stride] @ taps[k]  # (rows, c_out)
+        for k, offset in enumerate((-1, 0, 1)):       # output row t reads t * stride + offset
+            lo = max(r, 1 if offset < 0 else 0)           # rows that read the zero padding
+            hi = min(r + rows, (n_in - 1 - offset) // stride + 1)  # are left out, not copied
+            if hi > lo:
+                first = lo * stride + offset
+                block[lo - r:hi - r] += x[first:first + stride * (hi - lo):stride] @ taps[k]
     return out
 
 
 def gelu_rows(x: np.ndarray, act) -> np.ndarray:
     """``act`` applied in place a block of rows at a time (its float64 temporaries stay
     small); returns ``x``."""
-    for r in range(0, len(x), _ROWS):
-        x[r:r + _ROWS] = act(x[r:r + _ROWS])
+    for r in range(0, len(x), _FFN_ROWS):
+        x[r:r + _FFN_ROWS] = act(x[r:r + _FFN_ROWS])
     return x
 
 
@@ -82,8 +85,8 @@ def encoder_layer(x: np.ndarray, layer: EncoderLayer, act) -> np.ndarray:
     del keys
     x += h
     del h
-    for r in range(0, len(x), _ROWS):
-        block = x[r:r + _ROWS]
+    for r in range(0, len(x), _FFN_ROWS):
+        block = x[r:r + _FFN_ROWS]
         block += feed_forward(norm(block, layer.final_layer_norm), layer, act)
     return x
 
