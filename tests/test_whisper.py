@@ -357,3 +357,47 @@ def test_a_tokenizer_json_gives_text(tmp_path):
     (folder / "tokenizer.json").write_text("{not json")
     with pytest.raises(ValueError, match="tokenizer.json is not a tokenizers file"):
         Whisper.from_folder(folder)
+
+
+# ---------------------------------------------------------------- the pieces
+@pytest.mark.parametrize("n,c_in,c_out,stride", [(3000, 80, 16, 1), (3000, 16, 16, 2),
+                                                 (7, 3, 4, 2), (8, 3, 4, 2), (1, 2, 3, 1),
+                                                 (1, 2, 3, 2), (600, 5, 6, 1)])
+def test_conv1d_equals_torch(n, c_in, c_out, stride):
+    models_or_skip()
+    import torch
+
+    from xattn.speech.layers import conv1d
+
+    rng = np.random.default_rng(n + stride)
+    x = rng.standard_normal((n, c_in)).astype(np.float32)
+    w = rng.standard_normal((c_out, c_in, 3)).astype(np.float32)
+    b = rng.standard_normal(c_out).astype(np.float32)
+    ref = torch.nn.functional.conv1d(torch.from_numpy(x.T.copy())[None], torch.from_numpy(w),
+                                     torch.from_numpy(b), stride=stride, padding=1)[0].numpy()
+    np.testing.assert_allclose(conv1d(x, w, b, stride), ref.T, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("n_heads,n_tgt,n_src,key_bias", [(4, 3, 7, False), (1, 1, 4, True),
+                                                          (2, 5, 3, True)])
+def test_folded_cross_attention_equals_the_module(n_heads, n_tgt, n_src, key_bias):
+    """Keys and values never projected, yet the module's own numbers (a key bias too: it
+    is the same for every key of a row)."""
+    from xattn.attention import MultiHeadCrossAttention
+    from xattn.speech.layers import cross_attention
+
+    d = 8
+    rng = np.random.default_rng(n_heads)
+    w = [rng.standard_normal((d, d)).astype(np.float32) * 0.5 for _ in range(4)]
+    b = [rng.standard_normal(d).astype(np.float32) for _ in range(4)]
+    attn = MultiHeadCrossAttention.from_weights(*w, n_heads=n_heads, b_Q=b[0],
+                                                b_K=b[1] if key_bias else None, b_V=b[2],
+                                                b_O=b[3])
+    x = rng.standard_normal((n_tgt, d)).astype(np.float32)
+    enc = rng.standard_normal((n_src, d)).astype(np.float32)
+    gate = np.arange(n_heads, dtype=np.float32) % 2
+    for head_mask in (None, gate):
+        out, weights = cross_attention(x, enc, attn, head_mask)
+        ref_out, ref_weights = attn(x, enc, head_mask=head_mask)
+        np.testing.assert_allclose(weights, ref_weights, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out, ref_out, rtol=1e-5, atol=1e-5)
