@@ -31,7 +31,10 @@ SHAPES = {
         max_target_positions=30, decoder_start_token_id=85, pad_token_id=86, bos_token_id=86,
         eos_token_id=87, begin_suppress_tokens=None, suppress_tokens=None),
 }
-FORCED = {"forced_decoder_ids": [[1, 80], [2, 81]], "no_timestamps_token_id": 82}
+# As the Hub's multilingual checkpoints: the language detected, the task forced, timestamps off
+FORCED = {"forced_decoder_ids": [[1, None], [2, 81]], "no_timestamps_token_id": 82,
+          "lang_to_id": {"<|en|>": 70, "<|fr|>": 71, "<|de|>": 72},
+          "task_to_id": {"transcribe": 81, "translate": 80}, "alignment_heads": [[2, 0], [1, 0]]}
 SPREAD = 0.6      # peaked attention and varied tokens (transformers' init gives one token)
 
 
@@ -141,7 +144,7 @@ def generate(ref32, features, max_new_tokens, prompt):
 def test_greedy_equals_generate(models, seed):
     _, ref32, model, _ = models
     features = features_of(model, seed)
-    n = model.config.max_target_positions - len(model.generation.prompt())
+    n = model.config.max_target_positions - len(model.generation.prompt(language=0))
     done = greedy(model, features, max_new_tokens=n)
     assert done.tokens == generate(ref32, features, n, done.prompt)
     assert done.finished == (done.tokens[-1] == model.generation.eos_token_id)
@@ -157,11 +160,15 @@ def test_the_models_say_varied_things(models):
 
 def test_the_prompt_is_the_generation_config_s(models):
     _, _, model, folder = models
-    prompt = greedy(model, features_of(model, 0), max_new_tokens=1).prompt
+    prompts = {greedy(model, features_of(model, seed), max_new_tokens=1).prompt
+               for seed in range(6)}
     if folder.name.startswith("mels128"):
-        assert prompt == (85, 80, 81, 82)     # start, the forced ids, <|notimestamps|>
+        # start, the language detected, the task forced, <|notimestamps|>
+        assert {p[:1] + p[2:] for p in prompts} == {(85, 81, 82)}
+        assert {p[1] for p in prompts} <= {70, 71, 72} and len({p[1] for p in prompts}) > 1
+        assert model.generation.alignment_heads == ((2, 0), (1, 0))
     else:
-        assert prompt == (100,)
+        assert prompts == {(100,)}
 
 
 def test_each_step_s_row_is_the_teacher_forced_row(models):
@@ -311,6 +318,11 @@ def test_encoder_positions_must_make_whole_seconds_without_a_preprocessor_config
     ({"suppress_tokens": [1, 99]}, "suppress_tokens must be a list of at most 4096 token ids "
                                    "below 50"),
     ({"no_timestamps_token_id": "x"}, "no_timestamps_token_id must be a token id below 50"),
+    ({"language": "en"}, r"sets language='en', which is not read here.*prompt=\.\.\."),
+    ({"alignment_heads": [[1, 0]]}, r"alignment_heads must be \[layer, head\] pairs within "
+                                    r"1 layers and 2 heads; received \[\[1, 0\]\]"),
+    ({"lang_to_id": {"<|en|>": 50}}, "lang_to_id must map at most 4096 language tokens to "
+                                     "ids below 50"),
 ])
 def test_wrong_generation_configs_are_refused(tmp_path, generation, match):
     folder = numpy_folder(tmp_path / "m")

@@ -96,28 +96,48 @@ class Generation:
     Attributes
     ----------
     decoder_start_token_id, eos_token_id : int
-    forced_decoder_ids : tuple of (int, int)
+    forced_decoder_ids : tuple of (int, int or None)
         (position, token) pairs from position 1 on: the prompt after the start token
-        (language, task), as older checkpoints give it.
+        (language, task), as the Hub's checkpoints give it; a None language is detected.
+    lang_ids : tuple of int
+        The language tokens (``lang_to_id``'s values) of a multilingual model, else empty.
     no_timestamps_token_id : int or None
         ``<|notimestamps|>``, appended to the prompt (timestamps off), where the folder has it.
     suppress_tokens : tuple of int
         Never produced.
     begin_suppress_tokens : tuple of int
         Not produced at the first step after the prompt (a space, end of text).
+    alignment_heads : tuple of (int, int)
+        The (decoder layer, head) pairs OpenAI chose for word timing, where the folder says.
     """
 
     decoder_start_token_id: int
     eos_token_id: int
-    forced_decoder_ids: tuple[tuple[int, int], ...] = ()
+    forced_decoder_ids: tuple[tuple[int, int | None], ...] = ()
+    lang_ids: tuple[int, ...] = ()
     no_timestamps_token_id: int | None = None
     suppress_tokens: tuple[int, ...] = ()
     begin_suppress_tokens: tuple[int, ...] = ()
+    alignment_heads: tuple[tuple[int, int], ...] = ()
 
-    def prompt(self) -> tuple[int, ...]:
-        """The tokens every transcription starts with: start, the forced ones, and
-        ``<|notimestamps|>`` (as transformers' ``WhisperGenerationMixin`` builds them)."""
+    @property
+    def detects_language(self) -> bool:
+        """Whether the prompt's language is the model's guess (a multilingual model whose
+        forced ids give none), as transformers' ``generate`` decides."""
+        forced = [t for _, t in self.forced_decoder_ids]
+        return bool(self.lang_ids) and (not forced or forced[0] is None)
+
+    def prompt(self, language: int | None = None) -> tuple[int, ...]:
+        """The tokens every transcription starts with: start, the language (``language``:
+        the detected one, where ``detects_language``), the forced ones, and
+        ``<|notimestamps|>``, as transformers' ``WhisperGenerationMixin`` builds them."""
         tokens = [self.decoder_start_token_id, *(t for _, t in self.forced_decoder_ids)]
+        if self.detects_language and language is not None:
+            if len(tokens) > 1:
+                tokens[1] = language
+            else:
+                tokens.append(language)
+        tokens = [t for t in tokens if t is not None]
         if self.no_timestamps_token_id is not None and tokens[-1] != \
                 self.no_timestamps_token_id:
             tokens.append(self.no_timestamps_token_id)
@@ -155,7 +175,7 @@ def _ids(raw: dict, name: str, vocab: int) -> tuple[int, ...]:
     return tuple(value)
 
 
-def _forced(raw: dict, vocab: int) -> tuple[tuple[int, int], ...]:
+def _forced(raw: dict, vocab: int) -> tuple[tuple[int, int | None], ...]:
     pairs = raw.get("forced_decoder_ids") or []
     ok = isinstance(pairs, list) and len(pairs) <= 16 and all(
         isinstance(p, list) and len(p) == 2 and p[0] == i + 1 and
@@ -164,22 +184,50 @@ def _forced(raw: dict, vocab: int) -> tuple[tuple[int, int], ...]:
         raise ValueError(f"generation_config.json: forced_decoder_ids must be [position, "
                          f"token] pairs for positions 1, 2, 3, ... with tokens below {vocab}; "
                          f"received {quote(pairs)}.")
-    return tuple((p[0], p[1]) for p in pairs if p[1] is not None)
+    return tuple((p[0], p[1]) for p in pairs)
+
+
+def _languages(raw: dict, vocab: int) -> tuple[int, ...]:
+    table = raw.get("lang_to_id") or {}
+    if not isinstance(table, dict) or len(table) > _MAX_LIST or not all(
+            type(t) is int and 0 <= t < vocab for t in table.values()):
+        raise ValueError(f"generation_config.json: lang_to_id must map at most {_MAX_LIST} "
+                         f"language tokens to ids below {vocab}.")
+    return tuple(sorted(set(table.values())))
+
+
+def _heads(raw: dict, config: WhisperConfig) -> tuple[tuple[int, int], ...]:
+    pairs = raw.get("alignment_heads") or []
+    c = config
+    if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 and type(p[0]) is int and type(p[1]) is int
+            and 0 <= p[0] < c.decoder_layers and 0 <= p[1] < c.decoder_attention_heads
+            for p in pairs):
+        raise ValueError(f"generation_config.json: alignment_heads must be [layer, head] "
+                         f"pairs within {c.decoder_layers} layers and "
+                         f"{c.decoder_attention_heads} heads; received {quote(pairs)}.")
+    return tuple((p[0], p[1]) for p in pairs)
 
 
 def read_generation(folder, config: WhisperConfig) -> Generation:
     """``Generation`` from ``folder/generation_config.json``, else from ``config``'s ids.
 
-    A ``None`` language in ``forced_decoder_ids`` (detect the language) is left out: the
-    prompt then has no language token.
+    A ``None`` language in ``forced_decoder_ids`` is detected when decoding (``greedy``).
+    ``language`` and ``task`` set in the file (transformers' newer way to ask for them) are
+    refused: give the prompt's tokens to ``greedy`` instead.
 
     Raises
     ------
     ValueError
-        A field of the wrong type, or a token id beyond the vocabulary.
+        A field of the wrong type, a token id beyond the vocabulary, or ``language``/``task``.
     """
     path = Path(folder) / "generation_config.json"
     raw = read_json(path, CONFIG_BYTES) if present(path) else {}
+    for name in ("language", "task"):
+        if raw.get(name) is not None:
+            raise ValueError(f"generation_config.json sets {name}={quote(raw[name])}, which "
+                             f"is not read here; remove it and give the prompt's tokens to "
+                             f"greedy(model, features, prompt=...) instead.")
     vocab = config.vocab_size
     ids = {}
     for name in ("decoder_start_token_id", "eos_token_id", "no_timestamps_token_id"):
@@ -191,5 +239,6 @@ def read_generation(folder, config: WhisperConfig) -> Generation:
                              f"{vocab}; received {quote(value)}.")
         ids[name] = value
     return Generation(**ids, forced_decoder_ids=_forced(raw, vocab),
+                      lang_ids=_languages(raw, vocab), alignment_heads=_heads(raw, config),
                       suppress_tokens=_ids(raw, "suppress_tokens", vocab),
                       begin_suppress_tokens=_ids(raw, "begin_suppress_tokens", vocab))

@@ -2,7 +2,9 @@
 ``generate`` does it with one beam::
 
     prompt   = start token, the forced ones (language, task), <|notimestamps|>
-               (``Generation.prompt``), or the prompt given
+               (``Generation.prompt``), or the prompt given; a multilingual model whose
+               forced ids name no language takes the language token most probable after
+               the start token (transformers' ``detect_language``)
     each step: the decoder reads the newest token only (self-attention keys and values of the
                earlier ones are cached); suppress_tokens never win, begin_suppress_tokens not
                at the first step; the most probable token is taken; end of text stops it
@@ -19,7 +21,7 @@ import numpy as np
 
 from xattn._checks import check_int
 
-__all__ = ["Transcription", "greedy"]
+__all__ = ["Transcription", "detect_language", "greedy"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +56,15 @@ def _choose(logits: np.ndarray, banned: np.ndarray) -> int:
     return int(np.argmax(scores))
 
 
+def detect_language(model, enc: np.ndarray) -> int:
+    """The language token most probable after the start token, over the model's languages
+    (``Generation.lang_ids``), for the encoder output ``enc`` (n_src, d_model)."""
+    lang = np.asarray(model.generation.lang_ids, np.int64)
+    y, _, _, _ = model.decoder(model.embed([model.generation.decoder_start_token_id]), enc,
+                               [None] * model.n_layers)
+    return int(lang[np.argmax(model.logits(y)[0, lang])])
+
+
 def greedy(model, features, *, max_new_tokens: int = 64, prompt=None) -> Transcription:
     """Transcribe one clip's features greedily.
 
@@ -79,13 +90,17 @@ def greedy(model, features, *, max_new_tokens: int = 64, prompt=None) -> Transcr
         the decoder has positions for.
     """
     gen = model.generation
-    ids = model.check_ids(gen.prompt() if prompt is None else prompt)
+    if prompt is None:       # a detected language takes one place: any language's length
+        prompt_or_plan = gen.prompt(language=gen.lang_ids[0] if gen.detects_language else None)
+    ids = model.check_ids(prompt_or_plan if prompt is None else prompt)
     room = model.config.max_target_positions - len(ids)
     max_new = check_int(max_new_tokens, "max_new_tokens", minimum=1, maximum=max(room, 1))
     if room < 1:
         raise ValueError(f"the prompt holds {len(ids)} tokens, all of the decoder's "
                          f"{model.config.max_target_positions} positions; give a shorter one.")
     enc = model.encode(features)                                          # (S, d_model)
+    if prompt is None and gen.detects_language:
+        ids = list(gen.prompt(language=detect_language(model, enc)))
     always = np.asarray(gen.suppress_tokens, np.int64)
     first = np.asarray(gen.suppress_tokens + gen.begin_suppress_tokens, np.int64)
     caches, past, new, rows, tokens = [None] * model.n_layers, 0, ids, [], []
