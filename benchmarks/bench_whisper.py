@@ -197,7 +197,7 @@ def _tables(shapes, results, sizes) -> None:
         same = all(a["tokens"] == b["tokens"] for a, b in
                    zip(results[shape, "torch"], results[shape, "numpy"], strict=True))
         n_tokens = len(results[shape, "numpy"][0]["tokens"])
-        print(f"| {SHAPES[shape][0]} | {sizes[shape]:.0f} MB | {ratio(shape, 'numpy'):.2f} | "
+        print(f"| {SHAPES[shape][0]} | {sizes[shape]:.0f} MiB | {ratio(shape, 'numpy'):.2f} | "
               f"{ratio(shape, 'torch'):.2f} | <= 1.1 | {'yes' if same else 'NO'} ({n_tokens}) |")
 
 
