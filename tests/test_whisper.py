@@ -413,3 +413,25 @@ def test_folded_cross_attention_equals_the_module(n_heads, n_tgt, n_src, key_bia
         ref_out, ref_weights = attn(x, enc, head_mask=head_mask)
         np.testing.assert_allclose(weights, ref_weights, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(out, ref_out, rtol=1e-5, atol=1e-5)
+
+
+def test_the_snippet_in_docs_models_runs(tmp_path, monkeypatch):
+    """docs/models.md's Whisper example, on a folder written here and a WAV of one second."""
+    import re
+    import wave
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "models.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", docs, flags=re.S)
+                 if "from xattn.speech import" in b)
+    numpy_folder(tmp_path / "whisper-tiny", {**SMALL, "max_target_positions": 80})
+    t = np.arange(16000) / 16000
+    with wave.open(str(tmp_path / "clip.wav"), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes((np.sin(2 * np.pi * 440 * t) * 12000).astype("<i2").tobytes())
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(compile(block, "docs/models.md", "exec"), scope)
+    assert scope["run"].cross_attentions.shape[:3] == (1, 2, len(scope["done"].tokens))
