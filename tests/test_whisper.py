@@ -281,6 +281,8 @@ def test_a_folder_written_without_torch_runs(tmp_path):
                                                                               np.float32)}),
      r"holds tensors a whisper model does not have, e.g. "
      r"'model.encoder.layers.0.self_attn.k_proj.bias'"),
+    (lambda t: t.update({"model.decoder.embed_tokens.weight": np.zeros((50, 8), np.float16)}),
+     r"embed_tokens.weight is stored as float16; Whisper runs here from float32 weights only"),
 ])
 def test_wrong_weights_are_refused(tmp_path, edit, match):
     with pytest.raises(ValueError, match=match):

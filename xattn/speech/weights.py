@@ -94,6 +94,11 @@ def check_tensors(tensors: dict, c: WhisperConfig, file: str = "model.safetensor
         if tuple(tensors[name].shape) != shape:
             raise ValueError(f"{file}: tensor {name} must have shape {shape} for this "
                              f"config.json; received shape {tuple(tensors[name].shape)}.")
+    wide = next((n for n in shapes if tensors[n].dtype != np.float32), None)
+    if wide is not None:
+        raise ValueError(f"{file}: tensor {wide} is stored as {tensors[wide].dtype}; Whisper "
+                         f"runs here from float32 weights only. Save the model in float32 "
+                         f"(model.float().save_pretrained(folder)).")
     unexpected = sorted(n for n in tensors if n not in shapes)
     if unexpected:
         raise ValueError(f"{file} holds tensors a whisper model does not have, e.g. "
