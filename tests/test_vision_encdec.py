@@ -243,3 +243,15 @@ def test_patch_boxes_mark_the_special_tokens():
 def test_bad_images_are_refused_by_name(image, match):
     with pytest.raises(ValueError, match=match):
         preprocess(image)
+
+
+def test_float32_gelu_is_the_float64_one_within_float32():
+    from xattn.encdec.layers import activation
+    from xattn.vision.gelu import gelu
+
+    x = np.random.default_rng(0).standard_normal(20000).astype(np.float32) * 4
+    x[:6] = [0.0, -30.0, 30.0, 1e-30, -1e-30, -5.0]
+    got, want = gelu(x), activation("gelu")(x)
+    assert got.dtype == np.float32 and got.shape == x.shape
+    assert (np.abs(got - want) <= 2e-7 * np.maximum(1, np.abs(x))).all()
+    assert gelu(np.float32([-30.0]))[0] == 0 and gelu(np.float32([30.0]))[0] == 30

@@ -1,12 +1,13 @@
 """Image to text in NumPy: a VisionEncoderDecoder (ViT or DeiT encoder, TrOCR decoder) read
 from a Hugging Face folder as it is, its image processing, and each encoder position's box of
-the image.
+the image::
 
-    >>> from xattn.vision import VisionEncoderDecoder        # doctest: +SKIP
-    >>> model = VisionEncoderDecoder.from_folder("trocr-small-printed")
-    >>> run = model.greedy(model.pixel_values(image))
-    >>> run.cross_attention.shape        # (n_layers, n_heads, n_tgt, n_src)
-    >>> model.boxes(image.shape)[2]      # encoder position 2's (x0, y0, x1, y1)
+    from xattn.vision import VisionEncoderDecoder
+    model = VisionEncoderDecoder.from_folder("trocr-small-printed")   # a folder as it is
+    run = model.greedy(model.pixel_values(image))     # image: (H, W, 3) uint8
+    run.cross_attention                               # (n_layers, n_heads, n_tgt, n_src)
+    model.boxes(image.shape)[2]                       # encoder position 2: (x0, y0, x1, y1)
+    model.detokenize(run.tgt_ids)                     # with the folder's tokenizer.json
 """
 
 from xattn.vision.attention import WideSourceAttention

@@ -42,6 +42,7 @@ from xattn.encdec.positions import fairseq_positions, learned_positions
 from xattn.encdec.weights import headers, read_tensors, weight_files
 from xattn.vision.attention import WideSourceAttention
 from xattn.vision.config import VisionConfig, read_vision_config
+from xattn.vision.gelu import gelu
 from xattn.vision.image import ImageProcessing, patch_boxes, preprocess, read_processing
 from xattn.vision.weights import DEC, ENC, check_tensors
 
@@ -74,6 +75,11 @@ class ImagePass:
     decoder_output: np.ndarray
     logits: np.ndarray | None
     head_mask: np.ndarray | None
+
+
+def _act(name: str):
+    """transformers' ``ACT2FN[name]``; GELU in float32 in place (``xattn.vision.gelu``)."""
+    return gelu if name == "gelu" else activation(name)
 
 
 def _attention(t, prefix: str, names, heads: int, wide: bool = False):
@@ -138,7 +144,7 @@ class VisionEncoderDecoder:
             for i in range(e.num_hidden_layers))
         self.encoder_norm = norm_of(f"{ENC}layernorm", e.layer_norm_eps)
         self.enc_to_dec_proj = fc("enc_to_dec_proj") if config.enc_to_dec_proj else None
-        self.encoder_act, self.act = activation(e.hidden_act), activation(c.activation_function)
+        self.encoder_act, self.act = _act(e.hidden_act), _act(c.activation_function)
 
         proj = ("q_proj", "k_proj", "v_proj", "out_proj")
         wide = config.source_width != c.d_model
