@@ -117,7 +117,7 @@ def run(kind: str, folder: Path) -> dict:
 
 def tables(results: dict, weights_mb: float) -> None:
     print("\n| step (trocr-small-printed's shape) | torch CPU s | NumPy CPU s | NumPy / torch "
-          "(target <= 1.2) |")
+          "(no target for images; the text families' is <= 1.2) |")
     print("|---|---|---|---|")
     for step, what in (("encoder", "encoder, one 384x384 image"),
                        ("forced", f"teacher-forced pass, {N_TGT} tokens"),
