@@ -29,21 +29,21 @@ def gelu(x: np.ndarray) -> np.ndarray:
     >>> [round(float(v), 5) for v in gelu(np.array([-1.0, 0.0, 2.0], np.float32))]
     [-0.15866, 0.0, 1.9545]
     """
-    z = np.abs(x, dtype=np.float32)
-    z *= _SQRT_HALF                                  # |x| / sqrt 2
+    a = np.abs(x, dtype=np.float32)
+    z = a * _SQRT_HALF                               # |x| / sqrt 2
     t = z * _P
     t += 1
     np.reciprocal(t, out=t)                          # t = 1 / (1 + p z)
-    h = t * _A[4]
-    for a in _A[3::-1]:
-        h += a
-        h *= t
+    g = t * _A[4]
+    for c in _A[3::-1]:
+        g += c
+        g *= t
     np.square(z, out=z)
     np.negative(z, out=z)
     np.exp(z, out=z)
-    h *= z                                           # erfc(|x| / sqrt 2)
-    h *= x
-    h *= np.float32(0.5)                             # x erfc / 2 = x Phi(x) below zero
-    np.subtract(x, h, out=z)
-    np.copyto(h, z, where=x >= 0)                    # x - x erfc / 2 at and above zero
-    return h
+    g *= z                                           # erfc(|x| / sqrt 2)
+    g *= a
+    g *= np.float32(0.5)                             # g = |x| erfc / 2 >= 0
+    np.maximum(x, np.float32(0), out=a)
+    a -= g                                           # x - g at and above zero, -g below
+    return a
