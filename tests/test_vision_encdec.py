@@ -255,3 +255,31 @@ def test_float32_gelu_is_the_float64_one_within_float32():
     assert got.dtype == np.float32 and got.shape == x.shape
     assert (np.abs(got - want) <= 2e-7 * np.maximum(1, np.abs(x))).all()
     assert gelu(np.float32([-30.0]))[0] == 0 and gelu(np.float32([30.0]))[0] == 30
+
+
+@pytest.mark.parametrize("fields,match", [
+    ({"resample": 3}, "not bilinear"),
+    ({"do_center_crop": True}, "do_center_crop, which is not implemented"),
+    ({"size": {"shortest_edge": 384}}, "size must be a number or"),
+    ({"image_mean": "half"}, "image_mean must be a list of numbers"),
+])
+def test_a_processor_asking_what_is_not_implemented_is_refused(tmp_path, fields, match):
+    import json
+
+    from xattn.vision.image import read_processing
+
+    path = tmp_path / "preprocessor_config.json"
+    path.write_text(json.dumps({"size": 384, **fields}))
+    with pytest.raises(ValueError, match=match):
+        read_processing(path)
+
+
+def test_a_processor_config_is_read_as_trocr_writes_it(tmp_path):
+    import json
+
+    from xattn.vision.image import read_processing
+
+    path = tmp_path / "preprocessor_config.json"
+    path.write_text(json.dumps({"size": 384, "resample": 2, "image_mean": [0.5, 0.5, 0.5],
+                                "image_std": [0.5, 0.5, 0.5], "do_normalize": True}))
+    assert read_processing(path) == ImageProcessing((384, 384))
