@@ -235,6 +235,13 @@ def test_patch_boxes_mark_the_special_tokens():
     assert boxes == [None, None, (0.0, 0.0, 10.0, 10.0), (10.0, 0.0, 20.0, 10.0)]
 
 
+def test_patch_boxes_leave_out_what_the_conv_leaves_out():
+    """An image resized to 20 x 20 in 8 x 8 patches: the 2 x 2 grid covers 16 of 20 pixels
+    each way, so the last patch ends at 80 % of the original image's height and width."""
+    boxes = patch_boxes((40, 20), (2, 2), n_special=0, covered=(16 / 20, 16 / 20))
+    assert boxes[-1] == pytest.approx((8.0, 16.0, 16.0, 32.0))
+
+
 @pytest.mark.parametrize("image,match", [
     (np.zeros((4, 4), np.float32), "uint8 pixels"),
     (np.zeros((4, 4, 2), np.uint8), r"\(height, width, 1\|3\|4\)"),

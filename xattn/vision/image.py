@@ -157,7 +157,8 @@ def preprocess(image, processing: ImageProcessing = ImageProcessing()) -> np.nda
     return np.ascontiguousarray(x.transpose(2, 0, 1))                  # (3, h, w)
 
 
-def patch_boxes(image_shape, grid: tuple[int, int], n_special: int = 1) -> list:
+def patch_boxes(image_shape, grid: tuple[int, int], n_special: int = 1, *,
+                covered: tuple[float, float] = (1.0, 1.0)) -> list:
     """Each encoder position's box in the original image: ``(x0, y0, x1, y1)`` in pixels
     (x1, y1 exclusive, as floats: the resize maps a patch to a fraction of a pixel), or
     ``None`` for the tokens before the patches (CLS; DeiT's distillation token).
@@ -171,13 +172,16 @@ def patch_boxes(image_shape, grid: tuple[int, int], n_special: int = 1) -> list:
         row, as the patch embedding flattens them.
     n_special : int
         Tokens before the patches.
+    covered : (float, float)
+        The share of the resized image's height and width the grid covers (below 1 where
+        the image size is not a multiple of the patch: the conv leaves the rest out).
 
     Examples
     --------
     >>> patch_boxes((20, 40), (2, 2))[1:3]
     [(0.0, 0.0, 20.0, 10.0), (20.0, 0.0, 40.0, 10.0)]
     """
-    h, w = image_shape[0], image_shape[1]
+    h, w = image_shape[0] * covered[0], image_shape[1] * covered[1]
     rows, cols = grid
     boxes: list = [None] * n_special
     for r in range(rows):

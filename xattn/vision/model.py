@@ -217,7 +217,9 @@ class VisionEncoderDecoder:
         """Each encoder position's (x0, y0, x1, y1) in an image of ``image_shape`` (None for
         CLS and the distillation token): ``patch_boxes``."""
         e = self.config.encoder
-        return patch_boxes(image_shape, e.grid, e.n_special)
+        covered = tuple(n * p / size for n, p, size in zip(e.grid, e.patch_size, e.image_size,
+                                                           strict=True))
+        return patch_boxes(image_shape, e.grid, e.n_special, covered=covered)
 
     def check_pixels(self, pixel_values) -> np.ndarray:
         e = self.config.encoder
