@@ -290,3 +290,22 @@ def test_a_processor_config_is_read_as_trocr_writes_it(tmp_path):
     path.write_text(json.dumps({"size": 384, "resample": 2, "image_mean": [0.5, 0.5, 0.5],
                                 "image_std": [0.5, 0.5, 0.5], "do_normalize": True}))
     assert read_processing(path) == ImageProcessing((384, 384))
+
+
+def test_transformers_reading_the_folder_agrees(models):
+    """The folder as transformers reads it (``from_pretrained``: its tying, its defaults) gives
+    the logits the NumPy model gives. Not for sinusoidal positions: transformers 5.25 leaves
+    TrOCR's sinusoidal table on the meta device when it loads a folder."""
+    import torch
+    from transformers import VisionEncoderDecoderModel
+
+    _, _, ours = models
+    if not ours.config.decoder.use_learned_position_embeddings:
+        pytest.skip("from_pretrained cannot run TrOCR's sinusoidal positions (meta tensor)")
+    loaded = VisionEncoderDecoderModel.from_pretrained(ours.name, attn_implementation="eager")
+    px = pixels(ours, 3)
+    start = ours.config.decoder.decoder_start_token_id
+    with torch.no_grad():
+        ref = loaded.eval()(pixel_values=torch.tensor(px[None]),
+                            decoder_input_ids=torch.tensor([[start, *TARGET[:-1]]]))
+    close(ours.forward(px, TARGET).logits, ref.logits[0], "logits of the loaded folder")
