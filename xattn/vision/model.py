@@ -26,29 +26,18 @@ from xattn._checks import as_finite, check_bool, check_int, quote
 from xattn._floats import to_float32
 from xattn.ablation import AblationResult, ablation
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
+from xattn.encdec import layers
 from xattn.encdec.files import present, read_text
-from xattn.encdec.layers import (
-    DecoderLayer,
-    EncoderLayer,
-    Linear,
-    Norm,
-    activation,
-    decoder_layer,
-    encoder_layer,
-    linear,
-    norm,
-)
+from xattn.encdec.layers import Linear, linear, norm
 from xattn.encdec.positions import fairseq_positions, learned_positions
 from xattn.encdec.weights import headers, read_tensors, weight_files
-from xattn.vision.attention import WideSourceAttention
 from xattn.vision.config import VisionConfig, read_vision_config
-from xattn.vision.gelu import gelu
 from xattn.vision.image import ImageProcessing, patch_boxes, preprocess, read_processing
+from xattn.vision.layers import DECODER_EPS, Tensors, act, decoder_layer, encoder_layer
 from xattn.vision.weights import DEC, ENC, check_tensors
 
 __all__ = ["ImagePass", "VisionEncoderDecoder"]
 
-_DECODER_EPS = 1e-5      # TrOCR's nn.LayerNorm default
 _TOKENIZER_BYTES = 32 << 20
 
 
@@ -77,21 +66,6 @@ class ImagePass:
     head_mask: np.ndarray | None
 
 
-def _act(name: str):
-    """transformers' ``ACT2FN[name]``; GELU in float32 in place (``xattn.vision.gelu``)."""
-    return gelu if name == "gelu" else activation(name)
-
-
-def _attention(t, prefix: str, names, heads: int, wide: bool = False):
-    """A MultiHeadCrossAttention from four torch Linears named ``prefix + names[i]``."""
-    w = [t(f"{prefix}{n}.weight").T for n in names]                       # (in, out) views
-    b = [None if t(f"{prefix}{n}.bias") is None else to_float32(t(f"{prefix}{n}.bias"))
-         for n in names]
-    make = WideSourceAttention.from_source_weights if wide else \
-        MultiHeadCrossAttention.from_weights
-    return make(*w, n_heads=heads, b_Q=b[0], b_K=b[1], b_V=b[2], b_O=b[3], dtype=np.float32)
-
-
 class VisionEncoderDecoder:
     """An image-to-text model: config, image processing, weights (memory-mapped) and, where
     the folder has ``tokenizer.json``, its tokenizer.
@@ -115,16 +89,7 @@ class VisionEncoderDecoder:
         self.config, self.name, self.tokenizer = config, name, tokenizer
         self.processing = processing or ImageProcessing(size=config.encoder.image_size)
         e, c = config.encoder, config.decoder
-
-        def t(name: str):
-            return tensors[name] if name in shapes else None
-
-        def norm_of(prefix: str, eps: float) -> Norm:
-            return Norm(to_float32(t(f"{prefix}.weight")), to_float32(t(f"{prefix}.bias")), eps)
-
-        def fc(prefix: str) -> Linear:
-            return Linear(t(f"{prefix}.weight"), to_float32(t(f"{prefix}.bias")))
-
+        t = Tensors(tensors, shapes)
         emb = f"{ENC}embeddings."
         w = t(f"{emb}patch_embeddings.projection.weight")                 # (D, C, ph, pw)
         self.patch_embedding = Linear(w.reshape(len(w), -1),               # (D, C*ph*pw) view
@@ -133,35 +98,18 @@ class VisionEncoderDecoder:
                                            else [])
         self.special_tokens = np.concatenate([to_float32(s)[0] for s in special])  # (k, D)
         self.position_embeddings = to_float32(t(f"{emb}position_embeddings"))[0]    # (N, D)
-        self.encoder_layers = tuple(EncoderLayer(
-            _attention(t, f"{ENC}encoder.layer.{i}.attention.", ("attention.query",
-                       "attention.key", "attention.value", "output.dense"),
-                       e.num_attention_heads),
-            norm_of(f"{ENC}encoder.layer.{i}.layernorm_before", e.layer_norm_eps),
-            fc(f"{ENC}encoder.layer.{i}.intermediate.dense"), None,
-            fc(f"{ENC}encoder.layer.{i}.output.dense"),
-            norm_of(f"{ENC}encoder.layer.{i}.layernorm_after", e.layer_norm_eps))
-            for i in range(e.num_hidden_layers))
-        self.encoder_norm = norm_of(f"{ENC}layernorm", e.layer_norm_eps)
-        self.enc_to_dec_proj = fc("enc_to_dec_proj") if config.enc_to_dec_proj else None
-        self.encoder_act, self.act = _act(e.hidden_act), _act(c.activation_function)
-
-        proj = ("q_proj", "k_proj", "v_proj", "out_proj")
-        wide = config.source_width != c.d_model
-        self.decoder_layers = tuple(DecoderLayer(
-            _attention(t, f"{DEC}layers.{i}.self_attn.", proj, c.decoder_attention_heads),
-            norm_of(f"{DEC}layers.{i}.self_attn_layer_norm", _DECODER_EPS),
-            _attention(t, f"{DEC}layers.{i}.encoder_attn.", proj, c.decoder_attention_heads,
-                       wide),
-            norm_of(f"{DEC}layers.{i}.encoder_attn_layer_norm", _DECODER_EPS),
-            fc(f"{DEC}layers.{i}.fc1"), None, fc(f"{DEC}layers.{i}.fc2"),
-            norm_of(f"{DEC}layers.{i}.final_layer_norm", _DECODER_EPS))
-            for i in range(c.decoder_layers))
+        self.encoder_layers = tuple(encoder_layer(t, i, config)
+                                    for i in range(e.num_hidden_layers))
+        self.encoder_norm = t.norm(f"{ENC}layernorm", e.layer_norm_eps)
+        self.enc_to_dec_proj = t.linear("enc_to_dec_proj") if config.enc_to_dec_proj else None
+        self.encoder_act, self.act = act(e.hidden_act), act(c.activation_function)
+        self.decoder_layers = tuple(decoder_layer(t, i, config)
+                                    for i in range(c.decoder_layers))
         self.embed_tokens = t(f"{DEC}embed_tokens.weight")
         self.output_projection = self.embed_tokens if c.tie_word_embeddings else \
             t("decoder.output_projection.weight")
         self.embed_positions = t(f"{DEC}embed_positions.weight")
-        self.layernorm_embedding = norm_of(f"{DEC}layernorm_embedding", _DECODER_EPS) \
+        self.layernorm_embedding = t.norm(f"{DEC}layernorm_embedding", DECODER_EPS) \
             if c.layernorm_embedding else None
         self.embed_scale = np.float32(np.sqrt(c.d_model) if c.scale_embedding else 1.0)
         self.nbytes = sum({id(a): a.nbytes for a in tensors.values()}.values())
@@ -244,7 +192,7 @@ class VisionEncoderDecoder:
         x = np.concatenate([self.special_tokens, self.embed_patches(pixel_values)])  # (S, D)
         x += self.position_embeddings
         for layer in self.encoder_layers:
-            x = encoder_layer(x, layer, self.encoder_act, True)
+            x = layers.encoder_layer(x, layer, self.encoder_act, True)
         x = norm(x, self.encoder_norm)
         return x if self.enc_to_dec_proj is None else linear(x, self.enc_to_dec_proj)
 
@@ -270,8 +218,9 @@ class VisionEncoderDecoder:
         ones: output, cross inputs (L, n_new, d_model), weights (L, h, n_new, S), caches."""
         inputs, weights, out = [], [], []
         for i, layer in enumerate(self.decoder_layers):
-            y, x_in, w, cache = decoder_layer(y, layer, self.act, False, sources[i], caches[i],
-                                              None if gates is None else gates[i])
+            y, x_in, w, cache = layers.decoder_layer(y, layer, self.act, False, sources[i],
+                                                     caches[i], None if gates is None
+                                                     else gates[i])
             inputs.append(x_in)
             weights.append(w)
             out.append(cache)
