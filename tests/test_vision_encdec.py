@@ -309,3 +309,19 @@ def test_transformers_reading_the_folder_agrees(models):
         ref = loaded.eval()(pixel_values=torch.tensor(px[None]),
                             decoder_input_ids=torch.tensor([[start, *TARGET[:-1]]]))
     close(ours.forward(px, TARGET).logits, ref.logits[0], "logits of the loaded folder")
+
+
+def test_text_comes_out_through_the_folder_s_tokenizer(models, tmp_path):
+    import shutil
+
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+
+    _, _, ours = models
+    with pytest.raises(ValueError, match="has no tokenizer.json"):
+        ours.detokenize([5, 6])
+    folder = tmp_path / "m"
+    shutil.copytree(ours.name, folder)
+    vocab = {f"w{i}": i for i in range(ours.config.decoder.vocab_size)}
+    Tokenizer(WordLevel(vocab, unk_token="w3")).save(str(folder / "tokenizer.json"))
+    assert VisionEncoderDecoder.from_folder(folder).detokenize([5, 6]) == "w5 w6"
