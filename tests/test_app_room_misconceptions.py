@@ -75,3 +75,21 @@ def test_phones_that_pick_distractors_are_named_on_the_host_the_phones_and_the_c
     assert "<strong>mask ignored</strong>" in phones[1].message()["me"]["verdict"]
     rows = {r["answer"]: r["misconception"] for r in csv_rows(code, key) if r["step"] == "4"}
     assert rows[mask.value] == "mask ignored" and rows[told.truth] == ""
+
+
+def test_each_phone_is_sent_how_far_its_own_answer_is_live_and_in_homework():
+    """The surprise a phone lists its steps to revisit by (phone.js): 0 when right, 1 + the
+    relative error (capped at 1) for a number, in the phone's own part of the message."""
+    host, code, key = start_class()
+    to_step(host, code, key, 2)
+    phones = [Phone(code) for _ in range(3)]
+    for p, value in zip(phones, (1.0, 1.5, 9.0), strict=True):
+        p.answer(value)
+    assert "surprise" not in phones[0].message()["me"]            # not before the reveal
+    host.button(key="reveal").click().run()
+    assert [p.message()["me"]["surprise"] for p in phones] == [0.0, 1.5, 2.0]
+    host, code, key = start_class(homework="7")
+    phone = Phone(code)
+    phone.answer_step(2, 1.25)
+    assert phone.homework_step(2)["me"]["surprise"] == 1.25
+    assert "surprise" not in phone.homework_step(3)["me"]         # not answered yet
