@@ -247,6 +247,8 @@ def with_distractors(tell, find):
     question's row of weights."""
     @functools.wraps(tell)
     def told_with(a, layer: int, **args):
+        if a.heldout is not None:        # the held-out sentences run once for both
+            a = replace(a, heldout=functools.lru_cache(maxsize=4)(a.heldout))
         told = tell(a, layer, **args)
         if told.question is None or told.truth is None:
             return told
