@@ -72,6 +72,7 @@ def test_the_last_step_lists_the_three_furthest_predictions_and_nothing_leaves_t
     assert listed[0][1].startswith(f"Step 2. {STEPS[1].title}Off by 2")
     assert "known slip, mask ignored" in listed[1][1]
     assert f"Step 1. {STEPS[0].title}" in listed[2][1]
+    (ARTIFACTS / "revisit-phone.png").write_bytes(phone.shot("#revisit"))   # for a reader
     # nothing of it was sent: the phone's POSTs are its join and its four answers
     bodies = [json.loads(b) for b in sent]
     assert all(set(b) <= {"step", "round", "value", "confidence", "challenge", "nonce"}
