@@ -102,6 +102,17 @@ def _differ(told: Told) -> None:
         told.question.encode(d.value)          # refused if the question does not take it
 
 
+def _all_named(told: Told, want: dict) -> None:
+    """Each distractor is its misconception's answer (``want``), and a misconception left out
+    gives the answer or a distractor already named."""
+    for d in told.distractors:
+        assert d.value == want[d.key], (d, want)
+    named = [d.value for d in told.distractors]
+    for key, value in want.items():
+        if key not in {d.key for d in told.distractors}:
+            assert value == told.truth or value in told.also or value in named, (key, want)
+
+
 def _expected_one_head(r, by, h, i) -> dict:
     """strongest_source's distractors, each re-derived by its misconception."""
     w = [by.weights(g) for g in range(by.n_heads)]
@@ -124,13 +135,7 @@ def test_strongest_source_and_row_sum_on_random_settings(k):
     _differ(told)
     i, h = told.row
     want = _expected_one_head(r, by, h, i)
-    for d in told.distractors:
-        assert d.value == want[d.key], (d, want)
-    # every misconception that gives another answer is named: none dropped but the equal ones
-    named = {d.key for d in told.distractors}
-    for key, value in want.items():
-        if key not in named:
-            assert value == told.truth or value in [d.value for d in told.distractors]
+    _all_named(told, want)
 
     told = COMPUTED["row_sum"].tell(a, 0, target="noir", head=2)
     _differ(told)
@@ -255,3 +260,83 @@ def test_surprise_orders_wrong_answers_by_how_far_they_are():
     assert surprise(choice, "down") == 2.0 and surprise(choice, None) is None
     poll = Told({}, "", "?", Question("poll", ("up", "down")), None)
     assert surprise(poll, "up") is None
+
+
+# --- trained weights and the shipped model: the steps they ask, on several sentence pairs ---
+def _pairs(n: int = 5):
+    from xattn.corpus import generate_pairs
+
+    return [p for p in generate_pairs(60, seed=5) if p.target.count("le") >= 2][:n]
+
+
+def test_the_trained_questions_distractors_on_five_sentence_pairs(trained):
+    """repeated_word (head 1 alone, the diagonal, columns, the softmax over targets),
+    head_off (the most diagonal head) and trained_vs_random (head 1 alone), each by hand."""
+    from xattn.alignment import evaluate
+    from xattn.sources import trained_attention
+
+    evaluated = evaluate(trained, 1.0)
+    seen = set()
+    for pair in _pairs():
+        a = trained_attention(evaluated, pair)
+        t = a.layers.trace(0, True)
+        n_h, n_tgt, n_src = t.weights.shape
+        told = COMPUTED["repeated_word"].tell(a, 0, word="le")
+        _differ(told)
+        i = told.row[0]
+        w = t.weights
+        col = [[sum(w[h, k, j] for k in range(n_tgt)) for j in range(n_src)] for h in range(n_h)]
+        e = [[[math.exp(t.scaled_scores[h, k, j]) for j in range(n_src)] for k in range(n_tgt)]
+             for h in range(n_h)]
+        want = {"heads": _argmax(list(w[0, i])), "diagonal": _own(i, n_tgt, n_src),
+                "swapped": _argmax([sum(w[h, i, j] / col[h][j] for h in range(n_h)) / n_h
+                                    for j in range(n_src)]),
+                "axis": _argmax([sum(e[h][i][j] / sum(e[h][k][j] for k in range(n_tgt))
+                                     for h in range(n_h)) / n_h for j in range(n_src)])}
+        _all_named(told, want)
+        told = COMPUTED["head_off"].tell(a, 0)
+        _differ(told)
+        diag = [sum(w[h, k, _own(k, n_tgt, n_src)] for k in range(n_tgt)) for h in range(n_h)]
+        for d in told.distractors:
+            assert d.value == f"head {_argmax(diag) + 1}"
+            seen.add(("head_off", d.key))
+        told = COMPUTED["trained_vs_random"].tell(a, 0)
+        _differ(told)
+        b = a.toy.untrained().layer(0)
+        conf = [sum(max(x[0, k]) for k in range(n_tgt)) / n_tgt for x in (w, b)]
+        for d in told.distractors:
+            assert d.value == ("Both alike" if abs(conf[0] - conf[1]) < 0.05 else
+                               "A: the trained weights" if conf[0] > conf[1] else
+                               "B: the random start")
+            seen.add(("trained_vs_random", d.key))
+    assert seen, "no trained question had a distractor on five pairs"
+
+
+def test_the_models_questions_distractors_on_three_sentences():
+    """masking_effect: the word the last layer's heads, averaged, weigh most (a weight taken
+    for an effect) and the diagonal; best_layer: the best single head's layer and the most
+    diagonal layer."""
+    from xattn.alignlab import score_heads
+    from xattn.encdec import cross_attention, load_encdec
+    from xattn.sources import model_attention
+
+    model = load_encdec()
+    for sentence in ("the red cat sees the dog", "the sad boy likes the king",
+                     "the dog watches the sad book"):
+        a = model_attention(cross_attention(model, sentence), loaded=model)
+        told = COMPUTED["masking_effect"].tell(a, 0, target=a.tgt_tokens[1])
+        _differ(told)
+        i, last = told.row[0], told.layer
+        w = a.layer(last)
+        n_h, n_tgt, n_src = w.shape
+        want = {"effect": _argmax([sum(w[h, i, j] for h in range(n_h)) for j in range(n_src)]),
+                "diagonal": _own(i, n_tgt, n_src)}
+        _all_named(told, want)
+        told = COMPUTED["best_layer"].tell(a, 0)
+        _differ(told)
+        best = score_heads(a.heldout(False), method="target_argmax").best_heads[0][0]
+        diag = [sum(a.layer(k)[:, t, _own(t, n_tgt, n_src)].mean() for t in range(n_tgt))
+                for k in range(a.n_layers)]
+        want = {"heads": f"layer {best + 1}", "diagonal": f"layer {_argmax(diag) + 1}"}
+        for d in told.distractors:
+            assert d.value == want[d.key], (sentence, d, want)
