@@ -340,3 +340,18 @@ def test_the_models_questions_distractors_on_three_sentences():
         want = {"heads": f"layer {best + 1}", "diagonal": f"layer {_argmax(diag) + 1}"}
         for d in told.distractors:
             assert d.value == want[d.key], (sentence, d, want)
+
+
+def test_the_histogram_figure_has_a_bar_per_misconception_most_given_on_top():
+    from xattn.figures.misconceptions import misconceptions_figure
+
+    told = Told(**{**NUMBER.__dict__, "distractors": keep(NUMBER, [
+        Distractor("axis", 0.53), Distractor("swapped", 0.6), Distractor("scores", 3.2)])})
+    shares = class_misconceptions(told, {0.53: 1, 0.6: 3, 1.0: 6}, 10)
+    fig = misconceptions_figure(shares)
+    bar = fig.data[0]
+    assert bar.orientation == "h" and list(bar.y) == [
+        "scores read as weights", "softmax over the wrong axis", "rows and columns swapped"]
+    assert list(bar.x) == [0.0, 10.0, 30.0] and list(bar.text) == ["0% (0)", "10% (1)",
+                                                                    "30% (3)"]
+    assert "10 answers" in fig.layout.title.text
