@@ -186,7 +186,7 @@ def sqrt(a, layer, told, **_):
     down, up, same = T.SQRT_CHOICES
     on, off = a.layers.trace(layer, True), a.layers.trace(layer, False)
     flipped = {down: up, up: down}.get(told.truth)
-    kept = int(np.argmax(on.scores[0, 0])) == int(np.argmax(off.scores[0, 0]))
+    kept = int(np.argmax(on.scaled_scores[0, 0])) == int(np.argmax(off.scaled_scores[0, 0]))
     return [Distractor("unscaled", flipped, "thought the 1/√d_head scaling sharpens the "
                                             "weights: it spreads them"),
             Distractor("scores", same if kept else None, "read the scores as weights: the "
