@@ -18,22 +18,38 @@ ALT = ("Horizontal bar chart: for each named misconception whose answer this ste
        "share of the class whose prediction was that answer.")
 
 
-def misconceptions_figure(shares, *, font_scale: float = 1.0) -> go.Figure:
+def _wrapped(name: str, width: int) -> str:
+    """A misconception's name (the library's own text) on lines of about ``width``."""
+    lines = [""]
+    for word in name.split(" "):
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}".strip()
+    return "<br>".join(lines)
+
+
+def misconceptions_figure(shares, *, font_scale: float = 1.0,
+                          label_chars: int = 40) -> go.Figure:
     """Bars of ``shares`` (``Share`` records, most given first: drawn top down).
 
     Parameters
     ----------
     shares : list of xattn.lesson.misconceptions.Share
+    label_chars : int
+        The names wrap at spaces to lines of about this many characters (a narrow column:
+        fewer).
     """
     shown = list(reversed(shares))                      # a horizontal bar chart draws upwards
-    y = [s.distractor.name for s in shown]
+    y = [_wrapped(s.distractor.name, label_chars) for s in shown]
     x = [100 * s.share for s in shown]
     answered = shares[0].answered if shares else 0
     bar = dict(type="bar", orientation="h", x=x, y=y, marker=dict(color=ACCENT),
                text=[f"{s.share:.0%} ({s.count})" for s in shown], textposition="outside",
                cliponaxis=False, hovertemplate="%{y}: %{x:.0f} %<extra></extra>")
+    row = round((34 if label_chars >= 40 else 48) * font_scale)       # px a bar (its lines)
     layout = base_layout(f"Why were they wrong? ({answered} answer{'s' if answered != 1 else ''})",
-                         90 + round(34 * font_scale) * max(1, len(y)), font_scale=font_scale,
+                         90 + row * max(1, len(y)), font_scale=font_scale,
                          xaxis=dict(title=dict(text="% of the class"), range=[0, 119],
                                     ticksuffix=" %"),
                          yaxis=dict(automargin=True))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from xattn.figures.frozen import narrowed
 from xattn.figures.misconceptions import ALT, misconceptions_figure
 from xattn.lesson import Told
 from xattn.lesson.misconceptions import class_misconceptions, misconception_of
@@ -52,8 +53,9 @@ def histogram_lines(shares) -> str:
                      f" {s.distractor.why}" for s in shares)
 
 
-def misconception_panel(room, view, font_scale: float = 1.0) -> None:
-    """After the reveal: how many of the class gave each misconception's answer."""
+def misconception_panel(room, view, font_scale: float = 1.0, compact: bool = False) -> None:
+    """After the reveal: how many of the class gave each misconception's answer (``compact``:
+    in the narrow column beside the answer, the chart narrowed as the class's answers are)."""
     if view.phase != "revealed" or room.lesson is None:
         return
     told = round_told(room.lesson, view.step, view.question)
@@ -63,5 +65,8 @@ def misconception_panel(room, view, font_scale: float = 1.0) -> None:
     st.markdown("**Why were they wrong?** The wrong answers that named misconceptions give "
                 "on these weights, and how many of the class gave each:")
     st.markdown(histogram_lines(shares))
-    show_chart(misconceptions_figure(shares, font_scale=font_scale), key="class_slips",
+    fig = misconceptions_figure(shares, font_scale=font_scale, label_chars=16 if compact else 40)
+    if compact:
+        fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
+    show_chart(fig, key="class_slips",
                name=f"xattn-class-{room.code}-step{view.step}-misconceptions", alt=ALT)

@@ -306,7 +306,7 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
                    alt=_ALTS[view.question.of.chart])
     if taps:
         _taps(a, layer, view, told)
-    misconception_panel(room, view, font_scale)    # after the reveal: why they were wrong
+    misconception_panel(room, view, font_scale, compact)   # after the reveal: why wrong
     confidence_table(room, view)           # after the reveal: who was sure, right or wrong
 
 
