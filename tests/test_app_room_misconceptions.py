@@ -51,7 +51,7 @@ def test_phones_that_pick_distractors_are_named_on_the_host_the_phones_and_the_c
     host.button(key="reveal").click().run()
     assert not host.exception, host.exception
     shown = text(host)
-    assert "**33%** (2 of 6) **rows and columns swapped**: added up the column of" in shown
+    assert "**33%** (2 of 6) **rows and columns swapped**: added up the column of `" in shown
     assert "**17%** (1 of 6) **softmax over the wrong axis**: took the softmax over the " \
            "target words" in shown
     assert host.get_by_key("class_slips") is not None

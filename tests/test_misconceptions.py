@@ -355,3 +355,17 @@ def test_the_histogram_figure_has_a_bar_per_misconception_most_given_on_top():
     assert list(bar.x) == [0.0, 10.0, 30.0] and list(bar.text) == ["0% (0)", "10% (1)",
                                                                     "30% (3)"]
     assert "10 answers" in fig.layout.title.text
+
+
+def test_a_reason_names_typed_tokens_as_code_never_as_markup():
+    from xattn.markup import to_html
+
+    from xattn.pipeline import run_tokens
+
+    a = random_attention(run_tokens(["**b**", "<i>", "_c_"], ["le", "chat", "noir"],
+                                    Settings(n_heads=2)))
+    told = COMPUTED["row_sum"].tell(a, 0, target="noir", head=2)
+    swapped = next(d for d in told.distractors if d.key == "swapped")
+    html = to_html(verdict(told, round(swapped.value, 2)))
+    assert "added up the column of <code>_c_</code> instead of the row of <code>noir</code>" \
+        in html and "<em>" not in html and "<i>" not in html

@@ -20,7 +20,7 @@ import numpy as np
 
 from xattn.jobs import own_place
 from xattn.lesson import tell as T
-from xattn.lesson._words import target_row, token_label
+from xattn.lesson._words import target_row, token_name
 from xattn.lesson.misconceptions import Distractor, keep
 from xattn.metrics import head_statistics
 from xattn.trace import masked_softmax
@@ -108,8 +108,8 @@ def rows_sum(a, layer, told, *, target: str = "noir", head: int = 2):
     col = i if i < len(a.src_tokens) else None
     row_scores = None if d.scores is None else float(d.scores[h, i][d.mask[i]].sum())
     return [Distractor("swapped", None if col is None else float(d.weights[h, :, col].sum()),
-                       f"added up the column of {token_label(a.src_tokens, col)} instead of "
-                       f"the row of {token_label(a.tgt_tokens, i)}" if col is not None else ""),
+                       f"added up the column of {token_name(a.src_tokens, col)} instead of "
+                       f"the row of {token_name(a.tgt_tokens, i)}" if col is not None else ""),
             Distractor("scores", row_scores, "added up the scores before the softmax"),
             Distractor("axis", None if d.col_softmax is None else float(
                 d.col_softmax[h, i].sum()))]

@@ -70,8 +70,9 @@ class Distractor:
         The answer as ``Question.decode`` gives it: a choice's text, a token's position or a
         number.
     reason : str
-        One line in this step's words ("averaged the heads instead of reading head 2");
-        the misconception's own line when empty.
+        One line of Markdown in this step's words ("added up the column of `cat` instead of
+        the row of `noir`": every token a code span); the misconception's own line when
+        empty.
     """
 
     key: str
