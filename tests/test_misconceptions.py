@@ -359,7 +359,6 @@ def test_the_histogram_figure_has_a_bar_per_misconception_most_given_on_top():
 
 def test_a_reason_names_typed_tokens_as_code_never_as_markup():
     from xattn.markup import to_html
-
     from xattn.pipeline import run_tokens
 
     a = random_attention(run_tokens(["**b**", "<i>", "_c_"], ["le", "chat", "noir"],
