@@ -78,7 +78,7 @@ def test_three_students_label_each_head_then_see_how_many_they_got_right():
     assert marks["name"] == "right" and len(marks["x"]) == 4   # one right job a head
     from xattn.ui.room.room import class_store
     csv = answers_csv(class_store().results(code, key)).splitlines()
-    assert f"12,1,parts,{JOBS.index(truth[3])},head 4: {truth[3]},3,,,3,,," in csv
+    assert f"12,1,parts,{JOBS.index(truth[3])},head 4: {truth[3]},3,,,3,,,," in csv
 
 
 def test_three_students_align_words_and_the_class_is_scored_from_their_votes():
@@ -126,4 +126,4 @@ def test_three_students_align_words_and_the_class_is_scored_from_their_votes():
         assert f"the class {class_aer:.2f}" in m["room"]["answer"]["versus"]
     from xattn.ui.room.room import class_store
     csv = answers_csv(class_store().results(code, key)).splitlines()
-    assert "14,1,links,4-0,le (4) → the (0),2,,,3,,," in csv
+    assert "14,1,links,4-0,le (4) → the (0),2,,,3,,,," in csv

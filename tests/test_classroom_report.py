@@ -19,7 +19,8 @@ def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
     assert text.endswith("\r\n") and text.count("\r\n") == 10 and "\n" not in text.replace("\r\n", "")
     rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows[0] == ["step", "round", "kind", "index", "answer", "count", "timer_seconds",
-                       "changed_to_this", "answered", "sure", "think_so", "guess"]
+                       "changed_to_this", "answered", "sure", "think_so", "guess",
+                       "misconception"]
     assert [r[:6] for r in rows[1:]] == [
         ["1", "1", "token", "0", "the", "2"],
         ["1", "1", "token", "1", "'=cmd|' /C calc'!A0", "0"],     # a formula stays text
@@ -32,7 +33,8 @@ def test_the_csv_has_counts_per_answer_per_round_and_no_ids():
         ["3", "1", "choice", "1", "'@down", "0"]]
     assert {tuple(r[6:8]) for r in rows[1:]} == {("", "")}       # no timer, no revote given
     assert [r[8] for r in rows[1:]] == ["7"] * 3 + ["7"] * 2 + ["4"] * 2 + ["4"] * 2
-    assert {tuple(r[9:]) for r in rows[1:]} == {("", "", "")}    # nobody said how sure
+    assert {tuple(r[9:12]) for r in rows[1:]} == {("", "", "")}  # nobody said how sure
+    assert {r[12] for r in rows[1:]} == {""}                     # no misconception given
     with pytest.raises(TypeError, match="answers_csv takes Tally records"):
         answers_csv([(1, 1, {})])
 
@@ -63,7 +65,7 @@ def test_parts_and_links_have_a_row_per_part_choice_and_per_link_drawn():
                        (("aligns", None), ("aligns", "aligns")): 1,       # head 2 added
                        (None, ("sink", "aligns")): 1}}                     # a new voter
     rows = list(csv.reader(io.StringIO(answers_csv(tallies, moves=moved), newline="")))
-    assert {tuple(r[9:]) for r in rows[1:]} == {("", "", "")}
+    assert {tuple(r[9:]) for r in rows[1:]} == {("", "", "", "")}
     assert [r[2:9] for r in rows[1:]] == [
         ["parts", "0", "head 1: sink", "3", "", "", "4"],
         ["parts", "1", "head 1: aligns", "1", "", "", "4"],

@@ -23,11 +23,12 @@ from xattn.literal import csv_cell
 __all__ = ["answers_csv", "qr_svg", "CSV_HEADER"]
 
 CSV_HEADER = ("step", "round", "kind", "index", "answer", "count", "timer_seconds",
-              "changed_to_this", "answered", "sure", "think_so", "guess")
+              "changed_to_this", "answered", "sure", "think_so", "guess", "misconception")
 _MAX_URL = 2000
 
 
-def answers_csv(tallies, *, moves: dict | None = None, confidence: dict | None = None) -> str:
+def answers_csv(tallies, *, moves: dict | None = None, confidence: dict | None = None,
+                misconceptions: dict | None = None) -> str:
     """The class's answers (`ClassStore.results`) as CSV: counts only, no ids.
 
     ``index`` is the 0-based position of a choice or token (empty for a number); every option
@@ -43,29 +44,36 @@ def answers_csv(tallies, *, moves: dict | None = None, confidence: dict | None =
     ``sure``, ``think_so`` and ``guess`` (a room that asks how sure each answer is, from
     ``confidence``: for each (step, round), `ClassStore.confidence`'s counts) split ``count``
     by the confidence its students gave (those who gave none are the rest); empty for a round
-    in which nobody gave one.
+    in which nobody gave one. ``misconception`` (from ``misconceptions``: for each (step,
+    round), a function of a counted answer) names the misconception whose answer a wrong
+    answer is ("softmax over the wrong axis", ``xattn.lesson.misconceptions``); empty for a
+    right answer, for one no named misconception gives, and for a number only within the
+    question's tolerance of none.
 
     Examples
     --------
     >>> from xattn.classroom import Question
     >>> q = Question("token", ("=A1", "cat"))
     >>> answers_csv([Tally(1, 1, q, {0: 3, 1: 0})]).splitlines()[1:]
-    ["1,1,token,0,'=A1,3,,,3,,,", '1,1,token,1,cat,0,,,3,,,']
+    ["1,1,token,0,'=A1,3,,,3,,,,", '1,1,token,1,cat,0,,,3,,,,']
     >>> moved = {(1, 2): {(0, 1): 2, (1, 1): 1, (None, 1): 4}}
     >>> answers_csv([Tally(1, 2, q, {0: 0, 1: 7})], moves=moved).splitlines()[2]
-    '1,2,token,1,cat,7,,2,7,,,'
+    '1,2,token,1,cat,7,,2,7,,,,'
     >>> sure = {(1, 1): {(0, "sure"): 2, (0, None): 1, (1, "guess"): 4}}
     >>> answers_csv([Tally(1, 1, q, {0: 3, 1: 4})], confidence=sure).splitlines()[1:]
-    ["1,1,token,0,'=A1,3,,,7,2,0,0", '1,1,token,1,cat,4,,,7,0,0,4']
+    ["1,1,token,0,'=A1,3,,,7,2,0,0,", '1,1,token,1,cat,4,,,7,0,0,4,']
     >>> pair = Question("links", ("the", "cat"), rows=("le", "chat"))
     >>> answers_csv([Tally(2, 1, pair, {(0, 0): 2, (0, 1): 0, (1, 0): 0, (1, 1): 1}, None,
     ...                    2)]).splitlines()[1:]
-    ['2,1,links,0-0,le → the,2,,,2,,,', '2,1,links,1-1,chat → cat,1,,,2,,,']
+    ['2,1,links,0-0,le → the,2,,,2,,,,', '2,1,links,1-1,chat → cat,1,,,2,,,,']
+    >>> slip = {(1, 1): lambda value: "rows and columns swapped" if value == 1 else ""}
+    >>> answers_csv([Tally(1, 1, q, {0: 3, 1: 4})], misconceptions=slip).splitlines()[2]
+    '1,1,token,1,cat,4,,,7,,,,rows and columns swapped'
     """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
-    moves, confidence = moves or {}, confidence or {}
+    moves, confidence, slips = moves or {}, confidence or {}, misconceptions or {}
     for t in tallies:
         if not isinstance(t, Tally):
             raise TypeError(f"answers_csv takes Tally records (ClassStore.results); received "
@@ -77,6 +85,7 @@ def answers_csv(tallies, *, moves: dict | None = None, confidence: dict | None =
             sum(t.counts.values()) if q.of.one_answer else "")
         sure = confidence.get((t.step, t.round))
         levels = None if sure is None else by_element(q, sure)
+        slip = slips.get((t.step, t.round), lambda value: "")
         for value, n in t.counts.items():
             if q.of.chart == "links" and not n:
                 continue                       # links nobody drew: up to 256 empty rows
@@ -86,7 +95,7 @@ def answers_csv(tallies, *, moves: dict | None = None, confidence: dict | None =
             by_level = ("",) * len(LEVELS) if levels is None else tuple(
                 levels.get(value, {}).get(level, 0) for level in LEVELS)
             writer.writerow((t.step, t.round, q.kind, *_named(q, value), n, timer, came,
-                             n_answered, *by_level))
+                             n_answered, *by_level, slip(value)))
     return buf.getvalue()
 
 

@@ -252,8 +252,14 @@ def verdict(told: Told, answer) -> str:
     """A student's prediction ``answer`` against the truth, in one line of Markdown: right, or
     what the page shows and how far off (several parts: how many are right; links: their
     AER against the gold links; a poll: that it has no right answer). The question's kind
-    decides (``xattn.classroom.kinds``)."""
-    return told.question.of.verdict(told.question, told.key, answer)
+    decides (``xattn.classroom.kinds``); a wrong answer that a named misconception gives
+    says which (``xattn.lesson.misconceptions``)."""
+    from xattn.lesson.misconceptions import misconception_of
+
+    line = told.question.of.verdict(told.question, told.key, answer)
+    slip = misconception_of(told, answer)
+    return line + (f" It is the answer of a known slip, **{slip.name}**: {slip.why}."
+                   if slip is not None else "")
 
 
 def is_right(told: Told, answer) -> bool:

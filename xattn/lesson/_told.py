@@ -69,6 +69,12 @@ class Told:
     page : dict
         Settings the view beside the step takes for this question (``{"dstep": 3}``: the
         decoder step of the target word asked about).
+    distractors : tuple of xattn.lesson.misconceptions.Distractor
+        The wrong answers named misconceptions give on the same weights (a computed choice,
+        token or number question; ``xattn.lesson._distractors``).
+    weights : tuple of float
+        A token question's row of weights, one per token (what a student's surprise is
+        measured by: the weight of their pick against the answer's).
     """
 
     words: dict
@@ -86,6 +92,8 @@ class Told:
     layer: int | None = None
     head: int | None = None
     page: dict = field(default_factory=dict)
+    distractors: tuple = ()
+    weights: tuple = ()
 
     @property
     def also_right(self) -> tuple:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xattn.lesson import _aligns, _probe, tell
+from xattn.lesson._distractors import FINDERS, with_distractors
 
 __all__ = ["Computed", "COMPUTED", "Arg"]
 
@@ -42,6 +43,10 @@ class Computed:
     about: str
     needs: tuple[str, ...] = ()
     args: dict[str, Arg] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.name in FINDERS:      # its Told carries the distractors of named misconceptions
+            object.__setattr__(self, "tell", with_distractors(self.tell, FINDERS[self.name]))
 
     def __repr__(self) -> str:
         return f"Computed({self.name!r})"

@@ -38,6 +38,7 @@ from xattn.ui.room.devices import devices_panel, door, end_panel
 from xattn.ui.room.follow import LIVE_FRAGMENTS
 from xattn.ui.room.framed import framed_warning
 from xattn.ui.room.learned import learned_panel
+from xattn.ui.room.misconceptions import csv_misconceptions, misconception_panel
 from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action
 
@@ -274,7 +275,8 @@ def class_csv(room: Room) -> str:
         sure = store.confidences(room.code, room.host)
     except ClassroomError:
         return ""
-    return answers_csv(tallies, moves=moves, confidence=sure)
+    return answers_csv(tallies, moves=moves, confidence=sure,
+                       misconceptions=csv_misconceptions(room.lesson, tallies))
 
 
 @st.fragment(key="class_answers")
@@ -308,6 +310,7 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
                    alt=_ALTS[view.question.of.chart])
     if taps:
         _taps(a, layer, view, told)
+    misconception_panel(room, view, font_scale, compact)   # after the reveal: why wrong
     confidence_table(room, view)           # after the reveal: who was sure, right or wrong
 
 

@@ -37,6 +37,7 @@ from xattn._checks import quote
 from xattn.classroom import RoomView
 from xattn.classroom.hub import Message
 from xattn.lesson import Lesson, Told, is_right, verdict
+from xattn.lesson.misconceptions import surprise
 from xattn.markup import to_html
 
 __all__ = ["homework_room", "step_message", "step_states", "first_open",
@@ -192,6 +193,7 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict) -> dict:
         me["verdict"] = (to_html(verdict(told, answer)) if answer is not None else to_html(
             "**You did not answer this step before the homework closed**: here is the "
             "answer."))
+        me["surprise"] = surprise(told, answer)       # the phone's steps to revisit
     room["line"] = "" if not closed else "The homework is closed: every step's answer is shown."
     return {"room": room, "me": me}
 

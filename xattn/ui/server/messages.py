@@ -37,6 +37,7 @@ from xattn.figures.phone import phone_chart
 from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
 from xattn.lesson.followup import case_step
+from xattn.lesson.misconceptions import surprise
 from xattn.markup import to_html
 from xattn.ui.compute import derived
 from xattn.ui.lesson.versus import ALT as VERSUS_ALT
@@ -194,6 +195,7 @@ def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None) -
         if revealed and question is not None:
             out["verdict"] = (to_html(verdict(told, mine)) if mine is not None else
                               "<p>You did not predict this step: here is the answer.</p>")
+            out["surprise"] = surprise(told, mine)     # the phone's steps to revisit
         return out
 
     return Message((view.code, view.version, view.phase, n, view.round), body, n, view.round,

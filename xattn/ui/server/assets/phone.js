@@ -328,6 +328,7 @@
       ? "Time is up: answers are closed. Your teacher reveals the answer next."
       : "The answer appears here when your teacher reveals it.";
     if (fresh || S.verdictShown !== JSON.stringify(S.me)) reveal();
+    revisit();
     S.drawn = key;
     // a table wider than the phone scrolls sideways (phone.css): by keyboard too (axe: scrollable-region-focusable)
     document.querySelectorAll("main table:not([tabindex])").forEach((t) => { t.tabIndex = 0; });
@@ -523,6 +524,7 @@
     if (r.phase !== "revealed" || !r.answer) { sec.hidden = true; return; }
     sec.hidden = false;
     $("verdict").innerHTML = (r.ask && S.me && S.me.verdict) || "";
+    remember();
     $("versus").innerHTML = r.answer.versus || "";
     $("answer").innerHTML = r.answer.text;
     const charts = $("charts");
@@ -536,6 +538,36 @@
       S.chartWidth = innerWidth;
     }
   }
+  // --- steps to revisit: this phone's own answers, kept on the phone (nothing is sent) ---------
+  // Each revealed step's surprise (the server's measure of how far this phone's own answer
+  // is from the computed one: xattn.lesson.misconceptions.surprise) with its verdict; at the
+  // last step of a live class and in a homework, the three furthest are listed.
+  const SKEY = "xattn-surprise-" + code;
+  function surprises() {
+    try { return JSON.parse(localStorage.getItem(SKEY)) || {}; } catch (err) { return {}; }
+  }
+  function remember() {
+    const r = S.room;
+    if (!r || r.phase !== "revealed" || !r.ask || !S.me || typeof S.me.surprise !== "number") return;
+    const all = surprises();
+    all[r.step] = { score: S.me.surprise, title: r.title, why: $("verdict").textContent };
+    try { localStorage.setItem(SKEY, JSON.stringify(all)); } catch (err) { /* full: not kept */ }
+  }
+  function revisit() {
+    const r = S.room, box = $("revisit"), list = $("revisit-list");
+    const top = Object.entries(surprises()).filter((e) => e[1].score > 0)
+      .sort((a, b) => b[1].score - a[1].score || a[0] - b[0]).slice(0, 3);
+    box.hidden = !r || !(S.hw || r.step === r.n_steps) || !top.length;
+    const key = JSON.stringify(top) + !!S.hw;
+    if (box.hidden || list.dataset.key === key) return;
+    list.dataset.key = key;
+    list.textContent = "";
+    top.forEach(([n, v]) => list.append(el("li", { "data-step": n },
+      S.hw ? el("button", { type: "button", class: "pill", onclick: () => go(Number(n)), text: "Step " + n + ". " + v.title })
+        : el("strong", { text: "Step " + n + ". " + v.title }),
+      el("div", { class: "muted", text: v.why }))));
+  }
+
   addEventListener("resize", () => {     // a phone turned: its charts laid out for the new width
     if (S.room && S.chartWidth && Math.abs(innerWidth - S.chartWidth) > 40) {
       $("charts").dataset.key = "";
