@@ -339,8 +339,11 @@ def test_a_student_without_a_mouse_picks_a_cell_for_step_through(app):
     page = app.page
     app.open(None, "true")
 
-    tab_to(page, lambda f: f["role"] == "tab", "the tabs of the views")
-    for _ in range(len(VIEW_NAMES)):
+    for _ in range(2 * len(VIEW_NAMES)):
+        # A rerun still finishing on a loaded machine may take focus back to the page's
+        # body; a keyboard user then tabs to the views again, and so does this test.
+        if focused(page)["role"] != "tab":
+            tab_to(page, lambda f: f["role"] == "tab", "the tabs of the views")
         if focused(page)["text"] == "Step through":
             break
         page.keyboard.press("ArrowRight")
