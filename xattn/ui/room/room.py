@@ -57,7 +57,7 @@ from xattn.ui.link import (
     VIEW,
 )
 from xattn.ui.room.follow import follow_room, new_run
-from xattn.ui.room.identity import allowed, host_cookie, student_id
+from xattn.ui.room.identity import allowed, client_address, host_cookie, student_id
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
@@ -300,7 +300,11 @@ export default function ({ data }) {
   fetch(data.url, { method: "POST", credentials: "same-origin",
                     headers: { "Content-Type": "application/json" },
                     body: JSON.stringify({ key: data.key }) })
-    .then((r) => { if (!r.ok) delete done[data.url]; })
+    .then((r) => {
+      if (!r.ok) { delete done[data.url]; return; }
+      // the host's pulse stream opens again with the cookie (follow.py): it keeps the room
+      window.dispatchEvent(new CustomEvent("xattn-claimed", { detail: data.code }));
+    })
     .catch(() => { delete done[data.url]; });
 }
 """
@@ -311,7 +315,8 @@ def claim(code: str, key: str) -> None:
     """Hand ``key`` to this browser as room ``code``'s HttpOnly cookie (``POST
     /live/CODE/host``): the page reloaded, or opened again at ``/?room=CODE``, is the
     lecturer's again, and no address bar ever held the key."""
-    _claim(key="xattn_claim", height=0, data={"url": f"live/{code}/host", "key": key})
+    _claim(key="xattn_claim", height=0, data={"url": f"live/{code}/host", "key": key,
+                                              "code": code})
 
 
 class _Away(ClassroomError):
@@ -362,7 +367,8 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
                 "Use a class you started, or wait.")))
             return
         code, key = store.create_room(questions, lesson.to_json(),
-                                      homework=days * 86400.0 if days else None)
+                                      homework=days * 86400.0 if days else None,
+                                      by=client_address())
     except (ClassroomError, ValueError) as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
