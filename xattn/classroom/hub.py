@@ -51,7 +51,8 @@ SAFETY = 3.0          # with notifications, every room's pulse is read this ofte
 KEEPALIVE = 15.0      # seconds of silence before a stream gets a comment (proxies cut silence)
 PRESENT = 30.0        # seconds between two marks of a room's open phones as present
 HOST_MARK = 15.0      # seconds between two marks of the rooms whose host page is open here
-                      # (a quarter of Limits.untaught_seconds: a taught room is never replaced)
+                      # (at most a quarter of Limits.untaught_seconds: a taught room is never
+                      # replaced)
 RECEIPT_KEEP = 600.0  # seconds a receipt of a room without a phone here is kept
 HOST_EVERY = 0.25     # seconds between two pulse frames of one room to its host pages
 ANSWER_WAIT = 1.0     # seconds an answer's request waits for the store before "sending"
@@ -225,7 +226,8 @@ class Hub:
         this process last built it, if it did, and follows once the room is read. A host
         page's stream (``host``) whose cookie holds a key that drives the room gives its
         digest (``taught``): the room is marked taught while it is open (`mark_hosts`),
-        every ``HOST_MARK`` seconds; a stream without it never keeps the room.
+        every ``HOST_MARK`` seconds (at most a quarter of ``Limits.untaught_seconds``); a
+        stream without it never keeps the room.
         `OverflowError` when the process holds ``MAX_FOLLOWERS`` streams."""
         if self.stopping:
             raise OverflowError("this server process is stopping; another process, or this "
@@ -480,7 +482,8 @@ class Hub:
             self._poke.clear()
             now = time.monotonic()
             try:
-                if now - last_taught >= HOST_MARK:
+                if now - last_taught >= min(HOST_MARK,
+                                            self.store.limits.untaught_seconds / 4):
                     last_taught = now
                     self._mark_taught()
                 if now - last_present >= PRESENT:
