@@ -1434,3 +1434,33 @@ def test_a_room_that_makes_space_leaves_no_confidence_behind(backend):
     store.mark_hosts([(taught[0], secret_digest(taught[1]))])
     store.create_room(SURE_QUESTIONS)                            # nobody taught in idle
     assert backend.records(idle[0]) == {"sqlite": 0, "redis": 1}[backend.kind]   # the marker
+
+
+def test_the_count_says_how_many_voters_joined_after_the_question_opened(backend, store):
+    """RoomView.late: of the round's answers, those whose student first joined the room
+    after the class arrived at the round (made, a step chosen, a round asked again): a
+    script's fresh voters show there, a class that was in the room before does not."""
+    code, secret = store.create_room(QUESTIONS)
+    early = students(3)
+    store.touch(code, early)                                     # in the room before
+    time.sleep(0.01)
+    store.set_step(code, secret, 2)                              # step 2 opens now
+    time.sleep(0.01)
+    late = students(2)
+    store.touch(code, late)                                      # joined after it opened
+    for s in early + late:
+        store.answer(code, 2, s, 0.5)
+    view = store.room_view(code)
+    assert (view.n_answered, view.late) == (5, 2)
+    store.reveal(code, secret, 2)
+    store.ask_again(code, secret, 2)                             # a new round opens now
+    time.sleep(0.01)
+    store.answer(code, 2, early[0], 0.25)
+    newest = new_student_id()
+    store.touch(code, [newest])
+    store.answer(code, 2, newest, 0.25)
+    assert (store.room_view(code).n_answered, store.room_view(code).late) == (2, 1)
+    store.touch(code, late)                                      # seen again: still joined
+    assert store.room_view(code).late == 1                       # ... when first seen
+    store.set_step(code, secret, 2)                              # no move: nothing reopens
+    assert store.room_view(code).late == 1

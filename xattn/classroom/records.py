@@ -32,11 +32,12 @@ class Limits:
     max_lesson_bytes: int = 65_536  # a room's lesson (its JSON: xattn.lesson.Lesson.to_json)
     max_students: int = 2_000       # students present at once in a room
     present_seconds: float = 120.0  # a student whose page was open this recently is present
-    untaught_seconds: float = 60.0  # a full store replaces the live room whose host was last
-                                    # seen longest ago, once this long ago: a host is seen when
-                                    # the room is made, at each host action and while a host
-                                    # page whose key drives the room follows it; students,
-                                    # answers and streams without the key never count
+    untaught_seconds: float = 45.0  # a full store replaces the live room whose host was last
+                                    # seen longest ago, once this long ago (a lecturer trying
+                                    # again every few seconds is in within a minute): a host is
+                                    # seen when the room is made, at each host action and while
+                                    # a host page whose key drives the room follows it;
+                                    # students, answers and keyless streams never count
     rooms_per_address: int = 5      # rooms (live or homework) made from one client address
                                     # held at once: 10 addresses hold at most 50 of max_rooms
     homework_per_address: int = 2   # ... of which homework: 10 addresses hold 20 of max_homework
@@ -121,6 +122,10 @@ class RoomView:
     (``xattn.classroom.confidence``); ``histogram_before``, while a revote asks, phones show
     how the class answered the round before (else only with the reveal).
 
+    ``late`` counts, among ``n_answered``, the students who first joined the room after the
+    class arrived at this round (the room made, a step chosen, a round asked again): voters a
+    script mints during a question show there; a class in the room before does not.
+
     A homework room (``closes_at`` set: when it closes, seconds since the epoch) has no class
     step: each student answers any step until then, and sees its answer after their own.
     Its ``step`` stays 1 and ``phase`` is ``"asking"`` until it closes, then ``"closed"``.
@@ -143,6 +148,8 @@ class RoomView:
     confidence: bool = False   # each answer may carry how sure the student is (a host switch)
     histogram_before: bool = False  # a revote's phones show the round before's answers
     closes_at: float | None = None  # homework: when it closes (None: a live class)
+    late: int = 0              # of n_answered, the students who joined the room after the
+                               # class arrived at this round (a script's fresh voters show here)
 
     @property
     def homework(self) -> bool:
@@ -192,6 +199,7 @@ class RawView(NamedTuple):
     confidence: bool = False
     histogram_before: bool = False
     closes: float | None = None  # homework: when it closes (None: a live class)
+    late: int = 0              # answers whose student joined after the round opened
 
 
 class Round(NamedTuple):

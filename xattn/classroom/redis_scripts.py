@@ -67,7 +67,7 @@ if n >= tonumber(ARGV[3]) then
     end
   end
   redis.call('DEL', room, ARGV[6] .. 'seen:{' .. oldest .. '}',
-             ARGV[6] .. 'bkt:{' .. oldest .. '}')
+             ARGV[6] .. 'bkt:{' .. oldest .. '}', ARGV[6] .. 'jnd:{' .. oldest .. '}')
   -- replaced as if ended: no server process gives it back from its snapshot
   local ended = ARGV[6] .. 'ended:{' .. oldest .. '}'
   redis.call('SET', ended, '1')
@@ -78,7 +78,7 @@ local expires = string.format('%d', now + tonumber(ARGV[2]))
 local at = string.format('%d', now)
 local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 13,
            'n_answers', 0, 'version', 0, 'tally', 0, 'host_at', at, 'lesson', ARGV[8],
-           'owner', ARGV[5]}
+           'owner', ARGV[5], 'o1.1', at}
 if ARGV[9] ~= '' then          -- a homework: open until closes, kept ARGV[10] ms after
   local closes = now + tonumber(ARGV[9])
   expires = string.format('%d', closes + tonumber(ARGV[10]))
@@ -109,7 +109,7 @@ _MOVED = ("redis.call('HINCRBY', KEYS[1], 'version', 1) local tt = redis.call('T
 # A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
 _ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
-# KEYS: room, seen, ended, rooms, homework rooms; ARGV: digest, code, answers', counts',
+# KEYS: room, seen, ended, rooms, homework rooms, joined; ARGV: digest, code, answers', counts',
 # levels' and level counts' key prefixes.
 # Everything of the room deleted; the ended marker kept until the room's expiry.
 _END = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps', 'expires')
@@ -121,7 +121,7 @@ for s = 1, tonumber(g[2]) do
                ARGV[5] .. s .. ':' .. r, ARGV[6] .. s .. ':' .. r)
   end
 end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[6])
 redis.call('ZREM', KEYS[4], ARGV[2])
 redis.call('ZREM', KEYS[5], ARGV[2])
 redis.call('SET', KEYS[3], '1')
@@ -137,7 +137,12 @@ _SET_OPTIONS = _GUARD + """if ARGV[3] ~= '' then
 end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'histogram_before', ARGV[4]) end
 """ + _MOVED + "return {'OK', 1}"
-_SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) " + _MOVED + "return {'OK', 1}"
+# the class arrives at the step's current round now (``o<s>.<r>``, ms), if it moved
+_SET_STEP = _GUARD + _NOW + """if redis.call('HGET', KEYS[1], 'step') ~= ARGV[2] then
+  local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
+  redis.call('HSET', KEYS[1], 'o' .. ARGV[2] .. '.' .. r, string.format('%d', now))
+end
+redis.call('HSET', KEYS[1], 'step', ARGV[2]) """ + _MOVED + "return {'OK', 1}"
 _REVEAL = _GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + _MOVED
                     + "return {'OK', 1}")
 _ASK_AGAIN = _GUARD + """local s = ARGV[2]
@@ -145,7 +150,10 @@ local r = tonumber(redis.call('HGET', KEYS[1], 'r' .. s))
 if r >= tonumber(ARGV[3]) then return {'ROUNDS', r} end
 local q = ARGV[4]
 if q == '' then q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r) end
-redis.call('HSET', KEYS[1], 'r' .. s, r + 1, 'p' .. s, 'asking', 'q' .. s .. '.' .. (r + 1), q)
+local tt = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'r' .. s, r + 1, 'p' .. s, 'asking', 'q' .. s .. '.' .. (r + 1), q,
+           'o' .. s .. '.' .. (r + 1),
+           string.format('%d', tonumber(tt[1]) * 1000 + math.floor(tonumber(tt[2]) / 1000)))
 """ + _MOVED + "return {'OK', r + 1}"
 # ARGV: digest, step, seconds, reveal ('1' or '0') -> the timer's end (ms, server clock)
 _START_TIMER = _GUARD + _NOW + """local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
@@ -215,7 +223,7 @@ redis.call('PEXPIREAT', KEYS[2], r[5])
 redis.call('PEXPIREAT', KEYS[3], r[5])
 return {'OK', 1}
 """
-# KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms.
+# KEYS: room, seen, joined; ARGV: answers' and counts' key prefixes, student or '', present ms.
 _VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version',
                                   'locked', 'confidence', 'histogram_before', 'closes')
 if not r[1] then return {'NOROOM'} end
@@ -226,11 +234,19 @@ local round = r[1] .. ':' .. m[1]
 local mine = false
 if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[1] .. round, ARGV[3]) end
 local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
+-- the answers whose student joined after the class arrived at this round
+local opened = tonumber(redis.call('HGET', KEYS[1], 'o' .. key) or '0')
+local late = 0
+for _, student in ipairs(redis.call('HKEYS', ARGV[1] .. round)) do
+  local joined = redis.call('HGET', KEYS[3], student)
+  if joined and tonumber(joined) > opened then late = late + 1 end
+end
 return {'OK', r[1], r[2], m[2], m[1], extra[1], redis.call('HGETALL', ARGV[2] .. round),
         redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3], r[4] or '0', extra[2],
-        string.format('%d', now), r[5] or '0', r[6] or '0', r[7] or '0', r[8] or ''}
+        string.format('%d', now), r[5] or '0', r[6] or '0', r[7] or '0', r[8] or '', late}
 """
-# KEYS: room, seen; ARGV: present ms, max students, student... -> how many did not fit
+# KEYS: room, seen, joined; ARGV: present ms, max students, student... -> how many did not fit
+# (a new student's first join is kept in joined)
 _TOUCH = _NOW + """if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOROOM', 0, 0} end
 local new = {}
 for i = 3, #ARGV do
@@ -247,6 +263,7 @@ for i = 3, #ARGV do
     redis.call('ZADD', KEYS[2], now, ARGV[i])
   elseif room > 0 then
     redis.call('ZADD', KEYS[2], now, ARGV[i])
+    redis.call('HSETNX', KEYS[3], ARGV[i], string.format('%d', now))
     redis.call('HINCRBY', KEYS[1], 'tally', 1)
     room = room - 1
   else
@@ -254,6 +271,9 @@ for i = 3, #ARGV do
   end
 end
 redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('PEXPIREAT', KEYS[3], redis.call('HGET', KEYS[1], 'expires'))
+end
 return {'OK', left, redis.call('ZCARD', KEYS[2])}
 """
 # KEYS: a room whose host page is open; ARGV: the digest of the key its page holds. Its

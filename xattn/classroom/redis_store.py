@@ -17,7 +17,9 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
   ``cnf:{CODE}:<s>:<r>``, a hash student -> confidence (those who gave one), and
   ``cfc:{CODE}:<s>:<r>``, a hash ``answer|confidence`` -> count (the host's table and the CSV
   read counts, not answers), written by the same script as the answer;
-- ``seen:{CODE}``, a sorted set student -> last read (ms);
+- ``seen:{CODE}``, a sorted set student -> last read (ms), and ``jnd:{CODE}``, a hash
+  student -> first read (ms: when they joined), read against a round's ``o<s>.<r>`` (when the
+  class arrived at it) for `RoomView.late`;
 - ``bkt:{CODE}``, a hash client digest -> ``tokens|ms``: each client's join bucket in the room
   (`Limits.join_bucket`);
 - ``owned:<client digest>`` (no room tag), a sorted set code -> expiry of the rooms a client made
@@ -240,7 +242,7 @@ class RedisStore(ClassStore):
     def _end(self, code, digest):
         status, _ = self._run("end", [self._key("room", code), self._key("seen", code),
                                       self._key("ended", code), f"{self.prefix}rooms",
-                                      self._homework_rooms],
+                                      self._homework_rooms, self._key("jnd", code)],
                               [digest, code, self._key("ans", code) + ":",
                                self._key("cnt", code) + ":", self._key("cnf", code) + ":",
                                self._key("cfc", code) + ":"])
@@ -405,7 +407,8 @@ class RedisStore(ClassStore):
         return question
 
     def _view(self, code, student):
-        reply = self._run("view", [self._key("room", code), self._key("seen", code)],
+        reply = self._run("view", [self._key("room", code), self._key("seen", code),
+                                   self._key("jnd", code)],
                           [self._key("ans", code) + ":", self._key("cnt", code) + ":",
                            student or "", int(self.limits.present_seconds * 1000)])
         if reply[0] == "NOROOM":
@@ -415,12 +418,12 @@ class RedisStore(ClassStore):
                 raise StoreUnavailable(f"the class store is not available: {err}") from None
             raise (RoomEnded if ended else RoomNotFound).for_code(code)
         (_, step, n_steps, phase, rnd, question, flat, present, mine, expires, version, timer,
-         now, locked, confidence, histogram, closes) = reply
+         now, locked, confidence, histogram, closes, late) = reply
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return RawView(int(step), int(n_steps), phase, int(rnd), question, raw, int(present),
                        mine or None, int(expires) / 1000, int(version), _timer(timer),
                        int(now) / 1000, locked == "1", confidence == "1", histogram == "1",
-                       int(closes) / 1000 if closes else None)
+                       int(closes) / 1000 if closes else None, int(late))
 
     def _mark_hosts(self, hosts):
         try:                            # one room a call: its keys share a cluster slot
@@ -440,7 +443,8 @@ class RedisStore(ClassStore):
         return int(wait) / 1000
 
     def _touch(self, code, students):
-        status, left, n = self._run("touch", [self._key("room", code), self._key("seen", code)],
+        status, left, n = self._run("touch", [self._key("room", code), self._key("seen", code),
+                                              self._key("jnd", code)],
                                     [int(self.limits.present_seconds * 1000),
                                      self.limits.max_students, *students])
         if status == "NOROOM":

@@ -187,6 +187,7 @@ class SQLiteStore(ClassStore):
                       (code, digest, expires, len(specs), now, lesson, closes, owner))
             c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?, NULL, NULL, 0)",
                           [(code, i, spec) for i, spec in enumerate(specs, 1)])
+            c.execute("INSERT OR REPLACE INTO opened VALUES (?, 1, 1, ?)", (code, now))
         return True
 
     def _lesson(self, code):
@@ -283,6 +284,10 @@ class SQLiteStore(ClassStore):
         with self._host(code, digest, step) as (c, room):
             if room:
                 c.execute("UPDATE rooms SET step = ? WHERE code = ?", (step, code))
+                if room[1] != step:              # the class arrives at the step's round now
+                    rnd = c.execute(_ROUND, (code, step)).fetchone()[0]
+                    c.execute("INSERT OR REPLACE INTO opened VALUES (?, ?, ?, ?)",
+                              (code, step, rnd, time.time()))
             return True if room else None
 
     def _reveal(self, code, digest, step):
@@ -303,6 +308,8 @@ class SQLiteStore(ClassStore):
                                    f"(Limits.max_rounds = {self.limits.max_rounds}).")
             c.execute("INSERT INTO rounds VALUES (?, ?, ?, 'asking', ?, NULL, NULL, 0)",
                       (code, step, rnd + 1, spec or question))
+            c.execute("INSERT OR REPLACE INTO opened VALUES (?, ?, ?, ?)",
+                      (code, step, rnd + 1, time.time()))
             return rnd + 1
 
     def _start_timer(self, code, digest, step, seconds, reveal):
@@ -398,13 +405,18 @@ class SQLiteStore(ClassStore):
                                  "step = ? AND round = ? GROUP BY value", (code, step, rnd)))
             present = c.execute("SELECT COUNT(*) FROM seen WHERE code = ? AND at > ?",
                                 (code, now - self.limits.present_seconds)).fetchone()[0]
+            late = c.execute(
+                "SELECT COUNT(*) FROM answers a JOIN joined j ON j.code = a.code AND "
+                "j.student = a.student WHERE a.code = ? AND a.step = ? AND a.round = ? AND "
+                "j.at > COALESCE((SELECT at FROM opened WHERE code = ? AND step = ? AND "
+                "round = ?), 0)", (code, step, rnd, code, step, rnd)).fetchone()[0]
             mine = None
             if student is not None:
                 mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
                                  "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
         return RawView(step, n_steps, phase, rnd, question, raw, present, mine and mine[0],
                        expires, version, _timer(seconds, ends, rev), now, bool(locked),
-                       bool(confidence), bool(histogram), closes)
+                       bool(confidence), bool(histogram), closes, late)
 
     def _mark_hosts(self, hosts):
         with self._tx(write=True) as c:
@@ -443,6 +455,8 @@ class SQLiteStore(ClassStore):
                 n -= c.execute("DELETE FROM seen WHERE code = ? AND at <= ?",
                                (code, now - self.limits.present_seconds)).rowcount
             room = max(0, self.limits.max_students - n)
+            c.executemany("INSERT OR IGNORE INTO joined VALUES (?, ?, ?)",
+                          [(code, s, now) for s in new[:room]])
             c.executemany("INSERT INTO seen VALUES (?, ?, ?) ON CONFLICT (code, student) "
                           "DO UPDATE SET at = excluded.at",
                           [(code, s, now) for s in [*known, *new[:room]]])
@@ -632,6 +646,6 @@ def _rollback(c: sqlite3.Connection) -> None:
 def _delete_rooms(c: sqlite3.Connection, where: str, args: tuple) -> int:
     """Delete the rooms ``where`` selects (a condition on ``rooms``), with all they hold."""
     codes = f"SELECT code FROM rooms WHERE {where}"
-    for table in ("answers", "rounds", "seen", "devices", "buckets"):
+    for table in ("answers", "rounds", "seen", "devices", "buckets", "joined", "opened"):
         c.execute(f"DELETE FROM {table} WHERE code IN ({codes})", args)
     return c.execute(f"DELETE FROM rooms WHERE {where}", args).rowcount

@@ -266,7 +266,7 @@ class ClassStore(ABC):
                             f"(Limits.max_rooms = {self.limits.max_rooms}); one frees up when "
                             "a class expires or ends, or when nobody taught in one for "
                             f"{self.limits.untaught_seconds:g} seconds (no host page open, "
-                            "no host action): try again in a minute.")
+                            "no host action): try again in a moment.")
 
     def _held(self, n: int, homework: bool) -> LimitReached:
         most = self.limits.homework_per_address if homework else self.limits.rooms_per_address
@@ -544,7 +544,7 @@ class ClassStore(ABC):
                         counts, answered(v.raw), v.present,
                         None if v.mine is None else q.decode(v.mine), v.expires, v.version,
                         v.timer, bool(v.locked), bool(v.confidence),
-                        bool(v.histogram_before), v.closes)
+                        bool(v.histogram_before), v.closes, int(v.late))
 
     def mark_hosts(self, hosts: Iterable[tuple[str, str]]) -> None:
         """A host page of each room is open now: ``hosts`` holds ``(code, digest)`` pairs,

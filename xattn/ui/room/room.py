@@ -359,7 +359,9 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
         return
     try:
         store = class_store()
-        if not allowed(store, "new_rooms"):
+        # peeked, and counted once a class started: a lecturer who presses again while the
+        # store is full (a class makes space within a minute) is not counted for each press
+        if not allowed(store, "new_rooms", peek=True):
             limit, window = store.limits.new_rooms
             state.notices.append(Notice("link", (
                 f"No class could be started: more than {limit} classes were started from your "
@@ -369,6 +371,7 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
         code, key = store.create_room(questions, lesson.to_json(),
                                       homework=days * 86400.0 if days else None,
                                       by=client_address())
+        allowed(store, "new_rooms")
     except (ClassroomError, ValueError) as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
