@@ -487,6 +487,7 @@ class Phone:
         self.rng = rng or random.Random(n)
         self.cookies: dict[str, str] = {}
         self.join_data: dict = {}
+        self.join_waits = 0               # joins the room's bucket told to try again later
         self.room: dict | None = None
         self.me: dict = {"mine": None}
         self.receipt: dict | None = None
@@ -605,11 +606,17 @@ class Phone:
                 self.work, solve_work, self.join_data["challenge"], self.join_data["bits"],
                 self.join_data.get("pieces", 1))
             self.work_seconds = time.monotonic() - t1
-            status, _, body = await self.request(
-                "POST", f"{self.prefix}/live/{quote(self.code)}/join", "page",
-                body=json.dumps({"challenge": self.join_data["challenge"],
-                                 "nonce": nonce}).encode(),
-                headers={"Content-Type": "application/json"})
+            while True:           # a room's bucket for this address says when: as phone.js
+                status, _, body = await self.request(
+                    "POST", f"{self.prefix}/live/{quote(self.code)}/join", "page",
+                    body=json.dumps({"challenge": self.join_data["challenge"],
+                                     "nonce": nonce}).encode(),
+                    headers={"Content-Type": "application/json"})
+                retry = _retry(status, body)
+                if retry is None:
+                    break
+                self.join_waits += 1
+                await asyncio.sleep(retry + random.random())
             if status != 200:
                 raise JoinRefused(f"phone {self.n}: the join answered HTTP {status}: "
                                   f"{body[:200]!r}")
@@ -833,6 +840,18 @@ class Phone:
             self._kick()                        # a newer tap came meanwhile: it wins
         elif self.pending is not None:
             self._schedule_resend()
+
+
+def _retry(status: int, body: bytes) -> float | None:
+    """The seconds a refused join says to wait before trying again (429 with ``retry``: the
+    room's join bucket for this address), else None."""
+    if status != 429:
+        return None
+    try:
+        retry = json.loads(body).get("retry")
+    except (ValueError, AttributeError):
+        return None
+    return float(retry) if isinstance(retry, (int, float)) else None
 
 
 def _join_data(page: bytes) -> dict:

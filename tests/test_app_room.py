@@ -418,3 +418,19 @@ def test_a_store_that_cannot_be_opened_is_a_notice_not_a_traceback(setting, link
             assert dict(at.query_params).get("room") == "ABCDEF"   # kept: it may come back
     finally:
         _stores.clear()
+
+
+def test_the_count_says_how_many_voters_joined_after_the_question_opened():
+    """Voters a script mints while a question is open show beside the count; a class that
+    was in the room before the question opened does not."""
+    host, code, key = start_class()
+    before = [Phone(code) for _ in range(2)]                  # in the room before step 2
+    host.button(key="class_next").click().run()               # step 2 opens now
+    after = [Phone(code) for _ in range(3)]
+    for p in before + after:
+        p.answer_step(2, 0.5)
+    assert count(host) == "5 of 5 answered"
+    said = " ".join(c.value for c in host.caption)
+    assert "3 of these voters joined after the question opened" in said, said
+    host.button(key="class_next").click().run()               # step 3: nobody answered yet
+    assert "joined after the question opened" not in " ".join(c.value for c in host.caption)

@@ -194,8 +194,7 @@ def test_a_homeworks_window_is_bounded_when_it_is_made(store):
 
 
 def test_homework_rooms_are_bounded_and_never_replaced_to_make_space(backend):
-    store = backend.open(Limits(max_rooms=3, max_homework=2, unused_seconds=0.2,
-                                untaught_seconds=0.2))
+    store = backend.open(Limits(max_rooms=3, max_homework=2, untaught_seconds=0.2))
     first, _ = store.create_room(QUESTIONS, homework=DAY)
     second, key = store.create_room(QUESTIONS, homework=DAY)
     with pytest.raises(LimitReached, match=r"holds 2 homework rooms.*Limits.max_homework = 2"

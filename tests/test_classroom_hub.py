@@ -537,3 +537,35 @@ def test_a_store_that_restarts_empty_gets_back_each_answers_confidence(backend, 
                                                     ("up", None): 1, ("same", "think_so"): 1}
     view = store.room_view(code)
     assert view.confidence and view.histogram_before
+
+
+def test_only_a_host_stream_with_the_rooms_key_keeps_it_taught(backend, monkeypatch):
+    """The hub marks a room taught while a host stream whose cookie's key drives it is open
+    (its digest: ``subscribe(taught=...)``); phones, a host stream without a key and one with
+    another room's never do: with the store full, a new lecturer's class replaces the room
+    they alone kept, once Limits.untaught_seconds pass, and never the taught one."""
+    from xattn.classroom import Limits, RoomEnded
+    from xattn.classroom.codes import secret_digest
+
+    monkeypatch.setattr(hub_module, "HOST_MARK", 0.1)
+    store = backend.open(Limits(max_rooms=2, untaught_seconds=0.6))
+    (taught, key), (kept, _) = store.create_room(QUESTIONS), store.create_room(QUESTIONS)
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            hub.subscribe(taught, None, host=True, taught=secret_digest(key))
+            hub.subscribe(kept, new_student_id())                       # a phone
+            hub.subscribe(kept, None, host=True)                        # no key in its cookie
+            hub.subscribe(kept, None, host=True, taught=secret_digest(key))  # another room's
+            await asyncio.sleep(1.0)                                    # the window passes
+            made = await asyncio.to_thread(store.create_room, QUESTIONS)
+            await asyncio.sleep(0.5)          # the hub sees the room gone: it stays gone
+            return made
+        finally:
+            hub.stop()
+    lecturer, _ = run(main())
+    with pytest.raises(RoomEnded):          # as if ended: the hub's snapshot is not given back
+        store.room_view(kept)
+    assert store.room_view(taught).step == 1 and store.room_view(lecturer).step == 1

@@ -41,6 +41,7 @@ from xattn.classroom import (
     new_student_id,
     open_store,
 )
+from xattn.classroom.codes import secret_digest
 from xattn.classroom.confidence import LEVELS
 
 QUESTIONS = (Question("token", ("the", "cat", "the")),           # step 1: tap a word
@@ -371,34 +372,32 @@ def test_rooms_per_server_are_bounded(backend):
     store = backend.open(Limits(max_rooms=2))
     store.create_room(QUESTIONS)
     store.create_room(QUESTIONS)
-    with pytest.raises(LimitReached, match=r"holds 2 live classes.*Limits.max_rooms = 2"):
+    with pytest.raises(LimitReached, match=r"holds 2 classes.*Limits.max_rooms = 2"):
         store.create_room(QUESTIONS)
 
 
-def test_a_full_store_makes_space_from_the_oldest_room_nobody_joined(backend):
-    """Someone opening ?class=new again and again fills the store with empty rooms; a
-    lecturer can still start a class, and no room a student joined or answered in is lost."""
-    store = backend.open(Limits(max_rooms=4, unused_seconds=0.2))
+def test_a_full_store_makes_space_from_the_room_whose_host_was_seen_longest_ago(backend):
+    """Someone opening ?class=new again and again fills the store; a lecturer can still start
+    a class once a room's host has not been seen for Limits.untaught_seconds, the one seen
+    longest ago going first; a room whose host acts stays."""
+    store = backend.open(Limits(max_rooms=4, untaught_seconds=0.3))
     rooms = []
     for _ in range(4):
-        rooms.append(store.create_room(QUESTIONS)[0])
+        rooms.append(store.create_room(QUESTIONS))
         time.sleep(0.01)                                      # one after another (ms clocks)
-    joined, empty, answered, fresh = rooms
-    store.room_view(joined, new_student_id())
-    store.answer(answered, 1, new_student_id(), 0)
-    time.sleep(0.3)                                           # all but the next are old enough
-    fresh_too = store.create_room(QUESTIONS)[0]               # replaces `empty`, the oldest
+    (first, _), (second, key), (third, _), (fourth, _) = rooms
+    with pytest.raises(LimitReached, match=r"holds 4 classes.*nobody taught in one for 0.3 s"):
+        store.create_room(QUESTIONS)                          # every host seen just now
+    time.sleep(0.4)
+    store.lock(second, key, False)                            # a host action: seen now
+    fresh = store.create_room(QUESTIONS)[0]                   # replaces `first`, the oldest
     with pytest.raises(RoomNotFound):
-        store.room_view(empty)
-    latest = store.create_room(QUESTIONS)[0]                  # replaces `fresh`
+        store.room_view(first)
+    store.create_room(QUESTIONS)                              # then `third`
     with pytest.raises(RoomNotFound):
-        store.room_view(fresh)
-    for code in (joined, answered, fresh_too, latest):
+        store.room_view(third)
+    for code in (second, fourth, fresh):
         assert store.room_view(code).step == 1
-        store.room_view(code, new_student_id())               # now every room is in use
-    time.sleep(0.3)
-    with pytest.raises(LimitReached, match=r"holds 4 live classes"):
-        store.create_room(QUESTIONS)
 
 
 def test_answers_per_room_are_bounded_and_a_changed_answer_is_not_a_new_one(backend):
@@ -784,6 +783,61 @@ def test_limits_per_client_count_within_their_window_and_keep_no_address(backend
     store.close()
 
 
+def test_an_address_holds_a_few_rooms_at_once_so_ten_cannot_fill_the_store(backend):
+    """Rooms made from one address count while they are held (made, not ended, not
+    expired): Limits.rooms_per_address of them, Limits.homework_per_address homework among
+    them; from ten addresses an attacker holds at most 10 x rooms_per_address rooms, and a
+    lecturer elsewhere starts a class whatever those rooms' streams and students do."""
+    store = backend.open(Limits(max_rooms=14, rooms_per_address=3, homework_per_address=1))
+    who = "203.0.113.7"
+    homework, key = store.create_room(QUESTIONS, homework=3600.0, by=who)
+    with pytest.raises(LimitReached, match=r"your network already holds 1 homework rooms.*"
+                                           r"Limits.homework_per_address = 1"):
+        store.create_room(QUESTIONS, homework=3600.0, by=who)
+    made = [store.create_room(QUESTIONS, by=who) for _ in range(2)]
+    with pytest.raises(LimitReached, match=r"your network already holds 3 classes.*"
+                                           r"Limits.rooms_per_address = 3"):
+        store.create_room(QUESTIONS, by=who)
+    store.end_room(*made[0])                                 # ended: its place is free
+    store.create_room(QUESTIONS, by=who)
+    assert who.encode() not in backend.dump()                # a hash, never the address
+    attackers = [f"198.51.100.{i}" for i in range(1, 4)]     # 3 x 3 = 9 of 14 rooms at most
+    held = 0
+    for address in attackers:
+        for _ in range(5):
+            try:
+                store.create_room(QUESTIONS, by=address)
+                held += 1
+            except LimitReached:
+                pass
+    assert held == 9
+    store.create_room(QUESTIONS, by="192.0.2.1")             # a lecturer: the store had room
+    store.create_room(QUESTIONS)                             # no address (a script): no bound
+    assert store.room_view(homework).homework and store.check_host(homework, key)
+
+
+def test_joins_come_from_a_bucket_per_room_and_address(backend):
+    """Limits.join_bucket: a burst of joins per room and address at once (a hall behind one
+    address), then one every so many seconds; another address and another room have their
+    own; a refusal takes nothing and says how long to wait."""
+    store = backend.open(Limits(join_bucket=(3, 0.5)))
+    (room, _), (other_room, _) = store.create_room(QUESTIONS), store.create_room(QUESTIONS)
+    who = "203.0.113.7"
+    assert [store.take_join(room, who) for _ in range(3)] == [0.0] * 3
+    waits = [store.take_join(room, who) for _ in range(3)]
+    assert all(0 < w <= 0.5 for w in waits)                  # refused, nothing taken
+    assert store.take_join(room, "198.51.100.2") == 0.0      # another address
+    assert store.take_join(other_room, who) == 0.0           # another room
+    time.sleep(max(waits) + 0.05)
+    assert store.take_join(room, who) == 0.0                 # refilled: one more
+    assert store.take_join(room, who) > 0
+    assert who.encode() not in backend.dump()
+    with pytest.raises(RoomNotFound):
+        store.take_join("ABCDEF", who)
+    with pytest.raises(ValueError, match="Limits.join_bucket"):
+        Limits(join_bucket=(0, 1.0))
+
+
 def test_the_signing_key_is_made_once_and_shared_by_every_process(backend):
     from xattn.classroom.codes import signed_student, student_of
     first, second = backend.open(), backend.open()
@@ -1108,26 +1162,35 @@ def test_the_marker_of_an_ended_class_lapses_with_the_room(backend):
     wait_for(lambda: backend.ended_marker(code) is None, what="the marker to go")
 
 
-def test_a_full_store_makes_space_from_a_room_nobody_teaches_in(backend):
-    """Rooms made and joined from many addresses to fill the store: once nobody has taught in
-    one (no host page, no host action, no answer) for Limits.untaught_seconds, a real class
-    takes its place; a room whose host page is open, or whose class answers, stays."""
-    store = backend.open(Limits(max_rooms=3, unused_seconds=0.1, untaught_seconds=0.4))
-    idle, taught, answering = (store.create_room(QUESTIONS) for _ in range(3))
-    for code, _ in (idle, taught, answering):
-        store.room_view(code, new_student_id())              # joined: not "unused"
-    time.sleep(0.5)
-    store.mark_hosts([taught[0]])                            # its lecturer's page is open
-    store.answer(answering[0], 1, new_student_id(), 0)       # its class answers
-    lecturer = store.create_room(QUESTIONS)                  # a real class can start
-    with pytest.raises(RoomNotFound):
-        store.room_view(idle[0])
-    for code, _ in (taught, answering, lecturer):
-        assert store.room_view(code).step == 1
-    store.room_view(lecturer[0], new_student_id())
+def test_students_answers_and_streams_without_the_key_never_keep_a_room(backend):
+    """Rooms made to fill the store, kept busy by fake students who join and answer and by
+    host streams whose cookie holds no key of the room (a made-up one, another room's):
+    once Limits.untaught_seconds pass, a new lecturer's class takes the place of one; a room
+    whose host page holds its key (`mark_hosts` with its digest) stays."""
+    store = backend.open(Limits(max_rooms=3, untaught_seconds=0.4))
+    squat, taught, busy = (store.create_room(QUESTIONS) for _ in range(3))
     with pytest.raises(LimitReached, match=r"nobody taught in one for"):
-        store.create_room(QUESTIONS)                         # every room is in use now
-    assert backend.records(idle[0]) == 0                     # nothing of it is left
+        store.create_room(QUESTIONS)
+    deadline = time.monotonic() + 0.6
+    while time.monotonic() < deadline:                       # the attack goes on meanwhile
+        for code, _ in (squat, busy):
+            store.room_view(code, new_student_id())
+            store.answer(code, 1, new_student_id(), 0)
+            store.mark_hosts([(code, secret_digest(tampered(taught[1])))])
+        store.mark_hosts([(busy[0], secret_digest(taught[1]))])   # another room's key
+        store.mark_hosts([(taught[0], secret_digest(taught[1]))])  # its lecturer's page
+        time.sleep(0.05)
+    lecturer = store.create_room(QUESTIONS)                  # a real class starts
+    gone = [code for code, _ in (squat, busy) if code not in store.pulse([code])]
+    assert len(gone) == 1                                    # nothing of it is left but
+    assert backend.records(gone[0]) == {"sqlite": 0, "redis": 1}[backend.kind]   # the marker
+    assert backend.ended_marker(gone[0]) is not None         # ... no process gives it back
+    with pytest.raises(RoomEnded):
+        store.room_view(gone[0])
+    for code, _ in (taught, lecturer):
+        assert store.room_view(code).step == 1
+    with pytest.raises(ValueError, match="64 hex digits"):
+        store.mark_hosts([(taught[0], taught[1])])           # the key itself: never
 
 
 # --- a room's lesson -------------------------------------------------------------------------
@@ -1385,11 +1448,41 @@ def test_a_sqlite_file_without_confidence_gets_its_columns_and_keeps_its_rooms(t
 
 
 def test_a_room_that_makes_space_leaves_no_confidence_behind(backend):
-    store = backend.open(Limits(max_rooms=2, unused_seconds=0.1, untaught_seconds=0.4))
+    store = backend.open(Limits(max_rooms=2, untaught_seconds=0.4))
     idle, taught = (store.create_room(SURE_QUESTIONS) for _ in range(2))
-    store.answer(idle[0], 1, new_student_id(), 1, "sure")       # answered: not "unused"
+    store.answer(idle[0], 1, new_student_id(), 1, "sure")
     store.room_view(taught[0], new_student_id())
     time.sleep(0.5)
-    store.mark_hosts([taught[0]])
+    store.mark_hosts([(taught[0], secret_digest(taught[1]))])
     store.create_room(SURE_QUESTIONS)                            # nobody taught in idle
-    assert backend.records(idle[0]) == 0
+    assert backend.records(idle[0]) == {"sqlite": 0, "redis": 1}[backend.kind]   # the marker
+
+
+def test_the_count_says_how_many_voters_joined_after_the_question_opened(backend, store):
+    """RoomView.late: of the round's answers, those whose student first joined the room
+    after the class arrived at the round (made, a step chosen, a round asked again): a
+    script's fresh voters show there, a class that was in the room before does not."""
+    code, secret = store.create_room(QUESTIONS)
+    early = students(3)
+    store.touch(code, early)                                     # in the room before
+    time.sleep(0.01)
+    store.set_step(code, secret, 2)                              # step 2 opens now
+    time.sleep(0.01)
+    late = students(2)
+    store.touch(code, late)                                      # joined after it opened
+    for s in early + late:
+        store.answer(code, 2, s, 0.5)
+    view = store.room_view(code)
+    assert (view.n_answered, view.late) == (5, 2)
+    store.reveal(code, secret, 2)
+    store.ask_again(code, secret, 2)                             # a new round opens now
+    time.sleep(0.01)
+    store.answer(code, 2, early[0], 0.25)
+    newest = new_student_id()
+    store.touch(code, [newest])
+    store.answer(code, 2, newest, 0.25)
+    assert (store.room_view(code).n_answered, store.room_view(code).late) == (2, 1)
+    store.touch(code, late)                                      # seen again: still joined
+    assert store.room_view(code).late == 1                       # ... when first seen
+    store.set_step(code, secret, 2)                              # no move: nothing reopens
+    assert store.room_view(code).late == 1

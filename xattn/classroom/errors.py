@@ -24,13 +24,15 @@ class RoomNotFound(ClassroomError, LookupError):
 
 
 class RoomEnded(RoomNotFound):
-    """Its lecturer ended this class (`ClassStore.end_room`): nothing of it is kept, and no
+    """Its lecturer ended this class (`ClassStore.end_room`), or a full store replaced it
+    when nobody taught in it (``Limits.untaught_seconds``): nothing of it is kept, and no
     server process gives it back."""
 
     @classmethod
     def for_code(cls, code: str) -> RoomEnded:
-        return cls(f"The class {code} has ended: its lecturer closed it, and nothing of it is "
-                   "kept.")
+        return cls(f"The class {code} has ended: its lecturer closed it (or, with this server "
+                   "full, nobody taught in it and a new class took its place), and nothing of "
+                   "it is kept.")
 
 
 class HostRefused(ClassroomError):

@@ -42,13 +42,17 @@ from xattn.classroom.question import Question
 from xattn.classroom.records import Pulse, RoomView, Snapshot
 from xattn.classroom.store import ClassStore, parse_question
 
-__all__ = ["Hub", "Follower", "Message", "TICK", "KEEPALIVE", "ANSWER_WAIT", "MAX_FOLLOWERS"]
+__all__ = ["Hub", "Follower", "Message", "TICK", "KEEPALIVE", "ANSWER_WAIT", "MAX_FOLLOWERS",
+           "HOST_MARK"]
 
 _LOGGER = logging.getLogger(__name__)
 TICK = 0.1            # seconds between two reads of the rooms' pulses (without notifications)
 SAFETY = 3.0          # with notifications, every room's pulse is read this often all the same
 KEEPALIVE = 15.0      # seconds of silence before a stream gets a comment (proxies cut silence)
 PRESENT = 30.0        # seconds between two marks of a room's open phones as present
+HOST_MARK = 15.0      # seconds between two marks of the rooms whose host page is open here
+                      # (at most a quarter of Limits.untaught_seconds: a taught room is never
+                      # replaced)
 RECEIPT_KEEP = 600.0  # seconds a receipt of a room without a phone here is kept
 HOST_EVERY = 0.25     # seconds between two pulse frames of one room to its host pages
 ANSWER_WAIT = 1.0     # seconds an answer's request waits for the store before "sending"
@@ -83,12 +87,15 @@ class Message:
 
 class Follower:
     """One open stream of one room: a phone (``student``: its id, or None without one) or a
-    host page (``host``). Frames wait in `take` order, the newest of each kind only."""
+    host page (``host``; ``taught``: the digest of the host key its cookie holds, checked
+    when it opened, None without one: only such a stream keeps its room taught). Frames
+    wait in `take` order, the newest of each kind only."""
 
-    __slots__ = ("code", "student", "host", "wake", "_frames", "closed", "drawn")
+    __slots__ = ("code", "student", "host", "taught", "wake", "_frames", "closed", "drawn")
 
-    def __init__(self, code: str, student: str | None, host: bool):
+    def __init__(self, code: str, student: str | None, host: bool, taught: str | None = None):
         self.code, self.student, self.host = code, student, host
+        self.taught = taught if host else None
         self.wake = asyncio.Event()
         self._frames: dict[str, bytes] = {}
         self.closed = False
@@ -213,9 +220,14 @@ class Hub:
         for f in followers:
             f.close()
 
-    def subscribe(self, code: str, student: str | None, *, host: bool = False) -> Follower:
+    def subscribe(self, code: str, student: str | None, *, host: bool = False,
+                  taught: str | None = None) -> Follower:
         """A new stream of room ``code`` (call on the loop); its first frame is the room as
-        this process last built it, if it did, and follows once the room is read.
+        this process last built it, if it did, and follows once the room is read. A host
+        page's stream (``host``) whose cookie holds a key that drives the room gives its
+        digest (``taught``): the room is marked taught while it is open (`mark_hosts`),
+        every ``HOST_MARK`` seconds (at most a quarter of ``Limits.untaught_seconds``); a
+        stream without it never keeps the room.
         `OverflowError` when the process holds ``MAX_FOLLOWERS`` streams."""
         if self.stopping:
             raise OverflowError("this server process is stopping; another process, or this "
@@ -223,7 +235,7 @@ class Hub:
         if self.n_followers >= MAX_FOLLOWERS:
             raise OverflowError(f"this server process holds {MAX_FOLLOWERS} open streams, the "
                                 "most it takes; another process or a moment later will do.")
-        f = Follower(code, student, host)
+        f = Follower(code, student, host, taught)
         with self._lock:
             room = self._rooms.setdefault(code, _Room(code))
             room.followers.add(f)
@@ -464,12 +476,16 @@ class Hub:
 
     # --- the watcher thread -----------------------------------------------------------------------
     def _watch_loop(self) -> None:
-        last_safety = last_present = 0.0
+        last_safety = last_present = last_taught = 0.0
         while not self._stop.is_set():
             self._poke.wait(self.tick)
             self._poke.clear()
             now = time.monotonic()
             try:
+                if now - last_taught >= min(HOST_MARK,
+                                            self.store.limits.untaught_seconds / 4):
+                    last_taught = now
+                    self._mark_taught()
                 if now - last_present >= PRESENT:
                     last_present = now
                     self._present(everyone=True)
@@ -633,25 +649,29 @@ class Hub:
             return
         self._call(self._mine, code, f, message.key, text, level)
 
+    def _mark_taught(self) -> None:
+        """Mark the rooms whose host page is open here, with a key that drives the room, as
+        taught (one write): those nobody teaches make space when the store is full."""
+        with self._lock:
+            taught = {(code, f.taught) for code, room in self._rooms.items()
+                      for f in room.followers if f.taught}
+        if taught:
+            try:
+                self.store.mark_hosts(taught)
+            except ClassroomError:
+                pass                             # the next look says what the store says
+
     def _present(self, everyone: bool) -> None:
         """Mark the phones of this process present: new ones now, all of them every
-        ``PRESENT`` seconds (one write per room), and the rooms whose host page is open here
-        as taught (one write)."""
+        ``PRESENT`` seconds (one write per room)."""
         with self._lock:
             todo = []
-            taught = [code for code, room in self._rooms.items()
-                      if any(f.host for f in room.followers)] if everyone else []
             for code, room in self._rooms.items():
                 students = ({f.student for f in room.followers if f.student and not f.host}
                             if everyone else set(room.joined))
                 room.joined = set()
                 if students:
                     todo.append((code, students))
-        if taught:
-            try:
-                self.store.mark_hosts(taught)    # a host page is open: the room is taught
-            except ClassroomError:
-                pass
         for code, students in todo:
             try:
                 self.store.touch(code, students)

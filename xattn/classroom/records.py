@@ -32,16 +32,25 @@ class Limits:
     max_lesson_bytes: int = 65_536  # a room's lesson (its JSON: xattn.lesson.Lesson.to_json)
     max_students: int = 2_000       # students present at once in a room
     present_seconds: float = 120.0  # a student whose page was open this recently is present
-    unused_seconds: float = 300.0   # a full store replaces the oldest room this old that no
-                                    # student has joined and nobody answered in, ...
-    untaught_seconds: float = 600.0  # ... else the one nobody taught in this long: no host page
-                                     # open and no answer (a real class can always start)
+    untaught_seconds: float = 45.0  # a full store replaces the live room whose host was last
+                                    # seen longest ago, once this long ago (a lecturer trying
+                                    # again every few seconds is in within a minute): a host is
+                                    # seen when the room is made, at each host action and while
+                                    # a host page whose key drives the room follows it;
+                                    # students, answers and keyless streams never count
+    rooms_per_address: int = 5      # rooms (live or homework) made from one client address
+                                    # held at once: 10 addresses hold at most 50 of max_rooms
+    homework_per_address: int = 2   # ... of which homework: 10 addresses hold 20 of max_homework
     # Per client address (a hash of it is kept, never the address), (how many, in seconds):
     # bounds a lecture hall behind one network address never meets, and a script does.
     # A hall of 1,000 phones behind one campus address joins within them (docs/classroom.md).
     new_students: tuple = (3000, 600.0)    # new students joining classes (each did the work)
     failed_joins: tuple = (300, 600.0)     # codes of no live class: a hall's honest mistakes
     new_rooms: tuple = (12, 3600.0)        # classes started
+    # Per room and client address, a token bucket of joins (burst, seconds per join after
+    # it): a hall of 1,000 phones behind one address joins at once, then a script mints one
+    # voter a second
+    join_bucket: tuple = (1000, 1.0)
     # Per browser (a random cookie of the phone's page): one browser's mistakes, a guesser's
     browser_failed_joins: tuple = (20, 600.0)
     # A join's proof of work: `join_work_pieces` SHA-256s with this many leading zero bits
@@ -58,14 +67,15 @@ class Limits:
     max_homework: int = 50
 
     def __post_init__(self):
-        for name in ("ttl_seconds", "present_seconds", "unused_seconds", "join_seconds",
+        for name in ("ttl_seconds", "present_seconds", "join_seconds",
                      "untaught_seconds", "homework_seconds", "results_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"Limits.{name} must be a positive number of seconds; "
                                  f"received {quote(value)}.")
         for name in ("max_rooms", "max_steps", "max_rounds", "max_answers", "max_answer_bytes",
-                     "max_students", "max_lesson_bytes", "max_homework"):
+                     "max_students", "max_lesson_bytes", "max_homework", "rooms_per_address",
+                     "homework_per_address"):
             check_int(getattr(self, name), f"Limits.{name}", minimum=1)
         check_int(self.join_work_bits, "Limits.join_work_bits", minimum=0)
         check_int(self.join_work_pieces, "Limits.join_work_pieces", minimum=1)
@@ -75,7 +85,8 @@ class Limits:
         if self.join_work_bits > 28:
             raise ValueError(f"Limits.join_work_bits must be at most 28 (2**28 hashes is "
                              f"minutes on a phone); received {self.join_work_bits}.")
-        for name in ("new_students", "failed_joins", "new_rooms", "browser_failed_joins"):
+        for name in ("new_students", "failed_joins", "new_rooms", "browser_failed_joins",
+                     "join_bucket"):
             value = getattr(self, name)
             if not (isinstance(value, tuple) and len(value) == 2) or isinstance(
                     value[1], bool) or not isinstance(value[1], (int, float)) or value[1] <= 0:
@@ -111,6 +122,10 @@ class RoomView:
     (``xattn.classroom.confidence``); ``histogram_before``, while a revote asks, phones show
     how the class answered the round before (else only with the reveal).
 
+    ``late`` counts, among ``n_answered``, the students who first joined the room after the
+    class arrived at this round (the room made, a step chosen, a round asked again): voters a
+    script mints during a question show there; a class in the room before does not.
+
     A homework room (``closes_at`` set: when it closes, seconds since the epoch) has no class
     step: each student answers any step until then, and sees its answer after their own.
     Its ``step`` stays 1 and ``phase`` is ``"asking"`` until it closes, then ``"closed"``.
@@ -133,6 +148,8 @@ class RoomView:
     confidence: bool = False   # each answer may carry how sure the student is (a host switch)
     histogram_before: bool = False  # a revote's phones show the round before's answers
     closes_at: float | None = None  # homework: when it closes (None: a live class)
+    late: int = 0              # of n_answered, the students who joined the room after the
+                               # class arrived at this round (a script's fresh voters show here)
 
     @property
     def homework(self) -> bool:
@@ -182,6 +199,7 @@ class RawView(NamedTuple):
     confidence: bool = False
     histogram_before: bool = False
     closes: float | None = None  # homework: when it closes (None: a live class)
+    late: int = 0              # answers whose student joined after the round opened
 
 
 class Round(NamedTuple):

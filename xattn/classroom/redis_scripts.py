@@ -18,62 +18,67 @@ _GUARD = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps')
 if g[1] ~= ARGV[1] then return {'HOST', 0} end
 if ARGV[2] ~= '' and tonumber(ARGV[2]) > tonumber(g[2]) then return {'STEP', g[2]} end
 """
-# KEYS: rooms, room, ended, homework rooms; ARGV: code, ttl ms, max rooms, digest, unused ms,
-# prefix, untaught ms, lesson, homework open ms ('' for a live class), results ms, max homework
-# rooms, then every step's question
+# KEYS: rooms, room, ended, homework rooms, the owner's rooms; ARGV: code, ttl ms, max rooms,
+# digest, owner's digest ('' for none), prefix, untaught ms, lesson, homework open ms ('' for a
+# live class), results ms, max homework rooms, rooms per owner, homework per owner, then every
+# step's question
 _CREATE = _NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then return {'TAKEN', 0} end
+if ARGV[5] ~= '' then
+  -- the rooms this client holds now: those of its set whose room is still there
+  local held, homework = 0, 0
+  for _, code in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
+    local c = redis.call('HMGET', ARGV[6] .. 'room:{' .. code .. '}', 'step', 'closes')
+    if c[1] then
+      held = held + 1
+      if c[2] then homework = homework + 1 end
+    else
+      redis.call('ZREM', KEYS[5], code)
+    end
+  end
+  if held >= tonumber(ARGV[12]) then return {'HELD', held} end
+  if ARGV[9] ~= '' and homework >= tonumber(ARGV[13]) then return {'HWHELD', homework} end
+end
 if ARGV[9] ~= '' then
   local held = redis.call('ZCARD', KEYS[4])
   if held >= tonumber(ARGV[11]) then return {'HWFULL', held} end
 end
 local n = redis.call('ZCARD', KEYS[1])
 if n >= tonumber(ARGV[3]) then
-  -- full: replace the oldest room started ARGV[5] ms ago or more that no student joined and
-  -- nobody answered in (its only keys are then the room and, never made, its seen set)
-  local free = false
-  local started_before = now + tonumber(ARGV[2]) - tonumber(ARGV[5])
-  for _, code in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', started_before)) do
-    local room = ARGV[6] .. 'room:{' .. code .. '}'
-    local seen = ARGV[6] .. 'seen:{' .. code .. '}'
-    if redis.call('HGET', room, 'n_answers') == '0' and redis.call('EXISTS', seen) == 0 then
-      redis.call('DEL', room)
-      redis.call('ZREM', KEYS[1], code)
-      free = true
-      break
+  -- full: replace the live room whose host was seen longest ago, ARGV[7] ms ago or more
+  -- (students, answers and streams without the key never count)
+  local idle = now - tonumber(ARGV[7])
+  local oldest, oldest_at = nil, idle + 1
+  for _, code in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+    local t = redis.call('HMGET', ARGV[6] .. 'room:{' .. code .. '}', 'host_at', 'closes')
+    local at = tonumber(t[1] or '0')
+    if not t[2] and at < oldest_at then oldest, oldest_at = code, at end
+  end
+  if not oldest then return {'FULL', n} end
+  local room = ARGV[6] .. 'room:{' .. oldest .. '}'
+  for s = 1, tonumber(redis.call('HGET', room, 'n_steps') or '0') do
+    local last = tonumber(redis.call('HGET', room, 'r' .. s) or '0')
+    for r = 1, last do
+      redis.call('DEL', ARGV[6] .. 'ans:{' .. oldest .. '}:' .. s .. ':' .. r,
+                 ARGV[6] .. 'cnt:{' .. oldest .. '}:' .. s .. ':' .. r,
+                 ARGV[6] .. 'cnf:{' .. oldest .. '}:' .. s .. ':' .. r,
+                 ARGV[6] .. 'cfc:{' .. oldest .. '}:' .. s .. ':' .. r)
     end
   end
-  if not free then
-    -- else the oldest room nobody taught in for ARGV[7] ms: no host page, no answer
-    local idle = now - tonumber(ARGV[7])
-    for _, code in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', idle + tonumber(ARGV[2]))) do
-      local room = ARGV[6] .. 'room:{' .. code .. '}'
-      local t = redis.call('HMGET', room, 'host_at', 'answer_at', 'n_steps')
-      if tonumber(t[1] or '0') <= idle and tonumber(t[2] or '0') <= idle then
-        for s = 1, tonumber(t[3] or '0') do
-          local last = tonumber(redis.call('HGET', room, 'r' .. s) or '0')
-          for r = 1, last do
-            redis.call('DEL', ARGV[6] .. 'ans:{' .. code .. '}:' .. s .. ':' .. r,
-                       ARGV[6] .. 'cnt:{' .. code .. '}:' .. s .. ':' .. r,
-                       ARGV[6] .. 'cnf:{' .. code .. '}:' .. s .. ':' .. r,
-                       ARGV[6] .. 'cfc:{' .. code .. '}:' .. s .. ':' .. r)
-          end
-        end
-        redis.call('DEL', room, ARGV[6] .. 'seen:{' .. code .. '}')
-        redis.call('ZREM', KEYS[1], code)
-        free = true
-        break
-      end
-    end
-  end
-  if not free then return {'FULL', n} end
+  redis.call('DEL', room, ARGV[6] .. 'seen:{' .. oldest .. '}',
+             ARGV[6] .. 'bkt:{' .. oldest .. '}', ARGV[6] .. 'jnd:{' .. oldest .. '}')
+  -- replaced as if ended: no server process gives it back from its snapshot
+  local ended = ARGV[6] .. 'ended:{' .. oldest .. '}'
+  redis.call('SET', ended, '1')
+  redis.call('PEXPIREAT', ended, redis.call('ZSCORE', KEYS[1], oldest))
+  redis.call('ZREM', KEYS[1], oldest)
 end
 local expires = string.format('%d', now + tonumber(ARGV[2]))
 local at = string.format('%d', now)
-local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 11,
-           'n_answers', 0, 'version', 0, 'tally', 0, 'host_at', at, 'answer_at', at,
-           'lesson', ARGV[8]}
+local f = {'secret', ARGV[4], 'expires', expires, 'step', 1, 'n_steps', #ARGV - 13,
+           'n_answers', 0, 'version', 0, 'tally', 0, 'host_at', at, 'lesson', ARGV[8],
+           'owner', ARGV[5], 'o1.1', at}
 if ARGV[9] ~= '' then          -- a homework: open until closes, kept ARGV[10] ms after
   local closes = now + tonumber(ARGV[9])
   expires = string.format('%d', closes + tonumber(ARGV[10]))
@@ -82,8 +87,8 @@ if ARGV[9] ~= '' then          -- a homework: open until closes, kept ARGV[10] m
   f[#f + 1] = string.format('%d', closes)
   redis.call('ZADD', KEYS[4], expires, ARGV[1])
 end
-for i = 12, #ARGV do
-  local s = tostring(i - 11)
+for i = 14, #ARGV do
+  local s = tostring(i - 13)
   for _, v in ipairs({'r' .. s, 1, 'p' .. s, 'asking', 'q' .. s .. '.1', ARGV[i]}) do
     f[#f + 1] = v
   end
@@ -91,6 +96,10 @@ end
 redis.call('HSET', KEYS[2], unpack(f))
 redis.call('PEXPIREAT', KEYS[2], expires)
 redis.call('ZADD', KEYS[1], expires, ARGV[1])
+if ARGV[5] ~= '' then
+  redis.call('ZADD', KEYS[5], expires, ARGV[1])
+  redis.call('PEXPIREAT', KEYS[5], redis.call('ZRANGE', KEYS[5], -1, -1, 'WITHSCORES')[2])
+end
 return {'OK', 1}
 """
 # A host's move: the room's version moves, and it is being taught now (``host_at``, ms)
@@ -100,7 +109,7 @@ _MOVED = ("redis.call('HINCRBY', KEYS[1], 'version', 1) local tt = redis.call('T
 # A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
 _ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
-# KEYS: room, seen, ended, rooms, homework rooms; ARGV: digest, code, answers', counts',
+# KEYS: room, seen, ended, rooms, homework rooms, joined; ARGV: digest, code, answers', counts',
 # levels' and level counts' key prefixes.
 # Everything of the room deleted; the ended marker kept until the room's expiry.
 _END = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps', 'expires')
@@ -112,7 +121,7 @@ for s = 1, tonumber(g[2]) do
                ARGV[5] .. s .. ':' .. r, ARGV[6] .. s .. ':' .. r)
   end
 end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[6])
 redis.call('ZREM', KEYS[4], ARGV[2])
 redis.call('ZREM', KEYS[5], ARGV[2])
 redis.call('SET', KEYS[3], '1')
@@ -128,7 +137,12 @@ _SET_OPTIONS = _GUARD + """if ARGV[3] ~= '' then
 end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'histogram_before', ARGV[4]) end
 """ + _MOVED + "return {'OK', 1}"
-_SET_STEP = _GUARD + "redis.call('HSET', KEYS[1], 'step', ARGV[2]) " + _MOVED + "return {'OK', 1}"
+# the class arrives at the step's current round now (``o<s>.<r>``, ms), if it moved
+_SET_STEP = _GUARD + _NOW + """if redis.call('HGET', KEYS[1], 'step') ~= ARGV[2] then
+  local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
+  redis.call('HSET', KEYS[1], 'o' .. ARGV[2] .. '.' .. r, string.format('%d', now))
+end
+redis.call('HSET', KEYS[1], 'step', ARGV[2]) """ + _MOVED + "return {'OK', 1}"
 _REVEAL = _GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + _MOVED
                     + "return {'OK', 1}")
 _ASK_AGAIN = _GUARD + """local s = ARGV[2]
@@ -136,7 +150,10 @@ local r = tonumber(redis.call('HGET', KEYS[1], 'r' .. s))
 if r >= tonumber(ARGV[3]) then return {'ROUNDS', r} end
 local q = ARGV[4]
 if q == '' then q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r) end
-redis.call('HSET', KEYS[1], 'r' .. s, r + 1, 'p' .. s, 'asking', 'q' .. s .. '.' .. (r + 1), q)
+local tt = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'r' .. s, r + 1, 'p' .. s, 'asking', 'q' .. s .. '.' .. (r + 1), q,
+           'o' .. s .. '.' .. (r + 1),
+           string.format('%d', tonumber(tt[1]) * 1000 + math.floor(tonumber(tt[2]) / 1000)))
 """ + _MOVED + "return {'OK', r + 1}"
 # ARGV: digest, step, seconds, reveal ('1' or '0') -> the timer's end (ms, server clock)
 _START_TIMER = _GUARD + _NOW + """local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
@@ -202,12 +219,11 @@ end
 redis.call('HINCRBY', KEYS[5], ARGV[4] .. '|' .. ARGV[6], 1)
 redis.call('PEXPIREAT', KEYS[5], r[5])
 redis.call('HINCRBY', KEYS[1], 'tally', 1)
-redis.call('HSET', KEYS[1], 'answer_at', string.format('%d', now))
 redis.call('PEXPIREAT', KEYS[2], r[5])
 redis.call('PEXPIREAT', KEYS[3], r[5])
 return {'OK', 1}
 """
-# KEYS: room, seen; ARGV: answers' and counts' key prefixes, student or '', present ms.
+# KEYS: room, seen, joined; ARGV: answers' and counts' key prefixes, student or '', present ms.
 _VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version',
                                   'locked', 'confidence', 'histogram_before', 'closes')
 if not r[1] then return {'NOROOM'} end
@@ -218,11 +234,19 @@ local round = r[1] .. ':' .. m[1]
 local mine = false
 if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[1] .. round, ARGV[3]) end
 local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
+-- the answers whose student joined after the class arrived at this round
+local opened = tonumber(redis.call('HGET', KEYS[1], 'o' .. key) or '0')
+local late = 0
+for _, student in ipairs(redis.call('HKEYS', ARGV[1] .. round)) do
+  local joined = redis.call('HGET', KEYS[3], student)
+  if joined and tonumber(joined) > opened then late = late + 1 end
+end
 return {'OK', r[1], r[2], m[2], m[1], extra[1], redis.call('HGETALL', ARGV[2] .. round),
         redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3], r[4] or '0', extra[2],
-        string.format('%d', now), r[5] or '0', r[6] or '0', r[7] or '0', r[8] or ''}
+        string.format('%d', now), r[5] or '0', r[6] or '0', r[7] or '0', r[8] or '', late}
 """
-# KEYS: room, seen; ARGV: present ms, max students, student... -> how many did not fit
+# KEYS: room, seen, joined; ARGV: present ms, max students, student... -> how many did not fit
+# (a new student's first join is kept in joined)
 _TOUCH = _NOW + """if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOROOM', 0, 0} end
 local new = {}
 for i = 3, #ARGV do
@@ -239,6 +263,7 @@ for i = 3, #ARGV do
     redis.call('ZADD', KEYS[2], now, ARGV[i])
   elseif room > 0 then
     redis.call('ZADD', KEYS[2], now, ARGV[i])
+    redis.call('HSETNX', KEYS[3], ARGV[i], string.format('%d', now))
     redis.call('HINCRBY', KEYS[1], 'tally', 1)
     room = room - 1
   else
@@ -246,15 +271,33 @@ for i = 3, #ARGV do
   end
 end
 redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('PEXPIREAT', KEYS[3], redis.call('HGET', KEYS[1], 'expires'))
+end
 return {'OK', left, redis.call('ZCARD', KEYS[2])}
 """
-# KEYS: rooms whose host page is open: each one's host_at is now (ms), if it exists
-_MARK_HOSTS = _NOW + """for _, room in ipairs(KEYS) do
-  if redis.call('EXISTS', room) == 1 then
-    redis.call('HSET', room, 'host_at', string.format('%d', now))
-  end
+# KEYS: a room whose host page is open; ARGV: the digest of the key its page holds. Its
+# host_at is now (ms) if that key drives it.
+_MARK_HOSTS = _NOW + """if redis.call('HGET', KEYS[1], 'secret') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'host_at', string.format('%d', now))
 end
 return 1
+"""
+# KEYS: room, its join buckets; ARGV: client's digest, burst, ms per token -> 0 (taken) or
+# the ms until one is
+_TAKE_JOIN = _NOW + """local expires = redis.call('HGET', KEYS[1], 'expires')
+if not expires then return -1 end
+local burst, every = tonumber(ARGV[2]), tonumber(ARGV[3])
+local tokens = burst
+local got = redis.call('HGET', KEYS[2], ARGV[1])
+if got then
+  local _, _, left, at = string.find(got, '^([^|]*)|(%d+)$')
+  tokens = math.min(burst, tonumber(left) + (now - tonumber(at)) / every)
+end
+if tokens < 1 then return math.ceil((1 - tokens) * every) end
+redis.call('HSET', KEYS[2], ARGV[1], string.format('%.6f|%d', tokens - 1, now))
+redis.call('PEXPIREAT', KEYS[2], expires)
+return 0
 """
 # -> version, tally, the current round's timer, a homework's closing (ms), the last two or false
 _PULSE = """local r = redis.call('HMGET', KEYS[1], 'version', 'tally', 'step', 'closes')
@@ -355,6 +398,6 @@ SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE, "end
            "lock": _LOCK, "set_options": _SET_OPTIONS, "set_step": _SET_STEP, "reveal": _REVEAL,
            "ask_again": _ASK_AGAIN, "step_info": _STEP_INFO, "answer": _ANSWER, "view": _VIEW,
            "start_timer": _START_TIMER, "touch": _TOUCH, "pulse": _PULSE,
-           "mark_hosts": _MARK_HOSTS, "set_closing": _SET_CLOSING,
+           "mark_hosts": _MARK_HOSTS, "take_join": _TAKE_JOIN, "set_closing": _SET_CLOSING,
            "student_answers": _STUDENT_ANSWERS,
            "signing_keys": _SIGNING_KEYS, "restore": _RESTORE}

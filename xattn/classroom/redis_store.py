@@ -6,7 +6,8 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
 
 - ``room:{CODE}``, a hash: ``secret`` (SHA-256 of the host secret), ``expires`` (ms since the
   epoch, server clock), ``step``, ``n_steps``, ``n_answers``, ``version`` (moves with every host
-  action), ``tally`` (with every answer), ``locked`` ("1": no new students), the host's
+  action), ``tally`` (with every answer), ``host_at`` (ms: when its host was last seen: made,
+  a host action, a host page whose key drives it), ``locked`` ("1": no new students), the host's
   switches ``confidence`` and ``histogram_before`` ("1": on), a homework's ``closes`` (ms;
   absent: a live class), and per step
   ``s``: ``r<s>`` (its round), ``p<s>`` (its phase), ``q<s>.<r>`` (each round's question,
@@ -16,7 +17,14 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
   ``cnf:{CODE}:<s>:<r>``, a hash student -> confidence (those who gave one), and
   ``cfc:{CODE}:<s>:<r>``, a hash ``answer|confidence`` -> count (the host's table and the CSV
   read counts, not answers), written by the same script as the answer;
-- ``seen:{CODE}``, a sorted set student -> last read (ms);
+- ``seen:{CODE}``, a sorted set student -> last read (ms), and ``jnd:{CODE}``, a hash
+  student -> first read (ms: when they joined), read against a round's ``o<s>.<r>`` (when the
+  class arrived at it) for `RoomView.late`;
+- ``bkt:{CODE}``, a hash client digest -> ``tokens|ms``: each client's join bucket in the room
+  (`Limits.join_bucket`);
+- ``owned:<client digest>`` (no room tag), a sorted set code -> expiry of the rooms a client made
+  (the room's hash keeps it as ``owner``; a room no longer there is not counted:
+  `Limits.rooms_per_address`);
 - ``rooms``, a sorted set code -> expiry, to count live rooms, and ``homework``, the same of
   the homework rooms among them (`Limits.max_homework`);
 - ``dev:{CODE}:<digest>``, a one-time device code's wrapped host secret, for minutes (``PX``);
@@ -148,19 +156,23 @@ class RedisStore(ClassStore):
     def _homework_rooms(self) -> str:
         return f"{self.prefix}homework"
 
-    def _create(self, code, digest, specs, lesson, open_for):
+    def _create(self, code, digest, specs, lesson, open_for, owner):
         status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code),
-                                         self._key("ended", code), self._homework_rooms],
+                                         self._key("ended", code), self._homework_rooms,
+                                         f"{self.prefix}owned:{owner}"],
                               [code, int(self.limits.ttl_seconds * 1000), self.limits.max_rooms,
-                               digest, int(self.limits.unused_seconds * 1000), self.prefix,
+                               digest, owner, self.prefix,
                                int(self.limits.untaught_seconds * 1000), lesson,
                                "" if open_for is None else int(open_for * 1000),
                                int(self.limits.results_seconds * 1000),
-                               self.limits.max_homework, *specs])
+                               self.limits.max_homework, self.limits.rooms_per_address,
+                               self.limits.homework_per_address, *specs])
         if status == "FULL":
             raise self._full(n)
         if status == "HWFULL":
             raise self._homework_full(n)
+        if status in ("HELD", "HWHELD"):
+            raise self._held(n, status == "HWHELD")
         return status == "OK"
 
     def _closes(self, code):
@@ -231,7 +243,7 @@ class RedisStore(ClassStore):
     def _end(self, code, digest):
         status, _ = self._run("end", [self._key("room", code), self._key("seen", code),
                                       self._key("ended", code), f"{self.prefix}rooms",
-                                      self._homework_rooms],
+                                      self._homework_rooms, self._key("jnd", code)],
                               [digest, code, self._key("ans", code) + ":",
                                self._key("cnt", code) + ":", self._key("cnf", code) + ":",
                                self._key("cfc", code) + ":"])
@@ -400,7 +412,8 @@ class RedisStore(ClassStore):
         return question
 
     def _view(self, code, student):
-        reply = self._run("view", [self._key("room", code), self._key("seen", code)],
+        reply = self._run("view", [self._key("room", code), self._key("seen", code),
+                                   self._key("jnd", code)],
                           [self._key("ans", code) + ":", self._key("cnt", code) + ":",
                            student or "", int(self.limits.present_seconds * 1000)])
         if reply[0] == "NOROOM":
@@ -410,25 +423,33 @@ class RedisStore(ClassStore):
                 raise StoreUnavailable(f"the class store is not available: {err}") from None
             raise (RoomEnded if ended else RoomNotFound).for_code(code)
         (_, step, n_steps, phase, rnd, question, flat, present, mine, expires, version, timer,
-         now, locked, confidence, histogram, closes) = reply
+         now, locked, confidence, histogram, closes, late) = reply
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return RawView(int(step), int(n_steps), phase, int(rnd), question, raw, int(present),
                        mine or None, int(expires) / 1000, int(version), _timer(timer),
                        int(now) / 1000, locked == "1", confidence == "1", histogram == "1",
-                       int(closes) / 1000 if closes else None)
+                       int(closes) / 1000 if closes else None, int(late))
 
-    def _mark_hosts(self, codes):
+    def _mark_hosts(self, hosts):
         try:                            # one room a call: its keys share a cluster slot
             pipe = self._r.pipeline(transaction=False)
-            for code in codes:
-                self._scripts["mark_hosts"](keys=[self._key("room", code)], args=[],
+            for code, digest in hosts:
+                self._scripts["mark_hosts"](keys=[self._key("room", code)], args=[digest],
                                             client=pipe)
             pipe.execute()
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
 
+    def _take_join(self, code, who, burst, every):
+        wait = self._run("take_join", [self._key("room", code), self._key("bkt", code)],
+                         [who, burst, every * 1000])
+        if int(wait) < 0:
+            raise RoomNotFound.for_code(code)
+        return int(wait) / 1000
+
     def _touch(self, code, students):
-        status, left, n = self._run("touch", [self._key("room", code), self._key("seen", code)],
+        status, left, n = self._run("touch", [self._key("room", code), self._key("seen", code),
+                                              self._key("jnd", code)],
                                     [int(self.limits.present_seconds * 1000),
                                      self.limits.max_students, *students])
         if status == "NOROOM":
@@ -487,8 +508,7 @@ class RedisStore(ClassStore):
         fields = {"secret": snap.digest, "expires": expires, "step": snap.step,
                   "n_steps": snap.n_steps, "n_answers": 0, "version": snap.version + 1,
                   "tally": snap.tally + 1, "locked": "1" if snap.locked else "0",
-                  "host_at": str(int(time.time() * 1000)),
-                  "answer_at": str(int(time.time() * 1000)), "lesson": snap.lesson,
+                  "host_at": str(int(time.time() * 1000)), "lesson": snap.lesson,
                   "confidence": "1" if snap.confidence else "0",
                   "histogram_before": "1" if snap.histogram_before else "0"}
         if snap.closes is not None:

@@ -1,13 +1,17 @@
 """The tables of the SQLite class store (``xattn.classroom.sqlite_store``).
 
-One row a room (``rooms``: its step, lock, host's switches and, for a homework, when it
-closes), a round of a step (``rounds``:
+One row a room (``rooms``: its step, lock, host's switches, the hash of the client address
+it was made from (``owner``), when its host was last seen (``host_at``) and, for a homework,
+when it closes), a round of a step (``rounds``:
 its phase, question and timer), a student's answer to a round (``answers``: its stored text
 and confidence, "" for none), a student's last read (``seen``), a client's count of one kind
 of action (``hits``), the store's own values (``meta``: the signing key), a
 room's one-time device codes (``devices``: each code's digest and the host secret it wraps,
 for minutes) and the codes of classes their lecturer ended (``ended``: the code and when the
-room would have expired, nothing else); tables are added to version 3 files as they open. A file
+room would have expired, nothing else), and each (room, client)'s join bucket (``buckets``:
+its tokens and when they were counted), when each student first joined a room (``joined``)
+and when the class last arrived at each round (``opened``: the room made, a step chosen, a
+round asked again); tables are added to version 3 files as they open. A file
 whose ``PRAGMA user_version`` is not `SCHEMA_VERSION` is made anew (its rooms are not kept).
 """
 
@@ -39,9 +43,16 @@ CREATE TABLE IF NOT EXISTS hits (kind TEXT, who TEXT, since REAL NOT NULL, n INT
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS devices (digest TEXT PRIMARY KEY, code TEXT NOT NULL,
   wrapped TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ended (code TEXT PRIMARY KEY, expires REAL NOT NULL) WITHOUT ROWID
+CREATE TABLE IF NOT EXISTS ended (code TEXT PRIMARY KEY, expires REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS buckets (code TEXT, who TEXT, tokens REAL NOT NULL, at REAL NOT NULL,
+  PRIMARY KEY (code, who)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS joined (code TEXT, student TEXT, at REAL NOT NULL,
+  PRIMARY KEY (code, student)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS opened (code TEXT, step INTEGER, round INTEGER, at REAL NOT NULL,
+  PRIMARY KEY (code, step, round)) WITHOUT ROWID
 """
-TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta", "devices", "ended")
+TABLES = ("rooms", "rounds", "answers", "seen", "hits", "meta", "devices", "ended", "buckets",
+          "joined", "opened")
 # Columns added to version 3 files as they open (ALTER TABLE: their rooms are kept).
 ADDED_COLUMNS = {("rooms", "locked"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "host_at"): "REAL NOT NULL DEFAULT 0",
@@ -50,4 +61,5 @@ ADDED_COLUMNS = {("rooms", "locked"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "confidence"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "histogram_before"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "closes"): "REAL",
+                 ("rooms", "owner"): "TEXT NOT NULL DEFAULT ''",
                  ("answers", "confidence"): "TEXT NOT NULL DEFAULT ''"}

@@ -44,12 +44,9 @@ __all__ = ["SQLiteStore"]
 
 BUSY_MS = 10_000    # a writer waits this long for the lock (a busy 2-core machine is slow)
 POOL = 8            # idle connections kept for reuse (more may be open while many threads work)
-# The oldest room started before a time (as its expiry) that no student joined, no answers.
-_UNUSED = ("code = (SELECT code FROM rooms WHERE expires <= ? AND n_answers = 0 AND NOT EXISTS "
-           "(SELECT 1 FROM seen WHERE seen.code = rooms.code) ORDER BY expires LIMIT 1)")
-# The room started before a time that nobody taught in since another: no host page, no answer.
-_UNTAUGHT = ("code = (SELECT code FROM rooms WHERE expires <= ? AND host_at <= ? AND "
-             "answer_at <= ? ORDER BY MAX(host_at, answer_at) LIMIT 1)")
+# The live room whose host was seen longest ago, if before a time (students never count).
+_UNTAUGHT = ("code = (SELECT code FROM rooms WHERE closes IS NULL AND host_at <= ? "
+             "ORDER BY host_at LIMIT 1)")
 _ROOM = ("SELECT secret, step, n_steps, n_answers, expires, closes FROM rooms WHERE code = ? "
          "AND expires > ?")
 _ROUND = ("SELECT round, phase, question, seconds, ends_at, reveal FROM rounds WHERE code = ? "
@@ -155,7 +152,7 @@ class SQLiteStore(ClassStore):
             return _delete_rooms(c, "expires <= ?", (now,))
 
     # --- the host ------------------------------------------------------------------------
-    def _create(self, code, digest, specs, lesson, open_for):
+    def _create(self, code, digest, specs, lesson, open_for, owner):
         self.purge_expired()
         now = time.time()
         closes = None if open_for is None else now + open_for
@@ -165,23 +162,33 @@ class SQLiteStore(ClassStore):
             if c.execute("SELECT 1 FROM rooms WHERE code = ? UNION ALL SELECT 1 FROM ended "
                          "WHERE code = ?", (code, code)).fetchone():
                 return False
+            if owner:
+                held, homework = c.execute(
+                    "SELECT COUNT(*), COUNT(closes) FROM rooms WHERE owner = ?",
+                    (owner,)).fetchone()
+                if held >= self.limits.rooms_per_address:
+                    raise self._held(held, False)
+                if closes is not None and homework >= self.limits.homework_per_address:
+                    raise self._held(homework, True)
             if closes is not None:
                 held = c.execute("SELECT COUNT(*) FROM rooms WHERE closes IS NOT NULL") \
                     .fetchone()[0]
                 if held >= self.limits.max_homework:
                     raise self._homework_full(held)
             n = c.execute("SELECT COUNT(*) FROM rooms").fetchone()[0]
-            started_before = now - self.limits.unused_seconds + self.limits.ttl_seconds
-            idle = now - self.limits.untaught_seconds
-            if n >= self.limits.max_rooms and not _delete_rooms(c, _UNUSED, (started_before,)) \
-                    and not _delete_rooms(c, _UNTAUGHT, (idle + self.limits.ttl_seconds, idle,
-                                                          idle)):
-                raise self._full(n)
+            if n >= self.limits.max_rooms:
+                idle = (now - self.limits.untaught_seconds,)
+                # replaced as if ended: no server process gives it back from its snapshot
+                c.execute(f"INSERT OR REPLACE INTO ended SELECT code, expires FROM rooms "
+                          f"WHERE {_UNTAUGHT}", idle)
+                if not _delete_rooms(c, _UNTAUGHT, idle):
+                    raise self._full(n)
             c.execute("INSERT INTO rooms (code, secret, expires, step, n_steps, n_answers, "
-                      "host_at, answer_at, lesson, closes) VALUES (?, ?, ?, 1, ?, 0, ?, ?, ?, ?)",
-                      (code, digest, expires, len(specs), now, now, lesson, closes))
+                      "host_at, lesson, closes, owner) VALUES (?, ?, ?, 1, ?, 0, ?, ?, ?, ?)",
+                      (code, digest, expires, len(specs), now, lesson, closes, owner))
             c.executemany("INSERT INTO rounds VALUES (?, ?, 1, 'asking', ?, NULL, NULL, 0)",
                           [(code, i, spec) for i, spec in enumerate(specs, 1)])
+            c.execute("INSERT OR REPLACE INTO opened VALUES (?, 1, 1, ?)", (code, now))
         return True
 
     def _lesson(self, code):
@@ -278,6 +285,10 @@ class SQLiteStore(ClassStore):
         with self._host(code, digest, step) as (c, room):
             if room:
                 c.execute("UPDATE rooms SET step = ? WHERE code = ?", (step, code))
+                if room[1] != step:              # the class arrives at the step's round now
+                    rnd = c.execute(_ROUND, (code, step)).fetchone()[0]
+                    c.execute("INSERT OR REPLACE INTO opened VALUES (?, ?, ?, ?)",
+                              (code, step, rnd, time.time()))
             return True if room else None
 
     def _reveal(self, code, digest, step):
@@ -298,6 +309,8 @@ class SQLiteStore(ClassStore):
                                    f"(Limits.max_rounds = {self.limits.max_rounds}).")
             c.execute("INSERT INTO rounds VALUES (?, ?, ?, 'asking', ?, NULL, NULL, 0)",
                       (code, step, rnd + 1, spec or question))
+            c.execute("INSERT OR REPLACE INTO opened VALUES (?, ?, ?, ?)",
+                      (code, step, rnd + 1, time.time()))
             return rnd + 1
 
     def _start_timer(self, code, digest, step, seconds, reveal):
@@ -371,13 +384,12 @@ class SQLiteStore(ClassStore):
                                        f"{self.limits.max_answers}).")
                 c.execute("INSERT INTO answers (code, step, round, student, value, confidence) "
                           "VALUES (?, ?, ?, ?, ?, ?)", (*key, encoded, level))
-                c.execute("UPDATE rooms SET n_answers = n_answers + 1, tally = tally + 1, "
-                          "answer_at = ? WHERE code = ?", (now, code))
+                c.execute("UPDATE rooms SET n_answers = n_answers + 1, tally = tally + 1 "
+                          "WHERE code = ?", (code,))
             elif tuple(old) != (encoded, level):
                 c.execute("UPDATE answers SET value = ?, confidence = ? WHERE code = ? AND "
                           "step = ? AND round = ? AND student = ?", (encoded, level, *key))
-                c.execute("UPDATE rooms SET tally = tally + 1, answer_at = ? WHERE code = ?",
-                          (now, code))
+                c.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
         return question
 
     def _view(self, code, student):
@@ -396,18 +408,40 @@ class SQLiteStore(ClassStore):
                                  "step = ? AND round = ? GROUP BY value", (code, step, rnd)))
             present = c.execute("SELECT COUNT(*) FROM seen WHERE code = ? AND at > ?",
                                 (code, now - self.limits.present_seconds)).fetchone()[0]
+            late = c.execute(
+                "SELECT COUNT(*) FROM answers a JOIN joined j ON j.code = a.code AND "
+                "j.student = a.student WHERE a.code = ? AND a.step = ? AND a.round = ? AND "
+                "j.at > COALESCE((SELECT at FROM opened WHERE code = ? AND step = ? AND "
+                "round = ?), 0)", (code, step, rnd, code, step, rnd)).fetchone()[0]
             mine = None
             if student is not None:
                 mine = c.execute("SELECT value FROM answers WHERE code = ? AND step = ? AND "
                                  "round = ? AND student = ?", (code, step, rnd, student)).fetchone()
         return RawView(step, n_steps, phase, rnd, question, raw, present, mine and mine[0],
                        expires, version, _timer(seconds, ends, rev), now, bool(locked),
-                       bool(confidence), bool(histogram), closes)
+                       bool(confidence), bool(histogram), closes, late)
 
-    def _mark_hosts(self, codes):
+    def _mark_hosts(self, hosts):
         with self._tx(write=True) as c:
-            c.executemany("UPDATE rooms SET host_at = ? WHERE code = ?",
-                          [(time.time(), code) for code in codes])
+            c.executemany("UPDATE rooms SET host_at = ? WHERE code = ? AND secret = ?",
+                          [(time.time(), code, digest) for code, digest in hosts])
+
+    def _take_join(self, code, who, burst, every):
+        now = time.time()
+        with self._tx(write=True) as c:
+            room = c.execute("SELECT 1 FROM rooms WHERE code = ? AND expires > ?",
+                             (code, now)).fetchone()
+            if room is None:
+                raise RoomNotFound.for_code(code)
+            row = c.execute("SELECT tokens, at FROM buckets WHERE code = ? AND who = ?",
+                            (code, who)).fetchone()
+            tokens = float(burst) if row is None else min(float(burst),
+                                                          row[0] + (now - row[1]) / every)
+            if tokens < 1.0:
+                return (1.0 - tokens) * every
+            c.execute("INSERT OR REPLACE INTO buckets VALUES (?, ?, ?, ?)",
+                      (code, who, tokens - 1.0, now))
+        return 0.0
 
     def _touch(self, code, students):
         now = time.time()
@@ -424,6 +458,8 @@ class SQLiteStore(ClassStore):
                 n -= c.execute("DELETE FROM seen WHERE code = ? AND at <= ?",
                                (code, now - self.limits.present_seconds)).rowcount
             room = max(0, self.limits.max_students - n)
+            c.executemany("INSERT OR IGNORE INTO joined VALUES (?, ?, ?)",
+                          [(code, s, now) for s in new[:room]])
             c.executemany("INSERT INTO seen VALUES (?, ?, ?) ON CONFLICT (code, student) "
                           "DO UPDATE SET at = excluded.at",
                           [(code, s, now) for s in [*known, *new[:room]]])
@@ -613,6 +649,6 @@ def _rollback(c: sqlite3.Connection) -> None:
 def _delete_rooms(c: sqlite3.Connection, where: str, args: tuple) -> int:
     """Delete the rooms ``where`` selects (a condition on ``rooms``), with all they hold."""
     codes = f"SELECT code FROM rooms WHERE {where}"
-    for table in ("answers", "rounds", "seen", "devices"):
+    for table in ("answers", "rounds", "seen", "devices", "buckets", "joined", "opened"):
         c.execute(f"DELETE FROM {table} WHERE code IN ({codes})", args)
     return c.execute(f"DELETE FROM rooms WHERE {where}", args).rowcount

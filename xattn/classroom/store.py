@@ -164,6 +164,11 @@ def answered(raw: dict) -> int:
     return sum(int(n) for n in raw.values() if int(n) > 0)
 
 
+def _client_digest(who: str) -> str:
+    """What a store keeps of a client's address: a hash, never the address."""
+    return hashlib.sha256(b"xattn client|" + who.encode()).hexdigest()[:32]
+
+
 def check_timer(seconds) -> float:
     low, high = TIMER_SECONDS
     if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) \
@@ -197,7 +202,7 @@ class ClassStore(ABC):
 
     # --- the host ------------------------------------------------------------------------
     def create_room(self, questions: Sequence[Question], lesson: str = "", *,
-                    homework: float | None = None) -> tuple[str, str]:
+                    homework: float | None = None, by: str | None = None) -> tuple[str, str]:
         """A new room at step 1, every step asking: ``(code, host_secret)``. ``lesson`` is
         the room's lesson as text (its JSON, ``xattn.lesson.Lesson.to_json``: every process
         of every machine reads it back with `lesson`; "" for the default lesson).
@@ -206,12 +211,19 @@ class ClassStore(ABC):
         ``Limits.max_homework`` of the store's rooms are homework. None: a live class, kept
         ``Limits.ttl_seconds``.
 
-        When the store already holds ``Limits.max_rooms`` live rooms, the oldest room that no
-        student ever joined and nobody answered in, started at least ``Limits.unused_seconds``
-        ago, is deleted to make space, else the room nobody taught in for
-        ``Limits.untaught_seconds`` (no host page open, `mark_hosts`, no host action and no
-        answer): rooms made and joined to fill the store never keep a real class out.
-        `LimitReached` when there is none."""
+        ``by`` is the client address the room is made from (kept as a hash, never the
+        address; None: no address, no bound): an address holds at most
+        ``Limits.rooms_per_address`` rooms at once, ``Limits.homework_per_address`` of them
+        homework, so that a few addresses never fill the store (`LimitReached` says so).
+
+        When the store already holds ``Limits.max_rooms`` rooms, the live room whose host was
+        last seen longest ago is deleted to make space, if that was ``Limits.untaught_seconds``
+        ago or more. A host is seen when the room is made, at each host action and while a
+        host page whose key drives the room follows it (`mark_hosts`); students who join,
+        answers and streams without the key never count, so rooms made and joined to fill the
+        store never keep a real class out for longer than that. A homework is never replaced.
+        `LimitReached` when there is none.
+        """
         specs = [q.to_json() for q in self._check_questions(questions)]
         if not isinstance(lesson, str):
             raise TypeError(f"lesson must be text (the lesson's JSON); received "
@@ -221,10 +233,14 @@ class ClassStore(ABC):
                                f"bytes (Limits.max_lesson_bytes); received "
                                f"{len(lesson.encode()):,}.")
         open_for = None if homework is None else self._check_open(homework, "homework")
+        if by is not None and not isinstance(by, str):
+            raise TypeError(f"by must be a client address (str) or None; received "
+                            f"{type(by).__name__}.")
+        owner = "" if by is None else _client_digest(by)
         secret = new_secret()
         for _ in range(20):    # a clash among <= max_rooms of 8.9e8 codes is rare; retry it
             code = new_code()
-            if self._create(code, secret_digest(secret), specs, lesson, open_for):
+            if self._create(code, secret_digest(secret), specs, lesson, open_for, owner):
                 return code, secret
         raise LimitReached("no free room code was found in 20 draws; try again.")
 
@@ -254,11 +270,19 @@ class ClassStore(ABC):
                             "ends it. A live class can still start.")
 
     def _full(self, n: int) -> LimitReached:
-        return LimitReached(f"this server already holds {n} live classes, the most it keeps "
+        return LimitReached(f"this server already holds {n} classes, the most it keeps "
                             f"(Limits.max_rooms = {self.limits.max_rooms}); one frees up when "
-                            "a class expires, when a class no student joined is "
-                            f"{self.limits.unused_seconds / 60:g} minutes old, or when nobody "
-                            f"taught in one for {self.limits.untaught_seconds / 60:g} minutes.")
+                            "a class expires or ends, or when nobody taught in one for "
+                            f"{self.limits.untaught_seconds:g} seconds (no host page open, "
+                            "no host action): try again in a moment.")
+
+    def _held(self, n: int, homework: bool) -> LimitReached:
+        most = self.limits.homework_per_address if homework else self.limits.rooms_per_address
+        kind, name = (("homework rooms", "homework_per_address") if homework
+                      else ("classes", "rooms_per_address"))
+        return LimitReached(f"your network already holds {n} {kind} on this server, the most "
+                            f"one address keeps at once (Limits.{name} = {most}): end one you "
+                            "started (*End the class*), or wait until one expires.")
 
     def check_host(self, code: str, secret: str) -> str:
         """The room's code if ``secret`` drives it, else `HostRefused` (also for no room)."""
@@ -533,14 +557,33 @@ class ClassStore(ABC):
                         counts, answered(v.raw), v.present,
                         None if v.mine is None else q.decode(v.mine), v.expires, v.version,
                         v.timer, bool(v.locked), bool(v.confidence),
-                        bool(v.histogram_before), v.closes)
+                        bool(v.histogram_before), v.closes, int(v.late))
 
-    def mark_hosts(self, codes: Iterable[str]) -> None:
-        """A host page of each room in ``codes`` is open now (a server process sends its
-        open host pages' rooms every few seconds): those rooms are being taught."""
-        codes = sorted({normalize_code(c) for c in codes})
-        if codes:
-            self._mark_hosts(codes)
+    def mark_hosts(self, hosts: Iterable[tuple[str, str]]) -> None:
+        """A host page of each room is open now: ``hosts`` holds ``(code, digest)`` pairs,
+        ``digest`` the SHA-256 of the key the page's cookie holds (``codes.secret_digest``;
+        a server process sends its open host pages' rooms every few seconds). A room is
+        marked taught only where the digest is its host key's: a stream without the key,
+        or with a key a new one replaced, never keeps a room."""
+        pairs = sorted({(normalize_code(c), d) for c, d in hosts})
+        bad = next((d for _, d in pairs if not (isinstance(d, str) and len(d) == 64)), None)
+        if bad is not None:
+            raise ValueError(f"a host's digest is the 64 hex digits of its key's SHA-256; "
+                             f"received {quote(bad)}.")
+        if pairs:
+            self._mark_hosts(pairs)
+
+    def take_join(self, code: str, who: str) -> float:
+        """Take one join of room ``code`` from client ``who`` (an address, kept as a hash)
+        out of their token bucket (``Limits.join_bucket``: a burst, then one join every so
+        many seconds): 0.0 if taken, else the seconds until one is (nothing taken). A hall
+        behind one address joins within the burst; a script then mints one voter per
+        refill, in that room, from that address."""
+        code = normalize_code(code)
+        if not isinstance(who, str):
+            raise TypeError(f"who must be a str; received {type(who).__name__}.")
+        burst, every = self.limits.join_bucket
+        return self._take_join(code, _client_digest(who), int(burst), float(every))
 
     def touch(self, code: str, students: Iterable[str]) -> None:
         """Mark ``students`` present in the room now, in one write (a server process sends
@@ -582,8 +625,7 @@ class ClassStore(ABC):
         if not isinstance(who, str):
             raise TypeError(f"who must be a str; received {type(who).__name__}.")
         limit, window = getattr(self.limits, kind)
-        digest = hashlib.sha256(b"xattn client|" + who.encode()).hexdigest()[:32]
-        return self._allow(kind, digest, limit, float(window), peek)
+        return self._allow(kind, _client_digest(who), limit, float(window), peek)
 
     def signing_key(self) -> bytes:
         """The key students' ids are signed with now (`signing_keys`' first)."""
@@ -744,9 +786,10 @@ class ClassStore(ABC):
     # --- one method per operation, each atomic in the backend ---------------------------
     @abstractmethod
     def _create(self, code: str, digest: str, specs: list[str], lesson: str,
-                open_for: float | None) -> bool:
-        """Make the room (a homework open ``open_for`` seconds; None: a live class); False
-        if the code is taken."""
+                open_for: float | None, owner: str) -> bool:
+        """Make the room (a homework open ``open_for`` seconds; None: a live class), made
+        from the client whose digest is ``owner`` ("": none, no bound); False if the code
+        is taken."""
     @abstractmethod
     def _closes(self, code: str) -> float | None:
         """When the homework ``code`` closes (None: a live class, or no such room)."""
@@ -805,7 +848,11 @@ class ClassStore(ABC):
     @abstractmethod
     def _touch(self, code: str, students: list[str]) -> None: ...
     @abstractmethod
-    def _mark_hosts(self, codes: list[str]) -> None: ...
+    def _mark_hosts(self, hosts: list[tuple[str, str]]) -> None:
+        """Each room's host seen now, where its key's digest is the one given."""
+    @abstractmethod
+    def _take_join(self, code: str, who: str, burst: int, every: float) -> float:
+        """One token out of the (room, client) bucket, atomically: 0.0, or the wait."""
     @abstractmethod
     def _my_answer(self, code: str, step: int,
                    student: str) -> tuple[str, str | None, str | None]:

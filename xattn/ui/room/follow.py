@@ -2,7 +2,9 @@
 Streamlit component that listens to the room's pulse and asks for its own rerun.
 
 The component (``st.components.v2``, JavaScript in the page, no iframe) keeps one
-``EventSource`` on ``/live/CODE/pulse`` (``xattn/ui/server/phone.py``) and compares what
+``EventSource`` on ``/live/CODE/pulse`` (``xattn/ui/server/phone.py``; opened again once the
+page's claim has put the host key in its cookie, so that the stream keeps the room taught)
+and compares what
 arrives with what the page drew (its ``data``: the room's version and tally, and when the
 round's timer ends). When the room moved (a step, a reveal, another host device's click, a
 timer's end) it sets the trigger ``moved``: the whole page reruns. When only the tally moved
@@ -32,9 +34,25 @@ export default function (component) {
   }
   let f = all[data.url];
   if (!f) {
-    f = all[data.url] = { es: new EventSource(data.url), last: null, asked: "" };
-    f.es.addEventListener("pulse", (e) => { f.last = JSON.parse(e.data); f.check(); });
-    f.es.addEventListener("gone", () => { f.es.close(); f.ask("moved", "gone"); });
+    f = all[data.url] = { last: null, asked: "" };
+    f.connect = () => {
+      if (f.es) f.es.close();
+      f.es = new EventSource(data.url);
+      f.es.addEventListener("pulse", (e) => { f.last = JSON.parse(e.data); f.check(); });
+      f.es.addEventListener("gone", () => { f.es.close(); f.ask("moved", "gone"); });
+    };
+    f.connect();
+  }
+  // The page's host key reached its cookie (room.py's claim) after the stream opened: open
+  // it again, with the cookie, so that it keeps the room taught (a stream without the key
+  // follows the room but never keeps it).
+  if (!window.__xattnReopen) {
+    window.__xattnReopen = true;
+    window.addEventListener("xattn-claimed", (e) => {
+      for (const [url, g] of Object.entries(window.__xattnFollow || {})) {
+        if (url.startsWith("live/" + e.detail + "/")) g.connect();
+      }
+    });
   }
   clearTimeout(f.closing);
   clearTimeout(f.timer);

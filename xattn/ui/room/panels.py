@@ -167,6 +167,10 @@ def class_controls(room: Room) -> None:
     st.metric("Predictions", f"{view.n_answered} of {max(view.n_present, view.n_answered)} "
               "answered", help="Students whose page is open, and how many of them predicted "
                                "this step (the last answer of each counts).")
+    if view.late and not view.homework:
+        st.caption(f"{view.late} of these voters joined after the question opened. Voters "
+                   "made by a script join at once; a class in the room before does not: "
+                   "lock the room (below) once your class is in.")
     if view.timer is not None and view.phase == "asking":
         countdown(view.timer.ends_at)
     elif closed:

@@ -59,6 +59,7 @@ from xattn.ui.link import (
 from xattn.ui.room.follow import follow_room, new_run
 from xattn.ui.room.identity import (
     allowed,
+    client_address,
     guesses_allowed,
     host_cookie,
     student_id,
@@ -312,7 +313,11 @@ export default function ({ data }) {
   if (window.top !== window.self) headers["X-Xattn-Framed"] = "1";   // cookies.py
   fetch(data.url, { method: "POST", credentials: "same-origin", headers: headers,
                     body: JSON.stringify({ key: data.key }) })
-    .then((r) => { if (!r.ok) delete done[data.url]; })
+    .then((r) => {
+      if (!r.ok) { delete done[data.url]; return; }
+      // the host's pulse stream opens again with the cookie (follow.py): it keeps the room
+      window.dispatchEvent(new CustomEvent("xattn-claimed", { detail: data.code }));
+    })
     .catch(() => { delete done[data.url]; });
 }
 """
@@ -323,7 +328,8 @@ def claim(code: str, key: str) -> None:
     """Hand ``key`` to this browser as room ``code``'s HttpOnly cookie (``POST
     /live/CODE/host``): the page reloaded, or opened again at ``/?room=CODE``, is the
     lecturer's again, and no address bar ever held the key."""
-    _claim(key="xattn_claim", height=0, data={"url": f"live/{code}/host", "key": key})
+    _claim(key="xattn_claim", height=0, data={"url": f"live/{code}/host", "key": key,
+                                              "code": code})
 
 
 class _Away(ClassroomError):
@@ -366,7 +372,9 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
         return
     try:
         store = class_store()
-        if not allowed(store, "new_rooms"):
+        # peeked, and counted once a class started: a lecturer who presses again while the
+        # store is full (a class makes space within a minute) is not counted for each press
+        if not allowed(store, "new_rooms", peek=True):
             limit, window = store.limits.new_rooms
             state.notices.append(Notice("link", (
                 f"No class could be started: more than {limit} classes were started from your "
@@ -374,7 +382,9 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
                 "Use a class you started, or wait.")))
             return
         code, key = store.create_room(questions, lesson.to_json(),
-                                      homework=days * 86400.0 if days else None)
+                                      homework=days * 86400.0 if days else None,
+                                      by=client_address())
+        allowed(store, "new_rooms")
     except (ClassroomError, ValueError) as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return

@@ -12,6 +12,11 @@ hall of 1,000 phones in, and a script must still not mint voters for free. So:
   (12 hours; a homework's: as long as the homework can be kept, `cookie_age`),
   signed for that room only (a cookie of one class counts in no other). A solution sent
   twice is the same student; a challenge is good for ``Limits.join_seconds``;
+- joins of one room from one address come out of a **token bucket**
+  (``Limits.join_bucket``, ``ClassStore.take_join``): a burst a hall of 1,000 phones behind
+  one campus address fits in, then one join a second; a join refused is told when to try
+  again (429, ``retry``), and the phone's page waits and joins by itself. A script behind one
+  address mints one voter a second in a room once the burst is spent, whatever its CPU;
 - a room the host **locked** takes no new student (those in it stay);
 - codes that open no class count **per browser, never per address** (a hall is one address:
   300 fresh browsers' wrong codes must not lock its phones and its lecturer out):
@@ -33,6 +38,7 @@ import asyncio
 import base64
 import gzip
 import hashlib
+import math
 import time
 from http.cookies import SimpleCookie
 
@@ -186,6 +192,17 @@ def _no(why: str, status: int) -> JSONResponse:
     return JSONResponse({"joined": False, "why": why}, status_code=status, headers=_HEADERS)
 
 
+def _busy(limits, wait: float) -> JSONResponse:
+    """A join the room's bucket for this address refused (``Limits.join_bucket``): 429 with
+    when to try again (``retry``, seconds; the phone's page waits and joins by itself)."""
+    burst, every = limits.join_bucket
+    retry = max(1, math.ceil(wait))
+    why = (f"More than {burst:,} phones joined this class from your network at once; one "
+           f"more joins every {every:g} s. This page joins by itself in {retry} s.")
+    return JSONResponse({"joined": False, "why": why, "retry": retry}, status_code=429,
+                        headers={**_HEADERS, "retry-after": str(retry)})
+
+
 async def join(request: Request) -> JSONResponse:
     """``POST /live/CODE/join``, ``{"challenge": ..., "nonce": ...}`` from the phone's page:
     the room's student cookie once the work is done (200), else why not."""
@@ -227,6 +244,9 @@ async def join(request: Request) -> JSONResponse:
             return await _no_class(request.scope, hub, code, err, browser, token)
         if view.locked:
             return _with_token(_no(LOCKED, 403), request.scope, token)
+        wait = await asyncio.to_thread(store.take_join, code, client(request.scope))
+        if wait > 0:
+            return _with_token(_busy(limits, wait), request.scope, token)
         if not await asyncio.to_thread(store.allow, "new_students", client(request.scope)):
             limit, window = limits.new_students
             return _no(f"More than {limit} new students joined classes from your network in "

@@ -39,6 +39,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from xattn.classroom import AnswerRefused, ClassroomError, RoomNotFound, normalize_code
+from xattn.classroom.codes import secret_digest
 from xattn.classroom.confidence import check_level
 from xattn.classroom.hub import Follower
 from xattn.ui.room.identity import browser_token
@@ -214,8 +215,9 @@ class _Stream:
             await _plain(send, 404, "That is not a class code.")
             return
         student = None if self.host else await join.student(scope, hub, code)
+        taught = await _taught(hub, code, scope) if self.host else None
         try:
-            follower = hub.subscribe(code, student, host=self.host)
+            follower = hub.subscribe(code, student, host=self.host, taught=taught)
         except OverflowError as err:
             await _plain(send, 503, str(err))
             return
@@ -245,6 +247,16 @@ class _Stream:
             pass                                       # the client left mid-write
         finally:
             gone.cancel()
+
+
+async def _taught(hub, code: str, scope) -> str | None:
+    """The digest of the host key a pulse stream's cookie holds, if it drives room ``code``
+    (the stream then keeps the room taught: ``Hub.subscribe``), else None: a stream anyone
+    opens follows the room's pulse but never keeps it."""
+    key = join.cookies(scope).get(host.cookie_name(code), "")
+    if not await host.is_host(hub, code, {host.cookie_name(code): key}):
+        return None
+    return secret_digest(key)
 
 
 async def _disconnected(receive) -> None:

@@ -202,6 +202,11 @@
           const out = await res.json();
           if (res.ok && out.joined) break;
           if (res.status === 403 && /reload/.test(out.why)) { location.reload(); return; }
+          if (res.status === 429 && out.retry) {        // the room's joins from this network
+            status(out.why);                             // come one a second after a burst
+            await new Promise((r) => setTimeout(r, out.retry * 1000 + Math.random() * 1000));
+            continue;
+          }
           if (res.status !== 503) { clearTimeout(shown); joining = false; gone(out.why); return; }
           status(out.why);
         } catch (err) { status("Joining the class… waiting for the network."); }
