@@ -41,7 +41,7 @@ def test_label_each_head_then_the_measures_decide():
     text = answer_text(at)
     assert text.startswith("**1 of 2 right** (2 not guessed): head 2: you said "
                            f"`{wrong}`, the measures say `{jobs[1].job}`.")
-    assert f"| head 1 | {jobs[0].sink:.2f} |" in text
+    assert f"| head 1 | {jobs[0].scores['sink']:.2f} |".replace("-", "−") in text
     at.button(key="lesson_next").click().run()                     # a new step: new picks
     at.button(key="lesson_prev").click().run()
     assert pills(at, "predict_part_0").value is None and not at.exception

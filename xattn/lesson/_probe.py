@@ -33,32 +33,25 @@ def _measured_on(basis) -> str:
 
 def _rule(found) -> str:
     """How each score is computed, with this basis's numbers, and the rule that picks a job."""
-    basis, names = found[0].basis, ", ".join(j.name for j in found)
-    rule = ("**sink** = the mean share of a target word's weight on `</s>` and punctuation; "
-            "**spread out** = the mean normalised entropy of its row (1 = spread evenly). A row's "
-            "brightest cell (`</s>` counted as a column) is in the word's own place (the "
-            "source word at the same relative place: the diagonal when the lengths are equal) "
-            f"for {_shares([j.in_place for j in found])} of the words ({names})")
+    basis = found[0].basis
+    rule = ("Each score is 0 for a head without the job and 1 for the job on every word. "
+            f"**sink** = (share on `</s>` and punctuation − {found[0].sink_uniform:.2f}) / "
+            f"(1 − {found[0].sink_uniform:.2f}), {found[0].sink_uniform:.2f} being that share "
+            "for a head spread evenly; **spread out** = the mean normalised entropy of a row "
+            "(1 = spread evenly). A head's offset is where its brightest cell (`</s>` counted "
+            "as a column) most often lies from the word's own place (the source word at the "
+            "same relative place; −1 = the word before)")
     if basis.gold_in_place is None:
         return rule + (". No gold alignment here, so aligning cannot be told from position: "
-                       "**aligns words** is unknown (–) and **follows position** is that "
-                       "share.")
-    rule += f" and on its gold word for {_shares([j.on_gold for j in found])}."
-    if not basis.tells_apart:
-        return rule + (" Every gold word here is in its own place, so aligning cannot be told "
-                       "from position: **aligns words** is unknown (–) and **follows "
-                       "position** is the share in place.")
+                       "**aligns words** is unknown (–) and **follows position** is the "
+                       "share of words whose brightest cell is at the offset.")
     b = f"{100 * basis.gold_in_place:.1f} %"
-    return rule + (f" {b} of these words have their gold word in their own place, so a head "
-                   "that only follows position lands on the gold word that often, and one "
-                   f"that only aligns lands in place that often: **follows position** = (in "
-                   f"place − {b}) / (100 % − {b}), **aligns words** = (on gold − {b}) / "
-                   f"(100 % − {b}); 0 = no better than a head doing the other job, below 0 = "
-                   "worse.")
-
-
-def _shares(values) -> str:
-    return ", ".join(f"{100 * v:.0f} %" for v in values)
+    return rule + (f". {b} of these words have their gold word in their own place. On the "
+                   "words whose gold word is *not* at the head's offset (the *tell* column), "
+                   "**follows position** = the share whose brightest cell is at the offset "
+                   "and **aligns words** = the share on the gold word: a head doing only the "
+                   "other job scores 0 there. Where no word tells them apart, aligns words is "
+                   "unknown (–).")
 
 
 def jobs(a, layer: int) -> Told:
@@ -67,8 +60,10 @@ def jobs(a, layer: int) -> Told:
     parts = tuple(Part(j.name, Question("choice", JOBS), j.job, j.close) for j in found)
     question = Question("parts", JOBS, rows=tuple(j.name for j in found))
     rows = [f"| {'layer ' + str(layer + 1) + ', ' if a.n_layers > 1 else ''}head | sink | "
-            "spread | follows position | aligns words | job |", "|---|---|---|---|---|---|"]
-    rows += [f"| {j.name} | {j.sink:.2f} | {j.spread:.2f} | "
+            "spread | offset | tell | follows position | aligns words | job |",
+            "|---|---|---|---|---|---|---|---|"]
+    rows += [f"| {j.name} | {_signed(j.scores['sink'])} | {j.spread:.2f} | "
+             f"{j.offset:+d}".replace("-", "−") + f" | {j.n_tell or '–'} | "
              f"{_signed(j.scores['follows position'])} | {_signed(j.scores['aligns words'])} | "
              f"**{j.job}**" + (f" (close: {', '.join(j.close)})" if j.close else "") + " |"
              for j in found]
