@@ -185,8 +185,7 @@ def class_controls(room: Room) -> None:
         right.button("Next step", key="class_next", icon=":material/arrow_forward:",
                      width="stretch", on_click=_act,
                      args=(lambda s: s.set_step(code, key, step + 1), room, seen))
-    if view.phase == "revealed" and room.lesson is not None \
-            and cases(room.lesson.steps[step - 1]):
+    if view.phase == "revealed" and room.lesson is not None and _has_follow_up(room, step):
         st.button("Ask a follow-up: a new case", key="follow_up", icon=":material/alt_route:",
                   width="stretch", on_click=_act, args=(_follow_up(room, step), room, seen),
                   help="The same question on a new case (another seed, sentence pair, head or "
@@ -226,6 +225,17 @@ def _timer_controls(room: Room, view) -> None:
                           bool(st.session_state.get("timer_reveal", reveal)))
     st.button(label, key="timer_start", icon=":material/timer:", width="stretch",
               disabled=seconds is None, on_click=_act, args=(start, room, view.version))
+
+
+def _has_follow_up(room: Room, step: int) -> bool:
+    """Whether step ``step`` has a new case with another answer (issue 44, G2): the button is
+    offered only then. The cases are computed once per server (``class_step``)."""
+    if not cases(room.lesson.steps[step - 1]):
+        return False
+    try:
+        return follow_up(room.lesson, step)[0] > 0
+    except StepUnavailable:
+        return False
 
 
 def _follow_up(room: Room, step: int):
