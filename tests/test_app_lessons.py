@@ -355,3 +355,52 @@ def test_a_class_started_from_a_link_with_own_sentences_asks_alike_on_every_scre
     assert "<code>chat</code>" in m["question"]
     assert "`chat`" in said(host) and "`der`" not in said(host)
     assert host.session_state["src"] == "the black cat sat on the mat"
+
+
+SOURCE_ONLY = '''title = "The king"
+minutes = 10
+
+[[step]]
+title = "Which word matters?"
+text = "The shipped model translates our sentence."
+look = "The decoder's rows."
+ask = "Which source word, masked, will change «target» most?"
+[step.page]
+weights = "model"
+view = "Decode"
+src = "a sick king hears the dog"
+[step.question]
+computed = "masking_effect"
+target = "roi"
+'''
+
+
+def test_a_model_step_with_a_source_and_no_target_asks_about_the_model_s_translation():
+    """Issue 44, G3: a lesson-file step sets the shipped model and a source but no target.
+    The projector shows the model's own translation; the room, the phones and the Moodle
+    file ask about the same (`roi`), not the random page's default French sentence (`le`)."""
+    import xml.etree.ElementTree as ET
+
+    from test_lms import read_back
+
+    from xattn.encdec import cross_attention, load_encdec
+    from xattn.lesson import read_lesson
+    from xattn.ui.lesson.start import _moodle
+    from xattn.ui.link import lesson_setting
+    from xattn.ui.room.answers import class_step
+
+    translation = cross_attention(load_encdec(), "a sick king hears the dog")
+    assert translation.translated and "roi" in translation.tgt_tokens
+    lesson = read_lesson(SOURCE_ONLY, "king", page=lesson_setting)
+    a, told = class_step(lesson, 1, show=False)
+    assert tuple(a.tgt_tokens) == tuple(translation.tgt_tokens)
+    assert told.words["target"] == "`roi`" and not told.note
+    xml = _moodle(lesson)
+    assert [q["type"] for q in read_back(xml)] == ["multichoice"]
+    text = ET.fromstring(xml.encode()).findtext("question[@type='multichoice']/questiontext/text")
+    assert "<code>roi</code>" in text and "<code>le</code>" not in text
+    host = upload(page(), "king.toml", SOURCE_ONLY)
+    host.button(key="start_class").click().run()
+    assert not host.exception, host.exception
+    m = Phone(host.session_state["room"]).message()["room"]
+    assert "<code>roi</code>" in m["question"] and "`roi`" in said(host)
