@@ -87,11 +87,10 @@ def lms_export(lesson: Lesson) -> None:
 
 
 def _moodle(lesson: Lesson) -> str:
-    from xattn.lesson.lms import LmsItem, moodle_xml
+    from xattn.lesson.lms import moodle_xml, step_item
     from xattn.ui.room.answers import class_step
 
-    items = [LmsItem(f"{n}. {step.title}", step.question,
-                     class_step(lesson, n, show=False)[1])
+    items = [step_item(n, step, *reversed(class_step(lesson, n, show=False)))
              for n, step in enumerate(lesson.steps, 1)]
     return moodle_xml(lesson.title, items)
 
