@@ -380,10 +380,13 @@ def _moved(store, room: Room, view, told: Told) -> str:
 
     def right(answer) -> bool:
         return is_right(told, answer)
-    to_right = sum(n for (a, b), n in moved.items() if b is not None and right(b)
-                   and (a is None or not right(a)))
+    # Only students who voted in both rounds moved (issue 44, G7): one who answers only now
+    # did not change their mind, and is said apart.
+    to_right = sum(n for (a, b), n in moved.items() if a is not None and b is not None
+                   and right(b) and not right(a))
     away = sum(n for (a, b), n in moved.items() if a is not None and right(a)
                and b is not None and not right(b))
+    late = sum(n for (a, b), n in moved.items() if a is None and b is not None)
     # Whole answers (a parts answer right in every part, links the gold exactly), counted
     # from each student's pair of answers: the counts of parts and links are per element.
     rounds = [[a for (a, _), n in moved.items() if a is not None for _ in range(n)],
@@ -392,9 +395,10 @@ def _moved(store, room: Room, view, told: Told) -> str:
     what = {"bars": "the right answer", "grid": "the right answer (every part right)",
             "links": "the gold alignment exactly"}[view.question.of.chart]
     return (f"**{to_right} moved to {what}** in round {view.round}"
-            f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
-            f"{len(rounds[0])} in round {view.round - 1}, {share[1]:.0%} of "
-            f"{len(rounds[1])} now.")
+            f"{f', {away} away from it' if away else ''} (of those who answered both rounds)"
+            f": right {share[0]:.0%} of {len(rounds[0])} in round {view.round - 1}, "
+            f"{share[1]:.0%} of {len(rounds[1])} now"
+            + (f"; {late} answered only now" if late else "") + ".")
 
 
 def learning_text(learned: StepLearning) -> str:
