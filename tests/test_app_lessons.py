@@ -276,7 +276,12 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
     assert "| 2 | a revote | 4 | 3 (75%) |" in text
     assert "| 3 | a follow-up (new case 1) | 4 | 3 (75%) |" in text
     assert "**3 potential learners** (wrong in round 1); 2 of them right after the revote; " \
-           "2 of them right on the new case." in text
+           "2 of them right on the new case; weighted learning gain 67% (Porter et al. 2011: " \
+           "85–89 %)." in text        # (2/3 potential learners) / (1/1 who knew) on the new case
+    host.toggle(key="class_learned").set_value(True).run()
+    text = said(host)
+    assert "| 25% | 75% | 75% | 3 | 2 | 2 | 67% |" in text          # the learned table
+    assert "*Weighted gain* (Porter et al. 2011)" in text
 
 
 def test_a_pre_and_post_check_gives_the_class_its_gain():

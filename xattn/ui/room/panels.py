@@ -417,6 +417,9 @@ def learning_text(learned: StepLearning) -> str:
             line.append(f"{learned.moved_right} of them right after the revote")
         if learned.right_on_new is not None:
             line.append(f"{learned.right_on_new} of them right on the new case")
+        if learned.weighted_gain is not None:
+            line.append(f"weighted learning gain {learned.weighted_gain:.0%} (Porter et al. "
+                        "2011: 85–89 %)")
     if learned.moved_away:
         line.append(f"{learned.moved_away} moved away from a right answer")
     return "\n".join(rows) + ("\n\n" + "; ".join(line) + "." if line else "")
