@@ -145,8 +145,11 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
         navigation(n, lesson)
     elif room is None or room.host:
         navigation(n, lesson, room)
+    if room is None:        # alone, the answer follows the page's settings (F6); a room's
+        step = step.on_page(_page_settings(state, step))   # stays the class's question
     why_not = missing(step, a) if a is not None else None
-    told = (derived(("tell", lesson.digest, a.key, n, layer), lambda: step.tell(a, layer))
+    told = (derived(("tell", lesson.digest, a.key, n, layer, step.ask),
+                    lambda: step.tell(a, layer))
             if a is not None and not why_not and a.key else
             step.tell(a, layer) if a is not None and not why_not else None)
     text, look, question = step.render(told)
@@ -186,6 +189,17 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                 state.force(told.page)       # the question's own view (its decoder step)
             state.narrow = True
             draw(step.state.get("view", "Heads"), a, layer)
+
+
+def _page_settings(state: PageState, step: Step) -> dict:
+    """The page settings a step's question takes its arguments from, as the page will draw
+    them this run: imposed by the step, else the control's value (its widget key)."""
+    from xattn.ui.link import REGISTRY
+
+    computed = step.computed
+    keys = [arg.page for arg in computed.args.values() if arg.page] if computed else []
+    return {k: state.forced.get(k, st.session_state.get(REGISTRY[k].key)) for k in keys
+            if k in REGISTRY}
 
 
 def _walk(room: Room, n: int) -> None:
