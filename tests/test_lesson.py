@@ -283,7 +283,9 @@ def test_is_attention_the_explanation_is_read_from_a_masked_pass():
                 model.tokenizer.encode(a.meta.tgt_text, side="target"), 1)
     assert told.truth == int(np.argmax(e.drop)) and told.tokens[told.truth] == "cat"
     assert "**They disagree**" in told.answer and "`</s>`" in told.answer
-    assert f"falls from {e.p:.3f} to {e.masked[told.truth]:.3f}" in told.answer
+    # 0.000085 would read 0.000 at three decimals: both get the digits that show them
+    assert f"falls from {e.p:.4f} to {e.masked[told.truth]:.4f}" in told.answer
+    assert e.masked[told.truth] < 0.0005 and f"{e.masked[told.truth]:.4f}" != "0.0000"
     assert len(told.charts) == 2
     figure = told.charts[0].make(1.0)
     np.testing.assert_allclose(figure.data[1].y, e.drop)

@@ -8,6 +8,7 @@ import numpy as np
 
 from xattn.classroom.question import Question
 from xattn.jobs import CLOSE, JOBS, head_jobs
+from xattn.lesson._numbers import cost, pair, three
 from xattn.lesson._told import Part, Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.lesson.charts import Chart, heads_chart
@@ -94,16 +95,17 @@ def _heads_line(e, off: tuple, on: tuple, word: str) -> str:
         return f"layer {lh[0] + 1}, head {lh[1] + 1}"
 
     most, needed = float(e.head_drop[off]), float(e.drop.max())
-    text = (f"Heads switched off one at a time: {name(off)} matters most (the probability "
-            f"drops by {most:.3f})" + (
+    text = (f"Heads switched off one at a time: {name(off)} matters most (switching it off "
+            f"{cost(most)})" + (
                 f", and it is the head that looks hardest at {word} "
                 f"({e.attention[on + (int(np.argmax(e.drop)),)]:.2f})" if off == on else
                 f"; the head that looks hardest at {word} is {name(on)} "
                 f"({e.attention[on + (int(np.argmax(e.drop)),)]:.2f}), and switching it off "
-                f"costs {e.head_drop[on]:.3f}") + ".")
+                f"{cost(e.head_drop[on])}") + ".")
     if most < needed / 2:
         text += (f" No single head carries {word} to the output: masking the word costs "
-                 f"{needed:.3f}, any one head at most {most:.3f}; the others make up for it.")
+                 f"{three(needed)}, any one head at most {three(most)}; the others make up "
+                 "for it.")
     return text
 
 
@@ -126,14 +128,19 @@ def explanation(a, layer: int, *, target: str = "chat") -> Told:
              f"Layer {last + 1}'s heads, averaged, put most weight on "
              f"{token_name(src, looked)} ({weight[looked]:.2f}; {token_name(src, needed)} gets "
              f"{weight[needed]:.2f}).")
+    before, after = pair(e.p, e.masked[needed])
     lines = [
-        f"Masked from the cross-attention (every layer), {token_name(src, needed)} costs "
-        f"{name} the most: its probability falls from {e.p:.3f} to "
-        f"{e.masked[needed]:.3f}. " + where,
+        (f"Masked from the cross-attention (every layer), {token_name(src, needed)} costs "
+         f"{name} the most: its probability falls from {before} to {after}. "
+         if e.drop[needed] >= 0.0005 else
+         f"Masked from the cross-attention (every layer), no source word changes {name}'s "
+         f"probability ({e.p:.3f}) at 3 decimals; {token_name(src, needed)} changes it most "
+         f"(from {before} to {after}). ") + where,
         ("**They agree here**, on this word: a heavy weight can still be one of several routes "
          "to the output, so agreement is no proof either." if agree else
          f"**They disagree**: the heaviest weight is on {token_name(src, looked)}, but "
-         f"masking it costs only {e.drop[looked]:.3f}. Where a head looks is not what the "
+         f"masking it {cost(e.drop[looked]).replace('costs', 'costs only')}. Where a head "
+         "looks is not what the "
          "output needs (Jain and Wallace 2019; Wiegreffe and Pinter 2019 argue when attention "
          "can still be read as one explanation among others)."),
         _heads_line(e, off, on_needed, token_name(src, needed))]
