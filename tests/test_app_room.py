@@ -104,6 +104,32 @@ def test_the_host_and_the_phones_see_the_same_weights(link):
     np.testing.assert_allclose(chart_values(taps)[0], host_z, atol=1e-3)
 
 
+def test_step_13_s_chart_beside_the_answer_is_the_layer_the_answer_is_about():
+    """Issue 44: on step 13 the host's chart beside the answer was layer 1's heads averaged
+    while the answer (and the phone) is about layer 2."""
+    from xattn.lesson import SHIPPED
+    from xattn.ui.room.answers import class_step
+    from xattn.ui.room.room import class_store
+
+    host, code, key = start_class()
+    class_store().set_step(code, key, 13)
+    host.run()
+    p = Phone(code)
+    p.answer(2)
+    host.run()
+    host.button(key="reveal").click().run()
+    assert not host.exception, host.exception
+    a, told = class_step(SHIPPED, 13, show=False)
+    assert told.layer == 1
+    taps = json.loads(host.get_by_key("class_taps").proto.spec)
+    host_z = decode(heatmaps(taps)[0]["z"])
+    i = told.row[0]
+    np.testing.assert_allclose(host_z[1], a.layer(1)[:, i].mean(0), atol=1e-3)
+    assert heatmaps(taps)[0]["y"][1].startswith("layer 2, all heads")
+    (phone,) = p.message()["room"]["answer"]["charts"]
+    np.testing.assert_allclose(chart_values(phone)[0], host_z, atol=1e-3)
+
+
 def test_a_tampered_host_key_is_refused_without_saying_whether_the_room_exists():
     _, code, key = start_class()
     real = page(room=code, host=key[:-1] + ("x" if key[-1] != "x" else "y"))

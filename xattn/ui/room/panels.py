@@ -434,17 +434,21 @@ _ALTS = CLASS_ALT
 
 
 def _taps(a: Attention, layer: int, view, told: Told) -> None:
-    """Where the class expected the target token to look, beside where the head looks."""
+    """Where the class expected the target token to look, beside where the head looks: the
+    layer the answer is about (``told.layer``: step 13's is layer 2 whatever layer the page
+    shows; issue 44), as the phones draw it (``xattn.ui.room.answers.answer_charts``)."""
     if told.row is None:
         return
     i, head = told.row
-    weights = a.layer(layer)
+    about = told.layer if told.layer is not None else layer
+    weights = a.layer(about)                                      # (n_heads, T, S)
     row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
     names = view.question.choices                # repeated words with their position
     names = names if len(names) == len(a.src_tokens) else a.src_tokens
+    where = f"layer {about + 1}, " if told.layer is not None and a.n_layers > 1 else ""
     show_chart(taps_figure(names, {int(k): n for k, n in view.counts.items()}, row,
                            target=a.tgt_tokens[i],
-                           head=f"head {head + 1}" if head >= 0 else "all heads"),
+                           head=where + (f"head {head + 1}" if head >= 0 else "all heads")),
                key="class_taps", name=f"xattn-class-{view.code}-expected",
                alt="Two rows of colour: the share of students who tapped each source token, "
                    "and the row of attention weights.")
