@@ -9,7 +9,9 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
+from apptest_helpers import decode, heatmaps
 from phone_helpers import Phone
 from test_app_room import class_file, count, page  # noqa: F401 (class_file: autouse)
 from test_lessonfile import docs_example
@@ -54,6 +56,10 @@ def test_a_lecturers_own_lesson_runs_a_room_end_to_end():
         p.answer(pick)
     assert count(host) == "3 of 3 answered"
     host.button(key="reveal").click().run()
+    # after the reveal the lecturer's page draws the new case's heatmap (seed 1)
+    a_new, _ = class_step(SHIPPED, 1, case=1, show=False)
+    head_1 = heatmaps(json.loads(host.get_by_key("head_1").proto.spec))[0]
+    np.testing.assert_allclose(decode(head_1["z"]), a_new.layer(0)[0], atol=1e-3)
     verdicts = [p.message()["me"]["verdict"] for p in phones]
     assert verdicts[0].startswith("<p><strong>Right</strong>") and "Not this time" in verdicts[2]
     answer = phones[0].message()["room"]["answer"]
@@ -261,6 +267,7 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
     host.button(key="reveal").click().run()
     host.button(key="follow_up").click().run()                    # the new case
     assert not host.exception, host.exception
+    assert host.session_state["seed"] == 1         # the lecturer's page opens the new case
     m = phones[0].message()["room"]
     assert m["round"] == 3 and m["ask"]["kind"] == "token"
     assert "a new case: <code>seed 1 instead of 0</code>" in (m["note"] or "")

@@ -66,3 +66,17 @@ def test_a_job_follow_up_differs_for_some_head_and_a_number_beyond_the_tolerance
     _, then = class_step(SHIPPED, 12, case=follow_up(SHIPPED, 12)[0], show=False)
     assert differs(first, then)
     assert any(a.truth != b.truth for a, b in zip(first.parts, then.parts, strict=True))
+
+
+def test_a_case_that_changes_an_argument_also_sets_the_page_it_draws():
+    """Issue 44: after a step-5 follow-up the lecturer's page kept the old case's heatmaps:
+    a case that changes an argument whose default is a page setting (step 5's seed, step
+    10's link rule) sets that setting, so the page opens the new case."""
+    from xattn.lesson.followup import case_step
+
+    five = case_step(SHIPPED.steps[4], 1)
+    assert dict(five.ask.args)["seed"] == five.state["seed"] == 1
+    ten = case_step(SHIPPED.steps[9], 1)
+    assert dict(ten.ask.args)["links"] == ten.state["links"] != "target_argmax"
+    one = case_step(SHIPPED.steps[0], 1)                       # a page case: as before
+    assert one.state["seed"] == 1 and dict(one.ask.args) == dict(SHIPPED.steps[0].ask.args)

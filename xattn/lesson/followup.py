@@ -124,7 +124,11 @@ def case_step(step: Step, case: int) -> Step:
                          f"{case}.")
     c = found[case - 1]
     args = {**dict(step.ask.args), **dict(c.args)}
-    return replace(step, state={**step.state, **dict(c.page)},
+    # An argument whose default is a page setting (step 5's seed, step 10's link rule) sets
+    # that setting too: the lecturer's page then draws the new case, not the old one.
+    specs = step.computed.args if step.computed is not None else {}
+    shown = {specs[k].page: v for k, v in dict(c.args).items() if k in specs and specs[k].page}
+    return replace(step, state={**step.state, **shown, **dict(c.page)},
                    ask=Ask(step.ask.computed, tuple(sorted(args.items()))), case=case,
                    case_what=c.what)
 
