@@ -56,10 +56,6 @@ def test_a_lecturers_own_lesson_runs_a_room_end_to_end():
         p.answer(pick)
     assert count(host) == "3 of 3 answered"
     host.button(key="reveal").click().run()
-    # after the reveal the lecturer's page draws the new case's heatmap (seed 1)
-    a_new, _ = class_step(SHIPPED, 1, case=1, show=False)
-    head_1 = heatmaps(json.loads(host.get_by_key("head_1").proto.spec))[0]
-    np.testing.assert_allclose(decode(head_1["z"]), a_new.layer(0)[0], atol=1e-3)
     verdicts = [p.message()["me"]["verdict"] for p in phones]
     assert verdicts[0].startswith("<p><strong>Right</strong>") and "Not this time" in verdicts[2]
     answer = phones[0].message()["room"]["answer"]
@@ -276,6 +272,10 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
         p.answer(pick)
     host.run()
     host.button(key="reveal").click().run()
+    # after the reveal the lecturer's page draws the new case's heatmap (seed 1)
+    a_new, _ = class_step(SHIPPED, 1, case=1, show=False)
+    head_1 = heatmaps(json.loads(host.get_by_key("head_1").proto.spec))[0]
+    np.testing.assert_allclose(decode(head_1["z"]), a_new.layer(0)[0], atol=1e-3)
     verdicts = [p.message()["me"]["verdict"] for p in phones]
     assert verdicts[0].startswith("<p><strong>Right") and "Not this time" in verdicts[2]
     text = said(host)
@@ -416,3 +416,64 @@ def test_a_model_step_with_a_source_and_no_target_asks_about_the_model_s_transla
     assert not host.exception, host.exception
     m = Phone(host.session_state["room"]).message()["room"]
     assert "<code>roi</code>" in m["question"] and "`roi`" in said(host)
+
+
+READS = '''title = "Read, then answer"
+minutes = 5
+
+[[step]]
+title = "Read this"
+text = "Every row is a target word."
+look = "The heatmap."
+ask = "Nothing to ask."
+[step.page]
+heads = 2
+
+[[step]]
+title = "Now answer"
+text = "One head on our sentence."
+look = "The row of «target»."
+ask = "Which source word does «target» look at most in «head»?"
+[step.page]
+heads = 2
+[step.question]
+computed = "strongest_source"
+target = "chat"
+head = 1
+
+[[step]]
+title = "Read again"
+text = "That was it."
+look = "The heatmap."
+ask = "Nothing."
+[step.page]
+heads = 2
+'''
+
+
+def test_a_step_the_class_reads_has_no_reveal_no_timer_and_no_csv_rows():
+    """Issue 44: a read-only step showed *Reveal* and a timer and added junk rows to the
+    CSV. Now it opens revealed (first or reached by *Next*), offers neither, and the CSV
+    holds only the step that asked something."""
+    host = upload(page(), "reads.toml", READS)
+    host.button(key="start_class").click().run()
+    assert not host.exception, host.exception
+    code = host.session_state["room"]
+    phone = Phone(code)
+    keys = {b.key for b in host.button}
+    assert "reveal" not in keys and "timer_start" not in keys
+    assert phone.message()["room"]["phase"] == "revealed"
+    host.button(key="class_next").click().run()                   # step 2 asks
+    assert "reveal" in {b.key for b in host.button}
+    phone.answer(2)
+    host.run()
+    host.button(key="reveal").click().run()
+    host.button(key="class_next").click().run()                   # step 3 reads
+    assert not host.exception, host.exception
+    keys = {b.key for b in host.button}
+    assert "reveal" not in keys and "timer_start" not in keys and "ask_again" not in keys
+    assert phone.message()["room"]["phase"] == "revealed"
+    assert "A step the class reads" in said(host)
+    key = host.session_state["_xattn_host_keys"][code]
+    rows = list(csv.reader(io.StringIO(_csv(code, key))))
+    assert {r[0] for r in rows[1:] if r} == {"2"}               # the step that asked

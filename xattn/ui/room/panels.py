@@ -39,7 +39,7 @@ from xattn.ui.room.follow import LIVE_FRAGMENTS
 from xattn.ui.room.framed import framed_warning
 from xattn.ui.room.learned import learned_panel
 from xattn.ui.room.prepared import StepUnavailable
-from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action
+from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action, open_step
 
 __all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
            "countdown", "class_csv", "step_view", "live_fragment", "host_error",
@@ -169,9 +169,13 @@ def class_controls(room: Room) -> None:
     code, key, step, seen = room.code, room.host, view.step, view.version
     left, right = st.columns(2)
     pre = room.lesson is not None and room.lesson.steps[step - 1].check == "pre"
+    reads = view.question == NO_QUESTION
     if pre:
         left.caption("A check before the lesson: its answer is revealed after the same "
                      "question at the end.")
+    elif reads:
+        left.caption("A step the class reads: nothing to predict, so no *Reveal*; the phones "
+                     "show its weights.")
     elif view.phase != "revealed":
         left.button("Reveal", key="reveal", type="primary", icon=":material/visibility:",
                     width="stretch", on_click=_act,
@@ -184,7 +188,7 @@ def class_controls(room: Room) -> None:
     if view.step < view.n_steps:                 # the room's own lesson
         right.button("Next step", key="class_next", icon=":material/arrow_forward:",
                      width="stretch", on_click=_act,
-                     args=(lambda s: s.set_step(code, key, step + 1), room, seen))
+                     args=(lambda s: open_step(s, room, step + 1), room, seen))
     if view.phase == "revealed" and room.lesson is not None and _has_follow_up(room, step):
         st.button("Ask a follow-up: a new case", key="follow_up", icon=":material/alt_route:",
                   width="stretch", on_click=_act, args=(_follow_up(room, step), room, seen),
@@ -192,7 +196,7 @@ def class_controls(room: Room) -> None:
                        "layer), its answer computed as this step's is; the first case whose "
                        "answer differs from this one. Did the class understand, or follow "
                        "its neighbours?")
-    if view.phase == "asking":
+    if view.phase == "asking" and not reads:
         _timer_controls(room, view)
     door(room, view)
     class_switches(room, view)
@@ -293,8 +297,8 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     if view is None:
         return
     if view.question == NO_QUESTION:
-        st.caption("The class has nothing to predict on this step: reveal it to show them "
-                   "the weights.")
+        st.caption("The class has nothing to predict on this step: the phones show its "
+                   "weights.")
         return
     revealed = view.phase == "revealed"
     truth = told.truth if told is not None and revealed else None

@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from xattn.classroom import (
+    NO_QUESTION,
     ClassroomError,
     ClassStore,
     DeviceCodeRefused,
@@ -60,7 +61,7 @@ from xattn.ui.room.follow import follow_room, new_run
 from xattn.ui.room.identity import allowed, host_cookie, student_id
 from xattn.ui.state import Notice, PageState
 
-__all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
+__all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "open_step", "host_action",
            "join_box", "back_to_class", "keep_host_key", "HOST_ERROR",
            "STALE"]
 
@@ -363,6 +364,8 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
             return
         code, key = store.create_room(questions, lesson.to_json(),
                                       homework=days * 86400.0 if days else None)
+        if not days and questions[0] == NO_QUESTION:     # a first step the class reads
+            store.reveal(code, key, 1)
     except (ClassroomError, ValueError) as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
@@ -394,7 +397,16 @@ def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
 def move_class(room: Room, step: int, seen: int | None) -> None:
     """A host's page moves the class to ``step`` (a callback: the run that follows draws
     it), if the class is still as the page drew it (``seen``: its version then)."""
-    host_action(lambda store: store.set_step(room.code, room.host, step), room, seen)
+    host_action(lambda store: open_step(store, room, step), room, seen)
+
+
+def open_step(store, room: Room, step: int) -> None:
+    """Move the class to ``step``; a step the class only reads (no question) is revealed at
+    once, so its weights reach the phones with no *Reveal*, no timer and no round of
+    answers to count (issue 44)."""
+    store.set_step(room.code, room.host, step)
+    if not room.homework and store.room_view(room.code).question == NO_QUESTION:
+        store.reveal(room.code, room.host, step)
 
 
 STALE = ("The class had moved since this page drew it (another of your devices, or a "
