@@ -451,10 +451,11 @@ def follow(room: Room) -> None:
     follow_room(room.code, version, room.tally, ends_at, closed, room.now)
 
 
-def join_box() -> None:
+def join_box(sidebar=None) -> None:
     """A box to type a class code: on the page when the link's class could not be joined,
-    in the sidebar otherwise."""
-    where = st.container() if st.session_state.get(_FAILED) else st.sidebar
+    in the sidebar otherwise (``sidebar``: a container in it, by default the sidebar)."""
+    where = st.container() if st.session_state.get(_FAILED) else (
+        sidebar if sidebar is not None else st.sidebar)
     code = where.text_input("Join a class: its code", key="join", max_chars=12,
                             placeholder="e.g. HJK23M")
     if not code:
