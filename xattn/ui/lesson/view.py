@@ -38,6 +38,7 @@ from xattn.ui.link import (
 )
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.room.answers import answer_charts as step_answer_charts
+from xattn.ui.room.confidence import confidence_table
 from xattn.ui.room.homework import homework_panel
 from xattn.ui.room.panels import class_answers, class_controls, hidden_note, room_card, step_view
 from xattn.ui.room.room import Room, move_class
@@ -226,13 +227,22 @@ def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale
         class_answers(room, told, a, layer, scale, compact=True)
         return                            # the class's taps beside the row: the answer itself
     charts = step_answer_charts(a, told, room.view)
-    cols = st.columns(1 + len(charts))    # side by side: both on a projector's first screen
+    # side by side, both on a projector's first screen; a chart of several heatmaps (step 12's
+    # heads) gets twice the width: in an equal column its titles and labels ran together
+    cols = st.columns([1] + [2 if _panels(fig) > 1 else 1 for fig, _ in charts])
     with cols[0]:
-        class_answers(room, told, a, layer, scale, compact=True)
+        class_answers(room, told, a, layer, scale, compact=True, sure=False)
     for k, ((fig, alt), col) in enumerate(zip(charts, cols[1:], strict=True)):
         show_chart(narrowed(fig, width_chars=round(30 / scale), font=round(12 * scale)),
                    key=f"host_answer_chart_{k}", alt=alt, where=col,
                    name=f"xattn-class-{room.code}-step{n}-answer")
+    if room.view is not None:             # the "how sure" table under the row, full width: in
+        confidence_table(room, room.view)  # a narrow column it ran under the charts beside
+
+
+def _panels(fig) -> int:
+    """How many heatmaps a figure draws side by side or in a grid."""
+    return sum(1 for t in fig.to_dict()["data"] if t.get("type") == "heatmap")
 
 
 def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None,

@@ -289,10 +289,11 @@ def class_csv(room: Room) -> str:
 
 @st.fragment(key="class_answers")
 def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int,
-                  font_scale: float = 1.0, compact: bool = False) -> None:
+                  font_scale: float = 1.0, compact: bool = False, sure: bool = True) -> None:
     """The class's predictions as a bar chart, live; after the reveal the right answer is
     outlined, a revote shows the rounds side by side with how many moved to the right answer,
-    and a tapped word's row is put beside the class's taps."""
+    and a tapped word's row is put beside the class's taps. ``sure``: the "how sure" table
+    below them (False: the caller draws it, full width, below a row of narrow columns)."""
     view = _read(room, "class_answers")
     if view is None:
         return
@@ -318,7 +319,8 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
                    alt=_ALTS[view.question.of.chart])
     if taps:
         _taps(a, layer, view, told)
-    confidence_table(room, view)           # after the reveal: who was sure, right or wrong
+    if sure:
+        confidence_table(room, view)       # after the reveal: who was sure, right or wrong
 
 
 def _round_tells(room: Room, step: int, questions) -> list:
