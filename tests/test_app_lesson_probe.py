@@ -41,7 +41,7 @@ def test_label_each_head_then_the_measures_decide():
     text = answer_text(at)
     assert text.startswith("**1 of 2 right** (2 not guessed): head 2: you said "
                            f"`{wrong}`, the measures say `{jobs[1].job}`.")
-    assert f"| head 1 | {jobs[0].sink:.2f} |" in text
+    assert f"| head 1 | {jobs[0].scores['sink']:.2f} |".replace("-", "−") in text
     at.button(key="lesson_next").click().run()                     # a new step: new picks
     at.button(key="lesson_prev").click().run()
     assert pills(at, "predict_part_0").value is None and not at.exception
@@ -79,3 +79,24 @@ def test_decode_shows_each_layer_s_guess():
     np.testing.assert_allclose(decode(bars["x"]), lens.chosen[:, 1], atol=1e-6)
     assert bars["y"][-1].startswith(f"layer {model.n_layers}: ▁chat")
     assert any("logit lens" in c.value for c in at.caption)
+
+
+def test_step_10_s_answer_follows_the_link_rule_chosen_on_the_page():
+    """Issue 44, F6: the lecturer picks *intersection* in the Alignment view's sidebar; the
+    answer's AERs, its words and its chart are those of that rule (they kept the step's
+    `target_argmax`: chart 0.000, answer 0.002)."""
+    from test_lesson import shipped_attention
+
+    from xattn.alignlab import score_heads
+
+    at = run_app({"view": "Lesson", "lesson": "10"})
+    assert at.selectbox(key="links").value == "target_argmax"
+    at.selectbox(key="links").set_value("intersection").run()
+    assert not at.exception, at.exception
+    text = answer_text(at)
+    scores = score_heads(shipped_attention().heldout(False), method="intersection")
+    aers = ", ".join(f"layer {k + 1}: {v:.3f}" for k, v in enumerate(scores.layer_aer))
+    assert f"has AER {aers} (lower is better; links: links that are the strongest both " \
+           "ways)" in text
+    (heatmap,) = chart(at, "lesson_answer_chart_0")["data"]      # layer × (heads, average)
+    np.testing.assert_allclose(decode(heatmap["z"])[:, -1], scores.layer_aer, atol=1e-6)

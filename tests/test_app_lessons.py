@@ -9,7 +9,9 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
+from apptest_helpers import decode, heatmaps
 from phone_helpers import Phone
 from test_app_room import class_file, count, page  # noqa: F401 (class_file: autouse)
 from test_lessonfile import docs_example
@@ -261,6 +263,7 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
     host.button(key="reveal").click().run()
     host.button(key="follow_up").click().run()                    # the new case
     assert not host.exception, host.exception
+    assert host.session_state["seed"] == 1         # the lecturer's page opens the new case
     m = phones[0].message()["room"]
     assert m["round"] == 3 and m["ask"]["kind"] == "token"
     assert "a new case: <code>seed 1 instead of 0</code>" in (m["note"] or "")
@@ -269,6 +272,10 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
         p.answer(pick)
     host.run()
     host.button(key="reveal").click().run()
+    # after the reveal the lecturer's page draws the new case's heatmap (seed 1)
+    a_new, _ = class_step(SHIPPED, 1, case=1, show=False)
+    head_1 = heatmaps(json.loads(host.get_by_key("head_1").proto.spec))[0]
+    np.testing.assert_allclose(decode(head_1["z"]), a_new.layer(0)[0], atol=1e-3)
     verdicts = [p.message()["me"]["verdict"] for p in phones]
     assert verdicts[0].startswith("<p><strong>Right") and "Not this time" in verdicts[2]
     text = said(host)
@@ -276,7 +283,12 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
     assert "| 2 | a revote | 4 | 3 (75%) |" in text
     assert "| 3 | a follow-up (new case 1) | 4 | 3 (75%) |" in text
     assert "**3 potential learners** (wrong in round 1); 2 of them right after the revote; " \
-           "2 of them right on the new case." in text
+           "2 of them right on the new case; weighted learning gain 67% (Porter et al. 2011: " \
+           "85–89 %)." in text        # (2/3 potential learners) / (1/1 who knew) on the new case
+    host.toggle(key="class_learned").set_value(True).run()
+    text = said(host)
+    assert "| 25% | 75% | 75% | 3 | 2 | 2 | 67% |" in text          # the learned table
+    assert "*Weighted gain* (Porter et al. 2011)" in text
 
 
 def test_a_pre_and_post_check_gives_the_class_its_gain():
@@ -355,3 +367,113 @@ def test_a_class_started_from_a_link_with_own_sentences_asks_alike_on_every_scre
     assert "<code>chat</code>" in m["question"]
     assert "`chat`" in said(host) and "`der`" not in said(host)
     assert host.session_state["src"] == "the black cat sat on the mat"
+
+
+SOURCE_ONLY = '''title = "The king"
+minutes = 10
+
+[[step]]
+title = "Which word matters?"
+text = "The shipped model translates our sentence."
+look = "The decoder's rows."
+ask = "Which source word, masked, will change «target» most?"
+[step.page]
+weights = "model"
+view = "Decode"
+src = "a sick king hears the dog"
+[step.question]
+computed = "masking_effect"
+target = "roi"
+'''
+
+
+def test_a_model_step_with_a_source_and_no_target_asks_about_the_model_s_translation():
+    """Issue 44, G3: a lesson-file step sets the shipped model and a source but no target.
+    The projector shows the model's own translation; the room, the phones and the Moodle
+    file ask about the same (`roi`), not the random page's default French sentence (`le`)."""
+    import xml.etree.ElementTree as ET
+
+    from test_lms import read_back
+
+    from xattn.encdec import cross_attention, load_encdec
+    from xattn.lesson import read_lesson
+    from xattn.ui.lesson.start import _moodle
+    from xattn.ui.link import lesson_setting
+    from xattn.ui.room.answers import class_step
+
+    translation = cross_attention(load_encdec(), "a sick king hears the dog")
+    assert translation.translated and "roi" in translation.tgt_tokens
+    lesson = read_lesson(SOURCE_ONLY, "king", page=lesson_setting)
+    a, told = class_step(lesson, 1, show=False)
+    assert tuple(a.tgt_tokens) == tuple(translation.tgt_tokens)
+    assert told.words["target"] == "`roi`" and not told.note
+    xml = _moodle(lesson)
+    assert [q["type"] for q in read_back(xml)] == ["multichoice"]
+    text = ET.fromstring(xml.encode()).findtext("question[@type='multichoice']/questiontext/text")
+    assert "<code>roi</code>" in text and "<code>le</code>" not in text
+    host = upload(page(), "king.toml", SOURCE_ONLY)
+    host.button(key="start_class").click().run()
+    assert not host.exception, host.exception
+    m = Phone(host.session_state["room"]).message()["room"]
+    assert "<code>roi</code>" in m["question"] and "`roi`" in said(host)
+
+
+READS = '''title = "Read, then answer"
+minutes = 5
+
+[[step]]
+title = "Read this"
+text = "Every row is a target word."
+look = "The heatmap."
+ask = "Nothing to ask."
+[step.page]
+heads = 2
+
+[[step]]
+title = "Now answer"
+text = "One head on our sentence."
+look = "The row of «target»."
+ask = "Which source word does «target» look at most in «head»?"
+[step.page]
+heads = 2
+[step.question]
+computed = "strongest_source"
+target = "chat"
+head = 1
+
+[[step]]
+title = "Read again"
+text = "That was it."
+look = "The heatmap."
+ask = "Nothing."
+[step.page]
+heads = 2
+'''
+
+
+def test_a_step_the_class_reads_has_no_reveal_no_timer_and_no_csv_rows():
+    """Issue 44: a read-only step showed *Reveal* and a timer and added junk rows to the
+    CSV. Now it opens revealed (first or reached by *Next*), offers neither, and the CSV
+    holds only the step that asked something."""
+    host = upload(page(), "reads.toml", READS)
+    host.button(key="start_class").click().run()
+    assert not host.exception, host.exception
+    code = host.session_state["room"]
+    phone = Phone(code)
+    keys = {b.key for b in host.button}
+    assert "reveal" not in keys and "timer_start" not in keys
+    assert phone.message()["room"]["phase"] == "revealed"
+    host.button(key="class_next").click().run()                   # step 2 asks
+    assert "reveal" in {b.key for b in host.button}
+    phone.answer(2)
+    host.run()
+    host.button(key="reveal").click().run()
+    host.button(key="class_next").click().run()                   # step 3 reads
+    assert not host.exception, host.exception
+    keys = {b.key for b in host.button}
+    assert "reveal" not in keys and "timer_start" not in keys and "ask_again" not in keys
+    assert phone.message()["room"]["phase"] == "revealed"
+    assert "A step the class reads" in said(host)
+    key = host.session_state["_xattn_host_keys"][code]
+    rows = list(csv.reader(io.StringIO(_csv(code, key))))
+    assert {r[0] for r in rows[1:] if r} == {"2"}               # the step that asked

@@ -104,6 +104,32 @@ def test_the_host_and_the_phones_see_the_same_weights(link):
     np.testing.assert_allclose(chart_values(taps)[0], host_z, atol=1e-3)
 
 
+def test_step_13_s_chart_beside_the_answer_is_the_layer_the_answer_is_about():
+    """Issue 44: on step 13 the host's chart beside the answer was layer 1's heads averaged
+    while the answer (and the phone) is about layer 2."""
+    from xattn.lesson import SHIPPED
+    from xattn.ui.room.answers import class_step
+    from xattn.ui.room.room import class_store
+
+    host, code, key = start_class()
+    class_store().set_step(code, key, 13)
+    host.run()
+    p = Phone(code)
+    p.answer(2)
+    host.run()
+    host.button(key="reveal").click().run()
+    assert not host.exception, host.exception
+    a, told = class_step(SHIPPED, 13, show=False)
+    assert told.layer == 1
+    taps = json.loads(host.get_by_key("class_taps").proto.spec)
+    host_z = decode(heatmaps(taps)[0]["z"])
+    i = told.row[0]
+    np.testing.assert_allclose(host_z[1], a.layer(1)[:, i].mean(0), atol=1e-3)
+    assert heatmaps(taps)[0]["y"][1].startswith("layer 2, all heads")
+    (phone,) = p.message()["room"]["answer"]["charts"]
+    np.testing.assert_allclose(chart_values(phone)[0], host_z, atol=1e-3)
+
+
 def test_a_tampered_host_key_is_refused_without_saying_whether_the_room_exists():
     _, code, key = start_class()
     real = page(room=code, host=key[:-1] + ("x" if key[-1] != "x" else "y"))
@@ -287,13 +313,15 @@ def test_the_revote_shows_both_rounds_and_who_moved_to_the_right_answer():
     host.run()
     host.button(key="reveal").click().run()
     host.button(key="ask_again").click().run()
-    for p, pick in zip(phones, (truth, truth, truth, wrong), strict=True):
+    late = Phone(code)                        # did not vote in round 1 (issue 44, G7)
+    for p, pick in zip([*phones, late], (truth, truth, truth, wrong, truth), strict=True):
         p.answer(pick)
     host.run()
     host.button(key="reveal").click().run()
     said = " ".join(m.value for m in host.markdown)
-    assert "**2 moved to the right answer** in round 2" in said
-    assert "right 25% of 4 in round 1, 75% of 4 now" in said
+    assert "**2 moved to the right answer** in round 2 (of those who answered both rounds)" \
+        in said
+    assert "right 25% of 4 in round 1, 80% of 5 now; 1 answered only now." in said
     fig = json.loads(host.get_by_key("class_revote").proto.spec)
     assert [t["name"] for t in fig["data"]] == ["round 1", "round 2"]
     csv = host.get("download_button")

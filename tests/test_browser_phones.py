@@ -309,7 +309,7 @@ WIDE_CHART_STEPS = (8, 12, 13, 14)   # issue 34: their charts were the ones seen
 # --- answers ------------------------------------------------------------------------------------
 
 NUMBERS = ("1", "0.5", "0.25", "0", "0.99", "1.00")
-PARTS = (("sink", "aligns words", "spread out", "sink"),                 # the truth
+PARTS = (("aligns words", "aligns words", "aligns words", "sink"),       # the truth
          ("follows position", None, None, "sink"),
          ("sink", "spread out", None, None),
          (None, None, None, "spread out"),

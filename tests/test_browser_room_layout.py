@@ -7,7 +7,8 @@ scrolling, for every step of the lesson.
   after the reveal, the phone's verdict.
 - The host's laptop (1440×900) and a projector (a second host page, 1024×768, presenter mode):
   after the reveal, the answer, the class's answers and the chart that answers the step (at
-  step 14 the class's links beside every layer and head, one chart).
+  step 14 the class's links beside every layer and head, one chart; at step 13 the row of
+  layer 2, the layer the answer is about).
 
 One class walks through every step (the host's *Next step*), one server (``streamlit run
 app.py``), one SQLite file.
@@ -58,6 +59,12 @@ HOST_JS = """
           cls: cls ? [cls.top, cls.height] : null, chart: chart ? [chart.top, chart.height] : null};
 }
 """
+
+
+# The rows of the chart beside a tapped-word answer: the class's taps, then the weights' row
+# named by its layer and head (issue 44: step 13's showed layer 1 under an answer on layer 2).
+TAPS_ROWS_JS = """() => { const p = document.querySelector('.st-key-class_taps .js-plotly-plot');
+  const t = p && p.data && p.data.find((d) => d.type === 'heatmap'); return t ? t.y : null; }"""
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +133,11 @@ def test_every_step_puts_its_question_on_the_phone_and_its_answer_on_the_hosts_s
                         ok = False
                 if not ok:
                     problems.append(f"{name}, step {n}: {box}")
+                if n == 13:       # the chart beside the answer is the layer it is about
+                    rows = host.page.evaluate(TAPS_ROWS_JS)
+                    if not rows or not str(rows[-1]).startswith("layer 2, all heads"):
+                        problems.append(f"{name}, step 13: the chart beside the answer shows "
+                                        f"{rows}, not layer 2")
             for phone in phones:
                 phone.on_step(n, revealed=True)
                 seen = phone.page.evaluate(PHONE_JS)

@@ -56,6 +56,9 @@ def test_a_class_of_40_learns_as_counted_by_hand(store):  # noqa: F811
     assert learned.moved_right == 10           # 20-29
     assert learned.right_on_new == 14          # 20-27 and 30-35
     assert learned.moved_away == 3             # 17-19
+    assert (learned.knew, learned.knew_right_on_new) == (20, 15)   # 0-19; 0-14
+    # Porter's weighted learning gain: (14/20) / (15/20) = 0.70 / 0.75
+    assert learned.weighted_gain == pytest.approx(14 / 15)
     pairs = store.across(code, key, (1, 1), (3, 1))
     assert sum(pairs.values()) == 41 and pairs[("A", None)] == 1       # the 41st student
     check = check_pair(pairs, b, b)

@@ -237,12 +237,15 @@ def test_each_head_s_job_is_read_from_its_measures():
         (j.name, j.job, j.close) for j in jobs]
     b = jobs[0].basis.gold_in_place
     for j in jobs:
-        position, aligns = ((s - b) / (1 - b) for s in (j.in_place, j.on_gold))
-        assert (f"| {j.name} | {j.sink:.2f} | {j.spread:.2f} | {position:.2f} | {aligns:.2f} | "
-                f"**{j.job}**").replace("-", "−") in told.answer
+        tell = [k for k, ok in enumerate(j.scores.values()) if ok is not None]
+        assert len(tell) == 4 and j.n_tell == 434                 # the moved words
+        assert (f"| {j.name} | {j.scores['sink']:.2f} | {j.spread:.2f} | {j.offset:+d} | "
+                f"{j.n_tell} | {j.tell_in_place:.2f} | {j.tell_on_gold:.2f} | **{j.job}**"
+                ).replace("-", "−") in told.answer
     assert told.answer.startswith("Measured on the 256 held-out sentences (1,379 target words), "
                                   "not on the pair on screen: the labels are the same")
-    assert f"(in place − {100 * b:.1f} %) / (100 % − {100 * b:.1f} %)" in told.answer
+    assert f"{100 * b:.1f} % of these words have their gold word in their own place" in \
+        told.answer and "a head doing only the other job scores 0 there" in told.answer
     assert "`</s>` counted as a column" in told.answer and "within 0.05" in told.answer
     for shown in (told.answer, f"**The answer.** {told.answer}"):
         html = to_html(shown)
@@ -280,7 +283,9 @@ def test_is_attention_the_explanation_is_read_from_a_masked_pass():
                 model.tokenizer.encode(a.meta.tgt_text, side="target"), 1)
     assert told.truth == int(np.argmax(e.drop)) and told.tokens[told.truth] == "cat"
     assert "**They disagree**" in told.answer and "`</s>`" in told.answer
-    assert f"falls from {e.p:.3f} to {e.masked[told.truth]:.3f}" in told.answer
+    # 0.000085 would read 0.000 at three decimals: both get the digits that show them
+    assert f"falls from {e.p:.4f} to {e.masked[told.truth]:.4f}" in told.answer
+    assert e.masked[told.truth] < 0.0005 and f"{e.masked[told.truth]:.4f}" != "0.0000"
     assert len(told.charts) == 2
     figure = told.charts[0].make(1.0)
     np.testing.assert_allclose(figure.data[1].y, e.drop)

@@ -177,3 +177,17 @@ def test_a_lesson_json_that_is_not_a_lesson_is_refused_in_words():
 
 def test_the_shipped_files_are_the_lessons_the_library_reads():
     assert sorted(f.stem for f in LESSONS.glob("*.toml")) == sorted(shipped_lessons())
+
+
+@pytest.mark.parametrize("question", [
+    'kind = "choice"\nprompt = "Tap."',                              # options missing
+    'kind = "number"\nprompt = "Type."',                             # range missing
+    'kind = "choice"\nprompt = "Tap."\noptions = ["a", "b"]',        # answer missing
+    'computed = "strongest_source"\ntarget = "chat"\nhead = 1\nlinks = "x"'])
+def test_a_missing_key_is_said_as_missing_never_found_none(question):
+    """Issue 44: a lesson file's problems said "found None" for a key that is not there."""
+    text = ('title = "x"\n[[step]]\ntitle = "a"\ntext = "t"\nlook = "l"\nask = "q?"\n'
+            f"[step.question]\n{question}\n")
+    with pytest.raises(LessonError) as err:
+        read_lesson(text, "x", page=lesson_setting)
+    assert "None" not in str(err.value), str(err.value)

@@ -9,25 +9,27 @@ screen; else the pair on screen, and the page says so. The rows are the target *
 have a gold word. A row's **brightest cell** is its largest weight over every column the
 head may look at, ``</s>`` counted as a column (the brightest cell of the heatmap's row).
 
-- **sink**: the mean share of a row's weight on ``</s>`` and punctuation
-  (``xattn.subwords.sink_columns``): it parks its attention there.
-- **spread out**: the mean normalised entropy of a row (``xattn.metrics``): 1 = uniform.
-- **follows position** and **aligns words** are read from where the brightest cell lies: on
-  the source word in the target word's own place (``own_place``: the i-th of n target words
-  and the source word whose share of its sentence holds the target word's middle,
-  ``floor((i + 1/2) m / n)`` of m source words; the diagonal when n = m), or on its gold word.
-  Raw, each share flatters the other job: in the toy corpus 68.5 % of the target words have
-  their gold word in their own place (``Basis.gold_in_place``), so a head that only follows
-  position finds the gold word for 68.5 % of them, and a head that always finds the gold word
-  lands on the own place for 68.5 %. So each is scored as its excess over a head that does the
-  *other* job perfectly, a share of the way from that baseline ``b`` to every word:
-  ``aligns words = (on gold - b) / (1 - b)``, ``follows position = (in place - b) / (1 - b)``.
-  0 = no better than the other job, 1 = every word; below 0 = worse. Both differ only on the
-  words whose gold word is elsewhere (a moved adjective), where the two jobs disagree; a head
-  that misses the words where they agree loses the same on both. Without a gold alignment
-  (random weights, a file, a model with no held-out set), or where every gold word is in its
-  own place, the two cannot be told apart: aligns words is unknown (``None``, never the job)
-  and follows position is the raw share in place.
+Every score is baseline-corrected on one scale, 0 = what a head without the job scores and
+1 = the job on every word, so the four can be compared and the largest wins (they used to mix
+raw shares with corrected scores: issue 44, G1):
+
+- **sink**: ``(s - u) / (1 - u)``, ``s`` the mean share of a row's weight on ``</s>`` and
+  punctuation (``xattn.subwords.sink_columns``), ``u`` that share for a row spread evenly over
+  the keys it may see.
+- **spread out**: the mean normalised entropy of a row (``xattn.metrics``): 0 = one key, 1 =
+  even.
+- **follows position** and **aligns words** are read from where the brightest cell lies,
+  relative to the word's own place (``own_place``: the i-th of n target words and the source
+  word whose share of its sentence holds the target word's middle, ``floor((i + 1/2) m / n)``
+  of m source words; the diagonal when n = m). A head's **offset** is the commonest distance
+  of its brightest word from the own place (-1 = the previous word; the nearest to 0 on a
+  tie). The **telling words** are those whose gold word is not at that offset: there a head
+  that only follows position never finds the gold word, and one that only aligns never lands
+  at the offset. ``follows position`` = share of the telling words whose brightest cell is at
+  the offset; ``aligns words`` = share whose brightest cell is their gold word. Without a
+  gold alignment (random weights, a file, a model with no held-out set), or with no telling
+  word, the two cannot be told apart: aligns words is unknown (``None``, never the job) and
+  follows position is the share of all words at the offset.
 
 The job is the largest of the four scores (the first of ``JOBS`` on a tie); another within
 ``CLOSE`` of it is a close call, right too. The labels simplify: a real head does a bit of
@@ -37,6 +39,7 @@ each, and the scores say how much.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -89,31 +92,51 @@ class HeadJob:
     ----------
     layer, head : int
         From 0.
-    sink, spread : float
-        Mean share of a row's weight on ``</s>`` and punctuation; mean normalised entropy.
+    sink : float
+        Mean share of a row's weight on ``</s>`` and punctuation (raw).
+    sink_uniform : float
+        The same share for a head that spreads evenly over the keys it may see: the baseline
+        of the sink score.
+    spread : float
+        Mean normalised entropy of a row (0 = one key, 1 = even).
+    offset : int
+        The head's commonest offset of its brightest cell from the word's own place (-1 = the
+        previous source word, 0 = its own place, 1 = the next).
     in_place : float
-        Share of rows whose brightest cell is the source word in their own place.
+        Share of all rows whose brightest cell is at ``offset`` from their own place.
     on_gold : float or None
-        Share of rows whose brightest cell is their gold word (None: no gold alignment).
+        Share of all rows whose brightest cell is their gold word (None: no gold alignment).
+    n_tell : int
+        Rows whose gold word is not at ``offset`` from their own place: the words on which
+        aligning and following position at ``offset`` disagree (0: none, or no gold).
+    tell_in_place, tell_on_gold : float or None
+        On those rows, the share whose brightest cell is at ``offset`` / on the gold word.
     basis : Basis
     """
 
     layer: int
     head: int
     sink: float
+    sink_uniform: float
     spread: float
+    offset: int
     in_place: float
     on_gold: float | None
+    n_tell: int
+    tell_in_place: float | None
+    tell_on_gold: float | None
     basis: Basis
 
     @property
     def scores(self) -> dict[str, float | None]:
-        """Each job's score, in the order of ``JOBS`` (None: unknown, never the job)."""
-        b = self.basis.gold_in_place
-        tell = self.basis.tells_apart and self.on_gold is not None
-        return {"follows position": (self.in_place - b) / (1 - b) if tell else self.in_place,
-                "aligns words": (self.on_gold - b) / (1 - b) if tell else None,
-                "sink": self.sink, "spread out": self.spread}
+        """Each job's score, in the order of ``JOBS`` (None: unknown, never the job): 0 = what
+        a head without the job scores, 1 = the job on every word."""
+        u = self.sink_uniform
+        sink = (self.sink - u) / (1 - u) if u < 1 else 0.0
+        tell = self.tell_on_gold is not None
+        return {"follows position": self.tell_in_place if tell else self.in_place,
+                "aligns words": self.tell_on_gold if tell else None,
+                "sink": sink, "spread out": self.spread}
 
     @property
     def job(self) -> str:
@@ -178,25 +201,80 @@ def _examples(a, layer: int) -> tuple[list[tuple], bool]:
              _words(a.src_tokens), gold, mask)], False
 
 
-def _counts(w, rows, words, gold, keys) -> dict[str, np.ndarray]:
-    """One pair's sums over its measured rows, each (n_heads,) (``words``, ``gold_in_place``:
-    scalars)."""
-    place = np.zeros(len(rows), dtype=np.int64)                        # (T,) in the sentence
-    place[rows] = np.flatnonzero(words)[own_place(int(rows.sum()), int(words.sum()))]
+class _Rows(NamedTuple):
+    """One pair's measured rows (T' of them), for every head."""
+
+    sink: np.ndarray        # (H, T') share of the row's weight on sink columns
+    uniform: np.ndarray     # (T',) that share for an even row over the keys it may see
+    spread: np.ndarray      # (H, T') normalised entropy
+    offset: np.ndarray      # (H, T') brightest word minus own place; NO_WORD on a sink column
+    on_gold: np.ndarray | None   # (H, T') bool, brightest cell is a gold word
+    gold_at: np.ndarray | None   # (2 n_words + 1, T') bool, gold word at offset k - n_words
+
+
+NO_WORD = np.iinfo(np.int64).min // 2     # the offset of a brightest cell on </s>: none
+
+
+def _rows(w, rows, words, gold, keys) -> _Rows:
+    """One pair's measures per head and row (the rows of the target words measured)."""
+    n_words = int(words.sum())
+    place = np.zeros(len(rows), dtype=np.int64)                        # (T,) word index
+    place[rows] = own_place(int(rows.sum()), n_words)
     if gold is not None:
         rows = rows & gold.any(axis=1)
     if keys is not None:
         rows = rows & keys.any(axis=1)
     w, place = w[:, rows], place[rows]                                   # (H, T', S), (T',)
     gold, keys = (None if m is None else m[rows] for m in (gold, keys))  # (T', S)
-    best = (w if keys is None else np.where(keys, w, -np.inf)).argmax(axis=-1)  # (H, T')
+    allowed = np.ones(w.shape[1:], bool) if keys is None else keys       # (T', S)
+    best = np.where(allowed, w, -np.inf).argmax(axis=-1)                 # (H, T')
+    word_of = np.cumsum(words) - 1                                       # (S,) word index
+    offset = np.where(words[best], word_of[best] - place, NO_WORD)       # (H, T')
     t = np.arange(len(place))
-    return {"words": np.int64(len(place)),
-            "sink": w[..., ~words].sum(axis=(1, 2)),
-            "spread": normalised_entropy(w, keys).sum(axis=-1),
-            "in_place": (best == place).sum(axis=-1),
-            "on_gold": None if gold is None else gold[t, best].sum(axis=-1),
-            "gold_in_place": None if gold is None else np.int64(gold[t, place].sum())}
+    gold_at = None
+    if gold is not None:
+        cols = np.flatnonzero(words)                                     # (n_words,)
+        k = np.arange(-n_words, n_words + 1)[:, None] + place[None]      # (2n+1, T')
+        inside = (k >= 0) & (k < n_words)
+        gold_at = inside & gold[t, cols[np.clip(k, 0, n_words - 1)]]
+    return _Rows(w[..., ~words].sum(axis=-1),
+                 (allowed & ~words).sum(axis=-1) / allowed.sum(axis=-1),
+                 normalised_entropy(w, keys), offset,
+                 None if gold is None else gold[t, best], gold_at)
+
+
+def _commonest(offsets: np.ndarray) -> int:
+    """The commonest offset (the nearest to 0 on a tie, then the smaller); 0 if none."""
+    offsets = offsets[offsets != NO_WORD]
+    if offsets.size == 0:
+        return 0
+    values, counts = np.unique(offsets, return_counts=True)
+    return int(min(values[counts == counts.max()], key=lambda d: (abs(d), d)))
+
+
+def _head(found: list[_Rows], h: int, layer: int, basis: Basis) -> HeadJob:
+    """One head's job from every pair's rows."""
+    def cat(get) -> np.ndarray:
+        return np.concatenate([get(r) for r in found])
+
+    offset = cat(lambda r: r.offset[h])                                  # (N,)
+    d = _commonest(offset)
+    n = max(len(offset), 1)
+    on_gold = tell = None
+    if basis.gold_in_place is not None:
+        on_gold = cat(lambda r: r.on_gold[h])                            # (N,) bool
+        n_words = [(len(r.gold_at) - 1) // 2 for r in found]
+        tell = cat(lambda r: ~r.gold_at[(len(r.gold_at) - 1) // 2 + d]
+                   if abs(d) <= (len(r.gold_at) - 1) // 2 else np.ones(r.gold_at.shape[1], bool))
+        del n_words
+    n_tell = 0 if tell is None else int(tell.sum())
+    return HeadJob(layer, h, float(cat(lambda r: r.sink[h]).sum() / n),
+                   float(cat(lambda r: r.uniform).sum() / n),
+                   float(cat(lambda r: r.spread[h]).sum() / n), d,
+                   float((offset == d).sum() / n),
+                   None if on_gold is None else float(on_gold.sum() / n), n_tell,
+                   float((offset == d)[tell].mean()) if n_tell else None,
+                   float(on_gold[tell].mean()) if n_tell else None, basis)
 
 
 def head_jobs(a, layer: int = 0) -> list[HeadJob]:
@@ -214,17 +292,10 @@ def head_jobs(a, layer: int = 0) -> list[HeadJob]:
     """
     layer = check_int(layer, "layer", minimum=0, maximum=a.n_layers - 1)
     examples, held_out = _examples(a, layer)
-    total: dict = {}
-    for example in examples:
-        for key, value in _counts(*example).items():
-            total[key] = value if key not in total or value is None else total[key] + value
-    n = int(total["words"])
-    gold = total["on_gold"]
-    basis = Basis(held_out, len(examples), n,
-                  None if gold is None or n == 0 else float(total["gold_in_place"] / n))
-    mean = {k: total[k] / max(n, 1) for k in ("sink", "spread", "in_place")}  # (n_heads,)
-    return [HeadJob(lay, h, float(mean["sink"][h]), float(mean["spread"][h]),
-                    float(mean["in_place"][h]),
-                    None if gold is None or n == 0 else float(gold[h] / n),
-                    basis)
-            for lay, h in heads_asked(a, layer)]
+    found = [_rows(*example) for example in examples]
+    n = sum(len(r.uniform) for r in found)
+    has_gold = n > 0 and all(r.gold_at is not None for r in found)
+    in_place = sum(int(r.gold_at[(len(r.gold_at) - 1) // 2].sum()) for r in found) \
+        if has_gold else 0
+    basis = Basis(held_out, len(examples), n, in_place / n if has_gold else None)
+    return [_head(found, h, lay, basis) for lay, h in heads_asked(a, layer)]

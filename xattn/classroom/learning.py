@@ -12,12 +12,17 @@ in every round (anonymous: the store gives counts of answer sequences, never ids
   Smith et al. 2009's test that they understood, not only followed their neighbours);
 - **moved away**: right in round 1, wrong in the last revote (consensus can pull right answers
   away, Brooks and Koretsky 2011);
+- **weighted learning gain** (Porter et al. 2011, as we read it): the potential learners' share
+  right on the new case divided by the share right on it among those right in round 1 (who
+  already knew): a new case harder than the first question lowers both shares, so the ratio
+  says how many of the potential learners did as well as those who knew. Porter et al.'s
+  85-89 % is this ratio, not the raw count of potential learners right on the new case;
 - **normalized gain** ⟨g⟩ (Hake 1998) of a pre/post check: (post − pre) / (100 − pre), in
   points of share right, over the students who answered both.
 
 Numbers to aim at (Smith et al. 2009): round 1 about 50 % right, a revote just under 70 %, a
-new isomorphic question above 70 %; Porter et al. found 85–89 % of potential learners
-benefit; Hake's ⟨g⟩ is 0.23 for lectures and 0.48 for interactive teaching.
+new isomorphic question above 70 %; Porter et al. found a weighted learning gain of 85-89 %
+(for the ratio above, only); Hake's ⟨g⟩ is 0.23 for lectures and 0.48 for interactive teaching.
 """
 
 from __future__ import annotations
@@ -56,6 +61,17 @@ class StepLearning:
     moved_right: int | None        # ... of them right in the last revote (None: no revote)
     right_on_new: int | None       # ... of them right on the first follow-up (None: none)
     moved_away: int | None         # right in round 1, wrong in the last revote
+    knew: int = 0                  # right in round 1
+    knew_right_on_new: int | None = None   # ... of them right on the first follow-up
+
+    @property
+    def weighted_gain(self) -> float | None:
+        """Porter et al.'s weighted learning gain: the potential learners' share right on the
+        new case over the share of those who knew (right in round 1) right on it; None
+        without a follow-up, a potential learner, or a knower right on the new case."""
+        if not self.potential or self.right_on_new is None or not self.knew_right_on_new:
+            return None
+        return (self.right_on_new / self.potential) / (self.knew_right_on_new / self.knew)
 
 
 def _kinds(cases: Sequence[int]) -> list[str]:
@@ -87,6 +103,8 @@ def step_learning(trajectories: dict, cases: Sequence[int],
     ...                   [0, 0, 1], [ok, ok, ok])
     >>> [r.right for r in s.rounds], s.potential, s.moved_right, s.right_on_new
     ([1, 3, 2], 3, 2, 1)
+    >>> s.knew, s.knew_right_on_new, round(s.weighted_gain, 3)      # (1/3) / (1/1)
+    (1, 1, 0.333)
     """
     if len(cases) != len(right) or not cases:
         raise ValueError(f"cases and right hold one entry per round (at least one); received "
@@ -115,7 +133,8 @@ def step_learning(trajectories: dict, cases: Sequence[int],
     were_right = {seq: n for seq, n in trajectories.items()
                   if seq[0] is not None and first(seq[0])}
     return StepLearning(tuple(rounds), sum(wrong.values()), count(wrong, last, True),
-                        count(wrong, follow, True), count(were_right, last, False))
+                        count(wrong, follow, True), count(were_right, last, False),
+                        sum(were_right.values()), count(were_right, follow, True))
 
 
 def normalized_gain(pre: float, post: float) -> float | None:

@@ -17,6 +17,7 @@ import segno
 
 from xattn._checks import quote
 from xattn.classroom.confidence import LEVELS, by_element
+from xattn.classroom.question import NO_QUESTION
 from xattn.classroom.records import Tally
 from xattn.literal import csv_cell
 
@@ -79,6 +80,8 @@ def answers_csv(tallies, *, moves: dict | None = None, confidence: dict | None =
             raise TypeError(f"answers_csv takes Tally records (ClassStore.results); received "
                             f"{type(t).__name__} {quote(t)}.")
         q = t.question
+        if q == NO_QUESTION:            # a step the class reads: nothing was asked (issue 44)
+            continue
         timer = "" if t.timer is None else f"{t.timer.seconds:g}"
         moved = moves.get((t.step, t.round))
         n_answered = t.n_answered if t.n_answered is not None else (

@@ -8,6 +8,7 @@ import numpy as np
 
 from xattn.classroom.question import Question
 from xattn.jobs import CLOSE, JOBS, head_jobs
+from xattn.lesson._numbers import cost, pair, three
 from xattn.lesson._told import Part, Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.lesson.charts import Chart, heads_chart
@@ -33,32 +34,25 @@ def _measured_on(basis) -> str:
 
 def _rule(found) -> str:
     """How each score is computed, with this basis's numbers, and the rule that picks a job."""
-    basis, names = found[0].basis, ", ".join(j.name for j in found)
-    rule = ("**sink** = the mean share of a target word's weight on `</s>` and punctuation; "
-            "**spread out** = the mean normalised entropy of its row (1 = spread evenly). A row's "
-            "brightest cell (`</s>` counted as a column) is in the word's own place (the "
-            "source word at the same relative place: the diagonal when the lengths are equal) "
-            f"for {_shares([j.in_place for j in found])} of the words ({names})")
+    basis = found[0].basis
+    rule = ("Each score is 0 for a head without the job and 1 for the job on every word. "
+            f"**sink** = (share on `</s>` and punctuation − {found[0].sink_uniform:.2f}) / "
+            f"(1 − {found[0].sink_uniform:.2f}), {found[0].sink_uniform:.2f} being that share "
+            "for a head spread evenly; **spread out** = the mean normalised entropy of a row "
+            "(1 = spread evenly). A head's offset is where its brightest cell (`</s>` counted "
+            "as a column) most often lies from the word's own place (the source word at the "
+            "same relative place; −1 = the word before)")
     if basis.gold_in_place is None:
         return rule + (". No gold alignment here, so aligning cannot be told from position: "
-                       "**aligns words** is unknown (–) and **follows position** is that "
-                       "share.")
-    rule += f" and on its gold word for {_shares([j.on_gold for j in found])}."
-    if not basis.tells_apart:
-        return rule + (" Every gold word here is in its own place, so aligning cannot be told "
-                       "from position: **aligns words** is unknown (–) and **follows "
-                       "position** is the share in place.")
+                       "**aligns words** is unknown (–) and **follows position** is the "
+                       "share of words whose brightest cell is at the offset.")
     b = f"{100 * basis.gold_in_place:.1f} %"
-    return rule + (f" {b} of these words have their gold word in their own place, so a head "
-                   "that only follows position lands on the gold word that often, and one "
-                   f"that only aligns lands in place that often: **follows position** = (in "
-                   f"place − {b}) / (100 % − {b}), **aligns words** = (on gold − {b}) / "
-                   f"(100 % − {b}); 0 = no better than a head doing the other job, below 0 = "
-                   "worse.")
-
-
-def _shares(values) -> str:
-    return ", ".join(f"{100 * v:.0f} %" for v in values)
+    return rule + (f". {b} of these words have their gold word in their own place. On the "
+                   "words whose gold word is *not* at the head's offset (the *tell* column), "
+                   "**follows position** = the share whose brightest cell is at the offset "
+                   "and **aligns words** = the share on the gold word: a head doing only the "
+                   "other job scores 0 there. Where no word tells them apart, aligns words is "
+                   "unknown (–).")
 
 
 def jobs(a, layer: int) -> Told:
@@ -67,8 +61,10 @@ def jobs(a, layer: int) -> Told:
     parts = tuple(Part(j.name, Question("choice", JOBS), j.job, j.close) for j in found)
     question = Question("parts", JOBS, rows=tuple(j.name for j in found))
     rows = [f"| {'layer ' + str(layer + 1) + ', ' if a.n_layers > 1 else ''}head | sink | "
-            "spread | follows position | aligns words | job |", "|---|---|---|---|---|---|"]
-    rows += [f"| {j.name} | {j.sink:.2f} | {j.spread:.2f} | "
+            "spread | offset | tell | follows position | aligns words | job |",
+            "|---|---|---|---|---|---|---|---|"]
+    rows += [f"| {j.name} | {_signed(j.scores['sink'])} | {j.spread:.2f} | "
+             f"{j.offset:+d}".replace("-", "−") + f" | {j.n_tell or '–'} | "
              f"{_signed(j.scores['follows position'])} | {_signed(j.scores['aligns words'])} | "
              f"**{j.job}**" + (f" (close: {', '.join(j.close)})" if j.close else "") + " |"
              for j in found]
@@ -99,16 +95,17 @@ def _heads_line(e, off: tuple, on: tuple, word: str) -> str:
         return f"layer {lh[0] + 1}, head {lh[1] + 1}"
 
     most, needed = float(e.head_drop[off]), float(e.drop.max())
-    text = (f"Heads switched off one at a time: {name(off)} matters most (the probability "
-            f"drops by {most:.3f})" + (
+    text = (f"Heads switched off one at a time: {name(off)} matters most (switching it off "
+            f"{cost(most)})" + (
                 f", and it is the head that looks hardest at {word} "
                 f"({e.attention[on + (int(np.argmax(e.drop)),)]:.2f})" if off == on else
                 f"; the head that looks hardest at {word} is {name(on)} "
                 f"({e.attention[on + (int(np.argmax(e.drop)),)]:.2f}), and switching it off "
-                f"costs {e.head_drop[on]:.3f}") + ".")
+                f"{cost(e.head_drop[on])}") + ".")
     if most < needed / 2:
         text += (f" No single head carries {word} to the output: masking the word costs "
-                 f"{needed:.3f}, any one head at most {most:.3f}; the others make up for it.")
+                 f"{three(needed)}, any one head at most {three(most)}; the others make up "
+                 "for it.")
     return text
 
 
@@ -131,14 +128,19 @@ def explanation(a, layer: int, *, target: str = "chat") -> Told:
              f"Layer {last + 1}'s heads, averaged, put most weight on "
              f"{token_name(src, looked)} ({weight[looked]:.2f}; {token_name(src, needed)} gets "
              f"{weight[needed]:.2f}).")
+    before, after = pair(e.p, e.masked[needed])
     lines = [
-        f"Masked from the cross-attention (every layer), {token_name(src, needed)} costs "
-        f"{name} the most: its probability falls from {e.p:.3f} to "
-        f"{e.masked[needed]:.3f}. " + where,
+        (f"Masked from the cross-attention (every layer), {token_name(src, needed)} costs "
+         f"{name} the most: its probability falls from {before} to {after}. "
+         if e.drop[needed] >= 0.0005 else
+         f"Masked from the cross-attention (every layer), no source word changes {name}'s "
+         f"probability ({e.p:.3f}) at 3 decimals; {token_name(src, needed)} changes it most "
+         f"(from {before} to {after}). ") + where,
         ("**They agree here**, on this word: a heavy weight can still be one of several routes "
          "to the output, so agreement is no proof either." if agree else
          f"**They disagree**: the heaviest weight is on {token_name(src, looked)}, but "
-         f"masking it costs only {e.drop[looked]:.3f}. Where a head looks is not what the "
+         f"masking it {cost(e.drop[looked]).replace('costs', 'costs only')}. Where a head "
+         "looks is not what the "
          "output needs (Jain and Wallace 2019; Wiegreffe and Pinter 2019 argue when attention "
          "can still be read as one explanation among others)."),
         _heads_line(e, off, on_needed, token_name(src, needed))]

@@ -168,6 +168,21 @@ class Step:
 
         return COMPUTED[self.ask.computed] if self.ask and self.ask.computed else None
 
+    def on_page(self, settings: dict) -> Step:
+        """The step with each argument whose default is a page setting (``Arg.page``: the
+        link rule of step 10) taken from ``settings`` (page key: value) where it holds one:
+        the answer then follows what the page draws (issue 44, F6)."""
+        computed = self.computed
+        if computed is None:
+            return self
+        args = dict(self.ask.args)
+        for name, arg in computed.args.items():
+            if arg.page and settings.get(arg.page) is not None:
+                args[name] = arg.kind(settings[arg.page])
+        changed = tuple(sorted(args.items()))
+        return self if changed == self.ask.args else replace(
+            self, ask=Ask(self.ask.computed, changed))
+
     @property
     def needs(self) -> tuple[str, ...]:
         """Keys of `NEEDS`: what the question needs of the weights."""

@@ -5,7 +5,10 @@ another sentence pair of the toy task, another head, layer, mask or link rule. I
 computed as the step's is, from the new case's weights, so nobody writes it by hand; the
 lecturer's page picks the first case whose answer differs from the step's own
 (``xattn.ui.room.answers.follow_up``), so that a class that only remembered the first answer
-does not get it right.
+does not get it right. "Differs" is by answer, not by position (`differs`): a token in
+another sentence is the same answer when it is the same word (``cat`` again, "the second
+``the``" again), and a case whose page cannot show what it names (layer 3 of a 2-layer
+model, `shows_case`) does not exist. A step with no such case has no follow-up.
 
 `cases` lists a step's candidate cases in a fixed order (the same in every process: a room
 keeps only the case's number, ``Question.case``), and `case_step` is the step on one of them.
@@ -20,7 +23,7 @@ from functools import cache
 from xattn.classroom.question import MAX_CASES
 from xattn.lesson._step import Ask, Step
 
-__all__ = ["Case", "cases", "case_step", "MAX_CASES"]
+__all__ = ["Case", "cases", "case_step", "differs", "shows_case", "MAX_CASES"]
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ def cases(step: Step) -> tuple[Case, ...]:
     elif name == "head_jobs":
         layer = page.get("layer", 0)
         found = [Case(page=(("layer", v),), what=f"layer {v}") for v in range(1, 7)
-                 if v != layer]
+                 if v != layer]               # layers the model lacks: `shows_case` drops
     elif name == "best_layer":
         from xattn.lesson.tell import LINK_RULES
 
@@ -121,6 +124,44 @@ def case_step(step: Step, case: int) -> Step:
                          f"{case}.")
     c = found[case - 1]
     args = {**dict(step.ask.args), **dict(c.args)}
-    return replace(step, state={**step.state, **dict(c.page)},
+    # An argument whose default is a page setting (step 5's seed, step 10's link rule) sets
+    # that setting too: the lecturer's page then draws the new case, not the old one.
+    specs = step.computed.args if step.computed is not None else {}
+    shown = {specs[k].page: v for k, v in dict(c.args).items() if k in specs and specs[k].page}
+    return replace(step, state={**step.state, **shown, **dict(c.page)},
                    ask=Ask(step.ask.computed, tuple(sorted(args.items()))), case=case,
                    case_what=c.what)
+
+
+def _word(told, j) -> str:
+    """A token answer by meaning: the word at position ``j``, without its place."""
+    words = told.tokens or told.question.choices
+    return str(words[j]) if isinstance(j, int) and 0 <= j < len(words) else str(j)
+
+
+def differs(first, then) -> bool:
+    """Whether ``then`` (a new case's Told) has an answer that ``first``'s right answer would
+    get wrong: another number (beyond twice the tolerance), another word (not another place
+    of the same word), another choice, or another job for some head."""
+    if then.question is None or first.question is None or then.truth is None:
+        return False
+    kind = then.question.kind
+    if kind == "number":
+        return abs(float(then.truth) - float(first.truth)) > 2 * first.tolerance
+    if kind == "token":
+        old = {_word(first, first.truth), *(_word(first, j) for j in first.also)}
+        return _word(then, then.truth) not in old
+    if kind == "parts" and first.parts and len(first.parts) == len(then.parts):
+        return any(new.truth != old.truth and new.truth not in old.also
+                   for old, new in zip(first.parts, then.parts, strict=True))
+    return then.truth != first.truth and then.truth not in first.also_right
+
+
+def shows_case(step: Step, case: int, told) -> bool:
+    """Whether the new case ``case`` of ``step`` shows what it names: a case that changes the
+    layer must get that layer (a 2-layer model has no layer 3; the page would show layer 2
+    under the case's name)."""
+    if case == 0:
+        return True
+    page = dict(cases(step)[case - 1].page)
+    return "layer" not in page or told.layer is None or told.layer + 1 == int(page["layer"])

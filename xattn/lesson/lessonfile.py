@@ -247,7 +247,8 @@ class _Problems:
 
 
 def _shown(value) -> str:
-    return quote(value, 60)
+    """A found value in a problem's words: a missing key is "nothing", never "None"."""
+    return "nothing (the key is missing)" if value is None else quote(value, 60)
 
 
 def _text(problems, step, table, key, value, *, most=MAX_TEXT, words=True,

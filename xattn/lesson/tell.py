@@ -99,9 +99,10 @@ def padding(a, layer: int, *, target: str = "chat") -> Told:
     # every masked token's share leaves the row: the others are divided by what is left
     shares = " − ".join(f"{before[m]:.3f}" for m in masked)
     which = "its share" if len(masked) == 1 else f"the {len(masked)} masked tokens' shares"
+    owner = "token's" if len(masked) == 1 else "tokens'"         # G9: not "token' weight"
     return Told({"masked": name},
                 f"{name} gets **{after[j]:.3f}** from every target token. The masked "
-                f"{'token' if len(masked) == 1 else 'tokens'}' weight went to the others, in "
+                f"{owner} weight went to the others, in "
                 f"proportion: in head 1, {token_name(a.tgt_tokens, i)} gave {name} "
                 f"{before[j]:.3f}; {token_name(src, k)} went from {before[k]:.3f} to "
                 f"{after[k]:.3f} (= {before[k]:.3f} / (1 − {shares}): the row without "
@@ -118,12 +119,16 @@ def wait_k(a, layer: int) -> Told:
     choices = tuple(f"the first {m}: {' '.join(src[:m])}" if m < n else f"all {n}"
                     for m in counts)
     first = [token_name(src, j) for j in range(n) if a.mask[0, j]]
+    restricted = int((a.mask.sum(axis=-1) < n).sum())             # rows that see fewer than n
+    how = ("Each step of the translation may look one source token further, like an "
+           "interpreter who starts speaking before the sentence ends." if restricted else
+           f"No row is restricted here: k is at least the {n} source tokens, so every target "
+           "token sees the whole sentence and the mask changes nothing.")
     return Told({},
                 f"The first target token {token_name(a.tgt_tokens, 0)} (target token 0) may see "
                 f"{', '.join(first) or 'nothing'} ({_plural(seen[0], 'token')}); the last one, "
                 f"{token_name(a.tgt_tokens, len(a.tgt_tokens) - 1)}, sees {seen[1]} of {n}. "
-                "Each step of the translation may look one source token further, like an "
-                "interpreter who starts speaking before the sentence ends.",
+                + how,
                 "Which source tokens may the first target token see?",
                 Question("choice", choices) if len(choices) > 1 else None,
                 choices[counts.index(seen[0])] if seen[0] in counts else None, layer=layer,

@@ -38,6 +38,13 @@ _ALWAYS = """
 :is([data-testid="stExpanderDetails"], [data-testid="stColumn"],
     [data-testid="stMainBlockContainer"]):has(.katex-display) { container-type: inline-size; }
 .katex-display > .katex { font-size: min(1.21em, calc(100cqi / 26)); padding-right: 2px; }
+/* A table in a column (step 12's measures, the confidence split) shrinks to its column instead
+   of running under the column beside it (issue 44: two tables overlapped at 1024 px). */
+[data-testid="stColumn"]:has(table) { container-type: inline-size; }
+[data-testid="stColumn"] [data-testid="stMarkdownContainer"] table {
+  font-size: min(1em, calc(100cqi / 30)); max-width: 100%; }
+[data-testid="stColumn"] [data-testid="stMarkdownContainer"] :is(th, td) {
+  padding: 0.3em 0.45em; }
 /* A prediction's answers (pills) wrap onto more lines instead of running off a phone. */
 :is(.st-key-predict, [class*="st-key-predict-"]) [role="radiogroup"] {
   flex-wrap: wrap; }

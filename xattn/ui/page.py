@@ -176,6 +176,9 @@ def _full_page(state: PageState, room: Room | None) -> None:
             "How a decoder (the target sentence) looks up the encoder's output (the source "
             "sentence). Type two sentences; every control is in the link, so a shared URL "
             "shows the same picture.")
+    # *Start a class* at the top of the sidebar (issue 44: it sat 1,678 px down it), drawn
+    # at the foot of the run, once the page's lesson is known
+    class_box = st.sidebar.container(key="class_box") if room is None else None
     notice_area = st.container()   # filled once the controls are drawn
     row = st.container(horizontal=True, vertical_alignment="center")   # wraps on a phone
     if room is None:
@@ -198,9 +201,9 @@ def _full_page(state: PageState, room: Room | None) -> None:
             a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
     display_controls(state)
-    if room is None:                                # at the foot of the sidebar
-        start_panel(lesson)
-        join_box()
+    if room is None:                                # at the top of the sidebar
+        start_panel(lesson, class_box)
+        join_box(class_box)
     present = bool(state.shown(PRESENT))
     page_style(present)
     if present:

@@ -87,11 +87,10 @@ def lms_export(lesson: Lesson) -> None:
 
 
 def _moodle(lesson: Lesson) -> str:
-    from xattn.lesson.lms import LmsItem, moodle_xml
+    from xattn.lesson.lms import moodle_xml, step_item
     from xattn.ui.room.answers import class_step
 
-    items = [LmsItem(f"{n}. {step.title}", step.question,
-                     class_step(lesson, n, show=False)[1])
+    items = [step_item(n, step, *reversed(class_step(lesson, n, show=False)))
              for n, step in enumerate(lesson.steps, 1)]
     return moodle_xml(lesson.title, items)
 
@@ -113,14 +112,18 @@ def _checked_upload() -> Lesson | list[str] | None:
     return found
 
 
-def start_panel(lesson: Lesson) -> None:
-    """*Start a class* (sidebar): the page's lesson or an uploaded lesson file, then the
-    button that starts a room with it (this session its host)."""
+def start_panel(lesson: Lesson, where=None) -> None:
+    """*Start a class* (``where``: a container at the top of the sidebar, so that the button
+    is not a screen and a half down it; the sidebar itself by default): the page's lesson or
+    an uploaded lesson file (folded), then the button that starts a room with it (this
+    session its host)."""
     if st.session_state.get(ROOM.key):
         return
-    sb = st.sidebar
+    sb = where if where is not None else st.sidebar
     sb.header("A class")
-    sb.file_uploader("Your own lesson (a .toml file)", type=["toml"], key=_UPLOAD_KEY,
+    own = sb.expander("Your own lesson (a .toml file)",
+                      expanded=st.session_state.get(_UPLOAD_KEY) is not None)
+    own.file_uploader("Your own lesson (a .toml file)", type=["toml"], key=_UPLOAD_KEY,
                      max_upload_size=1,
                      help="A lesson file: a title, then steps, each with its page, its words "
                           "and its question (docs/lesson-files.md). Checked here at once.")

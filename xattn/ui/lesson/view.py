@@ -38,6 +38,7 @@ from xattn.ui.link import (
 )
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.room.answers import answer_charts as step_answer_charts
+from xattn.ui.room.confidence import confidence_table
 from xattn.ui.room.homework import homework_panel
 from xattn.ui.room.panels import class_answers, class_controls, hidden_note, room_card, step_view
 from xattn.ui.room.room import Room, move_class
@@ -145,8 +146,11 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
         navigation(n, lesson)
     elif room is None or room.host:
         navigation(n, lesson, room)
+    if room is None:        # alone, the answer follows the page's settings (F6); a room's
+        step = step.on_page(_page_settings(state, step))   # stays the class's question
     why_not = missing(step, a) if a is not None else None
-    told = (derived(("tell", lesson.digest, a.key, n, layer), lambda: step.tell(a, layer))
+    told = (derived(("tell", lesson.digest, a.key, n, layer, step.ask),
+                    lambda: step.tell(a, layer))
             if a is not None and not why_not and a.key else
             step.tell(a, layer) if a is not None and not why_not else None)
     text, look, question = step.render(told)
@@ -188,6 +192,17 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
             draw(step.state.get("view", "Heads"), a, layer)
 
 
+def _page_settings(state: PageState, step: Step) -> dict:
+    """The page settings a step's question takes its arguments from, as the page will draw
+    them this run: imposed by the step, else the control's value (its widget key)."""
+    from xattn.ui.link import REGISTRY
+
+    computed = step.computed
+    keys = [arg.page for arg in computed.args.values() if arg.page] if computed else []
+    return {k: state.forced.get(k, st.session_state.get(REGISTRY[k].key)) for k in keys
+            if k in REGISTRY}
+
+
 def _walk(room: Room, n: int) -> None:
     """A homework's lecturer on step ``n``: the room as this page reads it is that step, its
     answer shown beside every answer to it so far (``xattn.ui.room.panels.step_view``)."""
@@ -212,13 +227,22 @@ def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale
         class_answers(room, told, a, layer, scale, compact=True)
         return                            # the class's taps beside the row: the answer itself
     charts = step_answer_charts(a, told, room.view)
-    cols = st.columns(1 + len(charts))    # side by side: both on a projector's first screen
+    # side by side, both on a projector's first screen; a chart of several heatmaps (step 12's
+    # heads) gets twice the width: in an equal column its titles and labels ran together
+    cols = st.columns([1] + [2 if _panels(fig) > 1 else 1 for fig, _ in charts])
     with cols[0]:
-        class_answers(room, told, a, layer, scale, compact=True)
+        class_answers(room, told, a, layer, scale, compact=True, sure=False)
     for k, ((fig, alt), col) in enumerate(zip(charts, cols[1:], strict=True)):
         show_chart(narrowed(fig, width_chars=round(30 / scale), font=round(12 * scale)),
                    key=f"host_answer_chart_{k}", alt=alt, where=col,
                    name=f"xattn-class-{room.code}-step{n}-answer")
+    if room.view is not None:             # the "how sure" table under the row, full width: in
+        confidence_table(room, room.view)  # a narrow column it ran under the charts beside
+
+
+def _panels(fig) -> int:
+    """How many heatmaps a figure draws side by side or in a grid."""
+    return sum(1 for t in fig.to_dict()["data"] if t.get("type") == "heatmap")
 
 
 def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None,

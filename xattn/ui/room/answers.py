@@ -13,7 +13,7 @@ from __future__ import annotations
 from xattn.classroom import RoomView
 from xattn.figures.classroom import taps_figure
 from xattn.lesson import Lesson, Told
-from xattn.lesson.followup import case_step, cases
+from xattn.lesson.followup import case_step, cases, differs, shows_case
 from xattn.ui.compute import derived, figure
 from xattn.ui.room.prepared import StepUnavailable, prepared_attention
 
@@ -69,10 +69,10 @@ def _differs(first, then) -> bool:
 
 
 def follow_up(lesson: Lesson, n: int, asked=()) -> tuple[int, str, bool]:
-    """The new case of step ``n`` to ask next (not in ``asked``): the first whose right answer
-    differs from the step's own, else the first that can be made (some answers are the same
-    on every case: a row always sums to 1). Returns (case, what it changed, whether its
-    answer differs); (0, why not, False) when there is none."""
+    """The new case of step ``n`` to ask next (not in ``asked``): the first that shows what it
+    names and whose right answer differs from the step's own by answer, not by position
+    (``xattn.lesson.followup.differs``). Returns (case, what it changed, True); (0, why not,
+    False) when there is none: a follow-up exists only where such a case exists."""
     step = lesson.steps[n - 1]
     found = cases(step)
     if not found:
@@ -80,7 +80,6 @@ def follow_up(lesson: Lesson, n: int, asked=()) -> tuple[int, str, bool]:
                    "question, or none): a follow-up needs one whose answer the page computes"), \
             False
     _, first = class_step(lesson, n, show=False)
-    same = None
     for k, case in enumerate(found, 1):
         if k in asked:
             continue
@@ -88,9 +87,8 @@ def follow_up(lesson: Lesson, n: int, asked=()) -> tuple[int, str, bool]:
             _, then = class_step(lesson, n, case=k, show=False)
         except StepUnavailable:
             continue
-        if _differs(first, then):
+        if shows_case(step, k, then) and differs(first, then):
             return k, case.what, True
-        if same is None and then.question is not None:
-            same = (k, case.what, False)
-    return same or (0, f"every one of the {len(found)} new cases of this step was asked or "
-                       "cannot be made here", False)
+    return 0, (f"none of the {len(found)} new cases of this step that can be made here has "
+               "another right answer (a token elsewhere is the same answer when it is the same "
+               "word), or each was asked already"), False

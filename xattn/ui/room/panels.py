@@ -40,7 +40,7 @@ from xattn.ui.room.framed import framed_warning
 from xattn.ui.room.learned import learned_panel
 from xattn.ui.room.misconceptions import csv_misconceptions, misconception_panel
 from xattn.ui.room.prepared import StepUnavailable
-from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action
+from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action, open_step
 
 __all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
            "countdown", "class_csv", "step_view", "live_fragment", "host_error",
@@ -178,9 +178,13 @@ def class_controls(room: Room) -> None:
     code, key, step, seen = room.code, room.host, view.step, view.version
     left, right = st.columns(2)
     pre = room.lesson is not None and room.lesson.steps[step - 1].check == "pre"
+    reads = view.question == NO_QUESTION
     if pre:
         left.caption("A check before the lesson: its answer is revealed after the same "
                      "question at the end.")
+    elif reads:
+        left.caption("A step the class reads: nothing to predict, so no *Reveal*; the phones "
+                     "show its weights.")
     elif view.phase != "revealed":
         left.button("Reveal", key="reveal", type="primary", icon=":material/visibility:",
                     width="stretch", on_click=_act,
@@ -193,16 +197,15 @@ def class_controls(room: Room) -> None:
     if view.step < view.n_steps:                 # the room's own lesson
         right.button("Next step", key="class_next", icon=":material/arrow_forward:",
                      width="stretch", on_click=_act,
-                     args=(lambda s: s.set_step(code, key, step + 1), room, seen))
-    if view.phase == "revealed" and room.lesson is not None \
-            and cases(room.lesson.steps[step - 1]):
+                     args=(lambda s: open_step(s, room, step + 1), room, seen))
+    if view.phase == "revealed" and room.lesson is not None and _has_follow_up(room, step):
         st.button("Ask a follow-up: a new case", key="follow_up", icon=":material/alt_route:",
                   width="stretch", on_click=_act, args=(_follow_up(room, step), room, seen),
                   help="The same question on a new case (another seed, sentence pair, head or "
                        "layer), its answer computed as this step's is; the first case whose "
                        "answer differs from this one. Did the class understand, or follow "
                        "its neighbours?")
-    if view.phase == "asking":
+    if view.phase == "asking" and not reads:
         _timer_controls(room, view)
     door(room, view)
     class_switches(room, view)
@@ -235,6 +238,17 @@ def _timer_controls(room: Room, view) -> None:
                           bool(st.session_state.get("timer_reveal", reveal)))
     st.button(label, key="timer_start", icon=":material/timer:", width="stretch",
               disabled=seconds is None, on_click=_act, args=(start, room, view.version))
+
+
+def _has_follow_up(room: Room, step: int) -> bool:
+    """Whether step ``step`` has a new case with another answer (issue 44, G2): the button is
+    offered only then. The cases are computed once per server (``class_step``)."""
+    if not cases(room.lesson.steps[step - 1]):
+        return False
+    try:
+        return follow_up(room.lesson, step)[0] > 0
+    except StepUnavailable:
+        return False
 
 
 def _follow_up(room: Room, step: int):
@@ -285,16 +299,17 @@ def class_csv(room: Room) -> str:
 
 @st.fragment(key="class_answers")
 def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int,
-                  font_scale: float = 1.0, compact: bool = False) -> None:
+                  font_scale: float = 1.0, compact: bool = False, sure: bool = True) -> None:
     """The class's predictions as a bar chart, live; after the reveal the right answer is
     outlined, a revote shows the rounds side by side with how many moved to the right answer,
-    and a tapped word's row is put beside the class's taps."""
+    and a tapped word's row is put beside the class's taps. ``sure``: the "how sure" table
+    below them (False: the caller draws it, full width, below a row of narrow columns)."""
     view = _read(room, "class_answers")
     if view is None:
         return
     if view.question == NO_QUESTION:
-        st.caption("The class has nothing to predict on this step: reveal it to show them "
-                   "the weights.")
+        st.caption("The class has nothing to predict on this step: the phones show its "
+                   "weights.")
         return
     revealed = view.phase == "revealed"
     truth = told.truth if told is not None and revealed else None
@@ -315,7 +330,8 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     if taps:
         _taps(a, layer, view, told)
     misconception_panel(room, view, font_scale, compact)   # after the reveal: why wrong
-    confidence_table(room, view)           # after the reveal: who was sure, right or wrong
+    if sure:
+        confidence_table(room, view)       # after the reveal: who was sure, right or wrong
 
 
 def _round_tells(room: Room, step: int, questions) -> list:
@@ -381,10 +397,13 @@ def _moved(store, room: Room, view, told: Told) -> str:
 
     def right(answer) -> bool:
         return is_right(told, answer)
-    to_right = sum(n for (a, b), n in moved.items() if b is not None and right(b)
-                   and (a is None or not right(a)))
+    # Only students who voted in both rounds moved (issue 44, G7): one who answers only now
+    # did not change their mind, and is said apart.
+    to_right = sum(n for (a, b), n in moved.items() if a is not None and b is not None
+                   and right(b) and not right(a))
     away = sum(n for (a, b), n in moved.items() if a is not None and right(a)
                and b is not None and not right(b))
+    late = sum(n for (a, b), n in moved.items() if a is None and b is not None)
     # Whole answers (a parts answer right in every part, links the gold exactly), counted
     # from each student's pair of answers: the counts of parts and links are per element.
     rounds = [[a for (a, _), n in moved.items() if a is not None for _ in range(n)],
@@ -393,9 +412,10 @@ def _moved(store, room: Room, view, told: Told) -> str:
     what = {"bars": "the right answer", "grid": "the right answer (every part right)",
             "links": "the gold alignment exactly"}[view.question.of.chart]
     return (f"**{to_right} moved to {what}** in round {view.round}"
-            f"{f', {away} away from it' if away else ''}: right {share[0]:.0%} of "
-            f"{len(rounds[0])} in round {view.round - 1}, {share[1]:.0%} of "
-            f"{len(rounds[1])} now.")
+            f"{f', {away} away from it' if away else ''} (of those who answered both rounds)"
+            f": right {share[0]:.0%} of {len(rounds[0])} in round {view.round - 1}, "
+            f"{share[1]:.0%} of {len(rounds[1])} now"
+            + (f"; {late} answered only now" if late else "") + ".")
 
 
 def learning_text(learned: StepLearning) -> str:
@@ -414,6 +434,9 @@ def learning_text(learned: StepLearning) -> str:
             line.append(f"{learned.moved_right} of them right after the revote")
         if learned.right_on_new is not None:
             line.append(f"{learned.right_on_new} of them right on the new case")
+        if learned.weighted_gain is not None:
+            line.append(f"weighted learning gain {learned.weighted_gain:.0%} (Porter et al. "
+                        "2011: 85–89 %)")
     if learned.moved_away:
         line.append(f"{learned.moved_away} moved away from a right answer")
     return "\n".join(rows) + ("\n\n" + "; ".join(line) + "." if line else "")
@@ -428,17 +451,21 @@ _ALTS = CLASS_ALT
 
 
 def _taps(a: Attention, layer: int, view, told: Told) -> None:
-    """Where the class expected the target token to look, beside where the head looks."""
+    """Where the class expected the target token to look, beside where the head looks: the
+    layer the answer is about (``told.layer``: step 13's is layer 2 whatever layer the page
+    shows; issue 44), as the phones draw it (``xattn.ui.room.answers.answer_charts``)."""
     if told.row is None:
         return
     i, head = told.row
-    weights = a.layer(layer)
+    about = told.layer if told.layer is not None else layer
+    weights = a.layer(about)                                      # (n_heads, T, S)
     row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
     names = view.question.choices                # repeated words with their position
     names = names if len(names) == len(a.src_tokens) else a.src_tokens
+    where = f"layer {about + 1}, " if told.layer is not None and a.n_layers > 1 else ""
     show_chart(taps_figure(names, {int(k): n for k, n in view.counts.items()}, row,
                            target=a.tgt_tokens[i],
-                           head=f"head {head + 1}" if head >= 0 else "all heads"),
+                           head=where + (f"head {head + 1}" if head >= 0 else "all heads")),
                key="class_taps", name=f"xattn-class-{view.code}-expected",
                alt="Two rows of colour: the share of students who tapped each source token, "
                    "and the row of attention weights.")

@@ -76,9 +76,15 @@ def _model(step: Step, show: bool) -> Attention:
     model = loaded_model(name, show=show)
     if isinstance(model, str):
         raise StepUnavailable(f"the model {md_code(name)} cannot be used: {model}")
-    shipped = name == SHIPPED_MODEL and "src" not in step.state
-    src = TOY_PAIR[0] if shipped else _get(step, "src")
-    tgt = (TOY_PAIR[1] if shipped else _get(step, "tgt")) or None
+    # The page's own defaults (``model_source``): for the shipped model its toy pair, whose
+    # empty target means "the model translates", also when only the source is set; a room,
+    # homework or Moodle file must ask about the translation the projector shows (issue 44,
+    # G3: it asked about the random page's default French sentence).
+    if name == SHIPPED_MODEL:
+        src = step.state.get("src", TOY_PAIR[0])
+        tgt = step.state.get("tgt", TOY_PAIR[1]) or None
+    else:
+        src, tgt = _get(step, "src"), _get(step, "tgt") or None
     return model_attention(attention_of(model, src, tgt, _get(step, "words")),
                            hide_sinks=_get(step, "sinks"), loaded=model)
 

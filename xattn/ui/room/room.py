@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from xattn.classroom import (
+    NO_QUESTION,
     ClassroomError,
     ClassStore,
     DeviceCodeRefused,
@@ -67,7 +68,7 @@ from xattn.ui.room.identity import (
 )
 from xattn.ui.state import Notice, PageState
 
-__all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "host_action",
+__all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "open_step", "host_action",
            "join_box", "back_to_class", "keep_host_key", "HOST_ERROR",
            "STALE"]
 
@@ -385,6 +386,8 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
                                       homework=days * 86400.0 if days else None,
                                       by=client_address())
         allowed(store, "new_rooms")
+        if not days and questions[0] == NO_QUESTION:     # a first step the class reads
+            store.reveal(code, key, 1)
     except (ClassroomError, ValueError) as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
@@ -416,7 +419,16 @@ def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
 def move_class(room: Room, step: int, seen: int | None) -> None:
     """A host's page moves the class to ``step`` (a callback: the run that follows draws
     it), if the class is still as the page drew it (``seen``: its version then)."""
-    host_action(lambda store: store.set_step(room.code, room.host, step), room, seen)
+    host_action(lambda store: open_step(store, room, step), room, seen)
+
+
+def open_step(store, room: Room, step: int) -> None:
+    """Move the class to ``step``; a step the class only reads (no question) is revealed at
+    once, so its weights reach the phones with no *Reveal*, no timer and no round of
+    answers to count (issue 44)."""
+    store.set_step(room.code, room.host, step)
+    if not room.homework and store.room_view(room.code).question == NO_QUESTION:
+        store.reveal(room.code, room.host, step)
 
 
 STALE = ("The class had moved since this page drew it (another of your devices, or a "
@@ -461,10 +473,11 @@ def follow(room: Room) -> None:
     follow_room(room.code, version, room.tally, ends_at, closed, room.now)
 
 
-def join_box() -> None:
+def join_box(sidebar=None) -> None:
     """A box to type a class code: on the page when the link's class could not be joined,
-    in the sidebar otherwise."""
-    where = st.container() if st.session_state.get(_FAILED) else st.sidebar
+    in the sidebar otherwise (``sidebar``: a container in it, by default the sidebar)."""
+    where = st.container() if st.session_state.get(_FAILED) else (
+        sidebar if sidebar is not None else st.sidebar)
     code = where.text_input("Join a class: its code", key="join", max_chars=12,
                             placeholder="e.g. HJK23M")
     if not code:
