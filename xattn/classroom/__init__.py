@@ -28,7 +28,7 @@ A host starts a class of two steps; a student answers; the host reads the count 
 >>> secret = store.rotate_host(code, secret) # the old host link stops working
 >>> store.set_step(code, secret, 2)
 >>> answers_csv(store.results(code, secret)).splitlines()[2:4]    # counts, no ids
-['1,1,token,1,cat,0,,,1,,,', '1,1,token,2,the,1,,,1,,,']
+['1,1,token,1,cat,0,,,1,,,,', '1,1,token,2,the,1,,,1,,,,']
 """
 
 from xattn.classroom.codes import ALPHABET, CODE_LENGTH, new_student_id, normalize_code
