@@ -51,6 +51,12 @@ class Classroom:
         return self.backend.open()
 
 
+
+# Every lecturer of these tests is one address (this machine), one after another, as many
+# classes at once as a campus behind one NAT: the per-address shares of docs/classroom.md
+# are tested by test_classroom_store.py and test_room_squatting.py, not here.
+LECTURERS = "rooms_per_address=100,new_rooms=100/3600"
+
 @pytest.fixture(scope="module", params=("sqlite", "redis"))
 def classroom(request, chromium, tmp_path_factory):
     if haproxy_missing():
@@ -69,7 +75,8 @@ def classroom(request, chromium, tmp_path_factory):
         backend = Backend("sqlite", str(tmp / "classes.sqlite3"))
     # Both processes get the same store; XATTN_REDIS_URL="" is no Redis (open_store).
     env = {"XATTN_CLASS_STORE": str(tmp / "classes.sqlite3"),
-           "XATTN_REDIS_URL": redis.url if redis else ""}
+           "XATTN_REDIS_URL": redis.url if redis else "",
+           "XATTN_LIMITS": LECTURERS}
     try:
         with start_hall(2, env=env, run_dir=ARTIFACTS / f"room-hall-{kind}") as hall:
             yield Classroom(hall, backend, kind)

@@ -816,6 +816,29 @@ def test_an_address_holds_a_few_rooms_at_once_so_ten_cannot_fill_the_store(backe
     assert store.room_view(homework).homework and store.check_host(homework, key)
 
 
+def test_a_class_nobody_teaches_frees_its_addresss_place_and_a_homework_does_not(backend):
+    """A live room counts against its address while it is taught (its host seen within
+    Limits.untaught_seconds): a lecturer who tried five classes and closed them without
+    *End the class* starts a sixth once their pages are gone; a homework counts until it
+    closes; a host action makes a room count again."""
+    store = backend.open(Limits(rooms_per_address=2, homework_per_address=1,
+                                untaught_seconds=0.4))
+    who = "203.0.113.7"
+    store.create_room(QUESTIONS, homework=3600.0, by=who)
+    live = store.create_room(QUESTIONS, by=who)
+    with pytest.raises(LimitReached, match="holds 2 classes.*no longer counts"):
+        store.create_room(QUESTIONS, by=who)
+    time.sleep(0.5)                                  # the live room's host is gone
+    again = store.create_room(QUESTIONS, by=who)     # the homework still counts: 2 of 2
+    with pytest.raises(LimitReached, match="holds 2 classes"):
+        store.create_room(QUESTIONS, by=who)
+    time.sleep(0.5)
+    store.set_step(*live, 2)                         # its lecturer is back: taught again
+    with pytest.raises(LimitReached, match="holds 2 classes"):   # homework + live
+        store.create_room(QUESTIONS, by=who)
+    assert store.room_view(again[0]).step == 1       # untaught rooms are kept, not counted
+
+
 def test_joins_come_from_a_bucket_per_room_and_address(backend):
     """Limits.join_bucket: a burst of joins per room and address at once (a hall behind one
     address), then one every so many seconds; another address and another room have their

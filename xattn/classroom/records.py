@@ -38,8 +38,9 @@ class Limits:
                                     # seen when the room is made, at each host action and while
                                     # a host page whose key drives the room follows it;
                                     # students, answers and keyless streams never count
-    rooms_per_address: int = 5      # rooms (live or homework) made from one client address
-                                    # held at once: 10 addresses hold at most 50 of max_rooms
+    rooms_per_address: int = 5      # rooms made from one client address held at once (a live
+                                    # one while taught, a homework until it closes): 10
+                                    # addresses hold at most 50 of max_rooms
     homework_per_address: int = 2   # ... of which homework: 10 addresses hold 20 of max_homework
     # Per client address (a hash of it is kept, never the address), (how many, in seconds):
     # bounds a lecture hall behind one network address never meets, and a script does.

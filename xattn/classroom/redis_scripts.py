@@ -26,13 +26,20 @@ _CREATE = _NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then return {'TAKEN', 0} end
 if ARGV[5] ~= '' then
-  -- the rooms this client holds now: those of its set whose room is still there
+  -- the rooms this client holds now: those of its set whose room is still there, a live
+  -- one while it is taught (its host seen within ARGV[7] ms), a homework always
   local held, homework = 0, 0
+  local taught = now - tonumber(ARGV[7])
   for _, code in ipairs(redis.call('ZRANGE', KEYS[5], 0, -1)) do
-    local c = redis.call('HMGET', ARGV[6] .. 'room:{' .. code .. '}', 'step', 'closes')
+    local c = redis.call('HMGET', ARGV[6] .. 'room:{' .. code .. '}', 'step', 'closes',
+                         'host_at')
     if c[1] then
-      held = held + 1
-      if c[2] then homework = homework + 1 end
+      if c[2] then
+        held = held + 1
+        homework = homework + 1
+      elseif tonumber(c[3] or '0') > taught then
+        held = held + 1
+      end
     else
       redis.call('ZREM', KEYS[5], code)
     end

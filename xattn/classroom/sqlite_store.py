@@ -163,9 +163,12 @@ class SQLiteStore(ClassStore):
                          "WHERE code = ?", (code, code)).fetchone():
                 return False
             if owner:
+                # a live room counts while it is taught (its host seen within
+                # untaught_seconds); a homework always does
                 held, homework = c.execute(
-                    "SELECT COUNT(*), COUNT(closes) FROM rooms WHERE owner = ?",
-                    (owner,)).fetchone()
+                    "SELECT COUNT(*), COUNT(closes) FROM rooms WHERE owner = ? AND "
+                    "(closes IS NOT NULL OR host_at > ?)",
+                    (owner, now - self.limits.untaught_seconds)).fetchone()
                 if held >= self.limits.rooms_per_address:
                     raise self._held(held, False)
                 if closes is not None and homework >= self.limits.homework_per_address:

@@ -280,9 +280,14 @@ class ClassStore(ABC):
         most = self.limits.homework_per_address if homework else self.limits.rooms_per_address
         kind, name = (("homework rooms", "homework_per_address") if homework
                       else ("classes", "rooms_per_address"))
+        if homework:
+            wait = "or wait until one closes"
+        else:
+            wait = (f"or wait: a class whose lecturer's page has been closed for "
+                    f"{self.limits.untaught_seconds:g} s no longer counts")
         return LimitReached(f"your network already holds {n} {kind} on this server, the most "
                             f"one address keeps at once (Limits.{name} = {most}): end one you "
-                            "started (*End the class*), or wait until one expires.")
+                            f"started (*End the class*), {wait}.")
 
     def check_host(self, code: str, secret: str) -> str:
         """The room's code if ``secret`` drives it, else `HostRefused` (also for no room)."""
