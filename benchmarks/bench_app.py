@@ -39,8 +39,8 @@ from streamlit.testing.v1 import AppTest
 from benchmarks.machine import machine_line
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_parts
+from xattn.live.compute import clear_caches
 from xattn.pipeline import Settings, run
-from xattn.ui.compute import clear_caches
 
 ROOT = Path(__file__).resolve().parent.parent
 

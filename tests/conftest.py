@@ -156,7 +156,7 @@ def pytest_runtest_makereport(item, call):
 def fresh_cache():
     """The server's computation caches empty (a cold start), before and after the test: the
     caches are shared by every AppTest run of the process."""
-    from xattn.ui.compute import clear_caches
+    from xattn.live.compute import clear_caches
 
     clear_caches()
     yield

@@ -12,9 +12,9 @@ import streamlit as st
 from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
 
 from xattn.corpus import LEXICON, translate
+from xattn.live import training as training_runs
 from xattn.pairs import read_pair
 from xattn.train import TrainConfig, embed_pair, train
-from xattn.ui.weights import training_runs
 from xattn.ui.weights.trained import DEFAULT_SRC
 
 

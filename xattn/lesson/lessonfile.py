@@ -142,7 +142,7 @@ def read_lesson(text: str | bytes, name: str = "lesson", *,
     page : callable (key, value) -> value, optional
         Checks one setting of a step's page and returns it as the page holds it, or raises
         ValueError saying what it expects (the page's own table of settings:
-        ``xattn.ui.link.lesson_setting``); None takes any text, number, true/false or list of
+        ``xattn.live.link.lesson_setting``); None takes any text, number, true/false or list of
         texts (a notebook's check).
 
     Examples

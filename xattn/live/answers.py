@@ -1,10 +1,10 @@
 """A room's step as the class sees it: the step's prepared weights and what it tells of them,
 and the charts that answer its question, the same on the lecturer's page and on every phone.
 
-A room's questions were made from each step's prepared page (``xattn.ui.room.prepared``), so the
+A room's questions were made from each step's prepared page (``xattn.live.prepared``), so the
 answer is computed from the same weights (`class_step`, once per server process). The charts
 that answer a step's question (`answer_charts`) are Plotly figures built once per server and
-shared: the host's lesson draws them, and the phone's page (``xattn.ui.server.messages``) gets
+shared: the host's lesson draws them, and the phone's page (``xattn.live.messages``) gets
 the same figures as a few kilobytes of numbers (``xattn.figures.phone``).
 """
 
@@ -14,22 +14,22 @@ from xattn.classroom import RoomView
 from xattn.figures.classroom import taps_figure
 from xattn.lesson import Lesson, Told
 from xattn.lesson.followup import case_step, cases, differs, shows_case
-from xattn.ui.compute import derived, figure
-from xattn.ui.room.prepared import StepUnavailable, prepared_attention
+from xattn.live.compute import derived, figure
+from xattn.live.prepared import Shown, StepUnavailable, prepared_attention
 
 __all__ = ["class_step", "answer_charts", "follow_up"]
 
 
-def class_step(lesson: Lesson, n: int, *, case: int = 0, show: bool = True):
+def class_step(lesson: Lesson, n: int, *, case: int = 0, shown: Shown | None = None):
     """Step ``n`` of ``lesson`` (on its new case ``case``: a follow-up; 0, the step itself):
     its prepared weights and what the step tells of them, once per server: the room's
-    questions were made from the same (``xattn.ui.room.prepared.lesson_questions``).
-    ``show``: a page's run shows the progress of loading or training them (False outside a
-    page's run: the server's own threads). `StepUnavailable` when the step's weights cannot
-    be made here."""
+    questions were made from the same (``xattn.live.prepared.lesson_questions``).
+    ``shown``: how a page's run shows the progress of loading or training them (None: the
+    server's own threads, and every page that only reads a step made before).
+    `StepUnavailable` when the step's weights cannot be made here."""
     step = case_step(lesson.steps[n - 1], case)
     a = derived(("class-step", lesson.digest, n, case),
-                lambda: prepared_attention(step, show=show))
+                lambda: prepared_attention(step, shown=shown))
     told = derived(("class-told", lesson.digest, n, case, a.key),
                    lambda: step.tell(a, step.layer(a.n_layers)))
     return a, told
@@ -40,7 +40,7 @@ def answer_charts(a, told: Told, view: RoomView) -> list[tuple]:
     built once per server: the question's own (``Told.charts``: the head,
     layer, seeds or curves it is about), or, for a token question asked of one row, the
     class's taps beside that row; none for links (drawn with the class's links:
-    ``xattn.ui.lesson.versus``)."""
+    ``xattn.live.versus``)."""
     if view.question.of.chart == "links":
         return []
     if told.row is not None and view.question.of.control == "tokens":
@@ -79,12 +79,12 @@ def follow_up(lesson: Lesson, n: int, asked=()) -> tuple[int, str, bool]:
         return 0, ("this step's question is not computed from the weights (the lecturer's own "
                    "question, or none): a follow-up needs one whose answer the page computes"), \
             False
-    _, first = class_step(lesson, n, show=False)
+    _, first = class_step(lesson, n)
     for k, case in enumerate(found, 1):
         if k in asked:
             continue
         try:
-            _, then = class_step(lesson, n, case=k, show=False)
+            _, then = class_step(lesson, n, case=k)
         except StepUnavailable:
             continue
         if shows_case(step, k, then) and differs(first, then):

@@ -5,7 +5,7 @@ deployer's own, the ``*.toml`` files of the folder ``XATTN_LESSONS`` names; a li
 name (``course=short``). A class keeps the lesson it was started with in the class store (its
 JSON), so every process of every machine teaches the same lesson in that room, whatever its
 own folder holds, and a lecturer's upload reaches every phone. Every lesson is checked with
-the page's own table of settings (``xattn.ui.link.lesson_setting``) before a class can start.
+the page's own table of settings (``xattn.live.link.lesson_setting``) before a class can start.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-import streamlit as st
-
 from xattn.classroom import ClassStore
 from xattn.lesson import DEFAULT, LESSONS, Lesson, LessonError, read_lesson
 from xattn.lesson.lessonfile import MAX_LESSON_BYTES
+from xattn.live.link import lesson_setting
+from xattn.live.process import process_wide
 from xattn.translator import allowed_models
-from xattn.ui.link import lesson_setting
 
 __all__ = ["server_lessons", "broken_lessons", "default_lesson", "lesson_named",
            "room_lesson", "lesson_of_json", "forget", "FOLDER_ENV", "MAX_FOLDER_LESSONS"]
@@ -38,7 +37,7 @@ def _shipped() -> dict[str, Lesson]:
     return _shipped_for(allowed_models())[0]
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@process_wide(max_entries=8)
 def _shipped_for(models: tuple) -> tuple[dict[str, Lesson], dict[str, str]]:
     """The shipped lessons that run with this server's models (``models``: its list), and
     why each other cannot (the English→German lesson needs its model)."""
@@ -51,7 +50,7 @@ def _shipped_for(models: tuple) -> tuple[dict[str, Lesson], dict[str, str]]:
     return {DEFAULT: found.pop(DEFAULT), **found}, broken
 
 
-@st.cache_resource(show_spinner=False)
+@process_wide()
 def _memory() -> dict:
     """Lessons by JSON digest and rooms' lessons by code (bounded), shared by sessions."""
     return {"json": OrderedDict(), "rooms": OrderedDict(), "folder": (None, {}, {}),

@@ -11,10 +11,10 @@ a default run holds 10 kB, one of 16 heads over two 64-token sentences at d_mode
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
 from xattn.cache import ByteLRU
 from xattn.figures.frozen import FrozenFigure, freeze
+from xattn.live.process import process_wide
 from xattn.pipeline import Run, Settings, run
 from xattn.tokenize import tokenize
 
@@ -29,7 +29,7 @@ CACHE_BYTES = {
 }
 
 
-@st.cache_resource(show_spinner=False)
+@process_wide()
 def caches() -> dict[str, ByteLRU]:
     """The server's caches, shared by every session (each is thread-safe)."""
     return {name: ByteLRU(size) for name, size in CACHE_BYTES.items()}

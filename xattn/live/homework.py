@@ -61,11 +61,11 @@ def homework_room(view: RoomView, lesson: Lesson) -> Message:
 
 def _told(lesson: Lesson, n: int) -> tuple:
     """Step ``n``'s prepared weights and what it tells (None, None: not here)."""
-    from xattn.ui.room.answers import class_step
-    from xattn.ui.room.prepared import StepUnavailable
+    from xattn.live.answers import class_step
+    from xattn.live.prepared import StepUnavailable
 
     try:
-        return class_step(lesson, n, show=False)
+        return class_step(lesson, n)
     except StepUnavailable:
         return None, None
 
@@ -122,8 +122,8 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | 
     """The charts that answer step ``n`` (once per server process), and for links the
     student's own links beside every layer and head (per answer) with its line (HTML)."""
     from xattn.figures.phone import phone_chart
-    from xattn.ui.compute import derived, figure
-    from xattn.ui.lesson.versus import ALT, class_versus, versus_chart
+    from xattn.live.compute import derived, figure
+    from xattn.live.versus import ALT, class_versus, versus_chart
 
     if told.question is not None and told.question.of.chart == "links":
         counts = dict.fromkeys(answer or (), 1)
@@ -142,9 +142,9 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | 
 def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict) -> dict:
     """What a phone shows of step ``n`` of homework ``view`` for a student whose answers are
     ``mine`` (step -> (answer, level)): ``{"room": ..., "me": ...}``, shaped as a live room's
-    frame (``xattn.ui.server.messages``) with the homework's own: ``steps`` (each step's
+    frame (``xattn.live.messages``) with the homework's own: ``steps`` (each step's
     state for this student, `step_states`) and ``line`` (what the step waits for)."""
-    from xattn.ui.server.messages import ask_of, plain, step_part
+    from xattn.live.messages import ask_of, plain, step_part
 
     closed = view.phase == "closed"
     states = step_states(lesson, mine, closed)
@@ -228,7 +228,7 @@ class StepRefused(ValueError):
 def step_json(store, code: str, asked: str, student: str | None) -> dict:
     """Step ``asked`` (a number, or ``next``) of homework ``code`` as ``student`` sees it
     (None: a browser that has not joined yet), as JSON data; `StepRefused`."""
-    from xattn.ui.lesson.catalog import room_lesson
+    from xattn.live.catalog import room_lesson
 
     view = store.room_view(code)
     if not view.homework:

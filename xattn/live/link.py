@@ -13,11 +13,7 @@ import re
 
 from xattn.embedder import EMBEDDER_MODES
 from xattn.lesson import MAX_ROOM_STEPS
-from xattn.masks import MASK_MODES
-from xattn.pipeline import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Settings
-from xattn.sources import SOURCES
-from xattn.tokenize import TOKENIZER_MODES
-from xattn.ui.params import (
+from xattn.live.params import (
     Param,
     bool_param,
     choice_param,
@@ -27,6 +23,10 @@ from xattn.ui.params import (
     text_param,
     whole_number,
 )
+from xattn.masks import MASK_MODES
+from xattn.pipeline import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Settings
+from xattn.sources import SOURCES
+from xattn.tokenize import TOKENIZER_MODES
 
 __all__ = ["REGISTRY", "VIEW_NAMES", "LOCAL_KEYS", "token_label", "parse_label",
            "lesson_setting", "lesson_model", "NOT_IN_LESSONS", "MAX_HOMEWORK_DAYS"]
@@ -111,7 +111,7 @@ HOST = text_param("host", "", 100, "the host key")           # traded for a cook
 # A one-time device code (*Your devices*): an action, traded for the host key, never written
 DEVICE = text_param("device", "", 40, "the device code")
 # A student's full page of the class's step (without it, ?room=CODE is the phone's own page,
-# answered before Streamlit: xattn/ui/server/phone.py)
+# answered before Streamlit: xattn/server/phone.py)
 EXPLORE = choice_param("explore", "", ("1",), "the full page of the class's step")
 
 # --- how the page looks ---------------------------------------------------------------------

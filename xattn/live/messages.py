@@ -5,7 +5,7 @@ the step's heading, its question and the prediction control it asks for, the ste
 (folded on the phone), the timer, and after the reveal the answer in words, the class's
 answers and the chart that answers the question. Everything comes from the same place as on
 the lecturer's page: the step's prepared weights and what the step tells of them
-(``xattn.ui.room.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
+(``xattn.live.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
 the versus chart of step 14) turned into a phone's chart specs (``xattn.figures.phone``).
 Where the room asks how sure each answer is, the control carries the levels to tap
 (``xattn.classroom.confidence``); where it shows a revote the round before (the host's
@@ -38,12 +38,12 @@ from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
 from xattn.lesson.followup import case_step
 from xattn.lesson.misconceptions import surprise
+from xattn.live.answers import answer_charts, class_step
+from xattn.live.compute import derived
+from xattn.live.prepared import StepUnavailable
+from xattn.live.versus import ALT as VERSUS_ALT
+from xattn.live.versus import class_versus, versus_chart
 from xattn.markup import to_html
-from xattn.ui.compute import derived
-from xattn.ui.lesson.versus import ALT as VERSUS_ALT
-from xattn.ui.lesson.versus import class_versus, versus_chart
-from xattn.ui.room.answers import answer_charts, class_step
-from xattn.ui.room.prepared import StepUnavailable
 
 __all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part"]
 
@@ -82,7 +82,7 @@ def step_part(lesson: Lesson, n: int, case: int = 0) -> dict:
     shows alike (once per server process)."""
     def make() -> dict:
         step = case_step(lesson.steps[n - 1], case)
-        a, told = class_step(lesson, n, case=case, show=False)
+        a, told = class_step(lesson, n, case=case)
         text, look, question = step.render(told)
         return {"title": step.title, "question": to_html(question),
                 "about": to_html(f"{text}\n\n**Look at:** {look}"),
@@ -161,7 +161,7 @@ def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None) -
     message carries its chart, if it asked the same question."""
     n, case = view.step, view.question.case
     try:
-        a, told = class_step(lesson, n, case=case, show=False)
+        a, told = class_step(lesson, n, case=case)
         part = step_part(lesson, n, case)
     except StepUnavailable as err:                # the step says why, in one line
         a, told = None, Told({}, f"This step cannot be shown here: {err}")
@@ -209,7 +209,7 @@ def warm(lesson: Lesson) -> None:
     for n in range(1, len(lesson.steps) + 1):
         try:
             step_part(lesson, n)
-            a, told = class_step(lesson, n, show=False)
+            a, told = class_step(lesson, n)
         except StepUnavailable:
             continue
         question = told.question or NO_QUESTION

@@ -21,18 +21,11 @@ from __future__ import annotations
 import threading
 import time
 
-import numpy as np
-import streamlit as st
-
-from xattn.literal import md_code
-from xattn.sources import Attention, model_attention
+from xattn.live.compute import clear_caches
+from xattn.live.process import process_wide
 from xattn.translator import ModelUnavailable, cross_attention
-from xattn.ui.compute import clear_caches, derived
-from xattn.ui.link import MODEL, SINKS, WORDS
-from xattn.ui.state import PageState
-from xattn.ui.weights.controls import sentence_inputs
 
-__all__ = ["model_source", "loaded_model"]
+__all__ = ["loaded_model", "known", "load_note", "attention_of", "TOY_PAIR", "RETRY_AFTER"]
 RETRY_AFTER = 300.0      # seconds before a failed load is tried again
 # The shipped model knows the toy task's 39 English words only: its own example, translated.
 TOY_PAIR = ("the red cat sees the dog", "")
@@ -41,14 +34,14 @@ TOY_PAIR = ("the red cat sees the dog", "")
 _LOADING = threading.Lock()   # one load at a time, imports included
 
 
-@st.cache_resource(show_spinner=False)
+@process_wide()
 def _models() -> dict:
     """name: LoadedModel, or (message, time) of the last failure. Shared by every session
     (the files either was read from are `_files`)."""
     return {}
 
 
-@st.cache_resource(show_spinner=False)
+@process_wide()
 def _files() -> dict:
     """name: its folder's files as they were when the loaded model was read (`files_now`)."""
     return {}
@@ -72,14 +65,23 @@ def _changed(name: str) -> bool:
     return _files().get(name) != files_now(name)
 
 
-def loaded_model(name: str, *, show: bool = True):
-    """The loaded model, or the message saying why it cannot be loaded. ``show``: a page's
-    run shows the loading (False: the server's own threads, with no page)."""
+def known(name: str):
+    """The loaded model or the recent failure's message; None when it must be (re)loaded
+    (also when the model's files changed on disk since it was loaded: the new ones are
+    read, the old mapping, a private snapshot, kept serving until then)."""
+    return _known(name)
+
+
+def loaded_model(name: str):
+    """The loaded model, or the message saying why it cannot be loaded (loaded now, silently,
+    if it is not yet: a page shows the loading with ``xattn.ui.weights.models.loaded_model``)."""
     found = _known(name)
-    if found is not None:
-        return found
-    if not show:
-        return _load_once(name)
+    return found if found is not None else _load_once(name)
+
+
+def load_note(name: str) -> str:
+    """What a page says of a load about to start, after "Loading NAME": the first download,
+    or files changed on disk since the model was loaded."""
     from xattn.backends import backend_for  # the models' code: imported once a model is asked
 
     backend = backend_for(name)
@@ -88,15 +90,7 @@ def loaded_model(name: str, *, show: bool = True):
     before = _models().get(name)
     if before is not None and not isinstance(before, tuple):
         first = " again: its files changed on disk since it was loaded"
-    slot = st.empty()
-    with slot.status(f"Loading {name}{first}…") as status:
-        found = _load_once(name)
-        failed = isinstance(found, str)
-        status.update(label=f"Could not load {name}" if failed else f"Loaded {name}",
-                      state="error" if failed else "complete", expanded=False)
-    if not failed:
-        slot.empty()         # loaded: the page goes on as if it always had been (a projector's
-    return found             # first screen has no room for a finished box)
+    return first
 
 
 def _load_once(name: str):
@@ -133,71 +127,3 @@ def _load(name: str):
 def attention_of(loaded, src: str, tgt: str | None, words: bool):
     """The model's cross-attention on a pair (``xattn.translator.cross_attention``)."""
     return cross_attention(loaded, src, tgt, words=words)
-
-
-def _controls(state: PageState) -> tuple[str, bool, bool]:
-    sb = st.sidebar
-    sb.header("Translation model")
-    from xattn.backends import offered_models
-
-    offered = offered_models()
-    name = state.value(MODEL, offered, why="(the server's list of models)")
-    sb.selectbox("Model", offered, key=MODEL.key,
-                 help="From the list this server allows (set by whoever deployed it); a link "
-                      "can only pick one of these. toy-en-fr: trained here on the toy "
-                      "English→French task, run in NumPy.")
-    words = state.value(WORDS)
-    sb.toggle("Whole words (not subword pieces)", key=WORDS.key,
-              help="Attention to a word = the sum over its pieces; from a word = the mean over "
-                   "its pieces.")
-    sinks = state.value(SINKS)
-    sb.toggle("Hide sink tokens and renormalise", key=SINKS.key,
-              help="Real models park much of their attention on </s> and punctuation. Hiding "
-                   "them drops those columns and rescales each row to sum to 1.")
-    return name, words, sinks
-
-
-def model_source(state: PageState) -> Attention | None:
-    """A real model's cross-attention on the typed sentences (translating when the target is
-    empty), or None after saying what is wrong."""
-    from xattn.encdec import SHIPPED_MODEL
-
-    name, words, sinks = _controls(state)
-    src, tgt = sentence_inputs(state, translate=True,
-                               defaults=TOY_PAIR if name == SHIPPED_MODEL else None)
-    loaded = loaded_model(name)
-    if isinstance(loaded, str):
-        st.error(f"The model {md_code(name)} cannot be used: {loaded}", icon=":material/error:")
-        return None
-    if not src.strip():
-        st.error("The source sentence is empty: type at least one word.", icon=":material/error:")
-        return None
-    try:
-        result = derived(("model", name, src, tgt, words),
-                         lambda: attention_of(loaded, src, tgt or None, words))
-    except ValueError as err:
-        st.error(f"{err}", icon=":material/error:")
-        return None
-    a = model_attention(result, hide_sinks=sinks, loaded=loaded)
-    if result.translated:
-        st.caption(f"The model's own translation (greedy): {md_code(result.tgt_text)}. Each row "
-                   "is the step that produces its target token.")
-    _sink_note(result, a, sinks)
-    return a
-
-
-def _sink_note(result, a: Attention, hidden: bool) -> None:
-    from xattn.subwords import sink_columns
-
-    if hidden and a.translation.hidden is not None:
-        st.caption(f"Hidden: special tokens and punctuation took {a.translation.hidden.mean():.1%}"
-                   " of the "
-                   "weight (all layers, heads and rows); the rest is scaled to sum to 1.")
-        return
-    sinks = sink_columns(list(result.src_tokens))
-    if sinks.any():
-        mass = float(np.asarray(result.weights)[..., sinks].sum(axis=-1).mean())
-        names = ", ".join(md_code(t) for t, s in zip(result.src_tokens, sinks, strict=True) if s)
-        st.caption(f"The sink tokens {names} take {mass:.1%} of the weight (all layers, heads "
-                   "and rows): models park attention there. *Hide sink tokens* (sidebar) drops "
-                   "them.")

@@ -3,7 +3,7 @@
 A `Param` says how a link spells its control's value and how to read it back; each parse
 function refuses anything but a clean value of its kind (``seed=1e400``, ``seed=٣``,
 ``heads=4.0``), with a reason that completes the sentence "The link asked for ``...``, which
-...". Every parameter of the page is declared in one table, ``xattn.ui.link``.
+...". Every parameter of the page is declared in one table, ``xattn.live.link``.
 """
 
 from __future__ import annotations

@@ -24,17 +24,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-
-import streamlit as st
+from dataclasses import dataclass
 
 from xattn.alignment import Evaluated, evaluate
 from xattn.cache import ByteLRU
-from xattn.figures import loss_figure
+from xattn.live.process import process_wide
 from xattn.train import TrainConfig, train
-from xattn.ui.charts import show_chart
 
-__all__ = ["RUNS_BYTES", "TRAINERS", "TrainingQueue", "obtain", "obtain_from", "runs", "trainers",
-           "waiting_text"]
+__all__ = ["RUNS_BYTES", "TRAINERS", "TrainingQueue", "Progress", "obtain", "obtain_from",
+           "runs", "trainers", "waiting_text"]
 
 RUNS_BYTES = 20 << 20   # finished runs kept (about 0.3 MB each by nbytes: ~64), LRU first out
 LIVE_UPDATES = 20       # redraws of the live loss curve per run, whatever the step count
@@ -134,20 +132,34 @@ class TrainingQueue:
             shown = place
 
 
-@st.cache_resource(show_spinner=False)
+@process_wide()
 def runs() -> ByteLRU:
     """The server's finished runs by config: shared on purpose, by every session, and
     single-flight (everyone asking for one config while it trains waits for that run)."""
     return ByteLRU(RUNS_BYTES)
 
 
-@st.cache_resource(show_spinner=False)
+@process_wide()
 def trainers() -> TrainingQueue:
     """The server's trainings at once: ``TRAINERS`` slots, shared by every session."""
     return TrainingQueue(TRAINERS)
 
 
-def _train_live(config: TrainConfig, bar_slot, curve_slot,
+@dataclass(frozen=True)
+class Progress:
+    """How a page shows a training (``xattn/ui/weights/progress.py`` makes one of Streamlit's
+    slots): ``bar`` has ``progress(value, text=...)`` and ``empty()``;
+    ``curve(losses, step, steps)`` redraws the live loss curve; ``shared()`` is a context
+    manager held while the page waits for the run another student started. Each may raise
+    (the page went away): the run goes on, and the first such error is raised once the run
+    is stored."""
+
+    bar: object
+    curve: Callable[[list, int, int], None]
+    shared: Callable[[], contextlib.AbstractContextManager]
+
+
+def _train_live(config: TrainConfig, progress: Progress | None,
                 interrupted: list[BaseException]) -> Evaluated:
     """Train while moving a progress bar and redrawing the loss curve every few steps.
 
@@ -166,16 +178,14 @@ def _train_live(config: TrainConfig, bar_slot, curve_slot,
                 interrupted.append(err)
         return None
 
-    bar = show(bar_slot.progress, 0.0, text="Training…") if bar_slot is not None else None
+    bar = show(progress.bar.progress, 0.0, text="Training…") if progress is not None else None
 
     def callback(step: int, loss: float) -> None:
         losses.append(loss)
         if bar is not None and (step % every == 0 or step == config.steps):
             show(bar.progress, step / config.steps,
                  text=f"Training: step {step} of {config.steps}, loss {loss:.4f}")
-            show(show_chart, loss_figure(losses, config.steps), key=None, where=curve_slot,
-                 name="training-loss", toolbar=False,
-                 alt=f"Training loss, live: step {step} of {config.steps}, loss {loss:.4f}")
+            show(progress.curve, losses, step, config.steps)
 
     start = time.perf_counter()
     result = train(config, callback=callback)
@@ -183,8 +193,8 @@ def _train_live(config: TrainConfig, bar_slot, curve_slot,
     if bar is not None:
         show(bar.progress, 1.0, text=f"Scoring on {len(result.heldout)} held-out sentences…")
     run = evaluate(result, seconds)
-    if bar_slot is not None:
-        show(bar_slot.empty)
+    if progress is not None:
+        show(progress.bar.empty)
     return run
 
 
@@ -201,7 +211,7 @@ def waiting_text(ahead: int, running: int, slots: int, waited: float) -> str:
             f"a time). Waited {waited:.0f} s.")
 
 
-def obtain_from(config: TrainConfig, bar_slot, curve_slot, runs: ByteLRU,
+def obtain_from(config: TrainConfig, progress: Progress | None, runs: ByteLRU,
                 queue: TrainingQueue) -> tuple[Evaluated, bool]:
     """`obtain` with the store of runs and the queue given (tests give their own)."""
     interrupted: list[BaseException] = []
@@ -209,10 +219,10 @@ def obtain_from(config: TrainConfig, bar_slot, curve_slot, runs: ByteLRU,
     since = time.monotonic()
 
     def on_wait(ahead: int, running: int) -> None:
-        if interrupted or bar_slot is None:  # no page (or it went away): the place is kept
+        if interrupted or progress is None:  # no page (or it went away): the place is kept
             return
         try:
-            bar_slot.progress(0.0, text=waiting_text(ahead, running, queue.slots,
+            progress.bar.progress(0.0, text=waiting_text(ahead, running, queue.slots,
                                                      time.monotonic() - since))
         except BaseException as err:
             if runs.callers(config) <= 1:   # nobody else wants this run: leave the queue
@@ -221,15 +231,14 @@ def obtain_from(config: TrainConfig, bar_slot, curve_slot, runs: ByteLRU,
 
     def make() -> Evaluated:
         with queue.slot(on_wait):
-            run = _train_live(config, bar_slot, curve_slot, interrupted)
+            run = _train_live(config, progress, interrupted)
         made.append(True)
         return run
 
     def wait():
-        if bar_slot is None:                # the server's own thread: nothing to show
+        if progress is None:                # the server's own thread: nothing to show
             return contextlib.nullcontext()
-        return st.spinner("Another student asked for this very setting moments ago; waiting "
-                          "for that run (queued or training), which everyone shares…")
+        return progress.shared()
 
     found = runs.get_or_make(config, make, wait)
     if interrupted:      # stored for everyone; now let Streamlit stop or rerun this page
@@ -237,8 +246,8 @@ def obtain_from(config: TrainConfig, bar_slot, curve_slot, runs: ByteLRU,
     return found, bool(made)
 
 
-def obtain(config: TrainConfig, bar_slot, curve_slot) -> tuple[Evaluated, bool]:
+def obtain(config: TrainConfig, progress: Progress | None = None) -> tuple[Evaluated, bool]:
     """The class's run of ``config`` and whether this call trained it: stored, or trained now
     with live progress (after waiting for a free trainer, with the place in the queue shown in
-    ``bar_slot``; None for both slots: nothing shown, the server's own threads)."""
-    return obtain_from(config, bar_slot, curve_slot, runs(), trainers())
+    ``progress``'s bar; None: nothing shown, the server's own threads)."""
+    return obtain_from(config, progress, runs(), trainers())

@@ -5,9 +5,9 @@ Before, ``POST /live/CODE/join`` and ``/host`` read the whole body before any ch
 no cookie: one 1 GB body took a process to 2.2 GB (1,041 MB held after), and deep JSON,
 ``1e999`` or ``NaN`` gave HTTP 500. Now:
 
-- `Bodies` (ASGI middleware, the first of ``MIDDLEWARE``) gives every request the cap of its
-  route (`cap_of`): a declared ``Content-Length`` over it gets HTTP 413 at once, before
-  Streamlit or a route reads a byte; a body sent without one (``Transfer-Encoding:
+- `Bodies` (ASGI middleware, the first of ``xattn.server.middleware``) gives every request
+  the cap of its route (`cap_of`): a declared ``Content-Length`` over it gets HTTP 413 at
+  once, before Streamlit or a route reads a byte; a body sent without one (``Transfer-Encoding:
   chunked``) is counted as it arrives and cut with 413 past the cap. A request of a method
   that carries no body (GET, HEAD, OPTIONS, DELETE) that declares one gets 413 too. Uvicorn
   reads a body only as fast as the app asks (about 64 kB ahead), so a refused body is never
@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 __all__ = ["Bodies", "BadBody", "Cap", "cap_of", "parse_json", "read_json", "ROUTE_BYTES",
@@ -60,17 +61,12 @@ class BadBody(ValueError):
         self.status = status
 
 
-def _upload_bytes() -> int:
-    """Streamlit's ``server.maxUploadSize`` (MiB, as its server counts), in bytes."""
-    import streamlit as st
-
-    return int(st.get_option("server.maxUploadSize")) * (1 << 20)
-
-
-def cap_of(scope) -> Cap:
+def cap_of(scope, upload_bytes: Callable[[], int]) -> Cap:
     """The body cap of an HTTP request (its method and path): the phones' and hosts' posts a
     few kB (`ROUTE_BYTES`), an upload the largest file the page accepts plus its framing,
-    none on a method that carries no body, `OTHER_BYTES` elsewhere."""
+    none on a method that carries no body, `OTHER_BYTES` elsewhere. ``upload_bytes()``: the
+    largest file the page takes (Streamlit's ``server.maxUploadSize`` in bytes: ``app.py``
+    reads it; this package never imports streamlit)."""
     method, path = scope.get("method", "GET"), scope.get("path", "")
     if method in _NO_BODY:
         return Cap(0, f"a {method} request")
@@ -78,7 +74,7 @@ def cap_of(scope) -> Cap:
     if found and method == "POST":
         return Cap(ROUTE_BYTES[found.group(1)], f"POST /live/CODE/{found.group(1)}")
     if method == "PUT" and "/_stcore/upload_file/" in path:
-        return Cap(_upload_bytes() + UPLOAD_OVERHEAD, "an upload")
+        return Cap(upload_bytes() + UPLOAD_OVERHEAD, "an upload")
     return Cap(OTHER_BYTES, f"{method} {path[:60]}")
 
 
@@ -103,14 +99,15 @@ def _declared(scope) -> tuple[int | None, bool]:
 class Bodies:
     """ASGI middleware: no request body past its route's cap (`cap_of`) reaches the app."""
 
-    def __init__(self, app):
+    def __init__(self, app, upload_bytes: Callable[[], int]):
         self.app = app
+        self.upload_bytes = upload_bytes
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        cap = cap_of(scope)
+        cap = cap_of(scope, self.upload_bytes)
         length, chunked = _declared(scope)
         if length == -1:
             await _plain(send, 400, "The request's Content-Length is not a whole number of "
@@ -178,10 +175,10 @@ def parse_json(body: bytes):
     {'step': 1, 'value': [[0, 1]]}
     >>> parse_json(b'{"value": 1e999}')
     Traceback (most recent call last):
-    xattn.ui.server.bodies.BadBody: expected JSON numbers a float holds, found 1e999
+    xattn.server.bodies.BadBody: expected JSON numbers a float holds, found 1e999
     >>> parse_json(b'[' * 100)
     Traceback (most recent call last):
-    xattn.ui.server.bodies.BadBody: expected JSON nested at most 8 deep, found 9 or more
+    xattn.server.bodies.BadBody: expected JSON nested at most 8 deep, found 9 or more
     """
     try:
         text = body.decode("utf-8")

@@ -47,9 +47,9 @@ import threading
 from typing import NamedTuple
 
 from xattn.classroom import ClassroomError, normalize_code
-from xattn.ui.room.identity import HOST_COOKIE, STUDENT_COOKIE
-from xattn.ui.server import host as hosts
-from xattn.ui.server import join, live
+from xattn.live.cookies import HOST_COOKIE, STUDENT_COOKIE
+from xattn.server import host as hosts
+from xattn.server import join, live
 
 __all__ = ["Bounds", "limits", "Holder"]
 

@@ -30,16 +30,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError, HostRefused, RoomNotFound, normalize_code
-from xattn.ui.room.identity import HOST_COOKIE
-from xattn.ui.server import bodies, homework, live
-from xattn.ui.server.cookies import set_cookie
-from xattn.ui.server.join import cookie_age
+from xattn.live import homework
+from xattn.live.cookies import COOKIE_AGE, HOST_COOKIE
+from xattn.server import bodies, live
+from xattn.server.cookies import set_cookie
+from xattn.server.join import cookie_age
 
 __all__ = ["cookie_name", "is_host", "trade_host_link", "claim", "end", "no_referrer",
            "drop_cookie", "dropping", "COOKIE_AGE", "MAX_KEY"]
 
-COOKIE_AGE = 12 * 3600         # seconds, as long as a class lives
-MAX_KEY = 100                  # characters of a host key (xattn.ui.link.HOST's bound)
+MAX_KEY = 100                  # characters of a host key (xattn.live.link.HOST's bound)
 
 
 def cookie_name(code: str) -> str:

@@ -47,21 +47,21 @@ from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.codes import joined_student, new_challenge, signed_student, student_of
-from xattn.ui.room.identity import (
+from xattn.live.cookies import (
     BROWSER_COOKIE,
+    COOKIE_AGE,
     address_of,
     browser_token,
     signed_browser,
     student_cookie,
     too_many,
 )
-from xattn.ui.server import bodies, live
-from xattn.ui.server.cookies import set_cookie
+from xattn.server import bodies, live
+from xattn.server.cookies import set_cookie
 
 __all__ = ["cookies", "client", "student", "look_up", "join", "cookie_age", "gzipped",
            "COOKIE_AGE", "browser_cookie", "token_of"]
 
-COOKIE_AGE = 12 * 3600      # seconds, as long as a class lives
 _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
             "x-content-type-options": "nosniff"}
 LOCKED = ("This class is closed to new students: your teacher locked it once the class was "

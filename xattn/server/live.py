@@ -20,11 +20,12 @@ import socket
 import threading
 from contextlib import asynccontextmanager
 
-from xattn.classroom import ClassroomError, RoomView
-from xattn.classroom.hub import KEEPALIVE, Hub, Message
-from xattn.ui import internals, server_logs
+from xattn.classroom import ClassroomError
+from xattn.classroom.hub import KEEPALIVE, Hub
+from xattn.live.build import build
+from xattn.server import logs as server_logs
 
-__all__ = ["lifespan", "hub", "build", "earlier", "OPEN_FILES", "nodelay_on_listeners",
+__all__ = ["lifespan", "hub", "OPEN_FILES", "nodelay_on_listeners",
            "raise_open_files"]
 
 _LOGGER = logging.getLogger(__name__)
@@ -32,46 +33,6 @@ OPEN_FILES = 16_384      # open files a process asks for (a phone is one; HAProx
 _made: list[Hub] = []
 _lock = threading.Lock()
 _loop: list[asyncio.AbstractEventLoop] = []
-_warmed: set[str] = set()       # lessons (digests) whose steps this process made ahead
-MAX_WARMED = 32                 # ... at most: later lessons' steps are made when shown
-
-
-def build(view: RoomView) -> Message:
-    """A room's message (``xattn.ui.server.messages``; imported on first use: the lesson),
-    for the lesson the room keeps in the store (read once per process), with the round
-    before where a revote's phones see it while they vote (`earlier`); a homework's is the
-    room's own (``xattn.ui.server.homework``). The first room of a
-    lesson a process sees also starts making that lesson's other steps, in the background."""
-    from xattn.ui.lesson.catalog import room_lesson
-    from xattn.ui.room.room import class_store
-    from xattn.ui.server import homework, messages
-
-    lesson = room_lesson(class_store(), view.code)
-    with _lock:
-        new = lesson.digest not in _warmed and len(_warmed) < MAX_WARMED
-        if new:
-            _warmed.add(lesson.digest)
-    if new:
-        threading.Thread(target=_warm, args=(messages, lesson), daemon=True,
-                         name="xattn-warm").start()
-    if view.homework:                        # each phone asks for its own step
-        return homework.homework_room(view, lesson)
-    return messages.room_message(view, lesson, earlier(class_store(), view))
-
-
-def earlier(store, view: RoomView):
-    """The round before ``view``'s (its question and counts: `ClassStore.tally`) when the
-    room shows it to a revote's phones before the reveal (the host's switch), else None."""
-    if not view.histogram_before or view.round < 2 or view.phase == "revealed":
-        return None
-    return store.tally(view.code, view.step, view.round - 1)
-
-
-def _warm(messages, lesson) -> None:
-    try:
-        messages.warm(lesson)
-    except Exception:  # noqa: BLE001 - a step that cannot be made says so when it is shown
-        _LOGGER.exception("xattn: the lesson's steps could not be made ahead of the class")
 
 
 def hub() -> Hub:
@@ -80,7 +41,7 @@ def hub() -> Hub:
     with _lock:
         if _made:
             return _made[0]
-        from xattn.ui.room.room import class_store
+        from xattn.live.stores import class_store
 
         made = Hub(class_store(), build)       # StoreUnavailable: nothing is kept
         if _loop:
@@ -167,14 +128,13 @@ async def lifespan(app):
     raise_open_files()
     nodelay_on_listeners()
     server_logs.install()
-    internals.install()
     loop = asyncio.get_running_loop()
     _loop[:] = [loop]
     end_streams_on_exit(loop)
     # The phones' messages build Plotly figures in the hub's threads: pandas and Plotly are
     # imported whole first (Plotly looks pandas up in sys.modules while building a figure; a
     # page's session importing it at the same moment left it half imported: xattn/ui/page.py).
-    await asyncio.to_thread(importlib.import_module, "xattn.ui.server.messages")
+    await asyncio.to_thread(importlib.import_module, "xattn.live.messages")
     try:
         hub()
     except ClassroomError as err:

@@ -16,7 +16,7 @@ Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port)
   null), and its receipt: saved (the value as stored, and the confidence), sending, retrying
   (the store does not answer: kept and sent again) or refused (why);
 - ``GET /live/CODE/step/N``: a homework's step ``N`` as this phone's student sees it
-  (``xattn/ui/server/homework.py``: each student walks a homework at their own pace).
+  (``xattn/live/homework.py``: each student walks a homework at their own pace).
 
 Host pages follow their room on ``GET /live/CODE/pulse`` (``follow.py``), hand their key to
 an HttpOnly cookie (``POST /live/CODE/host``) and end the class with it (``POST
@@ -42,8 +42,9 @@ from xattn.classroom import AnswerRefused, ClassroomError, RoomNotFound, normali
 from xattn.classroom.codes import secret_digest
 from xattn.classroom.confidence import check_level
 from xattn.classroom.hub import Follower
-from xattn.ui.room.identity import browser_token
-from xattn.ui.server import bodies, homework, host, join, live, token
+from xattn.live import homework
+from xattn.live.cookies import browser_token
+from xattn.server import bodies, host, join, live, token
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
 
@@ -57,7 +58,7 @@ _NO_CACHE = [(k.encode(), v.encode()) for k, v in _HEADERS.items()]
 
 @lru_cache(maxsize=1)
 def _template() -> str:
-    folder = resources.files("xattn.ui.server") / "assets"
+    folder = resources.files("xattn.server") / "assets"
 
     def read(name: str) -> str:
         return _lean((folder / name).read_text(encoding="utf-8"))
@@ -326,7 +327,7 @@ def _out_of_order(store, code: str, student: str, step: int) -> str | None:
     process and room, its mode)."""
     if not homework.is_homework(store, code):
         return None
-    from xattn.ui.lesson.catalog import room_lesson
+    from xattn.live.catalog import room_lesson
 
     lesson = room_lesson(store, code)
     if not lesson.check or not 1 <= step <= len(lesson.steps):

@@ -67,7 +67,7 @@ def _temp_cause() -> str | None:
 
 
 def _store_cause() -> str | None:
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
 
     try:
         store = class_store()

@@ -23,8 +23,8 @@ from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError
 from xattn.classroom.codes import joined_student, new_challenge
-from xattn.ui.server import live
-from xattn.ui.server.join import browser_cookie, token_of
+from xattn.server import live
+from xattn.server.join import browser_cookie, token_of
 
 __all__ = ["token_page", "take_token", "TOKEN_ROOM"]
 
@@ -61,7 +61,7 @@ opens.</p>
 
 @lru_cache(maxsize=1)
 def _work_js() -> str:
-    return (resources.files("xattn.ui.server") / "assets" / "work.js").read_text("utf-8")
+    return (resources.files("xattn.server") / "assets" / "work.js").read_text("utf-8")
 
 
 async def token_page(hub) -> Response:

@@ -116,7 +116,7 @@
     return (!!t && now() >= t.ends_at) || (!!S.hw && now() >= S.hw.closes_at);
   }
 
-  // --- a homework: this phone's own step (xattn/ui/server/homework.py) -----------------------
+  // --- a homework: this phone's own step (xattn/live/homework.py) -----------------------
   function homework(room) {          // the room's frame: it opened, closed or moved its closing
     const fresh = !S.hw || S.hw.version !== room.version || S.hw.phase !== room.phase;
     S.hw = room;
@@ -174,9 +174,9 @@
       : "This homework closed on " + when + ": every step's answer is shown.";
   }
 
-  // --- joining: the work of work.js, then the room's cookie (xattn/ui/server/join.py) ----------
+  // --- joining: the work of work.js, then the room's cookie (xattn/server/join.py) ----------
   // In a frame of another page the server sets its cookies Partitioned (over https) when told
-  // (xattn/ui/server/cookies.py); over plain http no browser keeps them there: say so.
+  // (xattn/server/cookies.py); over plain http no browser keeps them there: say so.
   const FRAMED = (function () {
     if (window.top === window.self) return false;
     try { return window.top.location.origin !== window.location.origin; } catch (e) { return true; }

@@ -3,7 +3,7 @@ pre/post check's gain, as one small table, one chart and a CSV (``xattn.classroo
 
 Read from the store's anonymous answer sequences (`ClassStore.trajectories`, `across`): a
 row names steps and rounds, never a student. Each round is judged by its own question's truth
-(a follow-up's is its new case's), computed as the step's is (``xattn.ui.room.answers``).
+(a follow-up's is its new case's), computed as the step's is (``xattn.live.answers``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from xattn.classroom.learning import StepLearning, check_pair, class_gain, step_
 from xattn.figures.classroom import learning_figure
 from xattn.lesson import is_right
 from xattn.literal import csv_cell, md_code
+from xattn.live.answers import class_step
+from xattn.live.prepared import StepUnavailable
 from xattn.ui.charts import show_chart
-from xattn.ui.room.answers import class_step
-from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import Room, class_store
 
 __all__ = ["ClassLearning", "class_learning", "learned_panel", "learning_csv", "judge"]
@@ -42,7 +42,7 @@ def judge(lesson, n: int, case: int):
     of the answer (`xattn.lesson.is_right` with that case's truth); None for a step with no
     right answer (a poll) or one whose weights cannot be made here."""
     try:
-        told = class_step(lesson, n, case=case, show=False)[1]
+        told = class_step(lesson, n, case=case)[1]
     except StepUnavailable:
         return None
     if told.question is None or not told.question.of.graded:

@@ -29,17 +29,17 @@ from xattn.jobs import LABELS
 from xattn.lesson import Told, is_right
 from xattn.lesson.followup import cases
 from xattn.literal import md_code
+from xattn.live.answers import class_step, follow_up
+from xattn.live.link import ROOM
+from xattn.live.prepared import StepUnavailable
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.link import ROOM
-from xattn.ui.room.answers import class_step, follow_up
 from xattn.ui.room.confidence import class_switches, confidence_table
 from xattn.ui.room.devices import devices_panel, door, end_panel
 from xattn.ui.room.follow import LIVE_FRAGMENTS
 from xattn.ui.room.framed import framed_warning
 from xattn.ui.room.learned import learned_panel
 from xattn.ui.room.misconceptions import csv_misconceptions, misconception_panel
-from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action, open_step
 
 __all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
@@ -259,7 +259,7 @@ def _follow_up(room: Room, step: int):
         asked = {t.question.case for t in store.results(code, key) if t.step == step}
         try:
             case, what, differs = follow_up(lesson, step, asked)
-            told = class_step(lesson, step, case=case, show=False)[1] if case else None
+            told = class_step(lesson, step, case=case)[1] if case else None
         except StepUnavailable as err:
             raise ClassroomError(f"No follow-up: {err}") from None
         if told is None:
@@ -339,7 +339,7 @@ def _round_tells(room: Room, step: int, questions) -> list:
     tells = []
     for q in questions:
         try:
-            tells.append(class_step(room.lesson, step, case=q.case, show=False)[1])
+            tells.append(class_step(room.lesson, step, case=q.case)[1])
         except StepUnavailable:
             tells.append(None)
     return tells
@@ -453,7 +453,7 @@ _ALTS = CLASS_ALT
 def _taps(a: Attention, layer: int, view, told: Told) -> None:
     """Where the class expected the target token to look, beside where the head looks: the
     layer the answer is about (``told.layer``: step 13's is layer 2 whatever layer the page
-    shows; issue 44), as the phones draw it (``xattn.ui.room.answers.answer_charts``)."""
+    shows; issue 44), as the phones draw it (``xattn.live.answers.answer_charts``)."""
     if told.row is None:
         return
     i, head = told.row

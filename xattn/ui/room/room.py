@@ -9,7 +9,7 @@ projector are two host pages of one class), and only a host's explicit action (a
 *Ask again*, a timer) changes it. Until the host reveals a step, the weights stay hidden; after
 the reveal each student sees the truth with their own prediction, and the host the class's.
 
-A student's link (``?room=CODE``) opens the phone's own light page (``xattn/ui/server``):
+A student's link (``?room=CODE``) opens the phone's own light page (``xattn/server``):
 this Streamlit page is the lecturer's, and the full page a student opens from the phone
 (*Explore this step on the full page*, ``explore=1``). Both follow the room without polling:
 a public component listens to the room's pulse and asks for the page's own rerun
@@ -43,9 +43,8 @@ from xattn.classroom import (
     RoomView,
     normalize_code,
 )
-from xattn.classroom.config import configured, open_store
 from xattn.literal import md_code, show_value
-from xattn.ui.link import (
+from xattn.live.link import (
     CLASS,
     COURSE,
     DEVICE,
@@ -57,6 +56,7 @@ from xattn.ui.link import (
     ROOM,
     VIEW,
 )
+from xattn.live.stores import class_store
 from xattn.ui.room.follow import follow_room, new_run
 from xattn.ui.room.identity import (
     allowed,
@@ -78,18 +78,6 @@ _FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
 _LAST = "_xattn_room_last"      # session: the last RoomView read (shown while the store is out)
 _KEYS = "_xattn_host_keys"      # session: room code -> the host key this page drives it with
 _OLD_KEYS = "_xattn_old_keys"   # session: host keys a new one replaced (this device signed out)
-
-
-@st.cache_resource(show_spinner=False)
-def _stores(redis_url: str, path: str) -> ClassStore:
-    return open_store(redis_url=redis_url, path=path)
-
-
-def class_store() -> ClassStore:
-    """The server's class store for its configuration (``XATTN_REDIS_URL`` or
-    ``XATTN_CLASS_STORE``), shared by every session; `StoreUnavailable` if it cannot be
-    opened (tried again on the next call)."""
-    return _stores(*configured())
 
 
 @dataclass
@@ -285,7 +273,7 @@ def _redeem(state: PageState, code: str, device: str) -> None:
 
 def _host_key(code: str, linked: str) -> str | None:
     """The host key of room ``code`` this page holds: the one a link brought (a server
-    without ``xattn/ui/server/host.py`` in front, as in AppTest), the one this session
+    without ``xattn/server/host.py`` in front, as in AppTest), the one this session
     made or made anew, or the one in this browser's cookie."""
     try:
         code = normalize_code(code)
