@@ -31,7 +31,7 @@ from xattn.classroom import (
     RoomNotFound,
     new_student_id,
 )
-from xattn.classroom.store import utc
+from xattn.classroom.rules import utc
 
 DAY = 86400.0
 
