@@ -52,9 +52,9 @@ class Phone:
     def message(self) -> dict:
         """What the server sends this phone now: ``{"room": ..., "me": ...}`` (its own part
         with its stored confidence where the room asks it, as the hub adds it)."""
+        from xattn.live.build import earlier
         from xattn.live.catalog import room_lesson
         from xattn.live.messages import room_message
-        from xattn.server.live import earlier
         view = self.view()
         msg = room_message(view, room_lesson(store(), self.code), earlier(store(), view))
         text = store().round_answers(self.code, view.step, view.round).get(self.id)

@@ -56,9 +56,10 @@ from streamlit.testing.v1 import AppTest
 from benchmarks.download_race import BIG, race
 from devtools.browser import ARTIFACTS, StreamlitServer
 from devtools.protocol import Client, run_async
-from xattn.ui import SCRIPT, internals
+from xattn.ui import internals
 from xattn.ui.internals import deferred_downloads, reaper
 from xattn.ui.internals.reconnect import RERUN_EVERY_S, _as_link
+from xattn.ui.serving import SCRIPT
 from xattn.ui.state import LINK_READ
 
 ROOT = Path(__file__).resolve().parent.parent
