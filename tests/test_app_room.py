@@ -261,7 +261,8 @@ def test_two_host_pages_drive_one_class_and_it_never_goes_back():
 
 
 def test_a_press_on_a_screen_the_class_has_left_moves_nothing_and_says_so():
-    from xattn.ui.room.room import STALE, class_store
+    from xattn.live.stores import class_store
+    from xattn.ui.room.actions import STALE
     laptop, code, key = start_class()
     projector = page(room=code, host=key)                    # drawn at step 1
     laptop.button(key="class_next").click().run()            # the class is on step 2

@@ -28,7 +28,7 @@ from xattn.ui import internals
 from xattn.ui.lesson.start import lesson_picker, lms_export, new_class, page_lesson, start_panel
 from xattn.ui.lesson.view import lesson_setup, lesson_view
 from xattn.ui.look import page_style
-from xattn.ui.room.panels import hidden_note
+from xattn.ui.room.card import hidden_note
 from xattn.ui.room.room import Room, back_to_class, class_store, follow, join_box, room_setup
 from xattn.ui.state import PageState, page_state
 from xattn.ui.views.alignment import alignment_view

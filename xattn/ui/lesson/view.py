@@ -39,10 +39,12 @@ from xattn.ui.lesson.parts import answer_charts
 from xattn.ui.lesson.predict import prediction_widget
 from xattn.ui.lesson.versus import show_versus
 from xattn.ui.look import FONT_SCALE
+from xattn.ui.room.actions import move_class
+from xattn.ui.room.card import hidden_note, room_card
 from xattn.ui.room.confidence import confidence_table
 from xattn.ui.room.homework import homework_panel
-from xattn.ui.room.panels import class_answers, class_controls, hidden_note, room_card, step_view
-from xattn.ui.room.room import Room, move_class
+from xattn.ui.room.panels import class_answers, class_controls, step_view
+from xattn.ui.room.room import Room
 from xattn.ui.state import PageState
 
 __all__ = ["lesson_setup", "lesson_view"]

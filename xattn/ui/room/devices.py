@@ -23,7 +23,9 @@ from xattn.classroom import ClassroomError, qr_svg
 from xattn.classroom.rules import DEVICE_SECONDS
 from xattn.literal import md_code
 from xattn.live.link import DEVICE
-from xattn.ui.room.room import HOST_ERROR, Room, class_store, keep_host_key
+from xattn.ui.room.hostkey import keep_host_key
+from xattn.ui.room.room import Room, class_store
+from xattn.ui.room.session import HOST_ERROR
 
 __all__ = ["devices_panel", "device_link", "door"]
 

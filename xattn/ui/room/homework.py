@@ -24,11 +24,13 @@ from xattn.classroom import ClassroomError
 from xattn.lesson import Lesson
 from xattn.literal import md_code
 from xattn.live.link import MAX_HOMEWORK_DAYS
+from xattn.ui.room.actions import host_action
+from xattn.ui.room.card import room_card, student_link
 from xattn.ui.room.confidence import class_switches
 from xattn.ui.room.devices import devices_panel, end_panel
 from xattn.ui.room.learned import judge, learned_panel
-from xattn.ui.room.panels import class_csv, host_error, live_fragment, room_card, student_link
-from xattn.ui.room.room import Room, class_store, host_action
+from xattn.ui.room.panels import class_csv, host_error, live_fragment
+from xattn.ui.room.room import Room, class_store
 
 __all__ = ["StepCount", "homework_counts", "homework_table", "homework_panel", "local_time",
            "time_left"]
