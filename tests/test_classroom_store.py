@@ -15,11 +15,7 @@ import types
 
 import pytest
 from classroom_helpers import (
-    BACKENDS,
-    Backend,
-    RedisServer,
     cast_answers,
-    redis_or_skip,
     tampered,
     wait_for,
 )
@@ -47,27 +43,6 @@ from xattn.classroom.confidence import LEVELS
 QUESTIONS = (Question("token", ("the", "cat", "the")),           # step 1: tap a word
              Question("number", low=0, high=1, decimals=2),      # step 2: a weight
              Question("choice", ("up", "down")))                 # step 3: which way
-
-
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory):
-    redis_or_skip()
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request, tmp_path) -> Backend:
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    return Backend.fresh(request.param, tmp_path, url)
-
-
-@pytest.fixture
-def store(backend):
-    s = backend.open()
-    yield s
-    s.close()
 
 
 @pytest.fixture
