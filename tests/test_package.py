@@ -100,3 +100,27 @@ def test_the_import_rule_sees_a_lazy_import_of_the_page(tmp_path):
     assert offending_imports(tmp_path) == ["xattn/server/late.py:2 xattn.ui.room",
                                            "xattn/server/late.py:2 xattn.ui.room.room",
                                            "xattn/server/late.py:3 streamlit.runtime"]
+
+
+MAX_LINES = 400        # a module longer is split by role (issue 43, item 5)
+
+
+def long_modules(root: Path, most: int = MAX_LINES) -> list[str]:
+    """``path: lines`` of each module under ``root/xattn`` longer than ``most`` lines."""
+    found = []
+    for path in sorted((root / "xattn").rglob("*.py")):
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > most:
+            found.append(f"{path.relative_to(root)}: {n}")
+    return found
+
+
+def test_every_module_is_at_most_400_lines():
+    assert long_modules(ROOT) == []
+
+
+def test_the_line_rule_sees_a_long_module(tmp_path):
+    (tmp_path / "xattn/live").mkdir(parents=True)
+    (tmp_path / "xattn/live/long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "xattn/live/short.py").write_text("x = 1\n" * MAX_LINES)
+    assert long_modules(tmp_path) == [f"xattn/live/long.py: {MAX_LINES + 1}"]
