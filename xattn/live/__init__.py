@@ -17,6 +17,6 @@ phones' routes (``xattn/server/``) both stand on.
 - `xattn.live.messages`, `xattn.live.homework`, `xattn.live.build`: what a phone is sent when its
   room moves (the hub's build).
 
-``tests/test_layers.py`` fails if anything here (or in ``xattn/server``, ``xattn/classroom``)
+``tests/test_package.py`` fails if anything here (or in ``xattn/server``, ``xattn/classroom``)
 imports streamlit or ``xattn.ui``.
 """

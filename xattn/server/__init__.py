@@ -11,7 +11,7 @@
   (``live.py``).
 
 Every other request gets the Streamlit page (``xattn.ui.SCRIPT``); ``app.py`` composes the two.
-No streamlit import here (``tests/test_layers.py``): what a class's step is comes from
+No streamlit import here (``tests/test_package.py``): what a class's step is comes from
 ``xattn/live/``.
 
 Only public Streamlit and Starlette APIs: ``st.App``'s routes, middleware and lifespan.
