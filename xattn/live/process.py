@@ -10,7 +10,9 @@ import functools
 import threading
 from collections import OrderedDict
 
-__all__ = ["process_wide"]
+__all__ = ["process_wide", "clear_all"]
+
+_MADE: list = []      # every process-wide cache (`clear_all`)
 
 
 def process_wide(max_entries: int | None = None):
@@ -56,5 +58,22 @@ def process_wide(max_entries: int | None = None):
                 values.clear()
 
         get.clear = clear
+        _MADE.append(get)
         return get
     return decorate
+
+
+def clear_all() -> None:
+    """Forget every process-wide value (the class store, caches, loaded models, trainings):
+    a cold start, as ``st.cache_resource.clear()`` is for the page's own (tests, benchmarks).
+
+    Examples
+    --------
+    >>> @process_wide()
+    ... def made():
+    ...     return object()
+    >>> first = made(); clear_all(); made() is first
+    False
+    """
+    for cached in _MADE:
+        cached.clear()
