@@ -148,7 +148,8 @@ def trainers() -> TrainingQueue:
 @dataclass(frozen=True)
 class Progress:
     """How a page shows a training (``xattn/ui/weights/progress.py`` makes one of Streamlit's
-    slots): ``bar`` has ``progress(value, text=...)`` and ``empty()``;
+    slots): ``bar`` has ``progress(value, text=...)`` (which returns the bar to update: a
+    Streamlit slot's progress element) and ``empty()``;
     ``curve(losses, step, steps)`` redraws the live loss curve; ``shared()`` is a context
     manager held while the page waits for the run another student started. Each may raise
     (the page went away): the run goes on, and the first such error is raised once the run
