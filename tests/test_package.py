@@ -124,3 +124,23 @@ def test_the_line_rule_sees_a_long_module(tmp_path):
     (tmp_path / "xattn/live/long.py").write_text("x = 1\n" * (MAX_LINES + 1))
     (tmp_path / "xattn/live/short.py").write_text("x = 1\n" * MAX_LINES)
     assert long_modules(tmp_path) == [f"xattn/live/long.py: {MAX_LINES + 1}"]
+
+
+def private_imports(root: Path) -> list[str]:
+    """``file:line module.name`` for each private name (``_x``) a module under ``root/xattn``
+    imports from another module of xattn: a name used across modules is public."""
+    import ast
+    found = []
+    for path in sorted((root / "xattn").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("xattn"):
+                found += [f"{path.relative_to(root)}:{node.lineno} {node.module}.{a.name}"
+                          for a in node.names if a.name.startswith("_")]
+    return found
+
+
+def test_no_private_name_is_imported_across_modules(tmp_path):
+    assert private_imports(ROOT) == []
+    (tmp_path / "xattn").mkdir()
+    (tmp_path / "xattn/a.py").write_text("from xattn.b import _hidden, shown\n")
+    assert private_imports(tmp_path) == ["xattn/a.py:1 xattn.b._hidden"]
