@@ -39,8 +39,9 @@ from streamlit.testing.v1 import AppTest
 from benchmarks.machine import machine_line
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_parts
+from xattn.live.compute import clear_caches
+from xattn.live.process import clear_all
 from xattn.pipeline import Settings, run
-from xattn.ui.compute import clear_caches
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -134,7 +135,7 @@ def sources(repeats: int) -> list[str]:
     rows = []
     firsts = []
     for _ in range(3):
-        st.cache_resource.clear()                     # nothing trained, nothing stored
+        st.cache_resource.clear(), clear_all()        # nothing trained, nothing stored
         firsts.append(full_runs({"weights": "trained"}, 0, cold=False, first=True)[0])
     stored = statistics.median(full_runs({"weights": "trained"}, repeats, cold=False))
     rows.append(f"| trained: first load, training included | "
@@ -197,7 +198,7 @@ def decode_and_alignment(repeats: int) -> list[str]:
                     f"| < 100 |")
     for label, clear in (("first screen (model loaded)", clear_caches),
                          ("first screen, model loading included",
-                          lambda: (clear_caches(), st.cache_resource.clear()))):
+                          lambda: (clear_caches(), st.cache_resource.clear(), clear_all()))):
         times = []
         for _ in range(3):
             clear()

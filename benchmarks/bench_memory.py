@@ -13,7 +13,7 @@ server past 1 GB:
 
 Budget (docs/performance.md): the whole server under about 600 MB in both phases, on a 1 GB
 Streamlit Community Cloud container. What bounds it: the computation caches
-(``xattn.ui.compute.CACHE_BYTES``) and the token vector cache (``xattn.embedder``) are bounded
+(``xattn.live.compute.CACHE_BYTES``) and the token vector cache (``xattn.embedder``) are bounded
 by bytes; Streamlit keeps each closed session and its sent messages for a while.
 """
 

@@ -150,7 +150,7 @@ def heads_table() -> None:
 
 def _run_times(config: TrainConfig) -> tuple[float, float, float, float]:
     """CPU and wall seconds of ``train``, then of ``train`` + ``evaluate`` (what one new
-    setting costs the page: ``xattn.ui.weights.training_runs`` caches both)."""
+    setting costs the page: ``xattn.live.training`` caches both)."""
     start, start_cpu = time.perf_counter(), time.process_time()
     result = train(config)
     trained_cpu, trained_wall = time.process_time() - start_cpu, time.perf_counter() - start

@@ -200,7 +200,9 @@ def main() -> None:
         for version, root in roots.items():
             if a.no_working_tree and root == ROOT:
                 continue
-            runs = [root / "xattn/ui" / f for f in ("training_runs.py", "_store.py")]
+            runs = [root / f for f in ("xattn/ui/weights/training_runs.py",
+                                       "xattn/ui/training_runs.py", "xattn/ui/_store.py",
+                                       "xattn/live/training.py")]
             queued = any("XATTN_TRAINERS" in f.read_text() for f in runs if f.exists())
             variants += [(version, root, t, queued) for t in
                          (a.trainers if queued else a.trainers[:1])]

@@ -24,7 +24,7 @@ class (``?room=CODE&explore=1``, what a student's link opened before the phone's
 once, the same way, until its question is on screen: what the phone's page saves.
 
 The phone's page shows the question at once and joins the class meanwhile (its small proof
-of work, ``xattn/ui/server/assets/work.js``: 4 x 2**15 SHA-256 hashes on average): the
+of work, ``xattn/server/assets/work.js``: 4 x 2**15 SHA-256 hashes on average): the
 ``joined`` column is the link → the phone can answer, with Chromium's CPU slowed 4× (a
 mid-range phone's) on top of the slow 3G link; the join's work is random, so the slowest of
 ``--repeats`` loads is the one to read.

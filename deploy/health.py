@@ -2,7 +2,7 @@
 
     python deploy/health.py          ready: exit 0 when http://127.0.0.1:$PORT/live/ready says
                                      ready (the store answers, a room can be made, the temp
-                                     folder can be written: xattn/ui/server/ready.py)
+                                     folder can be written: xattn/server/ready.py)
     python deploy/health.py --live   alive: exit 0 when /_stcore/health says ok (a process
                                      answers, whatever its store)
 

@@ -152,7 +152,7 @@ frontend xattn
     # 10 s (600 idle ones from one client used to fill every process's slots until they
     # closed: benchmarks/idle_sockets.py). Refused: HTTP 429. A request with a class's cookie
     # (a lecturer's host cookie, a joined student's) passes: HAProxy cannot check its
-    # signature, each process does (xattn/ui/server/bounds.py), so a flood at the hall's
+    # signature, each process does (xattn/server/bounds.py), so a flood at the hall's
     # address never refuses the lecturer's reloads or the joined phones' streams. Connections
     # that send no request at all: twice that many, each closed after 10 s (timeout
     # http-request).

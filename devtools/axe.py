@@ -11,7 +11,7 @@ an SVG chart (its background is a ``<rect>`` or a heatmap image, not a CSS colou
 overlapped by another element (Streamlit's radio captions), tab labels with a pseudo-element.
 `audit` estimates those itself: the text's colour (with every opacity above it) over the
 first opaque background below it, for Plotly text the plot's own background, for text in an
-SVG of the page's own (the phone's charts, ``xattn/ui/server/assets/phone.js``) the shape
+SVG of the page's own (the phone's charts, ``xattn/server/assets/phone.js``) the shape
 drawn under it (a heatmap's cell), and flags a ratio under WCAG 1.4.3's 4.5:1 (3:1 for large
 text). Text drawn over a Plotly heatmap's cells (an image) is the one case left undecided
 (``Audit.undecided``).

@@ -1,6 +1,6 @@
 """A client that sends what a browser never does: a body declared far larger than it sends, a
 chunked body without end. Used by ``tests/test_bodies.py`` and ``benchmarks/bench_bodies.py``
-against a real server (``xattn/ui/server/bodies.py`` bounds both).
+against a real server (``xattn/server/bodies.py`` bounds both).
 
 Plain sockets, because ``http.client`` writes the whole body before it reads the answer, and
 a server that answers 413 and closes mid-body makes that write fail before the status can

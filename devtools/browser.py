@@ -397,7 +397,7 @@ class Page:
         assert not self.dialogs, f"dialogs fired: {self.dialogs}"
 
 
-# --- a class's phones (the light page of xattn/ui/server/assets/phone.*) ---------------------
+# --- a class's phones (the light page of xattn/server/assets/phone.*) ---------------------
 # A student's link (/?room=CODE) is answered with a page of our own, not the Streamlit app:
 # its elements have ids (#where, #receipt, #verdict, ...), and it is ready when they say so.
 
@@ -946,7 +946,7 @@ class Host:
 
     def host_cookie(self, timeout: float = 0.0) -> str:
         """The host key this browser holds for its class (an HttpOnly cookie the page's own
-        request set, ``xattn/ui/server/host.py``), waiting up to ``timeout`` s for it."""
+        request set, ``xattn/server/host.py``), waiting up to ``timeout`` s for it."""
         deadline = time.monotonic() + timeout
         while True:
             key = next((c["value"] for c in self.context.cookies()

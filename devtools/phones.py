@@ -1,7 +1,7 @@
 """Phones without browsers: a student's phone in a class, over the protocol its page speaks.
 
 A student's link (``/?room=CODE``) is answered with the phone's own light page
-(``xattn/ui/server/phone.py``), whose script follows the room on server-sent events and
+(``xattn/server/phone.py``), whose script follows the room on server-sent events and
 POSTs its answers. A `Phone` does what that script does, with nothing but asyncio streams, so
 that a thousand of them run in one process beside the servers on a 2-core machine:
 

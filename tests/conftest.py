@@ -13,6 +13,7 @@ import sys
 import tempfile
 
 import pytest
+from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip
 from hypothesis import settings
 
 from devtools.browser import (
@@ -152,11 +153,34 @@ def pytest_runtest_makereport(item, call):
 
 # --- fixtures --------------------------------------------------------------------------------
 
+# The class store on each backend (tests/test_classroom_*.py): one redis-server per session,
+# a fresh SQLite file or Redis database per test (``classroom_helpers.Backend``).
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    redis_or_skip()
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, tmp_path) -> Backend:
+    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
+    return Backend.fresh(request.param, tmp_path, url)
+
+
+@pytest.fixture
+def store(backend):
+    s = backend.open()
+    yield s
+    s.close()
+
+
 @pytest.fixture
 def fresh_cache():
     """The server's computation caches empty (a cold start), before and after the test: the
     caches are shared by every AppTest run of the process."""
-    from xattn.ui.compute import clear_caches
+    from xattn.live.compute import clear_caches
 
     clear_caches()
     yield

@@ -1,6 +1,6 @@
 """A student's phone as the server sees it, in the tests' own process: an id, its answers
 stored as the phone's route stores them, and the message the server sends it
-(``xattn.ui.server.messages.room_message``, the function every server process calls).
+(``xattn.live.messages.room_message``, the function every server process calls).
 
 The real HTTP path (page, stream, answer route, receipts) is in tests/test_phone_routes.py and
 the browser tests; here the lecturer's page runs under AppTest beside phones that cost
@@ -15,7 +15,7 @@ from xattn.classroom import NO_QUESTION, new_student_id
 
 
 def store():
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     return class_store()
 
 
@@ -41,7 +41,7 @@ class Phone:
     def homework_step(self, n) -> dict:
         """What the server sends this phone of a homework's step ``n`` (``GET
         /live/CODE/step/N``, ``"next"``: the first it has not answered): ``{"room", "me"}``."""
-        from xattn.ui.server.homework import json_number, step_json
+        from xattn.live.homework import json_number, step_json
         return json.loads(json.dumps(step_json(store(), self.code, str(n), self.id),
                                      default=json_number))
 
@@ -52,9 +52,9 @@ class Phone:
     def message(self) -> dict:
         """What the server sends this phone now: ``{"room": ..., "me": ...}`` (its own part
         with its stored confidence where the room asks it, as the hub adds it)."""
-        from xattn.ui.lesson.catalog import room_lesson
-        from xattn.ui.server.live import earlier
-        from xattn.ui.server.messages import room_message
+        from xattn.live.build import earlier
+        from xattn.live.catalog import room_lesson
+        from xattn.live.messages import room_message
         view = self.view()
         msg = room_message(view, room_lesson(store(), self.code), earlier(store(), view))
         text = store().round_answers(self.code, view.step, view.round).get(self.id)

@@ -29,8 +29,8 @@ from devtools.browser import (
     wait_for_app,
 )
 from xattn.lesson import STEPS
+from xattn.live.link import VIEW_NAMES
 from xattn.pipeline import Settings, run
-from xattn.ui.link import VIEW_NAMES
 
 pytestmark = pytest.mark.browser
 

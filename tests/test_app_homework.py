@@ -17,7 +17,7 @@ from test_app_room import class_file, page  # noqa: F401 (class_file: autouse)
 from test_lessonfile import docs_example
 
 from xattn.classroom import AnswerRefused, new_student_id
-from xattn.ui.room.room import class_store
+from xattn.live.stores import class_store
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 DAY = 86400.0

@@ -16,7 +16,7 @@ from phone_helpers import Phone
 from test_app_room import class_file, count, page  # noqa: F401 (class_file: autouse)
 from test_lessonfile import docs_example
 
-from xattn.ui.room.room import class_store
+from xattn.live.stores import class_store
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -157,7 +157,7 @@ def test_a_lesson_the_server_does_not_have_is_said_and_the_default_shown():
 def test_each_shipped_lesson_opens_every_step_without_a_notice():
     """A lesson sets exactly what a link can: every step of every shipped lesson that runs
     here opens with its own settings and no notice about them."""
-    from xattn.ui.lesson.catalog import server_lessons
+    from xattn.live.catalog import server_lessons
 
     compared = 0
     for name, lesson in server_lessons().items():
@@ -227,7 +227,7 @@ def test_the_english_german_lesson_runs_a_class_on_a_model_folder(en_de_model, m
 
 
 def test_a_lesson_whose_model_is_not_here_is_unavailable_and_says_why(monkeypatch):
-    from xattn.ui.lesson.catalog import broken_lessons, server_lessons
+    from xattn.live.catalog import broken_lessons, server_lessons
 
     monkeypatch.setenv("XATTN_MODELS", "/nowhere/else")
     assert "en-de" not in server_lessons()
@@ -242,13 +242,13 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
     differs): the phones get the new case's question, are judged by its own truth, and the
     host reads round 1 → round 2 → follow-up and the potential learners."""
     from xattn.lesson import SHIPPED
-    from xattn.ui.room.answers import class_step
+    from xattn.live.answers import class_step
 
     host = page(**{"class": "new"})
     code = host.session_state["room"]
     phones = [Phone(code) for _ in range(4)]
-    _, first = class_step(SHIPPED, 1, show=False)
-    _, new = class_step(SHIPPED, 1, case=1, show=False)
+    _, first = class_step(SHIPPED, 1)
+    _, new = class_step(SHIPPED, 1, case=1)
     assert new.truth != first.truth and new.question.case == 1
     wrong = next(j for j in range(len(first.question.choices)) if j not in (first.truth,
                                                                             new.truth))
@@ -273,7 +273,7 @@ def test_a_follow_up_asks_the_same_question_on_a_new_case_and_says_who_learned()
     host.run()
     host.button(key="reveal").click().run()
     # after the reveal the lecturer's page draws the new case's heatmap (seed 1)
-    a_new, _ = class_step(SHIPPED, 1, case=1, show=False)
+    a_new, _ = class_step(SHIPPED, 1, case=1)
     head_1 = heatmaps(json.loads(host.get_by_key("head_1").proto.spec))[0]
     np.testing.assert_allclose(decode(head_1["z"]), a_new.layer(0)[0], atol=1e-3)
     verdicts = [p.message()["me"]["verdict"] for p in phones]
@@ -397,14 +397,14 @@ def test_a_model_step_with_a_source_and_no_target_asks_about_the_model_s_transla
 
     from xattn.encdec import cross_attention, load_encdec
     from xattn.lesson import read_lesson
+    from xattn.live.answers import class_step
+    from xattn.live.link import lesson_setting
     from xattn.ui.lesson.start import _moodle
-    from xattn.ui.link import lesson_setting
-    from xattn.ui.room.answers import class_step
 
     translation = cross_attention(load_encdec(), "a sick king hears the dog")
     assert translation.translated and "roi" in translation.tgt_tokens
     lesson = read_lesson(SOURCE_ONLY, "king", page=lesson_setting)
-    a, told = class_step(lesson, 1, show=False)
+    a, told = class_step(lesson, 1)
     assert tuple(a.tgt_tokens) == tuple(translation.tgt_tokens)
     assert told.words["target"] == "`roi`" and not told.note
     xml = _moodle(lesson)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
 
-from xattn.ui.compute import clear_caches
+from xattn.live.compute import clear_caches
 
 SRC, TGT = "the cat sat on the mat.", "le chat est assis."
 
@@ -125,7 +125,7 @@ def test_a_name_that_is_not_a_numpy_folder_runs_through_transformers(tiny_model,
     from dataclasses import replace
 
     import xattn.backends
-    from xattn.ui.weights import models
+    from xattn.live import models
 
     numpy, torch = xattn.backends.BACKENDS
     shipped_only = replace(numpy, reads=lambda name: name == "toy-en-fr")

@@ -108,8 +108,8 @@ def test_step_13_s_chart_beside_the_answer_is_the_layer_the_answer_is_about():
     """Issue 44: on step 13 the host's chart beside the answer was layer 1's heads averaged
     while the answer (and the phone) is about layer 2."""
     from xattn.lesson import SHIPPED
-    from xattn.ui.room.answers import class_step
-    from xattn.ui.room.room import class_store
+    from xattn.live.answers import class_step
+    from xattn.live.stores import class_store
 
     host, code, key = start_class()
     class_store().set_step(code, key, 13)
@@ -119,7 +119,7 @@ def test_step_13_s_chart_beside_the_answer_is_the_layer_the_answer_is_about():
     host.run()
     host.button(key="reveal").click().run()
     assert not host.exception, host.exception
-    a, told = class_step(SHIPPED, 13, show=False)
+    a, told = class_step(SHIPPED, 13)
     assert told.layer == 1
     taps = json.loads(host.get_by_key("class_taps").proto.spec)
     host_z = decode(heatmaps(taps)[0]["z"])
@@ -215,7 +215,7 @@ def test_signing_every_other_device_out_keeps_this_one_and_stops_the_others_at_o
 
 
 def class_store_of():
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     return class_store()
 
 
@@ -252,7 +252,7 @@ def test_two_host_pages_drive_one_class_and_it_never_goes_back():
             assert not at.exception, at.exception
         assert projector.session_state["lesson"] == n
         assert phone.message()["room"]["step"] == n
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     assert class_store().room_view(code).step == 6
     projector.button(key="reveal").click().run()             # either page drives it
     laptop.run()
@@ -261,7 +261,8 @@ def test_two_host_pages_drive_one_class_and_it_never_goes_back():
 
 
 def test_a_press_on_a_screen_the_class_has_left_moves_nothing_and_says_so():
-    from xattn.ui.room.room import STALE, class_store
+    from xattn.live.stores import class_store
+    from xattn.ui.room.actions import STALE
     laptop, code, key = start_class()
     projector = page(room=code, host=key)                    # drawn at step 1
     laptop.button(key="class_next").click().run()            # the class is on step 2
@@ -284,7 +285,7 @@ def test_a_press_on_a_screen_the_class_has_left_moves_nothing_and_says_so():
 
 def test_a_host_link_opened_mid_class_shows_the_rooms_step_with_that_steps_settings():
     from xattn.lesson import STEPS
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     host, code, key = start_class()
     class_store().set_step(code, key, 14)
     want = {k: v for k, v in STEPS[13].state.items() if k != "view"}
@@ -299,7 +300,7 @@ def test_a_host_link_opened_mid_class_shows_the_rooms_step_with_that_steps_setti
 
 
 def test_the_revote_shows_both_rounds_and_who_moved_to_the_right_answer():
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     host, code, key = start_class()
     store = class_store()
     store.set_step(code, key, 4)                             # wait-k: a choice question
@@ -332,7 +333,7 @@ def test_a_timer_closes_the_question_on_every_page_and_a_late_tap_is_told():
     import time
 
     from xattn.classroom import AnswerRefused
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     host, code, key = start_class()
     early, late = Phone(code), Phone(code)
     early.answer(1)
@@ -388,7 +389,7 @@ def test_every_step_of_the_lesson_works_in_a_class_for_the_host_and_a_phone():
 def redis_class(tmp_path, monkeypatch):
     from classroom_helpers import RedisServer, redis_or_skip
 
-    from xattn.ui.room.room import _stores
+    from xattn.live.stores import stores as _stores
     redis_or_skip()
     (tmp_path / "redis").mkdir()
     server = RedisServer(tmp_path / "redis", persist=True)
@@ -429,7 +430,7 @@ def test_redis_down_during_a_hosts_run_keeps_the_room_and_its_key(redis_class):
 @pytest.mark.parametrize("link", [{"room": "ABCDEF"}, {"class": "new"}])
 def test_a_store_that_cannot_be_opened_is_a_notice_not_a_traceback(setting, link, tmp_path,
                                                                    monkeypatch):
-    from xattn.ui.room.room import _stores
+    from xattn.live.stores import stores as _stores
     for name, value in setting.items():
         if value == "NOT-A-DATABASE":
             junk = tmp_path / "junk.sqlite3"

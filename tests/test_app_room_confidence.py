@@ -14,8 +14,8 @@ from test_app_room import page
 
 from xattn.classroom import answers_csv
 from xattn.lesson import SHIPPED
-from xattn.ui.room.answers import class_step
-from xattn.ui.room.room import class_store
+from xattn.live.answers import class_step
+from xattn.live.stores import class_store
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -47,7 +47,7 @@ def switch(host, key: str, on: bool):
 
 def test_the_host_asks_how_sure_and_reads_right_and_sure_after_the_reveal():
     host, code, key = start()
-    _, told = class_step(SHIPPED, 1, show=False)
+    _, told = class_step(SHIPPED, 1)
     right = told.truth
     wrong = [j for j in range(len(told.question.choices)) if j != right]
     phones = [Phone(code) for _ in range(10)]
@@ -95,8 +95,8 @@ def test_a_follow_ups_confidence_is_judged_by_its_own_cases_truth():
     """Round 2 asks step 1 on seed 1, whose right word differs: three students keep round 1's
     answer and are sure of it; on the new case they are wrong and sure."""
     host, code, _ = start()
-    _, first = class_step(SHIPPED, 1, show=False)
-    _, new = class_step(SHIPPED, 1, case=1, show=False)
+    _, first = class_step(SHIPPED, 1)
+    _, new = class_step(SHIPPED, 1, case=1)
     assert new.truth != first.truth and new.question.case == 1
     switch(host, "class_confidence", True)
     phones = [Phone(code) for _ in range(6)]

@@ -27,7 +27,7 @@ def text(at) -> str:
 
 
 def to_step(host, code: str, key: str, n: int) -> None:
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     class_store().set_step(code, key, n)
     host.run()
     assert not host.exception, host.exception
@@ -76,7 +76,7 @@ def test_three_students_label_each_head_then_see_how_many_they_got_right():
     assert verdicts[2] == "<p><strong>1 of 1 right</strong> (3 not guessed).</p>"
     marks = json.loads(host.get_by_key("class_answers").proto.spec)["data"][1]
     assert marks["name"] == "right" and len(marks["x"]) == 4   # one right job a head
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     csv = answers_csv(class_store().results(code, key)).splitlines()
     assert f"12,1,parts,{JOBS.index(truth[3])},head 4: {truth[3]},3,,,3,,,," in csv
 
@@ -124,6 +124,6 @@ def test_three_students_align_words_and_the_class_is_scored_from_their_votes():
         assert versus["panels"][0]["name"] == "the class"      # the class's links first
         np.testing.assert_allclose(versus["panels"][0]["z"], z, atol=1e-3)
         assert f"the class {class_aer:.2f}" in m["room"]["answer"]["versus"]
-    from xattn.ui.room.room import class_store
+    from xattn.live.stores import class_store
     csv = answers_csv(class_store().results(code, key)).splitlines()
     assert "14,1,links,4-0,le (4) → the (0),2,,,3,,,," in csv

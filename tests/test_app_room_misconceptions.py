@@ -14,21 +14,21 @@ from test_app_room_kinds import text, to_step
 
 from xattn.classroom import answers_csv
 from xattn.lesson import STEPS
-from xattn.ui.room.prepared import prepared_attention
+from xattn.live.prepared import prepared_attention
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 def told_of(n: int):
     step = STEPS[n - 1]
-    a = prepared_attention(step, show=False)
+    a = prepared_attention(step)
     return step.tell(a, step.layer(a.n_layers))
 
 
 def csv_rows(code: str, key: str) -> list[dict]:
     from xattn.lesson import SHIPPED
+    from xattn.live.stores import class_store
     from xattn.ui.room.misconceptions import csv_misconceptions
-    from xattn.ui.room.room import class_store
 
     tallies = class_store().results(code, key)
     return list(csv.DictReader(io.StringIO(answers_csv(

@@ -12,18 +12,20 @@ import streamlit as st
 from apptest_helpers import chart, decode, heads_chart, heatmaps, messages, run_app
 
 from xattn.corpus import LEXICON, translate
+from xattn.live import training as training_runs
+from xattn.live.process import clear_all
 from xattn.pairs import read_pair
 from xattn.train import TrainConfig, embed_pair, train
-from xattn.ui.weights import training_runs
 from xattn.ui.weights.trained import DEFAULT_SRC
 
 
 @pytest.fixture(scope="module", autouse=True)
 def fresh_store():
-    """The page keeps one training run per setting in st.cache_resource: start and end empty."""
-    st.cache_resource.clear()
+    """The server keeps one training run per setting (``xattn.live.training.runs``): start and end
+    empty."""
+    st.cache_resource.clear(), clear_all()
     yield
-    st.cache_resource.clear()
+    st.cache_resource.clear(), clear_all()
 
 
 def trained_page(**query):
@@ -52,7 +54,7 @@ def tables(at, column: str) -> list:
 
 
 def test_the_heads_view_trains_once_and_shows_the_trained_weights(trained):
-    st.cache_resource.clear()
+    st.cache_resource.clear(), clear_all()
     at = trained_page()
     assert messages(at) == {"error": [], "warning": []}
     assert any("Trained just now" in c.value for c in at.caption)

@@ -1,4 +1,4 @@
-"""xattn/ui/server/bodies.py: every route's body bounded before anything reads it, and JSON
+"""xattn/server/bodies.py: every route's body bounded before anything reads it, and JSON
 read with its depth and numbers checked. The JSON checks as a table; the caps and every JSON
 route on uvicorn with the app's own middleware and routes (as Streamlit serves them); the
 issue's attacks on a real ``streamlit run app.py`` (a 1 GB body declared and streamed to
@@ -25,8 +25,8 @@ from devtools import bodies as hostile
 from xattn.classroom import Limits, Question, SQLiteStore
 from xattn.classroom.codes import solve_work
 from xattn.classroom.hub import Hub, Message
-from xattn.ui.server import MIDDLEWARE, ROUTES, live
-from xattn.ui.server.bodies import (
+from xattn.server import ROUTES, live, middleware
+from xattn.server.bodies import (
     MAX_DEPTH,
     MAX_DIGITS,
     OTHER_BYTES,
@@ -34,6 +34,7 @@ from xattn.ui.server.bodies import (
     BadBody,
     parse_json,
 )
+from xattn.ui.serving import upload_bytes
 
 QUESTIONS = (Question("choice", ("up", "down")), Question("number", low=0, high=1))
 GB = 1 << 30
@@ -89,7 +90,7 @@ async def _echo(request):
 
 
 class Site:
-    """``xattn.ui.server``'s ``ROUTES`` and ``MIDDLEWARE`` in front of stand-ins for
+    """``xattn.server``'s ``ROUTES`` and ``middleware`` in front of stand-ins for
     Streamlit's page and routes, on uvicorn."""
 
     def __init__(self, store):
@@ -106,7 +107,7 @@ class Site:
 
         app = Starlette(routes=[*ROUTES, Route("/", lambda r: PlainTextResponse("streamlit")),
                                 Route("/other", _echo, methods=["POST"])],
-                        middleware=MIDDLEWARE, lifespan=lifespan)
+                        middleware=middleware(upload_bytes), lifespan=lifespan)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -1,4 +1,4 @@
-"""xattn/ui/server/bounds.py: what one client address may hold open in a process, counted
+"""xattn/server/bounds.py: what one client address may hold open in a process, counted
 and given back as connections open and close (ASGI, no server)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from devtools.protocol import run_async
 from xattn.classroom import SQLiteStore
 from xattn.classroom.hub import Hub
-from xattn.ui.server import live
-from xattn.ui.server.bounds import Bounds, limits
+from xattn.server import live
+from xattn.server.bounds import Bounds, limits
 
 
 def scope(kind: str, path: str, address: str) -> dict:

@@ -1,4 +1,4 @@
-"""A class's phones in Chromium: the student's light page (``xattn/ui/server/assets/phone.*``)
+"""A class's phones in Chromium: the student's light page (``xattn/server/assets/phone.*``)
 through HAProxy (``deploy/serve.sh 2``), as students hold it.
 
 - Six touch phones (four near 390×844, one 360×740, one 412×915) follow the lecturer's page
@@ -212,15 +212,15 @@ def squash(text: str) -> str:
 def expected_verdict(n: int, value) -> str:
     """What the server says of ``value`` (a stored answer) on step ``n`` (its own words)."""
     from xattn.lesson import verdict
+    from xattn.live.answers import class_step
     from xattn.markup import to_html
-    from xattn.ui.room.answers import class_step
-    _, told = class_step(SHIPPED, n, show=False)
+    _, told = class_step(SHIPPED, n)
     return text_of(to_html(verdict(told, value)))
 
 
 def told_of(n: int):
-    from xattn.ui.room.answers import class_step
-    return class_step(SHIPPED, n, show=False)[1]
+    from xattn.live.answers import class_step
+    return class_step(SHIPPED, n)[1]
 
 
 def receipt_words(question, value) -> str:

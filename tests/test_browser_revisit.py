@@ -12,7 +12,7 @@ import pytest
 from devtools.browser import ARTIFACTS, Host, Phone, StreamlitServer
 from xattn.lesson import STEPS
 from xattn.lesson.misconceptions import surprise
-from xattn.ui.room.prepared import prepared_attention
+from xattn.live.prepared import prepared_attention
 
 LIST_JS = """[...document.querySelectorAll('#revisit-list li')].map((li) => [li.dataset.step,
   li.textContent])"""
@@ -20,7 +20,7 @@ LIST_JS = """[...document.querySelectorAll('#revisit-list li')].map((li) => [li.
 
 def told_of(n: int):
     step = STEPS[n - 1]
-    a = prepared_attention(step, show=False)
+    a = prepared_attention(step)
     return step.tell(a, step.layer(a.n_layers))
 
 

@@ -1,6 +1,6 @@
 """A class in a room, end to end, on each class store: ``deploy/serve.sh 2`` behind HAProxy,
 the lecturer's page (the Streamlit app) and phones on the student's light page
-(``xattn/ui/server/assets/phone.*``), each in a Chromium context of its own (its cookies),
+(``xattn/server/assets/phone.*``), each in a Chromium context of its own (its cookies),
 the class store shared by both processes (one SQLite file, or a real redis-server).
 
 - The lecturer opens ``?class=new``; phones open ``?room=CODE`` and land on both processes
@@ -275,9 +275,9 @@ def test_ask_again_starts_every_phones_prediction_afresh(classroom, people):
     assert classroom.store().room_view(host.code).counts[2] == 1
     # the same question on a new case: another seed, another right answer, judged by its own
     from xattn.lesson import SHIPPED
-    from xattn.ui.room.answers import class_step
+    from xattn.live.answers import class_step
 
-    _, new = class_step(SHIPPED, 1, case=1, show=False)
+    _, new = class_step(SHIPPED, 1, case=1)
     host.reveal()
     host.follow_up()
     phone.wait("/round 3$/.test(document.getElementById('where').textContent) && "

@@ -1,7 +1,7 @@
 """A class's screens, step by step, in Chromium: what must be on the first screen without
 scrolling, for every step of the lesson.
 
-- A student's phone (the light page of ``xattn/ui/server/assets/phone.*``, touch; 390×844 and
+- A student's phone (the light page of ``xattn/server/assets/phone.*``, touch; 390×844 and
   a narrower 360×740): the step's title, question and every control of the prediction (a row
   of pills per head at step 12, the target and source words at step 14), no sideways scroll;
   after the reveal, the phone's verdict.

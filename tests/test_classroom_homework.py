@@ -1,9 +1,9 @@
 """A homework room in the class store (``xattn/classroom/store.py``): a room open for days, in
 which each student answers any step once, until it closes. Every test on SQLite and a real
-redis-server (the fixtures of tests/test_classroom_store.py); the phone's side of a homework is
+redis-server (the store fixtures of tests/conftest.py); the phone's side of a homework is
 in tests/test_phone_homework.py, the lecturer's in tests/test_app_homework.py."""
 
-# ruff: noqa: F811 - the fixtures imported from tests/test_classroom_store.py are parameters here
+# ruff: noqa: F811 - the fixture room imported from tests/test_classroom_store.py is a parameter
 from __future__ import annotations
 
 import calendar
@@ -12,13 +12,10 @@ import time
 
 import pytest
 from classroom_helpers import tampered, wait_for
-from test_classroom_store import (  # noqa: F401 (fixtures)
+from test_classroom_store import (  # noqa: F401 (the fixture room)
     QUESTIONS,
     _gone,
-    backend,
-    redis_server,
     room,
-    store,
     students,
 )
 
@@ -31,7 +28,7 @@ from xattn.classroom import (
     RoomNotFound,
     new_student_id,
 )
-from xattn.classroom.store import utc
+from xattn.classroom.rules import utc
 
 DAY = 86400.0
 

@@ -8,7 +8,7 @@ import json
 import threading
 
 import pytest
-from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip
+from classroom_helpers import Backend, RedisServer, redis_or_skip
 
 from devtools.protocol import run_async
 from xattn.classroom import Question, new_student_id
@@ -16,27 +16,6 @@ from xattn.classroom import hub as hub_module
 from xattn.classroom.hub import Hub, Message
 
 QUESTIONS = (Question("choice", ("up", "down", "same")), Question("number", low=0, high=1))
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    redis_or_skip()
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request, tmp_path) -> Backend:
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    return Backend.fresh(request.param, tmp_path, url)
-
-
-@pytest.fixture
-def store(backend):
-    s = backend.open()
-    yield s
-    s.close()
 
 
 class Builder:

@@ -5,7 +5,6 @@ case) and a post-check, on SQLite and on Redis, every number computed by hand be
 from __future__ import annotations
 
 import pytest
-from test_classroom_store import backend, redis_server, store  # noqa: F401 (fixtures)
 
 from xattn.classroom import Question, new_student_id
 from xattn.classroom.learning import check_pair, class_gain, step_learning
@@ -13,7 +12,7 @@ from xattn.classroom.learning import check_pair, class_gain, step_learning
 ABC = ("A", "B", "C")
 
 
-def class_of_40(store):  # noqa: F811 (the imported fixture)
+def class_of_40(store):
     """Step 1: the pre-check (right B); step 2: vote (right B), revote, follow-up (case 1, right
     C); step 3: the post-check (the same question as step 1, right B).
 
@@ -44,7 +43,7 @@ def class_of_40(store):  # noqa: F811 (the imported fixture)
     return code, key
 
 
-def test_a_class_of_40_learns_as_counted_by_hand(store):  # noqa: F811
+def test_a_class_of_40_learns_as_counted_by_hand(store):
     code, key = class_of_40(store)
     questions, seqs = store.trajectories(code, key, 2)
     assert [q.case for q in questions] == [0, 0, 1] and sum(seqs.values()) == 40
@@ -67,7 +66,7 @@ def test_a_class_of_40_learns_as_counted_by_hand(store):  # noqa: F811
     assert check.gain == pytest.approx(0.75) and class_gain([check]) == pytest.approx(0.75)
 
 
-def test_across_refuses_a_round_the_room_never_asked(store):  # noqa: F811
+def test_across_refuses_a_round_the_room_never_asked(store):
     code, key = class_of_40(store)
     with pytest.raises(ValueError, match=r"then must be a \(step, round\) the room has asked"):
         store.across(code, key, (1, 1), (3, 2))

@@ -12,7 +12,7 @@ import threading
 import time
 
 import pytest
-from classroom_helpers import BACKENDS, Backend, RedisServer, redis_or_skip, wait_for
+from classroom_helpers import Backend, RedisServer, redis_or_skip, wait_for
 
 from xattn.classroom import Question, new_student_id
 from xattn.classroom import outbox as outbox_module
@@ -20,27 +20,6 @@ from xattn.classroom.outbox import Outbox, Receipt
 
 QUESTIONS = (Question("choice", ("up", "down", "flat")),
              Question("number", low=0, high=1, decimals=2))
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    redis_or_skip()
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request, tmp_path) -> Backend:
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    return Backend.fresh(request.param, tmp_path, url)
-
-
-@pytest.fixture
-def store(backend):
-    s = backend.open()
-    yield s
-    s.close()
 
 
 class Clock:

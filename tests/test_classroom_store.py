@@ -15,11 +15,7 @@ import types
 
 import pytest
 from classroom_helpers import (
-    BACKENDS,
-    Backend,
-    RedisServer,
     cast_answers,
-    redis_or_skip,
     tampered,
     wait_for,
 )
@@ -47,27 +43,6 @@ from xattn.classroom.confidence import LEVELS
 QUESTIONS = (Question("token", ("the", "cat", "the")),           # step 1: tap a word
              Question("number", low=0, high=1, decimals=2),      # step 2: a weight
              Question("choice", ("up", "down")))                 # step 3: which way
-
-
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory):
-    redis_or_skip()
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request, tmp_path) -> Backend:
-    url = request.getfixturevalue("redis_server").url if request.param == "redis" else None
-    return Backend.fresh(request.param, tmp_path, url)
-
-
-@pytest.fixture
-def store(backend):
-    s = backend.open()
-    yield s
-    s.close()
 
 
 @pytest.fixture
@@ -224,8 +199,8 @@ def test_a_device_code_gives_another_device_the_host_key_once_and_only_while_it_
     fresh, _ = store.add_device(code, new)
     other, _ = store.add_device(code, new)
     assert fresh != other and store.redeem_device(code, other) == new
-    import xattn.classroom.store as store_module
-    monkeypatch.setattr(store_module, "DEVICE_SECONDS", 1.0)
+    import xattn.classroom.hosting as hosting
+    monkeypatch.setattr(hosting, "DEVICE_SECONDS", 1.0)
     short, ends = store.add_device(code, new)
     time.sleep(max(0.0, ends - time.time()) + 0.3)                # past its end
     with pytest.raises(DeviceCodeRefused):
@@ -877,10 +852,10 @@ def test_the_signing_key_is_made_once_and_shared_by_every_process(backend):
 def test_a_store_that_restarts_empty_keeps_every_processs_students(backend, monkeypatch):
     """Process A signed its students before the store lost everything; B started after, and
     made the store a new key. Each takes the other's students once it reads the keys again."""
-    import xattn.classroom.store as store_module
+    import xattn.classroom.guards as guards
     from xattn.classroom.codes import signed_student, student_of
 
-    monkeypatch.setattr(store_module.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(guards.time, "monotonic", lambda: next(clock))
     clock = iter(range(0, 10**6, 5))                    # every read at least 1 s after the last
     a = backend.open()
     old = signed_student(a.signing_key(), "student-of-a", "HJK23M")

@@ -37,7 +37,7 @@ from xattn.classroom import SQLiteStore
 
 NEEDED = ("app.py", "requirements.txt", ".streamlit/config.toml", "deploy/serve.sh",
           "deploy/entrypoint.sh", "deploy/health.py", "xattn/ui/main.py",
-          "xattn/ui/server/assets/phone.js", "xattn/encdec/toy-en-fr/MODEL_CARD.md")
+          "xattn/server/assets/phone.js", "xattn/encdec/toy-en-fr/MODEL_CARD.md")
 USER_ID = 1000          # a Space runs its container as uid 1000
 
 

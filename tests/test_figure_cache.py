@@ -1,4 +1,4 @@
-"""Built figures are cached per server (``xattn.ui.compute.figure``): a cached chart must be
+"""Built figures are cached per server (``xattn.live.compute.figure``): a cached chart must be
 exactly the chart a fresh server draws, whatever was asked before, and Streamlit must send a
 frozen figure exactly as it sends the figure it was made from."""
 
@@ -8,7 +8,7 @@ import pytest
 from apptest_helpers import run_app
 from streamlit.testing.v1 import AppTest
 
-from xattn.ui.compute import caches, clear_caches
+from xattn.live.compute import caches, clear_caches
 
 QUERIES = [
     {}, {"heads": "8"}, {"seed": "3"}, {"mask": "padding", "pad": "6: mat"},

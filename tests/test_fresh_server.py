@@ -15,7 +15,7 @@ import pytest
 
 from devtools.browser import ARTIFACTS, StreamlitServer
 from devtools.protocol import load_page, run_async
-from xattn.ui.link import VIEW_NAMES
+from xattn.live.link import VIEW_NAMES
 
 LINKS = [urlencode({"view": v}) for v in VIEW_NAMES] + [
     urlencode({"weights": "trained", "view": "Head statistics"}),

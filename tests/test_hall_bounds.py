@@ -1,4 +1,4 @@
-"""Bounded connections that don't starve a hall (xattn/ui/server/bounds.py) and one origin
+"""Bounded connections that don't starve a hall (xattn/server/bounds.py) and one origin
 (origin.py), with real clients (websockets, raw HTTP streams) against the app's real
 middleware and routes on uvicorn (a stand-in for Streamlit's own websocket): an attacker at
 the hall's address fills its anonymous share, and the hall's joined phones and its
@@ -31,7 +31,8 @@ from devtools.protocol import run_async
 from xattn.classroom import Limits, Question, SQLiteStore
 from xattn.classroom.codes import solve_work
 from xattn.classroom.hub import Hub
-from xattn.ui.server import MIDDLEWARE, ROUTES, live
+from xattn.server import ROUTES, live, middleware
+from xattn.ui.serving import upload_bytes
 
 QUESTIONS = (Question("choice", ("up", "down")),)
 HALL = "198.51.100.7"                         # the hall's one address (its campus NAT)
@@ -69,7 +70,7 @@ class Site:
         app = Starlette(routes=[*ROUTES, Route("/", lambda r: PlainTextResponse("streamlit")),
                                 Route("/_stcore/health", lambda r: PlainTextResponse("ok")),
                                 WebSocketRoute("/_stcore/stream", _page)],
-                        middleware=MIDDLEWARE, lifespan=lifespan)
+                        middleware=middleware(upload_bytes), lifespan=lifespan)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                     log_level="warning", lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)

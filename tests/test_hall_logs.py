@@ -40,7 +40,7 @@ from websockets.asyncio.client import connect
 from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, wait_for_app
 from devtools.lecture_hall import REQUIRE_ENV, LectureHall, haproxy_missing, haproxy_required
 from devtools.protocol import run_async
-from xattn.ui.server_logs import CLIENT_LEFT
+from xattn.server.logs import CLIENT_LEFT
 
 pytestmark = pytest.mark.browser
 

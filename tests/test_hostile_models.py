@@ -168,8 +168,8 @@ def test_a_folder_without_a_tokenizer_or_its_languages(t5, tmp_path):
 def test_the_page_says_what_is_wrong_in_one_line_and_frees_the_load_lock(marian, monkeypatch):
     from apptest_helpers import messages, run_app
 
-    from xattn.ui.compute import clear_caches
-    from xattn.ui.weights import models
+    from xattn.live import models
+    from xattn.live.compute import clear_caches
 
     edit_config(marian, decoder_layers=1_000_000_000)
     monkeypatch.setenv("XATTN_MODELS", str(marian))

@@ -1,5 +1,5 @@
 """One client cannot fill the hall (``deploy/serve.sh 2``, HAProxy's per-address bounds and
-the app's, ``xattn/ui/server/bounds.py``): 600 idle websockets from one client, while a
+the app's, ``xattn/server/bounds.py``): 600 idle websockets from one client, while a
 lecturer and 300 phones of a class behind the same address go on. At most 200 of the
 websockets are let in, the rest refused; every phone stays connected and answers, the
 lecturer's page reveals, a new page loads; a new session of that address waits only until

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from xattn.lesson import STEPS, verdict
+from xattn.live.link import REGISTRY
 from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
-from xattn.ui.link import REGISTRY
 from xattn.ui.page import VIEWS
 
 

@@ -13,7 +13,7 @@ import pytest
 from xattn.lesson import LessonError, read_lesson
 from xattn.lesson._budget import MAX_KEY_PARTS, MAX_NESTING, check_budget
 from xattn.lesson.lessonfile import MAX_LESSON_BYTES, MAX_STEPS
-from xattn.ui.link import lesson_setting
+from xattn.live.link import lesson_setting
 
 HEAD = 'title = "Mine"\n'
 STEP = '[[step]]\ntitle = "One"\n[step.question]\ncomputed = "strongest_source"\n'

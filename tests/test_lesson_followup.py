@@ -8,7 +8,7 @@ import pytest
 
 from xattn.lesson import SHIPPED, shipped_lessons
 from xattn.lesson.followup import cases, differs
-from xattn.ui.room.answers import class_step, follow_up
+from xattn.live.answers import class_step, follow_up
 
 
 def offered(lesson, n: int) -> list:
@@ -16,7 +16,7 @@ def offered(lesson, n: int) -> list:
     asked, out = [], []
     while (k := follow_up(lesson, n, asked)[0]) and len(asked) <= len(cases(lesson.steps[n - 1])):
         asked.append(k)
-        out.append(class_step(lesson, n, case=k, show=False)[1])
+        out.append(class_step(lesson, n, case=k)[1])
     return out
 
 
@@ -30,20 +30,20 @@ def test_a_token_follow_up_is_another_word(lesson, n):
     """Step 13 (every case answered `cat`), step 6 and short step 4 (the second `the` again):
     each offered case's word differs from the step's own; no case is the same word."""
     lesson = shipped_lessons()[lesson]
-    _, first = class_step(lesson, n, show=False)
+    _, first = class_step(lesson, n)
     if first.question.kind != "token":
         pytest.skip(f"step {n} asks {first.question.kind}")
     for then in offered(lesson, n):
         assert word(then) != word(first)
     for k in range(1, len(cases(lesson.steps[n - 1])) + 1):
-        _, then = class_step(lesson, n, case=k, show=False)
+        _, then = class_step(lesson, n, case=k)
         if word(then) == word(first):
             assert not differs(first, then)
 
 
 def test_step_13_has_no_follow_up_when_every_case_answers_cat():
-    _, first = class_step(SHIPPED, 13, show=False)
-    words = {word(class_step(SHIPPED, 13, case=k, show=False)[1])
+    _, first = class_step(SHIPPED, 13)
+    words = {word(class_step(SHIPPED, 13, case=k)[1])
              for k in range(1, len(cases(SHIPPED.steps[12])) + 1)}
     assert words == {word(first)}
     case, why, differs_ = follow_up(SHIPPED, 13)
@@ -61,9 +61,9 @@ def test_step_12_follows_up_on_a_layer_the_model_has():
 
 
 def test_a_job_follow_up_differs_for_some_head_and_a_number_beyond_the_tolerance():
-    _, first = class_step(SHIPPED, 12, show=False)
+    _, first = class_step(SHIPPED, 12)
     assert not differs(first, first)
-    _, then = class_step(SHIPPED, 12, case=follow_up(SHIPPED, 12)[0], show=False)
+    _, then = class_step(SHIPPED, 12, case=follow_up(SHIPPED, 12)[0])
     assert differs(first, then)
     assert any(a.truth != b.truth for a, b in zip(first.parts, then.parts, strict=True))
 

@@ -13,8 +13,8 @@ from test_lesson import attention, shipped_attention, trained_attention_of
 
 from xattn.figures.phone import values
 from xattn.lesson import STEPS
-from xattn.lesson._aligns import versus
-from xattn.lesson._probe import explanation
+from xattn.lesson.aligns import versus
+from xattn.lesson.probe import explanation
 from xattn.lesson.tell import ablation, layers, learning, trained, wait_k
 from xattn.pipeline import Settings, run
 
@@ -141,7 +141,7 @@ def test_one_layer_weights_name_their_heads_once():
     """Step 14 on one-layer weights said "averaged score" and "head head 2"."""
     from test_lesson import trained_attention_of as of
 
-    from xattn.lesson._aligns import aligns
+    from xattn.lesson.aligns import aligns
     from xattn.train import TrainConfig, train
 
     a = of(train(TrainConfig(steps=25)), "the sick king hears the dog")

@@ -118,13 +118,13 @@ def test_wait_k_says_no_row_is_restricted_when_k_covers_the_sentence():
     no longer says each step looks one token further."""
     from xattn.lesson import SHIPPED
     from xattn.lesson.followup import cases
-    from xattn.ui.room.answers import class_step
+    from xattn.live.answers import class_step
 
     k = next(n for n, c in enumerate(cases(SHIPPED.steps[3]), 1) if c.what.startswith("k = 7"))
-    _, told = class_step(SHIPPED, 4, case=k, show=False)
+    _, told = class_step(SHIPPED, 4, case=k)
     assert "No row is restricted here" in told.answer
     assert "one source token further" not in told.answer
-    _, told = class_step(SHIPPED, 4, show=False)                    # k = 2: rows wait
+    _, told = class_step(SHIPPED, 4)                    # k = 2: rows wait
     assert "one source token further" in told.answer and "No row" not in told.answer
 
 
@@ -137,24 +137,24 @@ def test_no_answer_claims_a_change_that_reads_0_000_against_0_000():
     is said as none at 3 decimals (case 1: masking `</s>`, −0.000012)."""
     from xattn.lesson import SHIPPED
     from xattn.lesson.followup import cases
-    from xattn.ui.room.answers import class_step
+    from xattn.live.answers import class_step
 
     for case in range(len(cases(SHIPPED.steps[12])) + 1):
-        _, told = class_step(SHIPPED, 13, case=case, show=False)
+        _, told = class_step(SHIPPED, 13, case=case)
         text = told.answer
         assert not re.search(r"[−-]0\.0+\b(?!\d)", text), text
         assert not re.search(r"costs (only )?0\.0+\b(?![\d])", text), text
         for before, after in re.findall(rf"from ({NUMBER}) to ({NUMBER})", text):
             assert before != after, text
-    _, told = class_step(SHIPPED, 13, case=1, show=False)
+    _, told = class_step(SHIPPED, 13, case=1)
     assert "but masking it changes nothing at 3 decimals" in told.answer
 
 
 def test_a_masked_token_s_weight_is_spelled_as_one():
     """Issue 44, G9: "The masked token' weight" read wrong for one masked token."""
     from xattn.lesson import SHIPPED
-    from xattn.ui.room.answers import class_step
+    from xattn.live.answers import class_step
 
-    _, told = class_step(SHIPPED, 3, show=False)
+    _, told = class_step(SHIPPED, 3)
     assert "The masked token's weight went to the others" in told.answer
     assert "token' weight" not in told.answer

@@ -10,7 +10,7 @@ import pytest
 
 from xattn.lesson import LESSONS, Lesson, LessonError, read_lesson, shipped_lessons
 from xattn.lesson.lessonfile import MAX_LESSON_BYTES
-from xattn.ui.link import lesson_setting
+from xattn.live.link import lesson_setting
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,9 +17,9 @@ from test_lessonfile import docs_example
 from xattn.jobs import JOBS
 from xattn.lesson import SHIPPED, is_right, read_lesson, shipped_lessons
 from xattn.lesson.lms import LmsItem, moodle_xml, step_item
-from xattn.ui.link import lesson_setting
-from xattn.ui.room.answers import class_step
-from xattn.ui.room.prepared import StepUnavailable
+from xattn.live.answers import class_step
+from xattn.live.link import lesson_setting
+from xattn.live.prepared import StepUnavailable
 
 FORMATS = ("moodle_auto_format", "html", "plain_text", "wiki_like", "markdown")
 
@@ -27,7 +27,7 @@ FORMATS = ("moodle_auto_format", "html", "plain_text", "wiki_like", "markdown")
 def items(lesson):
     out = []
     for n, step in enumerate(lesson.steps, 1):
-        a, told = class_step(lesson, n, show=False)
+        a, told = class_step(lesson, n)
         out.append(step_item(n, step, told, a))
     return out
 
@@ -86,7 +86,7 @@ def test_the_default_lesson_exports_every_graded_question_with_its_computed_answ
     got = {q["name"]: q for q in read_back(text)}
     assert len(got) == 14                     # every step asks a graded question
     for n, step in enumerate(SHIPPED.steps, 1):
-        _, told = class_step(SHIPPED, n, show=False)
+        _, told = class_step(SHIPPED, n)
         q = got[f"{n}. {step.title}"]
         if q["type"] == "multichoice":
             right = [t for t, f in q["answers"] if f == 1.0]
@@ -152,7 +152,7 @@ def test_a_question_carries_the_weights_it_is_about():
     start) carries none, and says what to open in its text."""
     got = {int(q["name"].split(".")[0]): q for q in read_back(moodle_xml(SHIPPED.title,
                                                                           items(SHIPPED)))}
-    a, told = class_step(SHIPPED, 12, show=False)
+    a, told = class_step(SHIPPED, 12)
     files = got[12]["files"]
     assert sorted(files) == [f"step12-layer2-head{h}.svg" for h in range(1, 5)]
     for h in range(4):

@@ -18,8 +18,8 @@ from devtools.tiny_models import FAMILY_NAMES
 from xattn.attention import masked_softmax
 from xattn.attnfile import attention_to_bytes
 from xattn.lesson import STEPS
+from xattn.live.compute import clear_caches
 from xattn.sources import SOURCES  # a new source joins the matrix (and needs `page` below)
-from xattn.ui.compute import clear_caches
 from xattn.ui.page import VIEWS
 
 # What each view shows when it applies: the key of one of its elements.
@@ -152,7 +152,7 @@ def _lessons():
     from test_lessonfile import docs_example
 
     from xattn.lesson import read_lesson, shipped_lessons
-    from xattn.ui.link import lesson_setting
+    from xattn.live.link import lesson_setting
 
     found = {k: v for k, v in shipped_lessons().items()
              if all(s.state.get("model", "toy-en-fr") == "toy-en-fr" for s in v.steps)}
@@ -173,11 +173,11 @@ def test_every_step_is_a_phones_message_in_every_phase(name, n):
     import json
 
     from xattn.classroom import NO_QUESTION, RoomView
-    from xattn.ui.room.answers import class_step
-    from xattn.ui.server.messages import room_message
+    from xattn.live.answers import class_step
+    from xattn.live.messages import room_message
 
     lesson = LESSONS[name]
-    _, told = class_step(lesson, n, show=False)
+    _, told = class_step(lesson, n)
     question = told.question or NO_QUESTION
     counts = dict.fromkeys(question.options(), 1)
     for phase in ("asking", "closed", "revealed"):

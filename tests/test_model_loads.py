@@ -4,7 +4,7 @@ model whose first pass failed is never kept for the whole class.
 Four students opening a ``weights=model`` link at the same moment used to load the model four
 times at once (transformers models broke each other: "Tensor on device cpu is not on the
 expected device meta"), and the broken model stayed cached until a restart. These drive
-``xattn.ui.weights.models.loaded_model`` from several threads, as Streamlit's script threads do.
+``xattn.live.models.loaded_model`` from several threads, as Streamlit's script threads do.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from xattn.encdec import SHIPPED_MODEL, EncoderDecoder
-from xattn.ui.weights import models
+from xattn.live import models
 
 STUDENTS = 4
 

@@ -186,7 +186,7 @@ def test_a_model_whose_files_changed_on_disk_is_read_again_on_its_next_use(tmp_p
                                                                            monkeypatch):
     from safetensors.numpy import load_file, save_file
 
-    from xattn.ui.weights import models
+    from xattn.live import models
 
     folder = tmp_path / "model"
     folder.mkdir()
@@ -195,16 +195,16 @@ def test_a_model_whose_files_changed_on_disk_is_read_again_on_its_next_use(tmp_p
     monkeypatch.setenv("XATTN_MODELS", str(folder))
     models._models().clear()
     try:
-        first = models.loaded_model(str(folder), show=False)
-        assert models.loaded_model(str(folder), show=False) is first      # kept while unchanged
+        first = models.loaded_model(str(folder))
+        assert models.loaded_model(str(folder)) is first      # kept while unchanged
         tensors = {k: np.ascontiguousarray(v * 2) for k, v in
                    load_file(folder / "model.safetensors").items()}
         save_file(tensors, folder / "new.tmp")
         os.replace(folder / "new.tmp", folder / "model.safetensors")    # a deployer's update
-        second = models.loaded_model(str(folder), show=False)
+        second = models.loaded_model(str(folder))
         assert second is not first
         np.testing.assert_allclose(second.lm_head, 2 * first.lm_head)
-        assert models.loaded_model(str(folder), show=False) is second
+        assert models.loaded_model(str(folder)) is second
     finally:
         models._models().clear()
 
@@ -213,7 +213,7 @@ def test_a_model_refused_for_a_truncated_file_loads_once_valid_weights_are_back(
                                                                                 monkeypatch):
     """A failure is remembered for RETRY_AFTER seconds only while the folder's files stay as
     they failed: valid weights copied back are read on the next use, without a restart."""
-    from xattn.ui.weights import models
+    from xattn.live import models
 
     folder = tmp_path / "model"
     folder.mkdir()
@@ -225,14 +225,14 @@ def test_a_model_refused_for_a_truncated_file_loads_once_valid_weights_are_back(
     monkeypatch.setattr(models, "RETRY_AFTER", 3600.0)
     models._models().clear()
     try:
-        failed = models.loaded_model(str(folder), show=False)
+        failed = models.loaded_model(str(folder))
         assert isinstance(failed, str) and "model.safetensors" in failed
-        assert models.loaded_model(str(folder), show=False) == failed     # remembered ...
+        assert models.loaded_model(str(folder)) == failed     # remembered ...
         new = folder / "model.safetensors.new"
         new.write_bytes(good)
         os.replace(new, folder / "model.safetensors")                      # ... until fixed
-        loaded = models.loaded_model(str(folder), show=False)
+        loaded = models.loaded_model(str(folder))
         assert not isinstance(loaded, str)
-        assert models.loaded_model(str(folder), show=False) is loaded
+        assert models.loaded_model(str(folder)) is loaded
     finally:
         models._models().clear()

@@ -1,6 +1,6 @@
-"""A homework on the phone's routes (xattn/ui/server/homework.py, phone.py) over real HTTP
+"""A homework on the phone's routes (xattn/live/homework.py, phone.py) over real HTTP
 (uvicorn, as Streamlit serves them) on a real SQLite store, with the messages every server
-process builds (``xattn.ui.server.live.build``): each student walks the lesson at their own
+process builds (``xattn.live.build``): each student walks the lesson at their own
 pace, a step's answer is shown after their own answer and to them alone, and a student back
 another day, the server restarted meanwhile, finds their answers and verdicts."""
 
@@ -16,8 +16,9 @@ from test_phone_routes import Server, answer, join, page_of, read_events
 
 from xattn.classroom import NO_QUESTION, Limits, Question, SQLiteStore
 from xattn.lesson import read_lesson
-from xattn.ui.link import lesson_setting
-from xattn.ui.server import homework, live
+from xattn.live import build, homework
+from xattn.live.link import lesson_setting
+from xattn.server import live
 
 DAY = 86400.0
 HOMEWORK_COOKIE_AGE = int(30 * DAY + 14 * DAY)     # its longest window, then its results
@@ -28,14 +29,14 @@ def lesson_of(text: str, name: str = "seminar"):
 
 
 def questions_of(lesson) -> list[Question]:
-    from xattn.ui.room.answers import class_step
-    return [class_step(lesson, n, show=False)[1].question or NO_QUESTION
+    from xattn.live.answers import class_step
+    return [class_step(lesson, n)[1].question or NO_QUESTION
             for n in range(1, len(lesson.steps) + 1)]
 
 
 def told_of(lesson, n: int):
-    from xattn.ui.room.answers import class_step
-    return class_step(lesson, n, show=False)[1]
+    from xattn.live.answers import class_step
+    return class_step(lesson, n)[1]
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ def store(tmp_path, monkeypatch):
 
 @pytest.fixture
 def site(store, monkeypatch):
-    server = Server(store, live.build)
+    server = Server(store, build.build)
     monkeypatch.setattr(live, "_made", [server.hub])
     yield server
     server.stop()
@@ -130,7 +131,7 @@ def test_a_student_back_another_day_finds_their_answers_after_a_restart(site, st
     answer(site, code, cookie, value, step=2)
     site.stop()                                         # the server restarts meanwhile
     monkeypatch.setattr(homework, "_MODES", type(homework._MODES)())
-    again = Server(store, live.build)
+    again = Server(store, build.build)
     monkeypatch.setattr(live, "_made", [again.hub])
     try:
         r, _, data = page_of(again, code, cookie)      # the same browser: no join again

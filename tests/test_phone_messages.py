@@ -1,4 +1,4 @@
-"""xattn/ui/server/messages.py: what a phone is sent stays small whatever the class answered,
+"""xattn/live/messages.py: what a phone is sent stays small whatever the class answered,
 and says what it shows."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import random
 
 from xattn.classroom import RoomView
 from xattn.lesson import SHIPPED
-from xattn.ui.room.answers import class_step
-from xattn.ui.server.messages import BINS, MAX_BARS, room_message
+from xattn.live.answers import class_step
+from xattn.live.messages import BINS, MAX_BARS, room_message
 
 
 def test_a_class_of_a_thousand_numbers_is_counted_in_ranges_on_the_phone():
     """1,000 students typing numbers give ~600 distinct answers: 600 bars do not fit a phone
     (nor 10 kB), so the phone counts them in equal ranges, every answer in one, and says so."""
-    _, told = class_step(SHIPPED, 2, show=False)
+    _, told = class_step(SHIPPED, 2)
     q = told.question
     rng, counts = random.Random(0), {}
     for _ in range(1000):
@@ -35,7 +35,7 @@ def test_a_class_of_a_thousand_numbers_is_counted_in_ranges_on_the_phone():
 
 
 def test_a_few_distinct_numbers_keep_a_bar_each():
-    _, told = class_step(SHIPPED, 2, show=False)
+    _, told = class_step(SHIPPED, 2)
     q = told.question
     counts = {1.0: 30, 0.9: 5, 2.0: 1}
     msg = room_message(RoomView("HJK23M", 2, 14, "revealed", 1, q, counts, 36, 36), SHIPPED)

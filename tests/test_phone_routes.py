@@ -1,4 +1,4 @@
-"""The phone's routes (xattn/ui/server/phone.py) on a real HTTP server (uvicorn, as Streamlit
+"""The phone's routes (xattn/server/phone.py) on a real HTTP server (uvicorn, as Streamlit
 serves them) and a real SQLite store: the page and its cookie, the stream, the answers and
 every way a request can be wrong."""
 
@@ -25,9 +25,9 @@ from starlette.routing import Route
 from xattn.classroom import Limits, Question, RoomNotFound, SQLiteStore
 from xattn.classroom.codes import solve_work, work_done
 from xattn.classroom.hub import Hub, Message
+from xattn.server import live
+from xattn.server.phone import MAX_BODY, ROUTES, PhoneMiddleware
 from xattn.ui.room.identity import STUDENT_COOKIE
-from xattn.ui.server import live
-from xattn.ui.server.phone import MAX_BODY, ROUTES, PhoneMiddleware
 
 QUESTIONS = (Question("choice", ("up", "down")), Question("number", low=0, high=1))
 
@@ -171,8 +171,8 @@ def test_the_page_is_sent_without_indentation_or_comment_lines():
     literal (a backtick outside a comment) in their code."""
     from importlib import resources
 
-    from xattn.ui.server.phone import page_html
-    folder = resources.files("xattn.ui.server") / "assets"
+    from xattn.server.phone import page_html
+    folder = resources.files("xattn.server") / "assets"
     for name in ("phone.js", "work.js"):
         code = "\n".join(line.split("//")[0] for line in
                          (folder / name).read_text(encoding="utf-8").splitlines())
@@ -573,7 +573,7 @@ def test_a_servers_listening_socket_gets_no_delay_and_its_connections_inherit_it
         listener.close()
 
 
-# --- cookies in a frame (xattn/ui/server/cookies.py): their attributes per request kind --------
+# --- cookies in a frame (xattn/server/cookies.py): their attributes per request kind --------
 
 HTTPS = {"X-Forwarded-Proto": "https"}
 FRAMED_PAGE = {"Sec-Fetch-Dest": "iframe"}          # a frame's navigation, as Chromium says it

@@ -20,7 +20,7 @@ from test_room_limits import answer, host_link, phone, texts, visit
 
 from devtools.browser import ARTIFACTS, StreamlitServer, browser_missing, unavailable
 from xattn.classroom import Limits, Question, RoomEnded, SQLiteStore
-from xattn.ui.server.host import cookie_name
+from xattn.server.host import cookie_name
 
 pytestmark = pytest.mark.server
 

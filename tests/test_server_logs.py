@@ -1,4 +1,4 @@
-"""xattn/ui/server_logs.py: the filters on the server's loggers (a real run: test_hall_logs)."""
+"""xattn/server/logs.py: the filters on the server's loggers (a real run: test_hall_logs)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
 from devtools.protocol import run_async
-from xattn.ui import server_logs
-from xattn.ui.server_logs import (
+from xattn.server import logs as server_logs
+from xattn.server.logs import (
     ASGI_LOGGER,
     CLIENT_LEFT,
     SESSION_LOGGER,

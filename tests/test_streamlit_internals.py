@@ -59,7 +59,7 @@ from devtools.protocol import Client, run_async
 from xattn.ui import internals
 from xattn.ui.internals import deferred_downloads, reaper
 from xattn.ui.internals.reconnect import RERUN_EVERY_S, _as_link
-from xattn.ui.server import SCRIPT
+from xattn.ui.serving import SCRIPT
 from xattn.ui.state import LINK_READ
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,14 +7,15 @@ asserts on time.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
 import pytest
 
 from xattn.cache import ByteLRU
+from xattn.live.training import Progress, TrainingQueue, obtain_from, waiting_text
 from xattn.train import TrainConfig
-from xattn.ui.weights.training_runs import TrainingQueue, obtain_from, waiting_text
 
 DEADLINE = 120.0      # seconds: a busy 2-core machine is slow, not wrong
 
@@ -166,6 +167,13 @@ class Slot:
         return self.progress(0.5)
 
 
+def progress_in(bar: Slot) -> Progress:
+    """A page's progress drawn in ``bar`` and a curve slot of its own."""
+    curve = Slot()
+    return Progress(bar=bar, curve=lambda *args: curve.plotly_chart(),
+                    shared=contextlib.nullcontext)
+
+
 def in_thread(call) -> dict:
     out = {}
 
@@ -206,7 +214,7 @@ def test_a_page_waiting_says_how_many_are_ahead_and_leaves_when_its_student_does
     other = in_thread(first_in_line)                          # one more waiting first
     until(lambda: q.status() == (1, 1), "the first waiter")
     bar = Slot()
-    page = in_thread(lambda: obtain_from(config, bar, Slot(), runs, q))
+    page = in_thread(lambda: obtain_from(config, progress_in(bar), runs, q))
     until(lambda: bar.texts, "the page to show its place")
     assert bar.texts[0].startswith("Waiting to train: 1 ahead of you (1 training now")
     bar.gone.set()
@@ -221,7 +229,7 @@ def test_a_page_that_leaves_keeps_its_place_for_a_student_who_joined_its_setting
     q, runs, config = TrainingQueue(1, beat=0.01), ByteLRU(1 << 20), TrainConfig(steps=1)
     free = occupied(q)
     bar = Slot()
-    page = in_thread(lambda: obtain_from(config, bar, Slot(), runs, q))
+    page = in_thread(lambda: obtain_from(config, progress_in(bar), runs, q))
     until(lambda: bar.texts, "the page to queue")
     joiner = in_thread(lambda: runs.get_or_make(config, lambda: pytest.fail("trained twice")))
     until(lambda: runs.callers(config) == 2, "the second student to join")

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_helpers import user_text_is_inert
 
+from xattn.live.link import LOCAL_KEYS, REGISTRY
+from xattn.live.params import clean_text, whole_number
 from xattn.pipeline import Settings, run
-from xattn.ui.link import LOCAL_KEYS, REGISTRY
 from xattn.ui.page import VIEWS
-from xattn.ui.params import clean_text, whole_number
 from xattn.ui.views.compare import LABELS
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
@@ -300,7 +300,7 @@ def test_a_fresh_server_process_knows_every_parameter_of_the_link(query):
 
 
 def test_the_page_views_are_the_link_views():
-    from xattn.ui.link import VIEW_NAMES
+    from xattn.live.link import VIEW_NAMES
 
     assert tuple(VIEWS) == VIEW_NAMES
 

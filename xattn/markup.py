@@ -1,7 +1,7 @@
 """The lesson's Markdown as HTML for a page of our own: the small part of Markdown the lesson
 writes, and nothing that text inside it could turn into markup.
 
-The phone's page (``xattn/ui/server``) shows the lesson's words without Streamlit's Markdown
+The phone's page (``xattn/server``) shows the lesson's words without Streamlit's Markdown
 renderer, so the server turns them into HTML here, once per step. The lesson writes a small,
 known part of Markdown: paragraphs, ``**bold**``, ``*italic*``, code spans (every token a user
 typed is one: ``xattn.literal.md_code``), backslash escapes, tables of ``|`` rows, ``- ``

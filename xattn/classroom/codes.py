@@ -93,7 +93,7 @@ def work_done(challenge: str, nonce: str, bits: int, pieces: int = 1) -> bool:
     """Whether ``nonce`` (``pieces`` numbers, comma-separated) does a join's work: for each
     piece ``i``, SHA-256 of ``challenge.i.n_i`` starts with ``bits`` zero bits (about
     ``pieces * 2**bits`` hashes to find: the phone's page does it in JavaScript,
-    xattn/ui/server/assets/work.js). Several small pieces instead of one large one make the
+    xattn/server/assets/work.js). Several small pieces instead of one large one make the
     time it takes vary little: a phone's unlucky draw is not a long wait.
 
     Examples

@@ -7,22 +7,28 @@ names each script as ``RedisStore`` registers it.
 
 from __future__ import annotations
 
+from xattn.classroom.redis_room_scripts import (
+    ANSWER,
+    GUARD,
+    MOVED,
+    NOW,
+    PULSE,
+    RESTORE,
+    SIGNING_KEYS,
+    STEP_INFO,
+    STUDENT_ANSWERS,
+    TAKE_JOIN,
+    TOUCH,
+    VIEW,
+)
+
 __all__ = ["SCRIPTS"]
 
-_NOW = """local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-"""
-# Host scripts start with the guard: the stored digest must equal ARGV[1] (else 'HOST'), and
-# ARGV[2] (a step) must be one of the room's steps (else 'STEP', n_steps).
-_GUARD = """local g = redis.call('HMGET', KEYS[1], 'secret', 'n_steps')
-if g[1] ~= ARGV[1] then return {'HOST', 0} end
-if ARGV[2] ~= '' and tonumber(ARGV[2]) > tonumber(g[2]) then return {'STEP', g[2]} end
-"""
 # KEYS: rooms, room, ended, homework rooms, the owner's rooms; ARGV: code, ttl ms, max rooms,
 # digest, owner's digest ('' for none), prefix, untaught ms, lesson, homework open ms ('' for a
 # live class), results ms, max homework rooms, rooms per owner, homework per owner, then every
 # step's question
-_CREATE = _NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+_CREATE = NOW + """redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then return {'TAKEN', 0} end
 if ARGV[5] ~= '' then
@@ -109,12 +115,8 @@ if ARGV[5] ~= '' then
 end
 return {'OK', 1}
 """
-# A host's move: the room's version moves, and it is being taught now (``host_at``, ms)
-_MOVED = ("redis.call('HINCRBY', KEYS[1], 'version', 1) local tt = redis.call('TIME') "
-          "redis.call('HSET', KEYS[1], 'host_at', string.format('%d', tonumber(tt[1]) * 1000 "
-          "+ math.floor(tonumber(tt[2]) / 1000))) ")
 # A device code (KEYS[2]) for ARGV[4] ms: its wrapped secret ARGV[3]; returns its expiry.
-_ADD_DEVICE = _NOW + _GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+_ADD_DEVICE = NOW + GUARD + """redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 return {'OK', string.format('%d', now + tonumber(ARGV[4]))}"""
 # KEYS: room, seen, ended, rooms, homework rooms, joined; ARGV: digest, code, answers', counts',
 # levels' and level counts' key prefixes.
@@ -135,24 +137,24 @@ redis.call('SET', KEYS[3], '1')
 redis.call('PEXPIREAT', KEYS[3], g[3])
 return {'OK', 1}
 """
-_ROTATE = _GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
-_LOCK = _GUARD + ("redis.call('HSET', KEYS[1], 'locked', ARGV[3]) " + _MOVED
+_ROTATE = GUARD + "redis.call('HSET', KEYS[1], 'secret', ARGV[3]) return {'OK', 1}"
+_LOCK = GUARD + ("redis.call('HSET', KEYS[1], 'locked', ARGV[3]) " + MOVED
                   + "return {'OK', 1}")
 # ARGV: digest, '', confidence, histogram_before ('1', '0', or '': as it is)
-_SET_OPTIONS = _GUARD + """if ARGV[3] ~= '' then
+_SET_OPTIONS = GUARD + """if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[1], 'confidence', ARGV[3])
 end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'histogram_before', ARGV[4]) end
-""" + _MOVED + "return {'OK', 1}"
+""" + MOVED + "return {'OK', 1}"
 # the class arrives at the step's current round now (``o<s>.<r>``, ms), if it moved
-_SET_STEP = _GUARD + _NOW + """if redis.call('HGET', KEYS[1], 'step') ~= ARGV[2] then
+_SET_STEP = GUARD + NOW + """if redis.call('HGET', KEYS[1], 'step') ~= ARGV[2] then
   local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
   redis.call('HSET', KEYS[1], 'o' .. ARGV[2] .. '.' .. r, string.format('%d', now))
 end
-redis.call('HSET', KEYS[1], 'step', ARGV[2]) """ + _MOVED + "return {'OK', 1}"
-_REVEAL = _GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + _MOVED
+redis.call('HSET', KEYS[1], 'step', ARGV[2]) """ + MOVED + "return {'OK', 1}"
+_REVEAL = GUARD + ("redis.call('HSET', KEYS[1], 'p' .. ARGV[2], 'revealed') " + MOVED
                     + "return {'OK', 1}")
-_ASK_AGAIN = _GUARD + """local s = ARGV[2]
+_ASK_AGAIN = GUARD + """local s = ARGV[2]
 local r = tonumber(redis.call('HGET', KEYS[1], 'r' .. s))
 if r >= tonumber(ARGV[3]) then return {'ROUNDS', r} end
 local q = ARGV[4]
@@ -161,168 +163,29 @@ local tt = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'r' .. s, r + 1, 'p' .. s, 'asking', 'q' .. s .. '.' .. (r + 1), q,
            'o' .. s .. '.' .. (r + 1),
            string.format('%d', tonumber(tt[1]) * 1000 + math.floor(tonumber(tt[2]) / 1000)))
-""" + _MOVED + "return {'OK', r + 1}"
+""" + MOVED + "return {'OK', r + 1}"
 # ARGV: digest, step, seconds, reveal ('1' or '0') -> the timer's end (ms, server clock)
-_START_TIMER = _GUARD + _NOW + """local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
+_START_TIMER = GUARD + NOW + """local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
 local ends = string.format('%d', now + math.floor(tonumber(ARGV[3]) * 1000))
 redis.call('HSET', KEYS[1], 't' .. ARGV[2] .. '.' .. r, ARGV[3] .. '|' .. ends .. '|' .. ARGV[4])
-""" + _MOVED + "return {'OK', ends}"
-# ARGV: step, answers' key prefix, student ('' for none), levels' key prefix -> the step's
-# current round (and the student's answer and level).
-_STEP_INFO = """local s = ARGV[1]
-local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'r' .. s, 'p' .. s, 'closes')
-if not r[1] then return {'NOROOM', 0} end
-if tonumber(s) > tonumber(r[2]) then return {'STEP', r[2], r[1], r[5]} end
-local q = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r[3])
-local mine, level = false, false
-if ARGV[3] ~= '' then
-  mine = redis.call('HGET', ARGV[2] .. s .. ':' .. r[3], ARGV[3])
-  level = redis.call('HGET', ARGV[4] .. s .. ':' .. r[3], ARGV[3])
-end
-return {'OK', r[1], r[3], r[4], q, mine, level, r[5]}
-"""
-# KEYS: room, answers, counts, levels and level counts ('answer|level' -> students) of the
-# round ARGV[2]; ARGV: step, round, student, value, max, level ('' for none). The answer and
-# its level are written together, or neither. A homework takes any step until it closes, once
-# a student ('ANSWERED' with the answer kept: another is refused; the same one is taken).
-_ANSWER = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'r' .. ARGV[1], 'p' .. ARGV[1],
-                           'n_answers', 'expires', 'closes')
-if not r[1] then return {'NOROOM', 0} end
-if r[6] then
-  if now >= tonumber(r[6]) then return {'HWCLOSED', r[6], string.format('%d', now)} end
-elseif r[1] ~= ARGV[1] then return {'NOTSTEP', r[1]} end
-if r[2] ~= ARGV[2] then return {'STALE', r[2]} end
-if r[3] ~= 'asking' then return {'CLOSED', 0} end
-local t = redis.call('HGET', KEYS[1], 't' .. ARGV[1] .. '.' .. ARGV[2])
-if t then
-  local _, _, ends, reveal = string.find(t, '^[^|]*|(%d+)|(%d)$')
-  if now >= tonumber(ends) then
-    if reveal == '1' then return {'CLOSED', 0} end
-    return {'TIMEUP', 0}
-  end
-end
-local old = redis.call('HGET', KEYS[2], ARGV[3])
-local level = redis.call('HGET', KEYS[4], ARGV[3]) or ''
-if old == ARGV[4] and level == ARGV[6] then return {'OK', 0} end
-if old and r[6] then return {'ANSWERED', old} end
-if not old then
-  if tonumber(r[4]) >= tonumber(ARGV[5]) then return {'FULL', r[4]} end
-  redis.call('HINCRBY', KEYS[1], 'n_answers', 1)
-end
-if old ~= ARGV[4] then
-  if old and redis.call('HINCRBY', KEYS[3], old, -1) <= 0 then redis.call('HDEL', KEYS[3], old) end
-  redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-  redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
-end
-if ARGV[6] == '' then
-  redis.call('HDEL', KEYS[4], ARGV[3])
-else
-  redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
-  redis.call('PEXPIREAT', KEYS[4], r[5])
-end
-if old and redis.call('HINCRBY', KEYS[5], old .. '|' .. level, -1) <= 0 then
-  redis.call('HDEL', KEYS[5], old .. '|' .. level)
-end
-redis.call('HINCRBY', KEYS[5], ARGV[4] .. '|' .. ARGV[6], 1)
-redis.call('PEXPIREAT', KEYS[5], r[5])
-redis.call('HINCRBY', KEYS[1], 'tally', 1)
-redis.call('PEXPIREAT', KEYS[2], r[5])
-redis.call('PEXPIREAT', KEYS[3], r[5])
-return {'OK', 1}
-"""
-# KEYS: room, seen, joined; ARGV: answers' and counts' key prefixes, student or '', present ms.
-_VIEW = _NOW + """local r = redis.call('HMGET', KEYS[1], 'step', 'n_steps', 'expires', 'version',
-                                  'locked', 'confidence', 'histogram_before', 'closes')
-if not r[1] then return {'NOROOM'} end
-local m = redis.call('HMGET', KEYS[1], 'r' .. r[1], 'p' .. r[1])
-local key = r[1] .. '.' .. m[1]
-local extra = redis.call('HMGET', KEYS[1], 'q' .. key, 't' .. key)
-local round = r[1] .. ':' .. m[1]
-local mine = false
-if ARGV[3] ~= '' then mine = redis.call('HGET', ARGV[1] .. round, ARGV[3]) end
-local since = '(' .. string.format('%d', now - tonumber(ARGV[4]))
--- the answers whose student joined after the class arrived at this round
-local opened = tonumber(redis.call('HGET', KEYS[1], 'o' .. key) or '0')
-local late = 0
-for _, student in ipairs(redis.call('HKEYS', ARGV[1] .. round)) do
-  local joined = redis.call('HGET', KEYS[3], student)
-  if joined and tonumber(joined) > opened then late = late + 1 end
-end
-return {'OK', r[1], r[2], m[2], m[1], extra[1], redis.call('HGETALL', ARGV[2] .. round),
-        redis.call('ZCOUNT', KEYS[2], since, '+inf'), mine, r[3], r[4] or '0', extra[2],
-        string.format('%d', now), r[5] or '0', r[6] or '0', r[7] or '0', r[8] or '', late}
-"""
-# KEYS: room, seen, joined; ARGV: present ms, max students, student... -> how many did not fit
-# (a new student's first join is kept in joined)
-_TOUCH = _NOW + """if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOROOM', 0, 0} end
-local new = {}
-for i = 3, #ARGV do
-  if not redis.call('ZSCORE', KEYS[2], ARGV[i]) then new[#new + 1] = ARGV[i] end
-end
-local n = redis.call('ZCARD', KEYS[2])
-if #new > 0 and n + #new > tonumber(ARGV[2]) then
-  n = n - redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[1]))
-end
-local room = math.max(0, tonumber(ARGV[2]) - n)
-local left = 0
-for i = 3, #ARGV do
-  if redis.call('ZSCORE', KEYS[2], ARGV[i]) then
-    redis.call('ZADD', KEYS[2], now, ARGV[i])
-  elseif room > 0 then
-    redis.call('ZADD', KEYS[2], now, ARGV[i])
-    redis.call('HSETNX', KEYS[3], ARGV[i], string.format('%d', now))
-    redis.call('HINCRBY', KEYS[1], 'tally', 1)
-    room = room - 1
-  else
-    left = left + 1
-  end
-end
-redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  redis.call('PEXPIREAT', KEYS[3], redis.call('HGET', KEYS[1], 'expires'))
-end
-return {'OK', left, redis.call('ZCARD', KEYS[2])}
-"""
+""" + MOVED + "return {'OK', ends}"
 # KEYS: a room whose host page is open; ARGV: the digest of the key its page holds. Its
 # host_at is now (ms) if that key drives it.
-_MARK_HOSTS = _NOW + """if redis.call('HGET', KEYS[1], 'secret') == ARGV[1] then
+_MARK_HOSTS = NOW + """if redis.call('HGET', KEYS[1], 'secret') == ARGV[1] then
   redis.call('HSET', KEYS[1], 'host_at', string.format('%d', now))
 end
 return 1
 """
-# KEYS: room, its join buckets; ARGV: client's digest, burst, ms per token -> 0 (taken) or
-# the ms until one is
-_TAKE_JOIN = _NOW + """local expires = redis.call('HGET', KEYS[1], 'expires')
-if not expires then return -1 end
-local burst, every = tonumber(ARGV[2]), tonumber(ARGV[3])
-local tokens = burst
-local got = redis.call('HGET', KEYS[2], ARGV[1])
-if got then
-  local _, _, left, at = string.find(got, '^([^|]*)|(%d+)$')
-  tokens = math.min(burst, tonumber(left) + (now - tonumber(at)) / every)
-end
-if tokens < 1 then return math.ceil((1 - tokens) * every) end
-redis.call('HSET', KEYS[2], ARGV[1], string.format('%.6f|%d', tokens - 1, now))
-redis.call('PEXPIREAT', KEYS[2], expires)
-return 0
-"""
-# -> version, tally, the current round's timer, a homework's closing (ms), the last two or false
-_PULSE = """local r = redis.call('HMGET', KEYS[1], 'version', 'tally', 'step', 'closes')
-if not r[3] then return false end
-local round = redis.call('HGET', KEYS[1], 'r' .. r[3])
-return {r[1] or '0', r[2] or '0', redis.call('HGET', KEYS[1], 't' .. r[3] .. '.' .. round),
-        r[4] or false}
-"""
 # KEYS: room, seen, rooms, homework rooms; ARGV: digest, '', open ms from now, results ms, code,
 # answers', counts', levels' and level counts' key prefixes -> the closing time (ms). Every
 # key of the room lives until its new expiry.
-_SET_CLOSING = _GUARD + _NOW + """if not redis.call('HGET', KEYS[1], 'closes') then
+_SET_CLOSING = GUARD + NOW + """if not redis.call('HGET', KEYS[1], 'closes') then
   return {'LIVE', 0}
 end
 local closes = now + tonumber(ARGV[3])
 local expires = string.format('%d', closes + tonumber(ARGV[4]))
 redis.call('HSET', KEYS[1], 'closes', string.format('%d', closes), 'expires', expires)
-""" + _MOVED + """redis.call('PEXPIREAT', KEYS[1], expires)
+""" + MOVED + """redis.call('PEXPIREAT', KEYS[1], expires)
 redis.call('PEXPIREAT', KEYS[2], expires)
 for s = 1, tonumber(g[2]) do
   local last = tonumber(redis.call('HGET', KEYS[1], 'r' .. s) or '0')
@@ -334,77 +197,12 @@ redis.call('ZADD', KEYS[3], expires, ARGV[5])
 redis.call('ZADD', KEYS[4], expires, ARGV[5])
 return {'OK', string.format('%d', closes)}
 """
-# KEYS: room; ARGV: answers' and levels' key prefixes, student -> 'OK', then (step, question,
-# answer, level or '') of each step whose current round the student answered
-_STUDENT_ANSWERS = """local n = redis.call('HGET', KEYS[1], 'n_steps')
-if not n then return {'NOROOM'} end
-local out = {'OK'}
-for s = 1, tonumber(n) do
-  local r = redis.call('HGET', KEYS[1], 'r' .. s)
-  local a = redis.call('HGET', ARGV[1] .. s .. ':' .. r, ARGV[3])
-  if a then
-    out[#out + 1] = s
-    out[#out + 1] = redis.call('HGET', KEYS[1], 'q' .. s .. '.' .. r)
-    out[#out + 1] = a
-    out[#out + 1] = redis.call('HGET', ARGV[2] .. s .. ':' .. r, ARGV[3]) or ''
-  end
-end
-return out
-"""
 
-# KEYS: room, rooms, ended, homework rooms; ARGV: code, answers' and counts' key prefixes,
-# expires ms, N, the levels' and level counts' key prefixes, then N field-value pairs of the
-# room (made if missing), then answers as (step:round, student, text, level or ''). Nothing
-# for a room its lecturer ended: {-1, 0}.
-_RESTORE = """local made, added, n = 0, 0, tonumber(ARGV[5])
-if redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0} end
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  local f = {}
-  for i = 8, 7 + 2 * n do f[#f + 1] = ARGV[i] end
-  redis.call('HSET', KEYS[1], unpack(f))
-  redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
-  if redis.call('HEXISTS', KEYS[1], 'closes') == 1 then
-    redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
-  end
-  made = 1
-end
-local expires = redis.call('HGET', KEYS[1], 'expires')
-for i = 8 + 2 * n, #ARGV - 3, 4 do
-  local sr = ARGV[i]
-  local s, r = string.match(sr, '^(%d+):(%d+)$')
-  local current = redis.call('HGET', KEYS[1], 'r' .. s)
-  if current and tonumber(r) <= tonumber(current) then
-    if redis.call('HSETNX', ARGV[2] .. sr, ARGV[i + 1], ARGV[i + 2]) == 1 then
-      redis.call('HINCRBY', ARGV[3] .. sr, ARGV[i + 2], 1)
-      redis.call('PEXPIREAT', ARGV[2] .. sr, expires)
-      redis.call('PEXPIREAT', ARGV[3] .. sr, expires)
-      if ARGV[i + 3] ~= '' then
-        redis.call('HSET', ARGV[6] .. sr, ARGV[i + 1], ARGV[i + 3])
-        redis.call('PEXPIREAT', ARGV[6] .. sr, expires)
-      end
-      redis.call('HINCRBY', ARGV[7] .. sr, ARGV[i + 2] .. '|' .. ARGV[i + 3], 1)
-      redis.call('PEXPIREAT', ARGV[7] .. sr, expires)
-      added = added + 1
-    end
-  end
-end
-if added > 0 then
-  redis.call('HINCRBY', KEYS[1], 'n_answers', added)
-  redis.call('HINCRBY', KEYS[1], 'tally', 1)
-end
-return {made, added}
-"""
-# KEYS: the first signing key, every signing key; ARGV: a first key if none, keys to keep
-_SIGNING_KEYS = """redis.call('SET', KEYS[1], ARGV[1], 'NX')
-for i = 2, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
-return {redis.call('GET', KEYS[1]), redis.call('SMEMBERS', KEYS[2])}
-"""
 
 SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE, "end": _END,
            "lock": _LOCK, "set_options": _SET_OPTIONS, "set_step": _SET_STEP, "reveal": _REVEAL,
-           "ask_again": _ASK_AGAIN, "step_info": _STEP_INFO, "answer": _ANSWER, "view": _VIEW,
-           "start_timer": _START_TIMER, "touch": _TOUCH, "pulse": _PULSE,
-           "mark_hosts": _MARK_HOSTS, "take_join": _TAKE_JOIN, "set_closing": _SET_CLOSING,
-           "student_answers": _STUDENT_ANSWERS,
-           "signing_keys": _SIGNING_KEYS, "restore": _RESTORE}
+           "ask_again": _ASK_AGAIN, "step_info": STEP_INFO, "answer": ANSWER, "view": VIEW,
+           "start_timer": _START_TIMER, "touch": TOUCH, "pulse": PULSE,
+           "mark_hosts": _MARK_HOSTS, "take_join": TAKE_JOIN, "set_closing": _SET_CLOSING,
+           "student_answers": STUDENT_ANSWERS,
+           "signing_keys": SIGNING_KEYS, "restore": RESTORE}

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import secrets
 import threading
-import time
 
 import redis
 
@@ -51,10 +50,12 @@ from xattn.classroom.errors import (
     RoomNotFound,
     StoreUnavailable,
 )
-from xattn.classroom.records import Limits, Pulse, RawView, Round, Snapshot, Timer
+from xattn.classroom.records import Limits, Pulse, RawView
+from xattn.classroom.redis_hosting import RedisHosting
+from xattn.classroom.redis_reading import RedisReading
+from xattn.classroom.redis_rows import timer_of
 from xattn.classroom.redis_scripts import SCRIPTS
-from xattn.classroom.store import (
-    ClassStore,
+from xattn.classroom.rules import (
     already_answered,
     homework_closed,
     not_a_step,
@@ -62,6 +63,7 @@ from xattn.classroom.store import (
     refuse_closed,
     stale_round,
 )
+from xattn.classroom.store import ClassStore
 
 __all__ = ["RedisStore"]
 
@@ -73,20 +75,7 @@ _MOVES = frozenset({"set_step", "set_options", "reveal", "ask_again", "start_tim
 RESUBSCRIBE = 1.0      # seconds before a lost pub/sub connection is tried again
 
 
-def _timer(text: str | None) -> Timer | None:
-    if not text:
-        return None
-    seconds, ends, reveal = text.split("|")
-    return Timer(float(seconds), int(ends) / 1000, reveal == "1")
-
-
-def _rounds(room: dict) -> list[tuple[int, int]]:
-    """Every (step, round) a room's hash has asked, in order."""
-    return [(s, r) for s in range(1, int(room["n_steps"]) + 1)
-            for r in range(1, int(room[f"r{s}"]) + 1)]
-
-
-class RedisStore(ClassStore):
+class RedisStore(RedisHosting, RedisReading, ClassStore):
     """`ClassStore` in the Redis at ``url`` (``redis://host:port/db``, ``unix:///path``)."""
 
     def __init__(self, url: str, limits: Limits | None = None, *, prefix: str = "xattn:"):
@@ -151,210 +140,6 @@ class RedisStore(ClassStore):
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
 
-    # --- the host ------------------------------------------------------------------------
-    @property
-    def _homework_rooms(self) -> str:
-        return f"{self.prefix}homework"
-
-    def _create(self, code, digest, specs, lesson, open_for, owner):
-        status, n = self._run("create", [f"{self.prefix}rooms", self._key("room", code),
-                                         self._key("ended", code), self._homework_rooms,
-                                         f"{self.prefix}owned:{owner}"],
-                              [code, int(self.limits.ttl_seconds * 1000), self.limits.max_rooms,
-                               digest, owner, self.prefix,
-                               int(self.limits.untaught_seconds * 1000), lesson,
-                               "" if open_for is None else int(open_for * 1000),
-                               int(self.limits.results_seconds * 1000),
-                               self.limits.max_homework, self.limits.rooms_per_address,
-                               self.limits.homework_per_address, *specs])
-        if status == "FULL":
-            raise self._full(n)
-        if status == "HWFULL":
-            raise self._homework_full(n)
-        if status in ("HELD", "HWHELD"):
-            raise self._held(n, status == "HWHELD")
-        return status == "OK"
-
-    def _closes(self, code):
-        try:
-            closes = self._r.hget(self._key("room", code), "closes")
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-        return None if closes is None else int(closes) / 1000
-
-    def _set_closing(self, code, digest, seconds):
-        status, closes = self._run(
-            "set_closing", [self._key("room", code), self._key("seen", code),
-                            f"{self.prefix}rooms", self._homework_rooms],
-            [digest, "", int(seconds * 1000), int(self.limits.results_seconds * 1000), code,
-             *(self._key(kind, code) + ":" for kind in ("ans", "cnt", "cnf", "cfc"))])
-        return None if status == "HOST" else False if status == "LIVE" else int(closes) / 1000
-
-    def _student_answers(self, code, student):
-        reply = self._run("student_answers", [self._key("room", code)],
-                          [self._key("ans", code) + ":", self._key("cnf", code) + ":", student])
-        if reply[0] == "NOROOM":
-            raise RoomNotFound.for_code(code)
-        flat = reply[1:]
-        return {int(flat[i]): (flat[i + 1], flat[i + 2], flat[i + 3])
-                for i in range(0, len(flat), 4)}
-
-    def _lesson(self, code):
-        try:
-            found = self._r.hmget(self._key("room", code), "step", "lesson")
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-        if found[0] is None:
-            raise RoomNotFound.for_code(code)
-        return found[1] or ""
-
-    def _secret(self, code):
-        try:
-            return self._r.hget(self._key("room", code), "secret")
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-
-    def _host(self, name, code, digest, *args):
-        status, value = self._run(name, [self._key("room", code)], [digest, *args])
-        if status == "STEP":
-            raise ValueError(f"step must be from 1 to {value}; received {args[0]}.")
-        if status == "ROUNDS":
-            raise LimitReached(f"step {args[0]} was asked {value} times, the most a room keeps "
-                               f"(Limits.max_rounds = {self.limits.max_rounds}).")
-        return None if status == "HOST" else value
-
-    def _rotate(self, code, digest, new_digest):
-        # The guard's step slot is empty here: ARGV[2] is the new digest, not a step.
-        status, _ = self._run("rotate", [self._key("room", code)], [digest, "", new_digest])
-        return True if status == "OK" else None
-
-    def _add_device(self, code, digest, device, wrapped, seconds):
-        status, ends = self._run("add_device", [self._key("room", code),
-                                                self._key("dev", code, device)],
-                                 [digest, "", wrapped, int(seconds * 1000)])
-        return int(ends) / 1000 if status == "OK" else None
-
-    def _take_device(self, code, device):
-        try:
-            return self._r.getdel(self._key("dev", code, device))
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-
-    def _end(self, code, digest):
-        status, _ = self._run("end", [self._key("room", code), self._key("seen", code),
-                                      self._key("ended", code), f"{self.prefix}rooms",
-                                      self._homework_rooms, self._key("jnd", code)],
-                              [digest, code, self._key("ans", code) + ":",
-                               self._key("cnt", code) + ":", self._key("cnf", code) + ":",
-                               self._key("cfc", code) + ":"])
-        return True if status == "OK" else None
-
-    def _set_lock(self, code, digest, locked):
-        # The guard's step slot is empty here: ARGV[3] is the lock, not a step.
-        status, _ = self._run("lock", [self._key("room", code)],
-                              [digest, "", "1" if locked else "0"])
-        return True if status == "OK" else None
-
-    def _set_options(self, code, digest, confidence, histogram_before):
-        # The guard's step slot is empty here: ARGV[3] and ARGV[4] are the switches.
-        def flag(value) -> str:
-            return "" if value is None else "1" if value else "0"
-        status, _ = self._run("set_options", [self._key("room", code)],
-                              [digest, "", flag(confidence), flag(histogram_before)])
-        return True if status == "OK" else None
-
-    def _set_step(self, code, digest, step):
-        return self._host("set_step", code, digest, step)
-
-    def _reveal(self, code, digest, step):
-        return self._host("reveal", code, digest, step)
-
-    def _ask_again(self, code, digest, step, spec):
-        return self._host("ask_again", code, digest, step, self.limits.max_rounds, spec or "")
-
-    def _start_timer(self, code, digest, step, seconds, reveal):
-        ends = self._host("start_timer", code, digest, step, repr(seconds), "1" if reveal else "0")
-        return None if ends is None else Timer(seconds, int(ends) / 1000, reveal)
-
-    def _room(self, code, digest) -> dict | None:
-        try:
-            room = self._r.hgetall(self._key("room", code))
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-        return room if room.get("secret") == digest else None
-
-    def _results(self, code, digest):
-        room = self._room(code, digest)
-        if room is None:
-            return None
-        rounds = _rounds(room)
-        return [(s, r, room[f"q{s}.{r}"], raw, _timer(room.get(f"t{s}.{r}")))
-                for (s, r), raw in zip(rounds, self._hashes("cnt", code, rounds), strict=True)]
-
-    def _hashes(self, kind: str, code: str, rounds: list) -> list[dict]:
-        """The ``kind`` hash (``cnt``, ``cfc``) of each (step, round), in one round trip."""
-        try:
-            pipe = self._r.pipeline(transaction=False)
-            for s, r in rounds:
-                pipe.hgetall(self._key(kind, code, s, r))
-            return pipe.execute()
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-
-    def _levels_of(self, code, step, round_):
-        try:
-            return self._r.hgetall(self._key("cnf", code, step, round_))
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-
-    def _levels_counted(self, code, step=None, round_=None):
-        try:
-            room = self._r.hgetall(self._key("room", code))
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-        if not room or "step" not in room:
-            raise RoomNotFound.for_code(code)
-        rounds = [(s, r) for s, r in ([(step, round_)] if step is not None else _rounds(room))
-                  if f"q{s}.{r}" in room]
-        return {(s, r): (room[f"q{s}.{r}"], {tuple(key.rsplit("|", 1)): int(n)
-                                              for key, n in counts.items() if int(n) > 0})
-                for (s, r), counts in zip(rounds, self._hashes("cfc", code, rounds),
-                                          strict=True) if counts}
-
-    def _tally(self, code, step, round_):
-        try:
-            pipe = self._r.pipeline(transaction=True)
-            pipe.hmget(self._key("room", code), "step", f"q{step}.{round_}", f"t{step}.{round_}")
-            pipe.hgetall(self._key("cnt", code, step, round_))
-            (there, question, timer), raw = pipe.execute()
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-        if there is None:
-            raise RoomNotFound.for_code(code)
-        return None if question is None else (question, raw, _timer(timer))
-
-    def _answers_of(self, code, step, round_):
-        try:
-            return self._r.hgetall(self._key("ans", code, step, round_))
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-
-    def _round_answers(self, code, digest, step, first, then):
-        room = self._room(code, digest)
-        if room is None:
-            return None
-        if step > int(room["n_steps"]):
-            raise ValueError(f"step must be from 1 to {room['n_steps']}; received {step}.")
-        out = []
-        for rnd in (first, then):
-            if rnd > int(room[f"r{step}"]):
-                raise ValueError(f"step {step} has no round {rnd}.")
-            try:
-                answers = self._r.hgetall(self._key("ans", code, step, rnd))
-            except redis.RedisError as err:
-                raise StoreUnavailable(f"the class store is not available: {err}") from None
-            out.append((room[f"q{step}.{rnd}"], answers))
-        return tuple(out)
 
     # --- the students --------------------------------------------------------------------
     def _step_info(self, code, step, student="", *, answering=False):
@@ -426,7 +211,7 @@ class RedisStore(ClassStore):
          now, locked, confidence, histogram, closes, late) = reply
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return RawView(int(step), int(n_steps), phase, int(rnd), question, raw, int(present),
-                       mine or None, int(expires) / 1000, int(version), _timer(timer),
+                       mine or None, int(expires) / 1000, int(version), timer_of(timer),
                        int(now) / 1000, locked == "1", confidence == "1", histogram == "1",
                        int(closes) / 1000 if closes else None, int(late))
 
@@ -458,9 +243,6 @@ class RedisStore(ClassStore):
             raise LimitReached(f"this class already has {n} students, the most a class "
                                f"takes (Limits.max_students = {self.limits.max_students}).")
 
-    def _my_answer(self, code, step, student):
-        _, _, _, question, mine, level, _ = self._step_info(code, step, student)
-        return question, mine or None, level or None
 
     def _allow(self, kind, digest, limit, window, peek):
         key = f"{self.prefix}hits:{kind}:{digest}"
@@ -475,61 +257,6 @@ class RedisStore(ClassStore):
             raise StoreUnavailable(f"the class store is not available: {err}") from None
         return int(n) <= limit
 
-    def _snapshot(self, code):
-        try:
-            room = self._r.hgetall(self._key("room", code))
-            if not room or "step" not in room:
-                raise RoomNotFound.for_code(code)
-            n_steps = int(room["n_steps"])
-            rounds = []
-            for s in range(1, n_steps + 1):
-                last = int(room[f"r{s}"])
-                rounds += [Round(s, r, room[f"p{s}"] if r == last else "revealed",
-                                 room[f"q{s}.{r}"], _timer(room.get(f"t{s}.{r}")))
-                           for r in range(1, last + 1)]
-            pipe = self._r.pipeline(transaction=False)
-            for r in rounds:
-                pipe.hgetall(self._key("ans", code, r.step, r.round))
-                pipe.hgetall(self._key("cnf", code, r.step, r.round))
-            got = pipe.execute()
-            answers = {(r.step, r.round): a for r, a in zip(rounds, got[::2], strict=True) if a}
-            levels = {(r.step, r.round): v for r, v in zip(rounds, got[1::2], strict=True) if v}
-        except redis.RedisError as err:
-            raise StoreUnavailable(f"the class store is not available: {err}") from None
-        return Snapshot(code, room["secret"], int(room["expires"]) / 1000, int(room["step"]),
-                        n_steps, int(room.get("version", 0)), int(room.get("tally", 0)),
-                        room.get("locked") == "1", tuple(rounds), answers,
-                        room.get("lesson", ""), room.get("confidence") == "1",
-                        room.get("histogram_before") == "1", levels,
-                        int(room["closes"]) / 1000 if room.get("closes") else None)
-
-    def _restore(self, snap, answers):
-        expires = str(int(snap.expires * 1000))
-        fields = {"secret": snap.digest, "expires": expires, "step": snap.step,
-                  "n_steps": snap.n_steps, "n_answers": 0, "version": snap.version + 1,
-                  "tally": snap.tally + 1, "locked": "1" if snap.locked else "0",
-                  "host_at": str(int(time.time() * 1000)), "lesson": snap.lesson,
-                  "confidence": "1" if snap.confidence else "0",
-                  "histogram_before": "1" if snap.histogram_before else "0"}
-        if snap.closes is not None:
-            fields["closes"] = str(int(snap.closes * 1000))
-        for r in snap.rounds:
-            fields[f"r{r.step}"], fields[f"p{r.step}"] = r.round, r.phase
-            fields[f"q{r.step}.{r.round}"] = r.question
-            if r.timer is not None:
-                fields[f"t{r.step}.{r.round}"] = (f"{r.timer.seconds!r}|"
-                                                  f"{int(r.timer.ends_at * 1000)}|"
-                                                  f"{'1' if r.timer.reveal else '0'}")
-        flat = [x for pair in fields.items() for x in pair]
-        rest = [x for s, r, student, text, level in answers
-                for x in (f"{s}:{r}", student, text, level or "")]
-        made, _ = self._run("restore", [self._key("room", snap.code), f"{self.prefix}rooms",
-                                        self._key("ended", snap.code), self._homework_rooms],
-                            [snap.code, self._key("ans", snap.code) + ":",
-                             self._key("cnt", snap.code) + ":", expires, len(fields),
-                             self._key("cnf", snap.code) + ":",
-                             self._key("cfc", snap.code) + ":", *flat, *rest])
-        return None if made == -1 else bool(made)
 
     def _signing_keys(self, known):
         try:
@@ -553,7 +280,7 @@ class RedisStore(ClassStore):
         pulses = {}
         for code, reply in zip(codes, replies, strict=True):
             if reply:                              # a room that is gone has no pulse
-                timer = _timer(reply[2] if len(reply) > 2 else None)
+                timer = timer_of(reply[2] if len(reply) > 2 else None)
                 closes = reply[3] if len(reply) > 3 else None      # a homework's closing
                 pulses[code] = Pulse(int(reply[0]), int(reply[1]),
                                      int(closes) / 1000 if closes else

@@ -19,7 +19,7 @@ import numpy as np
 
 from xattn._checks import check_bool, check_int
 
-__all__ = ["DecodeStep", "Decoding", "decode", "start_tokens"]
+__all__ = ["DecodeStep", "Decoding", "decode", "start_tokens", "check_forced", "decode_step"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,7 +82,7 @@ class Decoding:
                 f"finished={self.finished}, forced={[s.position for s in self.steps if s.forced]})")
 
 
-def _check_forced(forced, max_new_tokens: int, vocab: int) -> dict[int, int]:
+def check_forced(forced, max_new_tokens: int, vocab: int) -> dict[int, int]:
     if forced is None:
         return {}
     if not isinstance(forced, dict):
@@ -121,7 +121,7 @@ def decode(model, src_ids, *, max_new_tokens: int = 64, forced=None, top_k: int 
     limit = c.max_position_embeddings
     max_new = check_int(max_new_tokens, "max_new_tokens", minimum=1, maximum=limit)
     forced = {**dict(enumerate(start_tokens(model)[:max_new])),
-              **_check_forced(forced, max_new, c.decoder_vocab_size)}
+              **check_forced(forced, max_new, c.decoder_vocab_size)}
     top_k = check_int(top_k, "top_k", minimum=1, maximum=c.decoder_vocab_size - 1)
     gates = model.check_head_mask(head_mask)
     never = c.pad_token_id if model.family.never_pad else None
@@ -137,8 +137,8 @@ def decode(model, src_ids, *, max_new_tokens: int = 64, forced=None, top_k: int 
         else:
             y = model.embed([c.decoder_start_token_id, *produced], "decoder")
             y, _, w, _ = model.decoder(y, sources, [None] * model.n_layers, 0, gates)
-        steps.append(_step(t, model.logits(y[-1:])[0], w[:, :, -1], forced.get(t), top_k,
-                           never))
+        steps.append(decode_step(t, model.logits(y[-1:])[0], w[:, :, -1], forced.get(t),
+                                 top_k, never))
         produced.append(steps[-1].token_id)
         if produced[-1] == c.eos_token_id:
             break
@@ -156,8 +156,8 @@ def start_tokens(model) -> tuple[int, ...]:
     return (bos,) if bos >= 0 else ()
 
 
-def _step(t: int, logits: np.ndarray, rows: np.ndarray, forced: int | None, top_k: int,
-          never: int | None) -> DecodeStep:
+def decode_step(t: int, logits: np.ndarray, rows: np.ndarray, forced: int | None, top_k: int,
+                never: int | None) -> DecodeStep:
     """One step's record from its logits (V,) and cross-attention rows (L, h, S)."""
     z = logits.astype(np.float64)
     if never is not None:

@@ -21,9 +21,7 @@ which every token is a code span (``xattn.literal.md_code``).
 
 from pathlib import Path
 
-from xattn.lesson import _probe as probe
-from xattn.lesson import tell
-from xattn.lesson._aligns import Versus, versus, word_pair
+from xattn.lesson import probe, tell
 from xattn.lesson._step import (
     NEEDS,
     Ask,
@@ -35,6 +33,7 @@ from xattn.lesson._step import (
     verdict,
 )
 from xattn.lesson._told import Part, Told
+from xattn.lesson.aligns import Versus, versus, word_pair
 from xattn.lesson.charts import CHARTS, Chart
 from xattn.lesson.computed import COMPUTED
 from xattn.lesson.lessonfile import MAX_ROOM_STEPS, MAX_STEPS, Lesson, LessonError, read_lesson

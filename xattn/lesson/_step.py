@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from xattn.classroom.question import Question
-from xattn.lesson._aligns import word_pair
 from xattn.lesson._told import Told
+from xattn.lesson.aligns import word_pair
 from xattn.lesson.charts import head_chart
 from xattn.literal import md_code
 from xattn.sources import Attention

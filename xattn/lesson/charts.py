@@ -5,7 +5,7 @@ figure made on demand with a text alternative. The computed questions choose the
 a question asks about, on the layer it asks about; the two seeds compared; the head switched
 off), and a lesson file may name one of `CHARTS` for a step (its own question's, or another
 than the computed question's). The lecturer's page, the projector and every phone draw the
-same figures (``xattn.ui.room.answers``).
+same figures (``xattn.live.answers``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xattn.lesson import _aligns, _probe, tell
+from xattn.lesson import aligns, probe, tell
 from xattn.lesson._distractors import FINDERS, with_distractors
 
 __all__ = ["Computed", "COMPUTED", "Arg"]
@@ -95,13 +95,13 @@ COMPUTED: dict[str, Computed] = {c.name: c for c in (
     Computed("first_to_learn", tell.learning,
              "Which head starts aligning first during training? (choice; trained weights)",
              needs=("timelapse",)),
-    Computed("head_jobs", _probe.jobs,
+    Computed("head_jobs", probe.jobs,
              "What is the job of each head of a layer? (parts)"),
-    Computed("masking_effect", _probe.explanation,
+    Computed("masking_effect", probe.explanation,
              "Which source word, masked, changes a target word's probability most? (token; "
              "a translation model)", needs=("effects",),
              args={"target": Arg(str, "chat", _TARGET)}),
-    Computed("align_words", _aligns.aligns,
+    Computed("align_words", aligns.aligns,
              "Link each target word to the source word it translates. (links)",
              needs=("pair_gold",)),
 )}

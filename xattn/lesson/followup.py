@@ -4,7 +4,7 @@ After a step's reveal the lecturer can ask its question again on a new case: ano
 another sentence pair of the toy task, another head, layer, mask or link rule. Its answer is
 computed as the step's is, from the new case's weights, so nobody writes it by hand; the
 lecturer's page picks the first case whose answer differs from the step's own
-(``xattn.ui.room.answers.follow_up``), so that a class that only remembered the first answer
+(``xattn.live.answers.follow_up``), so that a class that only remembered the first answer
 does not get it right. "Differs" is by answer, not by position (`differs`): a token in
 another sentence is the same answer when it is the same word (``cat`` again, "the second
 ``the``" again), and a case whose page cannot show what it names (layer 3 of a 2-layer

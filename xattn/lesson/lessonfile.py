@@ -38,25 +38,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from xattn._checks import quote
 from xattn.lesson._budget import check_budget
 from xattn.lesson._step import OWN_KINDS, Ask, Own, Step
 from xattn.lesson.charts import CHARTS
+from xattn.lesson.checks import MAX_CHECK, check_steps, with_checks
 from xattn.lesson.computed import COMPUTED
+from xattn.lesson.problems import (
+    Problems,
+    Where,
+    checked_text,
+    shown,
+    toml_problem,
+    unknown_keys,
+)
 
 __all__ = ["Lesson", "LessonError", "read_lesson", "MAX_LESSON_BYTES", "MAX_STEPS",
            "MAX_CHECK", "MAX_ROOM_STEPS"]
 
 MAX_LESSON_BYTES = 65_536    # a lesson file (and its JSON), checked before it is parsed
 MAX_STEPS = 16               # steps of a lesson file (a room holds one question a step)
-MAX_CHECK = 5                # steps a pre/post check asks again (Hake's gain)
 MAX_ROOM_STEPS = MAX_STEPS + 2 * MAX_CHECK   # a lesson's steps, its checks included
-MAX_TEXT = 4_000             # characters of one text (a step's paragraph, an answer's words)
 MAX_TITLE = 120
 MAX_OPTIONS = 8              # a lecturer's own options: a phone's screen of pills
 _WORDS = ("text", "look", "ask")
@@ -64,10 +69,6 @@ _STEP_KEYS = ("title", *_WORDS, "chart", "page", "question")
 _OWN_KEYS = ("kind", "prompt", "options", "answer", "explain", "low", "high", "decimals",
              "tolerance", "head", "layer")
 _TOP_KEYS = ("title", "minutes", "about", "check", "step", "format")
-# Markdown a lesson may not write outside code spans: links, images, HTML, bare addresses,
-# Streamlit's directives (:red[...], :material/...:).
-_REFUSED = re.compile(r"\]\(|<[A-Za-z/!?]|https?://|www\.|:[a-z]+\[|:material/")
-_CODE = re.compile(r"(`+).*?\1", re.S)
 
 
 class LessonError(ValueError):
@@ -123,7 +124,7 @@ class Lesson:
         except json.JSONDecodeError as err:
             raise LessonError([f"the lesson's JSON is not valid: {err}"]) from None
         name = data.pop("name", "lesson") if isinstance(data, dict) else "lesson"
-        return _build(data, str(name), _Where({}), page)
+        return _build(data, str(name), Where({}), page)
 
     def __repr__(self) -> str:
         return f"Lesson({self.name!r}, {len(self.steps)} steps)"
@@ -142,7 +143,7 @@ def read_lesson(text: str | bytes, name: str = "lesson", *,
     page : callable (key, value) -> value, optional
         Checks one setting of a step's page and returns it as the page holds it, or raises
         ValueError saying what it expects (the page's own table of settings:
-        ``xattn.ui.link.lesson_setting``); None takes any text, number, true/false or list of
+        ``xattn.live.link.lesson_setting``); None takes any text, number, true/false or list of
         texts (a notebook's check).
 
     Examples
@@ -176,210 +177,52 @@ def read_lesson(text: str | bytes, name: str = "lesson", *,
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise LessonError([_toml_problem(str(err))]) from None
-    return _build(data, name, _Where.of(text), page)
+        raise LessonError([toml_problem(str(err))]) from None
+    return _build(data, name, Where.of(text), page)
 
 
-def _toml_problem(message: str) -> str:
-    """tomllib's "Invalid value (at line 3, column 9)" as "line 3: ..."."""
-    found = re.search(r"\(at line (\d+), column (\d+)\)", message)
-    if not found:
-        return f"not TOML: {message}"
-    what = message[:found.start()].strip()
-    return f"line {found.group(1)}: not TOML ({what[0].lower() + what[1:]}, column " \
-           f"{found.group(2)})"
-
-
-class _Where:
-    """The line of each key of each step: ``(step, table, key)`` to a line number."""
-
-    def __init__(self, lines: dict):
-        self.lines = lines
-
-    @classmethod
-    def of(cls, text: str) -> _Where:
-        lines, step, table, inside = {}, -1, "", None
-        for n, line in enumerate(text.splitlines(), 1):
-            if inside:                                    # a multi-line string goes on
-                if inside in line:
-                    inside = None
-                continue
-            head = re.match(r"\s*\[\[\s*([\w.\"-]+)\s*\]\]", line) or re.match(
-                r"\s*\[\s*([\w.\"-]+)\s*\]", line)
-            if head:
-                name = head.group(1).replace('"', "")
-                if line.lstrip().startswith("[[") and name == "step":
-                    step, table = step + 1, ""
-                else:
-                    table = name.removeprefix("step.") if step >= 0 else name
-                lines.setdefault((step, table, None), n)
-                continue
-            key = re.match(r"\s*([\w-]+|\"[^\"]*\")\s*=", line)
-            if key:
-                lines.setdefault((step, table, key.group(1).strip('"')), n)
-                rest = line[key.end():]
-                for quotes in ('"""', "'''"):
-                    if rest.count(quotes) == 1:
-                        inside = quotes
-        return cls(lines)
-
-    def line(self, step: int, table: str = "", key: str | None = None) -> int:
-        for place in ((step, table, key), (step, table, None), (step, "", table or key),
-                      (step, "", None)):
-            if place in self.lines:
-                return self.lines[place]
-        return 0
-
-
-class _Problems:
-    """Problems found so far, each placed at its line."""
-
-    def __init__(self, where: _Where):
-        self.where, self.found = where, []
-
-    def add(self, step: int, table: str, key: str | None, text: str) -> None:
-        line = self.where.line(step, table, key)
-        place = ([f"step {step + 1}"] if step >= 0 else []) + (
-            [f"`{table}.{key}`" if table else f"`{key}`"] if key else
-            [f"[{'step.' if step >= 0 else ''}{table}]"] if table else [])
-        self.found.append((f"line {line}: " if line else "") + ", ".join(place)
-                          + (": " if place else "") + text)
-
-
-def _shown(value) -> str:
-    """A found value in a problem's words: a missing key is "nothing", never "None"."""
-    return "nothing (the key is missing)" if value is None else quote(value, 60)
-
-
-def _text(problems, step, table, key, value, *, most=MAX_TEXT, words=True,
-          required=False) -> str:
-    """``value`` if it is a text a lesson may show, else ""."""
-    if value is None:
-        if required:
-            problems.add(step, table, key, "expected text, found nothing (it is required)")
-        return ""
-    if not isinstance(value, str):
-        problems.add(step, table, key, f"expected text, found {_shown(value)}")
-        return ""
-    if len(value) > most:
-        problems.add(step, table, key, f"expected at most {most:,} characters, found "
-                                       f"{len(value):,}")
-        return ""
-    if words:
-        value = _unwrap(value)
-        bare = _CODE.sub("", value)
-        bad = _REFUSED.search(bare)
-        if bad:
-            problems.add(step, table, key, "expected the lesson's Markdown (bold, italics, "
-                         "code, $formulas$, lists, tables), found a link, image, address or "
-                         f"HTML ({_shown(bare[bad.start():bad.start() + 20])}): write an "
-                         "address as code, between backticks")
-            return ""
-    return value
-
-
-_BLOCK_LINE = re.compile(r"\s*([-*+] |\d+[.)] |\|)")
-
-
-def _unwrap(text: str) -> str:
-    """A text as Markdown reads it, with the author's line wrapping undone: lines of one
-    paragraph joined by a space; blank lines, list items and table rows kept as they are."""
-    out: list[str] = []
-    for line in text.strip().splitlines():
-        line = line.rstrip()
-        if out and out[-1] and line and not _BLOCK_LINE.match(line) \
-                and not _BLOCK_LINE.match(out[-1]):
-            out[-1] += " " + line.strip()
-        else:
-            out.append(line)
-    return "\n".join(out)
-
-
-def _unknown(problems, step, table, data: dict, known) -> None:
-    for key in data:
-        if key not in known:
-            problems.add(step, table, key, f"unknown key {_shown(key)}: expected one of "
-                         + ", ".join(known))
-
-
-def _build(data: dict, name: str, where: _Where, page) -> Lesson:
-    problems = _Problems(where)
+def _build(data: dict, name: str, where: Where, page) -> Lesson:
+    problems = Problems(where)
     if not isinstance(data, dict):
-        raise LessonError([f"a lesson is a table with a title and steps; found {_shown(data)}"])
-    _unknown(problems, -1, "", data, _TOP_KEYS)
-    title = _text(problems, -1, "", "title", data.get("title"), most=MAX_TITLE, words=False,
+        raise LessonError([f"a lesson is a table with a title and steps; found {shown(data)}"])
+    unknown_keys(problems, -1, "", data, _TOP_KEYS)
+    title = checked_text(problems, -1, "", "title", data.get("title"), most=MAX_TITLE, words=False,
                   required=True)
     minutes = data.get("minutes", 0)
     if isinstance(minutes, bool) or not isinstance(minutes, int) or not 0 <= minutes <= 600:
         problems.add(-1, "", "minutes", f"expected a whole number of minutes from 1 to 600, "
-                                        f"found {_shown(minutes)}")
+                                        f"found {shown(minutes)}")
         minutes = 0
-    about = _text(problems, -1, "", "about", data.get("about"))
+    about = checked_text(problems, -1, "", "about", data.get("about"))
     raw = data.get("step")
     if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
         problems.add(-1, "", "step", "expected one or more [[step]] tables, found "
-                     + (_shown(raw) if raw is not None else "none"))
+                     + (shown(raw) if raw is not None else "none"))
         raw = []
     if len(raw) > MAX_STEPS:
         problems.add(-1, "", None, f"expected at most {MAX_STEPS} steps (a room asks one "
                                    f"question a step), found {len(raw)}")
         raw = raw[:MAX_STEPS]
     steps = [_step(problems, k, s, page) for k, s in enumerate(raw)]
-    check = _check(problems, data.get("check", []), steps)
+    check = check_steps(problems, data.get("check", []), steps)
     if problems.found:
         raise LessonError(problems.found)
     canonical = {"format": 1, "name": name, "title": title, "minutes": minutes, "about": about,
                  "check": list(check), "step": [_data(s) for s in steps]}
-    return Lesson(name, title, _with_checks(steps, check), minutes, about,
+    return Lesson(name, title, with_checks(steps, check), minutes, about,
                   json.dumps(canonical, ensure_ascii=False, separators=(",", ":"),
                              sort_keys=True), check)
 
 
-def _check(problems, value, steps) -> tuple[int, ...]:
-    """The steps (from 1) a pre/post check asks again: 1 to `MAX_CHECK` different steps whose
-    question is computed from the weights (a right answer to gain on)."""
-    if value == []:
-        return ()
-    if not isinstance(value, list) or not 1 <= len(value) <= MAX_CHECK or any(
-            isinstance(v, bool) or not isinstance(v, int) for v in value) \
-            or len(set(value)) != len(value):
-        problems.add(-1, "", "check", f"expected 1 to {MAX_CHECK} different step numbers, "
-                                      f"found {_shown(value)}")
-        return ()
-    bad = [v for v in value if not 1 <= v <= len(steps) or steps[v - 1].ask is None
-           or steps[v - 1].ask.own is not None and steps[v - 1].ask.own.answer is None]
-    if bad:
-        problems.add(-1, "", "check", f"expected steps of this lesson (1 to {len(steps)}) whose "
-                     "question has a right answer, found " + ", ".join(map(str, bad)))
-        return ()
-    return tuple(value)
-
-
-_BEFORE = ("**A check before the lesson.** Answer what you think now: nobody is graded, and the "
-           "answer comes after the same question at the end of the lesson.")
-_AFTER = ("**The same check after the lesson.** Compare with what you said at the start: the "
-          "class's gain is on the lecturer's screen.")
-
-
-def _with_checks(steps: list[Step], check: tuple[int, ...]) -> tuple[Step, ...]:
-    """The lesson as a room asks it: the pre-check's steps, the lesson's, the post-check's."""
-    def copy(n: int, when: str) -> Step:
-        step = steps[n - 1]
-        prefix = "Before the lesson" if when == "pre" else "After the lesson"
-        return replace(step, title=f"{prefix}: {step.title}", check=when, of_step=n,
-                       text=(_BEFORE if when == "pre" else _AFTER) + "\n\n" + step.text)
-    return (*(copy(n, "pre") for n in check), *steps, *(copy(n, "post") for n in check))
-
-
 def _step(problems, k: int, data: dict, page) -> Step:
-    _unknown(problems, k, "", data, _STEP_KEYS)
-    title = _text(problems, k, "", "title", data.get("title"), most=MAX_TITLE, words=False,
+    unknown_keys(problems, k, "", data, _STEP_KEYS)
+    title = checked_text(problems, k, "", "title", data.get("title"), most=MAX_TITLE, words=False,
                   required=True)
-    text, look, ask = (_text(problems, k, "", key, data.get(key)) for key in _WORDS)
+    text, look, ask = (checked_text(problems, k, "", key, data.get(key)) for key in _WORDS)
     chart = data.get("chart", "")
     if chart and chart not in CHARTS:
         problems.add(k, "", "chart", f"expected one of {', '.join(CHARTS)}, found "
-                                     f"{_shown(chart)}")
+                                     f"{shown(chart)}")
         chart = ""
     state = _page(problems, k, data.get("page", {}), page)
     question = data.get("question")
@@ -387,7 +230,7 @@ def _step(problems, k: int, data: dict, page) -> Step:
         asked = None
     elif not isinstance(question, dict):
         problems.add(k, "", "question", f"expected a [step.question] table, found "
-                                        f"{_shown(question)}")
+                                        f"{shown(question)}")
         asked = None
     elif "computed" in question:
         asked = _computed(problems, k, question, state)
@@ -405,7 +248,7 @@ def _step(problems, k: int, data: dict, page) -> Step:
 def _page(problems, k: int, data, check) -> dict:
     if not isinstance(data, dict):
         problems.add(k, "", "page", f"expected a [step.page] table of settings, found "
-                                    f"{_shown(data)}")
+                                    f"{shown(data)}")
         return {}
     state = {}
     for key, value in data.items():
@@ -423,17 +266,17 @@ def _plain(value):
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
     raise ValueError(f"expected text, a number, true or false, or a list of texts; found "
-                     f"{_shown(value)}")
+                     f"{shown(value)}")
 
 
 def _computed(problems, k: int, data: dict, state: dict) -> Ask | None:
     name = data.get("computed")
     if name not in COMPUTED:
         problems.add(k, "question", "computed", "expected one of " + ", ".join(COMPUTED)
-                     + f", found {_shown(name)}")
+                     + f", found {shown(name)}")
         return None
     spec = COMPUTED[name]
-    _unknown(problems, k, "question", data, ("computed", *spec.args))
+    unknown_keys(problems, k, "question", data, ("computed", *spec.args))
     args = {}
     for arg, a in spec.args.items():
         value = data.get(arg, state.get(a.page, a.default) if a.page else a.default)
@@ -449,7 +292,7 @@ def _computed(problems, k: int, data: dict, state: dict) -> Ask | None:
                 f" from {a.minimum:g}" if a.minimum is not None else "")
         if not ok:
             problems.add(k, "question", arg, f"expected {want} ({a.about}), found "
-                                             f"{_shown(value)}")
+                                             f"{shown(value)}")
             continue
         args[arg] = a.kind(value)
     return Ask(name, tuple(sorted(args.items())))
@@ -459,20 +302,20 @@ def _own(problems, k: int, data: dict) -> Ask | None:
     kind = data.get("kind")
     if kind not in OWN_KINDS:
         problems.add(k, "question", "kind", f"expected one of {', '.join(OWN_KINDS)}, found "
-                                            f"{_shown(kind)}")
+                                            f"{shown(kind)}")
         return None
-    _unknown(problems, k, "question", data, _OWN_KEYS)
+    unknown_keys(problems, k, "question", data, _OWN_KEYS)
     before = len(problems.found)
-    prompt = _text(problems, k, "question", "prompt", data.get("prompt"), most=300,
+    prompt = checked_text(problems, k, "question", "prompt", data.get("prompt"), most=300,
                    required=True)
-    explain = _text(problems, k, "question", "explain", data.get("explain"))
+    explain = checked_text(problems, k, "question", "explain", data.get("explain"))
     fields = {"head": 1, "layer": 0}
     for key, least in (("head", 1), ("layer", 1)):
         value = data.get(key, fields[key])
         if key in data and (isinstance(value, bool) or not isinstance(value, int)
                             or value < least):
             problems.add(k, "question", key, f"expected a whole number from {least}, found "
-                                             f"{_shown(value)}")
+                                             f"{shown(value)}")
         else:
             fields[key] = value
     if kind == "number":
@@ -493,7 +336,7 @@ def _number(problems, k, data, prompt, explain, fields) -> Own | None:
                 or (key == "tolerance" and not 0 <= value < 1e9) or value != value:
             problems.add(k, "question", key, "expected " + (
                 "a whole number from 0 to 6" if whole else "a number" + (
-                    " (required)" if default is None else "")) + f", found {_shown(value)}")
+                    " (required)" if default is None else "")) + f", found {shown(value)}")
             return None
         values[key] = value
     if not values["low"] < values["high"] or not values["low"] <= values["answer"] <= \
@@ -513,16 +356,16 @@ def _options(problems, k, data, kind, prompt, explain, fields) -> Own | None:
             isinstance(o, str) and 0 < len(o) <= 120 for o in options) \
             or len(set(options)) != len(options):
         problems.add(k, "question", "options", f"expected 2 to {MAX_OPTIONS} different texts "
-                     f"of 1 to 120 characters, found {_shown(options)}")
+                     f"of 1 to 120 characters, found {shown(options)}")
         return None
     answer = data.get("answer")
     if kind == "poll" and answer is not None:
         problems.add(k, "question", "answer", "expected no answer (a poll has no right "
-                     f"answer: use kind = \"choice\" for one), found {_shown(answer)}")
+                     f"answer: use kind = \"choice\" for one), found {shown(answer)}")
         return None
     if kind == "choice" and answer not in options:
         problems.add(k, "question", "answer", f"expected one of the options, found "
-                                              f"{_shown(answer)}")
+                                              f"{shown(answer)}")
         return None
     return Own(kind, prompt, tuple(options), answer, explain, **fields)
 

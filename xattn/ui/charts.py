@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.export import IMAGE_FORMATS, toolbar_config
-from xattn.ui.link import IMG
+from xattn.live.link import IMG
 
 __all__ = ["show_chart", "chart_config"]
 

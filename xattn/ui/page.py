@@ -20,14 +20,15 @@ import streamlit as st
 
 from xattn.classroom import ClassroomError
 from xattn.lesson import Lesson, Step
+from xattn.live.catalog import default_lesson, room_lesson
+from xattn.live.link import COURSE, HOST, LESSON, PRESENT, VIEW
+from xattn.server import logs as server_logs
 from xattn.sources import Attention
-from xattn.ui import internals, server_logs
-from xattn.ui.lesson.catalog import default_lesson, room_lesson
+from xattn.ui import internals
 from xattn.ui.lesson.start import lesson_picker, lms_export, new_class, page_lesson, start_panel
 from xattn.ui.lesson.view import lesson_setup, lesson_view
-from xattn.ui.link import COURSE, HOST, LESSON, PRESENT, VIEW
 from xattn.ui.look import page_style
-from xattn.ui.room.panels import hidden_note
+from xattn.ui.room.card import hidden_note
 from xattn.ui.room.room import Room, back_to_class, class_store, follow, join_box, room_setup
 from xattn.ui.state import PageState, page_state
 from xattn.ui.views.alignment import alignment_view

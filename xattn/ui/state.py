@@ -1,6 +1,6 @@
 """The page's state and its link: the one place that reads and writes URL query parameters.
 
-Every control of the page is declared once as a `Param` in one table, ``xattn.ui.link``
+Every control of the page is declared once as a `Param` in one table, ``xattn.live.link``
 (its key, default and how to read it from a link), which exists before any widget. At
 the start of a session (and when the browser goes back or forward in history) `PageState`
 reads the whole query string, checks each value against its `Param` and keeps the valid
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from xattn.literal import md_code, show_value
-from xattn.ui.link import REGISTRY
-from xattn.ui.params import Param, clean_text
+from xattn.live.link import REGISTRY
+from xattn.live.params import Param, clean_text
 
 __all__ = ["LINK_READ", "Notice", "PageState", "page_state", "text_value"]
 
@@ -119,7 +119,7 @@ class PageState:
         (e.g. "the sidebar's seed + 1").
         """
         if not isinstance(param, Param):
-            raise TypeError(f"param must be a Param of xattn.ui.link; received {param!r}.")
+            raise TypeError(f"param must be a Param of xattn.live.link; received {param!r}.")
         p, key = param, param.key
         ss = st.session_state
         mem = self.memory.setdefault(key, {})

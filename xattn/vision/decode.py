@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xattn._checks import check_bool, check_int
-from xattn.encdec.decode import DecodeStep, _check_forced, _step
+from xattn.encdec.decode import DecodeStep, check_forced, decode_step
 
 __all__ = ["ImageDecoding", "decode"]
 
@@ -69,7 +69,7 @@ def decode(model, pixel_values, *, max_new_tokens: int = 32, forced=None, top_k:
     c = model.config.decoder
     max_new = check_int(max_new_tokens, "max_new_tokens", minimum=1,
                         maximum=c.max_position_embeddings)
-    forced = _check_forced(forced, max_new, c.vocab_size)
+    forced = check_forced(forced, max_new, c.vocab_size)
     top_k = check_int(top_k, "top_k", minimum=1, maximum=c.vocab_size - 1)
     gates = model.check_head_mask(head_mask)
     cached = check_bool(use_cache, "use_cache")
@@ -83,8 +83,8 @@ def decode(model, pixel_values, *, max_new_tokens: int = 32, forced=None, top_k:
         else:
             y = model.embed([c.decoder_start_token_id, *produced])
             y, _, w, _ = model.decoder(y, sources, [None] * model.n_layers, 0, gates)
-        steps.append(_step(t, model.logits(y[-1:])[0], w[:, :, -1], forced.get(t), top_k,
-                           None))
+        steps.append(decode_step(t, model.logits(y[-1:])[0], w[:, :, -1], forced.get(t),
+                                 top_k, None))
         produced.append(steps[-1].token_id)
         if produced[-1] == c.eos_token_id:
             break

@@ -4,7 +4,7 @@ and that xattn still uses lives in this package, and only here.
 Written for Streamlit 1.67 (``requirements.txt`` pins the minor version and names the canary);
 ``tests/test_streamlit_internals.py`` is the canary: it runs stock Streamlit and fails loudly
 when an upgrade moves any of these names. No private name pushes or reruns a page: a class
-moves its phones through xattn's own routes (``xattn/ui/server``) and the lecturer's pages
+moves its phones through xattn's own routes (``xattn/server``) and the lecturer's pages
 rerun themselves through a public component (``xattn/ui/room/follow.py``).
 
 What is left, and why (each module's docstring has the whole story):

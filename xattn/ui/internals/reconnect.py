@@ -86,7 +86,7 @@ def browser_values(params: Mapping, drawn: Container[str]) -> dict[str, list[str
     Parameters
     ----------
     params : mapping of str to Param
-        The page's parameters by key (``xattn.ui.link.REGISTRY``). A widget whose key is not
+        The page's parameters by key (``xattn.live.link.REGISTRY``). A widget whose key is not
         one, or whose shown value its parameter does not read cleanly (an option shown
         through ``format_func``, a chart's selection), is left out: the link says what it
         shows.

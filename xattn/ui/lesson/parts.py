@@ -7,8 +7,8 @@ controls of their own kinds (``xattn.ui.lesson.predict``), alike alone and in a 
 from __future__ import annotations
 
 from xattn.lesson import Told
+from xattn.live.compute import figure
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import figure
 
 __all__ = ["answer_charts"]
 

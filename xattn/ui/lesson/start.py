@@ -15,10 +15,11 @@ import streamlit as st
 
 from xattn.lesson import Lesson, LessonError, read_lesson
 from xattn.literal import md_code, show_value
-from xattn.ui.lesson.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
-from xattn.ui.link import CLASS, COURSE, HOMEWORK, LESSON, MAX_HOMEWORK_DAYS, ROOM, lesson_setting
-from xattn.ui.room.prepared import StepUnavailable, lesson_questions
+from xattn.live.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
+from xattn.live.link import CLASS, COURSE, HOMEWORK, LESSON, MAX_HOMEWORK_DAYS, ROOM, lesson_setting
+from xattn.live.prepared import StepUnavailable, lesson_questions
 from xattn.ui.state import Notice, PageState
+from xattn.ui.weights.progress import page_shown
 
 __all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "lms_export",
            "UPLOADED"]
@@ -88,9 +89,9 @@ def lms_export(lesson: Lesson) -> None:
 
 def _moodle(lesson: Lesson) -> str:
     from xattn.lesson.lms import moodle_xml, step_item
-    from xattn.ui.room.answers import class_step
+    from xattn.live.answers import class_step
 
-    items = [step_item(n, step, *reversed(class_step(lesson, n, show=False)))
+    items = [step_item(n, step, *reversed(class_step(lesson, n)))
              for n, step in enumerate(lesson.steps, 1)]
     return moodle_xml(lesson.title, items)
 
@@ -176,5 +177,8 @@ def new_class(state: PageState, linked: str = "") -> tuple[Lesson, list, list[st
     if linked in broken:
         return lesson, [], [f"The lesson file {md_code(linked)} cannot run: "
                             f"{md_code(broken[linked])}"]
-    questions, problems = lesson_questions(lesson)
+    slot = st.empty()            # loading a model or training draws here: cleared after
+    with slot.container(), st.spinner("Starting the class…"):
+        questions, problems = lesson_questions(lesson, page_shown())
+    slot.empty()
     return lesson, questions, problems

@@ -16,13 +16,9 @@ from xattn.classroom import ClassroomError
 from xattn.figures.frozen import narrowed
 from xattn.lesson import Lesson, Step, Told, missing, off_plan, verdict
 from xattn.lesson.followup import case_step
-from xattn.sources import Attention
-from xattn.ui.charts import show_chart
-from xattn.ui.compute import derived
-from xattn.ui.lesson.parts import answer_charts
-from xattn.ui.lesson.predict import prediction_widget
-from xattn.ui.lesson.versus import class_versus, show_versus
-from xattn.ui.link import (
+from xattn.live.answers import answer_charts as step_answer_charts
+from xattn.live.compute import derived
+from xattn.live.link import (
     CLASS,
     COURSE,
     DEVICE,
@@ -36,12 +32,19 @@ from xattn.ui.link import (
     SCALE,
     VIEW,
 )
+from xattn.live.versus import class_versus
+from xattn.sources import Attention
+from xattn.ui.charts import show_chart
+from xattn.ui.lesson.parts import answer_charts
+from xattn.ui.lesson.predict import prediction_widget
+from xattn.ui.lesson.versus import show_versus
 from xattn.ui.look import FONT_SCALE
-from xattn.ui.room.answers import answer_charts as step_answer_charts
+from xattn.ui.room.actions import move_class
+from xattn.ui.room.card import hidden_note, room_card
 from xattn.ui.room.confidence import confidence_table
 from xattn.ui.room.homework import homework_panel
-from xattn.ui.room.panels import class_answers, class_controls, hidden_note, room_card, step_view
-from xattn.ui.room.room import Room, move_class
+from xattn.ui.room.panels import class_answers, class_controls, step_view
+from xattn.ui.room.room import Room
 from xattn.ui.state import PageState
 
 __all__ = ["lesson_setup", "lesson_view"]
@@ -195,7 +198,7 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
 def _page_settings(state: PageState, step: Step) -> dict:
     """The page settings a step's question takes its arguments from, as the page will draw
     them this run: imposed by the step, else the control's value (its widget key)."""
-    from xattn.ui.link import REGISTRY
+    from xattn.live.link import REGISTRY
 
     computed = step.computed
     keys = [arg.page for arg in computed.args.values() if arg.page] if computed else []

@@ -20,7 +20,8 @@ from xattn.classroom import ClassroomError
 from xattn.classroom.confidence import LABELS, LEVELS, ConfidenceSplit, split
 from xattn.literal import md_code
 from xattn.ui.room.learned import judge
-from xattn.ui.room.room import HOST_ERROR, Room, class_store
+from xattn.ui.room.room import Room, class_store
+from xattn.ui.room.session import HOST_ERROR
 
 __all__ = ["class_switches", "confidence_table", "confidence_text", "SWITCHES"]
 

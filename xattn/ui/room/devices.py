@@ -2,7 +2,7 @@
 press signs every other device out.
 
 Lecturers project their browser, so nothing the projector shows may grant control for long.
-The address bar holds no host key (it is an HttpOnly cookie: ``xattn/ui/server/host.py``).
+The address bar holds no host key (it is an HttpOnly cookie: ``xattn/server/host.py``).
 *Add a device* makes a one-time device code (`ClassStore.add_device`: it works once, for
 five minutes) shown as a QR code and a link ``?room=CODE&device=ABCDEFGH`` on this page only,
 after the press, until it is used or expires; *Sign out every other device* makes a new host
@@ -20,10 +20,12 @@ import time
 import streamlit as st
 
 from xattn.classroom import ClassroomError, qr_svg
-from xattn.classroom.store import DEVICE_SECONDS
+from xattn.classroom.rules import DEVICE_SECONDS
 from xattn.literal import md_code
-from xattn.ui.link import DEVICE
-from xattn.ui.room.room import HOST_ERROR, Room, class_store, keep_host_key
+from xattn.live.link import DEVICE
+from xattn.ui.room.hostkey import keep_host_key
+from xattn.ui.room.room import Room, class_store
+from xattn.ui.room.session import HOST_ERROR
 
 __all__ = ["devices_panel", "device_link", "door"]
 

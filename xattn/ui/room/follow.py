@@ -2,7 +2,7 @@
 Streamlit component that listens to the room's pulse and asks for its own rerun.
 
 The component (``st.components.v2``, JavaScript in the page, no iframe) keeps one
-``EventSource`` on ``/live/CODE/pulse`` (``xattn/ui/server/phone.py``; opened again once the
+``EventSource`` on ``/live/CODE/pulse`` (``xattn/server/phone.py``; opened again once the
 page's claim has put the host key in its cookie, so that the stream keeps the room taught)
 and compares what
 arrives with what the page drew (its ``data``: the room's version and tally, and when the

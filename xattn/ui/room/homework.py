@@ -3,7 +3,7 @@ many students answered and how many of them were right.
 
 A homework room (``ClassStore.create_room(..., homework=...)``) has no class step: each
 student walks the lesson on their phone, at their own pace, and sees each step's answer after
-their own (``xattn/ui/server/homework.py``). The lecturer's page walks the steps freely without
+their own (``xattn/live/homework.py``). The lecturer's page walks the steps freely without
 moving anyone, each step shown with its answer and the class's answers so far; this panel
 takes the place of the live class's (no *Reveal*, *Next step*, timer, revote or follow-up).
 Every step is judged with its own answer (`xattn.lesson.is_right` on that step's ``Told``,
@@ -23,12 +23,14 @@ import streamlit as st
 from xattn.classroom import ClassroomError
 from xattn.lesson import Lesson
 from xattn.literal import md_code
-from xattn.ui.link import MAX_HOMEWORK_DAYS
+from xattn.live.link import MAX_HOMEWORK_DAYS
+from xattn.ui.room.actions import host_action
+from xattn.ui.room.card import room_card, student_link
 from xattn.ui.room.confidence import class_switches
 from xattn.ui.room.devices import devices_panel, end_panel
 from xattn.ui.room.learned import judge, learned_panel
-from xattn.ui.room.panels import class_csv, host_error, live_fragment, room_card, student_link
-from xattn.ui.room.room import Room, class_store, host_action
+from xattn.ui.room.panels import class_csv, host_error, live_fragment
+from xattn.ui.room.room import Room, class_store
 
 __all__ = ["StepCount", "homework_counts", "homework_table", "homework_panel", "local_time",
            "time_left"]

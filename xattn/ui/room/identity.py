@@ -2,7 +2,7 @@
 address that a lecture hall never meets but a script does.
 
 **One vote per browser.** A student's id is issued by the server for one room, once the
-phone's page did a join's small proof of work (``xattn/ui/server/join.py``), and signed with
+phone's page did a join's small proof of work (``xattn/server/join.py``), and signed with
 the servers' key for that room (`xattn.classroom.codes.signed_student`); the browser keeps it
 in that room's cookie (``xattn_student_CODE``, 12 hours), so its tabs, reloads and
 reconnections to any server process are one student. A page without a valid one answers
@@ -13,7 +13,7 @@ address (``Limits.new_students``) and by the host's lock.
 
 **A browser's token** (``xattn_browser``, `signed_browser`): a random id signed with the
 servers' key, which a browser gets with its first join's proof of work (or the small page
-of that work a link to the full page shows first: ``xattn/ui/server/token.py``). Codes that
+of that work a link to the full page shows first: ``xattn/server/token.py``). Codes that
 open no class and device codes that open none are counted per token
 (``Limits.browser_failed_joins``), never per address: a hall behind one address shares no
 count, and a browser that sheds its token pays the work again for a new one.
@@ -26,34 +26,34 @@ puts there. Only a hash of it is kept, by the store's counters. A run without a 
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import os
-
 import streamlit as st
 
 from xattn.classroom import ClassStore, new_student_id
 from xattn.classroom.codes import student_of
+from xattn.live.cookies import (
+    BROWSER_COOKIE,
+    HOST_COOKIE,
+    STUDENT_COOKIE,
+    TRUST_FORWARDED_ENV,
+    address_of,
+    browser_of,
+    browser_token,
+    signed_browser,
+    student_cookie,
+    too_many,
+)
 
+# The cookie names and the signed token are ``xattn.live.cookies``'s (the phones' routes read
+# them too); they are named here as well, for the page's modules.
 __all__ = ["STUDENT_COOKIE", "BROWSER_COOKIE", "HOST_COOKIE", "host_cookie", "student_cookie",
            "TRUST_FORWARDED_ENV", "client_address", "address_of", "student_id", "allowed",
            "signed_browser", "browser_of", "browser_token", "guesses_allowed", "too_many"]
 
-STUDENT_COOKIE = "xattn_student_"                # + a room's code: its student id, signed
-BROWSER_COOKIE = "xattn_browser"                 # a browser's signed token: its failed codes
-HOST_COOKIE = "xattn_host_"                      # + a room's code: its host key (HttpOnly)
-TRUST_FORWARDED_ENV = "XATTN_TRUST_FORWARDED"   # "1": trust X-Forwarded-For from any proxy
 _SID = "_xattn_student"                          # session: this session's student id
-_COOKIE_AGE = 12 * 3600                          # seconds, as long as a class lives
-
-
-def student_cookie(code: str) -> str:
-    """The cookie that holds this browser's student id in room ``code`` (A-Z, 2-9)."""
-    return STUDENT_COOKIE + code
 
 
 def host_cookie() -> dict[str, str]:
-    """The host keys this browser's cookies hold, by room code (``xattn/ui/server/host.py``
+    """The host keys this browser's cookies hold, by room code (``xattn/server/host.py``
     sets them; none where there is no request)."""
     try:
         cookies = dict(st.context.cookies)
@@ -76,21 +76,6 @@ def client_address() -> str | None:
     if not headers:
         return None
     return address_of(st.context.ip_address, headers.get("x-forwarded-for", ""))
-
-
-def address_of(peer: str | None, forwarded: str) -> str:
-    """The client's address from the connection's peer (None: this machine, e.g. its
-    HAProxy) and an ``X-Forwarded-For`` header: the proxy's last entry, trusted only from a
-    proxy on this machine (or any, with ``XATTN_TRUST_FORWARDED=1``).
-
-    Examples
-    --------
-    >>> address_of(None, "10.0.0.7, 192.168.1.20"), address_of("203.0.113.9", "10.0.0.7")
-    ('192.168.1.20', '203.0.113.9')
-    """
-    last = forwarded.split(",")[-1].strip()
-    trust = peer is None or os.environ.get(TRUST_FORWARDED_ENV, "") == "1"
-    return (last if trust and last else peer) or "localhost"
 
 
 def student_id(store: ClassStore, code: str) -> str | None:
@@ -122,45 +107,6 @@ def allowed(store: ClassStore, kind: str, *, peek: bool = False) -> bool:
     return True if who is None else store.allow(kind, who, peek=peek)
 
 
-def signed_browser(key: bytes, browser: str) -> str:
-    """A browser's token: its id (22 URL-safe characters) and the servers' MAC of it.
-
-    Examples
-    --------
-    >>> token = signed_browser(b"k" * 32, "b" * 22)
-    >>> browser_of(b"k" * 32, token), browser_of(b"j" * 32, token)
-    ('bbbbbbbbbbbbbbbbbbbbbb', None)
-    >>> browser_of(b"k" * 32, "b" * 22 + "." + "0" * 32) is None
-    True
-    """
-    mac = hmac.new(key, f"xattn browser|{browser}".encode(), hashlib.sha256).hexdigest()
-    return f"{browser}.{mac[:32]}"
-
-
-def browser_of(keys, value) -> str | None:
-    """The browser id of a token signed with one of ``keys`` (a key or several), or None."""
-    if not isinstance(value, str) or value.count(".") != 1 or len(value) > 60:
-        return None
-    browser = value.split(".")[0]
-    if not (len(browser) == 22 and browser.replace("-", "").replace("_", "").isalnum()):
-        return None
-    for key in [keys] if isinstance(keys, bytes) else keys:
-        if hmac.compare_digest(signed_browser(key, browser), value):
-            return browser
-    return None
-
-
-def browser_token(store: ClassStore, cookies: dict) -> str | None:
-    """The browser id of the request's token cookie (``xattn_browser``) if the servers signed
-    it (the store's keys read again once if not: another process may sign with a newer one),
-    else None."""
-    value = cookies.get(BROWSER_COOKIE)
-    if not value:
-        return None
-    found = browser_of(store.signing_keys(), value)
-    return found if found is not None else browser_of(store.refresh_signing_keys(), value)
-
-
 def guesses_allowed(store: ClassStore, *, count: bool = False) -> bool | None:
     """Whether this page's browser may try one more code (a class code, a device code) and,
     with ``count``, count one that opened nothing: by its token (`browser_token`), never by
@@ -176,11 +122,3 @@ def guesses_allowed(store: ClassStore, *, count: bool = False) -> bool | None:
     if browser is None:
         return None
     return store.allow("browser_failed_joins", browser, peek=not count)
-
-
-def too_many(limits) -> str:
-    """What a browser that tried too many codes that open nothing is told."""
-    limit, window = limits.browser_failed_joins
-    return (f"More than {limit} class codes or device codes that open nothing were tried in "
-            f"this browser in the last {window / 60:g} minutes: wait a few minutes, then type "
-            "the code your teacher shows.")

@@ -3,7 +3,7 @@ pre/post check's gain, as one small table, one chart and a CSV (``xattn.classroo
 
 Read from the store's anonymous answer sequences (`ClassStore.trajectories`, `across`): a
 row names steps and rounds, never a student. Each round is judged by its own question's truth
-(a follow-up's is its new case's), computed as the step's is (``xattn.ui.room.answers``).
+(a follow-up's is its new case's), computed as the step's is (``xattn.live.answers``).
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from xattn.classroom.learning import StepLearning, check_pair, class_gain, step_
 from xattn.figures.classroom import learning_figure
 from xattn.lesson import is_right
 from xattn.literal import csv_cell, md_code
+from xattn.live.answers import class_step
+from xattn.live.prepared import StepUnavailable
 from xattn.ui.charts import show_chart
-from xattn.ui.room.answers import class_step
-from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import Room, class_store
 
-__all__ = ["ClassLearning", "class_learning", "learned_panel", "learning_csv", "judge"]
+__all__ = ["ClassLearning", "class_learning", "learned_panel", "learning_csv", "judge",
+           "learning_text"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def judge(lesson, n: int, case: int):
     of the answer (`xattn.lesson.is_right` with that case's truth); None for a step with no
     right answer (a poll) or one whose weights cannot be made here."""
     try:
-        told = class_step(lesson, n, case=case, show=False)[1]
+        told = class_step(lesson, n, case=case)[1]
     except StepUnavailable:
         return None
     if told.question is None or not told.question.of.graded:
@@ -159,3 +160,26 @@ def learned_panel(room: Room) -> None:
                        f"xattn-class-{room.code}-learned.csv", "text/csv",
                        key="class_learned_csv", on_click="ignore", width="stretch")
 
+
+def learning_text(learned: StepLearning) -> str:
+    """One step's rounds and movers in Markdown: a small table and one line."""
+    rows = ["| round | what | answered | right |", "|---|---|---|---|"]
+    for r in learned.rounds:
+        what = {"vote": "the first vote", "revote": "a revote",
+                "follow-up": f"a follow-up (new case {r.case})"}[r.kind]
+        right = "–" if r.share is None else f"{r.right} ({r.share:.0%})"
+        rows.append(f"| {r.round} | {what} | {r.answered} | {right} |")
+    line = []
+    if learned.potential:
+        line.append(f"**{learned.potential} potential learner"
+                    f"{'s' if learned.potential != 1 else ''}** (wrong in round 1)")
+        if learned.moved_right is not None:
+            line.append(f"{learned.moved_right} of them right after the revote")
+        if learned.right_on_new is not None:
+            line.append(f"{learned.right_on_new} of them right on the new case")
+        if learned.weighted_gain is not None:
+            line.append(f"weighted learning gain {learned.weighted_gain:.0%} (Porter et al. "
+                        "2011: 85–89 %)")
+    if learned.moved_away:
+        line.append(f"{learned.moved_away} moved away from a right answer")
+    return "\n".join(rows) + ("\n\n" + "; ".join(line) + "." if line else "")

@@ -3,7 +3,7 @@ histogram (the share of the class whose answer a named misconception gives, with
 reason), and the answers' CSV names the misconception of each wrong answer.
 
 Both read what each round asked (the step's own question or a follow-up's case) as the room's
-phones do (``xattn.ui.room.answers.class_step``) and the class's counts the store keeps:
+phones do (``xattn.live.answers.class_step``) and the class's counts the store keeps:
 nothing new is stored (``xattn.lesson.misconceptions``).
 """
 
@@ -15,9 +15,9 @@ from xattn.figures.frozen import narrowed
 from xattn.figures.misconceptions import ALT, misconceptions_figure
 from xattn.lesson import Told
 from xattn.lesson.misconceptions import class_misconceptions, misconception_of
+from xattn.live.answers import class_step
+from xattn.live.prepared import StepUnavailable
 from xattn.ui.charts import show_chart
-from xattn.ui.room.answers import class_step
-from xattn.ui.room.prepared import StepUnavailable
 
 __all__ = ["round_told", "csv_misconceptions", "misconception_panel", "histogram_lines"]
 
@@ -28,7 +28,7 @@ def round_told(lesson, step: int, question) -> Told | None:
     if lesson is None or not 1 <= step <= len(lesson.steps):
         return None
     try:
-        told = class_step(lesson, step, case=question.case, show=False)[1]
+        told = class_step(lesson, step, case=question.case)[1]
     except StepUnavailable:
         return None
     return told if told.question == question else None

@@ -10,110 +10,38 @@ and a projector) included.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import html
-import ipaddress
 import math
-import os
 import time
-from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from xattn.classroom import NO_QUESTION, ClassroomError, RoomView, answers_csv, qr_svg
-from xattn.classroom.learning import StepLearning, step_learning
+from xattn.classroom import NO_QUESTION, ClassroomError, RoomView, answers_csv
+from xattn.classroom.learning import step_learning
 from xattn.figures.classroom import CLASS_ALT, class_alt, class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
 from xattn.jobs import LABELS
 from xattn.lesson import Told, is_right
 from xattn.lesson.followup import cases
 from xattn.literal import md_code
+from xattn.live.answers import class_step, follow_up
+from xattn.live.prepared import StepUnavailable
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.link import ROOM
-from xattn.ui.room.answers import class_step, follow_up
+from xattn.ui.room.actions import STALE, host_action, open_step
+from xattn.ui.room.card import student_link
 from xattn.ui.room.confidence import class_switches, confidence_table
 from xattn.ui.room.devices import devices_panel, door, end_panel
 from xattn.ui.room.follow import LIVE_FRAGMENTS
-from xattn.ui.room.framed import framed_warning
-from xattn.ui.room.learned import learned_panel
+from xattn.ui.room.learned import learned_panel, learning_text
 from xattn.ui.room.misconceptions import csv_misconceptions, misconception_panel
-from xattn.ui.room.prepared import StepUnavailable
-from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action, open_step
+from xattn.ui.room.room import Room, class_store
+from xattn.ui.room.session import HOST_ERROR
 
-__all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
-           "countdown", "class_csv", "step_view", "live_fragment", "host_error",
-           "PUBLIC_URL_ENV", "TIMERS"]
+__all__ = ["class_controls", "class_answers", "countdown", "class_csv", "step_view",
+           "live_fragment", "host_error", "TIMERS"]
 
-PUBLIC_URL_ENV = "XATTN_PUBLIC_URL"      # the address phones reach the app at
 TIMERS = (30, 60, 90)                    # seconds a host's countdown may run
-_LOCAL = ("localhost", "localhost.localdomain", "ip6-localhost")
-
-
-def student_link(code: str) -> tuple[str, str | None]:
-    """The link students open (``?room=CODE`` on the address phones reach), and why phones
-    cannot reach it, if they cannot: ``$XATTN_PUBLIC_URL``, else Streamlit's
-    ``browser.serverAddress`` (and ``browser.serverPort``) when set to another host than
-    localhost, else this page's own address."""
-    query = "?" + urlencode({ROOM.key: code})
-    public = os.environ.get(PUBLIC_URL_ENV, "").strip()
-    if public:
-        return public.split("?")[0].rstrip("/") + "/" + query, None
-    address = str(st.get_option("browser.serverAddress") or "")
-    if address and not _is_local(address):
-        port = st.get_option("browser.serverPort")
-        scheme = "https" if str(port) == "443" else "http"
-        default = str(port) in ("80", "443")
-        return f"{scheme}://{address}{'' if default else f':{port}'}/{query}", None
-    base = (st.context.url or "http://localhost:8501/").split("?")[0].split("#")[0]
-    if not base.endswith("/"):
-        # st.context.url drops the path's last slash: behind a proxy at /xattn/ the link was
-        # .../xattn?room=CODE, whose page's relative fetches (live/CODE/...) missed the prefix
-        base += "/"
-    host = urlsplit(base).hostname or ""
-    if _is_local(host):
-        return base + query, (
-            f"This page's address ({md_code(host)}) is this computer's own: phones cannot "
-            f"open it. Start the app with {md_code(f'{PUBLIC_URL_ENV}=http://ADDRESS:8501')} "
-            "(this computer's address on the room's network, e.g. from `hostname -I`), or set "
-            "`browser.serverAddress` in `.streamlit/config.toml`, or open this page at that "
-            "address, and the QR code follows.")
-    return base + query, None
-
-
-def _is_local(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host in _LOCAL:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def room_card(room: Room, present: bool) -> None:
-    """The host's card: the code, the student link and its QR code, large on a projector
-    while the class joins (the room's first step), a strip afterwards so that the question's
-    answers fit the same screen."""
-    link, unreachable = student_link(room.code)
-    large = room.view is not None and room.view.step == 1
-    widths = ([2, 3] if present else [1, 2]) if large else [1, 4]
-    qr, words = st.columns(widths, vertical_alignment="center")
-    with qr:
-        svg = base64.b64encode(qr_svg(link).encode()).decode()
-        alt = html.escape(f"QR code of the class link {link}", quote=True)
-        width = (200 if present else 160) if large else 96
-        st.html(f'<img alt="{alt}" src="data:image/svg+xml;base64,{svg}" '
-                f'style="width:100%;max-width:{width}px;image-rendering:pixelated">')
-    with words:
-        size = ("2.6rem" if present else "2rem") if large else "1.6rem"
-        st.html(f'<div style="font-size:1rem">Join the class: code</div><div style="font-size:'
-                f'{size};font-weight:700;letter-spacing:0.12em">{room.code}</div>')  # A-Z, 2-9
-        st.markdown(f"or open {md_code(link)}")
-        framed_warning()
-    if unreachable:
-        st.warning(unreachable, icon=":material/wifi_off:")
 
 
 def live_fragment(fragment: str) -> None:
@@ -259,7 +187,7 @@ def _follow_up(room: Room, step: int):
         asked = {t.question.case for t in store.results(code, key) if t.step == step}
         try:
             case, what, differs = follow_up(lesson, step, asked)
-            told = class_step(lesson, step, case=case, show=False)[1] if case else None
+            told = class_step(lesson, step, case=case)[1] if case else None
         except StepUnavailable as err:
             raise ClassroomError(f"No follow-up: {err}") from None
         if told is None:
@@ -339,7 +267,7 @@ def _round_tells(room: Room, step: int, questions) -> list:
     tells = []
     for q in questions:
         try:
-            tells.append(class_step(room.lesson, step, case=q.case, show=False)[1])
+            tells.append(class_step(room.lesson, step, case=q.case)[1])
         except StepUnavailable:
             tells.append(None)
     return tells
@@ -418,30 +346,6 @@ def _moved(store, room: Room, view, told: Told) -> str:
             + (f"; {late} answered only now" if late else "") + ".")
 
 
-def learning_text(learned: StepLearning) -> str:
-    """One step's rounds and movers in Markdown: a small table and one line."""
-    rows = ["| round | what | answered | right |", "|---|---|---|---|"]
-    for r in learned.rounds:
-        what = {"vote": "the first vote", "revote": "a revote",
-                "follow-up": f"a follow-up (new case {r.case})"}[r.kind]
-        right = "–" if r.share is None else f"{r.right} ({r.share:.0%})"
-        rows.append(f"| {r.round} | {what} | {r.answered} | {right} |")
-    line = []
-    if learned.potential:
-        line.append(f"**{learned.potential} potential learner"
-                    f"{'s' if learned.potential != 1 else ''}** (wrong in round 1)")
-        if learned.moved_right is not None:
-            line.append(f"{learned.moved_right} of them right after the revote")
-        if learned.right_on_new is not None:
-            line.append(f"{learned.right_on_new} of them right on the new case")
-        if learned.weighted_gain is not None:
-            line.append(f"weighted learning gain {learned.weighted_gain:.0%} (Porter et al. "
-                        "2011: 85–89 %)")
-    if learned.moved_away:
-        line.append(f"{learned.moved_away} moved away from a right answer")
-    return "\n".join(rows) + ("\n\n" + "; ".join(line) + "." if line else "")
-
-
 def _also(told: Told | None) -> tuple:
     """What is just as right: a tie's answers, or each part's close calls."""
     return () if told is None else told.also_right
@@ -453,7 +357,7 @@ _ALTS = CLASS_ALT
 def _taps(a: Attention, layer: int, view, told: Told) -> None:
     """Where the class expected the target token to look, beside where the head looks: the
     layer the answer is about (``told.layer``: step 13's is layer 2 whatever layer the page
-    shows; issue 44), as the phones draw it (``xattn.ui.room.answers.answer_charts``)."""
+    shows; issue 44), as the phones draw it (``xattn.live.answers.answer_charts``)."""
     if told.row is None:
         return
     i, head = told.row
@@ -469,15 +373,6 @@ def _taps(a: Attention, layer: int, view, told: Told) -> None:
                key="class_taps", name=f"xattn-class-{view.code}-expected",
                alt="Two rows of colour: the share of students who tapped each source token, "
                    "and the row of attention weights.")
-
-
-def hidden_note(room: Room) -> None:
-    """What a page in a room shows instead of the weights before the reveal."""
-    who = "you reveal" if room.host else "your teacher reveals"
-    step = room.view.step if room.view is not None else "this"
-    st.info(f"The weights of step {step} are hidden until {who} them: predict first, then "
-            "see.", icon=":material/visibility_off:")
-
 
 
 def countdown(ends_at: float) -> None:

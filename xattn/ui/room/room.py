@@ -9,7 +9,7 @@ projector are two host pages of one class), and only a host's explicit action (a
 *Ask again*, a timer) changes it. Until the host reveals a step, the weights stay hidden; after
 the reveal each student sees the truth with their own prediction, and the host the class's.
 
-A student's link (``?room=CODE``) opens the phone's own light page (``xattn/ui/server``):
+A student's link (``?room=CODE``) opens the phone's own light page (``xattn/server``):
 this Streamlit page is the lecturer's, and the full page a student opens from the phone
 (*Explore this step on the full page*, ``explore=1``). Both follow the room without polling:
 a public component listens to the room's pulse and asks for the page's own rerun
@@ -34,8 +34,6 @@ import streamlit as st
 from xattn.classroom import (
     NO_QUESTION,
     ClassroomError,
-    ClassStore,
-    DeviceCodeRefused,
     HostRefused,
     LimitReached,
     RoomEnded,
@@ -43,9 +41,8 @@ from xattn.classroom import (
     RoomView,
     normalize_code,
 )
-from xattn.classroom.config import configured, open_store
 from xattn.literal import md_code, show_value
-from xattn.ui.link import (
+from xattn.live.link import (
     CLASS,
     COURSE,
     DEVICE,
@@ -57,7 +54,9 @@ from xattn.ui.link import (
     ROOM,
     VIEW,
 )
+from xattn.live.stores import class_store
 from xattn.ui.room.follow import follow_room, new_run
+from xattn.ui.room.hostkey import NO_TOKEN, Away, host_key, keep_host_key, redeem, still_host
 from xattn.ui.room.identity import (
     allowed,
     client_address,
@@ -66,30 +65,10 @@ from xattn.ui.room.identity import (
     student_id,
     too_many,
 )
+from xattn.ui.room.session import FAILED, JOINED, KEYS, LAST, MADE
 from xattn.ui.state import Notice, PageState
 
-__all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "open_step", "host_action",
-           "join_box", "back_to_class", "keep_host_key", "HOST_ERROR",
-           "STALE"]
-
-_MADE = "_xattn_room_made"      # session: the room this session made (one per session)
-_JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
-_FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
-_LAST = "_xattn_room_last"      # session: the last RoomView read (shown while the store is out)
-_KEYS = "_xattn_host_keys"      # session: room code -> the host key this page drives it with
-_OLD_KEYS = "_xattn_old_keys"   # session: host keys a new one replaced (this device signed out)
-
-
-@st.cache_resource(show_spinner=False)
-def _stores(redis_url: str, path: str) -> ClassStore:
-    return open_store(redis_url=redis_url, path=path)
-
-
-def class_store() -> ClassStore:
-    """The server's class store for its configuration (``XATTN_REDIS_URL`` or
-    ``XATTN_CLASS_STORE``), shared by every session; `StoreUnavailable` if it cannot be
-    opened (tried again on the next call)."""
-    return _stores(*configured())
+__all__ = ["Room", "room_setup", "class_store", "follow", "join_box", "back_to_class"]
 
 
 @dataclass
@@ -140,7 +119,7 @@ def room_setup(state: PageState, start) -> Room | None:
     new_run()                                   # the count's fragments are noted afresh
     new = state.take(CLASS) == "new"
     days = _homework_days(state, new)
-    if new and days is not None and not st.session_state.get(_MADE):
+    if new and days is not None and not st.session_state.get(MADE):
         _make_room(state, start, days)
     device = state.take(DEVICE)
     code, linked = state.value(ROOM), state.value(HOST)
@@ -150,23 +129,23 @@ def room_setup(state: PageState, start) -> Room | None:
             state.notices.append(Notice("link", HostRefused().args[0]))
         return None
     if device:
-        _redeem(state, code, device)
-    key = _host_key(code, linked)
+        redeem(state, code, device)
+    key = host_key(code, linked)
     tally = 0
     try:
         store = class_store()
         # a page already in this room guesses nothing (no read of the guess limit per run),
         # nor does the lecturer's own page; the others' guesses count per browser (its
         # token), never per address: a hall's mistyped codes never lock the class out
-        if st.session_state.get(_JOINED) != code and not key:
+        if st.session_state.get(JOINED) != code and not key:
             may = guesses_allowed(store)
             if not may:
-                _leave(state, _NO_TOKEN.format(code=code) if may is None else
+                _leave(state, NO_TOKEN.format(code=code) if may is None else
                        too_many(store.limits), counted=False)
                 return None
         code = normalize_code(code)
         if key:
-            key = _still_host(state, store, code, key, from_link=bool(linked))
+            key = still_host(state, store, code, key, from_link=bool(linked))
         student = None if key else student_id(store, code)
         # The tally first: an answer that lands between the two reads is then in the view
         # but not in the tally drawn, and the page is asked once more (follow.py).
@@ -174,29 +153,29 @@ def room_setup(state: PageState, start) -> Room | None:
         tally = pulse.tally if pulse is not None else 0
         view, problem = store.room_view(code, None if key else student, present=False), None
     except RoomEnded as err:                    # its lecturer ended it: every page leaves
-        st.session_state.pop(_JOINED, None)
-        st.session_state.get(_KEYS, {}).pop(code, None)
+        st.session_state.pop(JOINED, None)
+        st.session_state.get(KEYS, {}).pop(code, None)
         _leave(state, str(err), counted=False)
         return None
     except RoomNotFound as err:
-        if st.session_state.get(_JOINED) == code:   # in it a moment ago: away, not gone
-            view, problem = None, _Away.MESSAGE
+        if st.session_state.get(JOINED) == code:   # in it a moment ago: away, not gone
+            view, problem = None, Away.MESSAGE
             student = st.session_state.get("_xattn_student", {}).get(code)
         else:
             _leave(state, str(err))
             return None
     except HostRefused as err:                  # the same words whether or not it exists
-        st.session_state.get(_KEYS, {}).pop(code, None)
+        st.session_state.get(KEYS, {}).pop(code, None)
         _leave(state, str(err))
         return None
     except ClassroomError as err:               # unavailable, or cannot be opened at all
         view, problem = None, _unavailable(err)
         student = st.session_state.get("_xattn_student", {}).get(code)
-    last = st.session_state.get(_LAST)
+    last = st.session_state.get(LAST)
     if view is None and last is not None and last.code == code:
         view = last                                  # the last step read, until it is back
     elif view is not None:
-        st.session_state[_LAST] = view
+        st.session_state[LAST] = view
     room = Room(code, key or None, view, student, problem=problem, tally=tally,
                 now=time.time())
     if room.homework and not key and student:
@@ -233,78 +212,6 @@ def _answered(code: str, student: str) -> frozenset:
         return frozenset()
 
 
-SIGNED_OUT = ("This device no longer drives class {code}: another of your devices signed "
-              "every other device out (a new host key). It shows the class as a student "
-              "sees it; to drive the class from here again, make a device code on the device "
-              "that drives it (*Your devices*).")
-
-
-def _still_host(state: PageState, store: ClassStore, code: str, key: str, *,
-                from_link: bool) -> str | None:
-    """``key`` if it still drives the room. A key this page or its browser held that a new
-    one replaced signs this device out: the page says so and stays in the room as a
-    student's (None). A host link's refused key leaves the room (`HostRefused`)."""
-    try:
-        store.check_host(code, key)
-        return key
-    except HostRefused:
-        if from_link:
-            raise
-        if st.session_state.get(_JOINED) == code and code not in store.pulse([code]):
-            store.room_view(code)                  # RoomEnded: its lecturer ended it
-            raise _Away(_Away.MESSAGE) from None   # not signed out: the room is away
-    st.session_state.get(_KEYS, {}).pop(code, None)
-    st.session_state.setdefault(_OLD_KEYS, set()).add(key)
-    state.notices.append(Notice("link", SIGNED_OUT.format(code=code)))
-    return None
-
-
-def _redeem(state: PageState, code: str, device: str) -> None:
-    """A one-time device code from the link (*Your devices* on another host page): this
-    session drives the room with the key it was made for, or the page says why not."""
-    try:
-        store = class_store()
-        may = guesses_allowed(store)        # per browser (its token), never per address
-        if not may:
-            state.notices.append(Notice("link", _NO_TOKEN.format(code=code) if may is None
-                                        else too_many(store.limits)))
-            return
-        keep_host_key(normalize_code(code), store.redeem_device(code, device))
-    except (HostRefused, RoomNotFound) as err:      # DeviceCodeRefused: the same words
-        try:
-            guesses_allowed(class_store(), count=True)
-        except ClassroomError:
-            pass
-        state.notices.append(Notice("link", md_code(str(err)) if isinstance(err, RoomNotFound)
-                                    else DeviceCodeRefused.MESSAGE))
-    except ClassroomError as err:
-        state.notices.append(Notice("link", f"The device code could not be checked: "
-                                    f"{md_code(str(err))} It was not used: open its link "
-                                    "again in a moment."))
-
-
-def _host_key(code: str, linked: str) -> str | None:
-    """The host key of room ``code`` this page holds: the one a link brought (a server
-    without ``xattn/ui/server/host.py`` in front, as in AppTest), the one this session
-    made or made anew, or the one in this browser's cookie."""
-    try:
-        code = normalize_code(code)
-    except (RoomNotFound, TypeError):
-        return None
-    keys = st.session_state.setdefault(_KEYS, {})
-    if linked:
-        keys[code] = linked
-    cookie = host_cookie().get(code)
-    if cookie in st.session_state.get(_OLD_KEYS, ()):
-        cookie = None                        # signed out: the browser drops it on its next load
-    return keys.get(code) or cookie or None
-
-
-def keep_host_key(code: str, key: str) -> None:
-    """This session drives room ``code`` with ``key`` (a room it made, a key it made anew)."""
-    st.session_state.setdefault(_KEYS, {})[code] = key
-
-
 _CLAIM_JS = """
 export default function ({ data }) {
   const done = (window.__xattnClaimed = window.__xattnClaimed || {});
@@ -333,17 +240,8 @@ def claim(code: str, key: str) -> None:
                                               "code": code})
 
 
-class _Away(ClassroomError):
-    """The store does not have a room this page was in a moment ago (it restarted empty):
-    the server process that serves its streams gives it back (``xattn.classroom.hub``)."""
-
-    MESSAGE = ("The class store does not have this class at this moment (it restarted?): the "
-               "server is giving it back, answers included. This page stays on the step it "
-               "last read and follows the class as soon as it is back.")
-
-
 def _unavailable(err: ClassroomError) -> str:
-    if isinstance(err, (LimitReached, _Away)):
+    if isinstance(err, (LimitReached, Away)):
         return str(err)
     return (f"The class store is not answering ({md_code(str(err))}). This page stays in the "
             "class and shows its step as soon as the store is back.")
@@ -352,8 +250,8 @@ def _unavailable(err: ClassroomError) -> str:
 def _place(state: PageState, room: Room) -> None:
     """Put the page on the room's step: the Lesson view when the page arrives in the room,
     and always the room's step (a host page too: only a host's action moves the class)."""
-    arrived = st.session_state.get(_JOINED) != room.code
-    st.session_state[_JOINED] = room.code
+    arrived = st.session_state.get(JOINED) != room.code
+    st.session_state[JOINED] = room.code
     forced = {}
     if room.view is not None and not room.homework:   # a homework: each page walks its own
         forced[LESSON.key] = room.view.step
@@ -391,13 +289,9 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
     except (ClassroomError, ValueError) as err:
         state.notices.append(Notice("link", f"No class could be started: {md_code(str(err))}"))
         return
-    st.session_state[_MADE] = code
+    st.session_state[MADE] = code
     keep_host_key(code, key)
     state.force({ROOM.key: code, VIEW.key: "Lesson", LESSON.key: 1, COURSE.key: ""})
-
-
-_NO_TOKEN = ("This browser has not shown yet that it is a browser (a second of work its page "
-             "does): open the class's link, [?room={code}](?room={code}), and it joins.")
 
 
 def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
@@ -413,51 +307,7 @@ def _leave(state: PageState, why: str, *, counted: bool = True) -> None:
     for p in (ROOM, HOST):
         state.drawn.pop(p.key, None)
         st.session_state.pop(p.key, None)
-    st.session_state[_FAILED] = True
-
-
-def move_class(room: Room, step: int, seen: int | None) -> None:
-    """A host's page moves the class to ``step`` (a callback: the run that follows draws
-    it), if the class is still as the page drew it (``seen``: its version then)."""
-    host_action(lambda store: open_step(store, room, step), room, seen)
-
-
-def open_step(store, room: Room, step: int) -> None:
-    """Move the class to ``step``; a step the class only reads (no question) is revealed at
-    once, so its weights reach the phones with no *Reveal*, no timer and no round of
-    answers to count (issue 44)."""
-    store.set_step(room.code, room.host, step)
-    if not room.homework and store.room_view(room.code).question == NO_QUESTION:
-        store.reveal(room.code, room.host, step)
-
-
-STALE = ("The class had moved since this page drew it (another of your devices, or a "
-         "timer): your press was not applied. The page now shows the class as it is; press "
-         "again if you still mean it.")
-
-
-def host_action(action, room: Room, seen: int | None) -> bool:
-    """Run a host's ``action(store)`` if room ``room`` is still at version ``seen`` (the one
-    the page showed when it was pressed); whether it ran. What the store refuses, and a
-    press on a class that had moved meanwhile, is said on the next run.
-
-    A press carries the version its page drew, so a press made on an out-of-date screen
-    never moves the class: a lecturer's second device that had not drawn the last move yet,
-    or a page whose step picker still shows the step before when its run that drew the move
-    was cut short (the picker's stale value then reaches the server as a change)."""
-    try:
-        store = class_store()
-        if seen is not None and store.room_view(room.code).version != seen:
-            st.session_state[HOST_ERROR] = STALE
-            return False
-        action(store)
-        return True
-    except (ClassroomError, ValueError) as err:   # ValueError: a bound (days, a step)
-        st.session_state[HOST_ERROR] = str(err)
-        return False
-
-
-HOST_ERROR = "_xattn_room_error"   # session: what the store said to a host's last action
+    st.session_state[FAILED] = True
 
 
 def follow(room: Room) -> None:
@@ -476,7 +326,7 @@ def follow(room: Room) -> None:
 def join_box(sidebar=None) -> None:
     """A box to type a class code: on the page when the link's class could not be joined,
     in the sidebar otherwise (``sidebar``: a container in it, by default the sidebar)."""
-    where = st.container() if st.session_state.get(_FAILED) else (
+    where = st.container() if st.session_state.get(FAILED) else (
         sidebar if sidebar is not None else st.sidebar)
     code = where.text_input("Join a class: its code", key="join", max_chars=12,
                             placeholder="e.g. HJK23M")
@@ -488,7 +338,7 @@ def join_box(sidebar=None) -> None:
         where.error(f"{show_value(code, 20)} is not a class code: six letters and digits, "
                     "as your teacher shows them.", icon=":material/error:")
         return
-    st.session_state.pop(_FAILED, None)
+    st.session_state.pop(FAILED, None)
     st.query_params.clear()
     st.query_params[ROOM.key] = code
     st.session_state.pop("join")

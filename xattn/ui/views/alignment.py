@@ -27,10 +27,10 @@ from xattn.alignlab import (
 )
 from xattn.figures.alignment import aer_figure
 from xattn.literal import md_code, show_value
+from xattn.live.compute import derived
+from xattn.live.link import AL_GOLD, AL_METHOD, AL_THRESHOLD, PRESENT, READS
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import derived
-from xattn.ui.link import AL_GOLD, AL_METHOD, AL_THRESHOLD, PRESENT, READS
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 

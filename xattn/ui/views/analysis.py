@@ -7,11 +7,11 @@ import streamlit as st
 
 from xattn._checks import counted
 from xattn.figures import ablation_figure, measure_figure
+from xattn.live.compute import derived
+from xattn.live.link import OFF, PRESENT
 from xattn.metrics import MEASURES, head_statistics
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import derived
-from xattn.ui.link import OFF, PRESENT
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.views.heads import file_stem

@@ -13,12 +13,12 @@ import streamlit as st
 
 from xattn._checks import counted
 from xattn.figures import per_head_figure
+from xattn.live.compute import derived
+from xattn.live.link import CMP, CMP_HEADS, CMP_LAYER, CMP_SEED, MAX_SEED, PRESENT
 from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, head_choices, run_tokens
 from xattn.sources import Attention, random_attention
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import derived
-from xattn.ui.link import CMP, CMP_HEADS, CMP_LAYER, CMP_SEED, MAX_SEED, PRESENT
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.weights.controls import nearest

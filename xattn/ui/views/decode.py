@@ -22,11 +22,11 @@ from xattn.figures.decode import (
 )
 from xattn.figures.effects import lens_figure
 from xattn.literal import md_code, plotly_text
+from xattn.live.compute import derived
+from xattn.live.link import DSTEP, FORCE, PRESENT, READS, parse_label, token_label
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import derived
 from xattn.ui.internals import fragment_run
-from xattn.ui.link import DSTEP, FORCE, PRESENT, READS, parse_label, token_label
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 

@@ -17,10 +17,10 @@ import streamlit as st
 from xattn.figures import COLOR_STOPS
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_height, head_parts
+from xattn.live.compute import figure
+from xattn.live.link import HPAGE, SCALE
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import figure
-from xattn.ui.link import HPAGE, SCALE
 from xattn.ui.state import PageState
 
 __all__ = ["head_grid", "colour_top"]
@@ -69,7 +69,7 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
               stem: str, font_scale: float = 1.0, max_cols: int = 4,
               legend_below: bool = False) -> None:
     """Draw one chart per head of ``a``'s layer ``layer``, paged if needed. Each chart is built
-    once per server (``xattn.ui.compute.figure``): a rerun that does not change it, or another
+    once per server (``xattn.live.compute.figure``): a rerun that does not change it, or another
     student asking for the same, only sends it. The colour legend comes first, or after the
     charts (``legend_below``: a projector's first screen starts with a chart)."""
     weights = a.layer(layer)

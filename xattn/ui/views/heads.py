@@ -13,10 +13,10 @@ from xattn.attnfile import attention_to_bytes
 from xattn.export import file_name, weights_csv
 from xattn.figures import average_figure, head_figure, output_figure
 from xattn.literal import md_code
+from xattn.live.compute import derived, figure
+from xattn.live.link import PRESENT
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import derived, figure
-from xattn.ui.link import PRESENT
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.views.grid import colour_top, head_grid
 from xattn.ui.views.overview import layers_overview

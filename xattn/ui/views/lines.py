@@ -6,9 +6,9 @@ import streamlit as st
 
 from xattn._checks import counted
 from xattn.figures import lines_figure
+from xattn.live.link import LINES_HEADS, THRESHOLD
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.link import LINES_HEADS, THRESHOLD
 from xattn.ui.state import PageState
 from xattn.ui.views.heads import file_stem
 

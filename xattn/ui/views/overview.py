@@ -6,10 +6,10 @@ import streamlit as st
 
 from xattn._checks import counted
 from xattn.figures import overview_figure
+from xattn.live.compute import figure
+from xattn.live.link import FOCUS, LAYER
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import figure
-from xattn.ui.link import FOCUS, LAYER
 from xattn.ui.state import PageState
 
 __all__ = ["layers_overview"]

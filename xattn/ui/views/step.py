@@ -11,11 +11,11 @@ import streamlit as st
 from xattn._checks import counted
 from xattn.figures import clickable_head_figure, saturation_figure, weights_bar_figure
 from xattn.literal import md_code
+from xattn.live.compute import derived
+from xattn.live.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_label
 from xattn.sources import Attention
 from xattn.steps import row_entropy, stages
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import derived
-from xattn.ui.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_label
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 

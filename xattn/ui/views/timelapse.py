@@ -12,12 +12,12 @@ import numpy as np
 import streamlit as st
 
 from xattn.figures.timelapse import head_curves_figure, run_curves_figure
+from xattn.live.compute import derived
+from xattn.live.link import PRESENT, TSTEP
 from xattn.record import Meta
 from xattn.sources import Attention
 from xattn.timelapse import PROBE_SENTENCE
 from xattn.ui.charts import show_chart
-from xattn.ui.compute import derived
-from xattn.ui.link import PRESENT, TSTEP
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.views.grid import head_grid

@@ -1,6 +1,6 @@
 """The page's shared controls: the two sentences and the sidebar, each a URL parameter.
 
-Each control's parameter is declared in ``xattn.ui.link``; the widget shows the value
+Each control's parameter is declared in ``xattn.live.link``; the widget shows the value
 `PageState.value` resolved for it, so a shared link reproduces the exact view.
 """
 
@@ -11,12 +11,12 @@ from dataclasses import replace
 import streamlit as st
 
 from xattn.embedder import EMBEDDER_MODES
+from xattn.live import link
+from xattn.live.compute import tokens_of
+from xattn.live.link import MAX_SEED, parse_label, token_label
 from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_TOKENS, Settings, head_choices
 from xattn.tokenize import TOKENIZER_MODES
-from xattn.ui import link
-from xattn.ui.compute import tokens_of
-from xattn.ui.link import MAX_SEED, parse_label, token_label
 from xattn.ui.state import PageState, text_value
 
 # Bound widgets write their option's text into the URL, so options stay short words and the

@@ -15,10 +15,8 @@ import streamlit as st
 
 from xattn._checks import counted
 from xattn.literal import md_code
-from xattn.sources import SOURCES, Attention, default_layer, random_attention
-from xattn.tokenize import splits_words
-from xattn.ui.compute import cached_run
-from xattn.ui.link import (
+from xattn.live.compute import cached_run
+from xattn.live.link import (
     D_MODEL,
     EMB,
     HEADS,
@@ -43,6 +41,8 @@ from xattn.ui.link import (
     K,
     Param,
 )
+from xattn.sources import SOURCES, Attention, default_layer, random_attention
+from xattn.tokenize import splits_words
 from xattn.ui.state import Notice, PageState
 from xattn.ui.weights.controls import (
     mask_controls,
@@ -138,7 +138,7 @@ class PageSource:
     """What the page knows of one weights source, in one row of `PAGE_SOURCES`: the Weights
     choice's caption, the banner's icon, the function that draws its controls and returns its
     ``Attention`` (or None, having said why), and its settings in the link (declared in
-    ``xattn.ui.link``; a link that sets another source's settings is told they do nothing).
+    ``xattn.live.link``; a link that sets another source's settings is told they do nothing).
     Views never ask which source made the weights: a new source is its builder in
     ``xattn.sources`` and a row here."""
 

@@ -4,7 +4,7 @@
 the sidebar) and the training run (a live progress bar and loss curve when it trains), and
 returns the pair's weights with its gold alignment. `trained_statistics` is what the Head
 statistics view adds for these weights: which head learned what. Training is shared through
-``xattn.ui.weights.training_runs``; reading the pair is ``xattn.pairs``.
+``xattn.live.training``; reading the pair is ``xattn.pairs``.
 """
 
 from __future__ import annotations
@@ -16,12 +16,7 @@ from xattn.alignment import ALIGNMENT_MEASURES, Evaluated, GoldScores, pct
 from xattn.corpus import LEXICON
 from xattn.figures import loss_figure
 from xattn.literal import md_code
-from xattn.metrics import MEASURES
-from xattn.pairs import Problem, gold_text, read_pair
-from xattn.sources import Attention, trained_attention
-from xattn.train import TrainConfig
-from xattn.ui.charts import show_chart
-from xattn.ui.link import (
+from xattn.live.link import (
     PRESENT,
     TR_HEAD_CHOICES,
     TR_HEADS,
@@ -32,9 +27,15 @@ from xattn.ui.link import (
     TR_STEPS,
     TR_TGT,
 )
+from xattn.live.training import obtain
+from xattn.metrics import MEASURES
+from xattn.pairs import Problem, gold_text, read_pair
+from xattn.sources import Attention, trained_attention
+from xattn.train import TrainConfig
+from xattn.ui.charts import show_chart
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState, text_value
-from xattn.ui.weights.training_runs import obtain
+from xattn.ui.weights.progress import page_progress
 
 DEFAULT_SRC = TR_SRC.default
 
@@ -137,7 +138,7 @@ def training_panel(config: TrainConfig, font_scale: float = 1.0) -> Evaluated | 
     with live:
         bar_slot, live_curve = st.empty(), st.empty()
     try:
-        run, made = obtain(config, bar_slot, live_curve)
+        run, made = obtain(config, page_progress(bar_slot, live_curve))
     except ValueError as err:  # not expected with the offered choices; never a traceback
         st.error(f"Training failed: {err}", icon=":material/error:")
         return None
@@ -246,7 +247,7 @@ def default_trained(a: Attention) -> Attention | None:
     why these sentences cannot be shown by it."""
     config = TrainConfig()
     bar_slot, curve_slot = st.empty(), st.empty()
-    run, _ = obtain(config, bar_slot, curve_slot)
+    run, _ = obtain(config, page_progress(bar_slot, curve_slot))
     pair = read_pair(" ".join(a.src_tokens), " ".join(a.tgt_tokens))
     if isinstance(pair, Problem):
         st.info("B cannot be the trained weights here: the toy model knows only the words of "

@@ -1,0 +1,104 @@
+"""How the hub gives a room back to a store that restarted empty: the snapshot at each move
+and every answer saved here since, restored once the store is back; and the message rebuilt
+after a move (`Recovery`, a part of `xattn.classroom.hub.Hub`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from xattn.classroom.errors import RoomEnded, RoomNotFound, StoreUnavailable
+from xattn.classroom.frames import HubRoom, personal_json
+
+_LOGGER = logging.getLogger("xattn.classroom.hub")   # the hub's log
+
+__all__ = ["Recovery"]
+
+
+class Recovery:
+    """A room's snapshot, restore and rebuild for `Hub`."""
+
+    def _set_problem(self, problem: str | None) -> None:
+        if problem != self.problem:
+            self.problem = problem
+            self._call(self._publish_status)
+
+    def _restorable(self, code: str) -> bool:
+        """Whether this process can give room ``code`` back to the store (it keeps a
+        snapshot of it, of a class not over yet)."""
+        room = self._rooms.get(code)
+        snap = room.snapshot if room is not None else None
+        return snap is not None and self._clock() < snap.expires
+
+    def _answers_known(self, room: HubRoom) -> tuple[dict, dict]:
+        """Every answer this process knows of the room: its last snapshot's and those saved
+        here since, (step, round) -> student -> text; and their confidences, the same way."""
+        with self._lock:
+            snap = room.snapshot
+            known = {k: dict(v) for k, v in (snap.answers if snap else {}).items()}
+            levels = {k: dict(v) for k, v in (snap.levels if snap else {}).items()}
+            for k, given in room.saved.items():
+                known.setdefault(k, {}).update(given)
+                mine = levels.setdefault(k, {})
+                for student in given:          # an answer saved here: its level, or none
+                    mine.pop(student, None)
+                mine.update(room.saved_levels.get(k, {}))
+        return known, levels
+
+    def _restore(self, code: str, room: HubRoom) -> None:
+        """Give the store back the room it lost, with every answer this process knows."""
+        try:
+            if self.store.restore(room.snapshot, *self._answers_known(room)):
+                _LOGGER.warning("xattn hub: room %s was gone from the class store (it restarted "
+                                "empty?) and was given back", code)
+            self.store.refresh_signing_keys()     # ... and the keys students' ids carry
+        except RoomEnded as err:                  # its lecturer ended it: nothing to give
+            with self._lock:
+                room.snapshot, room.saved, room.saved_levels = None, {}, {}
+            self._call(self._publish_gone, code, str(err))
+        except StoreUnavailable as err:
+            self._set_problem(str(err))
+        except Exception:  # noqa: BLE001 - tried again on the next look
+            _LOGGER.exception("xattn hub: room %s could not be given back", code)
+        finally:
+            room.restoring = False
+            self._poke.set()
+
+    def _take_snapshot(self, code: str, room: HubRoom) -> None:
+        """The room's snapshot now; answers this process knows that the store lacks (lost
+        in a restart, given back by a process that did not know them) go back to it."""
+        snap = self.store.snapshot(code)
+        if room.snapshot is not None:
+            known, levels = self._answers_known(room)
+            missing = {k: {s: t for s, t in given.items() if s not in snap.answers.get(k, {})}
+                       for k, given in known.items()}
+            missing = {k: v for k, v in missing.items() if v}
+            if missing and self.store.restore(snap, missing, levels) is False:
+                snap = self.store.snapshot(code)
+        with self._lock:
+            room.snapshot, room.saved, room.saved_levels = snap, {}, {}
+
+    def _rebuild(self, code: str, room: HubRoom, built: tuple) -> None:
+        try:
+            self._take_snapshot(code, room)
+            view = self.store.room_view(code)
+            answers = self.store.round_answers(code, view.step, view.round)
+            message = self.build(view)
+            levels = (self.store.round_levels(code, view.step, view.round)
+                      if message.confidence else {})
+            # every phone's own part (its answer, its verdict) made here, once per distinct
+            # answer, so that the loop only joins bytes (step 14's verdicts score links)
+            personal = {text: personal_json(message, text)
+                        for text in {*answers.values(), None}}
+            room.built = built
+            self._call(self._publish, code, message, answers, personal, levels)
+        except RoomNotFound as err:
+            self._call(self._publish_gone, code, str(err))
+        except StoreUnavailable as err:
+            self._set_problem(str(err))
+        except Exception:  # noqa: BLE001 - a message that cannot be built: tried again
+            _LOGGER.exception("xattn hub: room %s's message could not be built", code)
+            time.sleep(1.0)
+        finally:
+            room.building = False
+            self._poke.set()

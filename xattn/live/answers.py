@@ -1,0 +1,94 @@
+"""A room's step as the class sees it: the step's prepared weights and what it tells of them,
+and the charts that answer its question, the same on the lecturer's page and on every phone.
+
+A room's questions were made from each step's prepared page (``xattn.live.prepared``), so the
+answer is computed from the same weights (`class_step`, once per server process). The charts
+that answer a step's question (`answer_charts`) are Plotly figures built once per server and
+shared: the host's lesson draws them, and the phone's page (``xattn.live.messages``) gets
+the same figures as a few kilobytes of numbers (``xattn.figures.phone``).
+"""
+
+from __future__ import annotations
+
+from xattn.classroom import RoomView
+from xattn.figures.classroom import taps_figure
+from xattn.lesson import Lesson, Told
+from xattn.lesson.followup import case_step, cases, differs, shows_case
+from xattn.live.compute import derived, figure
+from xattn.live.prepared import Shown, StepUnavailable, prepared_attention
+
+__all__ = ["class_step", "answer_charts", "follow_up"]
+
+
+def class_step(lesson: Lesson, n: int, *, case: int = 0, shown: Shown | None = None):
+    """Step ``n`` of ``lesson`` (on its new case ``case``: a follow-up; 0, the step itself):
+    its prepared weights and what the step tells of them, once per server: the room's
+    questions were made from the same (``xattn.live.prepared.lesson_questions``).
+    ``shown``: how a page's run shows the progress of loading or training them (None: the
+    server's own threads, and every page that only reads a step made before).
+    `StepUnavailable` when the step's weights cannot be made here."""
+    step = case_step(lesson.steps[n - 1], case)
+    a = derived(("class-step", lesson.digest, n, case),
+                lambda: prepared_attention(step, shown=shown))
+    told = derived(("class-told", lesson.digest, n, case, a.key),
+                   lambda: step.tell(a, step.layer(a.n_layers)))
+    return a, told
+
+
+def answer_charts(a, told: Told, view: RoomView) -> list[tuple]:
+    """The charts that answer a step's question on the weights ``a``, as (figure, alt text),
+    built once per server: the question's own (``Told.charts``: the head,
+    layer, seeds or curves it is about), or, for a token question asked of one row, the
+    class's taps beside that row; none for links (drawn with the class's links:
+    ``xattn.live.versus``)."""
+    if view.question.of.chart == "links":
+        return []
+    if told.row is not None and view.question.of.control == "tokens":
+        i, head = told.row
+        weights = a.layer(told.layer if told.layer is not None else 0)      # (h, T, S)
+        row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
+        names = view.question.choices
+        names = names if len(names) == len(a.src_tokens) else a.src_tokens
+        where = f"layer {told.layer + 1}, " if told.layer is not None and a.n_layers > 1 \
+            else ""
+        return [(taps_figure(names, {int(k): c for k, c in view.counts.items()}, row,
+                             target=a.tgt_tokens[i],
+                             head=where + (f"head {head + 1}" if head >= 0 else "all heads")),
+                 "Two rows of colour: the share of the class that tapped each source word, "
+                 "and the row of attention weights.")]
+    return [(figure(("answer-chart", a.key, *chart.key), lambda chart=chart: chart.make(1.0)),
+             chart.alt) for chart in told.charts]
+
+
+def _differs(first, then) -> bool:
+    if then.question is None or first.question is None or then.truth is None:
+        return False
+    if then.question.kind == "number":
+        return abs(float(then.truth) - float(first.truth)) > 2 * first.tolerance
+    return then.truth != first.truth and then.truth not in first.also_right
+
+
+def follow_up(lesson: Lesson, n: int, asked=()) -> tuple[int, str, bool]:
+    """The new case of step ``n`` to ask next (not in ``asked``): the first that shows what it
+    names and whose right answer differs from the step's own by answer, not by position
+    (``xattn.lesson.followup.differs``). Returns (case, what it changed, True); (0, why not,
+    False) when there is none: a follow-up exists only where such a case exists."""
+    step = lesson.steps[n - 1]
+    found = cases(step)
+    if not found:
+        return 0, ("this step's question is not computed from the weights (the lecturer's own "
+                   "question, or none): a follow-up needs one whose answer the page computes"), \
+            False
+    _, first = class_step(lesson, n)
+    for k, case in enumerate(found, 1):
+        if k in asked:
+            continue
+        try:
+            _, then = class_step(lesson, n, case=k)
+        except StepUnavailable:
+            continue
+        if shows_case(step, k, then) and differs(first, then):
+            return k, case.what, True
+    return 0, (f"none of the {len(found)} new cases of this step that can be made here has "
+               "another right answer (a token elsewhere is the same answer when it is the same "
+               "word), or each was asked already"), False

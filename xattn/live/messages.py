@@ -1,0 +1,223 @@
+"""What a phone is sent when its class moves: one message per room per move, as JSON.
+
+`room_message` turns a read of the room (a ``RoomView``) into a ``xattn.classroom.hub.Message``:
+the step's heading, its question and the prediction control it asks for, the step's words
+(folded on the phone), the timer, and after the reveal the answer in words, the class's
+answers and the chart that answers the question. Everything comes from the same place as on
+the lecturer's page: the step's prepared weights and what the step tells of them
+(``xattn.live.answers.class_step``), the same figures (``answer_charts``, ``class_figure``,
+the versus chart of step 14) turned into a phone's chart specs (``xattn.figures.phone``).
+Where the room asks how sure each answer is, the control carries the levels to tap
+(``xattn.classroom.confidence``); where it shows a revote the round before (the host's
+switch), the asking round carries that round's chart of the class's answers.
+Markdown becomes HTML here (``xattn.markup``): the phone shows it as the server made it, and
+everything else (a token, a choice, a label) as text, never as markup.
+
+What is the same for every room on a step (the words, the question, the charts of the
+weights) is made once per server process (`step_part`); what depends on the room (its
+counts, timer and phase) once per move.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+# Whole before any figure is built in a thread (see xattn/ui/page.py: Plotly looks pandas up
+# in sys.modules while building a figure).
+import pandas  # noqa: F401
+import plotly.graph_objects  # noqa: F401
+
+from xattn.classroom import NO_QUESTION, Question, RoomView, Tally
+from xattn.classroom.confidence import LABELS as LEVEL_LABELS
+from xattn.classroom.confidence import LEVELS
+from xattn.classroom.hub import Message
+from xattn.figures.classroom import class_alt, class_figure
+from xattn.figures.phone import phone_chart
+from xattn.jobs import LABELS
+from xattn.lesson import Lesson, Told, verdict
+from xattn.lesson.followup import case_step
+from xattn.lesson.misconceptions import surprise
+from xattn.live.answers import answer_charts, class_step
+from xattn.live.compute import derived
+from xattn.live.prepared import StepUnavailable
+from xattn.live.versus import ALT as VERSUS_ALT
+from xattn.live.versus import class_versus, versus_chart
+from xattn.markup import to_html
+
+__all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part"]
+
+
+def plain(value):
+    """An answer as JSON holds it: tuples as lists, the rest as is."""
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    return value
+
+
+def ask_of(told: Told, question: Question, confidence: bool = False) -> dict:
+    """The prediction control a phone draws for ``question`` (the step's own): its kind, the
+    kind's control (``xattn.classroom.kinds``), what it offers and the prompt (HTML); with
+    ``confidence``, the levels of how sure a student is (``[level, label]``, most sure
+    first). Labels are text: the phone never reads them as HTML."""
+    control = question.of.control
+    ask = {"kind": question.kind, "control": control,
+           "prompt": to_html(f"**Your prediction.** {told.prompt}")}
+    if confidence:
+        ask["levels"] = [[level, LEVEL_LABELS[level]] for level in LEVELS]
+    if control == "number":
+        ask.update(low=question.low, high=question.high, decimals=question.decimals)
+    elif control == "grid":
+        ask.update(rows=list(question.rows), choices=list(question.choices),
+                   labels=[LABELS.get(c, c) for c in question.choices])
+    elif control == "links":
+        ask.update(rows=list(question.rows), choices=list(question.choices))
+    else:
+        ask["choices"] = list(question.choices)
+    return ask
+
+
+def step_part(lesson: Lesson, n: int, case: int = 0) -> dict:
+    """What every room on step ``n`` of ``lesson`` (on its new case ``case``: a follow-up)
+    shows alike (once per server process)."""
+    def make() -> dict:
+        step = case_step(lesson.steps[n - 1], case)
+        a, told = class_step(lesson, n, case=case)
+        text, look, question = step.render(told)
+        return {"title": step.title, "question": to_html(question),
+                "about": to_html(f"{text}\n\n**Look at:** {look}"),
+                "note": to_html(told.note) if told.note else None,
+                "answer_text": to_html(told.answer)}
+    return derived(("phone-step", lesson.digest, n, case), make)
+
+
+def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
+    """The phone's charts after the reveal (the class's answers first, where they are a chart
+    of their own) and, for links, the line comparing the class with the heads (HTML)."""
+    charts, line = [], None
+    if asks and view.question.of.chart == "links":    # the class beside every layer and head
+        v = class_versus(a, view.counts, view.n_answered)
+        fig = versus_chart(a, told, v, view.counts)
+        charts.append(phone_chart(fig, alt=VERSUS_ALT))
+        line = to_html(v.line) + to_html(v.table)
+    if asks and (told.row is None or told.question.of.control != "tokens") \
+            and view.question.of.chart != "links":
+        question, counts, truth, also = view.question, view.counts, told.truth, told.also_right
+        alt = class_alt(question, revealed=True)
+        if question.of.choices is None and len([n for n in counts.values() if n]) > MAX_BARS:
+            question, counts, truth, also = _binned(view.question, counts, truth, also)
+            alt += f" The answers are counted in {BINS} equal ranges of the scale."
+        fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
+                           labels=LABELS)
+        spec = phone_chart(fig, alt=alt)
+        if question is not view.question:
+            spec["title"] += f", counted in {BINS} ranges"
+        charts.append(spec)
+    for fig, alt in answer_charts(a, told, view):
+        charts.append(phone_chart(fig, alt=alt))
+    return charts, line
+
+
+MAX_BARS = 24     # distinct numbers a phone's bar chart shows one bar each; more are binned
+BINS = 20
+
+
+def _binned(question: Question, counts: dict, truth, also) -> tuple:
+    """A number question's counts in `BINS` equal ranges from ``low`` to ``high`` (a phone
+    cannot show 600 bars), as a choice question of the ranges; the truth's range marked."""
+    width = (question.high - question.low) / BINS
+    labels = [f"{question.low + k * width:.{question.decimals}f}–"
+              f"{question.low + (k + 1) * width:.{question.decimals}f}" for k in range(BINS)]
+
+    def bin_of(value: float) -> str:
+        return labels[min(BINS - 1, max(0, int((float(value) - question.low) // width)))]
+    binned = dict.fromkeys(labels, 0)
+    for value, n in counts.items():
+        binned[bin_of(value)] += int(n)
+    truth = None if truth is None else bin_of(truth)
+    return (Question("choice", tuple(labels)), binned, truth,
+            tuple(bin_of(a) for a in also if a is not None))
+
+
+def earlier_chart(earlier: Tally) -> dict:
+    """A phone's chart of how the class answered round ``earlier`` (no answer marked: it
+    shows the class's votes, not the truth), for a revote's phones to see while they vote."""
+    question, counts, n = earlier.question, earlier.counts, earlier.n_answered or 0
+    alt, ranges = class_alt(question), ""
+    if question.of.choices is None and len([k for k in counts.values() if k]) > MAX_BARS:
+        question, counts, _, _ = _binned(question, counts, None, ())
+        alt += f" The answers are counted in {BINS} equal ranges of the scale."
+        ranges = f", counted in {BINS} ranges"
+    spec = phone_chart(class_figure(question, counts, n, labels=LABELS), alt=alt)
+    spec["title"] = (f"Round {earlier.round}: how the class answered ({n} "
+                     f"{'answer' if n == 1 else 'answers'}){ranges}")
+    return spec
+
+
+def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None) -> Message:
+    """The message every phone of ``view``'s room is sent for this state of the room (whose
+    lesson is ``lesson``). ``earlier``: the round before this one, when the room shows it to
+    a revote's phones before the reveal (``RoomView.histogram_before``): the asking round's
+    message carries its chart, if it asked the same question."""
+    n, case = view.step, view.question.case
+    try:
+        a, told = class_step(lesson, n, case=case)
+        part = step_part(lesson, n, case)
+    except StepUnavailable as err:                # the step says why, in one line
+        a, told = None, Told({}, f"This step cannot be shown here: {err}")
+        part = {"title": lesson.steps[n - 1].title, "question": "", "about": "", "note": None,
+                "answer_text": to_html(told.answer)}
+    asks = told.question is not None and view.question == told.question
+    room = {"code": view.code, "step": n, "n_steps": view.n_steps, "round": view.round,
+            "phase": view.phase, "version": view.version,
+            "timer": None if view.timer is None else {
+                "seconds": view.timer.seconds, "ends_at": view.timer.ends_at,
+                "reveal": view.timer.reveal},
+            "title": part["title"], "question": part["question"], "about": part["about"],
+            "note": part["note"],
+            "ask": ask_of(told, view.question, view.confidence) if asks else None,
+            "reads": view.question == NO_QUESTION}
+    if asks and earlier is not None and view.phase != "revealed" \
+            and earlier.question == view.question and earlier.round == view.round - 1:
+        room["earlier"] = {"round": earlier.round, "chart": earlier_chart(earlier)}
+    if view.phase == "revealed":
+        charts, line = _charts(a, told, view, asks) if a is not None else ([], None)
+        room["answer"] = {"text": part["answer_text"], "charts": charts, "versus": line,
+                          "n_answered": view.n_answered}
+    body = json.dumps(room, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                      default=_number).encode()
+    question = view.question if asks else None
+    revealed = view.phase == "revealed"
+
+    def personal(text: str | None) -> dict:
+        mine = None if text is None or question is None else question.decode(text)
+        out = {"mine": plain(mine)}
+        if revealed and question is not None:
+            out["verdict"] = (to_html(verdict(told, mine)) if mine is not None else
+                              "<p>You did not predict this step: here is the answer.</p>")
+            out["surprise"] = surprise(told, mine)     # the phone's steps to revisit
+        return out
+
+    return Message((view.code, view.version, view.phase, n, view.round), body, n, view.round,
+                   question, personal, bool(asks and view.confidence))
+
+
+def warm(lesson: Lesson) -> None:
+    """Make every step's words and answer charts of ``lesson`` now (a process that sees a
+    room of it first): a move to a step this process has not shown then costs a message, not
+    a model's load."""
+    for n in range(1, len(lesson.steps) + 1):
+        try:
+            step_part(lesson, n)
+            a, told = class_step(lesson, n)
+        except StepUnavailable:
+            continue
+        question = told.question or NO_QUESTION
+        answer_charts(a, told, RoomView("WARMUP", n, len(lesson.steps), "revealed", 1,
+                                        question))
+
+
+def _number(value):
+    """NumPy numbers as JSON numbers (NaN as null)."""
+    v = float(value)
+    return v if math.isfinite(v) else None
