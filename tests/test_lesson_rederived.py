@@ -285,8 +285,9 @@ def _head_off(step, a, told, args):
     y = np.concatenate(heads, axis=1) @ m.W_O + (m.b_O if m.b_O is not None else 0)
     change = [float(np.linalg.norm(heads[h] @ m.W_O[h * d_h:(h + 1) * d_h]) / np.linalg.norm(y))
               for h in range(m.n_heads)]            # the output is linear in each head's part
-    most = first_max(change)
-    return (f"head {most + 1}" if m.n_heads > 1 else None), [f"**{change[most]:.1%}**"]
+    most, least = first_max(change), first_max([-x for x in change])
+    return (f"head {most + 1}" if m.n_heads > 1 else None), [
+        f"**{change[most]:.1%}**", f"head {least + 1} changes it least ({change[least]:.1%})"]
 
 
 def _divide_by_sqrt(step, a, told, args):
@@ -309,23 +310,29 @@ def _link_sets(w: np.ndarray, rule: str, link_min: float) -> set:
                           if w[i, j] > link_min}}[rule]
 
 
+def _aer(held, pick, rule: str, link_min: float) -> float:
+    """AER over the held-out sentences of the (T, S) matrices ``pick(w)`` picks, by counts."""
+    found = right = gold_n = 0
+    for w, pair in held:
+        gold = {(i, s) for i, s in enumerate(pair.alignment)}
+        links = _link_sets(pick(np.asarray(w)), rule, link_min)
+        found, right, gold_n = found + len(links), right + len(links & gold), gold_n + len(gold)
+    return 1 - 2 * right / (found + gold_n)
+
+
 def _best_layer(step, a, told, args):
     rule, link_min = args["links"], args["link_min"]
     held = a.heldout(False)
-    n_layers = held[0][0].shape[0]
-    aer = []
-    for layer in range(n_layers):
-        found = right = gold_n = 0
-        for w, pair in held:
-            gold = {(i, s) for i, s in enumerate(pair.alignment)}
-            links = _link_sets(np.asarray(w[layer]).mean(axis=0), rule, link_min)
-            found, right, gold_n = found + len(links), right + len(links & gold), \
-                gold_n + len(gold)
-        aer.append(1 - 2 * right / (found + gold_n))
+    n_layers, n_heads = held[0][0].shape[:2]
+    aer = [_aer(held, lambda w, k=k: w[k].mean(axis=0), rule, link_min) for k in range(n_layers)]
+    heads = {(k, h): _aer(held, lambda w, k=k, h=h: w[k, h], rule, link_min)
+             for k in range(n_layers) for h in range(n_heads)}
     best = min(aer)
     tied = [k for k in range(n_layers) if abs(aer[k] - best) < 1e-12]
+    top = [f"head {h + 1} of layer {k + 1}" for (k, h), v in heads.items()
+           if abs(v - min(heads.values())) < 1e-12]
     return (f"layer {tied[0] + 1}", {f"layer {k + 1}" for k in tied[1:]}), \
-        [f"layer {k + 1}: {v:.3f}" for k, v in enumerate(aer)]
+        [f"layer {k + 1}: {v:.3f}" for k, v in enumerate(aer)] + ["; ".join(top)]
 
 
 def _first_to_learn(step, a, told, args):
@@ -363,7 +370,14 @@ def _head_jobs(step, a, told, args):
     for hand in hands[:len(told.parts)]:
         known = {k: v for k, v in hand.items() if k in JOBS and v is not None}
         truth.append(next(k for k in JOBS if known.get(k) == max(known.values())))
-    return tuple(truth), [f"{hand['spread out']:.2f}" for hand in hands]
+    def signed(v) -> str:
+        return "–" if v is None else f"{v:.2f}".replace("-", "−")
+    rows = [f"| {j} | {signed(hand['sink'])} | {hand['spread out']:.2f} | "
+            + f"{hand['offset']:+d}".replace("-", "−") + f" | {hand.get('n_tell') or '–'} | "
+            f"{signed(hand['follows position'])} | {signed(hand['aligns words'])} | "
+            f"**{job}**" for j, hand, job in zip([p.name for p in told.parts],
+                                                 hands[:len(truth)], truth, strict=True)]
+    return tuple(truth), rows
 
 
 def _masking_effect(step, a, told, args):
