@@ -179,6 +179,11 @@ def row_of(tokens, word: str) -> int:
     return list(tokens).index(word) if word in tokens else 0
 
 
+def named(tokens, j: int) -> str:
+    """A token as the text names it: a code span, its place when the word repeats."""
+    return f"`{tokens[j]}`" + (f" ({j})" if list(tokens).count(tokens[j]) > 1 else "")
+
+
 def first_max(values) -> int:
     best = 0
     for j in range(1, len(values)):
@@ -208,7 +213,10 @@ def _row_sum(step, a, told, args):
     w = weights_of(a, told.layer)
     i, h = row_of(a.tgt_tokens, args["target"]), min(args["head"], a.n_heads) - 1
     total = sum(w[h, i])
-    return total, [" + ".join(f"{x:.3f}" for x in w[h, i]), f"**{total:.3f}**"]
+    shown = sum(round(float(x), 3) for x in w[h, i])
+    assert ("add up to" in told.answer) == (abs(shown - 1) >= 5e-4)     # rounding, said
+    return total, [" + ".join(f"{x:.3f}" for x in w[h, i]), f"**{total:.3f}**"] + (
+        [f"add up to {shown:.3f}, not exactly 1"] if abs(shown - 1) >= 5e-4 else [])
 
 
 def _masked_share(step, a, told, args):
@@ -223,8 +231,11 @@ def _masked_share(step, a, told, args):
     k = first_max(w[0, i])
     left = 1 - sum(free[0, i, j] for j in masked)
     assert abs(free[0, i, k] / left - w[0, i, k]) < 1e-6      # the fraction the text shows
-    return w[0, i, masked[0]], [f"**{w[0, i, masked[0]]:.3f}**", f"{free[0, i, k]:.3f} to "
-                                f"{w[0, i, k]:.3f}"]
+    j = masked[0]
+    return w[0, i, j], [f"**{w[0, i, j]:.3f}**", f"{named(a.tgt_tokens, i)} gave "
+                        f"{named(a.src_tokens, j)} {free[0, i, j]:.3f}",
+                        f"{free[0, i, k]:.3f} to {w[0, i, k]:.3f} (= {free[0, i, k]:.3f} / (1 − "
+                        + " − ".join(f"{free[0, i, m]:.3f}" for m in masked) + ")"]
 
 
 def _wait_k(step, a, told, args):
@@ -233,6 +244,8 @@ def _wait_k(step, a, told, args):
     for i in range(len(a.tgt_tokens)):                       # target i sees the first i + k
         assert list(mask[i]) == [j < i + k for j in range(n)], i
     seen = min(k, n)
+    restricted = sum(1 for i in range(len(a.tgt_tokens)) if sum(mask[i]) < n)
+    assert ("No row is restricted" in told.answer) == (restricted == 0)
     if len({m for m in (1, 2, 3, seen, n) if 1 <= m <= n}) < 2:
         return None, []
     return (f"the first {seen}: {' '.join(a.src_tokens[:seen])}" if seen < n else f"all {n}",
@@ -255,10 +268,17 @@ def _repeated_word(step, a, told, args):
     if not rows:
         return None, []
     w = weights_by_hand(a)
-    mean = [sum(w[h, rows[-1], j] for h in range(w.shape[0])) / w.shape[0]
-            for j in range(w.shape[2])]
-    return first_max(mean), [f"`{a.src_tokens[first_max(w[h, i])]}`" for h in
-                             range(w.shape[0]) for i in rows]
+    n_h = w.shape[0]
+    mean = [[sum(w[h, i, j] for h in range(n_h)) / n_h for j in range(w.shape[2])]
+            for i in range(w.shape[1])]
+    lines = [f"- Head {h + 1}: " + "; ".join(
+        f"{named(a.tgt_tokens, i)} → {named(a.src_tokens, first_max(w[h, i]))}" for i in rows)
+        for h in range(n_h)]
+    exact = sum(1 for i in rows if a.gold[i, first_max(mean[i])])
+    apart = [h + 1 for h in range(n_h) if all(a.gold[i, first_max(w[h, i])] for i in rows)]
+    return first_max(mean[rows[-1]]), lines + [
+        f"{exact} of {len(rows)} `{args['word']}` find their own gold word",
+        f"({', '.join(map(str, apart))}) put each" if apart else "no head tells them apart"]
 
 
 def _confidence(w: np.ndarray, mask: np.ndarray) -> float:
@@ -286,8 +306,11 @@ def _head_off(step, a, told, args):
     change = [float(np.linalg.norm(heads[h] @ m.W_O[h * d_h:(h + 1) * d_h]) / np.linalg.norm(y))
               for h in range(m.n_heads)]            # the output is linear in each head's part
     most, least = first_max(change), first_max([-x for x in change])
+    small = sum(1 for x in change if x < 0.05)
     return (f"head {most + 1}" if m.n_heads > 1 else None), [
-        f"**{change[most]:.1%}**", f"head {least + 1} changes it least ({change[least]:.1%})"]
+        f"**{change[most]:.1%}**", f"head {least + 1} changes it least ({change[least]:.1%})",
+        f"{small} head{'s' if small != 1 else ''} of {m.n_heads} change it by less than 5%"
+        if small else f"Every head changes it by at least {change[least]:.1%}"]
 
 
 def _divide_by_sqrt(step, a, told, args):
@@ -296,6 +319,9 @@ def _divide_by_sqrt(step, a, told, args):
     h_on, h_off = entropy(on), entropy(off)
     truth = ("It stays the same" if abs(h_on - h_off) < 1e-3 else "It goes down"
              if h_off < h_on else "It goes up")
+    if truth == "It goes down":
+        assert f"goes from {max(on):.3f} to {max(off):.3f}" in told.answer
+        assert ("The softmax saturates" in told.answer) == (max(off) >= 0.9)
     return truth, [f"√{m.d_model // m.n_heads}", f"**{h_on:.3f}** nats", f"**{h_off:.3f}** nats",
                    f"possible: {math.log(sum(mask[0])):.3f})"]
 
@@ -346,8 +372,13 @@ def _first_to_learn(step, a, told, args):
     if not started:
         return None, []
     heads = [h for h, s in enumerate(onset) if s == min(started)]
+    at = list(tl.steps).index(min(started))
+    moved, repeated = (tl.by_head[x][at, heads[0]] for x in ("moved_accuracy",
+                                                             "repeated_accuracy"))
+    every = int(tl.steps[1] - tl.steps[0])
     return (f"head {heads[0] + 1}", {f"head {h + 1}" for h in heads[1:]}), \
-        [f"by the snapshot at step {min(started)}"]
+        [f"by the snapshot at step {min(started)} (snapshots every {every} step",
+         f"(moved words {moved:.0%}, repeated words {repeated:.0%})"]
 
 
 def _on_screen_by_hand(a, layer: int) -> list[dict]:
@@ -402,7 +433,18 @@ def _masking_effect(step, a, told, args):
     mean = [sum(last[h, i, j] for h in range(a.n_heads)) / a.n_heads
             for j in range(len(a.src_tokens))]
     looked = first_max(mean)
-    return needed, [f"({mean[looked]:.2f}" if looked != needed else f"({mean[needed]:.2f})"]
+    head_drop = []
+    for layer in range(a.n_layers):
+        for h in range(a.n_heads):
+            gates = np.ones((a.n_layers, a.n_heads), np.float32)
+            gates[layer, h] = 0
+            z = model.forward(src, tgt, head_mask=gates).logits.astype(np.float64)  # (T, V)
+            off = math.prod(math.exp(z[t, tgt[t]] - z[t].max()) / np.exp(z[t] - z[t].max()).sum()
+                            for t in steps)
+            head_drop.append(p - off)
+    most = first_max(head_drop)
+    return needed, [f"({mean[looked]:.2f}" if looked != needed else f"({mean[needed]:.2f})",
+                    f"layer {most // a.n_heads + 1}, head {most % a.n_heads + 1} matters most"]
 
 
 def _align_words(step, a, told, args):
