@@ -77,6 +77,16 @@ SERVER_TESTS = (
 # Neither, but more than ~2 s on a quiet 2-core machine: a fresh Python process, a training
 # run, every view or lesson step on every source, the link fuzzed through the page.
 SLOW_TESTS = (
+    # the lesson re-derived: held-out AERs and jobs by loops, every follow-up case
+    "tests/test_lesson_rederived.py::test_every_follow_up_case_is_what_its_weights_give",
+    "tests/test_lesson_rederived.py::test_every_step_on_three_settings_is_what_the_weights_give"
+    "[cross-attention-10-",
+    "tests/test_lesson_rederived.py::test_every_step_on_three_settings_is_what_the_weights_give"
+    "[cross-attention-12-",
+    "tests/test_lesson_rederived.py::test_every_step_on_three_settings_is_what_the_weights_give"
+    "[en-de-",
+    # the model's distractors on 100 sentences: a masked pass per source word, held-out AERs
+    "tests/test_misconceptions.py::test_the_models_questions_distractors_on_100_sentences",
     "tests/test_attention.py::test_large_inputs_take_the_threaded_blocked_path",
     "tests/test_attention.py::test_same_numbers_in_processes_with_different_hash_seeds",
     "tests/test_app_models.py::test_the_shipped_model_is_the_default_and_needs_no_torch",

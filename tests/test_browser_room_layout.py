@@ -6,9 +6,11 @@ scrolling, for every step of the lesson.
   of pills per head at step 12, the target and source words at step 14), no sideways scroll;
   after the reveal, the phone's verdict.
 - The host's laptop (1440×900) and a projector (a second host page, 1024×768, presenter mode):
-  after the reveal, the answer, the class's answers and the chart that answers the step (at
-  step 14 the class's links beside every layer and head, one chart; at step 13 the row of
-  layer 2, the layer the answer is about).
+  after the reveal, the answer, the class's answers and the chart that answers the step, on
+  the first screen; that chart is the one the question asks about, at every step (its title
+  names the head, layer, seeds or measure of the question on the step's own weights; beside a
+  tapped word, the weights' row named by its layer and head: at step 13 layer 2's, the layer
+  the answer is about; at step 14 the class's links beside every layer and head).
 
 One class walks through every step (the host's *Next step*), one server (``streamlit run
 app.py``), one SQLite file.
@@ -61,10 +63,52 @@ HOST_JS = """
 """
 
 
-# The rows of the chart beside a tapped-word answer: the class's taps, then the weights' row
-# named by its layer and head (issue 44: step 13's showed layer 1 under an answer on layer 2).
-TAPS_ROWS_JS = """() => { const p = document.querySelector('.st-key-class_taps .js-plotly-plot');
-  const t = p && p.data && p.data.find((d) => d.type === 'heatmap'); return t ? t.y : null; }"""
+# What the chart beside the answer shows (issue 44: step 13's showed layer 1 under an answer on
+# layer 2): beside a tapped word, the rows of the class's taps and the weights' row, named by
+# its layer and head; beside a link question, the class's links; else each chart's title, in
+# the order of its key (``host_answer_chart_0``, ``_1``), its markup (line breaks, bold) as
+# spaces.
+BESIDE_JS = """() => {
+  const plot = (sel) => document.querySelector(sel + ' .js-plotly-plot');
+  const taps = plot('.st-key-class_taps');
+  const t = taps && taps.data && taps.data.find((d) => d.type === 'heatmap');
+  const title = (p) => { const x = p && p.layout && p.layout.title;
+    return x == null ? null : String(x.text ?? x).replace(/<[^>]*>/g, ' '); };
+  const charts = [...document.querySelectorAll('[class*="st-key-host_answer_chart_"]')]
+    .map((e) => [Number(e.className.match(/st-key-host_answer_chart_(\\d+)/)[1]), e])
+    .sort((a, b) => a[0] - b[0]).map(([, e]) => title(e.querySelector('.js-plotly-plot')));
+  return {taps: t ? t.y : null, links: !!plot('.st-key-host_versus'), charts};
+}"""
+
+
+def asked_about(step) -> tuple:
+    """What the chart beside ``step``'s answer must show, from the question on the step's own
+    weights (as the room asks it): ("taps", the weights' row's name), ("links", None) or
+    ("charts", each chart's title)."""
+    from xattn.ui.room.prepared import prepared_attention
+
+    a = prepared_attention(step, show=False)
+    told = step.tell(a, step.layer(a.n_layers))
+    if told.question is not None and told.question.kind == "links":
+        return "links", None
+    if told.row is not None:
+        head = told.row[1]
+        where = f"layer {told.layer + 1}, " if a.n_layers > 1 else ""
+        return "taps", where + (f"head {head + 1}" if head >= 0 else "all heads")
+    return "charts", [" ".join(str(c.make(1.0).to_dict()["layout"]["title"]["text"]).split())
+                      for c in told.charts]
+
+
+def beside_problem(seen: dict, want: tuple) -> str | None:
+    """Why the chart beside the answer is not the one asked about (None: it is)."""
+    kind, what = want
+    if kind == "links":
+        return None if seen["links"] else "no chart of the class's links"
+    if kind == "taps":
+        rows = seen["taps"]
+        return None if rows and str(rows[-1]).startswith(what) else f"rows {rows}, not {what}"
+    shown = [" ".join(str(t).split()) if t is not None else None for t in seen["charts"]]
+    return None if shown == what else f"charts {shown}, not {what}"
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +147,8 @@ def test_every_step_puts_its_question_on_the_phone_and_its_answer_on_the_hosts_s
     phones = [Phone(chromium, f"phone {w}x{h}", w, h, timeout_ms=DEADLINE_MS)
               .open(f"{base}?room={code}") for w, h in PHONES]
     problems, below = [], []
+    wanted = {n: asked_about(step) for n, step in enumerate(STEPS, 1)}
+    assert wanted[13] == ("taps", "layer 2, all heads")     # the issue's case
     failed = True
     try:
         for n in range(1, len(STEPS) + 1):
@@ -133,11 +179,9 @@ def test_every_step_puts_its_question_on_the_phone_and_its_answer_on_the_hosts_s
                         ok = False
                 if not ok:
                     problems.append(f"{name}, step {n}: {box}")
-                if n == 13:       # the chart beside the answer is the layer it is about
-                    rows = host.page.evaluate(TAPS_ROWS_JS)
-                    if not rows or not str(rows[-1]).startswith("layer 2, all heads"):
-                        problems.append(f"{name}, step 13: the chart beside the answer shows "
-                                        f"{rows}, not layer 2")
+                wrong = beside_problem(host.page.evaluate(BESIDE_JS), wanted[n])
+                if wrong:          # the chart beside the answer is the one asked about
+                    problems.append(f"{name}, step {n}: beside the answer, {wrong}")
             for phone in phones:
                 phone.on_step(n, revealed=True)
                 seen = phone.page.evaluate(PHONE_JS)
