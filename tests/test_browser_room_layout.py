@@ -85,9 +85,9 @@ def asked_about(step) -> tuple:
     """What the chart beside ``step``'s answer must show, from the question on the step's own
     weights (as the room asks it): ("taps", the weights' row's name), ("links", None) or
     ("charts", each chart's title)."""
-    from xattn.ui.room.prepared import prepared_attention
+    from xattn.live.prepared import prepared_attention
 
-    a = prepared_attention(step, show=False)
+    a = prepared_attention(step)
     told = step.tell(a, step.layer(a.n_layers))
     if told.question is not None and told.question.kind == "links":
         return "links", None

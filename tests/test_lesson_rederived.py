@@ -34,8 +34,8 @@ from test_jobs import JOBS, SINKS, by_hand, held_out_by_hand  # noqa: F401  (a f
 from xattn.lesson import shipped_lessons
 from xattn.lesson.followup import case_step, cases, shows_case
 from xattn.lesson.lms import moodle_xml, step_item
+from xattn.live.prepared import StepUnavailable, prepared_attention
 from xattn.pipeline import Settings, run
-from xattn.ui.room.prepared import StepUnavailable, prepared_attention
 
 LESSONS = shipped_lessons()
 TOY = {"tr_src": "the dog sees the red cat", "tr_tgt": "le chien voit le chat rouge"}
@@ -88,7 +88,7 @@ def en_de(tmp_path_factory):
 
     models_or_skip()
     from devtools.tiny_marian import GERMAN, save_tiny
-    from xattn.ui.lesson.catalog import server_lessons
+    from xattn.live.catalog import server_lessons
 
     folder = save_tiny(tmp_path_factory.mktemp("models") / "opus-mt-en-de",
                        tgt_sentences=GERMAN, seed=3, spread=0.5)
@@ -115,7 +115,7 @@ def shown(lesson: str, n: int, k: int):
     step = LESSONS[lesson].steps[n - 1]
     if step.computed is not None:
         step = on(step, settings_of(lesson, step)[k])
-    a = prepared_attention(step, show=False)
+    a = prepared_attention(step)
     return step, a, step.tell(a, step.layer(a.n_layers))
 
 
@@ -576,14 +576,14 @@ def test_every_follow_up_case_is_what_its_weights_give(lesson, n, request):
         request.getfixturevalue("en_de")
     step = LESSONS[lesson].steps[n - 1]
     try:
-        prepared_attention(step, show=False)
+        prepared_attention(step)
     except StepUnavailable as err:
         pytest.skip(f"{lesson} step {n}: {err}")
     checked = 0
     for c in range(1, len(cases(step)) + 1):
         s = case_step(step, c)
         try:
-            a = prepared_attention(s, show=False)
+            a = prepared_attention(s)
         except StepUnavailable:
             continue                                   # a case the page cannot make is not offered
         told = s.tell(a, s.layer(a.n_layers))
