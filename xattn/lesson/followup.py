@@ -146,7 +146,7 @@ def differs(first, then) -> bool:
     if then.question is None or first.question is None or then.truth is None:
         return False
     kind = then.question.kind
-    if kind == "number":
+    if then.question.of.number:
         return abs(float(then.truth) - float(first.truth)) > 2 * first.tolerance
     if kind == "token":
         old = {_word(first, first.truth), *(_word(first, j) for j in first.also)}
