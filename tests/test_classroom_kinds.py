@@ -270,3 +270,13 @@ def test_a_kind_names_its_own_title_over_its_charts(registered):
     assert class_figure(q, {"fine": 1}, 1).layout.title.text.startswith(
         "How the class feels (1 answer)")
     assert isinstance(q.of, Kind) and q.of.alt() == CHARTS["bars"].alt
+
+
+def test_the_docs_examples_of_a_new_kind_and_a_new_control_run(registered):
+    """docs/kinds.md's two snippets, as written there."""
+    page = (Path(__file__).parent.parent / "docs" / "kinds.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(blocks) == 2
+    for code in blocks:
+        exec(compile(code, "docs/kinds.md", "exec"), {})
+    assert "rating" in KINDS and CONTROLS["scale"].draws == "pills"
