@@ -280,3 +280,46 @@ def test_the_docs_examples_of_a_new_kind_and_a_new_control_run(registered):
     for code in blocks:
         exec(compile(code, "docs/kinds.md", "exec"), {})
     assert "rating" in KINDS and CONTROLS["scale"].draws == "pills"
+
+
+def _phone_with(chromium, ask: dict):
+    """The phone's page (``page_html``) in Chromium, its stream one frame asking ``ask``: no
+    server, every request answered here."""
+    from xattn.ui.server.phone import page_html
+
+    frame = {"now": 0, "me": {"mine": None}, "room": {
+        "code": "KINDS", "step": 1, "n_steps": 2, "round": 1, "version": 1, "phase": "asking",
+        "title": "One", "question": "<p>Which?</p>", "about": "", "ask": ask}}
+    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.route("**/live/KINDS/events", lambda route: route.fulfill(
+        status=200, headers={"content-type": "text/event-stream"},
+        body=f"retry: 600000\ndata: {json.dumps(frame)}\n\n"))
+    page.route("http://phone.test/?room=KINDS", lambda route: route.fulfill(
+        status=200, content_type="text/html", body=page_html({"code": "KINDS"})))
+    page.goto("http://phone.test/?room=KINDS")
+    page.wait_for_function("document.getElementById('controls').children.length > 0",
+                           timeout=60_000)
+    return context, page
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_phone_js_draws_every_kinds_control_from_its_payload(chromium, name):
+    q, _, key, _ = SAMPLES[name]
+    context, page = _phone_with(chromium, ask_of(_told(q, key), q))
+    try:
+        assert page.locator("#controls [role=alert]").count() == 0
+        assert page.locator("#controls button, #controls input").count() >= 2
+    finally:
+        context.close()
+
+
+def test_a_phone_sent_a_control_it_cannot_draw_says_so_instead_of_a_blank(chromium):
+    """Issue 43: a kind with a new control left the phone silently without one."""
+    context, page = _phone_with(chromium, {"kind": "dial", "control": "dial",
+                                           "prompt": "<p>Turn it.</p>"})
+    try:
+        said = page.locator("#controls [role=alert]").inner_text()
+        assert "cannot show this question's control (dial)" in said
+    finally:
+        context.close()
