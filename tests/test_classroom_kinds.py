@@ -25,6 +25,7 @@ from xattn.classroom.own import OPTIONS
 from xattn.figures.classroom import FIGURES, class_alt, class_figure
 from xattn.lesson import Lesson, Part, Told, read_lesson
 from xattn.lesson.lms import LmsItem, moodle_xml
+from xattn.lesson.misconceptions import surprise
 from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
 from xattn.ui.lesson.predict import WIDGETS
@@ -55,7 +56,7 @@ def _told(q: Question, key: Key) -> Told:
     parts = tuple(Part(name, Question("choice", q.choices), truth, also)
                   for name, truth, also in key.parts)
     return Told({}, "The answer.", "Tap.", q, key.truth, tolerance=key.tolerance,
-                tokens=key.tokens, also=key.also, parts=parts)
+                tokens=key.tokens, also=key.also, parts=parts, weights=key.weights)
 
 
 def _counts(q: Question, answer) -> dict:
@@ -141,6 +142,30 @@ def test_the_phone_is_sent_the_kinds_control_and_what_its_drawing_reads(name):
     assert ask["kind"] == name and ask["control"] == q.of.asked.draws
     assert PHONE_FIELDS[ask["control"]] <= set(ask) and ask["levels"]
     json.dumps(ask)                                            # JSON, as the stream sends it
+
+
+# A wrong answer of each graded kind, how far off it is (Kind.off), and a new case's truth
+# that differs from the sample's (Kind.differs) beside one that does not
+WRONG = {"choice": ("up", 1.0, "up", "down"),
+         "token": (1, 0.4, 1, 0),                   # position 0 is "the" again: no new word
+         "number": (0.3, 0.2, 0.5, 0.255),          # within twice the tolerance: the same
+         "parts": (("sink", "sink"), 0.5, ("sink", "sink"), ("aligns", "sink")),
+         "links": (((0, 1), (1, 1)), 0.5, ((0, 1),), ((0, 0), (1, 1)))}
+
+
+@pytest.mark.parametrize("name", [k for k in BUILT_IN if KINDS[k].graded])
+def test_a_wrong_answer_is_as_far_off_as_its_kind_measures_and_a_new_truth_differs(name):
+    q, _, key, _ = SAMPLES[name]
+    key = key._replace(weights=(0.2, 0.3, 0.5)) if name == "token" else key
+    wrong, off, other, same = WRONG[name]
+    assert q.of.off(q, key, wrong) == pytest.approx(off)
+    assert surprise(_told(q, key), wrong) == pytest.approx(1 + off)
+    if name == "parts":
+        parts = tuple((n, t, ()) for n, t in zip(q.rows, other, strict=True))
+        other, same = key._replace(truth=other, parts=parts), key
+    else:
+        other, same = key._replace(truth=other), key._replace(truth=same)
+    assert q.of.differs(q, key, q, other) and not q.of.differs(q, key, q, same)
 
 
 @pytest.mark.parametrize("fn", sorted(moodle_mod.MOODLE))

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from xattn._checks import quote
+from xattn.classroom import measures as _m
 from xattn.classroom import moodle as _moodle
 from xattn.classroom.controls import CHARTS, CONTROLS, Chart, Control
 from xattn.classroom.own import NUMBER, OPTIONS, OwnKeys
@@ -58,13 +59,15 @@ class Key(NamedTuple):
     ``truth``: the right answer as ``decode`` gives it (None: no right answer); ``also``:
     answers just as right (a tie); ``tolerance``: how far a number may be off; ``tokens``:
     a token question's tokens as typed (a repeated word: "the right word, the wrong place");
-    ``parts``: for each part, ``(name, truth, also)``."""
+    ``parts``: for each part, ``(name, truth, also)``; ``weights``: a token question's row
+    of weights (how far off a wrong token is)."""
 
     truth: object = None
     also: tuple = ()
     tolerance: float = 0.005
     tokens: tuple = ()
     parts: tuple = ()
+    weights: tuple = ()
 
 
 def _code(text) -> str:
@@ -99,6 +102,8 @@ class Kind:
     shown: Callable = None
     right: Callable = None
     verdict: Callable = None
+    off: Callable = _m.off_one                   # how far a wrong answer is, in [0, 1]
+    differs: Callable = _m.differs_one           # a new case's truth another answer
 
     @property
     def number(self) -> bool:
@@ -311,14 +316,16 @@ _BUILT_IN = (
          decode=lambda q, text: int(text), options=lambda q: list(range(len(q.choices))),
          expects=lambda q: f"a token position from 0 to {len(q.choices) - 1}",
          named=lambda q, value: (value, q.choices[value]), shown=_shown_token,
-         right=_right_choice, verdict=_verdict_token),
+         right=_right_choice, verdict=_verdict_token, off=_m.off_token,
+         differs=_m.differs_token),
     Kind("number", "a number in a range, rounded to a few decimals", "number", "bars", True,
          None, moodle=_moodle.numerical, own=NUMBER, encode=_encode_number,
          decode=lambda q, text: float(text),
          options=lambda q: [], expects=lambda q: f"a number from {q.low:g} to {q.high:g}",
          named=lambda q, value: ("", f"{value:.{q.decimals}f}"),
          shown=lambda q, value: f"{float(value):.{q.decimals}f}",
-         right=_right_number, verdict=_verdict_number),
+         right=_right_number, verdict=_verdict_number, off=_m.off_number,
+         differs=_m.differs_number),
     Kind("parts", "one of the options for each of several named parts (each head's job)",
          "grid", "grid", True, (2, 64), rows=(1, MAX_ROWS), distinct=True,
          moodle=_moodle.matching,
@@ -334,7 +341,8 @@ _BUILT_IN = (
          named=lambda q, value: (q.choices.index(value[1]), f"{value[0]}: {value[1]}"),
          shown=lambda q, value: ", ".join(f"{name} {c}" for name, c in _as_parts(
              q, value).items() if c is not None) or "none",
-         right=_right_parts, verdict=_verdict_parts),
+         right=_right_parts, verdict=_verdict_parts, off=_m.off_parts,
+         differs=_m.differs_parts),
     Kind("links", "a word alignment: links between target and source words", "links",
          "links", True, (1, MAX_WORDS), rows=(1, MAX_WORDS), moodle=_moodle.matching,
          encode=_encode_links,
@@ -349,10 +357,10 @@ _BUILT_IN = (
          shown=lambda q, value: f"{len(value)} link{'s' if len(value) != 1 else ''}",
          right=lambda q, key, answer: answer is not None
          and tuple(sorted(answer)) == tuple(key.truth),
-         verdict=_verdict_links),
+         verdict=_verdict_links, off=_m.off_links),
 )
 _FUNCTIONS = ("encode", "decode", "options", "elements", "expects", "named", "shown", "right",
-              "verdict", "moodle")
+              "verdict", "moodle", "off", "differs")
 
 
 def add_kind(kind: Kind) -> Kind:

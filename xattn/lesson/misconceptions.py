@@ -183,18 +183,5 @@ def surprise(told, answer) -> float | None:
 
     if is_right(told, answer):
         return 0.0
-    if q.of.number:
-        truth = float(told.truth)
-        part = min(1.0, abs(float(answer) - truth) / max(abs(truth), told.tolerance))
-    elif q.kind == "token" and told.weights and told.weights[told.truth] > 0:
-        part = 1.0 - min(1.0, told.weights[answer] / told.weights[told.truth])
-    elif q.kind == "parts":
-        said = dict(zip(q.rows, answer, strict=True)) if not isinstance(answer, dict) else answer
-        made = [(n, t, also) for n, t, also in told.key.parts if said.get(n) is not None]
-        part = sum(said[n] != t and said[n] not in also for n, t, also in made) / max(1, len(made))
-    elif q.kind == "links":
-        links, gold = set(answer), set(told.truth)
-        part = 1 - 2 * len(links & gold) / (len(links) + len(gold))
-    else:
-        part = 1.0
+    part = q.of.off(q, told.key, answer)        # the kind's measure (xattn.classroom.measures)
     return round(1.0 + part, 4)
