@@ -10,6 +10,8 @@ everything a kind decides:
   counts towards);
 - **judged**: ``right`` and ``verdict`` against the step's `Key` (its truth, ties, tolerance);
   a kind that is not ``graded`` (a poll) has no right answer, and says so;
+- **measured**: ``off`` (how far a wrong answer is, in [0, 1]) and ``differs`` (a new case's
+  truth another answer), ``xattn.classroom.measures``;
 - **asked**: ``control``, a name of `CONTROLS` (``xattn.classroom.controls``): what a student
   taps on the lecturer's page (``xattn.ui.lesson.predict``) and on the phone (``phone.js``),
   and what a phone is sent to draw it (`Kind.payload`);
