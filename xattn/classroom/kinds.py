@@ -1,8 +1,5 @@
-"""Every kind of question, declared once: how it is asked, checked, stored, counted, judged,
-drawn and written to the CSV.
-
-A `Kind` is one row of `KINDS`. Its functions take the `Question` (the room's spec) and give
-everything a kind decides:
+"""Every kind of question, declared once: a `Kind` is one row of `KINDS`; its functions take
+the `Question` (the room's spec) and give everything a kind decides:
 
 - **checked and canonicalised**: ``encode`` (an answer to its stored text, or None when it is
   refused), ``decode`` (back), ``expects`` (what an answer must be, in words);
@@ -15,15 +12,11 @@ everything a kind decides:
 - **asked**: ``control``, a name of `CONTROLS` (``xattn.classroom.controls``): what a student
   taps on the lecturer's page (``xattn.ui.lesson.predict``) and on the phone (``phone.js``),
   and what a phone is sent to draw it (`Kind.payload`);
-- **drawn**: ``chart``, a name of `CHARTS`: how the class's answers are drawn
-  (``xattn.figures.classroom.class_figure``), its title and text alternative (`Kind.alt`);
-  ``number``: whether an answer is a number (bars of the distinct numbers given, a CSV cell
-  a spreadsheet reads as one);
-- **written**: ``named`` (a counted answer's CSV ``index`` and ``answer`` cells),
-  ``shown`` (an answer in words, plain text), ``moodle`` (the Moodle question grading it the
-  same way, a function of ``xattn.classroom.moodle``: None where none does) and ``own`` (the
-  keys a lesson file's own question of this kind takes, read and written:
-  ``xattn.classroom.own``; None: a lesson file cannot ask it).
+- **drawn**: ``chart``, a name of `CHARTS` (``xattn.figures.classroom.class_figure``), its
+  title and text alternative (`Kind.alt`); ``number``: whether an answer is a number;
+- **written**: ``named`` (a counted answer's CSV ``index`` and ``answer``), ``shown`` (in
+  words), ``moodle`` (``xattn.classroom.moodle``: the Moodle question grading it alike) and
+  ``own`` (``xattn.classroom.own``: its keys in a lesson file; None: a file cannot ask it).
 
 A new kind whose students answer with a registered control is one `add_kind` (see
 ``"poll"``, a choice with no right answer); a new control is one ``add_control`` and, where
@@ -139,10 +132,8 @@ class Kind:
         return chart.alt + (chart.outlined if revealed and self.graded else "")
 
     def payload(self, question) -> dict:
-        """What a phone is sent to draw this kind's control for ``question``: the control's
-        drawing (``control``) and its fields (JSON)."""
-        return {"kind": self.name, "control": self.asked.draws,
-                **self.asked.payload(question)}
+        """What a phone is sent to draw this kind's control for ``question`` (JSON)."""
+        return {"kind": self.name, "control": self.asked.draws, **self.asked.payload(question)}
 
     def __repr__(self) -> str:
         return f"Kind({self.name!r}, control={self.control!r}, chart={self.chart!r})"
