@@ -339,12 +339,13 @@ def test_phone_js_draws_every_kinds_control_from_its_payload(chromium, name):
         context.close()
 
 
-def test_a_phone_sent_a_control_it_cannot_draw_says_so_instead_of_a_blank(chromium):
+@pytest.mark.parametrize("control", ["dial", "constructor"])    # not the table's prototype's
+def test_a_phone_sent_a_control_it_cannot_draw_says_so_instead_of_a_blank(chromium, control):
     """Issue 43: a kind with a new control left the phone silently without one."""
-    context, page = _phone_with(chromium, {"kind": "dial", "control": "dial",
+    context, page = _phone_with(chromium, {"kind": "dial", "control": control,
                                            "prompt": "<p>Turn it.</p>"})
     try:
         said = page.locator("#controls [role=alert]").inner_text()
-        assert "cannot show this question's control (dial)" in said
+        assert f"cannot show this question's control ({control})" in said
     finally:
         context.close()

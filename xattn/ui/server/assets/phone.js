@@ -392,7 +392,7 @@
     $("prompt").innerHTML = ask.prompt;
     sure(ask, open);
     const value = shown();
-    const draw = CONTROLS[ask.control];
+    const draw = Object.prototype.hasOwnProperty.call(CONTROLS, ask.control) && CONTROLS[ask.control];
     if (!draw) {            // a control this page does not know: said, never a silent blank
       box.append(el("p", { class: "receipt refused", role: "alert",
         text: "This page cannot show this question's control (" + ask.control + "): reload the page." }));
