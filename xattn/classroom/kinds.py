@@ -1,8 +1,5 @@
-"""Every kind of question, declared once: how it is asked, checked, stored, counted, judged,
-drawn and written to the CSV.
-
-A `Kind` is one row of `KINDS`. Its functions take the `Question` (the room's spec) and give
-everything a kind decides:
+"""Every kind of question, declared once: a `Kind` is one row of `KINDS`; its functions take
+the `Question` (the room's spec) and give everything a kind decides:
 
 - **checked and canonicalised**: ``encode`` (an answer to its stored text, or None when it is
   refused), ``decode`` (back), ``expects`` (what an answer must be, in words);
@@ -10,18 +7,20 @@ everything a kind decides:
   counts towards);
 - **judged**: ``right`` and ``verdict`` against the step's `Key` (its truth, ties, tolerance);
   a kind that is not ``graded`` (a poll) has no right answer, and says so;
-- **asked**: ``control``, one of `CONTROLS`, the control a student taps on the lecturer's page
-  (``xattn.ui.lesson.predict``) and on the phone (``phone.js``): pills of the choices, pills of the
-  tokens, a number, a row of pills per part, or the aligning control;
-- **drawn**: ``chart``, one of `CHARTS`, how the class's answers are drawn
-  (``xattn.figures.classroom.class_figure``): bars per answer, a part-by-choice grid, or the
-  class's links;
-- **written**: ``named`` (a counted answer's CSV ``index`` and ``answer`` cells),
-  ``shown`` (an answer in words, plain text) and ``lms`` (the Moodle question type that grades
-  it the same way, ``xattn.lesson.lms``; "" where none does).
+- **measured**: ``off`` (how far a wrong answer is, in [0, 1]) and ``differs`` (a new case's
+  truth another answer), ``xattn.classroom.measures``;
+- **asked**: ``control``, a name of `CONTROLS` (``xattn.classroom.controls``): what a student
+  taps on the lecturer's page (``xattn.ui.lesson.predict``) and on the phone (``phone.js``),
+  and what a phone is sent to draw it (`Kind.payload`);
+- **drawn**: ``chart``, a name of `CHARTS` (``xattn.figures.classroom.class_figure``), its
+  title and text alternative (`Kind.alt`); ``number``: whether an answer is a number;
+- **written**: ``named`` (a counted answer's CSV ``index`` and ``answer``), ``shown`` (in
+  words), ``moodle`` (``xattn.classroom.moodle``: the Moodle question grading it alike) and
+  ``own`` (``xattn.classroom.own``: its keys in a lesson file; None: a file cannot ask it).
 
-A new kind whose students answer with one of the controls above is one entry here (see
-``"poll"``, a choice with no right answer); docs/lesson-files.md says how.
+A new kind whose students answer with a registered control is one `add_kind` (see
+``"poll"``, a choice with no right answer); a new control is one ``add_control`` and, where
+it is drawn in a new way, one drawing on each page. docs/kinds.md says how.
 """
 
 from __future__ import annotations
@@ -34,16 +33,18 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from xattn._checks import quote
+from xattn.classroom import measures as _m
+from xattn.classroom import moodle as _moodle
+from xattn.classroom.controls import CHARTS, CONTROLS, Chart, Control
+from xattn.classroom.own import NUMBER, OPTIONS, OwnKeys
 
 __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
-           "MAX_WORDS", "MAX_LINKS", "kind_of"]
+           "MAX_WORDS", "MAX_LINKS", "kind_of", "add_kind", "own_kinds"]
 
 MAX_CHOICES = 64             # a token question lists the source tokens: at most 64 (MAX_TOKENS)
 MAX_ROWS = 8                 # parts of a "parts" question (each head of a layer: jobs.MAX_HEADS)
 MAX_WORDS = 16               # words on each side of a "links" question: a short pair, tapped
 MAX_LINKS = 32               # links in one answer: two a word of 16, and 6 bytes each stored
-CONTROLS = ("pills", "tokens", "number", "grid", "links")
-CHARTS = ("bars", "grid", "links")
 _LINK = re.compile(r"(\d+)-(\d+)")
 
 
@@ -53,13 +54,15 @@ class Key(NamedTuple):
     ``truth``: the right answer as ``decode`` gives it (None: no right answer); ``also``:
     answers just as right (a tie); ``tolerance``: how far a number may be off; ``tokens``:
     a token question's tokens as typed (a repeated word: "the right word, the wrong place");
-    ``parts``: for each part, ``(name, truth, also)``."""
+    ``parts``: for each part, ``(name, truth, also)``; ``weights``: a token question's row
+    of weights (how far off a wrong token is)."""
 
     truth: object = None
     also: tuple = ()
     tolerance: float = 0.005
     tokens: tuple = ()
     parts: tuple = ()
+    weights: tuple = ()
 
 
 def _code(text) -> str:
@@ -76,13 +79,15 @@ class Kind:
 
     name: str
     about: str                                   # one line: what the class answers
-    control: str                                 # one of CONTROLS
-    chart: str                                   # one of CHARTS
+    control: str                                 # a name of CONTROLS
+    chart: str                                   # a name of CHARTS
     graded: bool                                 # has a right answer
     choices: tuple[int, int] | None              # (least, most) choices; None: a range
     rows: tuple[int, int] | None = None          # (least, most) rows; None: takes no rows
     distinct: bool = False                       # the choices (and rows) must differ
-    lms: str = ""                                # Moodle's type grading it alike ("": none)
+    moodle: Callable = _moodle.no_moodle         # (question, Key) -> a Moodle record, or None
+    own: OwnKeys | None = None                   # its lesson-file keys; None: not a lesson's
+    title: str = ""                              # the class chart's title ("": the chart's)
     encode: Callable = None
     decode: Callable = None
     options: Callable = None
@@ -92,11 +97,43 @@ class Kind:
     shown: Callable = None
     right: Callable = None
     verdict: Callable = None
+    off: Callable = _m.off_one                   # how far a wrong answer is, in [0, 1]
+    differs: Callable = _m.differs_one           # a new case's truth another answer
+
+    @property
+    def number(self) -> bool:
+        """An answer is a number in a range (not one of the choices)."""
+        return self.choices is None
+
+    @property
+    def drawn(self) -> Chart:
+        """How the class's answers are drawn (its `Chart`)."""
+        return CHARTS[self.chart]
+
+    @property
+    def asked(self) -> Control:
+        """What a student answers with (its `Control`)."""
+        return CONTROLS[self.control]
 
     @property
     def one_answer(self) -> bool:
         """Each answer counts once (bars), not once per part or link."""
-        return self.chart == "bars"
+        return self.drawn.one_answer
+
+    @property
+    def chart_title(self) -> str:
+        """The class chart's title, before its count of answers."""
+        return self.title or self.drawn.title
+
+    def alt(self, *, revealed: bool = False) -> str:
+        """The class chart's text alternative (its truth outlined once ``revealed``, where
+        it has one)."""
+        chart = self.drawn
+        return chart.alt + (chart.outlined if revealed and self.graded else "")
+
+    def payload(self, question) -> dict:
+        """What a phone is sent to draw this kind's control for ``question`` (JSON)."""
+        return {"kind": self.name, "control": self.asked.draws, **self.asked.payload(question)}
 
     def __repr__(self) -> str:
         return f"Kind({self.name!r}, control={self.control!r}, chart={self.chart!r})"
@@ -259,26 +296,32 @@ def _verdict_links(q, key: Key, answer) -> str:
 _CHOICE = dict(encode=_encode_choice, decode=lambda q, text: q.choices[int(text)],
                options=lambda q: list(q.choices), expects=_expects_choice, named=_named_choice,
                shown=lambda q, value: str(value))
-KINDS: dict[str, Kind] = {k.name: k for k in (
+KINDS: dict[str, Kind] = {}
+_BUILT_IN = (
     Kind("choice", "one of a few options, one of them right", "pills", "bars", True, (2, 64),
-         distinct=True, lms="multichoice", right=_right_choice, verdict=_verdict_choice, **_CHOICE),
+         distinct=True, moodle=_moodle.multichoice, own=OPTIONS, right=_right_choice,
+         verdict=_verdict_choice, **_CHOICE),
     Kind("poll", "one of a few options, none of them right (what the class thinks)", "pills",
-         "bars", False, (2, 64), distinct=True, right=lambda q, key, answer: False,
+         "bars", False, (2, 64), distinct=True, own=OPTIONS, right=lambda q, key, answer: False,
          verdict=_verdict_poll, **_CHOICE),
     Kind("token", "one token of a sentence, by its position (tokens may repeat)", "tokens",
-         "bars", True, (1, MAX_CHOICES), lms="multichoice", encode=_encode_token,
+         "bars", True, (1, MAX_CHOICES), moodle=_moodle.multichoice, encode=_encode_token,
          decode=lambda q, text: int(text), options=lambda q: list(range(len(q.choices))),
          expects=lambda q: f"a token position from 0 to {len(q.choices) - 1}",
          named=lambda q, value: (value, q.choices[value]), shown=_shown_token,
-         right=_right_choice, verdict=_verdict_token),
+         right=_right_choice, verdict=_verdict_token, off=_m.off_token,
+         differs=_m.differs_token),
     Kind("number", "a number in a range, rounded to a few decimals", "number", "bars", True,
-         None, lms="numerical", encode=_encode_number, decode=lambda q, text: float(text),
+         None, moodle=_moodle.numerical, own=NUMBER, encode=_encode_number,
+         decode=lambda q, text: float(text),
          options=lambda q: [], expects=lambda q: f"a number from {q.low:g} to {q.high:g}",
          named=lambda q, value: ("", f"{value:.{q.decimals}f}"),
          shown=lambda q, value: f"{float(value):.{q.decimals}f}",
-         right=_right_number, verdict=_verdict_number),
+         right=_right_number, verdict=_verdict_number, off=_m.off_number,
+         differs=_m.differs_number),
     Kind("parts", "one of the options for each of several named parts (each head's job)",
-         "grid", "grid", True, (2, 64), rows=(1, MAX_ROWS), distinct=True, lms="matching",
+         "grid", "grid", True, (2, 64), rows=(1, MAX_ROWS), distinct=True,
+         moodle=_moodle.matching,
          encode=_encode_parts,
          decode=lambda q, text: tuple(None if k == "-" else q.choices[int(k)]
                                       for k in text.split(",")),
@@ -291,9 +334,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          named=lambda q, value: (q.choices.index(value[1]), f"{value[0]}: {value[1]}"),
          shown=lambda q, value: ", ".join(f"{name} {c}" for name, c in _as_parts(
              q, value).items() if c is not None) or "none",
-         right=_right_parts, verdict=_verdict_parts),
+         right=_right_parts, verdict=_verdict_parts, off=_m.off_parts,
+         differs=_m.differs_parts),
     Kind("links", "a word alignment: links between target and source words", "links",
-         "links", True, (1, MAX_WORDS), rows=(1, MAX_WORDS), lms="matching",
+         "links", True, (1, MAX_WORDS), rows=(1, MAX_WORDS), moodle=_moodle.matching,
          encode=_encode_links,
          decode=lambda q, text: tuple((int(t), int(s)) for t, s in _LINK.findall(text)),
          options=lambda q: [(t, s) for t in range(len(q.rows)) for s in range(len(q.choices))],
@@ -306,20 +350,50 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          shown=lambda q, value: f"{len(value)} link{'s' if len(value) != 1 else ''}",
          right=lambda q, key, answer: answer is not None
          and tuple(sorted(answer)) == tuple(key.truth),
-         verdict=_verdict_links),
-)}
+         verdict=_verdict_links, off=_m.off_links),
+)
+_FUNCTIONS = ("encode", "decode", "options", "elements", "expects", "named", "shown", "right",
+              "verdict", "moodle", "off", "differs")
+
+
+def add_kind(kind: Kind) -> Kind:
+    """Register ``kind``: its name new, its control and chart registered, every function
+    given; returns it. A kind refused here never reaches a page, a phone or a figure."""
+    if not isinstance(kind, Kind):
+        raise TypeError(f"add_kind takes a Kind; received {type(kind).__name__} "
+                        f"{quote(kind)}.")
+    if not isinstance(kind.name, str) or not kind.name.isidentifier():
+        raise ValueError(f"a kind's name is a word of letters, digits and _; received "
+                         f"{quote(kind.name)}.")
+    if kind.name in KINDS:
+        raise ValueError(f"a kind named {quote(kind.name)} exists already: "
+                         f"{KINDS[kind.name]!r}.")
+    if kind.control not in CONTROLS:
+        raise ValueError(f"kind {quote(kind.name)}: control must be one of {tuple(CONTROLS)} "
+                         f"(xattn.classroom.controls.add_control registers a new one); "
+                         f"received {quote(kind.control)}.")
+    if kind.chart not in CHARTS:
+        raise ValueError(f"kind {quote(kind.name)}: chart must be one of {tuple(CHARTS)}; "
+                         f"received {quote(kind.chart)}.")
+    missing = [f for f in _FUNCTIONS if not callable(getattr(kind, f))]
+    if missing:
+        raise TypeError(f"kind {quote(kind.name)} needs a function for each of {missing}.")
+    if kind.own is not None and not isinstance(kind.own, OwnKeys):
+        raise TypeError(f"kind {quote(kind.name)}: own must be an OwnKeys or None; received "
+                        f"{quote(kind.own)}.")
+    KINDS[kind.name] = kind
+    return kind
+
+
+for _k in _BUILT_IN:
+    add_kind(_k)
+
+
+def own_kinds() -> tuple[str, ...]:
+    """The kinds a lesson file may ask as a lecturer's own question (those with keys)."""
+    return tuple(name for name, k in KINDS.items() if k.own is not None)
 
 
 def kind_of(question) -> Kind:
     """The `Kind` of ``question`` (a ``Question``)."""
     return KINDS[question.kind]
-
-
-def _check_table() -> None:
-    for k in KINDS.values():
-        if k.control not in CONTROLS or k.chart not in CHARTS:
-            raise ValueError(f"{k!r}: control must be one of {CONTROLS} and chart one of "
-                             f"{CHARTS}.")
-
-
-_check_table()

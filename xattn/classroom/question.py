@@ -38,7 +38,7 @@ __all__ = ["Question", "KINDS", "MAX_CHOICES", "MAX_ROWS", "MAX_WORDS", "MAX_LIN
            "MAX_CASES", "MAX_QUESTION_BYTES", "NO_QUESTION"]
 
 _BOUNDS = {MAX_CHOICES: " (MAX_CHOICES)", MAX_ROWS: " (MAX_ROWS)", MAX_WORDS: " (MAX_WORDS)"}
-KINDS = tuple(_KINDS)        # every kind's name (xattn.classroom.kinds declares each once)
+KINDS = tuple(_KINDS)        # the built-in kinds' names (xattn.classroom.kinds.KINDS: all)
 MAX_CASES = 8                # follow-ups of one step: the same question on new cases
 MAX_QUESTION_BYTES = 16_384  # one question as JSON: 64 tokens of a 2,000-character sentence fit
 
@@ -93,7 +93,8 @@ class Question:
 
     def __post_init__(self):
         if self.kind not in _KINDS:
-            raise ValueError(f"Question.kind must be one of {KINDS}; received {quote(self.kind)}.")
+            raise ValueError(f"Question.kind must be one of {tuple(_KINDS)}; received "
+                             f"{quote(self.kind)}.")
         for name in ("choices", "rows"):
             texts = getattr(self, name)
             if isinstance(texts, str) or not isinstance(texts, (tuple, list)):

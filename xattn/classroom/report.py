@@ -90,7 +90,7 @@ def answers_csv(tallies, *, moves: dict | None = None, confidence: dict | None =
         levels = None if sure is None else by_element(q, sure)
         slip = slips.get((t.step, t.round), lambda value: "")
         for value, n in t.counts.items():
-            if q.of.chart == "links" and not n:
+            if q.of.drawn.sparse and not n:
                 continue                       # links nobody drew: up to 256 empty rows
             came = "" if moved is None else sum(
                 k for (a, b), k in moved.items() if a is not None and b is not None
@@ -106,7 +106,7 @@ def _named(q, value) -> tuple:
     """(index, answer) of one counted answer (its kind's ``named``): a text a safe cell, a
     number as it is (a spreadsheet reads ``-0.50`` as the number it is)."""
     index, answer = q.of.named(q, value)
-    return index, answer if q.of.choices is None else csv_cell(answer)
+    return index, answer if q.of.number else csv_cell(answer)
 
 
 def qr_svg(url: str, *, label: str = "QR code of the class link") -> str:

@@ -21,22 +21,29 @@ from xattn.figures._style import (
 from xattn.figures.heads import gold_marks
 
 __all__ = ["answers_figure", "taps_figure", "revote_figure", "parts_figure", "links_figure",
-           "class_figure", "class_alt", "CLASS_ALT", "learning_figure"]
+           "class_figure", "class_alt", "FIGURES", "learning_figure"]
 
 MUTED = "#9e9e9e"
 
 
 def _options(question, counts: dict) -> list:
     """The bars' answers: every option, or every distinct number given (a range's kind)."""
-    if question.of.choices is None:
-        return sorted(counts)
+    if question.of.number:
+        return sorted(counts, key=_order)
     return question.options()
+
+
+def _order(value) -> tuple:
+    """A sort key for any answers (numbers first, in order; the rest by their text)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return 0, float(value), ""
+    return 1, 0.0, repr(value)
 
 
 def _is_truth(question, option, truth) -> bool:
     if truth is None:
         return False
-    if question.of.choices is None:              # a number: the same after rounding
+    if question.of.number:                       # a number: the same after rounding
         return abs(float(option) - float(truth)) < 10 ** -question.decimals
     return option == truth
 
@@ -65,7 +72,7 @@ def answers_figure(question, counts: dict, *, truth=None, font_scale: float = 1.
                hovertemplate="%{x}<br>%{y} students<extra></extra>")
     total = sum(n)
     layout = base_layout(
-        f"The class's predictions ({total} answer{'s' if total != 1 else ''})", 320,
+        f"{question.of.chart_title} ({total} answer{'s' if total != 1 else ''})", 320,
         font_scale=font_scale,
         xaxis=category_axis((x, x_text), angle=-45 if len(x) > 6 else 0,
                             font=round(tick_font(len(x)) * font_scale), title="prediction"),
@@ -212,7 +219,7 @@ def parts_figure(question, counts: dict, n_answered: int, *, truth=None, also=()
         if close.any():
             data.append(_outline(close, x[0], y[0], "close call", 1))
     height = 130 + round(34 * font_scale) * len(rows)
-    layout = _grid_layout(f"The class's labels ({n_answered} answer"
+    layout = _grid_layout(f"{question.of.chart_title} ({n_answered} answer"
                           f"{'s' if n_answered != 1 else ''})"
                           + (", right outlined" if truth is not None else ""),
                           x, y, height=height, font_scale=font_scale, x_title="",
@@ -242,7 +249,7 @@ def links_figure(question, counts: dict, n_answered: int, *, gold=None,
     if gold is not None:
         data.append(_outline(np.asarray(gold, bool), x[0], y[0], "gold", 3))
     height = 150 + round(30 * font_scale) * len(question.rows)
-    layout = _grid_layout(f"The class's links ({n_answered} answer"
+    layout = _grid_layout(f"{question.of.chart_title} ({n_answered} answer"
                           f"{'s' if n_answered != 1 else ''})"
                           + (", gold outlined" if gold is not None else ""),
                           x, y, height=height, font_scale=font_scale,
@@ -270,20 +277,10 @@ def learning_figure(rows, *, font_scale: float = 1.0) -> go.Figure:
     return go.Figure(data=bars, layout=layout, _validate=False)
 
 
-CLASS_ALT = {"bars": "Bar chart of the class's predictions, one bar per answer.",
-             "grid": "Grid of the class's labels: one row per head, one column per job, each "
-                     "cell the students who chose it.",
-             "links": "Heatmap of the class's alignment: one row per target word, one column "
-                      "per source word, each cell the share of students who linked them."}
-_OUTLINED = {"bars": " The right answer is outlined.", "grid": " The right job is outlined.",
-             "links": " The gold links are outlined."}
-
-
 def class_alt(question, *, revealed: bool = False) -> str:
-    """The text alternative of `class_figure`'s chart of ``question`` (its truth outlined
-    once ``revealed``, where the question has one)."""
-    chart = question.of.chart
-    return CLASS_ALT[chart] + (_OUTLINED[chart] if revealed and question.of.graded else "")
+    """The text alternative of `class_figure`'s chart of ``question`` (its kind's: its truth
+    outlined once ``revealed``, where the question has one)."""
+    return question.of.alt(revealed=revealed)
 
 
 def class_figure(question, counts: dict, n_answered: int, *, truth=None, also=(),
@@ -292,15 +289,23 @@ def class_figure(question, counts: dict, n_answered: int, *, truth=None, also=()
     part-by-choice grid (parts), or the class's alignment (links); the truth marked once
     given. ``also``: answers just as right (a tie), or each part's close calls (parts);
     ``labels``: shorter names of a parts question's choices."""
-    chart = question.of.chart                     # xattn.classroom.kinds: how it is drawn
-    if chart == "grid":
-        return parts_figure(question, counts, n_answered, truth=truth, also=also,
-                            labels=labels, font_scale=font_scale)
-    if chart == "links":
-        gold = None
-        if truth is not None:
-            gold = np.zeros((len(question.rows), len(question.choices)), dtype=bool)
-            for t, s in truth:
-                gold[t, s] = True
-        return links_figure(question, counts, n_answered, gold=gold, font_scale=font_scale)
+    return FIGURES[question.of.chart](question, counts, n_answered, truth=truth, also=also,
+                                      labels=labels, font_scale=font_scale)
+
+
+def _bars(question, counts, n_answered, *, truth, also, labels, font_scale) -> go.Figure:
     return answers_figure(question, counts, truth=truth, font_scale=font_scale)
+
+
+def _links(question, counts, n_answered, *, truth, also, labels, font_scale) -> go.Figure:
+    gold = None
+    if truth is not None:
+        gold = np.zeros((len(question.rows), len(question.choices)), dtype=bool)
+        for t, s in truth:
+            gold[t, s] = True
+    return links_figure(question, counts, n_answered, gold=gold, font_scale=font_scale)
+
+
+# Each chart of xattn.classroom.controls.CHARTS, drawn (tests/test_classroom_kinds.py checks
+# that every chart has its figure).
+FIGURES = {"bars": _bars, "grid": parts_figure, "links": _links}

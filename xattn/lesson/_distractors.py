@@ -231,7 +231,7 @@ part."""
 
 def _row_weights(a, told) -> tuple:
     """A token question's row of weights (its chart's), one per token; () otherwise."""
-    if told.row is None or told.question is None or told.question.kind != "token":
+    if told.row is None or told.question is None or not told.question.of.asked.taps:
         return ()
     i, h = told.row
     w = a.layer(told.layer if told.layer is not None else 0)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from xattn.classroom.kinds import KINDS, own_kinds
 from xattn.classroom.question import Question
 from xattn.lesson._told import Told
 from xattn.lesson.aligns import word_pair
@@ -65,7 +66,7 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
                 "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
-OWN_KINDS = ("choice", "poll", "number")     # the kinds of a lecturer's own question
+OWN_KINDS = own_kinds()      # the built-in kinds a lesson file asks (Kind.own: all of them)
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,8 @@ class Own:
     layer: int = 0
 
     def question(self) -> Question:
-        if self.kind == "number":
-            return Question("number", low=self.low, high=self.high, decimals=self.decimals)
+        if KINDS[self.kind].number:
+            return Question(self.kind, low=self.low, high=self.high, decimals=self.decimals)
         return Question(self.kind, self.options)
 
     def tell(self, a: Attention, layer: int) -> Told:
@@ -97,7 +98,7 @@ class Own:
         if self.layer:
             layer = min(self.layer, a.n_layers) - 1
         head = min(self.head, a.n_heads) - 1
-        shown = f"{float(self.answer):g}" if self.kind == "number" else self.answer
+        shown = f"{float(self.answer):g}" if KINDS[self.kind].number else self.answer
         said = "" if self.answer is None else f" **The answer: {md_code(shown)}**."
         words = self.explain or ("A poll: there is no right answer; here is how the class "
                                  "answered." if self.answer is None else "")

@@ -104,4 +104,4 @@ class Told:
     def key(self) -> Key:
         """What an answer is checked against (``xattn.classroom.kinds.Key``)."""
         return Key(self.truth, self.also, self.tolerance, self.tokens,
-                   tuple((p.name, p.truth, p.also) for p in self.parts))
+                   tuple((p.name, p.truth, p.also) for p in self.parts), self.weights)

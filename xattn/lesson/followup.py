@@ -133,28 +133,14 @@ def case_step(step: Step, case: int) -> Step:
                    case_what=c.what)
 
 
-def _word(told, j) -> str:
-    """A token answer by meaning: the word at position ``j``, without its place."""
-    words = told.tokens or told.question.choices
-    return str(words[j]) if isinstance(j, int) and 0 <= j < len(words) else str(j)
-
-
 def differs(first, then) -> bool:
     """Whether ``then`` (a new case's Told) has an answer that ``first``'s right answer would
     get wrong: another number (beyond twice the tolerance), another word (not another place
-    of the same word), another choice, or another job for some head."""
+    of the same word), another choice, or another job for some head: the kind decides
+    (``Kind.differs``, ``xattn.classroom.measures``)."""
     if then.question is None or first.question is None or then.truth is None:
         return False
-    kind = then.question.kind
-    if kind == "number":
-        return abs(float(then.truth) - float(first.truth)) > 2 * first.tolerance
-    if kind == "token":
-        old = {_word(first, first.truth), *(_word(first, j) for j in first.also)}
-        return _word(then, then.truth) not in old
-    if kind == "parts" and first.parts and len(first.parts) == len(then.parts):
-        return any(new.truth != old.truth and new.truth not in old.also
-                   for old, new in zip(first.parts, then.parts, strict=True))
-    return then.truth != first.truth and then.truth not in first.also_right
+    return then.question.of.differs(first.question, first.key, then.question, then.key)
 
 
 def shows_case(step: Step, case: int, told) -> bool:

@@ -42,8 +42,10 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from xattn.classroom.kinds import KINDS, own_kinds
+from xattn.classroom.own import KeyRefused
 from xattn.lesson._budget import check_budget
-from xattn.lesson._step import OWN_KINDS, Ask, Own, Step
+from xattn.lesson._step import Ask, Own, Step
 from xattn.lesson.charts import CHARTS
 from xattn.lesson.checks import MAX_CHECK, check_steps, with_checks
 from xattn.lesson.computed import COMPUTED
@@ -63,11 +65,9 @@ MAX_LESSON_BYTES = 65_536    # a lesson file (and its JSON), checked before it i
 MAX_STEPS = 16               # steps of a lesson file (a room holds one question a step)
 MAX_ROOM_STEPS = MAX_STEPS + 2 * MAX_CHECK   # a lesson's steps, its checks included
 MAX_TITLE = 120
-MAX_OPTIONS = 8              # a lecturer's own options: a phone's screen of pills
 _WORDS = ("text", "look", "ask")
 _STEP_KEYS = ("title", *_WORDS, "chart", "page", "question")
-_OWN_KEYS = ("kind", "prompt", "options", "answer", "explain", "low", "high", "decimals",
-             "tolerance", "head", "layer")
+_OWN_KEYS = ("kind", "prompt", "explain", "head", "layer")   # and the kind's own (Kind.own)
 _TOP_KEYS = ("title", "minutes", "about", "check", "step", "format")
 
 
@@ -239,7 +239,7 @@ def _step(problems, k: int, data: dict, page) -> Step:
     else:
         problems.add(k, "question", None, "expected `computed = ...` (one of "
                      + ", ".join(COMPUTED) + ") or `kind = ...` (one of "
-                     + ", ".join(OWN_KINDS) + "), found neither")
+                     + ", ".join(own_kinds()) + "), found neither")
         asked = None
     return Step(title, state, text, look, ask, asked, chart or "",
                 problems.where.line(k))
@@ -299,12 +299,15 @@ def _computed(problems, k: int, data: dict, state: dict) -> Ask | None:
 
 
 def _own(problems, k: int, data: dict) -> Ask | None:
-    kind = data.get("kind")
-    if kind not in OWN_KINDS:
-        problems.add(k, "question", "kind", f"expected one of {', '.join(OWN_KINDS)}, found "
-                                            f"{shown(kind)}")
+    """A lecturer's own question: the keys every one takes, then its kind's own
+    (``xattn.classroom.own``: ``Kind.own`` reads them)."""
+    kind, names = KINDS.get(data.get("kind")) if isinstance(data.get("kind"), str) else None, \
+        own_kinds()
+    if kind is None or kind.own is None:
+        problems.add(k, "question", "kind", f"expected one of {', '.join(names)}, found "
+                                            f"{shown(data.get('kind'))}")
         return None
-    unknown_keys(problems, k, "question", data, _OWN_KEYS)
+    unknown_keys(problems, k, "question", data, (*_OWN_KEYS, *kind.own.keys))
     before = len(problems.found)
     prompt = checked_text(problems, k, "question", "prompt", data.get("prompt"), most=300,
                    required=True)
@@ -318,56 +321,17 @@ def _own(problems, k: int, data: dict) -> Ask | None:
                                              f"{shown(value)}")
         else:
             fields[key] = value
-    if kind == "number":
-        own = _number(problems, k, data, prompt, explain, fields)
-    else:
-        own = _options(problems, k, data, kind, prompt, explain, fields)
-    return Ask(own=own) if own is not None and len(problems.found) == before else None
-
-
-def _number(problems, k, data, prompt, explain, fields) -> Own | None:
-    values = {}
-    for key, default in (("low", None), ("high", None), ("answer", None), ("tolerance", 0.005),
-                         ("decimals", 2)):
-        value = data.get(key, default)
-        whole = key == "decimals"
-        if value is None or isinstance(value, bool) or not isinstance(
-                value, int if whole else (int, float)) or (whole and not 0 <= value <= 6) \
-                or (key == "tolerance" and not 0 <= value < 1e9) or value != value:
-            problems.add(k, "question", key, "expected " + (
-                "a whole number from 0 to 6" if whole else "a number" + (
-                    " (required)" if default is None else "")) + f", found {shown(value)}")
-            return None
-        values[key] = value
-    if not values["low"] < values["high"] or not values["low"] <= values["answer"] <= \
-            values["high"]:
-        problems.add(k, "question", "answer", f"expected low < high and the answer between "
-                     f"them, found low {values['low']}, high {values['high']}, answer "
-                     f"{values['answer']}")
+    try:
+        own = Own(kind.name, prompt, explain=explain, **kind.own.parse(kind, data), **fields)
+        own.question()                    # what the kind's Question takes (a new kind's too)
+    except KeyRefused as e:
+        problems.add(k, "question", e.key, e.why)
         return None
-    return Own("number", prompt, (), float(values["answer"]), explain, float(values["low"]),
-               float(values["high"]), values["decimals"], float(values["tolerance"]),
-               **fields)
-
-
-def _options(problems, k, data, kind, prompt, explain, fields) -> Own | None:
-    options = data.get("options")
-    if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS or not all(
-            isinstance(o, str) and 0 < len(o) <= 120 for o in options) \
-            or len(set(options)) != len(options):
-        problems.add(k, "question", "options", f"expected 2 to {MAX_OPTIONS} different texts "
-                     f"of 1 to 120 characters, found {shown(options)}")
+    except (ValueError, TypeError) as e:
+        problems.add(k, "question", "low" if kind.number else "options",
+                     f"expected what a {kind.name} question takes ({e})")
         return None
-    answer = data.get("answer")
-    if kind == "poll" and answer is not None:
-        problems.add(k, "question", "answer", "expected no answer (a poll has no right "
-                     f"answer: use kind = \"choice\" for one), found {shown(answer)}")
-        return None
-    if kind == "choice" and answer not in options:
-        problems.add(k, "question", "answer", f"expected one of the options, found "
-                                              f"{shown(answer)}")
-        return None
-    return Own(kind, prompt, tuple(options), answer, explain, **fields)
+    return Ask(own=own) if len(problems.found) == before else None
 
 
 def _data(step: Step) -> dict:
@@ -381,13 +345,7 @@ def _data(step: Step) -> dict:
         q = {"kind": o.kind, "prompt": o.prompt, "explain": o.explain, "head": o.head}
         if o.layer:
             q["layer"] = o.layer
-        if o.kind == "number":
-            q.update(low=o.low, high=o.high, answer=o.answer, decimals=o.decimals,
-                     tolerance=o.tolerance)
-        else:
-            q["options"] = list(o.options)
-            if o.answer is not None:
-                q["answer"] = o.answer
+        q.update(KINDS[o.kind].own.write(o))          # the kind's own keys
         out["question"] = q
     elif step.ask is not None:
         out["question"] = {"computed": step.ask.computed, **dict(step.ask.args)}

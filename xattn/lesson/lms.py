@@ -28,6 +28,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from xattn.classroom.moodle import Moodle
 from xattn.markup import to_html
 
 __all__ = ["LmsFigure", "LmsItem", "moodle_xml", "step_item", "weight_figures"]
@@ -130,42 +131,38 @@ def _answer(q, text: str, fraction: float, fmt: str = "html") -> ET.Element:
     return a
 
 
-def _multichoice(root, item: LmsItem) -> None:
-    told, q = item.told, item.told.question
-    options = q.options()
-    right = {told.truth, *told.also}
-    x = _head(root, "multichoice", item)
-    ET.SubElement(x, "single").text = "true"
-    ET.SubElement(x, "shuffleanswers").text = "false"
-    ET.SubElement(x, "answernumbering").text = "abc"
-    for o in options:
-        _answer(x, _plain_html(q.of.shown(q, o)), 100 if o in right else 0)
-
-
 def _plain_html(text: str) -> str:
     import html
 
     return f"<p>{html.escape(text)}</p>"
 
 
-def _numerical(root, item: LmsItem) -> None:
-    told = item.told
+def _multichoice(root, item: LmsItem, m: Moodle) -> None:
+    x = _head(root, "multichoice", item)
+    ET.SubElement(x, "single").text = "true"
+    ET.SubElement(x, "shuffleanswers").text = "false"
+    ET.SubElement(x, "answernumbering").text = "abc"
+    for text, fraction in m.answers:
+        _answer(x, _plain_html(text), fraction)
+
+
+def _numerical(root, item: LmsItem, m: Moodle) -> None:
     x = _head(root, "numerical", item)
-    a = _answer(x, f"{float(told.truth):.{told.question.decimals}f}", 100, "moodle_auto_format")
-    ET.SubElement(a, "tolerance").text = f"{told.tolerance:g}"
+    (text, tolerance), = m.answers
+    a = _answer(x, text, 100, "moodle_auto_format")
+    ET.SubElement(a, "tolerance").text = f"{tolerance:g}"
 
 
-def _match(root, item: LmsItem, pairs: Sequence[tuple[str, str]],
-           offered: Sequence[str] = ()) -> None:
-    """A matching question; every one of ``offered`` not the answer of a row is added as an
+def _match(root, item: LmsItem, m: Moodle) -> None:
+    """A matching question; every offered text not the answer of a row is added as an
     extra answer (a subquestion with no text: Moodle's way to offer a choice no row has)."""
     x = _head(root, "matching", item)
     ET.SubElement(x, "shuffleanswers").text = "true"
-    for left, right in pairs:
+    for left, right in m.answers:
         sub = _text(x, "subquestion", _plain_html(left), "html")
         a = ET.SubElement(sub, "answer")
         ET.SubElement(a, "text").text = right
-    for extra in dict.fromkeys(o for o in offered if o not in {r for _, r in pairs}):
+    for extra in dict.fromkeys(o for o in m.offered if o not in {r for _, r in m.answers}):
         sub = _text(x, "subquestion", "", "html")
         a = ET.SubElement(sub, "answer")
         ET.SubElement(a, "text").text = extra
@@ -178,28 +175,21 @@ def _cloze_escape(text: str) -> str:
     return text
 
 
-def _cloze(root, item: LmsItem) -> None:
+def _cloze(root, item: LmsItem, m: Moodle) -> None:
     """Each part (a head) a menu of every choice: its truth marked right (=), its close calls
     at 100 % too, as the page accepts them."""
     import html
 
-    told = item.told
     menus = []
-    for part in told.parts:
-        options = "~".join(("=" if c == part.truth else "%100%" if c in part.also else "")
-                           + _cloze_escape(str(c)) for c in part.question.choices)
-        menus.append(f"<p>{html.escape(part.name)}: {{1:MULTICHOICE:{options}}}</p>")
+    for name, right, answers in m.answers:
+        options = "~".join(("=" if c == right else "%100%" if f == 100 else "")
+                           + _cloze_escape(c) for c, f in answers)
+        menus.append(f"<p>{html.escape(name)}: {{1:MULTICHOICE:{options}}}</p>")
     _head(root, "cloze", item, "".join(menus))
 
 
-def _pairs(told) -> list[tuple[str, str]] | None:
-    """A word alignment's pairs: each target word with exactly one gold source word; None
-    when fewer than two (Moodle needs two)."""
-    q, gold = told.question, {}
-    for t, s in told.truth:
-        gold.setdefault(t, []).append(s)
-    pairs = [(q.rows[t], q.choices[s[0]]) for t, s in sorted(gold.items()) if len(s) == 1]
-    return pairs if len(pairs) >= 2 else None
+_WRITERS = {"multichoice": _multichoice, "numerical": _numerical, "matching": _match,
+            "cloze": _cloze}
 
 
 def moodle_xml(title: str, items: Sequence[LmsItem]) -> str:
@@ -212,14 +202,8 @@ def moodle_xml(title: str, items: Sequence[LmsItem]) -> str:
         q = item.told.question
         if q is None:
             root.append(ET.Comment(f" {_safe(item.name)}: asks nothing, left out "))
-        elif q.of.lms == "multichoice":
-            _multichoice(root, item)
-        elif q.of.lms == "numerical":
-            _numerical(root, item)
-        elif q.of.lms == "matching" and item.told.parts:
-            _cloze(root, item)
-        elif q.of.lms == "matching" and _pairs(item.told):
-            _match(root, item, _pairs(item.told), q.choices)
+        elif (m := q.of.moodle(q, item.told.key)) is not None:   # the kind's own Moodle
+            _WRITERS[m.type](root, item, m)
         else:
             why = ("a poll, no right answer" if not q.of.graded else
                    f"a {q.kind} question Moodle cannot grade as this page does")

@@ -95,13 +95,13 @@ class Distractor:
 
 
 def _same(question, a, b, tolerance: float) -> bool:
-    if question.kind == "number":
+    if question.of.number:
         return abs(float(a) - float(b)) <= tolerance
     return a == b
 
 
 def _answerable(question, value) -> bool:
-    if question.kind == "number":
+    if question.of.number:
         return question.low <= float(value) <= question.high
     return value in question.options()
 
@@ -112,13 +112,13 @@ def keep(told, found) -> tuple[Distractor, ...]:
     kept). Numbers: "differ" is "more than the question's tolerance apart", so that a right
     answer is never named a misconception and one number names one misconception."""
     q = told.question
-    if q is None or told.truth is None or q.kind not in ("choice", "token", "number"):
+    if q is None or told.truth is None or not q.of.one_answer:    # one answer, one bar
         return ()
     out: list[Distractor] = []
     for d in found:
         if d is None or d.value is None:
             continue
-        value = round(float(d.value), 6) if q.kind == "number" else d.value
+        value = round(float(d.value), 6) if q.of.number else d.value
         if not _answerable(q, value):
             continue
         taken = (told.truth, *told.also, *(k.value for k in out))
@@ -137,7 +137,7 @@ def misconception_of(told, answer) -> Distractor | None:
 
     if is_right(told, answer):
         return None
-    if told.question.kind != "number":
+    if not told.question.of.number:
         return next((d for d in told.distractors if d.value == answer), None)
     near = [(abs(float(answer) - float(d.value)), k) for k, d in enumerate(told.distractors)
             if abs(float(answer) - float(d.value)) <= told.tolerance]
@@ -183,18 +183,5 @@ def surprise(told, answer) -> float | None:
 
     if is_right(told, answer):
         return 0.0
-    if q.kind == "number":
-        truth = float(told.truth)
-        part = min(1.0, abs(float(answer) - truth) / max(abs(truth), told.tolerance))
-    elif q.kind == "token" and told.weights and told.weights[told.truth] > 0:
-        part = 1.0 - min(1.0, told.weights[answer] / told.weights[told.truth])
-    elif q.kind == "parts":
-        said = dict(zip(q.rows, answer, strict=True)) if not isinstance(answer, dict) else answer
-        made = [(n, t, also) for n, t, also in told.key.parts if said.get(n) is not None]
-        part = sum(said[n] != t and said[n] not in also for n, t, also in made) / max(1, len(made))
-    elif q.kind == "links":
-        links, gold = set(answer), set(told.truth)
-        part = 1 - 2 * len(links & gold) / (len(links) + len(gold))
-    else:
-        part = 1.0
+    part = q.of.off(q, told.key, answer)        # the kind's measure (xattn.classroom.measures)
     return round(1.0 + part, 4)

@@ -41,9 +41,9 @@ def answer_charts(a, told: Told, view: RoomView) -> list[tuple]:
     layer, seeds or curves it is about), or, for a token question asked of one row, the
     class's taps beside that row; none for links (drawn with the class's links:
     ``xattn.live.versus``)."""
-    if view.question.of.chart == "links":
+    if view.question.of.drawn.versus:
         return []
-    if told.row is not None and view.question.of.control == "tokens":
+    if told.row is not None and view.question.of.asked.taps:
         i, head = told.row
         weights = a.layer(told.layer if told.layer is not None else 0)      # (h, T, S)
         row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
@@ -63,7 +63,7 @@ def answer_charts(a, told: Told, view: RoomView) -> list[tuple]:
 def _differs(first, then) -> bool:
     if then.question is None or first.question is None or then.truth is None:
         return False
-    if then.question.kind == "number":
+    if then.question.of.number:
         return abs(float(then.truth) - float(first.truth)) > 2 * first.tolerance
     return then.truth != first.truth and then.truth not in first.also_right
 

@@ -125,7 +125,7 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | 
     from xattn.live.compute import derived, figure
     from xattn.live.versus import ALT, class_versus, versus_chart
 
-    if told.question is not None and told.question.of.chart == "links":
+    if told.question is not None and told.question.of.drawn.versus:
         counts = dict.fromkeys(answer or (), 1)
         v = class_versus(a, counts, int(answer is not None), "you")
         fig = versus_chart(a, told, v, counts, who="you")

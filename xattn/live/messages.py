@@ -32,7 +32,7 @@ from xattn.classroom import NO_QUESTION, Question, RoomView, Tally
 from xattn.classroom.confidence import LABELS as LEVEL_LABELS
 from xattn.classroom.confidence import LEVELS
 from xattn.classroom.hub import Message
-from xattn.figures.classroom import class_alt, class_figure
+from xattn.figures.classroom import class_figure
 from xattn.figures.phone import phone_chart
 from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
@@ -60,20 +60,10 @@ def ask_of(told: Told, question: Question, confidence: bool = False) -> dict:
     kind's control (``xattn.classroom.kinds``), what it offers and the prompt (HTML); with
     ``confidence``, the levels of how sure a student is (``[level, label]``, most sure
     first). Labels are text: the phone never reads them as HTML."""
-    control = question.of.control
-    ask = {"kind": question.kind, "control": control,
+    ask = {**question.of.payload(question),
            "prompt": to_html(f"**Your prediction.** {told.prompt}")}
     if confidence:
         ask["levels"] = [[level, LEVEL_LABELS[level]] for level in LEVELS]
-    if control == "number":
-        ask.update(low=question.low, high=question.high, decimals=question.decimals)
-    elif control == "grid":
-        ask.update(rows=list(question.rows), choices=list(question.choices),
-                   labels=[LABELS.get(c, c) for c in question.choices])
-    elif control == "links":
-        ask.update(rows=list(question.rows), choices=list(question.choices))
-    else:
-        ask["choices"] = list(question.choices)
     return ask
 
 
@@ -95,16 +85,16 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
     """The phone's charts after the reveal (the class's answers first, where they are a chart
     of their own) and, for links, the line comparing the class with the heads (HTML)."""
     charts, line = [], None
-    if asks and view.question.of.chart == "links":    # the class beside every layer and head
+    if asks and view.question.of.drawn.versus:     # the class beside every layer and head
         v = class_versus(a, view.counts, view.n_answered)
         fig = versus_chart(a, told, v, view.counts)
         charts.append(phone_chart(fig, alt=VERSUS_ALT))
         line = to_html(v.line) + to_html(v.table)
-    if asks and (told.row is None or told.question.of.control != "tokens") \
-            and view.question.of.chart != "links":
+    if asks and (told.row is None or not told.question.of.asked.taps) \
+            and not view.question.of.drawn.versus:
         question, counts, truth, also = view.question, view.counts, told.truth, told.also_right
-        alt = class_alt(question, revealed=True)
-        if question.of.choices is None and len([n for n in counts.values() if n]) > MAX_BARS:
+        alt = question.of.alt(revealed=True)
+        if question.of.number and len([n for n in counts.values() if n]) > MAX_BARS:
             question, counts, truth, also = _binned(view.question, counts, truth, also)
             alt += f" The answers are counted in {BINS} equal ranges of the scale."
         fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
@@ -143,8 +133,8 @@ def earlier_chart(earlier: Tally) -> dict:
     """A phone's chart of how the class answered round ``earlier`` (no answer marked: it
     shows the class's votes, not the truth), for a revote's phones to see while they vote."""
     question, counts, n = earlier.question, earlier.counts, earlier.n_answered or 0
-    alt, ranges = class_alt(question), ""
-    if question.of.choices is None and len([k for k in counts.values() if k]) > MAX_BARS:
+    alt, ranges = question.of.alt(), ""
+    if question.of.number and len([k for k in counts.values() if k]) > MAX_BARS:
         question, counts, _, _ = _binned(question, counts, None, ())
         alt += f" The answers are counted in {BINS} equal ranges of the scale."
         ranges = f", counted in {BINS} ranges"

@@ -378,18 +378,32 @@
     return words(ask, v) + (l ? ", " + l[1] : "");
   }
 
+  // Each drawing of xattn.classroom.controls.DRAWN (tests/test_classroom_kinds.py compares).
+  const CONTROLS = {
+    pills: (box, ask, value, open) => pills(box, ask, value, open, false),
+    tokens: (box, ask, value, open) => pills(box, ask, value, open, true),
+    number: (box, ask, value, open) => number(box, ask, value, open),
+    grid: (box, ask, value, open) => parts(box, ask, value, open),
+    links: (box, ask, value, open) => links(box, ask, value, open),
+  };
   function controls(ask, open) {
     const box = $("controls");
     box.textContent = "";
     $("prompt").innerHTML = ask.prompt;
     sure(ask, open);
     const value = shown();
-    if (ask.control === "number") return number(box, ask, value, open);
-    if (ask.control === "grid") return parts(box, ask, value, open);
-    if (ask.control === "links") return links(box, ask, value, open);
+    const draw = Object.prototype.hasOwnProperty.call(CONTROLS, ask.control) && CONTROLS[ask.control];
+    if (!draw) {            // a control this page does not know: said, never a silent blank
+      box.append(el("p", { class: "receipt refused", role: "alert",
+        text: "This page cannot show this question's control (" + ask.control + "): reload the page." }));
+      return;
+    }
+    draw(box, ask, value, open);
+  }
+  function pills(box, ask, value, open, byPosition) {
     const group = el("div", { class: "group", role: "group", "aria-labelledby": "prompt" });
     ask.choices.forEach((c, i) => {
-      const v = ask.control === "tokens" ? i : c;
+      const v = byPosition ? i : c;
       group.append(el("button", { type: "button", class: "pill", "aria-pressed": String(same(v, value)),
         disabled: !open, onclick: () => choose(v) }, el("code", { text: c })));
     });

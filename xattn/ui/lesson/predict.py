@@ -17,7 +17,7 @@ from xattn.jobs import LABELS
 from xattn.lesson import Told
 from xattn.literal import md_code
 
-__all__ = ["prediction_widget"]
+__all__ = ["prediction_widget", "WIDGETS"]
 
 
 
@@ -28,21 +28,28 @@ def prediction_widget(told: Told, key: str, *, default=None, disabled: bool = Fa
     answer as stored (a number, a choice, a tuple per part, the links)."""
     q = told.question
     label = f"**Your prediction.** {told.prompt}"
-    control = q.of.control               # xattn.classroom.kinds: the kind's control
-    if control == "number":
-        return st.number_input(label, q.low, q.high, value=default, step=10 ** -q.decimals,
-                               format=f"%.{q.decimals}f", key=key, disabled=disabled,
-                               placeholder="type a number", on_change=on_change)
-    if control == "grid":
-        return _parts(q, key, label, default, disabled, on_change)
-    if control == "links":
-        return _links(q, key, label, default, disabled)
-    options = q.options()                # "pills" of the choices, or "tokens" by position
-    shown = q.choices if control == "tokens" else options
-    names = dict(zip(options, shown, strict=True))
+    draw = WIDGETS[q.of.asked.draws]     # xattn.classroom.controls: the control's drawing
+    return draw(q, key, label, default, disabled, on_change)
+
+
+def _number(q: Question, key: str, label: str, default, disabled: bool, on_change):
+    return st.number_input(label, q.low, q.high, value=default, step=10 ** -q.decimals,
+                           format=f"%.{q.decimals}f", key=key, disabled=disabled,
+                           placeholder="type a number", on_change=on_change)
+
+
+def _pills(q: Question, key: str, label: str, default, disabled: bool, on_change, *,
+           shown=None):
+    """A row of pills of the question's options (its choices, or its tokens by position)."""
+    options = q.options()
+    names = dict(zip(options, shown or options, strict=True))
     return st.pills(label, options, key=key, disabled=disabled, on_change=on_change,
                     default=default if default in options else None,
                     format_func=lambda o: md_code(names[o]))
+
+
+def _tokens(q: Question, key: str, label: str, default, disabled: bool, on_change):
+    return _pills(q, key, label, default, disabled, on_change, shown=q.choices)
 
 
 def _parts(q: Question, key: str, label: str, default, disabled: bool, on_change):
@@ -100,10 +107,11 @@ def _untap(key: str) -> None:
     st.session_state[links_key] = tuple(sorted(st.session_state.get(drawn_key) or ()))
 
 
-def _links(q: Question, key: str, label: str, default, disabled: bool):
+def _links(q: Question, key: str, label: str, default, disabled: bool, on_change=None):
     """Tap a target word, then its source word: the link is drawn and the next target word
     without a link is picked; a link tapped again (or in the list) is taken back. Returns the
-    links, sorted, or None."""
+    links, sorted, or None. (``on_change`` is not called: its taps have callbacks of their
+    own.)"""
     links_key, tgt_key, src_key, drawn_key = _keys(key)
     if links_key not in st.session_state:
         st.session_state[links_key] = tuple(sorted(default or ()))
@@ -127,3 +135,9 @@ def _links(q: Question, key: str, label: str, default, disabled: bool):
                      disabled=disabled, on_change=_untap, args=(key,),
                      format_func=lambda lk: f"{q.rows[lk[0]]} → {q.choices[lk[1]]}")
     return links or None
+
+
+# Each drawing of xattn.classroom.controls.DRAWN as a widget (phone.js's CONTROLS draws the
+# same names; tests/test_classroom_kinds.py compares them).
+WIDGETS = {"pills": _pills, "tokens": _tokens, "number": _number, "grid": _parts,
+           "links": _links}

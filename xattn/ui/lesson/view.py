@@ -220,13 +220,13 @@ def _class_beside_answer(room: Room, told: Told, a: Attention, layer: int, scale
                          n: int) -> None:
     """After the reveal, on the host's page: the class's answers, then the chart that answers
     the step (the one each student sees), then the step's whole view below."""
-    if told.question is not None and told.question.of.chart == "links" and room.view is not None:
+    if told.question is not None and told.question.of.drawn.versus and room.view is not None:
         show_versus(a, told, room.view.counts, room.view.n_answered, key="host_versus",
                     name=f"xattn-class-{room.code}-step{n}-answer", font_scale=scale,
                     table=False)             # the table is in the answer, on the left
         return
     if told.row is not None and told.question is not None \
-            and told.question.of.control == "tokens":
+            and told.question.of.asked.taps:
         class_answers(room, told, a, layer, scale, compact=True)
         return                            # the class's taps beside the row: the answer itself
     charts = step_answer_charts(a, told, room.view)
@@ -270,7 +270,7 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
                 if said is not None:
                     st.markdown(verdict(told, said))
                 st.markdown(told.answer)
-                if asks and told.question.of.chart == "links":   # one against the heads
+                if asks and told.question.of.drawn.versus:   # one against the heads
                     show_versus(a, told, dict.fromkeys(said or (), 1), int(said is not None),
                                 who="you", key="lesson_versus", name="xattn-lesson-versus",
                                 font_scale=scale, table=False)
@@ -280,7 +280,7 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
         return
     if not room.hidden and told is not None:
         st.markdown(f"**The answer.** {told.answer}")
-        if told.question is not None and told.question.of.chart == "links" and room.view:
+        if told.question is not None and told.question.of.drawn.versus and room.view:
             st.markdown(class_versus(a, room.view.counts, room.view.n_answered).table)
     if room.homework:
         homework_panel(room)

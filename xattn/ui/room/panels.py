@@ -18,7 +18,7 @@ import streamlit as st
 
 from xattn.classroom import NO_QUESTION, ClassroomError, RoomView, answers_csv
 from xattn.classroom.learning import step_learning
-from xattn.figures.classroom import CLASS_ALT, class_alt, class_figure, revote_figure, taps_figure
+from xattn.figures.classroom import class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
 from xattn.jobs import LABELS
 from xattn.lesson import Told, is_right
@@ -242,7 +242,7 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     revealed = view.phase == "revealed"
     truth = told.truth if told is not None and revealed else None
     taps = (revealed and told is not None and a is not None and told.row is not None
-            and view.question.of.control == "tokens")
+            and view.question.of.asked.taps)
     if revealed and view.round > 1 and told is not None:
         _revote(room, view, told, font_scale, compact)
     elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
@@ -254,7 +254,7 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_answers", name=f"xattn-class-{room.code}-step{view.step}",
-                   alt=_ALTS[view.question.of.chart])
+                   alt=view.question.of.alt())
     if taps:
         _taps(a, layer, view, told)
     misconception_panel(room, view, font_scale, compact)   # after the reveal: why wrong
@@ -306,7 +306,7 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
                            also=_also(told), labels=LABELS, font_scale=font_scale)
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
-        show_chart(fig, key="class_revote", alt=class_alt(view.question, revealed=True),
+        show_chart(fig, key="class_revote", alt=view.question.of.alt(revealed=True),
                    name=f"xattn-class-{room.code}-step{view.step}-round{view.round}")
         return
     fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
@@ -337,8 +337,7 @@ def _moved(store, room: Room, view, told: Told) -> str:
     rounds = [[a for (a, _), n in moved.items() if a is not None for _ in range(n)],
               [b for (_, b), n in moved.items() if b is not None for _ in range(n)]]
     share = [sum(map(right, r)) / max(1, len(r)) for r in rounds]
-    what = {"bars": "the right answer", "grid": "the right answer (every part right)",
-            "links": "the gold alignment exactly"}[view.question.of.chart]
+    what = view.question.of.drawn.whole
     return (f"**{to_right} moved to {what}** in round {view.round}"
             f"{f', {away} away from it' if away else ''} (of those who answered both rounds)"
             f": right {share[0]:.0%} of {len(rounds[0])} in round {view.round - 1}, "
@@ -349,9 +348,6 @@ def _moved(store, room: Room, view, told: Told) -> str:
 def _also(told: Told | None) -> tuple:
     """What is just as right: a tie's answers, or each part's close calls."""
     return () if told is None else told.also_right
-
-
-_ALTS = CLASS_ALT
 
 
 def _taps(a: Attention, layer: int, view, told: Told) -> None:
