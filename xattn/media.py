@@ -1,0 +1,347 @@
+"""Audio and images as a modality of a model folder: which folders are speech or image models,
+loading one, and its cross-attention on one clip or image as the views' ``Attention``.
+
+A Whisper folder (``model_type: whisper``) reads a clip; a VisionEncoderDecoder folder
+(``vision-encoder-decoder``) reads an image. Their cross-attention becomes the one record every
+view draws (``xattn.record.Attention``): rows are the output tokens the model produced
+(greedy), columns are moments of the clip (Whisper's encoder positions of 20 ms, cut to the
+clip and each row rescaled to sum to 1; the weight left on the padding after the clip is
+``Audio.padding``) or regions of the image (CLS, then the patches row by row, each with its
+pixel box). The record's ``media`` (`Audio` or `Picture`) holds what the views draw beside
+the heatmaps: the samples and spectrogram, the image and the boxes. Its ``layers`` open each
+decoder layer (trace, heads switched off) and its ``translation.decoder`` decodes step by step
+with tokens forced.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from xattn.decoding import Decoded
+from xattn.encdec.decode import DecodeStep, _step
+from xattn.encdec.files import present, read_json
+from xattn.literal import md_code
+from xattn.record import Attention, Layers, Meta, Translation
+
+__all__ = ["MEDIA_KINDS", "Audio", "Picture", "media_kind", "load_media", "speech_attention",
+           "image_attention", "time_labels", "patch_labels"]
+
+MEDIA_KINDS = {"whisper": "audio", "vision-encoder-decoder": "image"}
+MAX_NEW_TOKENS = 32
+
+
+@dataclass(frozen=True, eq=False)
+class Audio:
+    """A clip as a Whisper model heard it.
+
+    Attributes
+    ----------
+    samples : ndarray of float32
+        Mono, at ``rate`` Hz, as given (before padding to the model's chunk).
+    rate : int
+    spectrogram : ndarray of shape (n_mels, 2 * n_positions)
+        The log-mel features of the part of the clip the columns cover (10 ms frames).
+    seconds_per_position : float
+        0.02 for Whisper: each encoder position covers two frames.
+    words : tuple of xattn.speech.example.WordTiming, or None
+        Each word's timing, where known (the built-in example).
+    padding : ndarray of shape (n_layers, n_heads, n_tgt)
+        The weight each row put on the padding after the clip (the columns left out).
+    alignment_heads : tuple of (int, int)
+        The folder's (layer, head) pairs for word timing (``generation_config.json``), from 0.
+    text_rows : tuple of int
+        The rows that are text (not the end token or another special token).
+    origin : str
+        "the built-in example" or the upload's name.
+    """
+
+    samples: np.ndarray
+    rate: int
+    spectrogram: np.ndarray
+    seconds_per_position: float
+    words: tuple | None
+    padding: np.ndarray
+    alignment_heads: tuple[tuple[int, int], ...]
+    text_rows: tuple[int, ...]
+    origin: str
+    kind: str = "audio"
+
+
+@dataclass(frozen=True, eq=False)
+class Picture:
+    """An image as a VisionEncoderDecoder model read it.
+
+    Attributes
+    ----------
+    image : ndarray of shape (height, width, 3), uint8
+    boxes : tuple of (x0, y0, x1, y1) or None
+        Each encoder position's pixels in ``image`` (None for CLS and distillation).
+    grid : (int, int)
+        Patches per column and per row.
+    char_boxes : tuple of (x0, y0, x1, y1), or None
+        Each character's box, where known (the built-in example).
+    origin : str
+    """
+
+    image: np.ndarray
+    boxes: tuple
+    grid: tuple[int, int]
+    char_boxes: tuple | None
+    origin: str
+    kind: str = "image"
+
+
+def media_kind(name: str) -> str | None:
+    """"audio" for a Whisper folder, "image" for a VisionEncoderDecoder folder, else None
+    (anything else, or a name that is no folder here: never raises)."""
+    try:
+        path = Path(name) / "config.json"
+        if not present(path):
+            return None
+        kind = read_json(path, 1 << 20).get("model_type")
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    return MEDIA_KINDS.get(kind) if isinstance(kind, str) else None
+
+
+def load_media(name: str, *, allowed=None):
+    """The model of a speech or image folder on the allow-list (``xattn.speech.Whisper`` or
+    ``xattn.vision.VisionEncoderDecoder``), its weights memory-mapped.
+
+    Raises
+    ------
+    ValueError
+        Not allowed, not such a folder, or a file its reader refuses (one line).
+    """
+    from xattn.translator import check_allowed
+
+    check_allowed(name, allowed)
+    kind = media_kind(name)
+    if kind == "audio":
+        from xattn.speech import Whisper
+        return Whisper.from_folder(name)
+    if kind == "image":
+        from xattn.vision import VisionEncoderDecoder
+        return VisionEncoderDecoder.from_folder(name)
+    raise ValueError(f"{md_code(name)} is not a Whisper or VisionEncoderDecoder folder.")
+
+
+def time_labels(n: int, seconds: float) -> tuple[str, ...]:
+    """Column names of ``n`` positions of ``seconds`` each: "0.00s", "0.02s", ..."""
+    return tuple(f"{i * seconds:.2f}s" for i in range(n))
+
+
+def patch_labels(n_special: int, grid: tuple[int, int]) -> tuple[str, ...]:
+    """Column names of a ViT's positions: "CLS" (and "DIST"), then "r1c1", "r1c2", ..."""
+    special = ("CLS", "DIST")[:n_special]
+    return special + tuple(f"r{r + 1}c{c + 1}" for r in range(grid[0]) for c in range(grid[1]))
+
+
+def _pieces(model, ids) -> list[str]:
+    tok = model.tokenizer
+    if tok is None:
+        return [f"<{i}>" for i in ids]
+    if hasattr(tok, "id_to_piece"):
+        return list(tok.id_to_piece(list(ids)))
+    return [tok.id_to_token(int(i)) or f"<{i}>" for i in ids]
+
+
+def _piece_id(model, text: str, vocab: int) -> int:
+    """The id of a forced token given as its piece ("<12>" where the folder has no
+    tokenizer)."""
+    text = text.strip()
+    if text.startswith("<") and text.endswith(">") and text[1:-1].isdigit():
+        i = int(text[1:-1])
+        if i < vocab:
+            return i
+    tok = model.tokenizer
+    inner = getattr(tok, "tok", tok)
+    found = None if inner is None else inner.token_to_id(text)
+    if found is None:
+        raise ValueError(f"{md_code(text[:30])} is not a token of this model: give a piece "
+                         "as the Decode view lists it.")
+    return int(found)
+
+
+# ---------------------------------------------------------------------- speech
+def _speech_steps(model, enc, prompt, forced: dict, max_new: int, top_k: int = 5):
+    """Greedy decoding as ``xattn.speech.decode.greedy`` (the same suppressed tokens) after
+    ``prompt``, with ``forced`` {step: id}, keeping each step's options."""
+    gen = model.generation
+    always = np.asarray(gen.suppress_tokens, np.int64)
+    first = np.asarray(gen.suppress_tokens + gen.begin_suppress_tokens, np.int64)
+    caches, past, new, steps = [None] * model.n_layers, 0, list(prompt), []
+    for t in range(max_new):
+        y, _, w, caches = model.decoder(model.embed(new, past), enc, caches)
+        past += len(new)
+        logits = model.logits(y[-1:])[0].astype(np.float64)
+        logits[first if t == 0 else always] = -np.inf
+        steps.append(_step(t, logits, w[:, :, -1], forced.get(t), top_k, None))
+        if steps[-1].token_id == gen.eos_token_id:
+            break
+        new = [steps[-1].token_id]
+    return steps
+
+
+def _cut(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (..., S) cut to the first ``n`` columns and rescaled to sum to 1, and the weight
+    that was on the rest."""
+    kept = rows[..., :n]
+    total = kept.sum(axis=-1, keepdims=True)
+    return kept / np.where(total > 0, total, 1), 1 - total[..., 0]
+
+
+def speech_attention(model, samples, *, words=None, origin: str = "the built-in example",
+                     rate: int = 16000) -> Attention:
+    """A Whisper model's cross-attention on a clip: rows the tokens it produced (greedy,
+    timestamps off), columns the encoder positions the clip covers."""
+    from xattn.speech import greedy
+    from xattn.speech.wavfile import resample
+
+    front = model.front
+    audio = resample(samples, rate, front.sampling_rate)
+    features = model.features(audio)
+    run = greedy(model, features, max_new_tokens=min(MAX_NEW_TOKENS, model.config.
+                                                        max_target_positions - 8))
+    seconds = 2 * front.hop_length / front.sampling_rate
+    n_src = model.config.max_source_positions
+    n = max(1, min(n_src, math.ceil(len(audio) / front.sampling_rate / seconds)))
+    ids = run.tokens
+    weights, padding = _cut(np.asarray(run.cross_attentions, np.float32), n)
+    src = time_labels(n, seconds)
+    tgt = tuple(_pieces(model, ids))
+    specials = {model.generation.eos_token_id, *model.generation.suppress_tokens}
+    text_rows = tuple(i for i, t in enumerate(ids) if t not in specials and
+                      not (tgt[i].startswith("<|") and tgt[i].endswith("|>")))
+    media = Audio(np.asarray(samples, np.float32), rate, features[:, :2 * n], seconds, words,
+                  padding, tuple(model.generation.alignment_heads), text_rows, origin)
+    prompt = tuple(run.prompt)
+    forced_ids = prompt + tuple(ids[:-1]) if ids else prompt
+
+    def teacher():
+        return model.forward(features, list(forced_ids), logits=False)
+
+    def rows_of(x):
+        return x[len(prompt) - 1:]
+
+    def trace(layer: int, scale: bool = True):
+        p = teacher()
+        return model.decoder_layers[layer].encoder_attn.trace(
+            rows_of(p.cross_inputs[layer]), p.encoder_output, scale=scale)
+
+    def ablate(layer: int, heads_off=()):
+        from xattn.ablation import ablation
+        p = teacher()
+        return ablation(model.decoder_layers[layer].encoder_attn,
+                        rows_of(p.cross_inputs[layer]), p.encoder_output, None, heads_off)
+
+    def inputs(layer: int):
+        from xattn._floats import to_float32
+        attn = model.decoder_layers[layer].encoder_attn
+        return rows_of(teacher().cross_inputs[layer]), to_float32(attn.W_Q), attn.b_Q
+
+    def decoder(forced=()):
+        enc = model.encode(features)
+        vocab = model.config.vocab_size
+        chosen = {int(t): _piece_id(model, text, vocab) for t, text in forced}
+        steps = _speech_steps(model, enc, prompt, chosen, max(1, len(ids)) + 4)
+        made = prompt + tuple(s.token_id for s in steps[:-1])
+
+        def decoded_trace(layer: int):
+            p = model.forward(features, list(made), logits=False)
+            return model.decoder_layers[layer].encoder_attn.trace(
+                p.cross_inputs[layer][len(prompt) - 1:], p.encoder_output)
+        return _decoded(model, steps, src, time_labels(n_src, seconds), n, decoded_trace)
+
+    d = model.config.d_model
+    return Attention(
+        weights, src, tgt, np.ones(weights.shape[2:], dtype=bool), "model",
+        f"{md_code(model.name)}: a speech model (Whisper) run in NumPy, hearing "
+        f"{origin} ({len(audio) / front.sampling_rate:.2f} s). Rows: the tokens it wrote; "
+        "columns: moments of the clip.",
+        Meta(name=Path(model.name).name or "whisper", about=f"Model {model.name} on {origin}",
+             model=model.name, tgt_text=" ".join(tgt),
+             details=f"{model.n_layers} decoder layers × {model.n_heads} heads, d_model {d} · "
+                     f"weights ({model.n_layers}, {model.n_heads}, {len(tgt)}, {n}) = layers × "
+                     f"heads × tokens × positions of {seconds * 1000:.0f} ms (of "
+                     f"{n_src}: the clip's, rows rescaled)"),
+        layers=Layers(trace, ablate, inputs, rescalable=True,
+                      tokens=(time_labels(n_src, seconds), tgt), d_model=d,
+                      d_head=d // model.n_heads),
+        translation=Translation(decoder=decoder), media=media)
+
+
+# ---------------------------------------------------------------------- images
+def image_attention(model, image, *, char_boxes=None,
+                    origin: str = "the built-in example") -> Attention:
+    """A VisionEncoderDecoder model's cross-attention on an image (height, width, 3) uint8:
+    rows the tokens it produced (greedy), columns CLS (DIST) and the patches."""
+    from xattn.vision.decode import decode
+
+    e = model.config.encoder
+    pixels = model.pixel_values(image)
+    c = model.config.decoder
+    max_new = min(MAX_NEW_TOKENS, c.max_position_embeddings)
+    run = decode(model, pixels, max_new_tokens=max_new)
+    ids = run.tgt_ids
+    weights = np.asarray(run.cross_attention, np.float32)
+    src, tgt = patch_labels(e.n_special, e.grid), tuple(_pieces(model, ids))
+    boxes = tuple(model.boxes(np.asarray(image).shape))
+    media = Picture(np.asarray(image, np.uint8), boxes, tuple(e.grid), char_boxes, origin)
+
+    def teacher():
+        return model.forward(pixels, list(ids), logits=False)
+
+    def trace(layer: int, scale: bool = True):
+        return model.layer_trace(teacher(), layer, scale=scale)
+
+    def ablate(layer: int, heads_off=()):
+        return model.layer_ablation(teacher(), layer, heads_off)
+
+    def inputs(layer: int):
+        from xattn._floats import to_float32
+        attn = model.cross(layer)
+        return teacher().cross_inputs[layer], to_float32(attn.W_Q), attn.b_Q
+
+    def decoder(forced=()):
+        chosen = {int(t): _piece_id(model, text, c.vocab_size) for t, text in forced}
+        out = decode(model, pixels, max_new_tokens=max_new, forced=chosen)
+        return _decoded(model, out.steps, src, src, len(src),
+                        lambda layer: model.layer_trace(
+                            model.forward(pixels, list(out.tgt_ids), logits=False), layer))
+
+    d = c.d_model
+    height, width = np.asarray(image).shape[:2]
+    return Attention(
+        weights, src, tgt, np.ones(weights.shape[2:], dtype=bool), "model",
+        f"{md_code(model.name)}: an image-to-text model (VisionEncoderDecoder) run in NumPy, "
+        f"reading {origin} ({width} × {height} px). Rows: the tokens it wrote; columns: "
+        "patches of the image.",
+        Meta(name=Path(model.name).name or "vision", about=f"Model {model.name} on {origin}",
+             model=model.name, tgt_text=" ".join(tgt),
+             details=f"{model.n_layers} decoder layers × {model.n_heads} heads, d_model {d} · "
+                     f"weights ({model.n_layers}, {model.n_heads}, {len(tgt)}, {len(src)}) = "
+                     f"layers × heads × tokens × positions ({e.n_special} special + "
+                     f"{e.grid[0]} × {e.grid[1]} patches)"),
+        layers=Layers(trace, ablate, inputs, rescalable=True, d_model=d,
+                      d_head=d // model.n_heads),
+        translation=Translation(decoder=decoder), media=media)
+
+
+def _decoded(model, steps: list[DecodeStep] | tuple, src, src_full, n: int, layer_trace):
+    """``xattn.decoding.Decoded`` from decoding steps, rows cut to the first ``n`` columns."""
+    rows = np.stack([s.cross_attention for s in steps]).astype(np.float32)   # (T, L, H, S)
+    rows, _ = _cut(rows, n)
+    ids = [s.token_id for s in steps]
+    eos = getattr(getattr(model, "generation", None), "eos_token_id", None)
+    if eos is None:
+        eos = model.config.decoder.eos_token_id
+    return Decoded(tuple(src), tuple(_pieces(model, ids)), tuple(s.forced for s in steps),
+                   tuple(s.probability for s in steps),
+                   tuple(tuple(zip(_pieces(model, s.top_ids.tolist()), s.top_probs.tolist(),
+                                   strict=True)) for s in steps),
+                   rows, bool(ids) and ids[-1] == eos, layer_trace, tuple(src_full))
