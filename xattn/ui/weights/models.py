@@ -81,10 +81,11 @@ def loaded_model(name: str, *, show: bool = True):
     if not show:
         return _load_once(name)
     from xattn.backends import backend_for  # the models' code: imported once a model is asked
+    from xattn.media import media_kind
 
     backend = backend_for(name)
     first = " (the first time: a download of about 300 MB)" if backend and backend.downloads \
-        else ""
+        and media_kind(name) is None else ""
     before = _models().get(name)
     if before is not None and not isinstance(before, tuple):
         first = " again: its files changed on disk since it was loaded"
@@ -120,7 +121,11 @@ def _load(name: str):
     """Load ``name`` and run one pass on it (the model, or why not); called under the lock."""
     try:
         from xattn.backends import load_translator
+        from xattn.media import media_kind
 
+        if media_kind(name) is not None:          # a speech or image folder
+            from xattn.ui.weights.media import load_checked
+            return load_checked(name)
         loaded = load_translator(name)
         cross_attention(loaded, "a test.", "a test.")      # kept only once a pass works
     except (ModelUnavailable, ValueError, TypeError) as err:
@@ -135,9 +140,9 @@ def attention_of(loaded, src: str, tgt: str | None, words: bool):
     return cross_attention(loaded, src, tgt, words=words)
 
 
-def _controls(state: PageState) -> tuple[str, bool, bool]:
+def _model_choice(state: PageState) -> str:
     sb = st.sidebar
-    sb.header("Translation model")
+    sb.header("Model")
     from xattn.backends import offered_models
 
     offered = offered_models()
@@ -145,7 +150,13 @@ def _controls(state: PageState) -> tuple[str, bool, bool]:
     sb.selectbox("Model", offered, key=MODEL.key,
                  help="From the list this server allows (set by whoever deployed it); a link "
                       "can only pick one of these. toy-en-fr: trained here on the toy "
-                      "English→French task, run in NumPy.")
+                      "English→French task, run in NumPy. A Whisper folder reads audio, a "
+                      "VisionEncoderDecoder folder reads an image.")
+    return name
+
+
+def _controls(state: PageState, name: str) -> tuple[bool, bool]:
+    sb = st.sidebar
     words = state.value(WORDS)
     sb.toggle("Whole words (not subword pieces)", key=WORDS.key,
               help="Attention to a word = the sum over its pieces; from a word = the mean over "
@@ -154,15 +165,20 @@ def _controls(state: PageState) -> tuple[str, bool, bool]:
     sb.toggle("Hide sink tokens and renormalise", key=SINKS.key,
               help="Real models park much of their attention on </s> and punctuation. Hiding "
                    "them drops those columns and rescales each row to sum to 1.")
-    return name, words, sinks
+    return words, sinks
 
 
 def model_source(state: PageState) -> Attention | None:
     """A real model's cross-attention on the typed sentences (translating when the target is
     empty), or None after saying what is wrong."""
     from xattn.encdec import SHIPPED_MODEL
+    from xattn.media import media_kind
 
-    name, words, sinks = _controls(state)
+    name = _model_choice(state)
+    if media_kind(name) is not None:      # audio or an image: its own input, no sentences
+        from xattn.ui.weights.media import media_source
+        return media_source(state, name)
+    words, sinks = _controls(state, name)
     src, tgt = sentence_inputs(state, translate=True,
                                defaults=TOY_PAIR if name == SHIPPED_MODEL else None)
     loaded = loaded_model(name)
