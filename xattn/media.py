@@ -192,7 +192,7 @@ def _cut(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     that was on the rest."""
     kept = rows[..., :n]
     total = kept.sum(axis=-1, keepdims=True)
-    return kept / np.where(total > 0, total, 1), 1 - total[..., 0]
+    return kept / np.where(total > 0, total, 1), np.clip(1 - total[..., 0], 0, 1)
 
 
 def speech_attention(model, samples, *, words=None, origin: str = "the built-in example",

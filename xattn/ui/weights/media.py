@@ -59,7 +59,7 @@ def _attention(model, kind: str, given) -> Attention:
     if given is None:
         word = rendered_word()
         return image_attention(model, word.image, char_boxes=word.boxes,
-                               origin="the built-in example (the word “cat”)")
+                               origin="the built-in example, the word “cat”")
     return image_attention(model, given[1], origin=md_code(given[0]))
 
 
