@@ -84,6 +84,8 @@ SLOW_TESTS = (
     "tests/test_marian_shipped.py::test_a_fresh_process_needs_no_torch",
     "tests/test_matrix.py::",
     "tests/test_speech_timing.py::test_median_filter_and_dtw_equal_transformers",
+    "tests/test_app_media.py::test_a_whisper_folder_hears_the_built_in_clip",
+    "tests/test_media.py::test_folders_are_recognised_by_their_config",
     "tests/test_models.py::test_importing_never_imports_torch",
     "tests/test_models.py::test_module_runs_as_a_script",
     "tests/test_ready.py::test_the_command_runs_as_a_module",
