@@ -93,3 +93,14 @@ def test_glyph_hits_count_the_characters_a_head_finds(image):
         w[0, 1, k, 1] = 1.0                              # head 2: the top-left patch always
     hits = glyph_hits(w, m.boxes, m.char_boxes, [0, 1, 2])
     assert hits[0, 0] == 1.0 and hits[0, 1] == 0.0
+
+
+def test_the_rows_are_those_of_the_library_s_greedy_transcription(whisper_dir, speech):
+    from xattn.speech import Whisper, greedy
+
+    model = Whisper.from_folder(whisper_dir)
+    run = greedy(model, model.features(tone_clip().samples), max_new_tokens=32)
+    n = len(speech.src_tokens)
+    rows = run.cross_attentions[..., :n]
+    assert len(speech.tgt_tokens) == len(run.tokens)
+    assert np.allclose(rows / rows.sum(axis=-1, keepdims=True), speech.weights, atol=1e-5)

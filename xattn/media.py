@@ -198,64 +198,61 @@ def _cut(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 def speech_attention(model, samples, *, words=None, origin: str = "the built-in example",
                      rate: int = 16000) -> Attention:
     """A Whisper model's cross-attention on a clip: rows the tokens it produced (greedy,
-    timestamps off), columns the encoder positions the clip covers."""
-    from xattn.speech import greedy
+    timestamps off, as ``xattn.speech.greedy``), columns the encoder positions the clip
+    covers. The clip is encoded once: every view's trace, heads switched off and decoding
+    reuse the encoder's output."""
+    from xattn.speech.decode import detect_language
     from xattn.speech.wavfile import resample
 
-    front = model.front
+    front, gen = model.front, model.generation
     audio = resample(samples, rate, front.sampling_rate)
     features = model.features(audio)
-    run = greedy(model, features, max_new_tokens=min(MAX_NEW_TOKENS, model.config.
-                                                        max_target_positions - 8))
+    enc = model.encode(features)                                          # (S, d_model)
+    prompt = tuple(gen.prompt(language=detect_language(model, enc)) if gen.detects_language
+                   else gen.prompt())
+    max_new = min(MAX_NEW_TOKENS, model.config.max_target_positions - len(prompt))
+    steps = _speech_steps(model, enc, prompt, {}, max_new)
     seconds = 2 * front.hop_length / front.sampling_rate
     n_src = model.config.max_source_positions
     n = max(1, min(n_src, math.ceil(len(audio) / front.sampling_rate / seconds)))
-    ids = run.tokens
-    weights, padding = _cut(np.asarray(run.cross_attentions, np.float32), n)
+    ids = tuple(s.token_id for s in steps)
+    rows = np.stack([s.cross_attention for s in steps], axis=2).astype(np.float32)
+    weights, padding = _cut(rows, n)                                      # (L, H, T, n)
     src = time_labels(n, seconds)
     tgt = tuple(_pieces(model, ids))
-    specials = {model.generation.eos_token_id, *model.generation.suppress_tokens}
+    specials = {gen.eos_token_id, *gen.suppress_tokens}
     text_rows = tuple(i for i, t in enumerate(ids) if t not in specials and
                       not (tgt[i].startswith("<|") and tgt[i].endswith("|>")))
     media = Audio(np.asarray(samples, np.float32), rate, features[:, :2 * n], seconds, words,
-                  padding, tuple(model.generation.alignment_heads), text_rows, origin)
-    prompt = tuple(run.prompt)
-    forced_ids = prompt + tuple(ids[:-1]) if ids else prompt
+                  padding, tuple(gen.alignment_heads), text_rows, origin)
 
-    def teacher():
-        return model.forward(features, list(forced_ids), logits=False)
+    def inputs_of(made: tuple) -> np.ndarray:
+        """Each layer's cross-attention input for the rows producing ``made`` (L, T, d)."""
+        read = list(prompt + made[:-1])
+        _, inputs, _, _ = model.decoder(model.embed(read), enc, [None] * model.n_layers)
+        return inputs[:, len(prompt) - 1:]
 
-    def rows_of(x):
-        return x[len(prompt) - 1:]
-
-    def trace(layer: int, scale: bool = True):
-        p = teacher()
-        return model.decoder_layers[layer].encoder_attn.trace(
-            rows_of(p.cross_inputs[layer]), p.encoder_output, scale=scale)
+    def tracer(made: tuple):
+        def trace(layer: int, scale: bool = True):
+            return model.decoder_layers[layer].encoder_attn.trace(
+                inputs_of(made)[layer], enc, scale=scale)
+        return trace
 
     def ablate(layer: int, heads_off=()):
         from xattn.ablation import ablation
-        p = teacher()
-        return ablation(model.decoder_layers[layer].encoder_attn,
-                        rows_of(p.cross_inputs[layer]), p.encoder_output, None, heads_off)
+        return ablation(model.decoder_layers[layer].encoder_attn, inputs_of(ids)[layer], enc,
+                        None, heads_off)
 
     def inputs(layer: int):
         from xattn._floats import to_float32
         attn = model.decoder_layers[layer].encoder_attn
-        return rows_of(teacher().cross_inputs[layer]), to_float32(attn.W_Q), attn.b_Q
+        return inputs_of(ids)[layer], to_float32(attn.W_Q), attn.b_Q
 
     def decoder(forced=()):
-        enc = model.encode(features)
-        vocab = model.config.vocab_size
-        chosen = {int(t): _piece_id(model, text, vocab) for t, text in forced}
-        steps = _speech_steps(model, enc, prompt, chosen, max(1, len(ids)) + 4)
-        made = prompt + tuple(s.token_id for s in steps[:-1])
-
-        def decoded_trace(layer: int):
-            p = model.forward(features, list(made), logits=False)
-            return model.decoder_layers[layer].encoder_attn.trace(
-                p.cross_inputs[layer][len(prompt) - 1:], p.encoder_output)
-        return _decoded(model, steps, src, time_labels(n_src, seconds), n, decoded_trace)
+        chosen = {int(t): _piece_id(model, text, model.config.vocab_size) for t, text in forced}
+        made = steps if not chosen else _speech_steps(model, enc, prompt, chosen, max_new)
+        return _decoded(model, made, src, time_labels(n_src, seconds), n,
+                        tracer(tuple(s.token_id for s in made)))
 
     d = model.config.d_model
     return Attention(
@@ -269,7 +266,7 @@ def speech_attention(model, samples, *, words=None, origin: str = "the built-in 
                      f"weights ({model.n_layers}, {model.n_heads}, {len(tgt)}, {n}) = layers × "
                      f"heads × tokens × positions of {seconds * 1000:.0f} ms (of "
                      f"{n_src}: the clip's, rows rescaled)"),
-        layers=Layers(trace, ablate, inputs, rescalable=True,
+        layers=Layers(tracer(ids), ablate, inputs, rescalable=True,
                       tokens=(time_labels(n_src, seconds), tgt), d_model=d,
                       d_head=d // model.n_heads),
         translation=Translation(decoder=decoder), media=media)

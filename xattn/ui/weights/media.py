@@ -41,12 +41,18 @@ def load_checked(name: str):
     worked, or why not (one line)."""
     try:
         model = load_media(name)
-        _attention(model, media_kind(name), None)
+        kind = media_kind(name)           # the pass is the example's weights, kept for the page
+        derived(_key(name, kind, None), lambda: _attention(model, kind, None))
     except (ValueError, TypeError) as err:
         return str(err)
     except Exception as err:  # noqa: BLE001  (a broken load must not be cached as a model)
         return f"loading failed ({type(err).__name__}: {err})."
     return model
+
+
+def _key(name: str, kind: str, given) -> tuple:
+    """The cache key of a model's weights on the example (``given`` None) or an upload."""
+    return ("media", name, kind, "example" if given is None else given[2])
 
 
 def _attention(model, kind: str, given) -> Attention:
@@ -103,9 +109,8 @@ def media_source(state: PageState, name: str) -> Attention | None:
     if isinstance(loaded, str):
         st.error(f"The model {md_code(name)} cannot be used: {loaded}", icon=":material/error:")
         return None
-    digest = "example" if given is None else given[2]
     try:
-        a = derived(("media", name, kind, digest), lambda: _attention(loaded, kind, given))
+        a = derived(_key(name, kind, given), lambda: _attention(loaded, kind, given))
     except ValueError as err:
         st.error(f"{err}", icon=":material/error:")
         return None
