@@ -14,7 +14,10 @@ on a warm process (imports done), the built-in example as input:
   image's pass, greedy decoding and the Heads view's figures);
 - tab: a rerun that opens the Alignment view (the time lab's DTW, or the glyph score) after
   the Heads view was drawn;
-- rerun: the same page again (all cached).
+- rerun: the same page again (all cached);
+
+and, for each speech model, its encoder alone on the clip (Whisper encodes a 30 s window
+whatever the clip: 1500 positions for whisper-tiny, 100 for the tiny test model).
 
 Target (issue 46, item 6): first figure <= 2 s on this machine (the text views' budget); the
 median of ``--repeats`` runs is printed beside it.
@@ -105,6 +108,25 @@ def main(argv=None) -> None:
             ok = "ok" if r["first"] <= TARGET else "OVER"
             print(f"{shape:<14}{r['load']:>10.2f}{r['first']:>18.2f}{'<= 2':>8}"
                   f"{r['tab']:>19.2f}{r['rerun']:>11.2f}  {ok}")
+        for shape, folder in folders.items():
+            if "whisper" in shape:
+                print(f"{shape}: the encoder alone on the clip's window: "
+                      f"{encoder_seconds(folder):.2f} s (of the first figure's)")
+
+
+def encoder_seconds(folder: str) -> float:
+    """The median of 3 runs of the encoder on the built-in clip."""
+    from xattn.speech import Whisper
+    from xattn.speech.example import tone_clip
+
+    model = Whisper.from_folder(folder)
+    features = model.features(tone_clip().samples)
+    took = []
+    for _ in range(3):
+        start = time.perf_counter()
+        model.encode(features)
+        took.append(time.perf_counter() - start)
+    return statistics.median(took)
 
 
 if __name__ == "__main__":
