@@ -104,3 +104,20 @@ def test_the_rows_are_those_of_the_library_s_greedy_transcription(whisper_dir, s
     rows = run.cross_attentions[..., :n]
     assert len(speech.tgt_tokens) == len(run.tokens)
     assert np.allclose(rows / rows.sum(axis=-1, keepdims=True), speech.weights, atol=1e-5)
+
+
+def test_the_image_rows_are_those_of_the_library_s_decoding(vision_dir, image):
+    from xattn.vision import VisionEncoderDecoder, decode
+
+    model = VisionEncoderDecoder.from_folder(vision_dir)
+    run = decode(model, model.pixel_values(rendered_word().image), max_new_tokens=32)
+    assert len(image.tgt_tokens) == len(run.tgt_ids)
+    assert np.allclose(run.cross_attention, image.weights, atol=1e-6)
+
+
+def test_a_cache_counts_the_encoder_output_the_views_reuse(speech, image):
+    from xattn.cache import nbytes
+
+    for a in (speech, image):
+        enc = a.media.encoder_output
+        assert enc is not None and nbytes(a) > enc.nbytes + a.weights.nbytes

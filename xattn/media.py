@@ -57,6 +57,9 @@ class Audio:
         The rows that are text (not the end token or another special token).
     origin : str
         "the built-in example" or the upload's name.
+    encoder_output : ndarray of shape (max_source_positions, d_model)
+        The clip encoded once: each layer's trace, heads switched off and decoding reuse it
+        (held here, so that a cache counts its bytes).
     """
 
     samples: np.ndarray
@@ -68,6 +71,7 @@ class Audio:
     alignment_heads: tuple[tuple[int, int], ...]
     text_rows: tuple[int, ...]
     origin: str
+    encoder_output: np.ndarray | None = None
     kind: str = "audio"
 
 
@@ -85,6 +89,8 @@ class Picture:
     char_boxes : tuple of (x0, y0, x1, y1), or None
         Each character's box, where known (the built-in example).
     origin : str
+    encoder_output : ndarray of shape (n_src, d_source)
+        The image encoded once (as `Audio.encoder_output`).
     """
 
     image: np.ndarray
@@ -92,6 +98,7 @@ class Picture:
     grid: tuple[int, int]
     char_boxes: tuple | None
     origin: str
+    encoder_output: np.ndarray | None = None
     kind: str = "image"
 
 
@@ -224,7 +231,8 @@ def speech_attention(model, samples, *, words=None, origin: str = "the built-in 
     text_rows = tuple(i for i, t in enumerate(ids) if t not in specials and
                       not (tgt[i].startswith("<|") and tgt[i].endswith("|>")))
     media = Audio(np.asarray(samples, np.float32), rate, features[:, :2 * n], seconds, words,
-                  padding, tuple(gen.alignment_heads), text_rows, origin)
+                  padding, tuple(gen.alignment_heads), text_rows, origin, enc)
+    del steps                          # the rows are kept; Decode decodes again from ``enc``
 
     def inputs_of(made: tuple) -> np.ndarray:
         """Each layer's cross-attention input for the rows producing ``made`` (L, T, d)."""
@@ -250,7 +258,7 @@ def speech_attention(model, samples, *, words=None, origin: str = "the built-in 
 
     def decoder(forced=()):
         chosen = {int(t): _piece_id(model, text, model.config.vocab_size) for t, text in forced}
-        made = steps if not chosen else _speech_steps(model, enc, prompt, chosen, max_new)
+        made = _speech_steps(model, enc, prompt, chosen, max_new)
         return _decoded(model, made, src, time_labels(n_src, seconds), n,
                         tracer(tuple(s.token_id for s in made)))
 
@@ -273,43 +281,64 @@ def speech_attention(model, samples, *, words=None, origin: str = "the built-in 
 
 
 # ---------------------------------------------------------------------- images
+def _image_steps(model, sources, forced: dict, max_new: int, top_k: int = 5):
+    """``xattn.vision.decode.decode``'s loop (greedy, a key/value cache) on keys and values
+    already projected (``model.sources(enc)``), with ``forced`` {step: id}."""
+    c = model.config.decoder
+    caches, produced, steps = [None] * model.n_layers, [], []
+    for t in range(max_new):
+        y = model.embed([produced[-1] if produced else c.decoder_start_token_id], past=t)
+        y, _, w, caches = model.decoder(y, sources, caches, t)           # w: (L, h, 1, S)
+        steps.append(_step(t, model.logits(y[-1:])[0], w[:, :, -1], forced.get(t), top_k,
+                           None))
+        produced.append(steps[-1].token_id)
+        if produced[-1] == c.eos_token_id:
+            break
+    return steps
+
+
 def image_attention(model, image, *, char_boxes=None,
                     origin: str = "the built-in example") -> Attention:
     """A VisionEncoderDecoder model's cross-attention on an image (height, width, 3) uint8:
-    rows the tokens it produced (greedy), columns CLS (DIST) and the patches."""
-    from xattn.vision.decode import decode
+    rows the tokens it produced (greedy, as ``xattn.vision.decode``), columns CLS (DIST) and
+    the patches. The image is encoded once (`Picture.encoder_output`)."""
+    from xattn.vision.model import ImagePass
 
-    e = model.config.encoder
-    pixels = model.pixel_values(image)
-    c = model.config.decoder
+    e, c = model.config.encoder, model.config.decoder
+    enc = model.encode(model.pixel_values(image))                        # (S, d_source)
     max_new = min(MAX_NEW_TOKENS, c.max_position_embeddings)
-    run = decode(model, pixels, max_new_tokens=max_new)
-    ids = run.tgt_ids
-    weights = np.asarray(run.cross_attention, np.float32)
+    steps = _image_steps(model, model.sources(enc), {}, max_new)
+    ids = tuple(s.token_id for s in steps)
+    weights = np.stack([s.cross_attention for s in steps], axis=2).astype(np.float32)
+    del steps
     src, tgt = patch_labels(e.n_special, e.grid), tuple(_pieces(model, ids))
     boxes = tuple(model.boxes(np.asarray(image).shape))
-    media = Picture(np.asarray(image, np.uint8), boxes, tuple(e.grid), char_boxes, origin)
+    media = Picture(np.asarray(image, np.uint8), boxes, tuple(e.grid), char_boxes, origin, enc)
 
-    def teacher():
-        return model.forward(pixels, list(ids), logits=False)
+    def teacher(made: tuple) -> ImagePass:
+        """A teacher-forced pass on ``made`` over the encoded image (``model.forward``)."""
+        y = model.embed([c.decoder_start_token_id, *made[:-1]])
+        y, inputs, w, _ = model.decoder(y, model.sources(enc), [None] * model.n_layers, 0)
+        return ImagePass(tuple(made), enc, inputs, w, y, None, None)
 
-    def trace(layer: int, scale: bool = True):
-        return model.layer_trace(teacher(), layer, scale=scale)
+    def tracer(made: tuple):
+        def trace(layer: int, scale: bool = True):
+            return model.layer_trace(teacher(made), layer, scale=scale)
+        return trace
 
     def ablate(layer: int, heads_off=()):
-        return model.layer_ablation(teacher(), layer, heads_off)
+        return model.layer_ablation(teacher(ids), layer, heads_off)
 
     def inputs(layer: int):
         from xattn._floats import to_float32
         attn = model.cross(layer)
-        return teacher().cross_inputs[layer], to_float32(attn.W_Q), attn.b_Q
+        return teacher(ids).cross_inputs[layer], to_float32(attn.W_Q), attn.b_Q
 
     def decoder(forced=()):
         chosen = {int(t): _piece_id(model, text, c.vocab_size) for t, text in forced}
-        out = decode(model, pixels, max_new_tokens=max_new, forced=chosen)
-        return _decoded(model, out.steps, src, src, len(src),
-                        lambda layer: model.layer_trace(
-                            model.forward(pixels, list(out.tgt_ids), logits=False), layer))
+        made = _image_steps(model, model.sources(enc), chosen, max_new)
+        return _decoded(model, made, src, src, len(src),
+                        tracer(tuple(s.token_id for s in made)))
 
     d = c.d_model
     height, width = np.asarray(image).shape[:2]
@@ -324,7 +353,7 @@ def image_attention(model, image, *, char_boxes=None,
                      f"weights ({model.n_layers}, {model.n_heads}, {len(tgt)}, {len(src)}) = "
                      f"layers × heads × tokens × positions ({e.n_special} special + "
                      f"{e.grid[0]} × {e.grid[1]} patches)"),
-        layers=Layers(trace, ablate, inputs, rescalable=True, d_model=d,
+        layers=Layers(tracer(ids), ablate, inputs, rescalable=True, d_model=d,
                       d_head=d // model.n_heads),
         translation=Translation(decoder=decoder), media=media)
 
