@@ -88,9 +88,15 @@ def test_an_uploaded_wav_is_heard_and_a_bad_one_refused_in_one_line(media_page, 
     fig = heads_chart(at)
     assert len(decode(heatmaps(fig)[0]["z"])[0]) == 50  # 1 s of 20 ms positions
     assert "`beep.wav`" in at.info[0].value
+    assert any("silence Whisper pads" in c.value for c in at.caption)
     at.session_state["view"] = "Alignment"
     at.run()
     assert any("built-in clip only" in i.value for i in at.info)
+    at.session_state["view"] = "Heads"
+    at.file_uploader(key="media_upload").set_value(("long.wav", _wav(3.0), "audio/wav")).run()
+    assert not at.exception and not at.error                  # the tiny model's window: 2 s
+    assert len(decode(heatmaps(heads_chart(at))[0]["z"])[0]) == 100
+    assert any("hears the first 2 s of this 3.0 s clip" in c.value for c in at.caption)
     at.file_uploader(key="media_upload").set_value(("song.wav", b"ID3" + b"\0" * 64,
                                                     "audio/wav")).run()
     assert not at.exception

@@ -115,11 +115,16 @@ def media_source(state: PageState, name: str) -> Attention | None:
         st.error(f"{err}", icon=":material/error:")
         return None
     if kind == "audio":
-        pad = float(np.mean(a.media.padding))
+        m = a.media
+        pad = float(np.mean(m.padding))
+        clip = len(m.samples) / m.rate
+        window = len(a.layers.tokens[0]) * m.seconds_per_position
+        heard = (f"The model hears the first {window:g} s of this {clip:.1f} s clip (its "
+                 "window): the rest is left out." if clip > window + 1e-6 else
+                 f"Columns stop where the clip ends: the rows put {pad:.1%} of their weight on "
+                 "the silence Whisper pads every clip with, and are rescaled to sum to 1.")
         st.caption(f"The model's own transcription (greedy): {md_code(a.meta.tgt_text)}. Each "
-                   f"row is the step that writes its token. Columns stop where the clip ends: "
-                   f"the rows put {pad:.1%} of their weight on the silence Whisper pads every "
-                   "clip with, and are rescaled to sum to 1.")
+                   f"row is the step that writes its token. {heard}")
     else:
         st.caption(f"The model's own reading (greedy): {md_code(a.meta.tgt_text)}. Each row is "
                    "the step that writes its token; columns are the image's patches.")
