@@ -61,6 +61,12 @@ def test_a_whisper_folder_hears_the_built_in_clip(media_page, whisper_dir, visio
     assert any("transcription (greedy)" in c.value for c in at.caption)
 
 
+def test_a_link_s_text_settings_are_said_to_do_nothing_on_a_clip(media_page, whisper_dir):
+    at = media_page(whisper_dir, src="the cat", words="0")
+    said = [w.value for w in at.warning]
+    assert len(said) == 1 and "`src`, `words`" in said[0] and "reads a clip" in said[0]
+
+
 def test_the_alignment_lab_scores_every_head_in_time_and_draws_the_dtw_path(media_page,
                                                                            whisper_dir):
     at = media_page(whisper_dir, view="Alignment")

@@ -21,7 +21,8 @@ from xattn.sources import Attention
 from xattn.speech.example import tone_clip
 from xattn.speech.wavfile import MAX_SECONDS, MAX_WAV_BYTES, read_wav
 from xattn.ui.compute import derived
-from xattn.ui.state import PageState
+from xattn.ui.link import SINKS, SRC, TGT, WORDS
+from xattn.ui.state import Notice, PageState
 from xattn.vision.example import rendered_word
 from xattn.vision.pngfile import MAX_PNG_BYTES, MAX_PNG_PIXELS, read_png
 
@@ -93,12 +94,25 @@ def _upload(kind: str):
     return held[1]
 
 
+def _unused_settings(state: PageState, kind: str) -> None:
+    """Say so when the link sets the sentences or the text models' toggles, which a speech or
+    image model does not read (never ignore a link's setting silently)."""
+    keys = [p.key for p in (SRC, TGT, WORDS, SINKS) if p.key in state.from_link]
+    if keys:
+        names = ", ".join(md_code(k) for k in keys)
+        what = "a clip" if kind == "audio" else "an image"
+        state.notices.append(Notice("link", (
+            f"The link sets {names}, a setting of the text models, but this model reads "
+            f"{what}, so {'it does' if len(keys) == 1 else 'they do'} nothing here.")))
+
+
 def media_source(state: PageState, name: str) -> Attention | None:
     """The weights of a speech or image model on the example or an upload, or None after
     saying what is wrong."""
     from xattn.ui.weights.models import loaded_model
 
     kind = media_kind(name)
+    _unused_settings(state, kind)
     st.sidebar.header("Audio clip" if kind == "audio" else "Image")
     given = _upload(kind)
     if isinstance(given, str):
