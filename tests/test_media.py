@@ -63,6 +63,9 @@ def test_decoding_step_by_step_repeats_the_rows_and_takes_a_forced_token(speech,
         token = next(t for t in d.top[1][1:] if t[0] != d.tokens[1])[0]
         forced = a.translation.decoder(((1, token),))
         assert forced.tokens[1] == token and forced.forced[:2] == (False, True)
+        assert forced.tokens[0] == d.tokens[0]          # decoded again: step 0 as before
+        assert np.allclose(forced.rows[:2], d.rows[:2], atol=1e-4)     # reads the same so far
+        assert forced.probability[0] == pytest.approx(d.probability[0], abs=1e-5)
         with pytest.raises(ValueError, match="not a token of this model"):
             a.translation.decoder(((0, "no-such-piece"),))
 

@@ -16,7 +16,7 @@ with tokens forced.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -232,7 +232,8 @@ def speech_attention(model, samples, *, words=None, origin: str = "the built-in 
                       not (tgt[i].startswith("<|") and tgt[i].endswith("|>")))
     media = Audio(np.asarray(samples, np.float32), rate, features[:, :2 * n], seconds, words,
                   padding, tuple(gen.alignment_heads), text_rows, origin, enc)
-    del steps                          # the rows are kept; Decode decodes again from ``enc``
+    plain = _light(steps)             # Decode without forced tokens: these, and the rows above
+    del steps
 
     def inputs_of(made: tuple) -> np.ndarray:
         """Each layer's cross-attention input for the rows producing ``made`` (L, T, d)."""
@@ -258,6 +259,9 @@ def speech_attention(model, samples, *, words=None, origin: str = "the built-in 
 
     def decoder(forced=()):
         chosen = {int(t): _piece_id(model, text, model.config.vocab_size) for t, text in forced}
+        if not chosen:
+            return _decoded(model, plain, src, time_labels(n_src, seconds), n, tracer(ids),
+                            weights.transpose(2, 0, 1, 3))
         made = _speech_steps(model, enc, prompt, chosen, max_new)
         return _decoded(model, made, src, time_labels(n_src, seconds), n,
                         tracer(tuple(s.token_id for s in made)))
@@ -310,6 +314,7 @@ def image_attention(model, image, *, char_boxes=None,
     steps = _image_steps(model, model.sources(enc), {}, max_new)
     ids = tuple(s.token_id for s in steps)
     weights = np.stack([s.cross_attention for s in steps], axis=2).astype(np.float32)
+    plain = _light(steps)
     del steps
     src, tgt = patch_labels(e.n_special, e.grid), tuple(_pieces(model, ids))
     boxes = tuple(model.boxes(np.asarray(image).shape))
@@ -336,6 +341,9 @@ def image_attention(model, image, *, char_boxes=None,
 
     def decoder(forced=()):
         chosen = {int(t): _piece_id(model, text, c.vocab_size) for t, text in forced}
+        if not chosen:
+            return _decoded(model, plain, src, src, len(src), tracer(ids),
+                            weights.transpose(2, 0, 1, 3))
         made = _image_steps(model, model.sources(enc), chosen, max_new)
         return _decoded(model, made, src, src, len(src),
                         tracer(tuple(s.token_id for s in made)))
@@ -358,10 +366,19 @@ def image_attention(model, image, *, char_boxes=None,
         translation=Translation(decoder=decoder), media=media)
 
 
-def _decoded(model, steps: list[DecodeStep] | tuple, src, src_full, n: int, layer_trace):
-    """``xattn.decoding.Decoded`` from decoding steps, rows cut to the first ``n`` columns."""
-    rows = np.stack([s.cross_attention for s in steps]).astype(np.float32)   # (T, L, H, S)
-    rows, _ = _cut(rows, n)
+def _light(steps) -> tuple[DecodeStep, ...]:
+    """The steps without their cross-attention rows (kept in the record's weights): what
+    Decode needs again of a decoding with nothing forced, a few numbers a step."""
+    return tuple(replace(s, cross_attention=None) for s in steps)
+
+
+def _decoded(model, steps: list[DecodeStep] | tuple, src, src_full, n: int, layer_trace,
+             rows: np.ndarray | None = None):
+    """``xattn.decoding.Decoded`` from decoding steps, rows cut to the first ``n`` columns
+    (``rows``: already cut, (T, L, H, n), for steps kept without theirs)."""
+    if rows is None:
+        rows = np.stack([s.cross_attention for s in steps]).astype(np.float32)  # (T, L, H, S)
+        rows, _ = _cut(rows, n)
     ids = [s.token_id for s in steps]
     eos = getattr(getattr(model, "generation", None), "eos_token_id", None)
     if eos is None:
