@@ -60,7 +60,7 @@ def test_resampling_keeps_the_duration_and_the_tone():
     (b"ID3\x04" + b"\0" * 100, "not a WAV file"),
     (b"RIFF\0\0\0\0WAVEjunk\4\0\0\0abcd", "no 'fmt ' chunk"),
     (b"x" * 2_000_001, "at most 2,000,000"),
-])
+], ids=["mp3", "no-fmt", "too-large"])
 def test_what_is_not_a_short_wav_is_refused_in_one_line(data, says):
     with pytest.raises(ValueError, match=says) as err:
         read_wav(data)
