@@ -65,6 +65,7 @@ if not os.environ.get("XATTN_WEIGHTS_CACHE"):
 BROWSER_FIXTURES = {"chromium", "browser", "tabs", "window", "app"}
 # A process of its own: a Streamlit server, a lecture hall (HAProxy + servers), redis-server.
 SERVER_FIXTURES = {"server", "redis_server", "hall", "haproxy", "classroom", "model_server",
+                   "media_server",
                    "bad_page", "streamlit_run", "entrypoint"}
 # ... or started in the test's body (node ids, matched from the start).
 SERVER_TESTS = (
@@ -94,6 +95,9 @@ SLOW_TESTS = (
     "tests/test_marian_shipped.py::test_the_card_s_numbers_are_recomputed_without_torch",
     "tests/test_marian_shipped.py::test_a_fresh_process_needs_no_torch",
     "tests/test_matrix.py::",
+    "tests/test_speech_timing.py::test_median_filter_and_dtw_equal_transformers",
+    "tests/test_app_media.py::test_a_whisper_folder_hears_the_built_in_clip",
+    "tests/test_media.py::test_folders_are_recognised_by_their_config",
     "tests/test_models.py::test_importing_never_imports_torch",
     "tests/test_models.py::test_module_runs_as_a_script",
     "tests/test_ready.py::test_the_command_runs_as_a_module",
@@ -235,6 +239,26 @@ def family_dirs(tmp_path_factory):
             made[family] = root / "model"
         return made[family]
     return folder
+
+
+@pytest.fixture(scope="session")
+def whisper_dir(tmp_path_factory) -> str:
+    """A tiny random Whisper folder (2 s clips, 2 + 2 layers of 4 heads), no download."""
+    from model_helpers import models_or_skip
+
+    models_or_skip()
+    from devtools.tiny_whisper import TINY, save_whisper
+    return str(save_whisper(tmp_path_factory.mktemp("tiny-whisper"), spread=0.5, **TINY))
+
+
+@pytest.fixture(scope="session")
+def vision_dir(tmp_path_factory) -> str:
+    """A tiny random VisionEncoderDecoder folder (ViT 32 px of 8 px patches + TrOCR)."""
+    from model_helpers import models_or_skip
+
+    models_or_skip()
+    from devtools.tiny_vision import save_tiny_vision, tiny_vision
+    return str(save_tiny_vision(tiny_vision(), tmp_path_factory.mktemp("tiny-vision")))
 
 
 @pytest.fixture

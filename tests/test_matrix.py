@@ -112,6 +112,40 @@ def test_every_view_on_every_model_family(family, family_dirs, monkeypatch):
         assert_shows(at, view, f"{family} / {view}")
 
 
+# What the Alignment view shows on audio (the lab for time) and on an image (the glyph score).
+MEDIA_CONTENT = {"audio": {"Alignment": "timing_chart", "Heads": "spectrogram"},
+                 "image": {"Alignment": None}}
+
+
+@pytest.mark.parametrize("kind", ["audio", "image"])
+def test_every_view_on_a_speech_and_an_image_model(kind, whisper_dir, vision_dir, monkeypatch):
+    """The model source on a Whisper folder (a clip) and a VisionEncoderDecoder folder (an
+    image), each on its built-in example: every view shows its content or says why not."""
+    folder = whisper_dir if kind == "audio" else vision_dir
+    monkeypatch.setenv("XATTN_MODELS", folder)
+    clear_caches()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["weights"], at.query_params["model"] = "model", folder
+    at.run()
+    assert not at.exception and not at.error, (kind, at.exception, at.error)
+    for view in VIEWS:
+        if view == "Lesson":
+            continue
+        at.session_state["view"] = view
+        at.run()
+        where = f"{kind} / {view}"
+        assert not at.exception and not at.error, (where, at.exception,
+                                                   [e.value for e in at.error])
+        own = MEDIA_CONTENT[kind]
+        if view in own:
+            if own[view] is not None:
+                at.get_by_key(own[view])
+            else:
+                assert at.dataframe, where            # the glyph score's table
+        else:
+            assert_shows(at, view, where)
+
+
 @pytest.mark.parametrize("source", SOURCES)
 def test_every_lesson_step_works_on_every_source(page, source, request):
     """A step opened, then the Weights switched to ``source`` (the crash of lesson step 3 on

@@ -70,8 +70,10 @@ def backend_for(name: str) -> Backend | None:
 def offered_models() -> list[str]:
     """The models a link may pick: the shipped one first, then the allow-list's names that
     some installed back end can run."""
-    return [SHIPPED_MODEL] + [n for n in allowed_models()
-                              if n != SHIPPED_MODEL and backend_for(n) is not None]
+    from xattn.media import media_kind  # speech and image folders run here in NumPy
+
+    return [SHIPPED_MODEL] + [n for n in allowed_models() if n != SHIPPED_MODEL and (
+        media_kind(n) is not None or backend_for(n) is not None)]
 
 
 def load_translator(name: str, *, allowed=None) -> Translator:

@@ -216,6 +216,7 @@ class Attention:
     toy: Toy | None = None
     translation: Translation | None = None
     heldout: Callable[[bool], list] | None = None
+    media: object | None = None
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights)

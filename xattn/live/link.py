@@ -41,7 +41,7 @@ _LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
 # *Start a class*'s choices become an action's link when its button is pressed (class=new&...).
 LOCAL_KEYS = frozenset({"predict", "join", "decode_play", "force_pick", "force_typed",
                         "gold_upload", "gold_format", "gold_first", "gold_order",
-                        "class_mode", "homework_days"})
+                        "class_mode", "homework_days", "time_rows", "dtw_heads"})
 
 
 def token_label(position: int, token: str) -> str:

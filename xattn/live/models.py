@@ -83,10 +83,11 @@ def load_note(name: str) -> str:
     """What a page says of a load about to start, after "Loading NAME": the first download,
     or files changed on disk since the model was loaded."""
     from xattn.backends import backend_for  # the models' code: imported once a model is asked
+    from xattn.media import media_kind
 
     backend = backend_for(name)
     first = " (the first time: a download of about 300 MB)" if backend and backend.downloads \
-        else ""
+        and media_kind(name) is None else ""
     before = _models().get(name)
     if before is not None and not isinstance(before, tuple):
         first = " again: its files changed on disk since it was loaded"
@@ -114,7 +115,11 @@ def _load(name: str):
     """Load ``name`` and run one pass on it (the model, or why not); called under the lock."""
     try:
         from xattn.backends import load_translator
+        from xattn.media import media_kind
 
+        kind = media_kind(name)
+        if kind is not None:                      # a speech or image folder
+            return _media_pass(name, kind)
         loaded = load_translator(name)
         cross_attention(loaded, "a test.", "a test.")      # kept only once a pass works
     except (ModelUnavailable, ValueError, TypeError) as err:
@@ -122,6 +127,24 @@ def _load(name: str):
     except Exception as err:  # noqa: BLE001  (a broken load must not be cached as a model)
         return f"loading failed ({type(err).__name__}: {err})."
     return loaded
+
+
+def _media_pass(name: str, kind: str):
+    """A speech or image model, kept only once a pass on its built-in example worked."""
+    from xattn.media import image_attention, load_media, speech_attention
+
+    model = load_media(name)
+    if kind == "audio":
+        from xattn.speech.example import tone_clip
+
+        clip = tone_clip()
+        speech_attention(model, clip.samples, words=clip.words, rate=clip.rate)
+    else:
+        from xattn.vision.example import rendered_word
+
+        word = rendered_word()
+        image_attention(model, word.image, char_boxes=word.boxes, origin="the built-in example")
+    return model
 
 
 def attention_of(loaded, src: str, tgt: str | None, words: bool):

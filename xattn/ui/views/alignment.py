@@ -43,6 +43,10 @@ METHOD_NAMES = {"target_argmax": "each target word's strongest source word",
 
 
 def alignment_view(a: Attention, layer: int, state: PageState) -> None:
+    if a.media is not None:        # a clip or an image: scored in time or on the glyphs
+        from xattn.ui.views.media import image_lab, time_lab
+        (time_lab if a.media.kind == "audio" else image_lab)(a, layer)
+        return
     # A projector shows the chart on its first screen: it comes before the explanation.
     first = st.container() if state.shown(PRESENT) else None
     st.markdown("How well does attention align words? Each head's weights become links "

@@ -19,6 +19,7 @@ from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.views.grid import colour_top, head_grid
+from xattn.ui.views.media import media_panel
 from xattn.ui.views.overview import layers_overview
 
 FORMULA = (r"\begin{aligned} \mathrm{MultiHead}(Q, K, V) &= \mathrm{Concat}(\mathrm{head}_1, "
@@ -70,6 +71,7 @@ def heads_view(a: Attention, layer: int, state) -> None:
     present = bool(state.shown(PRESENT))
     head_grid(a, layer, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
               max_cols=2 if present or state.narrow else 4)
+    media_panel(a, layer)          # the clip or the image (nothing for text)
     notes = ["Each heatmap is one head's softmax(Q W\\_Q (K W\\_K)ᵀ / √d\\_head + M): a row per "
              "target token (query), a column per source token (key); every row sums to 1."]
     if a.gold is not None:

@@ -36,9 +36,9 @@ def loaded_model(name: str, *, show: bool = True):
     return found             # first screen has no room for a finished box)
 
 
-def _controls(state: PageState) -> tuple[str, bool, bool]:
+def _model_choice(state: PageState) -> str:
     sb = st.sidebar
-    sb.header("Translation model")
+    sb.header("Model")
     from xattn.backends import offered_models
 
     offered = offered_models()
@@ -46,7 +46,13 @@ def _controls(state: PageState) -> tuple[str, bool, bool]:
     sb.selectbox("Model", offered, key=MODEL.key,
                  help="From the list this server allows (set by whoever deployed it); a link "
                       "can only pick one of these. toy-en-fr: trained here on the toy "
-                      "English→French task, run in NumPy.")
+                      "English→French task, run in NumPy. A Whisper folder reads audio, a "
+                      "VisionEncoderDecoder folder reads an image.")
+    return name
+
+
+def _controls(state: PageState, name: str) -> tuple[bool, bool]:
+    sb = st.sidebar
     words = state.value(WORDS)
     sb.toggle("Whole words (not subword pieces)", key=WORDS.key,
               help="Attention to a word = the sum over its pieces; from a word = the mean over "
@@ -55,15 +61,20 @@ def _controls(state: PageState) -> tuple[str, bool, bool]:
     sb.toggle("Hide sink tokens and renormalise", key=SINKS.key,
               help="Real models park much of their attention on </s> and punctuation. Hiding "
                    "them drops those columns and rescales each row to sum to 1.")
-    return name, words, sinks
+    return words, sinks
 
 
 def model_source(state: PageState) -> Attention | None:
     """A real model's cross-attention on the typed sentences (translating when the target is
     empty), or None after saying what is wrong."""
     from xattn.encdec import SHIPPED_MODEL
+    from xattn.media import media_kind
 
-    name, words, sinks = _controls(state)
+    name = _model_choice(state)
+    if media_kind(name) is not None:      # audio or an image: its own input, no sentences
+        from xattn.ui.weights.media import media_source
+        return media_source(state, name)
+    words, sinks = _controls(state, name)
     src, tgt = sentence_inputs(state, translate=True,
                                defaults=TOY_PAIR if name == SHIPPED_MODEL else None)
     loaded = loaded_model(name)

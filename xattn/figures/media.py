@@ -1,0 +1,167 @@
+"""Figures of audio and images beside the heatmaps: the spectrogram with each token's moment,
+the image under each token's and head's attention, and the alignment lab for time (each head's
+timing F1, Whisper's DTW path over the chosen heads).
+
+Tokens are escaped before they reach a label (Plotly reads a few HTML tags); the overlay
+mosaic is an RGB array drawn with Pillow (one picture, not one chart per token and head).
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from xattn.figures._style import COLORSCALE, GOLD_COLOUR, HIGHLIGHT, base_layout
+
+__all__ = ["spectrogram_figure", "overlay_mosaic", "timing_figure", "dtw_figure",
+           "glyph_hits"]
+
+
+def _words_shapes(words) -> list[dict]:
+    """A band over each known word (seconds on x)."""
+    return [dict(type="rect", xref="x", yref="paper", x0=w.start, x1=w.end, y0=0, y1=1,
+                 fillcolor="rgba(255,255,255,0.12)", line=dict(color=GOLD_COLOUR, width=1))
+            for w in words or ()]
+
+
+def spectrogram_figure(spectrogram: np.ndarray, seconds_per_frame: float, peaks=(),
+                       words=None, *, height: int = 260) -> go.Figure:
+    """The log-mel spectrogram (mel bins × 10 ms frames) with, above it, each token's moment:
+    ``peaks`` (token, seconds) where its attention (mean over heads) is highest; ``words``:
+    each known word's span, outlined."""
+    n_mels, n_frames = spectrogram.shape
+    t = (np.arange(n_frames) + 0.5) * seconds_per_frame
+    fig = go.Figure(go.Heatmap(z=np.asarray(spectrogram, np.float32), x=t,
+                               y=np.arange(n_mels), colorscale="Greys", reversescale=True,
+                               showscale=False, hovertemplate="%{x:.2f} s, mel bin %{y}"
+                                                              "<extra></extra>"))
+    if peaks:
+        tokens, times = zip(*peaks, strict=True)
+        fig.add_trace(go.Scatter(
+            x=list(times), y=[n_mels * (1.04 + 0.08 * (k % 3)) for k in range(len(times))],
+            mode="markers+text", text=[html.escape(str(s)) for s in tokens],
+            textposition="top center", marker=dict(color=HIGHLIGHT, size=8, symbol="triangle-down"),
+            hovertemplate="%{text} looks most at %{x:.2f} s<extra></extra>", showlegend=False,
+            cliponaxis=False))
+    fig.update_layout(**base_layout(None, height, top=46,
+                                    xaxis=dict(title="time (s)", range=[0, n_frames *
+                                                                          seconds_per_frame]),
+                                    yaxis=dict(title="mel bin", range=[0, n_mels * 1.3],
+                                               showgrid=False),
+                                    shapes=_words_shapes(words)))
+    return fig
+
+
+def _heat_colour(v: np.ndarray) -> np.ndarray:
+    """Weights 0..1 to an orange-red glow (RGB float)."""
+    return np.stack([np.ones_like(v), 0.45 * (1 - v), 0.1 * (1 - v)], axis=-1)
+
+
+def overlay_mosaic(image: np.ndarray, boxes, weights: np.ndarray, tgt_tokens, rows,
+                   *, tile_height: int = 96, labels: bool = True) -> np.ndarray:
+    """One picture: for each output token in ``rows`` (a row of tiles) and each head plus
+    their mean (a column), the image with that row's attention painted over each patch's box.
+
+    ``weights`` (n_heads, n_tgt, n_src); ``boxes``: each column's (x0, y0, x1, y1) in
+    ``image`` (None: CLS and distillation, not drawn). Each tile is scaled to its own
+    maximum, so a head that looks at one patch shows it brightest."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = np.asarray(image, np.float32) / 255
+    h, w = img.shape[:2]
+    scale = tile_height / h
+    tw = max(1, int(round(w * scale)))
+    small = np.asarray(Image.fromarray(np.asarray(image, np.uint8)).resize((tw, tile_height)),
+                       np.float32) / 255
+    grey = small.mean(axis=2, keepdims=True) * np.ones(3)
+    heads = list(range(weights.shape[0])) + ["mean"]
+    label_w = 90 if labels else 0
+    head_h = 18 if labels else 0
+    pad = 4
+    out = np.ones((head_h + len(rows) * (tile_height + pad), label_w + len(heads) * (tw + pad),
+                   3), np.float32)
+    for r, row in enumerate(rows):
+        for c, head in enumerate(heads):
+            v = weights[:, row].mean(axis=0) if head == "mean" else weights[head, row]
+            top = v.max()
+            heat = np.zeros((tile_height, tw))
+            for j, box in enumerate(boxes):
+                if box is None:
+                    continue
+                x0, y0, x1, y1 = (int(round(b * scale)) for b in box)
+                heat[y0:y1, x0:x1] = v[j] / top if top > 0 else 0
+            alpha = 0.75 * heat[..., None]
+            tile = grey * (1 - alpha) + _heat_colour(heat) * alpha
+            y = head_h + r * (tile_height + pad)
+            x = label_w + c * (tw + pad)
+            out[y:y + tile_height, x:x + tw] = tile
+    picture = Image.fromarray((out * 255).astype(np.uint8))
+    if labels:
+        draw = ImageDraw.Draw(picture)
+        font = ImageFont.load_default(size=13)
+        for c, head in enumerate(heads):
+            draw.text((label_w + c * (tw + pad) + 2, 2),
+                      "mean" if head == "mean" else f"head {head + 1}", fill="black", font=font)
+        for r, row in enumerate(rows):
+            draw.text((2, head_h + r * (tile_height + pad) + tile_height // 2 - 7),
+                      str(tgt_tokens[row])[:12], fill="black", font=font)
+    return np.asarray(picture)
+
+
+def glyph_hits(weights: np.ndarray, boxes, char_boxes, rows) -> np.ndarray:
+    """For each layer and head (``weights`` (L, H, T, S)), the share of characters whose
+    token's attention peak (over the patches) falls on a patch that overlaps the character's
+    box: character k is read by row ``rows[k]``. Returns (L, H)."""
+    patches = [j for j, b in enumerate(boxes) if b is not None]
+    overlaps = np.array([[not (b[2] <= c[0] or c[2] <= b[0] or b[3] <= c[1] or c[3] <= b[1])
+                          for c in char_boxes] for b in (boxes[j] for j in patches)])  # (P, K)
+    w = np.asarray(weights)[..., patches]                                # (L, H, T, P)
+    k = min(len(rows), len(char_boxes))
+    peaks = np.argmax(w[:, :, list(rows[:k])], axis=-1)                  # (L, H, k)
+    return overlaps[peaks, np.arange(k)].mean(axis=-1) if k else np.zeros(w.shape[:2])
+
+
+def timing_figure(scores: np.ndarray, tolerances, *, chosen=(), height: int = 260) -> go.Figure:
+    """Timing F1 of every head (layers × heads) at the last tolerance, both in the hover;
+    ``chosen`` (layer, head) pairs outlined."""
+    n_layers, n_heads = scores.shape[:2]
+    text = [[" / ".join(f"{v:.2f}" for v in scores[i, h]) for h in range(n_heads)]
+            for i in range(n_layers)]
+    ms = " / ".join(f"{t * 1000:.0f} ms" for t in tolerances)
+    fig = go.Figure(go.Heatmap(
+        z=scores[..., -1], x=np.arange(1, n_heads + 1), y=np.arange(1, n_layers + 1),
+        zmin=0, zmax=1, colorscale=COLORSCALE, text=text, texttemplate="%{text}",
+        colorbar=dict(title=f"F1 {tolerances[-1] * 1000:.0f} ms", thickness=12),
+        hovertemplate=f"layer %{{y}}, head %{{x}}: timing F1 %{{text}} ({ms})<extra></extra>"))
+    for layer, head in chosen:
+        fig.add_shape(type="rect", x0=head + 0.5, x1=head + 1.5, y0=layer + 0.5, y1=layer + 1.5,
+                      line=dict(color=GOLD_COLOUR, width=3))
+    fig.update_layout(**base_layout(None, max(height, 60 + 40 * n_layers),
+                                    xaxis=dict(title="head", dtick=1),
+                                    yaxis=dict(title="decoder layer", dtick=1,
+                                               autorange="reversed")))
+    return fig
+
+
+def dtw_figure(matrix: np.ndarray, tokens, positions, tgt_tokens, seconds: float,
+               words=None, *, height: int = 320) -> go.Figure:
+    """The matrix DTW ran on (tokens × positions, normalised and filtered, mean over the
+    chosen heads) with the path drawn over it, and each known word's span."""
+    n_tok, n_src = matrix.shape
+    t = (np.arange(n_src) + 0.5) * seconds
+    labels = [html.escape(str(s)) for s in tgt_tokens]
+    fig = go.Figure(go.Heatmap(z=matrix, x=t, y=np.arange(n_tok), colorscale=COLORSCALE,
+                               colorbar=dict(title="z", thickness=12),
+                               hovertemplate="%{x:.2f} s, token %{y}: %{z:.2f}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=(np.asarray(positions) + 0.5) * seconds, y=np.asarray(tokens),
+                             mode="lines", line=dict(color=HIGHLIGHT, width=3),
+                             name="DTW path", hoverinfo="skip"))
+    fig.update_layout(**base_layout(None, max(height, 80 + 18 * n_tok),
+                                    xaxis=dict(title="time (s)", range=[0, n_src * seconds]),
+                                    yaxis=dict(tickvals=list(range(n_tok)), ticktext=labels,
+                                               autorange="reversed"),
+                                    shapes=_words_shapes(words),
+                                    legend=dict(orientation="h", y=1.02, yanchor="bottom")))
+    return fig

@@ -1,0 +1,131 @@
+"""A speech or image model's input: the built-in example, or an uploaded WAV or PNG.
+
+The model source hands a Whisper or VisionEncoderDecoder folder here (``xattn.media``): the
+sidebar offers an upload (checked from its header before any decoding: ``read_wav``,
+``read_png``); without one the page shows the built-in example synthesised in code (tone
+words whose timings are known; a word rendered with Pillow's font), so it works offline. An
+upload is checked once and kept by the session that uploaded it; the weights are cached per
+model and input (a digest of the bytes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import streamlit as st
+
+from xattn.literal import md_code
+from xattn.live.compute import derived
+from xattn.live.link import SINKS, SRC, TGT, WORDS
+from xattn.media import image_attention, media_kind, speech_attention
+from xattn.sources import Attention
+from xattn.speech.example import tone_clip
+from xattn.speech.wavfile import MAX_SECONDS, MAX_WAV_BYTES, read_wav
+from xattn.ui.state import Notice, PageState
+from xattn.vision.example import rendered_word
+from xattn.vision.pngfile import MAX_PNG_BYTES, MAX_PNG_PIXELS, read_png
+
+__all__ = ["media_source", "UPLOAD_KEY"]
+
+UPLOAD_KEY = "media_upload"
+_HELD = "_xattn_media_upload"       # session state: (file_id, decoded input or its problem)
+RATE = 16000
+LIMITS = {"audio": f"a WAV file (PCM or float) of at most {MAX_WAV_BYTES / 1e6:.0f} MB and "
+                   f"{MAX_SECONDS:.0f} s; the model hears the clip from its start",
+          "image": f"a PNG file of at most {MAX_PNG_BYTES / 1e6:.0f} MB and "
+                   f"{MAX_PNG_PIXELS / 1e6:.0f} million pixels"}
+
+
+def _key(name: str, kind: str, given) -> tuple:
+    """The cache key of a model's weights on the example (``given`` None) or an upload."""
+    return ("media", name, kind, "example" if given is None else given[2])
+
+
+def _attention(model, kind: str, given) -> Attention:
+    """The weights of ``model`` on the example (``given`` None) or on (name, decoded)."""
+    if kind == "audio":
+        if given is None:
+            clip = tone_clip()
+            return speech_attention(model, clip.samples, words=clip.words, rate=clip.rate)
+        return speech_attention(model, given[1], origin=md_code(given[0]), rate=RATE)
+    if given is None:
+        word = rendered_word()
+        return image_attention(model, word.image, char_boxes=word.boxes,
+                               origin="the built-in example, the word “cat”")
+    return image_attention(model, given[1], origin=md_code(given[0]))
+
+
+def _upload(kind: str):
+    """The sidebar's upload: None (none: the example), (name, samples or image), or a
+    problem's text."""
+    what = "WAV clip" if kind == "audio" else "PNG image"
+    upload = st.sidebar.file_uploader(
+        f"Your own {what} (optional)", type=["wav"] if kind == "audio" else ["png"],
+        key=UPLOAD_KEY, max_upload_size=max(MAX_WAV_BYTES, MAX_PNG_BYTES) // 10**6,
+        help=f"Without a file the page shows the built-in example. Up to {LIMITS[kind]}.")
+    if upload is None:
+        st.session_state.pop(_HELD, None)
+        return None
+    held = st.session_state.get(_HELD)
+    if held is None or held[0] != (upload.file_id, kind):
+        data = upload.getvalue()
+        try:
+            value = (upload.name, read_wav(data, RATE) if kind == "audio" else read_png(data),
+                     hashlib.blake2b(data, digest_size=16).hexdigest())
+        except (ValueError, TypeError) as err:
+            value = f"{err}"
+        held = ((upload.file_id, kind), value)
+        st.session_state[_HELD] = held
+    return held[1]
+
+
+def _unused_settings(state: PageState, kind: str) -> None:
+    """Say so when the link sets the sentences or the text models' toggles, which a speech or
+    image model does not read (never ignore a link's setting silently)."""
+    keys = [p.key for p in (SRC, TGT, WORDS, SINKS) if p.key in state.from_link]
+    if keys:
+        names = ", ".join(md_code(k) for k in keys)
+        what = "a clip" if kind == "audio" else "an image"
+        state.notices.append(Notice("link", (
+            f"The link sets {names}, a setting of the text models, but this model reads "
+            f"{what}, so {'it does' if len(keys) == 1 else 'they do'} nothing here.")))
+
+
+def media_source(state: PageState, name: str) -> Attention | None:
+    """The weights of a speech or image model on the example or an upload, or None after
+    saying what is wrong."""
+    from xattn.ui.weights.models import loaded_model
+
+    kind = media_kind(name)
+    _unused_settings(state, kind)
+    st.sidebar.header("Audio clip" if kind == "audio" else "Image")
+    given = _upload(kind)
+    if isinstance(given, str):
+        st.error(f"The uploaded file cannot be read: {given} Upload {LIMITS[kind]}.",
+                 icon=":material/error:")
+        return None
+    loaded = loaded_model(name)
+    if isinstance(loaded, str):
+        st.error(f"The model {md_code(name)} cannot be used: {loaded}", icon=":material/error:")
+        return None
+    try:
+        a = derived(_key(name, kind, given), lambda: _attention(loaded, kind, given))
+    except ValueError as err:
+        st.error(f"{err}", icon=":material/error:")
+        return None
+    if kind == "audio":
+        m = a.media
+        pad = float(np.mean(m.padding))
+        clip = len(m.samples) / m.rate
+        window = len(a.layers.tokens[0]) * m.seconds_per_position
+        heard = (f"The model hears the first {window:g} s of this {clip:.1f} s clip (its "
+                 "window): the rest is left out." if clip > window + 1e-6 else
+                 f"Columns stop where the clip ends: the rows put {pad:.1%} of their weight on "
+                 "the silence Whisper pads every clip with, and are rescaled to sum to 1.")
+        st.caption(f"The model's own transcription (greedy): {md_code(a.meta.tgt_text)}. Each "
+                   f"row is the step that writes its token. {heard}")
+    else:
+        st.caption(f"The model's own reading (greedy): {md_code(a.meta.tgt_text)}. Each row is "
+                   "the step that writes its token; columns are the image's patches.")
+    return a
