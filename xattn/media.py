@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from xattn.decoding import Decoded
-from xattn.encdec.decode import DecodeStep, _step
+from xattn.encdec.decode import DecodeStep, decode_step
 from xattn.encdec.files import present, read_json
 from xattn.literal import md_code
 from xattn.record import Attention, Layers, Meta, Translation
@@ -187,7 +187,7 @@ def _speech_steps(model, enc, prompt, forced: dict, max_new: int, top_k: int = 5
         past += len(new)
         logits = model.logits(y[-1:])[0].astype(np.float64)
         logits[first if t == 0 else always] = -np.inf
-        steps.append(_step(t, logits, w[:, :, -1], forced.get(t), top_k, None))
+        steps.append(decode_step(t, logits, w[:, :, -1], forced.get(t), top_k, None))
         if steps[-1].token_id == gen.eos_token_id:
             break
         new = [steps[-1].token_id]
@@ -293,7 +293,7 @@ def _image_steps(model, sources, forced: dict, max_new: int, top_k: int = 5):
     for t in range(max_new):
         y = model.embed([produced[-1] if produced else c.decoder_start_token_id], past=t)
         y, _, w, caches = model.decoder(y, sources, caches, t)           # w: (L, h, 1, S)
-        steps.append(_step(t, model.logits(y[-1:])[0], w[:, :, -1], forced.get(t), top_k,
+        steps.append(decode_step(t, model.logits(y[-1:])[0], w[:, :, -1], forced.get(t), top_k,
                            None))
         produced.append(steps[-1].token_id)
         if produced[-1] == c.eos_token_id:
