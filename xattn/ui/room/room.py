@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -44,7 +43,7 @@ from xattn.classroom import (
     normalize_code,
 )
 from xattn.classroom.config import configured, open_store
-from xattn.literal import md_code, show_value
+from xattn.literal import md_code
 from xattn.ui.link import (
     CLASS,
     COURSE,
@@ -66,6 +65,8 @@ from xattn.ui.room.identity import (
     student_id,
     too_many,
 )
+from xattn.ui.room.typed import FAILED as _FAILED
+from xattn.ui.room.typed import back_to_class, join_box
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "open_step", "host_action",
@@ -74,7 +75,6 @@ __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "open_st
 
 _MADE = "_xattn_room_made"      # session: the room this session made (one per session)
 _JOINED = "_xattn_room_joined"  # session: the room this session has already drawn
-_FAILED = "_xattn_room_failed"  # session: the link's class could not be joined
 _LAST = "_xattn_room_last"      # session: the last RoomView read (shown while the store is out)
 _KEYS = "_xattn_host_keys"      # session: room code -> the host key this page drives it with
 _OLD_KEYS = "_xattn_old_keys"   # session: host keys a new one replaced (this device signed out)
@@ -471,37 +471,3 @@ def follow(room: Room) -> None:
         soon = view.closes_at - room.now < 86400    # browser's timeout holds < 24.8 days)
         ends_at, closed = view.closes_at if soon else None, view.phase == "closed"
     follow_room(room.code, version, room.tally, ends_at, closed, room.now)
-
-
-def join_box(sidebar=None) -> None:
-    """A box to type a class code: on the page when the link's class could not be joined,
-    in the sidebar otherwise (``sidebar``: a container in it, by default the sidebar)."""
-    where = st.container() if st.session_state.get(_FAILED) else (
-        sidebar if sidebar is not None else st.sidebar)
-    code = where.text_input("Join a class: its code", key="join", max_chars=12,
-                            placeholder="e.g. HJK23M")
-    if not code:
-        return
-    try:
-        code = normalize_code(code)
-    except RoomNotFound:
-        where.error(f"{show_value(code, 20)} is not a class code: six letters and digits, "
-                    "as your teacher shows them.", icon=":material/error:")
-        return
-    st.session_state.pop(_FAILED, None)
-    st.query_params.clear()
-    st.query_params[ROOM.key] = code
-    st.session_state.pop("join")
-    st.session_state.pop("_xattn_seen", None)
-    st.rerun()
-
-
-def back_to_class(room: Room) -> None:
-    """On the full page a student explores: the way back to the phone's page of the class."""
-    if room.homework:                     # the phone's page, on this step
-        st.markdown(f"[Back to the homework](?{urlencode({ROOM.key: room.code})}#{room.at}) · "
-                    f"homework {room.code}, step {room.at}")
-        return
-    step = room.view.step if room.view is not None else "?"
-    st.markdown(f"[Back to the class](?{urlencode({ROOM.key: room.code})}) · class "
-                f"{room.code} is on step {step}")
