@@ -76,6 +76,7 @@ SERVER_TESTS = (
 # Neither, but more than ~2 s on a quiet 2-core machine: a fresh Python process, a training
 # run, every view or lesson step on every source, the link fuzzed through the page.
 SLOW_TESTS = (
+    "tests/test_js.py::test_eslint_finds_nothing_in_the_phone_pages_scripts",
     "tests/test_attention.py::test_large_inputs_take_the_threaded_blocked_path",
     "tests/test_attention.py::test_same_numbers_in_processes_with_different_hash_seeds",
     "tests/test_app_models.py::test_the_shipped_model_is_the_default_and_needs_no_torch",
