@@ -77,3 +77,12 @@ def test_an_assets_name_is_a_string():
     with pytest.raises(TypeError, match="an asset's name is a str, received int"):
         asset(3)
 
+
+def test_no_javascript_lives_in_the_pages_python_strings():
+    """The page's scripts are files in ``assets/`` (read with ``scripts.asset``), where ESLint
+    reads them: no module of ``xattn/ui`` holds a component's module, a listener or a lookup
+    by id in a string."""
+    js = re.compile(r"export default function|addEventListener\(|getElementById\(|=> \{")
+    found = [str(p.relative_to(ROOT)) for p in (ROOT / "xattn" / "ui").rglob("*.py")
+             if js.search(p.read_text(encoding="utf-8"))]
+    assert not found, found

@@ -41,6 +41,7 @@ from xattn.ui.room.learned import learned_panel
 from xattn.ui.room.misconceptions import csv_misconceptions, misconception_panel
 from xattn.ui.room.prepared import StepUnavailable
 from xattn.ui.room.room import HOST_ERROR, STALE, Room, class_store, host_action, open_step
+from xattn.ui.server.scripts import asset
 
 __all__ = ["room_card", "class_controls", "class_answers", "hidden_note", "student_link",
            "countdown", "class_csv", "step_view", "live_fragment", "host_error",
@@ -490,12 +491,8 @@ def countdown(ends_at: float) -> None:
         f'<div role="timer" aria-live="off" style="font-size:1.35rem;font-weight:700;'
         f'text-align:right;font-variant-numeric:tabular-nums" id="{ident}" '
         f'data-left="{left:.3f}">⏱ {_clock(left)}</div>'
-        "<script>(()=>{const el=document.getElementById(" + repr(ident) + ");"
-        "if(!el)return;const end=Date.now()+1000*parseFloat(el.dataset.left);"
-        "const tick=()=>{const s=Math.max(0,Math.ceil((end-Date.now())/1000));"
-        "el.textContent='⏱ '+Math.floor(s/60)+':'+String(s%60).padStart(2,'0');"
-        "if(s>0)setTimeout(tick,250);else el.textContent='⏱ time is up';};tick();})()"
-        "</script>", unsafe_allow_javascript=True)
+        f"<script>{asset('countdown.js').replace('/*ID*/', ident)}</script>",
+        unsafe_allow_javascript=True)
 
 
 def _clock(seconds: float) -> str:

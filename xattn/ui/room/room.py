@@ -67,6 +67,7 @@ from xattn.ui.room.identity import (
 )
 from xattn.ui.room.typed import FAILED as _FAILED
 from xattn.ui.room.typed import back_to_class, join_box
+from xattn.ui.server.scripts import asset
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "move_class", "open_step", "host_action",
@@ -305,24 +306,7 @@ def keep_host_key(code: str, key: str) -> None:
     st.session_state.setdefault(_KEYS, {})[code] = key
 
 
-_CLAIM_JS = """
-export default function ({ data }) {
-  const done = (window.__xattnClaimed = window.__xattnClaimed || {});
-  if (done[data.url] === data.key) return;
-  done[data.url] = data.key;
-  const headers = { "Content-Type": "application/json" };
-  if (window.top !== window.self) headers["X-Xattn-Framed"] = "1";   // cookies.py
-  fetch(data.url, { method: "POST", credentials: "same-origin", headers: headers,
-                    body: JSON.stringify({ key: data.key }) })
-    .then((r) => {
-      if (!r.ok) { delete done[data.url]; return; }
-      // the host's pulse stream opens again with the cookie (follow.py): it keeps the room
-      window.dispatchEvent(new CustomEvent("xattn-claimed", { detail: data.code }));
-    })
-    .catch(() => { delete done[data.url]; });
-}
-"""
-_claim = st.components.v2.component("xattn_claim", js=_CLAIM_JS)
+_claim = st.components.v2.component("xattn_claim", js=asset("claim.js"))
 
 
 def claim(code: str, key: str) -> None:
