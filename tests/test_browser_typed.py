@@ -1,8 +1,11 @@
-"""A class code typed on the Streamlit page (its join box, ``xattn/ui/room/typed.py``) opens
-the class's light phone page (``/?room=CODE``) in the same tab, and what the typing loads is
-that page's ~16 kB, not Streamlit's front end again; on the full page a student explores,
-*Back to the class* goes back to it in the same tab (no second tab). In Chromium, against
-``streamlit run app.py`` with a store of its own; bytes from the DevTools protocol."""
+"""The light phone page reached from the Streamlit page, and used by keyboard. In Chromium,
+against ``streamlit run app.py`` with a store of its own; bytes from the DevTools protocol.
+
+- A class code typed on the Streamlit page (its join box, ``xattn/ui/room/typed.py``) opens
+  the class's light phone page (``/?room=CODE``) in the same tab, and what the typing loads
+  is that page's ~16 kB, not Streamlit's front end again.
+- On the full page a student explores, *Back to the class* goes back to it in the same tab.
+- A tap by keyboard keeps the focus on its button while the controls are drawn again."""
 
 from __future__ import annotations
 
@@ -127,5 +130,42 @@ def test_back_to_the_class_opens_the_light_page_in_the_same_tab(chromium, own_se
                                f".getElementById('where').textContent.includes('class {room}')",
                                polling=100, timeout=TIMEOUT_MS)  # the phone's own page
         assert len(context.pages) == 1, [p.url for p in context.pages]      # no second tab
+    finally:
+        context.close()
+
+
+_FOCUSED = "() => document.activeElement && document.activeElement.dataset.key || null"
+
+
+def test_a_tap_by_keyboard_keeps_the_focus_on_its_button(chromium, own_server):
+    """The controls are drawn again after every tap (the answer pressed, its receipt): the
+    focus stays on the button of the same key (phone/view.js), so a keyboard's or a screen
+    reader's user does not start again from the top of the page."""
+    from xattn.classroom import SQLiteStore
+    from xattn.lesson import SHIPPED
+    from xattn.ui.room.answers import class_step
+
+    store = SQLiteStore(own_server.env["XATTN_CLASS_STORE"])
+    room, _ = store.create_room([class_step(SHIPPED, 1, show=False)[1].question])
+    store.close()
+    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{own_server.url}?room={room}")
+        page.wait_for_function("() => window.__xattnJoinedAt !== undefined", polling=100,
+                               timeout=TIMEOUT_MS)
+        for key, press in (("choice-1", "Enter"), ("choice-0", " ")):
+            button = page.locator(f'#controls [data-key="{key}"]')
+            button.wait_for(timeout=TIMEOUT_MS)
+            button.focus()
+            page.keyboard.press(press)
+            page.wait_for_function("() => document.getElementById('receipt').className"
+                                   " === 'receipt saved'", polling=100, timeout=TIMEOUT_MS)
+            page.wait_for_function(f"() => document.querySelector('#controls [data-key=\"{key}\"]')"
+                                   ".getAttribute('aria-pressed') === 'true'", polling=100,
+                                   timeout=TIMEOUT_MS)        # drawn again, pressed
+            assert page.evaluate(_FOCUSED) == key
+            assert page.locator(f'#controls [data-key="{key}"]').evaluate(
+                "b => b === document.activeElement")
     finally:
         context.close()

@@ -31,11 +31,27 @@ def asset(name: str) -> str:
 
 
 def lean(text: str) -> str:
-    """A script as a phone is sent it: each line without its indentation and without the
-    lines that are only a ``//`` comment (the files keep both for their readers; about 1.4 kB
-    less on the wire, gzipped). Sound because no string of theirs spans lines."""
-    return "\n".join(line.strip() for line in text.splitlines()
+    """A script as a phone is sent it: each line without its indentation, without the lines
+    that are only a ``//`` comment, and without a ``//`` comment after a line's code (the
+    files keep all three for their readers; about 2 kB less on the wire, gzipped). Sound
+    because no string of theirs spans lines, and a comment is cut only where every quote of
+    the line's code before it is closed and no regex literal is in that code."""
+    return "\n".join(_uncommented(line.strip()) for line in text.splitlines()
                      if not line.lstrip().startswith("//"))
+
+
+_TRAILING = re.compile(r"(?<=\S)[ \t]+//[ \t].*$")
+_STRING = re.compile(r'"[^"]*"')
+
+
+def _uncommented(line: str) -> str:
+    cut = _TRAILING.search(line)
+    if cut is None:
+        return line
+    code = line[:cut.start()]
+    if any(code.count(q) % 2 for q in "\"'`") or "/" in _STRING.sub("", code):
+        return line                    # a quote open, or a regex literal: kept as it is
+    return code
 
 
 def joined_modules(folder: str = "phone", names: tuple[str, ...] = PHONE_MODULES) -> str:
