@@ -86,3 +86,18 @@ def test_no_javascript_lives_in_the_pages_python_strings():
     found = [str(p.relative_to(ROOT)) for p in (ROOT / "xattn" / "ui").rglob("*.py")
              if js.search(p.read_text(encoding="utf-8"))]
     assert not found, found
+
+
+@pytest.mark.parametrize(("line", "sent"), [
+    ("  f(a);   // why", "f(a);"),
+    ("const x = 1, y = 2;  // two", "const x = 1, y = 2;"),
+    ('  const u = "http://host/ // not a comment";', 'const u = "http://host/ // not a comment";'),
+    ('  s.replace(/a/g, "b");  // a regex: kept whole', 's.replace(/a/g, "b");  // a regex: kept whole'),
+    ("  // only a comment", None),
+    ("  x = a / b;  // a division: kept whole", "x = a / b;  // a division: kept whole"),
+])
+def test_lean_drops_comments_and_indentation_but_never_inside_a_string(line, sent):
+    from xattn.ui.server.scripts import lean
+
+    assert lean(f"a();\n{line}\nb();") == "\n".join(
+        ["a();", *([] if sent is None else [sent]), "b();"])
