@@ -37,6 +37,9 @@ export function said(ask, v, lvl) {
   return words(ask, v) + (l ? ", " + l[1] : "");
 }
 
+// Whether the control sends its answer itself (a number's own Send), with no homework Send.
+export const sendsItself = (ask) => ask.control === "number";
+
 // A typed number: the value to send, or why it is refused.
 export function typedNumber(ask, text) {
   const v = parseFloat(String(text).replace(",", "."));

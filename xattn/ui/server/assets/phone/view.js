@@ -3,7 +3,7 @@
 // `act`: the page's actions (phone.js), each one dispatch to the reducer.
 import { say } from "./strings.js";
 import { $, el } from "./dom.js";
-import { drawControl, said, same, words } from "./controls.js";
+import { drawControl, said, same, sendsItself, words } from "./controls.js";
 import { chart, fit } from "./charts.js";
 import { closed, levelOf, serverNow, shown } from "./state.js";
 
@@ -37,7 +37,7 @@ export function draw(s, act, t) {
   if (r.ask) controls(s, r.ask, open, act);
   $("ask").hidden = !r.ask || r.phase === "locked";
   const send = $("hw-send"), draft = s.draft && s.draft.step === r.step ? s.draft.value : null;
-  send.hidden = !s.hw || r.phase !== "asking" || !r.ask || r.ask.control === "number";
+  send.hidden = !s.hw || r.phase !== "asking" || !r.ask || sendsItself(r.ask);
   send.disabled = !open || draft === null || !!(s.pending && s.pending.step === r.step);
   const past = $("earlier"), earlier = r.phase !== "revealed" && r.earlier;
   past.hidden = !earlier;                 // a revote: how the class answered the round before
