@@ -88,6 +88,7 @@ SLOW_TESTS = (
     "[en-de-",
     # the model's distractors on 100 sentences: a masked pass per source word, held-out AERs
     "tests/test_misconceptions.py::test_the_models_questions_distractors_on_100_sentences",
+    "tests/test_js.py::test_eslint_finds_nothing_in_the_phone_pages_scripts",
     "tests/test_attention.py::test_large_inputs_take_the_threaded_blocked_path",
     "tests/test_attention.py::test_same_numbers_in_processes_with_different_hash_seeds",
     "tests/test_app_models.py::test_the_shipped_model_is_the_default_and_needs_no_torch",

@@ -37,7 +37,7 @@ from xattn.classroom import SQLiteStore
 
 NEEDED = ("app.py", "requirements.txt", ".streamlit/config.toml", "deploy/serve.sh",
           "deploy/entrypoint.sh", "deploy/health.py", "xattn/ui/main.py",
-          "xattn/server/assets/phone.js", "xattn/encdec/toy-en-fr/MODEL_CARD.md")
+          "xattn/server/assets/phone/main.js", "xattn/encdec/toy-en-fr/MODEL_CARD.md")
 USER_ID = 1000          # a Space runs its container as uid 1000
 
 
@@ -130,7 +130,8 @@ def dockerignore() -> list[str]:
 def test_the_build_context_holds_what_the_hall_needs_and_leaves_out_the_rest():
     patterns = dockerignore()
     assert not [path for path in NEEDED if ignored(path, patterns)]
-    for path in (".git/HEAD", "tests/conftest.py", "benchmarks/bench_room.py",
+    for path in (".git/HEAD", "tests/conftest.py", "node_modules/eslint/package.json",
+                 "benchmarks/bench_room.py",
                  "xattn/__pycache__/cache.cpython-311.pyc", "docs/screenshot.png"):
         assert ignored(path, patterns), path
 

@@ -167,15 +167,12 @@ def test_a_join_without_the_work_or_with_anothers_challenge_is_refused(site, sto
 
 
 def test_the_page_is_sent_without_indentation_or_comment_lines():
-    """``phone._lean`` is sound only while no string of the assets spans lines: no template
+    """``scripts.lean`` is sound only while no string of the assets spans lines: no template
     literal (a backtick outside a comment) in their code."""
-    from importlib import resources
-
     from xattn.server.phone import page_html
-    folder = resources.files("xattn.server") / "assets"
-    for name in ("phone.js", "work.js"):
-        code = "\n".join(line.split("//")[0] for line in
-                         (folder / name).read_text(encoding="utf-8").splitlines())
+    from xattn.server.scripts import PHONE_MODULES, asset
+    for name in ("work.js", *(f"phone/{m}" for m in PHONE_MODULES)):
+        code = "\n".join(line.split("//")[0] for line in asset(name).splitlines())
         assert "`" not in code, name
     lines = page_html({"code": "HJK23M"}).splitlines()
     assert not [ln for ln in lines if ln != ln.strip() or ln.startswith("//")]

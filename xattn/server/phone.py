@@ -3,8 +3,9 @@
 Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port):
 
 - the page: a student's link, ``/?room=CODE`` (the QR code, a typed code), is answered by
-  `PhoneMiddleware` with one light page of our own (``assets/phone.*``: about 10 kB on the
-  wire, no Plotly, no Streamlit front end). Its first response sets the student's signed
+  `PhoneMiddleware` with one light page of our own (``assets/phone.html``, ``phone.css``
+  and the modules of ``assets/phone/``: about 18 kB on the wire, no Plotly, no Streamlit
+  front end; docs/phone-page.md). Its first response sets the student's signed
   cookie (one vote per browser; the per-address limit on new students as before), so the
   page never reloads to join. A link that also carries ``host`` or ``explore`` is the
   Streamlit page, as is every other request;
@@ -31,7 +32,6 @@ import asyncio
 import json
 import time
 from functools import lru_cache
-from importlib import resources
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
@@ -45,6 +45,7 @@ from xattn.classroom.hub import Follower
 from xattn.live import homework
 from xattn.live.cookies import browser_token
 from xattn.server import bodies, host, join, live, token
+from xattn.server.scripts import asset, joined_modules, lean
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
 
@@ -58,20 +59,10 @@ _NO_CACHE = [(k.encode(), v.encode()) for k, v in _HEADERS.items()]
 
 @lru_cache(maxsize=1)
 def _template() -> str:
-    folder = resources.files("xattn.server") / "assets"
-
-    def read(name: str) -> str:
-        return _lean((folder / name).read_text(encoding="utf-8"))
-    return (read("phone.html").replace("/*CSS*/", read("phone.css"))
-            .replace("/*JS*/", read("work.js") + "\n" + read("phone.js")))
-
-
-def _lean(text: str) -> str:
-    """An asset as a phone is sent it: each line without its indentation and without the
-    lines that are only a ``//`` comment (the files keep both for their readers; about 1.4 kB
-    less on the wire, gzipped). Sound because no string of theirs spans lines."""
-    return "\n".join(line.strip() for line in text.splitlines()
-                     if not line.lstrip().startswith("//"))
+    """The phone's page: its HTML, CSS and scripts (``work.js``, then the modules of
+    ``assets/phone/`` joined: `scripts.joined_modules`), each line lean (`scripts.lean`)."""
+    return (lean(asset("phone.html")).replace("/*CSS*/", lean(asset("phone.css")))
+            .replace("/*JS*/", lean(asset("work.js")) + "\n" + lean(joined_modules())))
 
 
 def page_html(join: dict) -> str:

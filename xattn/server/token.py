@@ -16,7 +16,6 @@ import asyncio
 import json
 import time
 from functools import lru_cache
-from importlib import resources
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -25,6 +24,7 @@ from xattn.classroom import ClassroomError
 from xattn.classroom.codes import joined_student, new_challenge
 from xattn.server import live
 from xattn.server.join import browser_cookie, token_of
+from xattn.server.scripts import asset
 
 __all__ = ["token_page", "take_token", "TOKEN_ROOM"]
 
@@ -39,29 +39,13 @@ _HTML = """<!doctype html>
 <body style="font: 1.1rem/1.5 system-ui, sans-serif; margin: 2rem; max-width: 40rem">
 <p id="say" role="status">This browser proves it is a browser (a second or two), then the page
 opens.</p>
-<script>/*JS*/
-(function () {
-  const T = /*TOKEN*/null;
-  XATTN_WORK.solve(T.challenge, T.bits, T.pieces, async (nonce) => {
-    const headers = { "Content-Type": "application/json" };
-    if (window.top !== window.self) headers["X-Xattn-Framed"] = "1";
-    try {
-      const res = await fetch("live/token", { method: "POST", headers: headers,
-        credentials: "same-origin", body: JSON.stringify({ challenge: T.challenge, nonce }) });
-      if (res.ok) { location.reload(); return; }
-      document.getElementById("say").textContent = (await res.json()).why;
-    } catch (err) {
-      document.getElementById("say").textContent = "No connection to the server: reload this page.";
-    }
-  });
-})();
-</script></body></html>
+<script>/*JS*/</script></body></html>
 """
 
 
 @lru_cache(maxsize=1)
-def _work_js() -> str:
-    return (resources.files("xattn.server") / "assets" / "work.js").read_text("utf-8")
+def _scripts() -> str:
+    return asset("work.js") + "\n" + asset("token.js")
 
 
 async def token_page(hub) -> Response:
@@ -70,7 +54,7 @@ async def token_page(hub) -> Response:
     key = await asyncio.to_thread(store.signing_key)
     data = {"challenge": new_challenge(key, TOKEN_ROOM, time.time()),
             "bits": store.limits.join_work_bits, "pieces": store.limits.join_work_pieces}
-    body = _HTML.replace("/*JS*/", _work_js()).replace(
+    body = _HTML.replace("/*JS*/", _scripts()).replace(
         "/*TOKEN*/null", json.dumps(data).replace("<", "\\u003c"))
     return Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
 

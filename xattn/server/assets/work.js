@@ -3,7 +3,7 @@
 // piece) starts with `bits` zero bits, found a slice at a time so the page stays responsive. Plain JavaScript: a lecture hall's page is often plain http://, where
 // crypto.subtle does not exist.
 "use strict";
-const XATTN_WORK = (function () {
+const XATTN_WORK = (function () {   // eslint-disable-line no-unused-vars -- read by phone.js and token.js
   const K = new Int32Array([
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,

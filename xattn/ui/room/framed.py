@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from xattn.server.scripts import asset
+
 __all__ = ["framed_warning", "FRAMED"]
 
 FRAMED = ("This page runs inside another page (a Hugging Face Space shows its app in a "
@@ -28,22 +30,8 @@ _CSS = """
                 border-radius: 0.5rem; padding: 0.75rem 1rem; font: inherit;
                 line-height: 1.5; margin-top: 0.5rem; }
 """
-_JS = """
-export default function ({ parentElement, data }) {
-  const box = parentElement.querySelector(".xattn-framed");
-  // framed by a page of another site: a page of its own site (a host's wrapper) keeps cookies
-  let foreign = false;
-  if (window.top !== window.self) {
-    try { foreign = window.top.location.origin !== window.location.origin; }
-    catch (e) { foreign = true; }            // another site's page may not even be read
-  }
-  if (!box || !foreign) return;
-  const own = window.location.origin + window.location.pathname;
-  box.textContent = data.text.replace("{own}", own);
-  box.hidden = false;
-}
-"""
-_component = st.components.v2.component("xattn_framed", html=_HTML, css=_CSS, js=_JS)
+_component = st.components.v2.component("xattn_framed", html=_HTML, css=_CSS,
+                                        js=asset("framed.js"))
 
 
 def framed_warning() -> None:

@@ -26,6 +26,7 @@ from xattn.lesson.followup import cases
 from xattn.literal import md_code
 from xattn.live.answers import class_step, follow_up
 from xattn.live.prepared import StepUnavailable
+from xattn.server.scripts import asset
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.room.actions import STALE, host_action, open_step
@@ -381,12 +382,8 @@ def countdown(ends_at: float) -> None:
         f'<div role="timer" aria-live="off" style="font-size:1.35rem;font-weight:700;'
         f'text-align:right;font-variant-numeric:tabular-nums" id="{ident}" '
         f'data-left="{left:.3f}">⏱ {_clock(left)}</div>'
-        "<script>(()=>{const el=document.getElementById(" + repr(ident) + ");"
-        "if(!el)return;const end=Date.now()+1000*parseFloat(el.dataset.left);"
-        "const tick=()=>{const s=Math.max(0,Math.ceil((end-Date.now())/1000));"
-        "el.textContent='⏱ '+Math.floor(s/60)+':'+String(s%60).padStart(2,'0');"
-        "if(s>0)setTimeout(tick,250);else el.textContent='⏱ time is up';};tick();})()"
-        "</script>", unsafe_allow_javascript=True)
+        f"<script>{asset('countdown.js').replace('/*ID*/', ident)}</script>",
+        unsafe_allow_javascript=True)
 
 
 def _clock(seconds: float) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -41,7 +40,7 @@ from xattn.classroom import (
     RoomView,
     normalize_code,
 )
-from xattn.literal import md_code, show_value
+from xattn.literal import md_code
 from xattn.live.link import (
     CLASS,
     COURSE,
@@ -55,6 +54,7 @@ from xattn.live.link import (
     VIEW,
 )
 from xattn.live.stores import class_store
+from xattn.server.scripts import asset
 from xattn.ui.room.follow import follow_room, new_run
 from xattn.ui.room.hostkey import NO_TOKEN, Away, host_key, keep_host_key, redeem, still_host
 from xattn.ui.room.identity import (
@@ -66,6 +66,7 @@ from xattn.ui.room.identity import (
     too_many,
 )
 from xattn.ui.room.session import FAILED, JOINED, KEYS, LAST, MADE
+from xattn.ui.room.typed import back_to_class, join_box
 from xattn.ui.state import Notice, PageState
 
 __all__ = ["Room", "room_setup", "class_store", "follow", "join_box", "back_to_class"]
@@ -212,24 +213,7 @@ def _answered(code: str, student: str) -> frozenset:
         return frozenset()
 
 
-_CLAIM_JS = """
-export default function ({ data }) {
-  const done = (window.__xattnClaimed = window.__xattnClaimed || {});
-  if (done[data.url] === data.key) return;
-  done[data.url] = data.key;
-  const headers = { "Content-Type": "application/json" };
-  if (window.top !== window.self) headers["X-Xattn-Framed"] = "1";   // cookies.py
-  fetch(data.url, { method: "POST", credentials: "same-origin", headers: headers,
-                    body: JSON.stringify({ key: data.key }) })
-    .then((r) => {
-      if (!r.ok) { delete done[data.url]; return; }
-      // the host's pulse stream opens again with the cookie (follow.py): it keeps the room
-      window.dispatchEvent(new CustomEvent("xattn-claimed", { detail: data.code }));
-    })
-    .catch(() => { delete done[data.url]; });
-}
-"""
-_claim = st.components.v2.component("xattn_claim", js=_CLAIM_JS)
+_claim = st.components.v2.component("xattn_claim", js=asset("claim.js"))
 
 
 def claim(code: str, key: str) -> None:
@@ -321,37 +305,3 @@ def follow(room: Room) -> None:
         soon = view.closes_at - room.now < 86400    # browser's timeout holds < 24.8 days)
         ends_at, closed = view.closes_at if soon else None, view.phase == "closed"
     follow_room(room.code, version, room.tally, ends_at, closed, room.now)
-
-
-def join_box(sidebar=None) -> None:
-    """A box to type a class code: on the page when the link's class could not be joined,
-    in the sidebar otherwise (``sidebar``: a container in it, by default the sidebar)."""
-    where = st.container() if st.session_state.get(FAILED) else (
-        sidebar if sidebar is not None else st.sidebar)
-    code = where.text_input("Join a class: its code", key="join", max_chars=12,
-                            placeholder="e.g. HJK23M")
-    if not code:
-        return
-    try:
-        code = normalize_code(code)
-    except RoomNotFound:
-        where.error(f"{show_value(code, 20)} is not a class code: six letters and digits, "
-                    "as your teacher shows them.", icon=":material/error:")
-        return
-    st.session_state.pop(FAILED, None)
-    st.query_params.clear()
-    st.query_params[ROOM.key] = code
-    st.session_state.pop("join")
-    st.session_state.pop("_xattn_seen", None)
-    st.rerun()
-
-
-def back_to_class(room: Room) -> None:
-    """On the full page a student explores: the way back to the phone's page of the class."""
-    if room.homework:                     # the phone's page, on this step
-        st.markdown(f"[Back to the homework](?{urlencode({ROOM.key: room.code})}#{room.at}) · "
-                    f"homework {room.code}, step {room.at}")
-        return
-    step = room.view.step if room.view is not None else "?"
-    st.markdown(f"[Back to the class](?{urlencode({ROOM.key: room.code})}) · class "
-                f"{room.code} is on step {step}")

@@ -13,6 +13,7 @@ from xattn.figures import clickable_head_figure, saturation_figure, weights_bar_
 from xattn.literal import md_code
 from xattn.live.compute import derived
 from xattn.live.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_label
+from xattn.server.scripts import asset
 from xattn.sources import Attention
 from xattn.steps import row_entropy, stages
 from xattn.ui.charts import show_chart
@@ -30,21 +31,9 @@ NONE = "none"                 # the source picker's "no column marked"
 # ``on_select``. So where a finger lands on this chart, Plotly gets the hover a mouse would have
 # given it. Installed once per page (tabs, reruns and redraws keep the one document listener);
 # its empty element is hidden so that it leaves no gap under the chart.
-TAP_HOVER_JS = f"""<style>
-[data-testid="stElementContainer"]:has(script.xattn-tap-hover) {{ display: none; }}
-</style><script class="xattn-tap-hover">
-(() => {{
-  if (window.__xattnTapHover) return;
-  window.__xattnTapHover = true;
-  document.addEventListener("touchstart", (e) => {{
-    const spot = e.target, touch = e.touches[0];
-    if (e.touches.length !== 1 || !(spot instanceof Element)
-        || !spot.matches(".st-key-{PICK_KEY} .nsewdrag")) return;
-    spot.dispatchEvent(new MouseEvent("mousemove", {{bubbles: true, cancelable: true,
-      view: window, clientX: touch.clientX, clientY: touch.clientY}}));
-  }}, {{capture: true, passive: true}});
-}})();
-</script>"""
+TAP_HOVER_JS = ('<style>[data-testid="stElementContainer"]:has(script.xattn-tap-hover) '
+                '{ display: none; }</style><script class="xattn-tap-hover">'
+                + asset("tap_hover.js").replace("/*PICK_KEY*/", PICK_KEY) + "</script>")
 
 
 def _on_pick(tgt_labels: list[str], src_labels: list[str]) -> None:

@@ -1,0 +1,172 @@
+"""The light phone page reached from the Streamlit page, and used by keyboard. In Chromium,
+against ``streamlit run app.py`` with a store of its own; bytes from the DevTools protocol.
+
+- A class code typed on the Streamlit page (its join box, ``xattn/ui/room/typed.py``) opens
+  the class's light phone page (``/?room=CODE``) in the same tab, and what the typing loads
+  is that page's ~18 kB, not Streamlit's front end again.
+- On the full page a student explores, *Back to the class* goes back to it in the same tab.
+- A tap by keyboard keeps the focus on its button while the controls are drawn again."""
+
+from __future__ import annotations
+
+import pytest
+
+from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, StreamlitServer, wait_for_app
+
+TIMEOUT_MS = 120_000
+TYPED_BUDGET = 20_000          # bytes a typed code may load (the issue's: at most 20 kB)
+
+
+@pytest.fixture(scope="module")
+def own_server(chromium, tmp_path_factory):
+    env = {"XATTN_CLASS_STORE": str(tmp_path_factory.mktemp("typed") / "classes.sqlite3"),
+           "XATTN_REDIS_URL": "", "XATTN_PUBLIC_URL": ""}
+    with StreamlitServer(env=env, log=ARTIFACTS / "typed-server.log") as server:
+        yield server
+
+
+@pytest.fixture
+def room(own_server):
+    from xattn.classroom import Question, SQLiteStore
+
+    store = SQLiteStore(own_server.env["XATTN_CLASS_STORE"])
+    code, _ = store.create_room([Question("choice", ("up", "down"))])
+    store.close()
+    return code
+
+
+class Wire:
+    """What a tab receives from the moment `start` is called: each response's bytes as
+    received (``loadingFinished``'s ``encodedDataLength``; a stream still open: its headers
+    and body so far) and every websocket frame's payload."""
+
+    def __init__(self, page):
+        self.cdp = page.context.new_cdp_session(page)
+        self.on, self.seen, self.frames = False, {}, []
+        self.cdp.on("Network.requestWillBeSent", self._sent)
+        self.cdp.on("Network.responseReceived", self._head)
+        self.cdp.on("Network.dataReceived", self._data)
+        self.cdp.on("Network.loadingFinished", self._done)
+        self.cdp.on("Network.webSocketFrameReceived", self._frame)
+        self.cdp.send("Network.enable")
+        self.cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+
+    def start(self) -> None:
+        self.on = True
+
+    def _sent(self, e):
+        if self.on:
+            self.seen[e["requestId"]] = {"url": e["request"]["url"], "head": 0, "data": 0,
+                                         "done": None}
+
+    def _head(self, e):
+        if e["requestId"] in self.seen:
+            self.seen[e["requestId"]]["head"] = int(e["response"].get("encodedDataLength") or 0)
+
+    def _data(self, e):
+        if e["requestId"] in self.seen:
+            self.seen[e["requestId"]]["data"] += int(e.get("encodedDataLength") or 0)
+
+    def _done(self, e):
+        if e["requestId"] in self.seen:
+            self.seen[e["requestId"]]["done"] = int(e.get("encodedDataLength") or 0)
+
+    def _frame(self, e):
+        if self.on:
+            self.frames.append(len(e["response"].get("payloadData") or ""))
+
+    def rows(self) -> list[tuple[int, str]]:
+        rows = [(r["done"] if r["done"] is not None else r["head"] + r["data"], r["url"])
+                for r in self.seen.values()]
+        return rows + [(n, "websocket frame") for n in self.frames]
+
+    def table(self) -> str:
+        return "\n".join(f"  {n:>7} B  {url}" for n, url in self.rows())
+
+
+def test_a_typed_code_opens_the_light_page_in_the_same_tab_in_20_kb(chromium, own_server,
+                                                                         room):
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.add_init_script(RUN_COUNTER_JS)
+        page.goto(own_server.url)
+        wait_for_app(page, timeout=TIMEOUT_MS)
+        box = page.get_by_label("Join a class: its code")
+        box.wait_for(timeout=TIMEOUT_MS)
+        wire = Wire(page)
+        wire.start()
+        typed = room.lower()[:3] + "-" + room[3:]            # as a student types it
+        box.fill(typed)
+        box.press("Enter")
+        page.wait_for_url(f"**/?room={typed}", timeout=TIMEOUT_MS)
+        page.wait_for_function("() => window.__xattnJoinedAt !== undefined", polling=100,
+                               timeout=TIMEOUT_MS)             # joined: its work done
+        page.wait_for_function(f"() => document.getElementById('where').textContent"
+                               f".includes('class {room}')", polling=100, timeout=TIMEOUT_MS)
+        page.wait_for_timeout(500)                              # a late request counts too
+        loaded = sum(n for n, _ in wire.rows())
+        print(f"\nwhat a typed code loads: {loaded:,} B (target <= {TYPED_BUDGET:,} B)\n"
+              f"{wire.table()}")
+        assert len(context.pages) == 1, [p.url for p in context.pages]      # the same tab
+        assert not any("/static/" in url or "_stcore" in url for _, url in wire.rows()), \
+            wire.table()
+        assert 0 < loaded <= TYPED_BUDGET, wire.table()
+    finally:
+        context.close()
+
+
+def test_back_to_the_class_opens_the_light_page_in_the_same_tab(chromium, own_server, room):
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{own_server.url}?room={room}&explore=1")   # the phone's link to explore
+        back = page.get_by_role("link", name="Back to the class")
+        back.wait_for(timeout=TIMEOUT_MS)                       # (after the token's work)
+        assert back.get_attribute("target") == "_self"
+        back.click()
+        page.wait_for_url(f"**/?room={room}", timeout=TIMEOUT_MS)
+        page.wait_for_function(f"() => !!document.getElementById('where') && document"
+                               f".getElementById('where').textContent.includes('class {room}')",
+                               polling=100, timeout=TIMEOUT_MS)  # the phone's own page
+        assert len(context.pages) == 1, [p.url for p in context.pages]      # no second tab
+    finally:
+        context.close()
+
+
+_FOCUSED = "() => document.activeElement && document.activeElement.dataset.key || null"
+
+
+def test_a_tap_by_keyboard_keeps_the_focus_on_its_button(chromium, own_server):
+    """The controls are drawn again after every tap (the answer pressed, its receipt): the
+    focus stays on the button of the same key (phone/view.js), so a keyboard's or a screen
+    reader's user does not start again from the top of the page."""
+    from xattn.ui.room.answers import class_step
+
+    from xattn.classroom import SQLiteStore
+    from xattn.lesson import SHIPPED
+
+    store = SQLiteStore(own_server.env["XATTN_CLASS_STORE"])
+    room, _ = store.create_room([class_step(SHIPPED, 1, show=False)[1].question])
+    store.close()
+    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{own_server.url}?room={room}")
+        page.wait_for_function("() => window.__xattnJoinedAt !== undefined", polling=100,
+                               timeout=TIMEOUT_MS)
+        for key, press in (("choice-1", "Enter"), ("choice-0", " ")):
+            button = page.locator(f'#controls [data-key="{key}"]')
+            button.wait_for(timeout=TIMEOUT_MS)
+            button.focus()
+            page.keyboard.press(press)
+            page.wait_for_function("() => document.getElementById('receipt').className"
+                                   " === 'receipt saved'", polling=100, timeout=TIMEOUT_MS)
+            page.wait_for_function(f"() => document.querySelector('#controls [data-key=\"{key}\"]')"
+                                   ".getAttribute('aria-pressed') === 'true'", polling=100,
+                                   timeout=TIMEOUT_MS)        # drawn again, pressed
+            assert page.evaluate(_FOCUSED) == key
+            assert page.locator(f'#controls [data-key="{key}"]').evaluate(
+                "b => b === document.activeElement")
+    finally:
+        context.close()

@@ -1,0 +1,103 @@
+"""The phone page's JavaScript (``xattn/server/assets/``): ESLint finds nothing
+(``eslint.config.js``), the reducer's cases pass under node's own test runner
+(``tests/js/``), and the modules joined as a phone gets them (``scripts.joined_modules``) are
+one script that parses, with no top-level name declared twice. Skipped, with the reason, only
+where node is absent; ESLint comes from ``npm ci`` (``package-lock.json``: CI runs it)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from xattn.server.scripts import PHONE_MODULES, asset, joined_modules
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: the phone page's "
+                                "lint and reducer tests need node (CI installs it; npm ci)")
+_DECLARED = re.compile(r"^(?:export )?(?:async )?(?:function\*? |const |let |class )([\w$]+)",
+                       re.MULTILINE)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+@needs_node
+def test_eslint_finds_nothing_in_the_phone_pages_scripts():
+    eslint = ROOT / "node_modules" / ".bin" / "eslint"
+    assert eslint.exists(), "ESLint is not installed here: run `npm ci` at the repository root"
+    done = _run(str(eslint), "--max-warnings", "0", "xattn/server/assets", "tests/js",
+                "eslint.config.js")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@needs_node
+def test_the_reducer_passes_its_cases_under_node():
+    done = _run(NODE, "--test", "tests/js/")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert re.search(r"^# pass [1-9]", done.stdout, re.MULTILINE), done.stdout[-2000:]
+    assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE), done.stdout[-2000:]
+
+
+def test_no_two_modules_declare_the_same_top_level_name():
+    """They share one scope once joined: a name declared twice would be a SyntaxError (or,
+    for a function, the later one silently winning)."""
+    owner: dict[str, str] = {}
+    for name in PHONE_MODULES:
+        for declared in _DECLARED.findall(asset(f"phone/{name}")):
+            assert declared not in owner, f"{declared} in {owner.get(declared)} and {name}"
+            owner[declared] = name
+    assert {"reduce", "say", "STRINGS", "chart", "draw", "dispatch"} <= set(owner)
+
+
+@needs_node
+def test_the_joined_modules_are_one_script_that_parses(tmp_path):
+    joined = joined_modules()
+    assert not re.search(r"^\s*(import|export)\b", joined, re.MULTILINE)
+    path = tmp_path / "phone.js"
+    path.write_text(joined, encoding="utf-8")
+    done = _run(NODE, "--check", str(path))
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_module_the_join_cannot_take_apart_is_refused(monkeypatch):
+    from xattn.server import scripts
+
+    monkeypatch.setattr(scripts, "asset", lambda name: "export default function () {}\n")
+    with pytest.raises(ValueError, match="an import or export this join cannot take out"):
+        scripts.joined_modules(names=("x.js",))
+
+
+def test_an_assets_name_is_a_string():
+    with pytest.raises(TypeError, match="an asset's name is a str, received int"):
+        asset(3)
+
+
+def test_no_javascript_lives_in_the_pages_python_strings():
+    """The page's scripts are files in ``assets/`` (read with ``scripts.asset``), where ESLint
+    reads them: no module of ``xattn/ui`` holds a component's module, a listener or a lookup
+    by id in a string."""
+    js = re.compile(r"export default function|addEventListener\(|getElementById\(|=> \{")
+    found = [str(p.relative_to(ROOT)) for p in (ROOT / "xattn" / "ui").rglob("*.py")
+             if js.search(p.read_text(encoding="utf-8"))]
+    assert not found, found
+
+
+@pytest.mark.parametrize(("line", "sent"), [
+    ("  f(a);   // why", "f(a);"),
+    ("const x = 1, y = 2;  // two", "const x = 1, y = 2;"),
+    ('  const u = "http://host/ // not a comment";', 'const u = "http://host/ // not a comment";'),
+    ('  s.replace(/a/g, "b");  // a regex: kept whole', 's.replace(/a/g, "b");  // a regex: kept whole'),
+    ("  // only a comment", None),
+    ("  x = a / b;  // a division: kept whole", "x = a / b;  // a division: kept whole"),
+])
+def test_lean_drops_comments_and_indentation_but_never_inside_a_string(line, sent):
+    from xattn.server.scripts import lean
+
+    assert lean(f"a();\n{line}\nb();") == "\n".join(
+        ["a();", *([] if sent is None else [sent]), "b();"])

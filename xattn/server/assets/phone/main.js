@@ -1,0 +1,171 @@
+// xattn: a phone in a class. The room's moves arrive as server-sent events
+// (live/CODE/events); a tap is POSTed (live/CODE/answer) and kept on the phone until the
+// class store has it. In a homework the phone walks the steps itself: it asks for the step it
+// shows (live/CODE/step/N), and a step's answer is shown once its own answer is saved. HTML
+// comes only from the server's own rendering of the lesson (xattn/markup.py); every label,
+// choice and token is set as text.
+// This module holds the effects: the stream, the requests, storage, the clock. Every change
+// of the state goes through `dispatch` (state.js's reducer), and the page is drawn from it.
+import { say } from "./strings.js";
+import { $ } from "./dom.js";
+import { dueToSend, initialState, reduce } from "./state.js";
+import { draw, resized, timer } from "./view.js";
+
+const code = JOIN && JOIN.code;
+const KEY = "xattn-pending-" + code;
+const seconds = () => Date.now() / 1000;
+const route = (what) => "live/" + encodeURIComponent(code) + "/" + what;
+let stored = null;
+try { stored = JSON.parse(localStorage.getItem(KEY)); } catch (err) { stored = null; }
+let S = initialState(JOIN, stored);
+let loaded = 0;                 // the homework step fetched last (state.want's seq)
+
+const act = {
+  tap: (value) => dispatch({ type: "tap", value: value }),
+  typed: (text) => dispatch({ type: "typed", text: text }),
+  part: (k, c) => dispatch({ type: "part", k: k, c: c }),
+  link: (t, s) => dispatch({ type: "link", target: t, source: s }),
+  target: (i) => dispatch({ type: "target", i: i }),
+  level: (l) => dispatch({ type: "level", level: l }),
+  go: (n) => dispatch({ type: "go", n: n }),
+};
+
+function dispatch(action) {
+  const before = S;
+  S = reduce(S, Object.assign({ t: seconds() }, action));
+  if (S.pending !== before.pending) {          // the outbox kept on the phone
+    if (S.pending) localStorage.setItem(KEY, JSON.stringify(S.pending));
+    else localStorage.removeItem(KEY);
+  }
+  if (S.gone !== null && before.gone === null && es) es.close();
+  if (S.want && S.want.seq !== loaded) { loaded = S.want.seq; load(S.want.n, loaded); }
+  if (!S.joined && before.joined) join();
+  if (dueToSend(S, seconds())) send();
+  if (S !== before) draw(S, act, seconds());
+}
+
+// --- the stream ----------------------------------------------------------------------------
+let es = null, lost = null;
+function connect() {
+  es = new EventSource(route("events"));
+  es.onopen = () => {
+    clearTimeout(lost);
+    lost = null;
+    dispatch({ type: "stream", connected: true });
+    dispatch({ type: "status", text: null });
+    dispatch({ type: "resend" });
+  };
+  es.onmessage = (e) => { const f = JSON.parse(e.data); dispatch({ type: "frame", room: f.room, me: f.me, now: f.now, hash: location.hash }); };
+  es.addEventListener("me", (e) => { const f = JSON.parse(e.data); dispatch({ type: "me", me: f.me, now: f.now }); });
+  es.addEventListener("status", (e) => dispatch({ type: "problem", problem: JSON.parse(e.data).problem }));
+  es.addEventListener("gone", (e) => { es.close(); dispatch({ type: "gone", why: say("gone", { why: JSON.parse(e.data).gone }) }); });
+  es.onerror = () => {
+    dispatch({ type: "stream", connected: false });
+    if (es.readyState === EventSource.CLOSED) {   // refused (503): the browser gives up; we do not
+      setTimeout(() => { if (es.readyState === EventSource.CLOSED) connect(); }, 3000);
+    }
+    // (a retry fails every 1.5 s while offline: the 2 s wait is not started again each time)
+    if (!lost) lost = setTimeout(() => { lost = null; if (!S.connected) dispatch({ type: "status", text: say("reconnecting") }); }, 2000);
+  };
+}
+
+// --- a homework: this phone's own step (xattn/live/homework.py) -----------------------
+async function load(n, seq) {
+  try {
+    const res = await fetch(route("step/" + n), { credentials: "same-origin" });
+    const f = await res.json();
+    if (loaded !== seq) return;                     // another step asked for meanwhile
+    if (!res.ok) { dispatch(res.status === 404 ? { type: "gone", why: say("gone", { why: f.why }) } : { type: "status", text: f.why }); return; }
+    dispatch({ type: "step", data: f });
+    history.replaceState(null, "", "#" + S.at);
+  } catch (err) {
+    if (loaded === seq) setTimeout(() => { if (loaded === seq) load(n, seq); }, 3000);
+  }
+}
+
+// --- joining: the work of work.js, then the room's cookie (xattn/server/join.py) ----------
+// In a frame of another page the server sets its cookies Partitioned (over https) when told
+// (xattn/server/cookies.py); over plain http no browser keeps them there: say so.
+const FRAMED = (function () {
+  if (window.top === window.self) return false;
+  try { return window.top.location.origin !== window.location.origin; } catch (e) { return true; }
+})();
+if (FRAMED && location.protocol !== "https:") {
+  const box = $("framed"), a = box.querySelector("a");
+  a.href = location.href;
+  a.textContent = location.href;
+  box.hidden = false;
+}
+let joining = false;
+function join(challenge) {
+  if (joining) return;
+  joining = true;
+  const shown = setTimeout(() => { if (!S.joined) dispatch({ type: "status", text: say("joining.work") }); }, 1500);
+  const headers = FRAMED ? { "Content-Type": "application/json", "X-Xattn-Framed": "1" } : { "Content-Type": "application/json" };
+  XATTN_WORK.solve(challenge || JOIN.challenge, JOIN.bits, JOIN.pieces || 1, async (nonce) => {
+    for (let wait = 1000; ; wait = Math.min(wait * 2, 8000)) {
+      try {
+        const res = await fetch(route("join"), { method: "POST", headers: headers, credentials: "same-origin",
+          body: JSON.stringify({ challenge: challenge || JOIN.challenge, nonce: nonce }) });
+        const out = await res.json();
+        if (res.ok && out.joined) break;
+        if (res.status === 403 && /reload/.test(out.why)) { location.reload(); return; }
+        if (res.status === 429 && out.retry) {        // the room's joins from this network
+          dispatch({ type: "status", text: out.why });   // come one a second after a burst
+          await new Promise((r) => setTimeout(r, out.retry * 1000 + Math.random() * 1000));
+          continue;
+        }
+        if (res.status !== 503) { clearTimeout(shown); joining = false; dispatch({ type: "gone", why: say("gone", { why: out.why }) }); return; }
+        dispatch({ type: "status", text: out.why });
+      } catch (err) { dispatch({ type: "status", text: say("joining.network") }); }
+      await new Promise((r) => setTimeout(r, wait));
+    }
+    clearTimeout(shown);
+    joining = false;
+    window.__xattnJoinedAt = performance.now();   // for measurements (benchmarks/phone_load.py)
+    if (es) es.close();
+    connect();                   // the stream again, now as this student: receipts, presence
+    dispatch({ type: "joined" });
+    dispatch({ type: "resend" });
+  });
+}
+
+// --- the outbox: a tap not saved yet is sent, and again every 4 s until the store has it ----
+async function send() {
+  const p = S.pending;
+  dispatch({ type: "sending" });
+  try {
+    const res = await fetch(route("answer"), {
+      method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+      body: JSON.stringify({ step: p.step, round: p.round, value: p.value, confidence: p.confidence }) });
+    const receipt = await res.json();
+    dispatch({ type: "sent", pending: p, receipt: receipt, status: res.status });
+  } catch (err) {
+    dispatch({ type: "offline" });
+  }
+}
+setInterval(() => {
+  dispatch({ type: "tick" });
+  timer(S, seconds());
+}, 250);
+addEventListener("resize", () => resized(S));
+
+// --- start ---------------------------------------------------------------------------------
+$("prev").addEventListener("click", () => act.go(S.at - 1));
+$("next").addEventListener("click", () => act.go(S.at + 1));
+$("hw-send").addEventListener("click", () => { if (S.draft) dispatch({ type: "tap", value: S.draft.value, commit: true }); });
+$("join").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const typed = $("code").value.replace(/[\s-]/g, "").toUpperCase();
+  location.href = "?room=" + encodeURIComponent(typed);
+});
+if (!JOIN || !JOIN.code || (JOIN.problem && !JOIN.retry)) {
+  dispatch({ type: "gone", why: (JOIN && JOIN.problem) || say("type.code") });
+  if (JOIN && JOIN.typed) $("code").value = JOIN.typed;
+} else if (JOIN.problem) {
+  dispatch({ type: "status", text: JOIN.problem });
+  setTimeout(() => location.reload(), 5000);
+} else {
+  connect();
+  if (!S.joined) join(); else window.__xattnJoinedAt = performance.now();
+}
