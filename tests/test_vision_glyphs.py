@@ -68,6 +68,21 @@ def test_random_words_are_reproducible_and_keep_their_boxes_on_the_page():
         assert lefts == sorted(lefts)
 
 
+def test_placement_bounds_put_the_word_on_a_line_near_its_left_edge():
+    rng = np.random.default_rng(2)
+    tops = set()
+    for _ in range(60):
+        w = word_image(rng, (32, 96), lengths=(3, 6), scales=(2,), max_left=2, max_top=2,
+                       lines=2)
+        x0, y0 = w.glyphs[0].box[:2]
+        assert x0 <= 2 and (y0 <= 2 or 16 <= y0 <= 18)
+        tops.add(y0 >= 16)
+        assert [g.box[0] - x0 for g in w.glyphs] == [12 * k for k in range(len(w.glyphs))]
+    assert tops == {False, True}
+    with pytest.raises(ValueError, match="in 4 line"):
+        word_image(rng, (32, 96), scales=(3,), lines=4)
+
+
 def test_a_box_belongs_to_the_glyph_it_overlaps_most():
     glyphs = (Glyph("A", (0, 0, 10, 14)), Glyph("B", (12, 0, 22, 14)))
     assert glyph_of_box((8, 0, 16, 8), glyphs) == 1       # 2 columns of A, 4 of B

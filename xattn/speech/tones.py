@@ -3,9 +3,9 @@
 The toy speech model (``xattn/speech/toy-digits``) was trained on these clips and is scored on
 them. Each "word" is one of ten digit names; saying it is playing its two tones one after
 the other (a pair of frequencies of its own, 300 Hz to 3 kHz, each half of the word), with
-10 ms fades. A clip is 1 to 5 words (1.99 s at most) with silences of random length between
-them, at a random loudness, with a little white noise, at 16 kHz, never longer than
-``SECONDS``::
+10 ms fades. A clip is 1 to 5 words, word k somewhere in its own slot of 380 ms (k x 0.38 s
+to (k + 1) x 0.38 s, so silences between words last 40 to 620 ms), at a random loudness,
+with a little white noise, at 16 kHz, never longer than ``SECONDS``::
 
     clip = tone_clip(np.random.default_rng(0))
     clip.words                  # ('seven', 'two', 'two')
@@ -33,8 +33,8 @@ TONES = tuple((_HZ[a], _HZ[b]) for a, b in
 SAMPLING_RATE = 16_000
 SECONDS = 2                    # every clip fits the model's 2-s window (100 positions of 20 ms)
 _WORD_S = (0.12, 0.24)         # a word lasts 120 to 240 ms
-_GAP_S = (0.04, 0.16)          # silence between words
-_LEAD_S = (0.02, 0.15)         # silence before the first word
+_SLOT_S = 0.38                 # word k starts and ends within k x 0.38 .. (k + 1) x 0.38 s
+_MARGIN_S = 0.02               # the word keeps at least this far from its slot's edges
 _FADE_S = 0.01
 
 
@@ -91,13 +91,12 @@ def tone_clip(rng: np.random.Generator, *, max_words: int = 5) -> ToneClip:
     n_words = int(rng.integers(1, max_words + 1))
     ids = rng.integers(0, len(WORDS), n_words)
     lengths = rng.uniform(*_WORD_S, n_words)
-    gaps = rng.uniform(*_GAP_S, n_words)
-    gaps[0] = rng.uniform(*_LEAD_S)
+    offsets = _MARGIN_S + rng.uniform(0.0, 1.0, n_words) * (_SLOT_S - 2 * _MARGIN_S - lengths)
     loudness, noise = rng.uniform(0.2, 0.8), rng.uniform(0.001, 0.02)
     audio = noise * rng.standard_normal(SECONDS * SAMPLING_RATE)
     spans, at = [], 0
-    for word, length, gap in zip(ids, lengths, gaps, strict=True):
-        start = at + int(round(gap * SAMPLING_RATE))
+    for k, (word, length, offset) in enumerate(zip(ids, lengths, offsets, strict=True)):
+        start = int(round((k * _SLOT_S + offset) * SAMPLING_RATE))
         n = int(round(length * SAMPLING_RATE))
         audio[start:start + n] += loudness * _word(int(word), n)
         spans.append((start / SAMPLING_RATE, (start + n) / SAMPLING_RATE))

@@ -99,21 +99,32 @@ def render_word(word: str, size: tuple[int, int], at: tuple[int, int], *, scale:
 
 
 def word_image(rng: np.random.Generator, size: tuple[int, int] = (32, 128), *,
-               lengths: tuple[int, int] = (3, 6), scales: tuple[int, ...] = (2, 3)) -> WordImage:
+               lengths: tuple[int, int] = (3, 6), scales: tuple[int, ...] = (2, 3),
+               max_left: int | None = None, max_top: int | None = None,
+               lines: int = 1) -> WordImage:
     """A random word (``lengths`` letters, inclusive) at a random scale that fits, placement,
-    ink and page shades, with Gaussian noise (sigma 0 to 12 levels); glyph boxes unchanged."""
+    ink and page shades, with Gaussian noise (sigma 0 to 12 levels); glyph boxes unchanged.
+
+    Placement: the page is ``lines`` bands of equal height, the word in one of them drawn at
+    random, its left edge at most ``max_left`` pixels in and its top at most ``max_top``
+    below the band's top (anywhere it fits, where None)."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator; received "
                         f"{type(rng).__name__}. Build one with np.random.default_rng(seed).")
     height, width = size
+    check_int(lines, "lines", minimum=1, maximum=height)
+    band = height // lines
     n = int(rng.integers(lengths[0], lengths[1] + 1))
     word = "".join(LETTERS[i] for i in rng.integers(0, len(LETTERS), n))
-    fits = [s for s in scales if s * (_ADVANCE * n - 1) <= width and 7 * s <= height]
+    fits = [s for s in scales if s * (_ADVANCE * n - 1) <= width and 7 * s <= band]
     if not fits:
-        raise ValueError(f"no scale of {scales} fits {n} letters on {width} x {height}.")
+        raise ValueError(f"no scale of {scales} fits {n} letters on {width} x {height} in "
+                         f"{lines} line(s).")
     scale = int(rng.choice(fits))
-    x = int(rng.integers(0, width - scale * (_ADVANCE * n - 1) + 1))
-    y = int(rng.integers(0, height - 7 * scale + 1))
+    slack = width - scale * (_ADVANCE * n - 1)
+    x = int(rng.integers(0, (slack if max_left is None else min(slack, max_left)) + 1))
+    y = band * int(rng.integers(0, lines)) + int(rng.integers(
+        0, (band - 7 * scale if max_top is None else min(band - 7 * scale, max_top)) + 1))
     ink, page = int(rng.integers(0, 90)), int(rng.integers(170, 256))
     drawn = render_word(word, size, (x, y), scale=scale, ink=ink, page=page)
     noisy = drawn.image + rng.normal(0, rng.uniform(0, 12), (height, width, 1))
