@@ -15,7 +15,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.train_toy_reader import FILES, OUT, SIZE, held_out, model_card
+from scripts.train_toy_reader import (
+    DECODER,
+    ENCODER,
+    FILES,
+    HELD_OUT_SEED,
+    N_HELD_OUT,
+    OUT,
+    SIZE,
+    TRAIN,
+    held_out,
+    model_card,
+    stored_parameters,
+)
 from xattn.vision import VisionEncoderDecoder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +54,17 @@ def test_the_card_quotes_metrics_json(model):
     assert f"**{ex['correct']} / {ex['total']} = {100 * ex['rate']:.1f} %**" in card
     assert card == model_card(METRICS)
     assert ex["rate"] >= 0.9
+
+
+def test_the_card_describes_what_the_script_does_and_what_is_stored():
+    t = METRICS["training"]
+    assert (t["encoder"], t["decoder"]) == (ENCODER, DECODER)
+    assert {k: t[k] for k in TRAIN} == TRAIN
+    assert (METRICS["held_out"]["images"], METRICS["held_out"]["seed"]) == (N_HELD_OUT,
+                                                                           HELD_OUT_SEED)
+    assert HELD_OUT_SEED != t["batch_seed"]
+    assert t["parameters"] == stored_parameters(OUT)
+    assert f"{t['parameters']:,} parameters stored" in (OUT / "README.md").read_text()
 
 
 def test_the_best_head_looks_at_the_letter_it_writes():

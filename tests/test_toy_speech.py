@@ -15,7 +15,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.train_toy_speech import FILES, OUT, VOCAB, model_card
+from scripts.train_toy_speech import (
+    FILES,
+    HELD_OUT_SEED,
+    MODEL,
+    N_HELD_OUT,
+    OUT,
+    TRAIN,
+    VOCAB,
+    model_card,
+    stored_parameters,
+)
 from xattn.speech import Whisper, greedy
 from xattn.speech.tones import tone_clips
 
@@ -45,6 +55,19 @@ def test_the_card_quotes_metrics_json_and_the_model_reads_words(model):
     assert ex["rate"] >= 0.9
     assert model.generation.alignment_heads == tuple(map(tuple, METRICS["alignment_heads"]))
     assert model.tokenizer.decode([1, 3, 4, 0]) == "one two"
+
+
+def test_the_card_describes_what_the_script_does_and_what_is_stored():
+    """The training settings in metrics.json are the script's (so --check retrains the same
+    model), the held-out seed differs from the batches', and the parameter count is the
+    numbers in model.safetensors."""
+    t = METRICS["training"]
+    assert t["model"] == MODEL and {k: t[k] for k in TRAIN} == TRAIN
+    assert (METRICS["held_out"]["clips"], METRICS["held_out"]["seed"]) == (N_HELD_OUT,
+                                                                          HELD_OUT_SEED)
+    assert HELD_OUT_SEED != t["batch_seed"]
+    assert t["parameters"] == stored_parameters(OUT)
+    assert f"{t['parameters']:,} parameters stored" in (OUT / "README.md").read_text()
 
 
 def test_the_best_head_tells_time():
