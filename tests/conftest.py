@@ -95,6 +95,8 @@ SLOW_TESTS = (
     "tests/test_classroom_store.py::test_two_processes_cast_500_answers",
     "tests/test_marian_shipped.py::test_the_card_s_numbers_are_recomputed_without_torch",
     "tests/test_marian_shipped.py::test_a_fresh_process_needs_no_torch",
+    "tests/test_toy_speech.py::test_the_card_s_numbers_are_recomputed_without_torch",
+    "tests/test_toy_reader.py::test_the_card_s_numbers_are_recomputed_without_torch",
     "tests/test_matrix.py::",
     "tests/test_speech_timing.py::test_median_filter_and_dtw_equal_transformers",
     "tests/test_app_media.py::test_a_whisper_folder_hears_the_built_in_clip",
