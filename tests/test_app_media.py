@@ -46,7 +46,8 @@ def _wav(seconds: float, rate: int = 8000) -> bytes:
 
 def test_a_whisper_folder_hears_the_built_in_clip(media_page, whisper_dir, vision_dir):
     at = media_page(whisper_dir)
-    assert at.selectbox(key="model").options[1:] == [whisper_dir, vision_dir]
+    assert at.selectbox(key="model").options == ["toy-en-fr", "toy-digits", "toy-reader",
+                                                 whisper_dir, vision_dir]
     assert not [t for t in at.text_input if t.key in ("src", "tgt")]     # no sentences
     assert not at.toggle                                 # no whole words, no sinks
     fig = heads_chart(at)
@@ -131,3 +132,16 @@ def test_an_image_folder_reads_the_built_in_word_and_an_upload(media_page, visio
     at.file_uploader(key="media_upload").set_value(("photo.png", b"\xff\xd8\xff" + b"\0" * 40,
                                                     "image/png")).run()
     assert len(at.error) == 1 and "not a PNG file" in at.error[0].value
+
+
+@pytest.mark.parametrize(("name", "said"), [("toy-digits", ("six", "five", "two", "three", "zero")),
+                                            ("toy-reader", tuple("QNHIBB"))])
+def test_the_shipped_toy_models_are_offered_and_read_their_own_example(media_page, name, said):
+    """The two toy models trained here (docs/models.md) need no allow-list entry and no
+    download; each reads the example drawn as it was trained on, word for word."""
+    at = media_page(name)
+    fig = heads_chart(at)
+    rows = [str(r) for r in fig["layout"]["yaxis"]["ticktext"]]
+    assert tuple(r.split(": ", 1)[-1] for r in rows[:len(said)]) == said, rows
+    assert any(" ".join(said) in c.value or "".join(said) in c.value
+               for c in [*at.caption, *at.markdown]), "the example's words are said"

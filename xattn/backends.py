@@ -70,9 +70,10 @@ def backend_for(name: str) -> Backend | None:
 def offered_models() -> list[str]:
     """The models a link may pick: the shipped one first, then the allow-list's names that
     some installed back end can run."""
-    from xattn.media import media_kind  # speech and image folders run here in NumPy
+    from xattn.media import SHIPPED_MEDIA, media_kind  # speech and image run here in NumPy
 
-    return [SHIPPED_MODEL] + [n for n in allowed_models() if n != SHIPPED_MODEL and (
+    shipped = [SHIPPED_MODEL, *SHIPPED_MEDIA]
+    return shipped + [n for n in allowed_models() if n not in shipped and (
         media_kind(n) is not None or backend_for(n) is not None)]
 
 
@@ -97,7 +98,9 @@ def files_now(name: str) -> tuple | None:
     """What the files of model ``name``'s folder are now (each file's name, size, inode and
     modification time): a model loaded before its files changed on disk (new weights copied
     over old, or renamed into place) differs. None for a name that is no folder here."""
-    folder = SHIPPED_FOLDER if name == SHIPPED_MODEL else name
+    from xattn.media import media_folder
+
+    folder = SHIPPED_FOLDER if name == SHIPPED_MODEL else media_folder(name)
     try:
         with os.scandir(folder) as entries:
             return tuple(sorted((e.name, st.st_size, st.st_ino, st.st_mtime_ns)

@@ -23,14 +23,22 @@ import numpy as np
 
 from xattn.decoding import Decoded
 from xattn.encdec.decode import DecodeStep, decode_step
-from xattn.encdec.files import present, read_json
 from xattn.literal import md_code
+from xattn.media_models import (
+    MEDIA_KINDS,
+    SHIPPED_MEDIA,
+    Example,
+    example_of,
+    load_media,
+    media_folder,
+    media_kind,
+)
 from xattn.record import Attention, Layers, Meta, Translation
 
-__all__ = ["MEDIA_KINDS", "Audio", "Picture", "media_kind", "load_media", "speech_attention",
-           "image_attention", "time_labels", "patch_labels"]
+__all__ = ["MEDIA_KINDS", "SHIPPED_MEDIA", "Audio", "Picture", "Example", "example_of",
+           "media_kind", "media_folder",
+           "load_media", "speech_attention", "image_attention", "time_labels", "patch_labels"]
 
-MEDIA_KINDS = {"whisper": "audio", "vision-encoder-decoder": "image"}
 MAX_NEW_TOKENS = 32
 
 
@@ -100,41 +108,6 @@ class Picture:
     origin: str
     encoder_output: np.ndarray | None = None
     kind: str = "image"
-
-
-def media_kind(name: str) -> str | None:
-    """"audio" for a Whisper folder, "image" for a VisionEncoderDecoder folder, else None
-    (anything else, or a name that is no folder here: never raises)."""
-    try:
-        path = Path(name) / "config.json"
-        if not present(path):
-            return None
-        kind = read_json(path, 1 << 20).get("model_type")
-    except (OSError, ValueError, TypeError, AttributeError):
-        return None
-    return MEDIA_KINDS.get(kind) if isinstance(kind, str) else None
-
-
-def load_media(name: str, *, allowed=None):
-    """The model of a speech or image folder on the allow-list (``xattn.speech.Whisper`` or
-    ``xattn.vision.VisionEncoderDecoder``), its weights memory-mapped.
-
-    Raises
-    ------
-    ValueError
-        Not allowed, not such a folder, or a file its reader refuses (one line).
-    """
-    from xattn.translator import check_allowed
-
-    check_allowed(name, allowed)
-    kind = media_kind(name)
-    if kind == "audio":
-        from xattn.speech import Whisper
-        return Whisper.from_folder(name)
-    if kind == "image":
-        from xattn.vision import VisionEncoderDecoder
-        return VisionEncoderDecoder.from_folder(name)
-    raise ValueError(f"{md_code(name)} is not a Whisper or VisionEncoderDecoder folder.")
 
 
 def time_labels(n: int, seconds: float) -> tuple[str, ...]:

@@ -131,19 +131,14 @@ def _load(name: str):
 
 def _media_pass(name: str, kind: str):
     """A speech or image model, kept only once a pass on its built-in example worked."""
-    from xattn.media import image_attention, load_media, speech_attention
+    from xattn.media import example_of, image_attention, load_media, speech_attention
 
     model = load_media(name)
+    ex = example_of(name, kind)
     if kind == "audio":
-        from xattn.speech.example import tone_clip
-
-        clip = tone_clip()
-        speech_attention(model, clip.samples, words=clip.words, rate=clip.rate)
+        speech_attention(model, ex.samples, words=ex.words, rate=ex.rate, origin=ex.origin)
     else:
-        from xattn.vision.example import rendered_word
-
-        word = rendered_word()
-        image_attention(model, word.image, char_boxes=word.boxes, origin="the built-in example")
+        image_attention(model, ex.image, char_boxes=ex.boxes, origin=ex.origin)
     return model
 
 

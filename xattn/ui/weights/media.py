@@ -18,12 +18,10 @@ import streamlit as st
 from xattn.literal import md_code
 from xattn.live.compute import derived
 from xattn.live.link import SINKS, SRC, TGT, WORDS
-from xattn.media import image_attention, media_kind, speech_attention
+from xattn.media import example_of, image_attention, media_kind, speech_attention
 from xattn.sources import Attention
-from xattn.speech.example import tone_clip
 from xattn.speech.wavfile import MAX_SECONDS, MAX_WAV_BYTES, read_wav
 from xattn.ui.state import Notice, PageState
-from xattn.vision.example import rendered_word
 from xattn.vision.pngfile import MAX_PNG_BYTES, MAX_PNG_PIXELS, read_png
 
 __all__ = ["media_source", "UPLOAD_KEY"]
@@ -42,17 +40,16 @@ def _key(name: str, kind: str, given) -> tuple:
     return ("media", name, kind, "example" if given is None else given[2])
 
 
-def _attention(model, kind: str, given) -> Attention:
-    """The weights of ``model`` on the example (``given`` None) or on (name, decoded)."""
-    if kind == "audio":
-        if given is None:
-            clip = tone_clip()
-            return speech_attention(model, clip.samples, words=clip.words, rate=clip.rate)
-        return speech_attention(model, given[1], origin=md_code(given[0]), rate=RATE)
+def _attention(model, name: str, kind: str, given) -> Attention:
+    """The weights of ``model`` on its example (``given`` None) or on (name, decoded)."""
     if given is None:
-        word = rendered_word()
-        return image_attention(model, word.image, char_boxes=word.boxes,
-                               origin="the built-in example, the word “cat”")
+        ex = example_of(name, kind)
+        if kind == "audio":
+            return speech_attention(model, ex.samples, words=ex.words, rate=ex.rate,
+                                    origin=ex.origin)
+        return image_attention(model, ex.image, char_boxes=ex.boxes, origin=ex.origin)
+    if kind == "audio":
+        return speech_attention(model, given[1], origin=md_code(given[0]), rate=RATE)
     return image_attention(model, given[1], origin=md_code(given[0]))
 
 
@@ -110,7 +107,7 @@ def media_source(state: PageState, name: str) -> Attention | None:
         st.error(f"The model {md_code(name)} cannot be used: {loaded}", icon=":material/error:")
         return None
     try:
-        a = derived(_key(name, kind, given), lambda: _attention(loaded, kind, given))
+        a = derived(_key(name, kind, given), lambda: _attention(loaded, name, kind, given))
     except ValueError as err:
         st.error(f"{err}", icon=":material/error:")
         return None
