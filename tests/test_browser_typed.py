@@ -141,13 +141,12 @@ def test_a_tap_by_keyboard_keeps_the_focus_on_its_button(chromium, own_server):
     """The controls are drawn again after every tap (the answer pressed, its receipt): the
     focus stays on the button of the same key (phone/view.js), so a keyboard's or a screen
     reader's user does not start again from the top of the page."""
-    from xattn.ui.room.answers import class_step
-
     from xattn.classroom import SQLiteStore
     from xattn.lesson import SHIPPED
+    from xattn.live.answers import class_step
 
     store = SQLiteStore(own_server.env["XATTN_CLASS_STORE"])
-    room, _ = store.create_room([class_step(SHIPPED, 1, show=False)[1].question])
+    room, _ = store.create_room([class_step(SHIPPED, 1)[1].question])
     store.close()
     context = chromium.new_context(viewport={"width": 390, "height": 844})
     try:
