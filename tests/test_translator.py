@@ -13,6 +13,7 @@ import pytest
 import xattn.backends
 from xattn.backends import backend_for, load_translator, offered_models
 from xattn.encdec import SHIPPED_MODEL, load_encdec
+from xattn.media import SHIPPED_MEDIA
 from xattn.translator import (
     MODELS_ENV,
     Translator,
@@ -123,7 +124,7 @@ def test_the_table_chooses_the_back_end(monkeypatch):
     monkeypatch.setattr(xattn.backends, "BACKENDS", (numpy, gone))
     monkeypatch.setenv(MODELS_ENV, "Helsinki-NLP/opus-mt-en-fr")
     assert backend_for("Helsinki-NLP/opus-mt-en-fr") is None
-    assert offered_models() == [SHIPPED_MODEL]
+    assert offered_models() == [SHIPPED_MODEL, *SHIPPED_MEDIA]
 
 
 def test_a_new_back_end_is_one_row(monkeypatch):
@@ -132,6 +133,6 @@ def test_a_new_back_end_is_one_row(monkeypatch):
                                  downloads=False)
     monkeypatch.setattr(xattn.backends, "BACKENDS", (row, *xattn.backends.BACKENDS))
     monkeypatch.setenv(MODELS_ENV, "copier")
-    assert offered_models() == [SHIPPED_MODEL, "copier"]
+    assert offered_models() == [SHIPPED_MODEL, *SHIPPED_MEDIA, "copier"]
     model = load_translator("copier")
     assert cross_attention(model, "hello there").tgt_tokens == ("hello", "there", "</s>")
