@@ -131,20 +131,29 @@ def _load(name: str):
 
 def _media_pass(name: str, kind: str):
     """A speech or image model, kept only once a pass on its built-in example worked."""
-    from xattn.media import image_attention, load_media, speech_attention
+    from xattn.media import load_media
 
     model = load_media(name)
+    example_attention(model, kind)
+    return model
+
+
+def example_attention(model, kind: str):
+    """A speech (``kind`` "audio") or image model's attention on its built-in example: the
+    tone clip with its words' timings, or the word "cat" with its letters' boxes (what a
+    lesson step on such a model shows)."""
+    from xattn.media import image_attention, speech_attention
+
     if kind == "audio":
         from xattn.speech.example import tone_clip
 
         clip = tone_clip()
-        speech_attention(model, clip.samples, words=clip.words, rate=clip.rate)
-    else:
-        from xattn.vision.example import rendered_word
+        return speech_attention(model, clip.samples, words=clip.words, rate=clip.rate)
+    from xattn.vision.example import rendered_word
 
-        word = rendered_word()
-        image_attention(model, word.image, char_boxes=word.boxes, origin="the built-in example")
-    return model
+    word = rendered_word()
+    return image_attention(model, word.image, char_boxes=word.boxes,
+                           origin="the built-in example")
 
 
 def attention_of(loaded, src: str, tgt: str | None, words: bool):
