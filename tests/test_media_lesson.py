@@ -92,7 +92,7 @@ def test_three_phones_tap_the_image_and_the_host_sees_their_heatmap_then_the_mod
     assert count(host) == "3 of 3 answered"
     fig = json.loads(host.get_by_key("class_answers").proto.spec)
     assert fig["layout"]["images"][0]["source"].startswith("data:image/png")
-    z = np.array(fig["data"][0]["z"])[::-1]                 # drawn with row 1 on top
+    z = np.array(fig["data"][0]["z"])                       # row 1 first, on top
     assert z[truth] == pytest.approx(1 / 3) and z.sum() == pytest.approx(1)
     host.button(key="reveal").click().run()
     assert not host.exception, host.exception

@@ -261,13 +261,13 @@ def links_figure(question, counts: dict, n_answered: int, *, gold=None,
 
 
 def _patch_panel(z, text, k: int, what: str, *, colorbar: bool) -> dict:
-    """One heatmap over the image (subplot ``k``, 1 or 2): rows drawn top first, zeros left
-    out so that the image shows through."""
+    """One heatmap over the image (subplot ``k``, 1 or 2), its first row on top; a share of
+    none is see-through (the image shows)."""
     n = z.shape[0]
     suffix = "" if k == 1 else str(k)
-    return dict(type="heatmap", z=np.asarray(z)[::-1].tolist(), x=list(range(z.shape[1])),
+    return dict(type="heatmap", z=np.asarray(z).tolist(), x=list(range(z.shape[1])),
                 y=list(range(n)), zmin=0, zmax=1, colorscale=SEE_THROUGH,
-                text=None if text is None else text[::-1], xgap=1, ygap=1,
+                text=text, xgap=1, ygap=1,
                 texttemplate="%{text}" if text is not None else None,
                 xaxis="x" + suffix, yaxis="y" + suffix, showscale=colorbar,
                 colorbar=dict(title=dict(text="share"), thickness=12),
@@ -276,7 +276,7 @@ def _patch_panel(z, text, k: int, what: str, *, colorbar: bool) -> dict:
 
 def _peak_mark(cell, n_rows: int, k: int, name: str) -> dict:
     suffix = "" if k == 1 else str(k)
-    return dict(type="scatter", x=[cell[1]], y=[n_rows - 1 - cell[0]], mode="markers",
+    return dict(type="scatter", x=[cell[1]], y=[cell[0]], mode="markers",
                 name=name, xaxis="x" + suffix, yaxis="y" + suffix, showlegend=False,
                 hoverinfo="skip", marker=dict(symbol="square-open", size=26, color=HIGHLIGHT,
                                               line=dict(width=3)))
@@ -323,16 +323,16 @@ def patch_taps_figure(question, counts: dict, n_answered: int, *, truth=None, we
                                         ticktext=list(question.choices), showgrid=False,
                                         zeroline=False, title=dict(text="column"),
                                         anchor="y" + suffix)
-        layout["yaxis" + suffix] = dict(range=[-0.5, n_rows - 0.5],
+        layout["yaxis" + suffix] = dict(range=[n_rows - 0.5, -0.5],     # row 1 on top
                                         tickvals=list(range(n_rows)),
-                                        ticktext=list(question.rows)[::-1], showgrid=False,
+                                        ticktext=list(question.rows), showgrid=False,
                                         zeroline=False, anchor="x" + suffix,
                                         scaleanchor="x" + suffix,
                                         title=dict(text="row" if k == 1 else ""))
     if question.image:
         layout["images"] = [dict(source=question.image, xref="x" + ("" if k == 1 else str(k)),
                                  yref="y" + ("" if k == 1 else str(k)), x=-0.5,
-                                 y=n_rows - 0.5, sizex=n_cols, sizey=n_rows, xanchor="left",
+                                 y=-0.5, sizex=n_cols, sizey=n_rows, xanchor="left",
                                  yanchor="top", sizing="stretch", layer="below")
                             for k in range(1, panels + 1)]
     return go.Figure(data=data, layout=layout, _validate=False)
