@@ -359,3 +359,16 @@ def test_a_phone_sent_a_control_it_cannot_draw_says_so_instead_of_a_blank(chromi
         assert f"cannot show this question's control ({control})" in said
     finally:
         context.close()
+
+
+def test_a_tap_is_right_within_one_patch_and_only_a_tap_question_takes_an_image():
+    q, _, key, _ = SAMPLES["tap"]
+    assert [q.of.right(q, key, t) for t in ((0, 1), (2, 3), (1, 0), (0, 0))] == \
+        [True, True, False, False]                      # a diagonal neighbour; two apart
+    assert q.encode([2, 3]) == "2-3"
+    for bad in ((3, 0), (0, 4), (True, 0), "1-2", (1,)):
+        assert q.of.encode(q, bad) is None, bad
+    with pytest.raises(ValueError, match="only tap questions take an image"):
+        Question("choice", ("up", "down"), image=PNG)
+    with pytest.raises(ValueError, match="data: URL"):
+        Question("tap", ("1",), rows=("1",), image="https://example.com/cat.png")
