@@ -65,7 +65,7 @@ if not os.environ.get("XATTN_WEIGHTS_CACHE"):
 BROWSER_FIXTURES = {"chromium", "browser", "tabs", "window", "app"}
 # A process of its own: a Streamlit server, a lecture hall (HAProxy + servers), redis-server.
 SERVER_FIXTURES = {"server", "redis_server", "hall", "haproxy", "classroom", "model_server",
-                   "media_server",
+                   "media_server", "media_class",
                    "bad_page", "streamlit_run", "entrypoint"}
 # ... or started in the test's body (node ids, matched from the start).
 SERVER_TESTS = (

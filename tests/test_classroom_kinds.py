@@ -31,6 +31,8 @@ from xattn.pipeline import Settings, run
 from xattn.sources import random_attention
 from xattn.ui.lesson.predict import WIDGETS
 
+PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgAB"
+       "SK+kcQAAAABJRU5ErkJggg==")              # one grey pixel
 PARTS = (("head 1", "aligns", ()), ("head 2", "sink", ("aligns",)))
 # One question of every built-in kind: (question, an answer, the step's key, Moodle's type)
 SAMPLES = {
@@ -44,11 +46,16 @@ SAMPLES = {
               ("aligns", "sink"), Key(("aligns", "sink"), parts=PARTS), "cloze"),
     "links": (Question("links", ("le", "chat"), rows=("the", "cat")), ((0, 0), (1, 1)),
               Key(((0, 0), (1, 1))), "matching"),
+    "tap": (Question("tap", ("1", "2", "3", "4"), rows=("1", "2", "3"), image=PNG), (1, 2),
+            Key((1, 2)), None),
+    "head": (Question("head", ("L1 H1", "L1 H2", "L2 H1")), "L2 H1", Key("L2 H1"),
+             "multichoice"),
 }
 # What phone.js reads of each drawing's payload
 PHONE_FIELDS = {"pills": {"choices"}, "tokens": {"choices"}, "number": {"low", "high",
                                                                           "decimals"},
-                "grid": {"rows", "choices", "labels"}, "links": {"rows", "choices"}}
+                "grid": {"rows", "choices", "labels"}, "links": {"rows", "choices"},
+                "tap": {"rows", "choices", "image"}}
 BUILT_IN = tuple(KINDS)
 
 
@@ -131,8 +138,9 @@ def test_moodle_grades_it_as_the_page_does_or_leaves_it_out(name):
     q, _, key, kind = SAMPLES[name]
     text = moodle_xml("kinds", [LmsItem("1. One", "Which?", _told(q, key))])
     assert _moodle_types(text) == ([kind] if kind else [])
-    if kind is None:
-        assert "a poll, no right answer, left out" in text
+    if kind is None:                  # a comment says why: no right answer, or not gradable
+        assert ("a poll, no right answer, left out" if not q.of.graded else
+                f"a {name} question Moodle cannot grade as this page does, left out") in text
 
 
 @pytest.mark.parametrize("name", BUILT_IN)
@@ -150,7 +158,9 @@ WRONG = {"choice": ("up", 1.0, "up", "down"),
          "token": (1, 0.4, 1, 0),                   # position 0 is "the" again: no new word
          "number": (0.3, 0.2, 0.5, 0.255),          # within twice the tolerance: the same
          "parts": (("sink", "sink"), 0.5, ("sink", "sink"), ("aligns", "sink")),
-         "links": (((0, 1), (1, 1)), 0.5, ((0, 1),), ((0, 0), (1, 1)))}
+         "links": (((0, 1), (1, 1)), 0.5, ((0, 1),), ((0, 0), (1, 1))),
+         "tap": ((1, 0), 0.5, (2, 0), (2, 3)),      # 2 patches off of 4; 1 apart: the same
+         "head": ("L1 H1", 1.0, "L1 H1", "L2 H1")}
 
 
 @pytest.mark.parametrize("name", [k for k in BUILT_IN if KINDS[k].graded])
@@ -349,3 +359,16 @@ def test_a_phone_sent_a_control_it_cannot_draw_says_so_instead_of_a_blank(chromi
         assert f"cannot show this question's control ({control})" in said
     finally:
         context.close()
+
+
+def test_a_tap_is_right_within_one_patch_and_only_a_tap_question_takes_an_image():
+    q, _, key, _ = SAMPLES["tap"]
+    assert [q.of.right(q, key, t) for t in ((0, 1), (2, 3), (1, 0), (0, 0))] == \
+        [True, True, False, False]                      # a diagonal neighbour; two apart
+    assert q.encode([2, 3]) == "2-3"
+    for bad in ((3, 0), (0, 4), (True, 0), "1-2", (1,)):
+        assert q.of.encode(q, bad) is None, bad
+    with pytest.raises(ValueError, match="only tap questions take an image"):
+        Question("choice", ("up", "down"), image=PNG)
+    with pytest.raises(ValueError, match="data: URL"):
+        Question("tap", ("1",), rows=("1",), image="https://example.com/cat.png")

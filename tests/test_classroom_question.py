@@ -135,7 +135,7 @@ def test_a_question_survives_json_and_repeats_are_kept_for_tokens():
     ({"kind": "links", "choices": ("a",), "rows": ("b", 3)}, TypeError,
      "rows must hold str; received int 3"),
     ({"kind": "token", "choices": ("a",), "rows": ("b",)}, ValueError,
-     "only parts and links questions take rows"),
+     "only parts and links and tap questions take rows"),
 ])
 def test_a_malformed_question_is_refused_naming_what_it_expects(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -25,7 +25,7 @@ from xattn._checks import quote
 
 __all__ = ["Control", "Chart", "CONTROLS", "CHARTS", "DRAWN", "add_control"]
 
-DRAWN = ("pills", "tokens", "number", "grid", "links")   # drawings both pages have
+DRAWN = ("pills", "tokens", "number", "grid", "links", "tap")  # drawings both pages have
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,10 @@ CHARTS: dict[str, Chart] = {c.name: c for c in (
           "word, each cell the share of students who linked them.",
           " The gold links are outlined.", "the gold alignment exactly", versus=True,
           sparse=True),
+    Chart("taps", "The class's taps",
+          "Heatmap of the class's taps over the image: one cell per patch, each cell the share "
+          "of students who tapped it.", " The patch of the model's attention peak is "
+          "outlined.", "within one patch of the peak", sparse=True),
 )}
 
 
@@ -119,5 +123,7 @@ for _c in (
     Control("grid", "taps one choice in each row of parts", _grid),
     Control("links", "taps a target word, then the source words it translates",
             lambda q: {"rows": list(q.rows), "choices": list(q.choices)}),
+    Control("tap", "taps a point of an image (or a time strip): the patch under the finger",
+            lambda q: {"rows": list(q.rows), "choices": list(q.choices), "image": q.image}),
 ):
     add_control(_c)

@@ -39,12 +39,14 @@ from xattn.classroom.controls import CHARTS, CONTROLS, Chart, Control
 from xattn.classroom.own import NUMBER, OPTIONS, OwnKeys
 
 __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
-           "MAX_WORDS", "MAX_LINKS", "kind_of", "add_kind", "own_kinds"]
+           "MAX_WORDS", "MAX_LINKS", "MAX_PATCHES", "TAP_REACH", "kind_of", "add_kind", "own_kinds"]
 
 MAX_CHOICES = 64             # a token question lists the source tokens: at most 64 (MAX_TOKENS)
 MAX_ROWS = 8                 # parts of a "parts" question (each head of a layer: jobs.MAX_HEADS)
 MAX_WORDS = 16               # words on each side of a "links" question: a short pair, tapped
 MAX_LINKS = 32               # links in one answer: two a word of 16, and 6 bytes each stored
+MAX_PATCHES = 32             # patches along each side of a tap question's grid
+TAP_REACH = 1                # a tap this many patches from the truth is right (a diagonal: 1)
 _LINK = re.compile(r"(\d+)-(\d+)")
 
 
@@ -85,6 +87,7 @@ class Kind:
     choices: tuple[int, int] | None              # (least, most) choices; None: a range
     rows: tuple[int, int] | None = None          # (least, most) rows; None: takes no rows
     distinct: bool = False                       # the choices (and rows) must differ
+    image: bool = False                          # takes an image (Question.image) to tap on
     moodle: Callable = _moodle.no_moodle         # (question, Key) -> a Moodle record, or None
     own: OwnKeys | None = None                   # its lesson-file keys; None: not a lesson's
     title: str = ""                              # the class chart's title ("": the chart's)
@@ -292,6 +295,62 @@ def _verdict_links(q, key: Key, answer) -> str:
             f"{len(gold)} gold links (lower AER is better; 0 is the gold alignment).")
 
 
+# --- a tap on an image (a patch: its row and column) -----------------------------------------
+def _encode_tap(q, value) -> str | None:
+    """``"1-2"``: the patch's row and column; None if refused."""
+    if not (isinstance(value, (tuple, list)) and len(value) == 2) or any(
+            isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in value):
+        return None
+    r, c = int(value[0]), int(value[1])
+    if not (0 <= r < len(q.rows) and 0 <= c < len(q.choices)):
+        return None
+    return f"{r}-{c}"
+
+
+def _patches_apart(a, b) -> int:
+    """Patches between two patches, a diagonal step counting one (0: the same)."""
+    return max(abs(int(a[0]) - int(b[0])), abs(int(a[1]) - int(b[1])))
+
+
+def _patch(q, value) -> str:
+    return f"row {q.rows[value[0]]}, column {q.choices[value[1]]}"
+
+
+def _right_tap(q, key: Key, answer) -> bool:
+    return answer is not None and key.truth is not None \
+        and _patches_apart(answer, key.truth) <= TAP_REACH
+
+
+def _verdict_tap(q, key: Key, answer) -> str:
+    apart = _patches_apart(answer, key.truth)
+    said, true = _patch(q, answer), _patch(q, key.truth)
+    if apart == 0:
+        return f"**Right**: you tapped the peak's patch ({true})."
+    if apart <= TAP_REACH:
+        return (f"**Right**: you tapped {said}, next to the peak's patch ({true}): within "
+                "one patch counts.")
+    return (f"**Not this time**: you tapped {said}, {apart} patches from the peak's patch "
+            f"({true}).")
+
+
+def _off_tap(q, key: Key, answer) -> float:
+    return min(1.0, _patches_apart(answer, key.truth) / max(len(q.rows), len(q.choices), 1))
+
+
+def _differs_tap(q, key: Key, other_q, other: Key) -> bool:
+    return other.truth is not None and key.truth is not None \
+        and _patches_apart(key.truth, other.truth) > TAP_REACH
+
+
+def _verdict_head(q, key: Key, answer) -> str:
+    true = _code(key.truth)
+    if _right_choice(q, key, answer):
+        return (f"**Right**: {_code(answer)} tells time best (its attention peaks land "
+                "nearest the words' times).")
+    return (f"**Not this time**: you chose {_code(answer)}; the head whose peaks land "
+            f"nearest the words' times is {true}.")
+
+
 # --- the table -------------------------------------------------------------------------------
 _CHOICE = dict(encode=_encode_choice, decode=lambda q, text: q.choices[int(text)],
                options=lambda q: list(q.choices), expects=_expects_choice, named=_named_choice,
@@ -351,6 +410,19 @@ _BUILT_IN = (
          right=lambda q, key, answer: answer is not None
          and tuple(sorted(answer)) == tuple(key.truth),
          verdict=_verdict_links, off=_m.off_links),
+    Kind("tap", "a point of an image: the patch tapped (right within one patch of the truth)",
+         "tap", "taps", True, (1, MAX_PATCHES), rows=(1, MAX_PATCHES), image=True,
+         encode=_encode_tap,
+         decode=lambda q, text: tuple(int(k) for k in text.split("-")),
+         options=lambda q: [(r, c) for r in range(len(q.rows)) for c in range(len(q.choices))],
+         expects=lambda q: (f"a patch (row, column): rows from 0 to {len(q.rows) - 1}, "
+                            f"columns from 0 to {len(q.choices) - 1}"),
+         named=lambda q, value: (f"{value[0]}-{value[1]}", _patch(q, value)),
+         shown=lambda q, value: _patch(q, value) if isinstance(value, tuple) else str(value),
+         right=_right_tap, verdict=_verdict_tap, off=_off_tap, differs=_differs_tap),
+    Kind("head", "one head of the model (which head tells time?), one of them right",
+         "pills", "bars", True, (2, 64), distinct=True, moodle=_moodle.multichoice,
+         right=_right_choice, verdict=_verdict_head, title="The class's heads", **_CHOICE),
 )
 _FUNCTIONS = ("encode", "decode", "options", "elements", "expects", "named", "shown", "right",
               "verdict", "moodle", "off", "differs")

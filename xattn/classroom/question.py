@@ -12,7 +12,10 @@ validates a student's answer the same way, whatever page sent it:
 - ``"parts"``: one of ``choices`` for each of several named ``rows`` (each head's job), some
   rows left out if the student likes; at least one answered;
 - ``"links"``: a set of ``(target, source)`` position pairs between the ``rows`` (the target
-  words) and the ``choices`` (the source words): a word alignment, 1 to `MAX_LINKS` links.
+  words) and the ``choices`` (the source words): a word alignment, 1 to `MAX_LINKS` links;
+- ``"tap"``: a patch of an ``image`` (``rows`` × ``choices`` patches) as ``(row, column)``,
+  right within one patch of the truth;
+- ``"head"``: one head of the model (``"L1 H2"``), as a choice.
 
 An accepted answer is stored as a short canonical text (`Question.encode`) and read back with
 `Question.decode`: the index of a choice or token, the rounded number, each row's choice index
@@ -41,6 +44,7 @@ _BOUNDS = {MAX_CHOICES: " (MAX_CHOICES)", MAX_ROWS: " (MAX_ROWS)", MAX_WORDS: " 
 KINDS = tuple(_KINDS)        # the built-in kinds' names (xattn.classroom.kinds.KINDS: all)
 MAX_CASES = 8                # follow-ups of one step: the same question on new cases
 MAX_QUESTION_BYTES = 16_384  # one question as JSON: 64 tokens of a 2,000-character sentence fit
+IMAGE_URLS = ("data:image/png;base64,", "data:image/jpeg;base64,")   # a tap question's image
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,10 @@ class Question:
     case : int
         0: the step's own question; 1 to `MAX_CASES`: the same question on a new case (a
         follow-up, ``xattn.lesson.followup``): a round asked of other weights.
+    image : str
+        ``"tap"`` only: the image tapped on, a small PNG or JPEG as a ``data:`` URL (the
+        question, image included, holds at most `MAX_QUESTION_BYTES`); ``rows`` and
+        ``choices`` then name its rows and columns of patches.
 
     Examples
     --------
@@ -90,6 +98,8 @@ class Question:
     decimals: int = 2
     rows: tuple[str, ...] = ()
     case: int = 0
+    image: str = ""
+
 
     def __post_init__(self):
         if self.kind not in _KINDS:
@@ -110,6 +120,7 @@ class Question:
         else:
             self._check_choices()
         self._check_rows()
+        self._check_image()
         if isinstance(self.case, bool) or not isinstance(self.case, int) \
                 or not 0 <= self.case <= MAX_CASES:
             raise ValueError(f"Question.case must be an int from 0 to {MAX_CASES}; received "
@@ -146,6 +157,18 @@ class Question:
         if self.of.distinct and len(set(self.rows)) != len(self.rows):
             raise ValueError(f"a {self.kind} question's rows must differ (an answer names "
                              f"them); received {quote(self.rows)}.")
+
+    def _check_image(self) -> None:
+        if not isinstance(self.image, str):
+            raise TypeError(f"Question.image must be a str (a data: URL); received "
+                            f"{type(self.image).__name__} {quote(self.image)}.")
+        if self.image and not self.of.image:
+            raise ValueError(f"only {' and '.join(k for k, v in _KINDS.items() if v.image)} "
+                             f"questions take an image; received one for a {self.kind} "
+                             "question.")
+        if self.image and not self.image.startswith(IMAGE_URLS):
+            raise ValueError(f"Question.image must be a data: URL starting with one of "
+                             f"{IMAGE_URLS}; received {quote(self.image, 40)}.")
 
     def _check_range(self) -> None:
         if self.choices:
@@ -222,6 +245,8 @@ class Question:
             spec["rows"] = list(self.rows)
         if self.case:
             spec["case"] = self.case
+        if self.image:
+            spec["image"] = self.image
         return json.dumps(spec, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod

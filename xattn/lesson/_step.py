@@ -64,6 +64,12 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
                 "only a translation model run here in NumPy produces a next word whose "
                 "probability can be measured with a source word masked: choose *Weights: "
                 "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
+    "image": (lambda a: getattr(a.media, "kind", None) == "image",
+              "only an image model's page has an image to tap: choose *Weights: model* and an "
+              "image model (docs/audio-images.md)."),
+    "timing": (lambda a: getattr(a.media, "kind", None) == "audio" and bool(a.media.words),
+               "only a speech model's page on the built-in clip knows when each word is said: "
+               "choose *Weights: model* and a speech model (docs/audio-images.md)."),
 }
 _FIELD = re.compile("«([a-z_]+)»")
 OWN_KINDS = own_kinds()      # the built-in kinds a lesson file asks (Kind.own: all of them)
@@ -246,7 +252,7 @@ def missing(step: Step, a: Attention) -> str | None:
 PLANNED = {"random": "random weights", "trained": "the toy task's trained weights",
            "model": "the translation model trained on the toy task"}
 ON_SCREEN = {"random": "random weights", "trained": "the toy task's trained weights",
-             "model": "a translation model", "file": "weights read from a file"}
+             "model": "a model", "file": "weights read from a file"}
 
 
 def off_plan(step: Step, a: Attention) -> str | None:

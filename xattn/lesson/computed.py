@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xattn.lesson import aligns, probe, tell
+from xattn.lesson import aligns, media, probe, tell
 from xattn.lesson._distractors import FINDERS, with_distractors
 
 __all__ = ["Computed", "COMPUTED", "Arg"]
@@ -43,6 +43,7 @@ class Computed:
     about: str
     needs: tuple[str, ...] = ()
     args: dict[str, Arg] = field(default_factory=dict)
+    media: str = ""          # "image" or "audio": asked only on such a model's page
 
     def __post_init__(self):
         if self.name in FINDERS:      # its Told carries the distractors of named misconceptions
@@ -104,4 +105,11 @@ COMPUTED: dict[str, Computed] = {c.name: c for c in (
     Computed("align_words", aligns.aligns,
              "Link each target word to the source word it translates. (links)",
              needs=("pair_gold",)),
+    Computed("tap_letter", media.tap_letter,
+             "Tap where an image model reads one of the tokens it wrote (tap; an image "
+             "model's page)", needs=("image",), media="image",
+             args={"letter": Arg(int, 3, "the output token asked about, from 1", 1)}),
+    Computed("timing_head", media.timing_head,
+             "Which head tells time? (head; a speech model's page, the built-in clip)",
+             needs=("timing",), media="audio"),
 )}

@@ -277,6 +277,8 @@ def _computed(problems, k: int, data: dict, state: dict) -> Ask | None:
         return None
     spec = COMPUTED[name]
     unknown_keys(problems, k, "question", data, ("computed", *spec.args))
+    if spec.media:
+        _media_page(problems, k, name, spec.media, state)
     args = {}
     for arg, a in spec.args.items():
         value = data.get(arg, state.get(a.page, a.default) if a.page else a.default)
@@ -296,6 +298,30 @@ def _computed(problems, k: int, data: dict, state: dict) -> Ask | None:
             continue
         args[arg] = a.kind(value)
     return Ask(name, tuple(sorted(args.items())))
+
+
+_WHAT = {"image": "an image", "audio": "a speech"}
+
+
+def _media_page(problems, k: int, name: str, kind: str, state: dict) -> None:
+    """A question on an image or a clip asks a page of such a model: ``weights = "model"``
+    and a ``model`` that is a speech or image folder here (its input: the built-in
+    example)."""
+    from xattn.media import media_kind
+
+    model = state.get("model")
+    what = _WHAT[kind] + " (VisionEncoderDecoder)" if kind == "image" else \
+        _WHAT[kind] + " (Whisper)"
+    if state.get("weights") != "model" or not isinstance(model, str):
+        problems.add(k, "page", "model", f"expected weights = \"model\" and model = {what} "
+                                         f"folder on the server's list (question {name} asks "
+                                         f"about it), found weights {shown(state.get('weights'))}"
+                                         f" and model {shown(model)}")
+        return
+    found = media_kind(model)
+    if found is not None and found != kind:
+        problems.add(k, "page", "model", f"expected {what} folder (question {name} asks about "
+                                         f"it), found {shown(model)}: {_WHAT[found]} model")
 
 
 def _own(problems, k: int, data: dict) -> Ask | None:

@@ -98,7 +98,8 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
             question, counts, truth, also = _binned(view.question, counts, truth, also)
             alt += f" The answers are counted in {BINS} equal ranges of the scale."
         fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
-                           labels=LABELS)
+                           labels=LABELS, weights=told.weights if question.of.image
+                           and told.weights else None)
         spec = phone_chart(fig, alt=alt)
         if question is not view.question:
             spec["title"] += f", counted in {BINS} ranges"

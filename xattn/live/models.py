@@ -131,15 +131,25 @@ def _load(name: str):
 
 def _media_pass(name: str, kind: str):
     """A speech or image model, kept only once a pass on its built-in example worked."""
-    from xattn.media import example_of, image_attention, load_media, speech_attention
+    from xattn.media import load_media
 
     model = load_media(name)
+    example_attention(model, kind, name)
+    return model
+
+
+def example_attention(model, kind: str, name: str = ""):
+    """A speech (``kind`` "audio") or image model's attention on its built-in example
+    (`xattn.media.example_of`: a shipped toy model's own, drawn as it was trained; else the
+    tone clip with its words' timings, or the word "cat" with its letters' boxes): what a
+    lesson step on such a model shows."""
+    from xattn.media import example_of, image_attention, speech_attention
+
     ex = example_of(name, kind)
     if kind == "audio":
-        speech_attention(model, ex.samples, words=ex.words, rate=ex.rate, origin=ex.origin)
-    else:
-        image_attention(model, ex.image, char_boxes=ex.boxes, origin=ex.origin)
-    return model
+        return speech_attention(model, ex.samples, words=ex.words, rate=ex.rate,
+                                origin=ex.origin)
+    return image_attention(model, ex.image, char_boxes=ex.boxes, origin=ex.origin)
 
 
 def attention_of(loaded, src: str, tgt: str | None, words: bool):

@@ -79,7 +79,8 @@ def prepared_attention(step: Step, *, shown: Shown | None = None) -> Attention:
 def _model(step: Step, shown: Shown | None) -> Attention:
     from xattn.backends import offered_models
     from xattn.encdec import SHIPPED_MODEL
-    from xattn.live.models import TOY_PAIR, attention_of, loaded_model
+    from xattn.live.models import TOY_PAIR, attention_of, example_attention, loaded_model
+    from xattn.media import media_kind
     from xattn.sources import model_attention
 
     name = _get(step, "model") or offered_models()[0]
@@ -89,6 +90,9 @@ def _model(step: Step, shown: Shown | None) -> Attention:
     model = loaded_model(name) if shown is None else shown.model(name)
     if isinstance(model, str):
         raise StepUnavailable(f"the model {md_code(name)} cannot be used: {model}")
+    kind = media_kind(name)
+    if kind is not None:               # a speech or image model: on its built-in example
+        return example_attention(model, kind, name)
     # The page's own defaults (``model_source``): for the shipped model its toy pair, whose
     # empty target means "the model translates", also when only the source is set; a room,
     # homework or Moodle file must ask about the translation the projector shows (issue 44,

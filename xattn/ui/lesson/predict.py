@@ -1,6 +1,7 @@
 """The prediction control of each kind of question, for one thumb on a phone: a row of pills
-(a choice, a token), a number, a row of pills per part (each head's job), and the aligning
-control (tap a target word, then its source word; tap a link to take it back).
+(a choice, a token), a number, a row of pills per part (each head's job), the aligning
+control (tap a target word, then its source word; tap a link to take it back), and a patch of
+an image (its row and column).
 
 Each returns what ``xattn.classroom.Question.encode`` takes, or None while nothing is
 picked. Every control is keyed under one ``key`` (the room's question, or the lesson's own):
@@ -137,7 +138,25 @@ def _links(q: Question, key: str, label: str, default, disabled: bool, on_change
     return links or None
 
 
+def _tap(q: Question, key: str, label: str, default, disabled: bool, on_change):
+    """The image, then its patch by row and column (a mouse has no tap on a Streamlit image):
+    two rows of pills under ``{key}_row`` and ``{key}_col``. Returns (row, column), or None
+    until both are picked."""
+    mine = default if isinstance(default, tuple) and len(default) == 2 else (None, None)
+    with st.container(key=key):
+        st.markdown(label)
+        if q.image:
+            st.image(q.image, width=240, caption=f"{len(q.rows)} × {len(q.choices)} patches")
+        r = st.pills("Row of patches (from the top)", range(len(q.rows)), key=f"{key}_row",
+                     default=mine[0], disabled=disabled, on_change=on_change,
+                     format_func=lambda i: q.rows[i])
+        c = st.pills("Column of patches (from the left)", range(len(q.choices)),
+                     key=f"{key}_col", default=mine[1], disabled=disabled,
+                     on_change=on_change, format_func=lambda j: q.choices[j])
+    return None if r is None or c is None else (r, c)
+
+
 # Each drawing of xattn.classroom.controls.DRAWN as a widget (phone.js's CONTROLS draws the
 # same names; tests/test_classroom_kinds.py compares them).
 WIDGETS = {"pills": _pills, "tokens": _tokens, "number": _number, "grid": _parts,
-           "links": _links}
+           "links": _links, "tap": _tap}

@@ -249,7 +249,7 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
         fig = class_figure(view.question, view.counts, view.n_answered, truth=truth,
                            also=_also(told) if truth is not None else (), labels=LABELS,
-                           font_scale=font_scale)
+                           font_scale=font_scale, weights=_beside(view, told, truth))
         if compact and view.question.of.one_answer:
             fig.update_layout(height=230, margin=dict(b=4))   # a narrow column beside the answer
         if compact:
@@ -261,6 +261,14 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     misconception_panel(room, view, font_scale, compact)   # after the reveal: why wrong
     if sure:
         confidence_table(room, view)       # after the reveal: who was sure, right or wrong
+
+
+def _beside(view, told, truth):
+    """The model's weights drawn beside the class's taps on an image, once the truth is
+    shown (a tap question's ``Told.weights``); None for every other question."""
+    if truth is None or told is None or not view.question.of.image or not told.weights:
+        return None
+    return told.weights
 
 
 def _round_tells(room: Room, step: int, questions) -> list:
@@ -304,7 +312,8 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
     st.markdown(learning_text(learned))
     if first.question != view.question or not view.question.of.one_answer:
         fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
-                           also=_also(told), labels=LABELS, font_scale=font_scale)
+                           also=_also(told), labels=LABELS, font_scale=font_scale,
+                           weights=_beside(view, told, told.truth))
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_revote", alt=view.question.of.alt(revealed=True),

@@ -29,6 +29,7 @@ export function words(ask, v) {
     return said.length ? said.join(", ") : say("none");
   }
   if (ask.control === "links") return say(v.length === 1 ? "links.one" : "links.many", { n: v.length });
+  if (ask.control === "tap") return say("tap.patch", { row: ask.rows[v[0]], col: ask.choices[v[1]] });
   return String(v);
 }
 
@@ -79,6 +80,7 @@ const CONTROLS = {
   number: (box, ask, value, open, target, act) => number(box, ask, value, open, act),
   grid: (box, ask, value, open, target, act) => grid(box, ask, value, open, act),
   links: (box, ask, value, open, target, act) => links(box, ask, value, open, target, act),
+  tap: (box, ask, value, open, target, act) => tapImage(box, ask, value, open, act),
 };
 export function drawControl(box, ask, value, open, target, act) {
   const draw = Object.prototype.hasOwnProperty.call(CONTROLS, ask.control) && CONTROLS[ask.control];
@@ -145,4 +147,19 @@ function links(box, ask, value, open, target, act) {
     box.append(el("div", { class: "part-name", text: say(drawn.length === 1 ? "links.yours.one" : "links.yours.many",
       { n: drawn.length }) }), list);
   }
+}
+// The image under a grid of its patches, one button each: a tap on a point is the patch under
+// it (a screen reader reads each patch's row and column); the patch tapped is outlined.
+function tapImage(box, ask, value, open, act) {
+  const n = ask.rows.length, m = ask.choices.length;
+  const grid = el("div", { class: "tap-grid", role: "group", "aria-label": say("tap.aria"),
+    style: "grid-template-columns: repeat(" + m + ", 1fr); grid-template-rows: repeat(" + n + ", 1fr);" +
+      (ask.image ? " background-image: url(" + JSON.stringify(ask.image) + ");" : "") });
+  ask.rows.forEach((r, i) => ask.choices.forEach((c, j) => {
+    const on = Array.isArray(value) && value[0] === i && value[1] === j;
+    grid.append(el("button", { type: "button", class: "patch", "aria-pressed": String(on),
+      "data-key": "patch-" + i + "-" + j, disabled: !open, title: say("tap.patch", { row: r, col: c }),
+      "aria-label": say("tap.patch", { row: r, col: c }), onclick: () => act.tap([i, j]) }));
+  }));
+  box.append(el("div", { class: "part-name", text: say("tap.hint") }), grid);
 }

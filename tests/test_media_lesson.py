@@ -1,0 +1,113 @@
+"""A lesson on an image and a clip (docs/examples/image-and-clip.toml on the tiny folders):
+the file checked when read (a question on an image asks an image model's page), each
+question's truth recomputed here from the weights, and a room on the image step: three
+phones tap patches, the lecturer's page draws the taps over the image, the reveal shows the
+model's attention beside them, each phone its verdict; the CSV names the patches and Moodle
+leaves the tap out with a comment."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from phone_helpers import Phone
+from test_app_room import class_file, count, page  # noqa: F401
+
+from xattn.lesson import LessonError, read_lesson
+from xattn.live.link import lesson_setting
+
+EXAMPLE = Path(__file__).parents[1] / "docs" / "examples" / "image-and-clip.toml"
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
+
+@pytest.fixture
+def media_lesson(whisper_dir, vision_dir, monkeypatch, tmp_path) -> str:
+    """The example lesson's text on the tiny folders, both on the server's list and the
+    lesson in the server's folder (``course=media``)."""
+    monkeypatch.setenv("XATTN_MODELS", f"{whisper_dir},{vision_dir}")
+    text = EXAMPLE.read_text().replace('"toy-reader"', json.dumps(vision_dir)).replace(
+        '"toy-digits"', json.dumps(whisper_dir))
+    folder = tmp_path / "lessons"
+    folder.mkdir()
+    (folder / "media.toml").write_text(text)
+    monkeypatch.setenv("XATTN_LESSONS", str(folder))
+    return text
+
+
+def test_a_question_on_an_image_asks_an_image_models_page_when_the_file_is_read(
+        media_lesson, whisper_dir, vision_dir):
+    lesson = read_lesson(media_lesson, "media", page=lesson_setting)
+    assert [s.ask.computed for s in lesson.steps] == ["tap_letter", "timing_head"]
+    swapped = media_lesson.replace(json.dumps(whisper_dir), json.dumps(vision_dir))
+    with pytest.raises(LessonError, match=r"step 2, `page.model`: expected a speech "
+                                          r"\(Whisper\) folder .* an image model"):
+        read_lesson(swapped, "media", page=lesson_setting)
+    plain = media_lesson.replace(f"weights = \"model\"\nmodel = {json.dumps(vision_dir)}", "")
+    with pytest.raises(LessonError, match=r"step 1, `page.model`: expected weights = \"model\""
+                                          r" and model = an image"):
+        read_lesson(plain, "media", page=lesson_setting)
+
+
+def test_each_truth_is_the_weights_own(media_lesson):
+    from xattn.live.answers import class_step
+    from xattn.speech.alignment import head_timing
+
+    lesson = read_lesson(media_lesson, "media", page=lesson_setting)
+    a, told = class_step(lesson, 1)
+    w = a.layer(a.n_layers - 1)[:, 2, 1:].mean(0).reshape(a.media.grid)   # token 3, no CLS
+    assert told.truth == tuple(np.unravel_index(np.argmax(w), w.shape))
+    q = told.question
+    assert (len(q.rows), len(q.choices)) == a.media.grid
+    assert q.image.startswith("data:image/png;base64,") and len(q.to_json()) < 4000
+    np.testing.assert_allclose(told.weights, w.ravel(), atol=1e-6)
+    a, told = class_step(lesson, 2)
+    f1 = head_timing(a.weights, 0.02, a.media.words, rows=a.media.text_rows)[:, :, 1]
+    best = {f"L{lyr + 1} H{h + 1}" for lyr, h in zip(*np.nonzero(f1 == f1.max()),
+                                                       strict=True)}
+    assert {told.truth, *told.also} == best and told.question.kind == "head"
+    assert len(told.question.choices) == a.n_layers * a.n_heads
+
+
+def test_three_phones_tap_the_image_and_the_host_sees_their_heatmap_then_the_models(
+        media_lesson):
+    from xattn.classroom import answers_csv
+    from xattn.lesson.lms import LmsItem, moodle_xml
+    from xattn.live.answers import class_step
+    from xattn.live.stores import class_store
+
+    host = page(**{"class": "new", "course": "media"})
+    code = host.session_state["room"]
+    key = host.session_state["_xattn_host_keys"][code]
+    truth = class_step(read_lesson(media_lesson, "media", page=lesson_setting), 1)[1].truth
+    n_rows, n_cols = 4, 4
+    near = (truth[0], (truth[1] + 1) % n_cols if truth[1] + 1 < n_cols else truth[1] - 1)
+    far = ((truth[0] + 2) % n_rows, truth[1])
+    phones = [Phone(code) for _ in range(3)]
+    for p, tap in zip(phones, (truth, near, far), strict=True):
+        ask = p.message()["room"]["ask"]
+        assert ask["control"] == "tap" and ask["image"].startswith("data:image/png")
+        assert p.answer(list(tap)) == tap
+    assert count(host) == "3 of 3 answered"
+    fig = json.loads(host.get_by_key("class_answers").proto.spec)
+    assert fig["layout"]["images"][0]["source"].startswith("data:image/png")
+    z = np.array(fig["data"][0]["z"])                       # row 1 first, on top
+    assert z[truth] == pytest.approx(1 / 3) and z.sum() == pytest.approx(1)
+    host.button(key="reveal").click().run()
+    assert not host.exception, host.exception
+    fig = json.loads(host.get_by_key("class_answers").proto.spec)
+    assert len(fig["layout"]["images"]) == 2                 # the taps, the model's beside
+    assert [d["xaxis"] for d in fig["data"] if d["type"] == "heatmap"] == ["x", "x2"]
+    verdicts = [p.message()["me"]["verdict"] for p in phones]
+    assert "<strong>Right</strong>: you tapped the peak" in verdicts[0]
+    assert "within one patch counts" in verdicts[1]
+    assert "<strong>Not this time</strong>" in verdicts[2] and "2 patches" in verdicts[2]
+    chart = phones[0].message()["room"]["answer"]["charts"][0]
+    assert [mk for mk in chart["panels"][0]["marks"] if mk[2] == "outline"]
+    rows = answers_csv(class_store().results(code, key)).splitlines()
+    assert sum(f"row {tap[0] + 1}, column {tap[1] + 1}" in r for r in rows
+               for tap in (truth, near, far)) == 3
+    _, told = class_step(read_lesson(media_lesson, "media", page=lesson_setting), 1)
+    xml = moodle_xml("media", [LmsItem("1. Tap", "Where?", told)])
+    assert "a tap question Moodle cannot grade as this page does, left out" in xml
