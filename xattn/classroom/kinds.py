@@ -36,7 +36,17 @@ from xattn._checks import quote
 from xattn.classroom import measures as _m
 from xattn.classroom import moodle as _moodle
 from xattn.classroom.controls import CHARTS, CONTROLS, Chart, Control
+from xattn.classroom.links import MAX_LINKS, _encode_links, _verdict_links
 from xattn.classroom.own import NUMBER, OPTIONS, OwnKeys
+from xattn.classroom.taps import (
+    TAP_REACH,
+    _differs_tap,
+    _encode_tap,
+    _off_tap,
+    _patch,
+    _right_tap,
+    _verdict_tap,
+)
 
 __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
            "MAX_WORDS", "MAX_LINKS", "MAX_PATCHES", "TAP_REACH", "kind_of", "add_kind", "own_kinds"]
@@ -44,9 +54,7 @@ __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROW
 MAX_CHOICES = 64             # a token question lists the source tokens: at most 64 (MAX_TOKENS)
 MAX_ROWS = 8                 # parts of a "parts" question (each head of a layer: jobs.MAX_HEADS)
 MAX_WORDS = 16               # words on each side of a "links" question: a short pair, tapped
-MAX_LINKS = 32               # links in one answer: two a word of 16, and 6 bytes each stored
 MAX_PATCHES = 32             # patches along each side of a tap question's grid
-TAP_REACH = 1                # a tap this many patches from the truth is right (a diagonal: 1)
 _LINK = re.compile(r"(\d+)-(\d+)")
 
 
@@ -260,86 +268,6 @@ def _verdict_parts(q, key: Key, answer) -> str:
         text += ": " + "; ".join(f"{name}: you said {_code(made[name])}, the measures say "
                                  f"{_code(truth)}" for name, truth in wrong)
     return text + "."
-
-
-# --- links (a word alignment) ----------------------------------------------------------------
-def _encode_links(q, value) -> str | None:
-    """``"0-0 1-2"``: the (target, source) links sorted, once each; None if refused."""
-    if isinstance(value, (str, bytes, dict)) or not isinstance(
-            value, (tuple, list, set, frozenset)):
-        return None
-    links = set()
-    for link in value:
-        if not (isinstance(link, (tuple, list)) and len(link) == 2) or any(
-                isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in link):
-            return None
-        t, s = int(link[0]), int(link[1])
-        if not (0 <= t < len(q.rows) and 0 <= s < len(q.choices)):
-            return None
-        links.add((t, s))
-    if not 1 <= len(links) <= MAX_LINKS:
-        return None
-    return " ".join(f"{t}-{s}" for t, s in sorted(links))
-
-
-def _verdict_links(q, key: Key, answer) -> str:
-    """The links' AER against the gold links (all sure: AER = 1 - 2|A∩S| / (|A| + |S|),
-    Och and Ney 2003), and how many of them are gold."""
-    links, gold = set(answer), set(key.truth)
-    hits = len(links & gold)
-    if hits == len(links) == len(gold):
-        return "**Right: the gold alignment exactly** (AER 0.00)."
-    aer = 1 - 2 * hits / (len(links) + len(gold))
-    return (f"**Your AER {aer:.2f}**: {hits} of your {len(links)} link"
-            f"{'s' if len(links) != 1 else ''} {'is' if hits == 1 else 'are'} gold, of the "
-            f"{len(gold)} gold links (lower AER is better; 0 is the gold alignment).")
-
-
-# --- a tap on an image (a patch: its row and column) -----------------------------------------
-def _encode_tap(q, value) -> str | None:
-    """``"1-2"``: the patch's row and column; None if refused."""
-    if not (isinstance(value, (tuple, list)) and len(value) == 2) or any(
-            isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in value):
-        return None
-    r, c = int(value[0]), int(value[1])
-    if not (0 <= r < len(q.rows) and 0 <= c < len(q.choices)):
-        return None
-    return f"{r}-{c}"
-
-
-def _patches_apart(a, b) -> int:
-    """Patches between two patches, a diagonal step counting one (0: the same)."""
-    return max(abs(int(a[0]) - int(b[0])), abs(int(a[1]) - int(b[1])))
-
-
-def _patch(q, value) -> str:
-    return f"row {q.rows[value[0]]}, column {q.choices[value[1]]}"
-
-
-def _right_tap(q, key: Key, answer) -> bool:
-    return answer is not None and key.truth is not None \
-        and _patches_apart(answer, key.truth) <= TAP_REACH
-
-
-def _verdict_tap(q, key: Key, answer) -> str:
-    apart = _patches_apart(answer, key.truth)
-    said, true = _patch(q, answer), _patch(q, key.truth)
-    if apart == 0:
-        return f"**Right**: you tapped the peak's patch ({true})."
-    if apart <= TAP_REACH:
-        return (f"**Right**: you tapped {said}, next to the peak's patch ({true}): within "
-                "one patch counts.")
-    return (f"**Not this time**: you tapped {said}, {apart} patches from the peak's patch "
-            f"({true}).")
-
-
-def _off_tap(q, key: Key, answer) -> float:
-    return min(1.0, _patches_apart(answer, key.truth) / max(len(q.rows), len(q.choices), 1))
-
-
-def _differs_tap(q, key: Key, other_q, other: Key) -> bool:
-    return other.truth is not None and key.truth is not None \
-        and _patches_apart(key.truth, other.truth) > TAP_REACH
 
 
 def _verdict_head(q, key: Key, answer) -> str:

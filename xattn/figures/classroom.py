@@ -21,12 +21,9 @@ from xattn.figures._style import (
 from xattn.figures.heads import gold_marks
 
 __all__ = ["answers_figure", "taps_figure", "revote_figure", "parts_figure", "links_figure",
-           "patch_taps_figure", "class_figure", "class_alt", "FIGURES", "learning_figure"]
+           "class_figure", "class_alt", "FIGURES", "learning_figure"]
 
 MUTED = "#9e9e9e"
-# Taps over an image: none see-through, more ever redder (the image shows under every cell)
-SEE_THROUGH = [[0.0, "rgba(255,255,255,0)"], [0.05, "rgba(253,174,97,0.45)"],
-               [1.0, "rgba(165,0,38,0.85)"]]
 
 
 def _options(question, counts: dict) -> list:
@@ -260,84 +257,6 @@ def links_figure(question, counts: dict, n_answered: int, *, gold=None,
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
-def _patch_panel(z, text, k: int, what: str, *, colorbar: bool) -> dict:
-    """One heatmap over the image (subplot ``k``, 1 or 2), its first row on top; a share of
-    none is see-through (the image shows)."""
-    n = z.shape[0]
-    suffix = "" if k == 1 else str(k)
-    return dict(type="heatmap", z=np.asarray(z).tolist(), x=list(range(z.shape[1])),
-                y=list(range(n)), zmin=0, zmax=1, colorscale=SEE_THROUGH,
-                text=text, xgap=1, ygap=1,
-                texttemplate="%{text}" if text is not None else None,
-                xaxis="x" + suffix, yaxis="y" + suffix, showscale=colorbar,
-                colorbar=dict(title=dict(text="share"), thickness=12),
-                hovertemplate=f"{what} %{{z:.0%}}<extra></extra>")
-
-
-def _peak_mark(cell, n_rows: int, k: int, name: str) -> dict:
-    suffix = "" if k == 1 else str(k)
-    return dict(type="scatter", x=[cell[1]], y=[cell[0]], mode="markers",
-                name=name, xaxis="x" + suffix, yaxis="y" + suffix, showlegend=False,
-                hoverinfo="skip", marker=dict(symbol="square-open", size=26, color=HIGHLIGHT,
-                                              line=dict(width=3)))
-
-
-def patch_taps_figure(question, counts: dict, n_answered: int, *, truth=None, weights=None,
-                      font_scale: float = 1.0) -> go.Figure:
-    """The class's taps on an image (a ``"tap"`` question): each patch the share of the
-    students who tapped it, over the image; once ``truth`` (the peak's (row, column)) is
-    given it is outlined, and ``weights`` (the model's attention over the patches, rows ×
-    columns) are drawn beside, over the same image.
-
-    Parameters
-    ----------
-    question : xattn.classroom.Question
-        Of kind ``"tap"``: ``rows`` and ``choices`` name the patches' rows and columns,
-        ``image`` the picture (a data: URL; "" draws the grid alone).
-    counts : dict of (int, int) to int
-        (row, column) to the students who tapped it.
-    """
-    n_rows, n_cols = len(question.rows), len(question.choices)
-    z, text = _shares(counts, n_answered, list(range(n_rows)), list(range(n_cols)))
-    panels = 1 if weights is None else 2
-    data = [_patch_panel(z, text, 1, "tapped by", colorbar=True)]
-    if truth is not None:
-        data.append(_peak_mark(truth, n_rows, 1, "the model's peak"))
-    if weights is not None:
-        w = np.asarray(weights, np.float32).reshape(n_rows, n_cols)
-        data.append(_patch_panel(w / max(float(w.max()), 1e-9), None, 2,
-                                 "weight (of the largest)", colorbar=False))
-        data.append(_peak_mark(np.unravel_index(int(np.argmax(w)), w.shape), n_rows, 2,
-                               "peak"))
-    title = (f"{question.of.chart_title} ({n_answered} answer"
-             f"{'s' if n_answered != 1 else ''})"
-             + (", the model's peak outlined" if truth is not None else "")
-             + (" · right: the model's attention" if weights is not None else ""))
-    side = round(300 * font_scale)
-    layout = base_layout(title, side + 90, top=50, font_scale=font_scale, showlegend=False)
-    for k in range(1, panels + 1):
-        suffix = "" if k == 1 else str(k)
-        lo, hi = ((0, 0.46), (0.54, 1))[k - 1] if panels == 2 else (0, 1)
-        layout["xaxis" + suffix] = dict(domain=[lo, hi], range=[-0.5, n_cols - 0.5],
-                                        tickvals=list(range(n_cols)),
-                                        ticktext=list(question.choices), showgrid=False,
-                                        zeroline=False, title=dict(text="column"),
-                                        anchor="y" + suffix)
-        layout["yaxis" + suffix] = dict(range=[n_rows - 0.5, -0.5],     # row 1 on top
-                                        tickvals=list(range(n_rows)),
-                                        ticktext=list(question.rows), showgrid=False,
-                                        zeroline=False, anchor="x" + suffix,
-                                        scaleanchor="x" + suffix,
-                                        title=dict(text="row" if k == 1 else ""))
-    if question.image:
-        layout["images"] = [dict(source=question.image, xref="x" + ("" if k == 1 else str(k)),
-                                 yref="y" + ("" if k == 1 else str(k)), x=-0.5,
-                                 y=-0.5, sizex=n_cols, sizey=n_rows, xanchor="left",
-                                 yanchor="top", sizing="stretch", layer="below")
-                            for k in range(1, panels + 1)]
-    return go.Figure(data=data, layout=layout, _validate=False)
-
-
 def learning_figure(rows, *, font_scale: float = 1.0) -> go.Figure:
     """Each step's share right, round by round: ``rows`` of (step label, first vote, revote,
     follow-up), a share in [0, 1] or None (not asked)."""
@@ -395,6 +314,8 @@ def _links(question, counts, n_answered, *, truth, also, labels, font_scale,
 # that every chart has its figure).
 def _taps(question, counts, n_answered, *, truth, also, labels, font_scale,
           weights=None) -> go.Figure:
+    from xattn.figures.patch_taps import patch_taps_figure
+
     return patch_taps_figure(question, counts, n_answered, truth=truth, weights=weights,
                              font_scale=font_scale)
 

@@ -1,0 +1,56 @@
+"""A tap on an image (question kind ``tap``): a patch, its row and column, right within
+``TAP_REACH`` patches of the truth (the patch of the model's attention peak)."""
+
+from __future__ import annotations
+
+import numbers
+
+__all__ = ["TAP_REACH"]
+
+TAP_REACH = 1                # a tap this many patches from the truth is right (a diagonal: 1)
+
+
+def _encode_tap(q, value) -> str | None:
+    """``"1-2"``: the patch's row and column; None if refused."""
+    if not (isinstance(value, (tuple, list)) and len(value) == 2) or any(
+            isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in value):
+        return None
+    r, c = int(value[0]), int(value[1])
+    if not (0 <= r < len(q.rows) and 0 <= c < len(q.choices)):
+        return None
+    return f"{r}-{c}"
+
+
+def _patches_apart(a, b) -> int:
+    """Patches between two patches, a diagonal step counting one (0: the same)."""
+    return max(abs(int(a[0]) - int(b[0])), abs(int(a[1]) - int(b[1])))
+
+
+def _patch(q, value) -> str:
+    return f"row {q.rows[value[0]]}, column {q.choices[value[1]]}"
+
+
+def _right_tap(q, key, answer) -> bool:
+    return answer is not None and key.truth is not None \
+        and _patches_apart(answer, key.truth) <= TAP_REACH
+
+
+def _verdict_tap(q, key, answer) -> str:
+    apart = _patches_apart(answer, key.truth)
+    said, true = _patch(q, answer), _patch(q, key.truth)
+    if apart == 0:
+        return f"**Right**: you tapped the peak's patch ({true})."
+    if apart <= TAP_REACH:
+        return (f"**Right**: you tapped {said}, next to the peak's patch ({true}): within "
+                "one patch counts.")
+    return (f"**Not this time**: you tapped {said}, {apart} patches from the peak's patch "
+            f"({true}).")
+
+
+def _off_tap(q, key, answer) -> float:
+    return min(1.0, _patches_apart(answer, key.truth) / max(len(q.rows), len(q.choices), 1))
+
+
+def _differs_tap(q, key, other_q, other) -> bool:
+    return other.truth is not None and key.truth is not None \
+        and _patches_apart(key.truth, other.truth) > TAP_REACH
