@@ -36,16 +36,16 @@ from xattn._checks import quote
 from xattn.classroom import measures as _m
 from xattn.classroom import moodle as _moodle
 from xattn.classroom.controls import CHARTS, CONTROLS, Chart, Control
-from xattn.classroom.links import MAX_LINKS, _encode_links, _verdict_links
+from xattn.classroom.links import MAX_LINKS, encode_links, verdict_links
 from xattn.classroom.own import NUMBER, OPTIONS, OwnKeys
 from xattn.classroom.taps import (
     TAP_REACH,
-    _differs_tap,
-    _encode_tap,
-    _off_tap,
-    _patch,
-    _right_tap,
-    _verdict_tap,
+    differs_tap,
+    encode_tap,
+    off_tap,
+    patch_words,
+    right_tap,
+    verdict_tap,
 )
 
 __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
@@ -325,7 +325,7 @@ _BUILT_IN = (
          differs=_m.differs_parts),
     Kind("links", "a word alignment: links between target and source words", "links",
          "links", True, (1, MAX_WORDS), rows=(1, MAX_WORDS), moodle=_moodle.matching,
-         encode=_encode_links,
+         encode=encode_links,
          decode=lambda q, text: tuple((int(t), int(s)) for t, s in _LINK.findall(text)),
          options=lambda q: [(t, s) for t in range(len(q.rows)) for s in range(len(q.choices))],
          elements=lambda q, answer: tuple(answer),
@@ -337,17 +337,17 @@ _BUILT_IN = (
          shown=lambda q, value: f"{len(value)} link{'s' if len(value) != 1 else ''}",
          right=lambda q, key, answer: answer is not None
          and tuple(sorted(answer)) == tuple(key.truth),
-         verdict=_verdict_links, off=_m.off_links),
+         verdict=verdict_links, off=_m.off_links),
     Kind("tap", "a point of an image: the patch tapped (right within one patch of the truth)",
          "tap", "taps", True, (1, MAX_PATCHES), rows=(1, MAX_PATCHES), image=True,
-         encode=_encode_tap,
+         encode=encode_tap,
          decode=lambda q, text: tuple(int(k) for k in text.split("-")),
          options=lambda q: [(r, c) for r in range(len(q.rows)) for c in range(len(q.choices))],
          expects=lambda q: (f"a patch (row, column): rows from 0 to {len(q.rows) - 1}, "
                             f"columns from 0 to {len(q.choices) - 1}"),
-         named=lambda q, value: (f"{value[0]}-{value[1]}", _patch(q, value)),
-         shown=lambda q, value: _patch(q, value) if isinstance(value, tuple) else str(value),
-         right=_right_tap, verdict=_verdict_tap, off=_off_tap, differs=_differs_tap),
+         named=lambda q, value: (f"{value[0]}-{value[1]}", patch_words(q, value)),
+         shown=lambda q, value: patch_words(q, value) if isinstance(value, tuple) else str(value),
+         right=right_tap, verdict=verdict_tap, off=off_tap, differs=differs_tap),
     Kind("head", "one head of the model (which head tells time?), one of them right",
          "pills", "bars", True, (2, 64), distinct=True, moodle=_moodle.multichoice,
          right=_right_choice, verdict=_verdict_head, title="The class's heads", **_CHOICE),

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numbers
 
-__all__ = ["MAX_LINKS"]
+__all__ = ["MAX_LINKS", "encode_links", "verdict_links"]
 
 MAX_LINKS = 32               # links in one answer: two a word of 16, and 6 bytes each stored
 
 
-def _encode_links(q, value) -> str | None:
+def encode_links(q, value) -> str | None:
     """``"0-0 1-2"``: the (target, source) links sorted, once each; None if refused."""
     if isinstance(value, (str, bytes, dict)) or not isinstance(
             value, (tuple, list, set, frozenset)):
@@ -29,7 +29,7 @@ def _encode_links(q, value) -> str | None:
     return " ".join(f"{t}-{s}" for t, s in sorted(links))
 
 
-def _verdict_links(q, key, answer) -> str:
+def verdict_links(q, key, answer) -> str:
     """The links' AER against the gold links (all sure: AER = 1 - 2|A∩S| / (|A| + |S|),
     Och and Ney 2003), and how many of them are gold."""
     links, gold = set(answer), set(key.truth)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numbers
 
-__all__ = ["TAP_REACH"]
+__all__ = ["TAP_REACH", "encode_tap", "patches_apart", "patch_words", "right_tap", "verdict_tap",
+           "off_tap", "differs_tap"]
 
 TAP_REACH = 1                # a tap this many patches from the truth is right (a diagonal: 1)
 
 
-def _encode_tap(q, value) -> str | None:
+def encode_tap(q, value) -> str | None:
     """``"1-2"``: the patch's row and column; None if refused."""
     if not (isinstance(value, (tuple, list)) and len(value) == 2) or any(
             isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in value):
@@ -21,23 +22,23 @@ def _encode_tap(q, value) -> str | None:
     return f"{r}-{c}"
 
 
-def _patches_apart(a, b) -> int:
+def patches_apart(a, b) -> int:
     """Patches between two patches, a diagonal step counting one (0: the same)."""
     return max(abs(int(a[0]) - int(b[0])), abs(int(a[1]) - int(b[1])))
 
 
-def _patch(q, value) -> str:
+def patch_words(q, value) -> str:
     return f"row {q.rows[value[0]]}, column {q.choices[value[1]]}"
 
 
-def _right_tap(q, key, answer) -> bool:
+def right_tap(q, key, answer) -> bool:
     return answer is not None and key.truth is not None \
-        and _patches_apart(answer, key.truth) <= TAP_REACH
+        and patches_apart(answer, key.truth) <= TAP_REACH
 
 
-def _verdict_tap(q, key, answer) -> str:
-    apart = _patches_apart(answer, key.truth)
-    said, true = _patch(q, answer), _patch(q, key.truth)
+def verdict_tap(q, key, answer) -> str:
+    apart = patches_apart(answer, key.truth)
+    said, true = patch_words(q, answer), patch_words(q, key.truth)
     if apart == 0:
         return f"**Right**: you tapped the peak's patch ({true})."
     if apart <= TAP_REACH:
@@ -47,10 +48,10 @@ def _verdict_tap(q, key, answer) -> str:
             f"({true}).")
 
 
-def _off_tap(q, key, answer) -> float:
-    return min(1.0, _patches_apart(answer, key.truth) / max(len(q.rows), len(q.choices), 1))
+def off_tap(q, key, answer) -> float:
+    return min(1.0, patches_apart(answer, key.truth) / max(len(q.rows), len(q.choices), 1))
 
 
-def _differs_tap(q, key, other_q, other) -> bool:
+def differs_tap(q, key, other_q, other) -> bool:
     return other.truth is not None and key.truth is not None \
-        and _patches_apart(key.truth, other.truth) > TAP_REACH
+        and patches_apart(key.truth, other.truth) > TAP_REACH

@@ -150,7 +150,7 @@ def revote_figure(question, first: dict, then: dict, *, truth=None, rounds=(1, 2
     return go.Figure(data=bars, layout=layout, _validate=False)
 
 
-def _shares(counts: dict, n_answered: int, rows: list, cols: list) -> tuple[np.ndarray, list]:
+def class_shares(counts: dict, n_answered: int, rows: list, cols: list) -> tuple[np.ndarray, list]:
     """Counts of (row, column) keys as shares of ``n_answered`` (n_rows, n_cols), and the
     counts as cell text."""
     n = np.array([[int(counts.get((r, c), 0)) for c in cols] for r in rows])   # (R, C)
@@ -205,7 +205,7 @@ def parts_figure(question, counts: dict, n_answered: int, *, truth=None, also=()
         Shorter names for the choices.
     """
     rows, cols = list(question.rows), list(question.choices)
-    z, text = _shares(counts, n_answered, rows, cols)
+    z, text = class_shares(counts, n_answered, rows, cols)
     x = axis_labels([(labels or {}).get(c, c) for c in cols])
     y = axis_labels(rows)
     data = [_heat(z, x[0], y[0], text, "chose")]
@@ -243,7 +243,7 @@ def links_figure(question, counts: dict, n_answered: int, *, gold=None,
     gold : ndarray of bool, shape (n_tgt, n_src), optional
     """
     rows, cols = range(len(question.rows)), range(len(question.choices))
-    z, text = _shares(counts, n_answered, list(rows), list(cols))
+    z, text = class_shares(counts, n_answered, list(rows), list(cols))
     x, y = axis_labels(question.choices), axis_labels(question.rows)
     data = [_heat(z, x[0], y[0], text, "linked to")]
     if gold is not None:

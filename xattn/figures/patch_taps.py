@@ -10,7 +10,7 @@ from xattn.figures._style import (
     HIGHLIGHT,
     base_layout,
 )
-from xattn.figures.classroom import _shares
+from xattn.figures.classroom import class_shares
 
 __all__ = ["patch_taps_figure", "SEE_THROUGH"]
 
@@ -57,7 +57,7 @@ def patch_taps_figure(question, counts: dict, n_answered: int, *, truth=None, we
         (row, column) to the students who tapped it.
     """
     n_rows, n_cols = len(question.rows), len(question.choices)
-    z, text = _shares(counts, n_answered, list(range(n_rows)), list(range(n_cols)))
+    z, text = class_shares(counts, n_answered, list(range(n_rows)), list(range(n_cols)))
     panels = 1 if weights is None else 2
     data = [_patch_panel(z, text, 1, "tapped by", colorbar=True)]
     if truth is not None:
