@@ -66,16 +66,33 @@ def test_arabic_has_six_forms_chosen_by_cldr():
     assert L.catalog("ar")["dir"] == "rtl" and L.catalog("fr")["dir"] == "ltr"
 
 
-def test_every_english_key_of_the_scripts_is_in_the_catalog():
-    """The message ids the phone's scripts say today (strings.js's table) are the catalog's,
-    once its two counted pairs (``links.one``/``.many``...) are one plural message each."""
-    table = set(re.findall(r'^  "([\w.]+)": ', asset("phone/strings.js"), re.MULTILINE))
-    plural = {"links.one": "links", "links.many": "links", "links.yours.one": "links.yours",
-              "links.yours.many": "links.yours"}
-    scripts = {plural.get(k, k) for k in table}
-    assert scripts == {k for k in _keys("en") if not k.startswith("html.")}
-    html = {k for k in _keys("en") if k.startswith("html.")}
-    assert len(html) == 23
+def test_every_key_said_is_in_the_catalog_and_every_key_is_said():
+    """The ids the phone's scripts say (``say("id"...)``) and phone.html fills (``{{html.*}}``)
+    are exactly the English catalog's keys (a few ids are built: ``chip.`` + a state...)."""
+    from xattn.server.scripts import PHONE_MODULES
+
+    code = "\n".join(asset(f"phone/{name}") for name in PHONE_MODULES)
+    said = set(re.findall(r'say\("([\w.]+)"[,)]', code))
+    said |= set(re.findall(r"\{\{(html\.[\w.]+)\}\}", asset("phone.html")))
+    built = {"mode.class", "mode.homework", "chart.darker", "chart.brighter", "until.timer",
+             "until.reveal"} | {k for k in _keys("en") if k.startswith("chip.")}
+    assert said - _keys("en") == set(), "said but in no catalog"
+    assert _keys("en") - said - built == set(), "in the catalog but never said"
+
+
+@pytest.mark.parametrize("lang", [*L.LANGS, L.PSEUDO])
+def test_the_page_in_each_language_is_whole_and_under_20_kb(lang):
+    from xattn.server.phone import page_html
+
+    page = page_html({"code": "HJK23M"}, lang)
+    assert "{{" not in page and "/*CATALOG*/" not in page
+    direction = "rtl" if lang == "ar" else "ltr"
+    assert f'<html lang="{lang}" dir="{direction}">' in page
+    assert L.catalog(lang)["strings"]["html.join"] in page
+    assert f'<option value="{lang}" lang="{lang}" selected>' in page or lang == L.PSEUDO
+    size = len(gzip.compress(page.encode()))
+    print(lang, size)
+    assert size <= 20_000, f"{lang}: {size} bytes gzipped, expected at most 20,000"
 
 
 def test_the_pseudo_locale_is_longer_accented_and_keeps_every_name():
