@@ -1,7 +1,9 @@
 """The phone's page in other languages, in Chromium at 390 px, with no server (every request
 answered here, as tests/test_classroom_kinds.py does): the pseudo-locale through axe, Arabic
 right to left with nothing overflowing and its controls and receipt on the screen, and the
-model's tokens byte for byte the same, untranslated and isolated, in every language."""
+model's tokens byte for byte the same, untranslated and isolated, in every language. Last, a
+real server (one of its own, ~10 s): three phones in three languages, and the CSV of their
+class equal to an English class's."""
 
 from __future__ import annotations
 
@@ -101,3 +103,37 @@ def test_the_tokens_are_the_same_bytes_in_every_language(chromium, name):
     texts = [t for t, _, _ in seen["en"]]
     assert set(TOKENS[:4]) <= set(texts)
     assert all(d == "auto" and tr == "no" for _, d, tr in seen["en"])
+
+
+def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path):
+    """A class of three phones (fr, es, ar by ``Accept-Language``) and one of three English
+    phones tap the same answers on a real server: the two classes' CSVs are equal."""
+    from devtools.browser import ARTIFACTS, Host, Phone, StreamlitServer
+    from xattn.classroom import SQLiteStore, answers_csv
+
+    store_path = tmp_path / "classes.sqlite3"
+    env = {"XATTN_CLASS_STORE": str(store_path), "XATTN_REDIS_URL": ""}
+    with StreamlitServer(log=ARTIFACTS / "languages-server.log", env=env) as server:
+        store = SQLiteStore(store_path)
+        csvs, phones = [], []
+        try:
+            for langs in (("fr-FR,fr", "es-ES,es", "ar-EG,ar"), ("en", "en-GB", "en-US")):
+                host = Host(chromium, server.url)
+                code, key = host.start()
+                host.close()
+                for k, lang in enumerate(langs):
+                    phone = Phone(chromium, f"phone {lang}", 390, 844)
+                    phone.context.set_extra_http_headers({"Accept-Language": lang})
+                    phones.append(phone.open(f"{server.url}?room={code}"))
+                    expected = lang.split(",")[-1].split("-")[0]
+                    assert phone.page.evaluate("document.documentElement.lang") == expected
+                    phone.tap_option([2, 2, 0][k])
+                    phone.wait_receipt("saved")
+                tallies = store.results(code, key)
+                step1 = [t for t in tallies if t.step == 1 and t.round == 1][0]
+                assert sorted(step1.counts.values())[-2:] == [1, 2], step1.counts
+                csvs.append(answers_csv(tallies))
+        finally:
+            for phone in phones:
+                phone.close()
+    assert csvs[0] == csvs[1]
