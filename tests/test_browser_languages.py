@@ -3,7 +3,7 @@ answered here, as tests/test_classroom_kinds.py does): the pseudo-locale through
 right to left with nothing overflowing and its controls and receipt on the screen, and the
 model's tokens byte for byte the same, untranslated and isolated, in every language. Last, a
 real server (one of its own, ~10 s): three phones in three languages, and the CSV of their
-class equal to an English class's."""
+class equal to an English class's; a phone's picker switching it to German."""
 
 from __future__ import annotations
 
@@ -133,6 +133,12 @@ def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path
                 step1 = [t for t in tallies if t.step == 1 and t.round == 1][0]
                 assert sorted(step1.counts.values())[-2:] == [1, 2], step1.counts
                 csvs.append(answers_csv(tallies))
+            arabic = phones[2]               # its picker: German from now on, kept in a cookie
+            arabic.page.select_option("#lang", "de")
+            arabic.page.wait_for_function("document.documentElement.lang === 'de'")
+            assert arabic.cookie("xattn_lang") == "de"
+            assert arabic.page.evaluate("document.documentElement.dir") == "ltr"
+            arabic.wait_receipt("saved")     # its answer, from the stream, as before
         finally:
             for phone in phones:
                 phone.close()
