@@ -140,7 +140,7 @@ function links(box, ask, value, open, target, act) {
   if (drawn.length) {
     const list = el("div", { class: "group", role: "group", "aria-label": say("links.aria.yours") });
     drawn.forEach((l) => list.append(el("button", { type: "button", class: "pill", disabled: !open,
-      "data-key": "link-" + l[0] + "-" + l[1], title: say("links.back"), onclick: () => act.link(l[0], l[1]) },
+      "data-key": "link-" + l[0] + "-" + l[1], dir: "ltr", title: say("links.back"), onclick: () => act.link(l[0], l[1]) },
       tok(ask.rows[l[0]]), " → ", tok(ask.choices[l[1]]), " ✕")));
     box.append(el("div", { class: "part-name", text: say("links.yours", { n: drawn.length }) }), list);
   }
