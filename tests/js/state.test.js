@@ -126,7 +126,7 @@ test("links: a tap adds one and offers the next target; tapped again takes it ba
   assert.deepEqual(one, { value: [[0, 0]], target: 1 });
   assert.deepEqual(tapLink(ask, one.value, 1, 0, 0).value, null);
   assert.deepEqual(canonical(ask, [[2, 1], [0, 0], [2, 1]]), [[0, 0], [2, 1]]);
-  assert.equal(words(ask, [[0, 0]]), say("links.one", { n: 1 }));
+  assert.equal(words(ask, [[0, 0]]), say("links", { n: 1 }));
   const grid = { control: "grid", rows: ["head 1", "head 2"], choices: ["a", "b"], labels: ["A", "B"] };
   assert.deepEqual(tapPart(grid, null, 1, "b"), [null, "b"]);
   assert.equal(tapPart(grid, [null, "b"], 1, "b"), null);
@@ -136,15 +136,20 @@ test("an unknown action is a TypeError naming the known ones", () => {
   assert.throws(() => reduce(joinedIn(), { type: "nope", t: T }), /one of clock, frame.*received nope/);
 });
 
-test("every message id the modules say is in the strings table, and every entry is used", async () => {
+test("every message id the modules say is in the English catalog, and every entry is used", async () => {
   const { readFileSync, readdirSync } = await import("node:fs");
   const dir = new URL("../../xattn/server/assets/phone/", import.meta.url);
   const code = readdirSync(dir).filter((f) => f !== "strings.js")
     .map((f) => readFileSync(new URL(f, dir), "utf8")).join("\n");
-  const said = new Set([...code.matchAll(/say\("([\w.]+)"[,)]/g)].map((m) => m[1]));
-  for (const id of said) assert.ok(id in STRINGS, id);
-  const built = ["mode.class", "mode.homework", "chart.darker", "chart.brighter", "links.one", "links.many",
-    "links.yours.one", "links.yours.many", "until.timer", "until.reveal"].concat(Object.keys(STRINGS).filter((k) => k.startsWith("chip.")));
-  for (const id of Object.keys(STRINGS)) assert.ok(said.has(id) || built.includes(id), "unused: " + id);
-  assert.equal(say("where", { mode: "class", code: "X", step: 1, n: 2 }), "xattn · class X · step 1 of 2");
+  const po = readFileSync(new URL("../../xattn/locale/en/LC_MESSAGES/phone.po", import.meta.url), "utf8");
+  const ids = [...po.matchAll(/^msgid "([\w.]+)"$/gm)].map((m) => m[1]);
+  const html = readFileSync(new URL("../phone.html", dir), "utf8");
+  const said = new Set([...code.matchAll(/say\("([\w.]+)"[,)]/g)].map((m) => m[1])
+    .concat([...html.matchAll(/\{\{(html\.[\w.]+)\}\}/g)].map((m) => m[1])));
+  for (const id of said) assert.ok(ids.includes(id), id);
+  const built = ["mode.class", "mode.homework", "chart.darker", "chart.brighter", "until.timer", "until.reveal"]
+    .concat(ids.filter((k) => k.startsWith("chip.")));
+  for (const id of ids) assert.ok(said.has(id) || built.includes(id), "unused: " + id);
+  assert.equal(say("where", { mode: "class", code: "X", step: 1, n: 2 }), "where");   // no catalog: the id
+  assert.equal(Object.keys(STRINGS).length, 0);
 });

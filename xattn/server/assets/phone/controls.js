@@ -3,7 +3,7 @@
 // words, what a tap makes of the answer so far, and its buttons. Buttons carry a `data-key`,
 // so that a redraw puts the focus back on the same one (view.js).
 import { say } from "./strings.js";
-import { el } from "./dom.js";
+import { el, tok } from "./dom.js";
 
 export const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -28,7 +28,7 @@ export function words(ask, v) {
       .filter(Boolean);
     return said.length ? said.join(", ") : say("none");
   }
-  if (ask.control === "links") return say(v.length === 1 ? "links.one" : "links.many", { n: v.length });
+  if (ask.control === "links") return say("links", { n: v.length });
   if (ask.control === "tap") return say("tap.patch", { row: ask.rows[v[0]], col: ask.choices[v[1]] });
   return String(v);
 }
@@ -96,7 +96,7 @@ function pills(box, ask, value, open, act, byPosition) {
   ask.choices.forEach((c, i) => {
     const v = byPosition ? i : c;
     group.append(el("button", { type: "button", class: "pill", "aria-pressed": String(same(v, value)),
-      "data-key": "choice-" + i, disabled: !open, onclick: () => act.tap(v) }, el("code", { text: c })));
+      "data-key": "choice-" + i, disabled: !open, onclick: () => act.tap(v) }, tok(c)));
   });
   box.append(group);
 }
@@ -130,22 +130,21 @@ function links(box, ask, value, open, target, act) {
   const tgt = el("div", { class: "group", role: "group", "aria-label": say("links.aria.target") });
   ask.rows.forEach((w, i) => tgt.append(el("button", { type: "button", class: "pill",
     "aria-pressed": String(target === i), "data-key": "target-" + i, disabled: !open,
-    onclick: () => act.target(i) }, el("code", { text: w }), linked.has(i) ? " ✓" : "")));
+    onclick: () => act.target(i) }, tok(w), linked.has(i) ? " ✓" : "")));
   const src = el("div", { class: "group", role: "group", "aria-label": say("links.aria.source", { word: ask.rows[target] }) });
   ask.choices.forEach((w, j) => {
     const on = drawn.some((l) => l[0] === target && l[1] === j);
     src.append(el("button", { type: "button", class: "pill", "aria-pressed": String(on), disabled: !open,
-      "data-key": "source-" + j, onclick: () => act.link(target, j) }, el("code", { text: w }), on ? " ✓" : ""));
+      "data-key": "source-" + j, onclick: () => act.link(target, j) }, tok(w), on ? " ✓" : ""));
   });
   box.append(el("div", { class: "part-name", text: say("links.tap") }), tgt,
-    el("div", { class: "part-name" }, el("code", { text: ask.rows[target] }), say("links.translates")), src);
+    el("div", { class: "part-name" }, tok(ask.rows[target]), say("links.translates")), src);
   if (drawn.length) {
     const list = el("div", { class: "group", role: "group", "aria-label": say("links.aria.yours") });
     drawn.forEach((l) => list.append(el("button", { type: "button", class: "pill", disabled: !open,
-      "data-key": "link-" + l[0] + "-" + l[1], title: say("links.back"), onclick: () => act.link(l[0], l[1]) },
-      el("code", { text: ask.rows[l[0]] }), " → ", el("code", { text: ask.choices[l[1]] }), " ✕")));
-    box.append(el("div", { class: "part-name", text: say(drawn.length === 1 ? "links.yours.one" : "links.yours.many",
-      { n: drawn.length }) }), list);
+      "data-key": "link-" + l[0] + "-" + l[1], dir: "ltr", title: say("links.back"), onclick: () => act.link(l[0], l[1]) },
+      tok(ask.rows[l[0]]), " → ", tok(ask.choices[l[1]]), " ✕")));
+    box.append(el("div", { class: "part-name", text: say("links.yours", { n: drawn.length }) }), list);
   }
 }
 // The image under a grid of its patches, one button each: a tap on a point is the patch under

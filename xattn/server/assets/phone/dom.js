@@ -13,3 +13,12 @@ export function el(tag, props, ...kids) {
   for (const kid of kids) if (kid) n.append(kid);
   return n;
 }
+
+// A model's token: never translated, isolated from the prose around it (right to left too),
+// byte for byte the same in every language.
+export const tok = (text) => el("bdi", { dir: "auto", translate: "no" }, el("code", { text: text }));
+// The server's own rendering holds tokens as <code>: kept untranslated and isolated too.
+export function keepTokens(box) {
+  box.querySelectorAll("code").forEach((c) => { c.setAttribute("translate", "no"); c.setAttribute("dir", "auto"); });
+  return box;
+}

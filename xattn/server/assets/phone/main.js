@@ -169,3 +169,10 @@ if (!JOIN || !JOIN.code || (JOIN.problem && !JOIN.retry)) {
   connect();
   if (!S.joined) join(); else window.__xattnJoinedAt = performance.now();
 }
+
+// The language picker: this phone's language kept in a cookie the server reads; the page is
+// fetched again in it (the tap on its way stays in localStorage meanwhile).
+$("lang").addEventListener("change", (e) => {
+  document.cookie = "xattn_lang=" + e.target.value + "; path=/; max-age=31536000; samesite=lax";
+  location.reload();
+});

@@ -1,84 +1,22 @@
-// Every word the phone's scripts show, keyed by message id: one table, ready for other
-// languages (a catalog per locale replaces it). `{name}` marks a value put in by `say`.
-export const STRINGS = {
-  "where": "xattn · {mode} {code} · step {step} of {n}",
-  "where.round": " · round {round}",
-  "mode.class": "class",
-  "mode.homework": "homework",
-  "title": "{step}. {title} · xattn",
-  "store.out": "The class store is not answering: your answers are kept and sent as soon as it is back.",
-  "reconnecting": "Reconnecting to the class… your answers are kept on this phone meanwhile.",
-  "gone": "{why} Type the class code your teacher shows.",
-  "type.code": "Type the class code your teacher shows.",
-  "joining.work": "Joining the class… (this phone proves it is a browser: a second or two)",
-  "joining.network": "Joining the class… waiting for the network.",
-  "closed.before": "the question closed before your answer reached the class.",
-  "number.range": "this step takes a number from {low} to {high}.",
-  "none": "none",
-  "links.one": "{n} link",
-  "links.many": "{n} links",
-  "step.at": "Step {step} of {n}",
-  "step.chip": "Step {n}: {said}",
-  "chip.right": "answered, right",
-  "chip.wrong": "answered, not right",
-  "chip.answered": "answered",
-  "chip.held": "answered, its answer comes after the lesson",
-  "chip.open": "not answered yet",
-  "chip.read": "to read",
-  "chip.locked": "after the check before the lesson",
-  "hw.open": "Homework: open until {when} ({left} left). Each step's answer shows once you sent yours.",
-  "hw.closed": "This homework closed on {when}: every step's answer is shown.",
-  "left.days": "{d} d {h} h",
-  "left.hours": "{h} h",
-  "left.minutes": "{m} min",
-  "reads.homework": "Nothing to predict on this step: read it, then go on.",
-  "wait.closed": "Time is up: answers are closed. Your teacher reveals the answer next.",
-  "wait.reveal": "The answer appears here when your teacher reveals it.",
-  "sure.label": "How sure are you?",
-  "number.placeholder": "type a number",
-  "send": "Send",
-  "control.unknown": "This page cannot show this question's control ({control}): reload the page.",
-  "links.tap": "Tap a target word:",
-  "links.translates": " translates:",
-  "links.aria.target": "Target word",
-  "links.aria.source": "{word} translates",
-  "links.aria.yours": "Your links",
-  "links.back": "Take this link back",
-  "links.yours.one": "Your {n} link (tap one to take it back):",
-  "links.yours.many": "Your {n} links (tap one to take it back):",
-  "tap.patch": "row {row}, column {col}",
-  "tap.aria": "The image in patches: tap one",
-  "tap.hint": "Tap the image where you think the model looks:",
-  "receipt.lost": "Not confirmed: your answer to step {step}{round} was still on its way when the class moved on, so it may not have been counted.",
-  "receipt.left": "Not saved: your answer to step {step}{round} did not reach the class: {why}",
-  "round": " (round {round})",
-  "until.timer": "time is up or your teacher reveals the answer",
-  "until.reveal": "your teacher reveals the answer",
-  "receipt.offline": "Not sent yet: this phone has no connection to the class. Your answer {said} is kept here and sent as soon as the connection is back: keep this page open.",
-  "receipt.joining": "Joining the class… your answer {said} is kept here and sent as soon as this phone has joined.",
-  "receipt.retrying": "Not saved yet: the class store does not answer ({why}). Your answer {said} is kept and sent again every few seconds: keep this page open.",
-  "receipt.sending": "Sending {said} to the class…",
-  "receipt.refused": "Not saved: {why} Your tap on {said} did not reach the class.{had}",
-  "receipt.had": " The class has your earlier answer {said}.",
-  "receipt.saved": "Saved: {said}.{change}",
-  "receipt.change": " You can change it until {until}.",
-  "hint.draft": "Your answer: {said}. Send it to see this step's answer: it cannot change afterwards.",
-  "hint.homework": "Choose your answer, then send it: you see this step's answer at once, and it cannot change afterwards.",
-  "hint.live": "Tap your answer: it is saved for the class at once.",
-  "timer.left": "{m}:{s} left",
-  "timer.up": "time is up",
-  "chart.darker": "darker is higher",
-  "chart.brighter": "brighter is higher",
-  "chart.series": "series {k}",
-  "chart.numbers": "The numbers",
-  "chart.dashed": " (dashed)",
-  "chart.value": "value",
-  "revisit.step": "Step {n}. {title}",
-};
+// Every word the phone's scripts show comes from the page's catalog: `CATALOG` (the server
+// fills it from xattn/locale/<lang>/LC_MESSAGES/phone.po, one language per page:
+// docs/languages.md), keyed by message id. `{name}` marks a value put in by `say`.
+const BOOK = (typeof CATALOG === "object" && CATALOG) || { lang: "en", strings: {} };
+export const STRINGS = BOOK.strings;
+export const LANG = BOOK.lang;
+const PLURAL = new Intl.PluralRules(LANG);
+const NUMBER = new Intl.NumberFormat(LANG, { maximumFractionDigits: 6 });
 
-// The message `id` with each `{name}` replaced by `vars[name]` (an unknown id: the id itself,
-// so that a missing entry shows, and a test catches it).
+// A number in prose, as this page's language writes it (never inside a token or code).
+export function num(n, digits) {
+  return digits ? new Intl.NumberFormat(LANG, { minimumIntegerDigits: digits, useGrouping: false }).format(n) : NUMBER.format(n);
+}
+
+// The message `id` with each `{name}` replaced by `vars[name]` (a number formatted per the
+// page's language; a plural message's form chosen by `vars.n`, CLDR's categories). An
+// unknown id: the id itself, so that a missing entry shows, and a test catches it.
 export function say(id, vars) {
-  const text = Object.prototype.hasOwnProperty.call(STRINGS, id) ? STRINGS[id] : id;
-  return vars ? text.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m)) : text;
+  let text = Object.prototype.hasOwnProperty.call(STRINGS, id) ? STRINGS[id] : id;
+  if (typeof text === "object") text = text[PLURAL.select(vars.n)] || text.other;
+  return vars ? text.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? (typeof vars[k] === "number" ? num(vars[k]) : String(vars[k])) : m)) : text;
 }

@@ -1,8 +1,8 @@
 // The page drawn from the state (state.js): what changed is drawn again, each part by its
 // key; the controls are drawn again by theirs, with the focus kept on the same button.
 // `act`: the page's actions (phone.js), each one dispatch to the reducer.
-import { say } from "./strings.js";
-import { $, el } from "./dom.js";
+import { num, say } from "./strings.js";
+import { $, el, keepTokens } from "./dom.js";
 import { drawControl, said, same, sendsItself, words } from "./controls.js";
 import { chart, fit } from "./charts.js";
 import { closed, levelOf, serverNow, shown } from "./state.js";
@@ -23,6 +23,7 @@ export function draw(s, act, t) {
   if (fresh) {
     $("title").textContent = r.step + ". " + r.title;
     $("question").innerHTML = r.question;
+    keepTokens($("question"));
     $("note").innerHTML = r.note || "";           // a follow-up's new case, a missing word
     $("note").hidden = !r.note;
     $("about-text").innerHTML = r.about;
@@ -82,6 +83,7 @@ function controls(s, ask, open, act) {
   const had = focused && ask_.contains(focused) ? focused.dataset.key : null;
   box.textContent = "";
   $("prompt").innerHTML = ask.prompt;
+  keepTokens($("prompt"));
   sure(ask, open, lvl, act);
   drawControl(box, ask, value, open, s.target, act);
   if (had) {
@@ -179,6 +181,8 @@ function reveal(s) {
   remember(s);
   $("versus").innerHTML = r.answer.versus || "";
   $("answer").innerHTML = r.answer.text;
+  keepTokens($("answer"));
+  keepTokens($("verdict"));
   const charts = $("charts");
   const key = [r.code, r.version, r.step, r.round].join("|");
   if (charts.dataset.key !== key) {
@@ -234,5 +238,5 @@ export function timer(s, t) {
   if (!tm || r.phase !== "asking") { box.hidden = true; return; }
   const left = Math.max(0, Math.ceil(tm.ends_at - serverNow(s, t)));
   box.hidden = false;
-  box.textContent = left > 0 ? say("timer.left", { m: Math.floor(left / 60), s: String(left % 60).padStart(2, "0") }) : say("timer.up");
+  box.textContent = left > 0 ? say("timer.left", { m: Math.floor(left / 60), s: num(left % 60, 2) }) : say("timer.up");
 }

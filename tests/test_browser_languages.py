@@ -1,0 +1,145 @@
+"""The phone's page in other languages, in Chromium at 390 px, with no server (every request
+answered here, as tests/test_classroom_kinds.py does): the pseudo-locale through axe, Arabic
+right to left with nothing overflowing and its controls and receipt on the screen, and the
+model's tokens byte for byte the same, untranslated and isolated, in every language. Last, a
+real server (one of its own, ~10 s): three phones in three languages, and the CSV of their
+class equal to an English class's; a phone's picker switching it to German."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from devtools.axe import audit, report
+
+TOKENS = ["▁the", "cat", "قطة", "12,5", "猫", "l'"]
+ASKS = {
+    "tokens": {"kind": "token", "control": "tokens", "prompt": "<p>Which <code>token</code>?</p>",
+               "choices": TOKENS},
+    "links": {"kind": "links", "control": "links", "prompt": "<p>Link them.</p>",
+              "rows": ["le", "chat", "قطة"], "choices": TOKENS[:4]},
+}
+
+
+def _phone(chromium, lang: str, ask: dict):
+    from xattn.server.phone import page_html
+
+    frame = {"now": 0, "me": {"mine": None}, "room": {
+        "code": "LANGS", "step": 3, "n_steps": 14, "round": 1, "version": 1,
+        "phase": "asking", "title": "One", "question": "<p>Which?</p>", "about": "",
+        "ask": ask}}
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                   has_touch=True)
+    page = context.new_page()
+    page.route("**/live/LANGS/events", lambda route: route.fulfill(
+        status=200, headers={"content-type": "text/event-stream"},
+        body=f"retry: 600000\ndata: {json.dumps(frame)}\n\n"))
+    page.route("**/live/LANGS/join", lambda route: route.fulfill(status=503, body="{}"))
+    page.route("http://phone.test/?room=LANGS", lambda route: route.fulfill(
+        status=200, content_type="text/html; charset=utf-8",
+        body=page_html({"code": "LANGS"}, lang)))
+    page.goto("http://phone.test/?room=LANGS")
+    page.wait_for_function("document.getElementById('controls').children.length > 0",
+                           timeout=60_000)
+    return context, page
+
+
+def _tokens(page) -> list[tuple[str, str, str]]:
+    return page.evaluate("""[...document.querySelectorAll('#controls bdi')].map((b) =>
+        [b.textContent, b.getAttribute('dir'), b.getAttribute('translate')])""")
+
+
+def test_the_pseudo_locale_passes_axe_at_390_px(chromium):
+    context, page = _phone(chromium, "en-XA", ASKS["links"])
+    try:
+        assert page.evaluate("document.documentElement.lang") == "en-XA"
+        assert "⟦" in page.inner_text("#controls")
+        found = audit(page, "phone en-XA")
+        assert not found.blocking(), report(found.blocking())
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        context.close()
+
+
+def test_arabic_is_right_to_left_with_nothing_overflowing(chromium):
+    context, page = _phone(chromium, "ar", ASKS["links"])
+    try:
+        assert page.evaluate("[document.documentElement.lang, document.documentElement.dir]") \
+            == ["ar", "rtl"]
+        assert page.evaluate("getComputedStyle(document.getElementById('controls')).direction") \
+            == "rtl"
+        page.locator("#controls [data-key=source-1]").tap()
+        page.wait_for_function("document.getElementById('receipt').textContent.length > 0")
+        wide = page.evaluate("""(() => { const w = window.innerWidth;
+            const out = [...document.querySelectorAll('body *')].filter((e) => {
+              const r = e.getBoundingClientRect();
+              return r.width && (r.left < -1 || r.right > w + 1); });
+            return [document.documentElement.scrollWidth, w, out.map((e) => e.id || e.tagName)];
+        })()""")
+        assert wide[0] <= wide[1] and not wide[2], f"overflows at 390 px: {wide}"
+        for sel in ("#receipt", "#controls [data-key=target-0]", "#controls [data-key=source-3]",
+                    "#lang"):
+            page.locator(sel).scroll_into_view_if_needed()
+            box = page.locator(sel).bounding_box()
+            assert box and 0 <= box["x"] and box["x"] + box["width"] <= 391, (sel, box)
+        assert "رابط" in page.inner_text("#controls")          # "your link", in Arabic
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name", sorted(ASKS))
+def test_the_tokens_are_the_same_bytes_in_every_language(chromium, name):
+    seen = {}
+    for lang in ("en", "fr", "ar", "zh", "en-XA"):
+        context, page = _phone(chromium, lang, ASKS[name])
+        try:
+            seen[lang] = _tokens(page)
+            assert page.evaluate("[...document.querySelectorAll('#prompt code')].every("
+                                 "(c) => c.getAttribute('translate') === 'no')")
+        finally:
+            context.close()
+    assert all(t == seen["en"] for t in seen.values()), seen
+    texts = [t for t, _, _ in seen["en"]]
+    assert set(TOKENS[:4]) <= set(texts)
+    assert all(d == "auto" and tr == "no" for _, d, tr in seen["en"])
+
+
+def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path):
+    """A class of three phones (fr, es, ar by ``Accept-Language``) and one of three English
+    phones tap the same answers on a real server: the two classes' CSVs are equal."""
+    from devtools.browser import ARTIFACTS, Host, Phone, StreamlitServer
+    from xattn.classroom import SQLiteStore, answers_csv
+
+    store_path = tmp_path / "classes.sqlite3"
+    env = {"XATTN_CLASS_STORE": str(store_path), "XATTN_REDIS_URL": ""}
+    with StreamlitServer(log=ARTIFACTS / "languages-server.log", env=env) as server:
+        store = SQLiteStore(store_path)
+        csvs, phones = [], []
+        try:
+            for langs in (("fr-FR,fr", "es-ES,es", "ar-EG,ar"), ("en", "en-GB", "en-US")):
+                host = Host(chromium, server.url)
+                code, key = host.start()
+                host.close()
+                for k, lang in enumerate(langs):
+                    phone = Phone(chromium, f"phone {lang}", 390, 844)
+                    phone.context.set_extra_http_headers({"Accept-Language": lang})
+                    phones.append(phone.open(f"{server.url}?room={code}"))
+                    expected = lang.split(",")[-1].split("-")[0]
+                    assert phone.page.evaluate("document.documentElement.lang") == expected
+                    phone.tap_option([2, 2, 0][k])
+                    phone.wait_receipt("saved")
+                tallies = store.results(code, key)
+                step1 = [t for t in tallies if t.step == 1 and t.round == 1][0]
+                assert sorted(step1.counts.values())[-2:] == [1, 2], step1.counts
+                csvs.append(answers_csv(tallies))
+            arabic = phones[2]               # its picker: German from now on, kept in a cookie
+            arabic.page.select_option("#lang", "de")
+            arabic.page.wait_for_function("document.documentElement.lang === 'de'")
+            assert arabic.cookie("xattn_lang") == "de"
+            assert arabic.page.evaluate("document.documentElement.dir") == "ltr"
+            arabic.wait_receipt("saved")     # its answer, from the stream, as before
+        finally:
+            for phone in phones:
+                phone.close()
+    assert csvs[0] == csvs[1]

@@ -1,0 +1,143 @@
+"""The phone page's catalogs (``xattn/locale/*/LC_MESSAGES/phone.po``, read with Babel:
+``xattn/server/languages.py``): every language has every English key and no other, the same
+``{name}``s, plurals by CLDR (Arabic's six forms), the pseudo-locale longer with its names kept,
+a request's language negotiated, and each language's catalog small enough to ship."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import pytest
+from babel import Locale
+from babel.messages.plurals import get_plural
+
+from xattn.server import languages as L
+from xattn.server.scripts import asset
+
+OTHERS = [lang for lang in L.LANGS if lang != "en"]
+
+
+def _keys(lang: str) -> set[str]:
+    return set(L.catalog(lang)["strings"])
+
+
+@pytest.mark.parametrize("lang", OTHERS)
+def test_every_catalog_has_every_english_key_and_no_other(lang):
+    missing, extra = _keys("en") - _keys(lang), _keys(lang) - _keys("en")
+    assert not missing and not extra, f"{lang}: missing {sorted(missing)}, extra {sorted(extra)}"
+    empty = [m.id for m in L.messages(lang) if m.id and not all(
+        m.string if isinstance(m.string, tuple) else (m.string,))]
+    assert not empty, f"{lang}: untranslated {empty}"
+
+
+@pytest.mark.parametrize("lang", OTHERS)
+def test_every_translation_keeps_the_english_names(lang):
+    en, theirs = L.catalog("en")["strings"], L.catalog(lang)["strings"]
+    for key, text in theirs.items():
+        if isinstance(text, dict):      # a plural form may say the number in words ("two")
+            names = set().union(*map(L.placeholders, en[key].values()))
+            for form, t in text.items():
+                assert L.placeholders(t) <= names, (lang, key, form)
+        else:
+            assert L.placeholders(text) == L.placeholders(en[key]), (lang, key, text)
+
+
+@pytest.mark.parametrize("lang", L.LANGS)
+def test_plural_forms_are_babels_and_map_to_cldr(lang):
+    assert L.messages(lang).plural_forms == get_plural(lang).plural_forms
+    rule = Locale.parse(lang).plural_form
+    cats = L.plural_categories(lang)
+    assert len(cats) == len(set(cats)) == L.messages(lang).num_plurals
+    assert set(cats) == set(rule.tags) | {"other"}
+
+
+def test_arabic_has_six_forms_chosen_by_cldr():
+    links = L.catalog("ar")["strings"]["links"]
+    assert list(links) == ["zero", "one", "two", "few", "many", "other"]
+    assert len(set(links.values())) == 6
+    rule = Locale.parse("ar").plural_form
+    chosen = {n: links[rule(n)] for n in (0, 1, 2, 3, 10, 11, 99, 100, 101, 103, 111)}
+    assert chosen[0] == "لا روابط" and chosen[1] == "رابط واحد" and chosen[2] == "رابطان"
+    assert chosen[3] == chosen[10] == chosen[103] == "{n} روابط"
+    assert chosen[11] == chosen[99] == chosen[111] == "{n} رابطًا"
+    assert chosen[100] == chosen[101] == "{n} رابط"
+    assert L.catalog("ar")["dir"] == "rtl" and L.catalog("fr")["dir"] == "ltr"
+
+
+def test_every_key_said_is_in_the_catalog_and_every_key_is_said():
+    """The ids the phone's scripts say (``say("id"...)``) and phone.html fills (``{{html.*}}``)
+    are exactly the English catalog's keys (a few ids are built: ``chip.`` + a state...)."""
+    from xattn.server.scripts import PHONE_MODULES
+
+    code = "\n".join(asset(f"phone/{name}") for name in PHONE_MODULES)
+    said = set(re.findall(r'say\("([\w.]+)"[,)]', code))
+    said |= set(re.findall(r"\{\{(html\.[\w.]+)\}\}", asset("phone.html")))
+    built = {"mode.class", "mode.homework", "chart.darker", "chart.brighter", "until.timer",
+             "until.reveal"} | {k for k in _keys("en") if k.startswith("chip.")}
+    assert said - _keys("en") == set(), "said but in no catalog"
+    assert _keys("en") - said - built == set(), "in the catalog but never said"
+
+
+@pytest.mark.parametrize("lang", [*L.LANGS, L.PSEUDO])
+def test_the_page_in_each_language_is_whole_and_under_20_kb(lang):
+    from xattn.server.phone import page_html
+
+    page = page_html({"code": "HJK23M"}, lang)
+    assert "{{" not in page and "/*CATALOG*/" not in page
+    direction = "rtl" if lang == "ar" else "ltr"
+    assert f'<html lang="{lang}" dir="{direction}">' in page
+    assert L.catalog(lang)["strings"]["html.join"] in page
+    assert f'<option value="{lang}" lang="{lang}" selected>' in page or lang == L.PSEUDO
+    size = len(gzip.compress(page.encode()))
+    print(lang, size)
+    assert size <= 20_000, f"{lang}: {size} bytes gzipped, expected at most 20,000"
+
+
+def test_the_pseudo_locale_is_longer_accented_and_keeps_every_name():
+    en, xa = L.catalog("en")["strings"], L.pseudo()["strings"]
+    assert set(xa) == set(en)
+    for key, text in en.items():
+        pairs = text.items() if isinstance(text, dict) else [(None, text)]
+        for form, t in pairs:
+            p = xa[key][form] if form else xa[key]
+            assert L.placeholders(p) == L.placeholders(t), key
+            assert len(p) >= 1.4 * len(t), key
+    assert L.catalog("en-XA")["lang"] == "en-XA"
+    assert "Šéñd" in xa["send"]
+
+
+@pytest.mark.parametrize(("header", "cookie", "lang"), [
+    ("fr-FR,fr;q=0.9,en;q=0.8", None, "fr"),
+    ("es-ES", None, "es"),
+    ("de-AT,de;q=0.9", None, "de"),
+    ("zh-CN,zh;q=0.9", None, "zh"),
+    ("ar-EG,ar;q=0.9,en;q=0.5", None, "ar"),
+    ("pt-BR,pt;q=0.9", None, "en"),
+    ("en;q=0.3,ar;q=0.9", None, "ar"),
+    ("", None, "en"),
+    (None, None, "en"),
+    ("ar-EG", "es", "es"),
+    ("ar-EG", "klingon", "ar"),
+    ("en-XA", None, "en-XA"),
+])
+def test_a_requests_language(header, cookie, lang):
+    assert L.negotiate(header, cookie) == lang
+
+
+def test_each_catalog_ships_in_under_3_kb():
+    """The page would ship only its own language's catalog (the page is ~17.5 kB with the
+    English table it carries today, kept under 20 kB)."""
+    sizes = {lang: len(gzip.compress(json.dumps(L.catalog(lang), ensure_ascii=False,
+                                                separators=(",", ":")).encode()))
+             for lang in (*L.LANGS, L.PSEUDO)}
+    print(sizes)
+    assert max(sizes.values()) < 3000, sizes
+
+
+def test_a_language_is_named_as_expected():
+    with pytest.raises(ValueError, match="a language is one of en, fr.*received 'pt'"):
+        L.messages("pt")
+    with pytest.raises(TypeError, match="a language is a str, received int"):
+        L.messages(3)
