@@ -29,14 +29,10 @@ the token page, whose work ``POST /live/token`` trades for one (``token.py``).
 from __future__ import annotations
 
 import asyncio
-import html
 import json
-import re
 import time
-from functools import lru_cache
 from urllib.parse import parse_qs
 
-from babel import Locale
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -48,7 +44,7 @@ from xattn.classroom.hub import Follower
 from xattn.live import homework
 from xattn.live.cookies import browser_token
 from xattn.server import bodies, host, join, languages, live, token
-from xattn.server.scripts import asset, joined_modules, lean
+from xattn.server.phone_page import template
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
 
@@ -61,37 +57,11 @@ _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
 _NO_CACHE = [(k.encode(), v.encode()) for k, v in _HEADERS.items()]
 
 
-@lru_cache(maxsize=8)
-def _template(lang: str = "en") -> str:
-    """The phone's page in ``lang`` (`languages.LANGS`, ``en-XA``): its HTML with its static
-    words and ``lang``/``dir`` filled from the language's catalog, its CSS and scripts
-    (``work.js``, then the modules of ``assets/phone/`` joined: `scripts.joined_modules`),
-    each line lean (`scripts.lean`), and that catalog alone as JSON (docs/languages.md)."""
-    cat = languages.catalog(lang)
-    words = {**cat["strings"], "lang": cat["lang"], "dir": cat["dir"],
-             "LANGS": _picker(cat["lang"])}
-    page = re.sub(r"\{\{([\w.]+)\}\}",
-                  lambda m: words[m[1]] if m[1] == "LANGS" else html.escape(words[m[1]]),
-                  lean(asset("phone.html")))
-    data = json.dumps(cat, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-    return (page.replace("/*CSS*/", lean(asset("phone.css")))
-            .replace("/*CATALOG*/null", data)
-            .replace("/*JS*/", lean(asset("work.js")) + "\n" + lean(joined_modules())))
-
-
-def _picker(lang: str) -> str:
-    """The language picker's options, each language named in itself."""
-    return "".join(
-        f'<option value="{code}" lang="{code}"{" selected" if code == lang else ""}>'
-        f"{html.escape(Locale.parse(code).get_display_name(code).capitalize())}</option>"
-        for code in languages.LANGS)
-
-
 def page_html(join: dict, lang: str = "en") -> str:
     """The phone's page in ``lang``, with ``join`` (how joining went: made only here, never
     from the request's text) for its script."""
     data = json.dumps(join, separators=(",", ":")).replace("<", "\\u003c")
-    return _template(lang).replace("/*JOIN*/null", data)
+    return template(lang).replace("/*JOIN*/null", data)
 
 
 def _query(scope) -> dict[str, list[str]]:

@@ -1,0 +1,46 @@
+"""The phone's page in one language: its HTML with its static words filled from the
+language's catalog, its CSS, its scripts and the catalog the scripts read (docs/languages.md,
+docs/phone-page.md)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from functools import lru_cache
+
+from babel import Locale
+
+from xattn.server import languages
+from xattn.server.scripts import asset, joined_modules, lean
+
+__all__ = ["template", "picker"]
+
+
+@lru_cache(maxsize=8)
+def template(lang: str = "en") -> str:
+    """The phone's page in ``lang`` (`languages.LANGS`, ``en-XA``): its HTML with its static
+    words and ``lang``/``dir`` filled from the language's catalog, its CSS and scripts
+    (``work.js``, then the modules of ``assets/phone/`` joined: `scripts.joined_modules`),
+    each line lean (`scripts.lean`), and that catalog alone as JSON (docs/languages.md)."""
+    cat = languages.catalog(lang)
+    words = {**cat["strings"], "lang": cat["lang"], "dir": cat["dir"],
+             "LANGS": picker(cat["lang"])}
+    page = re.sub(r"\{\{([\w.]+)\}\}",
+                  lambda m: words[m[1]] if m[1] == "LANGS" else html.escape(words[m[1]]),
+                  lean(asset("phone.html")))
+    shipped = {**cat, "strings": {k: v for k, v in cat["strings"].items()
+                                  if not k.startswith("html.")}}    # filled in above
+    data = json.dumps(shipped, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    css = re.sub(r"/\*.*?\*/", "", lean(asset("phone.css")), flags=re.S)   # its comments
+    return (page.replace("/*CSS*/", css)
+            .replace("/*CATALOG*/null", data)
+            .replace("/*JS*/", lean(asset("work.js")) + "\n" + lean(joined_modules())))
+
+
+def picker(lang: str) -> str:
+    """The language picker's options, each language named in itself."""
+    return "".join(
+        f'<option value="{code}" lang="{code}"{" selected" if code == lang else ""}>'
+        f"{html.escape(Locale.parse(code).get_display_name(code).capitalize())}</option>"
+        for code in languages.LANGS)
