@@ -116,6 +116,7 @@ class Measures:
     servers: dict = field(default_factory=dict)     # process -> phones (at the start)
     host: dict = field(default_factory=dict)        # the host page's runs and triggers
     page_kb: float = 0.0                            # the phone's page on the wire
+    languages: dict = field(default_factory=dict)   # asked -> (phones, served in it, kB)
     profile: str = ""
     problems: list = field(default_factory=list)
 
@@ -621,7 +622,8 @@ async def run_class(kind: str, url: str, hall: LectureHall, meter: Meter, open_s
     if a.confidence:                  # the host's switch: every answer says how sure
         await asyncio.to_thread(_ask_how_sure, open_store, host)
     say(f"room {host.code}; {a.students} phones join over {a.ramp:g} s")
-    phones = [Phone(i, url, host.code, timeout=a.wait, rng=random.Random(a.seed * 7919 + i))
+    phones = [Phone(i, url, host.code, timeout=a.wait, rng=random.Random(a.seed * 7919 + i),
+                    language=a.languages[i % len(a.languages)] if a.languages else None)
               for i in range(a.students)]
     t0 = time.monotonic()
 
@@ -640,6 +642,10 @@ async def run_class(kind: str, url: str, hall: LectureHall, meter: Meter, open_s
               if not isinstance(r, BaseException)]
     m.joins = [p.joined for p in phones]
     m.page_kb = sum(p.wire["page"] for p in phones) / max(1, len(phones)) / 1000
+    for lang in a.languages or ():
+        mine = [p for p in phones if p.language == lang]
+        m.languages[lang] = (len(mine), sum(p.page_language == lang for p in mine),
+                             sum(p.wire["page"] for p in mine) / max(1, len(mine)) / 1000)
     for p in phones:
         m.servers[p.backends[0]] = m.servers.get(p.backends[0], 0) + 1
     await until(lambda: all(p.room and p.room["step"] == 1 for p in phones),
@@ -822,6 +828,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="after the lesson, ask step 1 again on a new case (a follow-up) and "
                          "answer it")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--languages", nargs="+", metavar="LANG",
+                    help="the phones' browser languages, in turn (Accept-Language), e.g. "
+                         "en fr ar; each phone's page must come in its own")
     ap.add_argument("--profile", type=Path, metavar="DIR",
                     help="sample both server processes with py-spy during the class (raw "
                          "stacks in DIR) and print where their time goes")

@@ -123,6 +123,10 @@ def _rows(m, info, a) -> list[tuple[str, str, str]]:
         ("tap → receipt *saved*, p50 / p95 / max", "", _fmt(_all(m.saved))),
         ("a phone joins (the page, then its stream's first frame), p50 / p95 / max; the "
          "page on the wire", "", f"{_fmt(m.joins)}; {m.page_kb:.1f} kB"),
+        *([("… by browser language: phones, pages that came in it, the page on the wire",
+            "all in it", "; ".join(
+                f"{lang}: {n}, {served} {_ok(served == n)}, {kb:.1f} kB"
+                for lang, (n, served, kb) in m.languages.items()))] if m.languages else []),
         _p95_row("host's own page after a click (Next, Reveal), p50 / p95 / max", 1,
                  _all(m.clicks)),
         ("host's page: runs (full), runs whose end never came, pulses, triggers sent "

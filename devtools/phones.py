@@ -39,6 +39,7 @@ import asyncio
 import contextlib
 import json
 import random
+import re
 import time
 import zlib
 from collections.abc import Callable
@@ -474,12 +475,15 @@ class Phone:
     round, phase, version, bytes of the frame) of every room frame; ``wire`` the bytes read
     from the network for the page and the answers, `stream_bytes` for the stream. ``work``
     is where its join's proof of work runs (None: the loop's threads, one core between them
-    for the GIL; a process pool lets a class's work use every core).
+    for the GIL; a process pool lets a class's work use every core). ``language`` is sent as
+    its browser's ``Accept-Language``; ``page_language`` is the ``lang`` its page came in.
     """
 
     def __init__(self, n: int, base: str, code: str, *, timeout: float = 60.0,
-                 rng: random.Random | None = None, work: Executor | None = None):
+                 rng: random.Random | None = None, work: Executor | None = None,
+                 language: str | None = None):
         self.n, self.code, self.timeout, self.work = n, code, timeout, work
+        self.language, self.page_language = language, ""
         self.host, self.port, self.tls = where(base)
         self.prefix = urlsplit(base).path.rstrip("/")    # an app served below a path
         self.origin = f"{'https' if self.tls else 'http'}://" \
@@ -592,8 +596,11 @@ class Phone:
         t0 = time.monotonic()
         status, headers, page = await self.request(
             "GET", f"{self.prefix}/?room={quote(self.code)}", "page",
-            headers={"Accept": "text/html,application/xhtml+xml"})
+            headers={"Accept": "text/html,application/xhtml+xml"}
+            | ({"Accept-Language": self.language} if self.language else {}))
         self.page_seconds = time.monotonic() - t0
+        lang = re.search(rb"<html[^>]*\blang=\"([^\"]*)\"", page[:2000])
+        self.page_language = lang.group(1).decode("ascii", "replace") if lang else ""
         if status != 200:
             raise JoinRefused(f"phone {self.n}: the page answered HTTP {status}")
         self.join_data = _join_data(page)
