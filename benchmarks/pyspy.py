@@ -33,6 +33,8 @@ def print_profile(path: Path, top: int = 25, instants: int = 0) -> None:
         if frames[0].startswith("thread ("):
             kind = re.sub(r"_\d+$", "_N", frames.pop(0).partition(": ")[2])
             threads[kind] = threads.get(kind, 0) + n
+        if not frames:          # a thread sampled with no Python frame of its own
+            continue
         for f in set(frames):
             inclusive[f] = inclusive.get(f, 0) + n
         leaf[frames[-1]] = leaf.get(frames[-1], 0) + n
