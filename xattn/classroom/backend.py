@@ -138,7 +138,14 @@ class Backend(ABC):
                peek: bool) -> bool: ...
 
     @abstractmethod
-    def _snapshot(self, code: str) -> Snapshot: ...
+    def _snapshot_head(self, code: str) -> tuple[Snapshot, dict]:
+        """The room's snapshot without answers or levels, and how many answers each round
+        holds (``(step, round) -> count``, answered rounds only), in one read."""
+
+    @abstractmethod
+    def _round_records(self, code: str, keys: list[tuple]) -> tuple[dict, dict]:
+        """The answers and levels of the rounds ``keys`` (``(step, round)`` -> student ->
+        stored text, and -> confidence for those who gave one), in one read."""
 
     @abstractmethod
     def _restore(self, snapshot: Snapshot, answers: list[tuple]) -> bool | None:

@@ -30,20 +30,25 @@ class Recovery:
         snap = room.snapshot if room is not None else None
         return snap is not None and self._clock() < snap.expires
 
-    def _answers_known(self, room: HubRoom) -> tuple[dict, dict]:
-        """Every answer this process knows of the room: its last snapshot's and those saved
-        here since, (step, round) -> student -> text; and their confidences, the same way."""
+    def _answers_known(self, room: HubRoom, keys=None) -> tuple[dict, dict]:
+        """Every answer this process knows of the room (of the rounds ``keys`` only, if
+        given): its last snapshot's and those saved here since, (step, round) -> student ->
+        text; and their confidences, the same way."""
         with self._lock:
             snap = room.snapshot
-            known = {k: dict(v) for k, v in (snap.answers if snap else {}).items()}
-            levels = {k: dict(v) for k, v in (snap.levels if snap else {}).items()}
-            for k, given in room.saved.items():
-                known.setdefault(k, {}).update(given)
-                mine = levels.setdefault(k, {})
+            answers, levels_then = (snap.answers, snap.levels) if snap else ({}, {})
+            if keys is None:
+                keys = answers.keys() | room.saved.keys()
+            known = {k: dict(answers.get(k, {})) for k in keys}
+            levels = {k: dict(levels_then.get(k, {})) for k in keys}
+            for k in room.saved.keys() & set(keys):
+                given = room.saved[k]
+                known[k].update(given)
+                mine = levels[k]
                 for student in given:          # an answer saved here: its level, or none
                     mine.pop(student, None)
                 mine.update(room.saved_levels.get(k, {}))
-        return known, levels
+        return ({k: v for k, v in known.items() if v}, {k: v for k, v in levels.items() if v})
 
     def _restore(self, code: str, room: HubRoom) -> None:
         """Give the store back the room it lost, with every answer this process knows."""
@@ -65,16 +70,23 @@ class Recovery:
             self._poke.set()
 
     def _take_snapshot(self, code: str, room: HubRoom) -> None:
-        """The room's snapshot now; answers this process knows that the store lacks (lost
-        in a restart, given back by a process that did not know them) go back to it."""
-        snap = self.store.snapshot(code)
-        if room.snapshot is not None:
-            known, levels = self._answers_known(room)
+        """The room's snapshot now, read from the last one (only the rounds that may have
+        changed since, and those with answers saved here since: `ClassStore.snapshot`'s
+        ``since``); answers this process knows that the store lacks (lost in a restart,
+        given back by a process that did not know them) go back to it."""
+        with self._lock:
+            since, fresh = room.snapshot, set(room.saved)
+        snap = self.store.snapshot(code, since, fresh)
+        if since is not None:
+            # the rounds read again: every other round is the last snapshot's, as known here
+            read = {k for k in since.answers.keys() | fresh
+                    if snap.answers.get(k) is not since.answers.get(k)}
+            known, levels = self._answers_known(room, read)
             missing = {k: {s: t for s, t in given.items() if s not in snap.answers.get(k, {})}
                        for k, given in known.items()}
             missing = {k: v for k, v in missing.items() if v}
             if missing and self.store.restore(snap, missing, levels) is False:
-                snap = self.store.snapshot(code)
+                snap = self.store.snapshot(code, snap, missing)
         with self._lock:
             room.snapshot, room.saved, room.saved_levels = snap, {}, {}
 

@@ -111,7 +111,7 @@ class RedisReading:
         _, _, _, question, mine, level, _ = self._step_info(code, step, student)
         return question, mine or None, level or None
 
-    def _snapshot(self, code):
+    def _snapshot_head(self, code):
         try:
             room = self._r.hgetall(self._key("room", code))
             if not room or "step" not in room:
@@ -125,19 +125,30 @@ class RedisReading:
                            for r in range(1, last + 1)]
             pipe = self._r.pipeline(transaction=False)
             for r in rounds:
-                pipe.hgetall(self._key("ans", code, r.step, r.round))
-                pipe.hgetall(self._key("cnf", code, r.step, r.round))
-            got = pipe.execute()
-            answers = {(r.step, r.round): a for r, a in zip(rounds, got[::2], strict=True) if a}
-            levels = {(r.step, r.round): v for r, v in zip(rounds, got[1::2], strict=True) if v}
+                pipe.hlen(self._key("ans", code, r.step, r.round))
+            counts = {(r.step, r.round): n for r, n in zip(rounds, pipe.execute(), strict=True)
+                      if n}
         except redis.RedisError as err:
             raise StoreUnavailable(f"the class store is not available: {err}") from None
         return Snapshot(code, room["secret"], int(room["expires"]) / 1000, int(room["step"]),
                         n_steps, int(room.get("version", 0)), int(room.get("tally", 0)),
-                        room.get("locked") == "1", tuple(rounds), answers,
+                        room.get("locked") == "1", tuple(rounds), {},
                         room.get("lesson", ""), room.get("confidence") == "1",
-                        room.get("histogram_before") == "1", levels,
-                        int(room["closes"]) / 1000 if room.get("closes") else None)
+                        room.get("histogram_before") == "1", {},
+                        int(room["closes"]) / 1000 if room.get("closes") else None), counts
+
+    def _round_records(self, code, keys):
+        try:
+            pipe = self._r.pipeline(transaction=False)
+            for step, rnd in keys:
+                pipe.hgetall(self._key("ans", code, step, rnd))
+                pipe.hgetall(self._key("cnf", code, step, rnd))
+            got = pipe.execute() if keys else []
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        answers = {k: a for k, a in zip(keys, got[::2], strict=True) if a}
+        levels = {k: v for k, v in zip(keys, got[1::2], strict=True) if v}
+        return answers, levels
 
     def _restore(self, snap, answers):
         expires = str(int(snap.expires * 1000))

@@ -110,7 +110,7 @@ class SQLiteReading:
                                  "step = ? AND round = ? GROUP BY value", (code, step, round_)))
         return row[0], raw, timer_of(*row[1:])
 
-    def _snapshot(self, code):
+    def _snapshot_head(self, code):
         with self._tx(write=False) as c:
             row = c.execute("SELECT secret, expires, step, n_steps, version, tally, locked, "
                             "lesson, confidence, histogram_before, closes FROM rooms WHERE "
@@ -121,17 +121,25 @@ class SQLiteReading:
                            ends, rev in c.execute(
                                "SELECT step, round, phase, question, seconds, ends_at, reveal "
                                "FROM rounds WHERE code = ? ORDER BY step, round", (code,)))
-            answers: dict = {}
-            levels: dict = {}
-            for s, r, student, value, level in c.execute(
-                    "SELECT step, round, student, value, confidence FROM answers WHERE "
-                    "code = ?", (code,)):
-                answers.setdefault((s, r), {})[student] = value
-                if level:
-                    levels.setdefault((s, r), {})[student] = level
+            counts = {(s, r): n for s, r, n in c.execute(
+                "SELECT step, round, COUNT(*) FROM answers WHERE code = ? GROUP BY step, round",
+                (code,))}
         digest, expires, step, n_steps, version, tally, locked, lesson, sure, before, closes = row
         return Snapshot(code, digest, expires, step, n_steps, version, tally, bool(locked),
-                        rounds, answers, lesson, bool(sure), bool(before), levels, closes)
+                        rounds, {}, lesson, bool(sure), bool(before), {}, closes), counts
+
+    def _round_records(self, code, keys):
+        answers: dict = {}
+        levels: dict = {}
+        with self._tx(write=False) as c:
+            for s, r in keys:
+                for student, value, level in c.execute(
+                        "SELECT student, value, confidence FROM answers WHERE code = ? AND "
+                        "step = ? AND round = ?", (code, s, r)):
+                    answers.setdefault((s, r), {})[student] = value
+                    if level:
+                        levels.setdefault((s, r), {})[student] = level
+        return answers, levels
 
     def _restore(self, snap, answers):
         code, now = snap.code, time.time()

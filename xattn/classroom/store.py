@@ -30,6 +30,7 @@ backend (`SQLiteStore`, `RedisStore`) implements atomically; pages never know wh
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import math
 import numbers
@@ -63,6 +64,7 @@ from xattn.classroom.rules import (
     parse_question,
     phase_at,
 )
+from xattn.classroom.snapshots import rounds_to_read
 
 __all__ = ["ClassStore"]
 
@@ -265,11 +267,25 @@ class ClassStore(Hosting, Reading, Guards, Backend):
         return self._pulse(codes) if codes else {}
 
 
-    def snapshot(self, code: str) -> Snapshot:
-        """Everything the store holds of room ``code`` but who is present, in one read (the
-        server's own: what a process keeps to give a store that restarted empty;
-        `RoomNotFound` if it is gone)."""
-        return self._snapshot(normalize_code(code))
+    def snapshot(self, code: str, since: Snapshot | None = None,
+                 fresh: Iterable[tuple] = ()) -> Snapshot:
+        """Everything the store holds of room ``code`` but who is present (the server's
+        own: what a process keeps to give a store that restarted empty; `RoomNotFound` if
+        it is gone). With ``since``, an earlier snapshot of the room, only the answers of
+        the rounds that may have changed since are read, with those of ``fresh`` (``(step,
+        round)`` pairs), and the rest are ``since``'s (`xattn.classroom.snapshots`): a
+        snapshot at every move costs the move's round, not every answer so far."""
+        if since is not None and not isinstance(since, Snapshot):
+            raise TypeError(f"since must be a Snapshot or None; received "
+                            f"{type(since).__name__}.")
+        head, counts = self._snapshot_head(normalize_code(code))
+        keys = rounds_to_read(head, counts, since, fresh)
+        answers, levels = self._round_records(head.code, sorted(keys))
+        for key in counts.keys() - keys:         # unchanged since: the earlier read's
+            answers[key] = since.answers[key]
+            if key in since.levels:
+                levels[key] = since.levels[key]
+        return dataclasses.replace(head, answers=answers, levels=levels)
 
     def restore(self, snapshot: Snapshot, answers: dict | None = None,
                 levels: dict | None = None) -> bool:
