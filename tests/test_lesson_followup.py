@@ -80,3 +80,28 @@ def test_a_case_that_changes_an_argument_also_sets_the_page_it_draws():
     assert dict(ten.ask.args)["links"] == ten.state["links"] != "target_argmax"
     one = case_step(SHIPPED.steps[0], 1)                       # a page case: as before
     assert one.state["seed"] == 1 and dict(one.ask.args) == dict(SHIPPED.steps[0].ask.args)
+
+
+def test_a_lessons_follow_ups_are_found_ahead_of_the_reveal(fresh_cache, monkeypatch):
+    """The host page warms its lesson's follow-ups in a thread of their own, once per lesson:
+    the run after a *Reveal* then computes no case (step 7's took 2 s on the click's path)."""
+    import uuid
+
+    from xattn.lesson import LESSONS, read_lesson
+    from xattn.live import answers
+
+    text = (LESSONS / "short.toml").read_text()
+    first_three = "[[step]]".join(text.split("[[step]]")[:4])      # the poll and two computed
+    lesson = read_lesson(first_three.replace('title = "Cross-attention in five questions"',
+                                             f'title = "warm {uuid.uuid4().hex}"').encode(),
+                         "warm")
+    assert answers.warm_follow_ups(None) is None
+    thread = answers.warm_follow_ups(lesson)
+    thread.join(60)
+    assert answers.warm_follow_ups(lesson) is thread                 # once per lesson
+
+    def computed(*args, **kwargs):
+        raise AssertionError("a follow-up's case was computed on the reveal's path")
+    monkeypatch.setattr(answers, "prepared_attention", computed)
+    found = [follow_up(lesson, n)[0] for n in range(1, len(lesson.steps) + 1)]
+    assert found[:2] == [0, 1], found             # a poll has none; step 2 its first case

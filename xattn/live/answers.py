@@ -10,6 +10,9 @@ the same figures as a few kilobytes of numbers (``xattn.figures.phone``).
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from xattn.classroom import RoomView
 from xattn.figures.classroom import taps_figure
 from xattn.lesson import Lesson, Told
@@ -17,7 +20,12 @@ from xattn.lesson.followup import case_step, cases, differs, shows_case
 from xattn.live.compute import derived, figure
 from xattn.live.prepared import Shown, StepUnavailable, prepared_attention
 
-__all__ = ["class_step", "answer_charts", "follow_up"]
+__all__ = ["class_step", "answer_charts", "follow_up", "warm_follow_ups", "MAX_FOLLOW_UPS_WARMED"]
+
+_LOGGER = logging.getLogger(__name__)
+_warm_lock = threading.Lock()
+_warmed: dict[str, threading.Thread] = {}   # lessons (digests) whose follow-ups are being found
+MAX_FOLLOW_UPS_WARMED = 32                 # ... at most: later lessons' are found at the reveal
 
 
 def class_step(lesson: Lesson, n: int, *, case: int = 0, shown: Shown | None = None):
@@ -92,3 +100,33 @@ def follow_up(lesson: Lesson, n: int, asked=()) -> tuple[int, str, bool]:
     return 0, (f"none of the {len(found)} new cases of this step that can be made here has "
                "another right answer (a token elsewhere is the same answer when it is the same "
                "word), or each was asked already"), False
+
+
+def warm_follow_ups(lesson: Lesson | None) -> threading.Thread | None:
+    """Find every step's follow-up (`follow_up`) of ``lesson`` in a background thread, once
+    per lesson per process (the host page's, when it first draws its class panel): the first
+    run after a *Reveal* asks whether the step has a follow-up, and a step's cases cost up to
+    2 s to compute (the default lesson's step 7: a trained model per case), on the click's
+    path and beside the phones this process serves. Returns the thread (the same one for a
+    lesson already warming or warmed), or None for no lesson or past
+    ``MAX_FOLLOW_UPS_WARMED`` lessons."""
+    if lesson is None:
+        return None
+    with _warm_lock:
+        thread = _warmed.get(lesson.digest)
+        if thread is None and len(_warmed) < MAX_FOLLOW_UPS_WARMED:
+            thread = threading.Thread(target=_warm, args=(lesson,), daemon=True,
+                                      name="xattn-warm-follow-ups")
+            _warmed[lesson.digest] = thread
+            thread.start()
+    return thread
+
+
+def _warm(lesson: Lesson) -> None:
+    for n in range(1, len(lesson.steps) + 1):
+        try:
+            follow_up(lesson, n)
+        except StepUnavailable:
+            continue
+        except Exception:  # noqa: BLE001 - the reveal's own run says what is wrong
+            _LOGGER.exception("xattn: step %d's follow-up could not be found ahead", n)

@@ -24,7 +24,7 @@ from xattn.jobs import LABELS
 from xattn.lesson import Told, is_right
 from xattn.lesson.followup import cases
 from xattn.literal import md_code
-from xattn.live.answers import class_step, follow_up
+from xattn.live.answers import class_step, follow_up, warm_follow_ups
 from xattn.live.prepared import StepUnavailable
 from xattn.server.scripts import asset
 from xattn.sources import Attention
@@ -92,7 +92,7 @@ def class_controls(room: Room) -> None:
     view = _read(room, "class_controls")
     if view is None:
         return
-    closed = view.phase == "closed"
+    warm_follow_ups(room.lesson)         # each step's follow-up found before its reveal asks
     st.metric("Predictions", f"{view.n_answered} of {max(view.n_present, view.n_answered)} "
               "answered", help="Students whose page is open, and how many of them predicted "
                                "this step (the last answer of each counts).")
@@ -102,7 +102,7 @@ def class_controls(room: Room) -> None:
                    "lock the room (below) once your class is in.")
     if view.timer is not None and view.phase == "asking":
         countdown(view.timer.ends_at)
-    elif closed:
+    elif view.phase == "closed":
         st.caption("Time is up: answers are closed.")
     code, key, step, seen = room.code, room.host, view.step, view.version
     left, right = st.columns(2)
