@@ -465,3 +465,32 @@ def test_the_count_says_how_many_voters_joined_after_the_question_opened():
     assert "3 of these voters joined after the question opened" in said, said
     host.button(key="class_next").click().run()               # step 3: nobody answered yet
     assert "joined after the question opened" not in " ".join(c.value for c in host.caption)
+
+
+def test_the_class_csv_is_made_on_click_not_at_every_run_of_the_class_panel(monkeypatch):
+    """The class panel reruns at each answer's tally; its CSV read every round's counts and
+    confidences each time (the host's page slowed as the class went on). Both CSV buttons are
+    now made on click (deferred), and the file they make holds the class's answers."""
+    import gc
+
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    from xattn.live.stores import class_store
+    host, code, _ = start_class()
+    for i, p in enumerate([Phone(code) for _ in range(3)]):
+        p.answer(i)
+    store, reads = class_store(), []
+    read = store.confidences
+    monkeypatch.setattr(store, "confidences", lambda *a: reads.append(a) or read(*a))
+    host.run()
+    assert count(host) == "3 of 3 answered" and reads == []          # no CSV made by a run
+    buttons = {b.proto.id.rsplit("-", 1)[-1]: b.proto for b in host.get("download_button")}
+    assert {"class_csv", "class_csv_end"} <= buttons.keys()
+    made = {}
+    for manager in (m for m in gc.get_objects() if isinstance(m, MediaFileManager)):
+        made.update({f: e["callable"] for f, e in manager._deferred_callables.items()})
+    for key in ("class_csv", "class_csv_end"):
+        assert buttons[key].url == "" and buttons[key].deferred_file_id in made
+        text = made[buttons[key].deferred_file_id]()
+        assert text.splitlines()[0].startswith("step,") and len(text.splitlines()) >= 4
+    assert reads                                                     # ... made on click

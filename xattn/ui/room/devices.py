@@ -113,9 +113,10 @@ def _show(device: str, link: str, left: float) -> None:
                 f"works once, for about {max(1, round(left / 60))} more minutes.")
 
 
-def end_panel(room: Room, csv_text: str) -> None:
-    """*End the class*: every answer is deleted at once, so the CSV comes first; a second
-    press, in the same box, ends it for every page and phone of the class."""
+def end_panel(room: Room, csv_text) -> None:
+    """*End the class*: every answer is deleted at once, so the CSV comes first (``csv_text``:
+    its text, or the function that makes it on click); a second press, in the same box, ends
+    it for every page and phone of the class."""
     with st.popover("End the class", icon=":material/stop_circle:", width="stretch"):
         st.markdown("Ending the class deletes it at once: its steps, every answer and who was "
                     "in it. Every phone is told the class is over. Download what you want to "

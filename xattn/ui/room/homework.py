@@ -26,10 +26,11 @@ from xattn.literal import md_code
 from xattn.live.link import MAX_HOMEWORK_DAYS
 from xattn.ui.room.actions import host_action
 from xattn.ui.room.card import room_card, student_link
+from xattn.ui.room.class_csv import class_csv_on_click
 from xattn.ui.room.confidence import class_switches
 from xattn.ui.room.devices import devices_panel, end_panel
 from xattn.ui.room.learned import judge, learned_panel
-from xattn.ui.room.panels import class_csv, host_error, live_fragment
+from xattn.ui.room.panels import host_error, live_fragment
 from xattn.ui.room.room import Room, class_store
 
 __all__ = ["StepCount", "homework_counts", "homework_table", "homework_panel", "local_time",
@@ -143,7 +144,7 @@ def homework_panel(room: Room) -> None:
     devices_panel(room, student_link(room.code)[0])
     if room.lesson.check:
         learned_panel(room)
-    csv_text = class_csv(room)
+    csv_text = class_csv_on_click(room)
     st.download_button("The class's answers (CSV)", csv_text, f"xattn-class-{room.code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
                        help="Counts per answer and step: no names, no ids.")

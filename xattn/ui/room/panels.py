@@ -16,7 +16,7 @@ import time
 
 import streamlit as st
 
-from xattn.classroom import NO_QUESTION, ClassroomError, RoomView, answers_csv
+from xattn.classroom import NO_QUESTION, ClassroomError, RoomView
 from xattn.classroom.learning import step_learning
 from xattn.figures.classroom import class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
@@ -31,16 +31,17 @@ from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.room.actions import STALE, host_action, open_step
 from xattn.ui.room.card import student_link
+from xattn.ui.room.class_csv import class_csv_on_click
 from xattn.ui.room.confidence import class_switches, confidence_table
 from xattn.ui.room.devices import devices_panel, door, end_panel
 from xattn.ui.room.follow import LIVE_FRAGMENTS
 from xattn.ui.room.learned import learned_panel, learning_text
-from xattn.ui.room.misconceptions import csv_misconceptions, misconception_panel
+from xattn.ui.room.misconceptions import misconception_panel
 from xattn.ui.room.room import Room, class_store
 from xattn.ui.room.session import HOST_ERROR
 
-__all__ = ["class_controls", "class_answers", "countdown", "class_csv", "step_view",
-           "live_fragment", "host_error", "TIMERS"]
+__all__ = ["class_controls", "class_answers", "countdown", "step_view", "live_fragment",
+           "host_error", "TIMERS"]
 
 TIMERS = (30, 60, 90)                    # seconds a host's countdown may run
 
@@ -141,7 +142,7 @@ def class_controls(room: Room) -> None:
     devices_panel(room, student_link(code)[0])
     if room.lesson is not None:
         learned_panel(room)
-    csv_text = class_csv(room)
+    csv_text = class_csv_on_click(room)
     st.download_button("The class's answers (CSV)", csv_text, f"xattn-class-{code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
                        help="Counts per answer, step and round, each round's timer, and how "
@@ -209,21 +210,6 @@ def _act(action, room: Room, seen: int) -> None:
     (version ``seen``), then the whole page runs (the class panel is a fragment)."""
     host_action(action, room, seen)
     st.rerun(scope="app")
-
-
-def class_csv(room: Room) -> str:
-    """The class's answers as CSV ("" while the store does not answer)."""
-    try:
-        store = class_store()
-        tallies = store.results(room.code, room.host)
-        moves = {(t.step, t.round): store.changes(room.code, room.host, t.step, t.round - 1,
-                                                  t.round)
-                 for t in tallies if t.round > 1}
-        sure = store.confidences(room.code, room.host)
-    except ClassroomError:
-        return ""
-    return answers_csv(tallies, moves=moves, confidence=sure,
-                       misconceptions=csv_misconceptions(room.lesson, tallies))
 
 
 @st.fragment(key="class_answers")
