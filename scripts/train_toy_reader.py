@@ -22,14 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.toy_training import (
-    ToyScript,
-    fit,
-    head_grid,
-    run,
-    save_weights,
-    write_metrics,
-)
+from scripts.toy_training import ToyScript, fit, head_grid, run, save_weights, write_metrics
 from xattn.vision import VisionEncoderDecoder
 from xattn.vision.glyphs import LETTERS, glyph_counts, word_image
 

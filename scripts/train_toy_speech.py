@@ -22,14 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.toy_training import (
-    ToyScript,
-    fit,
-    head_grid,
-    run,
-    save_weights,
-    write_metrics,
-)
+from scripts.toy_training import ToyScript, fit, head_grid, run, save_weights, write_metrics
 from xattn.speech import FrontEnd, Whisper, greedy, log_mel
 from xattn.speech.timing import TimingCounts, dtw_counts, peak_counts
 from xattn.speech.tones import SAMPLING_RATE, SECONDS, WORDS, tone_clips
