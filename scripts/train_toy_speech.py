@@ -24,12 +24,12 @@ import numpy as np
 
 from scripts.toy_training import ToyScript, fit, head_grid, run, save_weights, write_metrics
 from xattn.speech import FrontEnd, Whisper, greedy, log_mel
+from xattn.speech.alignment import TOLERANCES
 from xattn.speech.timing import TimingCounts, dtw_counts, peak_counts
 from xattn.speech.tones import SAMPLING_RATE, SECONDS, WORDS, tone_clips
 
 TORCH_SEED, BATCH_SEED, HELD_OUT_SEED = 0, 1, 2
 N_HELD_OUT = 300
-TOLERANCES = (0.05, 0.1)
 VOCAB = ("<|endoftext|>", "<|startoftranscript|>", *WORDS)       # id 0 ends, 1 starts
 MODEL = dict(vocab_size=len(VOCAB), d_model=64, encoder_layers=2, decoder_layers=2,
              encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=256,

@@ -12,7 +12,6 @@ from xattn.speech.timing import (
     match_words,
     peak_counts,
     peak_times,
-    whisper_dtw,
 )
 from xattn.speech.tones import SAMPLING_RATE, SECONDS, TONES, WORDS, tone_clip, tone_clips
 
@@ -126,37 +125,7 @@ def test_peak_counts_equal_a_plain_loop_on_random_attention():
         np.testing.assert_array_equal(c.on_time, want)
 
 
-# --- DTW as Whisper computes it ----------------------------------------------------------------
-
-
-def _brute_force_path(x):
-    """The least-cost monotone path from corner to corner by trying every one (tiny x)."""
-    n, m = x.shape
-    best = [None]
-
-    def walk(i, j, cost, path):
-        cost += x[i, j]
-        path = [*path, (i, j)]
-        if (i, j) == (n - 1, m - 1):
-            if best[0] is None or cost < best[0][0] - 1e-12:
-                best[0] = (cost, path)
-            return
-        for di, dj in ((1, 1), (1, 0), (0, 1)):
-            if i + di < n and j + dj < m:
-                walk(i + di, j + dj, cost, path)
-    walk(0, 0, 0.0, [])
-    return best[0]
-
-
-def test_whisper_dtw_finds_the_least_cost_path():
-    rng = np.random.default_rng(2)
-    for _ in range(15):
-        x = rng.normal(size=(int(rng.integers(1, 4)), int(rng.integers(1, 6)))).astype(np.float32)
-        tokens, frames = whisper_dtw(x)
-        cost, _ = _brute_force_path(x.astype(np.float64))
-        assert (tokens[0], frames[0], tokens[-1], frames[-1]) == (0, 0, *np.subtract(x.shape, 1))
-        assert np.all(np.diff(tokens) >= 0) and np.all(np.diff(frames) >= 0)
-        assert x[tokens, frames].sum() == pytest.approx(cost, abs=1e-5)
+# --- word times by Whisper's DTW path (xattn.speech.alignment's) ---------------------------
 
 
 def test_dtw_word_times_follow_blocks_of_attention():
