@@ -13,7 +13,16 @@ from xattn.speech.timing import (
     peak_counts,
     peak_times,
 )
-from xattn.speech.tones import SAMPLING_RATE, SECONDS, TONES, WORDS, tone_clip, tone_clips
+from xattn.speech.tones import (
+    FADE_SECONDS,
+    SAMPLING_RATE,
+    SECONDS,
+    TONES,
+    WORDS,
+    tone_clip,
+    tone_clips,
+    tone_word,
+)
 
 # --- tones -----------------------------------------------------------------------------------
 
@@ -49,6 +58,24 @@ def test_a_word_sounds_its_two_tones_in_order():
         spectrum = np.abs(np.fft.rfft(part, 8 * len(part)))
         peak = np.argmax(spectrum) * SAMPLING_RATE / (8 * len(part))
         assert abs(peak - hz) < 25, (peak, hz)
+
+
+@pytest.mark.parametrize("chord", [False, True])
+def test_a_tone_word_fades_in_and_out_and_sounds_its_tones(chord):
+    """One after the other (the toy model's words) or together (the page's example): 10 ms
+    fades, peak at most 1, both tones in the word's spectrum."""
+    n, fade = 3200, int(FADE_SECONDS * SAMPLING_RATE)
+    wave = tone_word((450.0, 1700.0), n, chord=chord)
+    assert wave.shape == (n,) and np.abs(wave).max() <= 1
+    ramp = np.abs(wave[:fade]) <= (np.arange(fade) + 1) / fade + 1e-12
+    assert ramp.all() and (np.abs(wave[-fade:]) <= np.arange(fade, 0, -1) / fade + 1e-12).all()
+    spectrum = np.abs(np.fft.rfft(wave))
+    hz = np.fft.rfftfreq(n, 1 / SAMPLING_RATE)
+    assert sorted(hz[np.argsort(spectrum)[-2:]].round()) == [450.0, 1700.0]
+    first = np.abs(np.fft.rfft(wave[:n // 2]))           # the first half: only a chord has 1700
+    near = np.abs(np.fft.rfftfreq(n // 2, 1 / SAMPLING_RATE) - 1700) <= 30
+    high_share = first[near].sum() / first.sum()
+    assert high_share > 0.2 if chord else high_share < 0.05, high_share
 
 
 def test_bad_arguments_are_named():
