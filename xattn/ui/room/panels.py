@@ -26,9 +26,9 @@ from xattn.lesson.followup import cases
 from xattn.literal import md_code
 from xattn.live.answers import class_step, follow_up
 from xattn.live.prepared import StepUnavailable
-from xattn.server.scripts import asset
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.page_assets import page_asset
 from xattn.ui.room.actions import STALE, host_action, open_step
 from xattn.ui.room.card import student_link
 from xattn.ui.room.confidence import class_switches, confidence_table
@@ -391,7 +391,7 @@ def countdown(ends_at: float) -> None:
         f'<div role="timer" aria-live="off" style="font-size:1.35rem;font-weight:700;'
         f'text-align:right;font-variant-numeric:tabular-nums" id="{ident}" '
         f'data-left="{left:.3f}">⏱ {_clock(left)}</div>'
-        f"<script>{asset('countdown.js').replace('/*ID*/', ident)}</script>",
+        f"<script>{page_asset('countdown.js').replace('/*ID*/', ident)}</script>",
         unsafe_allow_javascript=True)
 
 
