@@ -1,7 +1,8 @@
-// ESLint for the phone page's scripts (xattn/server/assets/) and their tests (tests/js/):
-// `npx eslint` (CI: tests/test_js.py). The phone's modules are ES modules joined into one
-// script at serve time (xattn/server/scripts.py); the Streamlit page's components are
-// ES modules too (components.v2); work.js is a classic script.
+// ESLint for the phone page's scripts (xattn/server/assets/), the Streamlit page's own
+// (xattn/ui/assets/) and their tests (tests/js/): `npx eslint` (CI: tests/test_js.py). The
+// phone's modules are ES modules joined into one script at serve time (xattn/server/scripts.py);
+// the Streamlit page's components are ES modules too (components.v2); work.js, token.js,
+// countdown.js and tap_hover.js are classic scripts.
 import js from "@eslint/js";
 import globals from "globals";
 
@@ -23,8 +24,13 @@ export default [
     rules: rules,
   },
   {
+    files: ["xattn/ui/assets/**/*.js"],
+    languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: globals.browser },
+    rules: rules,
+  },
+  {
     files: ["xattn/server/assets/work.js", "xattn/server/assets/token.js",
-      "xattn/server/assets/countdown.js", "xattn/server/assets/tap_hover.js"],
+      "xattn/ui/assets/countdown.js", "xattn/ui/assets/tap_hover.js"],
     languageOptions: { sourceType: "script" },
   },
   {

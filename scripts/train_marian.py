@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scripts.toy_training import fit, stored_parameters
 from xattn.corpus import generate_pairs
 from xattn.encdec import EncoderDecoder, MarianTokenizer
 from xattn.encdec.evaluate import evaluate, held_out_pairs
@@ -108,35 +109,13 @@ def batches(tok: MarianTokenizer, pairs, steps: int, size: int):
 def train(model, tok, pairs, *, steps: int, batch: int, lr: float, warmup: int,
           weight_decay: float) -> list[tuple[int, float]]:
     """AdamW, linear warm-up then linear decay to 0; returns (step, mean loss) every 250."""
-    import torch
+    feed = batches(tok, pairs, steps, batch)
 
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / (steps - warmup))))
-    model.train()
-    log, window, start = [], [], time.perf_counter()
-    for step, (ids, mask, labels) in enumerate(batches(tok, pairs, steps, batch), 1):
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        window.append(loss.item())
-        if step % 250 == 0 or step == steps:
-            log.append((step, round(float(np.mean(window)), 4)))
-            window = []
-            print(f"step {step:5d}  loss {log[-1][1]:.4f}  {time.perf_counter() - start:.0f} s",
-                  flush=True)
-    return model.eval(), log
+    def loss_at(step: int):
+        ids, mask, labels = next(feed)
+        return model(input_ids=ids, attention_mask=mask, labels=labels).loss
 
-
-def stored_parameters(folder: Path) -> int:
-    """The numbers ``model.safetensors`` holds (what is shipped: the output bias included,
-    the fixed sinusoidal position tables not, tied embeddings once)."""
-    from safetensors.numpy import load_file
-
-    return sum(int(a.size) for a in load_file(str(folder / "model.safetensors")).values())
+    return fit(model, loss_at, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
 
 
 def _table(block: dict, n_heads: int) -> list[str]:

@@ -17,16 +17,12 @@ from the shipped weights.
 
 from __future__ import annotations
 
-import argparse
 import json
-import platform
-import shutil
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
+from scripts.toy_training import ToyScript, fit, head_grid, run, save_weights, write_metrics
 from xattn.vision import VisionEncoderDecoder
 from xattn.vision.glyphs import LETTERS, glyph_counts, word_image
 
@@ -113,27 +109,14 @@ def train(*, steps: int, batch: int, lr: float, warmup: int, weight_decay: float
         tf.ViTConfig(**ENCODER), tf.TrOCRConfig(**DECODER))
     cfg.decoder_start_token_id, cfg.pad_token_id, cfg.eos_token_id = 2, 1, 2
     model = tf.VisionEncoderDecoderModel(cfg)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / (steps - warmup))))
-    rng, log, window, start = np.random.default_rng(BATCH_SEED), [], [], time.perf_counter()
-    model.train()
-    for step in range(1, steps + 1):
+    rng = np.random.default_rng(BATCH_SEED)
+
+    def loss_at(step: int):
         pixels, inputs, labels = _batch(rng, batch, min(DRAW["lengths"][1], 1 + step // ramp))
         logits = model(pixel_values=pixels, decoder_input_ids=inputs).logits
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        window.append(loss.item())
-        if step % 250 == 0 or step == steps:
-            log.append((step, round(float(np.mean(window)), 4)))
-            window = []
-            print(f"step {step:5d}  loss {log[-1][1]:.4f}  {time.perf_counter() - start:.0f} s",
-                  flush=True)
-    return model.eval(), log
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+    return fit(model, loss_at, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
 
 
 def held_out(n: int = N_HELD_OUT, seed: int = HELD_OUT_SEED) -> list:
@@ -169,19 +152,9 @@ def evaluate(model: VisionEncoderDecoder, n: int = N_HELD_OUT, seed: int = HELD_
             "glyph_share": np.round(on_glyph / chars, 4).tolist()}
 
 
-def stored_parameters(folder: Path) -> int:
-    from safetensors.numpy import load_file
-
-    return sum(int(a.size) for a in load_file(str(folder / "model.safetensors")).values())
-
-
 def write_folder(model, folder: Path) -> None:
     """config.json and model.safetensors (save_pretrained), the tokenizer and the settings."""
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name in ("config.json", "model.safetensors"):
-            shutil.copy(Path(tmp) / name, folder / name)
+    save_weights(model, folder)
     write_tokenizer(folder)
     write_settings(folder)
 
@@ -190,17 +163,7 @@ def finish(folder: Path, training: dict) -> dict:
     """Evaluate the folder; write metrics.json and README.md."""
     metrics = evaluate(VisionEncoderDecoder.from_folder(folder))
     metrics["training"] = training
-    (folder / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
-    (folder / "README.md").write_text(model_card(metrics), encoding="utf-8")
-    return metrics
-
-
-def _grid(rows, fmt) -> list[str]:
-    """A markdown table: a row per decoder layer, a column per head, counted from 1."""
-    out = ["| layer | " + " | ".join(f"head {h + 1}" for h in range(len(rows[0]))) + " |",
-           "|" + "---|" * (len(rows[0]) + 1)]
-    return out + [f"| {k + 1} | " + " | ".join(fmt(v) for v in row) + " |"
-                  for k, row in enumerate(rows)]
+    return write_metrics(folder, metrics, model_card(metrics))
 
 
 def model_card(m: dict) -> str:
@@ -259,7 +222,7 @@ def model_card(m: dict) -> str:
         "position; it is *on the glyph* when, of all the word's letter boxes, letter i's "
         "overlaps that patch most (CLS, or a patch on no letter, is on none; "
         "`xattn.vision.glyphs.glyph_counts`). Share of letters on their glyph:", "",
-        *_grid(share.tolist(), lambda v: f"{100 * v:.1f} %"), "",
+        *head_grid(share.tolist(), lambda v: f"{100 * v:.1f} %"), "",
         f"Best: layer {layer + 1}, head {head + 1}, {100 * share[layer, head]:.1f} % of "
         f"{held['characters']:,} letters on their glyph.", "",
         "## Limits", "",
@@ -271,38 +234,8 @@ def model_card(m: dict) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=TRAIN["steps"])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--card-only", action="store_true")
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args(argv)
-    if args.card_only:
-        finish(args.out, json.loads((args.out / "metrics.json").read_text())["training"])
-        return
-    import torch
-    import transformers
-
-    start = time.perf_counter()
-    model, log = train(**{**TRAIN, "steps": args.steps})
-    seconds = round(time.perf_counter() - start)
-    out = Path(tempfile.mkdtemp()) if args.check else args.out
-    write_folder(model, out)
-    training = {**TRAIN, "steps": args.steps, "torch_seed": TORCH_SEED,
-                "batch_seed": BATCH_SEED, "loss": log, "seconds": seconds,
-                "parameters": stored_parameters(out), "encoder": ENCODER, "decoder": DECODER,
-                "versions": {"torch": torch.__version__,
-                             "transformers": transformers.__version__,
-                             "python": platform.python_version()}}
-    metrics = finish(out, training)
-    if args.check:
-        shipped = json.loads((OUT / "metrics.json").read_text())
-        same = {k: metrics[k] == shipped[k] for k in metrics if k != "training"}
-        loss = json.loads(json.dumps(metrics["training"]["loss"]))     # (step, loss) as JSON has it
-        same["loss"] = loss == shipped["training"]["loss"]
-        print(json.dumps(same, indent=1))
-        shutil.rmtree(out)
-        raise SystemExit(0 if all(same.values()) else 1)
+    run(ToyScript(__doc__, TRAIN, OUT, train, write_folder, finish, (TORCH_SEED, BATCH_SEED),
+                  {"encoder": ENCODER, "decoder": DECODER}), argv)
 
 
 if __name__ == "__main__":

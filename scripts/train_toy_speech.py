@@ -17,23 +17,19 @@ their own seed: the numbers of ``metrics.json`` and of the card (README.md), whi
 
 from __future__ import annotations
 
-import argparse
 import json
-import platform
-import shutil
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
+from scripts.toy_training import ToyScript, fit, head_grid, run, save_weights, write_metrics
 from xattn.speech import FrontEnd, Whisper, greedy, log_mel
+from xattn.speech.alignment import TOLERANCES
 from xattn.speech.timing import TimingCounts, dtw_counts, peak_counts
 from xattn.speech.tones import SAMPLING_RATE, SECONDS, WORDS, tone_clips
 
 TORCH_SEED, BATCH_SEED, HELD_OUT_SEED = 0, 1, 2
 N_HELD_OUT = 300
-TOLERANCES = (0.05, 0.1)
 VOCAB = ("<|endoftext|>", "<|startoftranscript|>", *WORDS)       # id 0 ends, 1 starts
 MODEL = dict(vocab_size=len(VOCAB), d_model=64, encoder_layers=2, decoder_layers=2,
              encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=256,
@@ -101,31 +97,18 @@ def train(*, steps: int, batch: int, lr: float, warmup: int, weight_decay: float
     torch.set_num_threads(1)
     torch.manual_seed(TORCH_SEED)
     model = WhisperForConditionalGeneration(WhisperConfig(**MODEL))
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / (steps - warmup))))
     feats, inputs, labels = training_pool(pool)
     n_words = (labels >= 2).sum(1)                                     # (pool,)
-    rng, log, window, start = np.random.default_rng(BATCH_SEED), [], [], time.perf_counter()
-    model.train()
-    for step in range(1, steps + 1):
+    rng = np.random.default_rng(BATCH_SEED)
+
+    def loss_at(step: int):
         idx = rng.choice(np.flatnonzero(n_words <= 1 + step // ramp), size=batch)
         logits = model(input_features=torch.from_numpy(feats[idx].astype(np.float32)),
                        decoder_input_ids=torch.from_numpy(inputs[idx])).logits
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1),
-                                               torch.from_numpy(labels[idx]).flatten())
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        window.append(loss.item())
-        if step % 250 == 0 or step == steps:
-            log.append((step, round(float(np.mean(window)), 4)))
-            window = []
-            print(f"step {step:5d}  loss {log[-1][1]:.4f}  {time.perf_counter() - start:.0f} s",
-                  flush=True)
-    return model.eval(), log
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1),
+                                                 torch.from_numpy(labels[idx]).flatten())
+
+    return fit(model, loss_at, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
 
 
 def evaluate(model: Whisper, n: int = N_HELD_OUT, seed: int = HELD_OUT_SEED) -> dict:
@@ -173,19 +156,9 @@ def best_heads(metrics: dict, k: int = 2) -> list[tuple[int, int]]:
     return [(int(layer), int(head)) for layer, head in order[:k]]
 
 
-def stored_parameters(folder: Path) -> int:
-    from safetensors.numpy import load_file
-
-    return sum(int(a.size) for a in load_file(str(folder / "model.safetensors")).values())
-
-
 def write_folder(model, folder: Path) -> None:
     """config.json and model.safetensors (save_pretrained), the tokenizer and the settings."""
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save_pretrained(tmp)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name in ("config.json", "model.safetensors"):
-            shutil.copy(Path(tmp) / name, folder / name)
+    save_weights(model, folder)
     write_tokenizer(folder)
     write_settings(folder)
 
@@ -197,17 +170,7 @@ def finish(folder: Path, training: dict) -> dict:
     write_settings(folder, best_heads(first))
     metrics = evaluate(Whisper.from_folder(folder))
     metrics["training"] = training
-    (folder / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
-    (folder / "README.md").write_text(model_card(metrics), encoding="utf-8")
-    return metrics
-
-
-def _grid(rows, fmt) -> list[str]:
-    """A markdown table: a row per decoder layer, a column per head, counted from 1."""
-    out = ["| layer | " + " | ".join(f"head {h + 1}" for h in range(len(rows[0]))) + " |",
-           "|" + "---|" * (len(rows[0]) + 1)]
-    return out + [f"| {k + 1} | " + " | ".join(fmt(v) for v in row) + " |"
-                  for k, row in enumerate(rows)]
+    return write_metrics(folder, metrics, model_card(metrics))
 
 
 def model_card(m: dict) -> str:
@@ -267,7 +230,7 @@ def model_card(m: dict) -> str:
     for name, f, title in (("peak", peak, "Peak"), ("dtw", dtw, "DTW path")):
         for k, label in enumerate(tol):
             lines += [f"### {title}, F1 at {label}", "",
-                      *_grid(f[k].tolist(), lambda v: f"{v:.3f}"), ""]
+                      *head_grid(f[k].tolist(), lambda v: f"{v:.3f}"), ""]
         layer, head = best[name]
         by = "peak" if name == "peak" else "DTW path"
         lines += [f"Best by {by} at {tol[-1]}: layer {layer + 1}, head {head + 1}, "
@@ -294,39 +257,8 @@ def model_card(m: dict) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=TRAIN["steps"])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--card-only", action="store_true")
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args(argv)
-    if args.card_only:
-        metrics = json.loads((args.out / "metrics.json").read_text())
-        finish(args.out, metrics["training"])
-        return
-    import torch
-    import transformers
-
-    start = time.perf_counter()
-    model, log = train(**{**TRAIN, "steps": args.steps})
-    seconds = round(time.perf_counter() - start)
-    out = Path(tempfile.mkdtemp()) if args.check else args.out
-    write_folder(model, out)
-    training = {**TRAIN, "steps": args.steps, "torch_seed": TORCH_SEED,
-                "batch_seed": BATCH_SEED, "loss": log, "seconds": seconds,
-                "parameters": stored_parameters(out), "model": MODEL,
-                "versions": {"torch": torch.__version__,
-                             "transformers": transformers.__version__,
-                             "python": platform.python_version()}}
-    metrics = finish(out, training)
-    if args.check:
-        shipped = json.loads((OUT / "metrics.json").read_text())
-        same = {k: metrics[k] == shipped[k] for k in metrics if k != "training"}
-        loss = json.loads(json.dumps(metrics["training"]["loss"]))     # (step, loss) as JSON has it
-        same["loss"] = loss == shipped["training"]["loss"]
-        print(json.dumps(same, indent=1))
-        shutil.rmtree(out)
-        raise SystemExit(0 if all(same.values()) else 1)
+    run(ToyScript(__doc__, TRAIN, OUT, train, write_folder, finish, (TORCH_SEED, BATCH_SEED),
+                  {"model": MODEL}), argv)
 
 
 if __name__ == "__main__":

@@ -98,6 +98,9 @@ SLOW_TESTS = (
     "tests/test_marian_shipped.py::test_a_fresh_process_needs_no_torch",
     "tests/test_toy_speech.py::test_the_card_s_numbers_are_recomputed_without_torch",
     "tests/test_toy_reader.py::test_the_card_s_numbers_are_recomputed_without_torch",
+    # a toy training script's command line: it imports torch and transformers (~2 s)
+    "tests/test_toy_training.py::test_a_run_writes_the_folder",
+    "tests/test_toy_training.py::test_check_retrains_elsewhere",
     "tests/test_matrix.py::",
     "tests/test_speech_timing.py::test_median_filter_and_dtw_equal_transformers",
     "tests/test_app_media.py::test_a_whisper_folder_hears_the_built_in_clip",

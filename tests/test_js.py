@@ -1,5 +1,5 @@
-"""The phone page's JavaScript (``xattn/server/assets/``): ESLint finds nothing
-(``eslint.config.js``), the reducer's cases pass under node's own test runner
+"""The phone page's JavaScript (``xattn/server/assets/``) and the Streamlit page's own
+(``xattn/ui/assets/``): ESLint finds nothing in either (``eslint.config.js``), the reducer's cases pass under node's own test runner
 (``tests/js/``), and the modules joined as a phone gets them (``scripts.joined_modules``) are
 one script that parses, with no top-level name declared twice. Skipped, with the reason, only
 where node is absent; ESLint comes from ``npm ci`` (``package-lock.json``: CI runs it)."""
@@ -31,8 +31,8 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 def test_eslint_finds_nothing_in_the_phone_pages_scripts():
     eslint = ROOT / "node_modules" / ".bin" / "eslint"
     assert eslint.exists(), "ESLint is not installed here: run `npm ci` at the repository root"
-    done = _run(str(eslint), "--max-warnings", "0", "xattn/server/assets", "tests/js",
-                "eslint.config.js")
+    done = _run(str(eslint), "--max-warnings", "0", "xattn/server/assets", "xattn/ui/assets",
+                "tests/js", "eslint.config.js")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -78,9 +78,49 @@ def test_an_assets_name_is_a_string():
         asset(3)
 
 
+@needs_node
+def test_eslint_reads_the_streamlit_page_s_scripts():
+    """The config covers ``xattn/ui/assets/``: a script there (given on stdin under that name)
+    knows the browser's globals and gets the house rules (``eqeqeq``); outside the config's
+    folders ``document`` would be undefined and ``==`` allowed."""
+    eslint = ROOT / "node_modules" / ".bin" / "eslint"
+    assert eslint.exists(), "ESLint is not installed here: run `npm ci` at the repository root"
+    done = subprocess.run([str(eslint), "--max-warnings", "0", "--stdin", "--stdin-filename",
+                           "xattn/ui/assets/probe.js"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300,
+                          input="export default function (a) { return a == 2 ? document.title "
+                                ": null; }\n")
+    assert done.returncode == 1 and "eqeqeq" in done.stdout, done.stdout
+    assert "'document' is not defined" not in done.stdout, done.stdout
+
+
+def _named_in(folder: Path, pattern: str) -> set[str]:
+    return {m for p in folder.rglob("*.py") for m in re.findall(pattern, p.read_text("utf-8"))}
+
+
+def test_the_page_s_assets_are_the_ui_s_and_the_server_s_are_what_it_serves():
+    """Each file of ``xattn/ui/assets/`` is read by the page (``page_asset``) and none by the
+    server; each file at the top of ``xattn/server/assets/`` is read by the server."""
+    from xattn.ui.page_assets import page_asset
+
+    ui, server = ROOT / "xattn" / "ui", ROOT / "xattn" / "server"
+    page_files = {p.name for p in (ui / "assets").iterdir()}
+    assert page_files == {"claim.js", "follow.js", "framed.js", "countdown.js", "tap_hover.js",
+                          "join.css"}
+    assert page_files == _named_in(ui, r"page_asset\(['\"]([\w.]+)['\"]\)")
+    served = _named_in(server, r"\basset\(['\"]([\w.]+)['\"]\)")
+    assert {p.name for p in (server / "assets").iterdir() if p.is_file()} == served
+    assert not page_files & served
+    assert "export default function" in page_asset("follow.js")
+    with pytest.raises(FileNotFoundError):
+        asset("follow.js")
+    with pytest.raises(TypeError, match="a page asset's name is a str, received int"):
+        page_asset(3)
+
+
 def test_no_javascript_lives_in_the_pages_python_strings():
-    """The page's scripts are files in ``assets/`` (read with ``scripts.asset``), where ESLint
-    reads them: no module of ``xattn/ui`` holds a component's module, a listener or a lookup
+    """The page's scripts are files in ``xattn/ui/assets/`` (read with ``page_asset``), where
+    ESLint reads them: no module of ``xattn/ui`` holds a component's module, a listener or a lookup
     by id in a string."""
     js = re.compile(r"export default function|addEventListener\(|getElementById\(|=> \{")
     found = [str(p.relative_to(ROOT)) for p in (ROOT / "xattn" / "ui").rglob("*.py")

@@ -14,6 +14,7 @@ import pytest
 from xattn.speech.example import TONES, tone_clip
 from xattn.speech.wavfile import MAX_SECONDS, read_wav, resample, wav_bytes, wav_header
 from xattn.vision.example import rendered_word
+from xattn.vision.glyphs import WordImage
 from xattn.vision.pngfile import png_bytes, png_size, read_png
 
 
@@ -132,7 +133,7 @@ def test_the_tone_example_puts_each_word_where_its_timing_says():
 def test_the_rendered_word_has_ink_inside_each_character_box():
     word = rendered_word("cat")
     dark = word.image.min(axis=2) < 128
-    assert len(word.boxes) == 3
+    assert isinstance(word, WordImage) and word.text == "cat" and len(word.boxes) == 3
     for x0, y0, x1, y1 in word.boxes:
         assert dark[y0:y1, x0:x1].any()
     assert word.boxes[0][0] < word.boxes[1][0] < word.boxes[2][0]

@@ -64,6 +64,40 @@ def test_median_filter_and_dtw_equal_transformers():
         t_ours, f_ours = dtw(cost)
         t_theirs, f_theirs = _dynamic_time_warping(cost)
         assert np.array_equal(t_ours, t_theirs) and np.array_equal(f_ours, f_theirs), shape
+    # sums kept in float32 as there: 1 + 1e-9 ties with 1, so the path does not go diagonal
+    tie = np.array([[1.0, 1e-9], [1.0, 0.0]])
+    assert [a.tolist() for a in dtw(tie)] == [a.tolist() for a in _dynamic_time_warping(tie)] \
+        == [[0, 1, 1], [0, 0, 1]]
+
+
+def _brute_force_path(x):
+    """The least-cost monotone path from corner to corner by trying every one (tiny x)."""
+    n, m = x.shape
+    best = [None]
+
+    def walk(i, j, cost, path):
+        cost += x[i, j]
+        path = [*path, (i, j)]
+        if (i, j) == (n - 1, m - 1):
+            if best[0] is None or cost < best[0][0] - 1e-12:
+                best[0] = (cost, path)
+            return
+        for di, dj in ((1, 1), (1, 0), (0, 1)):
+            if i + di < n and j + dj < m:
+                walk(i + di, j + dj, cost, path)
+    walk(0, 0, 0.0, [])
+    return best[0]
+
+
+def test_dtw_finds_the_least_cost_path_in_float32_as_whisper():
+    rng = np.random.default_rng(2)
+    for _ in range(15):
+        x = rng.normal(size=(int(rng.integers(1, 4)), int(rng.integers(1, 6)))).astype(np.float32)
+        tokens, frames = dtw(x)
+        cost, _ = _brute_force_path(x.astype(np.float64))
+        assert (tokens[0], frames[0], tokens[-1], frames[-1]) == (0, 0, *np.subtract(x.shape, 1))
+        assert np.all(np.diff(tokens) >= 0) and np.all(np.diff(frames) >= 0)
+        assert x[tokens, frames].sum() == pytest.approx(cost, abs=1e-5)
 
 
 def test_the_dtw_path_follows_a_diagonal_attention_and_gives_each_token_its_start():

@@ -8,12 +8,10 @@ a test).
 """
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from toy_helpers import check_recomputed_without_torch, check_training_described, folder_config
 
 from scripts.train_toy_reader import (
     DECODER,
@@ -26,11 +24,9 @@ from scripts.train_toy_reader import (
     TRAIN,
     held_out,
     model_card,
-    stored_parameters,
 )
 from xattn.vision import VisionEncoderDecoder
 
-ROOT = Path(__file__).resolve().parent.parent
 METRICS = json.loads((OUT / "metrics.json").read_text())
 
 
@@ -40,10 +36,7 @@ def model():
 
 
 def test_the_folder_holds_trocr_s_layout_and_stays_small():
-    assert sorted(p.name for p in OUT.iterdir()) == FILES
-    total = sum(p.stat().st_size for p in OUT.iterdir())
-    assert total < 4 * 2**20, f"{total / 2**20:.1f} MB: the shipped folder must stay small"
-    config = json.loads((OUT / "config.json").read_text())
+    config = folder_config(OUT, FILES)
     assert config["model_type"] == "vision-encoder-decoder"
     assert (config["encoder"]["model_type"], config["decoder"]["model_type"]) == ("vit", "trocr")
 
@@ -59,12 +52,7 @@ def test_the_card_quotes_metrics_json(model):
 def test_the_card_describes_what_the_script_does_and_what_is_stored():
     t = METRICS["training"]
     assert (t["encoder"], t["decoder"]) == (ENCODER, DECODER)
-    assert {k: t[k] for k in TRAIN} == TRAIN
-    assert (METRICS["held_out"]["images"], METRICS["held_out"]["seed"]) == (N_HELD_OUT,
-                                                                           HELD_OUT_SEED)
-    assert HELD_OUT_SEED != t["batch_seed"]
-    assert t["parameters"] == stored_parameters(OUT)
-    assert f"{t['parameters']:,} parameters stored" in (OUT / "README.md").read_text()
+    check_training_described(METRICS, OUT, TRAIN, "images", N_HELD_OUT, HELD_OUT_SEED)
 
 
 def test_the_best_head_looks_at_the_letter_it_writes():
@@ -87,29 +75,8 @@ def test_a_held_out_word_is_read_and_its_patches_are_boxes_of_the_image(model):
         assert len(owners) == 1 and (owners[0] - 1) % 8 == k
 
 
-_CHILD = """
-import json, sys
-sys.modules["torch"] = None          # the base install: any attempt to import torch fails
-sys.modules["transformers"] = None
-from scripts.train_toy_reader import OUT, evaluate, model_card
-from xattn.vision import VisionEncoderDecoder
-old = json.loads((OUT / "metrics.json").read_text())
-got = evaluate(VisionEncoderDecoder.from_folder(OUT), old["held_out"]["images"],
-               old["held_out"]["seed"])
-got["training"] = old["training"]
-print(json.dumps({"metrics": got, "card": model_card(got),
-                  "imported": [k for k in ("torch", "transformers")
-                               if sys.modules.get(k) is not None]}))
-"""
-
-
 def test_the_card_s_numbers_are_recomputed_without_torch():
     """Exact readings and every head's glyph count as metrics.json has them (counts: exact),
     and README.md is the card of those numbers."""
-    child = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
-                           cwd=ROOT, timeout=600)
-    assert child.returncode == 0, child.stderr[-3000:]
-    out = json.loads(child.stdout)
-    assert out["imported"] == []
-    assert out["metrics"] == METRICS
-    assert out["card"] == (OUT / "README.md").read_text(encoding="utf-8")
+    check_recomputed_without_torch("train_toy_reader", "xattn.vision", "VisionEncoderDecoder",
+                                   "images", METRICS, OUT)

@@ -8,12 +8,10 @@ of torch training: not a test).
 """
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from toy_helpers import check_recomputed_without_torch, check_training_described, folder_config
 
 from scripts.train_toy_speech import (
     FILES,
@@ -24,12 +22,10 @@ from scripts.train_toy_speech import (
     TRAIN,
     VOCAB,
     model_card,
-    stored_parameters,
 )
 from xattn.speech import Whisper, greedy
 from xattn.speech.tones import tone_clips
 
-ROOT = Path(__file__).resolve().parent.parent
 METRICS = json.loads((OUT / "metrics.json").read_text())
 
 
@@ -39,10 +35,7 @@ def model():
 
 
 def test_the_folder_holds_whisper_s_layout_and_stays_small():
-    assert sorted(p.name for p in OUT.iterdir()) == FILES
-    total = sum(p.stat().st_size for p in OUT.iterdir())
-    assert total < 4 * 2**20, f"{total / 2**20:.1f} MB: the shipped folder must stay small"
-    config = json.loads((OUT / "config.json").read_text())
+    config = folder_config(OUT, FILES)
     assert config["model_type"] == "whisper"
     assert config["architectures"] == ["WhisperForConditionalGeneration"]
 
@@ -61,13 +54,8 @@ def test_the_card_describes_what_the_script_does_and_what_is_stored():
     """The training settings in metrics.json are the script's (so --check retrains the same
     model), the held-out seed differs from the batches', and the parameter count is the
     numbers in model.safetensors."""
-    t = METRICS["training"]
-    assert t["model"] == MODEL and {k: t[k] for k in TRAIN} == TRAIN
-    assert (METRICS["held_out"]["clips"], METRICS["held_out"]["seed"]) == (N_HELD_OUT,
-                                                                          HELD_OUT_SEED)
-    assert HELD_OUT_SEED != t["batch_seed"]
-    assert t["parameters"] == stored_parameters(OUT)
-    assert f"{t['parameters']:,} parameters stored" in (OUT / "README.md").read_text()
+    assert METRICS["training"]["model"] == MODEL
+    check_training_described(METRICS, OUT, TRAIN, "clips", N_HELD_OUT, HELD_OUT_SEED)
 
 
 def test_the_best_head_tells_time():
@@ -91,28 +79,8 @@ def test_a_held_out_clip_is_transcribed(model):
     assert [VOCAB[t] for t in run.tokens[:-1]] == list(clip.words)
 
 
-_CHILD = """
-import json, sys
-sys.modules["torch"] = None          # the base install: any attempt to import torch fails
-sys.modules["transformers"] = None
-from scripts.train_toy_speech import OUT, evaluate, model_card
-from xattn.speech import Whisper
-old = json.loads((OUT / "metrics.json").read_text())
-got = evaluate(Whisper.from_folder(OUT), old["held_out"]["clips"], old["held_out"]["seed"])
-got["training"] = old["training"]
-print(json.dumps({"metrics": got, "card": model_card(got),
-                  "imported": [k for k in ("torch", "transformers")
-                               if sys.modules.get(k) is not None]}))
-"""
-
-
 def test_the_card_s_numbers_are_recomputed_without_torch():
     """Exact transcriptions and every on-time count as metrics.json has them (counts: exact),
     and README.md is the card of those numbers."""
-    child = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
-                           cwd=ROOT, timeout=600)
-    assert child.returncode == 0, child.stderr[-3000:]
-    out = json.loads(child.stdout)
-    assert out["imported"] == []
-    assert out["metrics"] == METRICS
-    assert out["card"] == (OUT / "README.md").read_text(encoding="utf-8")
+    check_recomputed_without_torch("train_toy_speech", "xattn.speech", "Whisper", "clips",
+                                   METRICS, OUT)

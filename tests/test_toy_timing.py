@@ -12,9 +12,17 @@ from xattn.speech.timing import (
     match_words,
     peak_counts,
     peak_times,
-    whisper_dtw,
 )
-from xattn.speech.tones import SAMPLING_RATE, SECONDS, TONES, WORDS, tone_clip, tone_clips
+from xattn.speech.tones import (
+    FADE_SECONDS,
+    SAMPLING_RATE,
+    SECONDS,
+    TONES,
+    WORDS,
+    tone_clip,
+    tone_clips,
+    tone_word,
+)
 
 # --- tones -----------------------------------------------------------------------------------
 
@@ -50,6 +58,24 @@ def test_a_word_sounds_its_two_tones_in_order():
         spectrum = np.abs(np.fft.rfft(part, 8 * len(part)))
         peak = np.argmax(spectrum) * SAMPLING_RATE / (8 * len(part))
         assert abs(peak - hz) < 25, (peak, hz)
+
+
+@pytest.mark.parametrize("chord", [False, True])
+def test_a_tone_word_fades_in_and_out_and_sounds_its_tones(chord):
+    """One after the other (the toy model's words) or together (the page's example): 10 ms
+    fades, peak at most 1, both tones in the word's spectrum."""
+    n, fade = 3200, int(FADE_SECONDS * SAMPLING_RATE)
+    wave = tone_word((450.0, 1700.0), n, chord=chord)
+    assert wave.shape == (n,) and np.abs(wave).max() <= 1
+    ramp = np.abs(wave[:fade]) <= (np.arange(fade) + 1) / fade + 1e-12
+    assert ramp.all() and (np.abs(wave[-fade:]) <= np.arange(fade, 0, -1) / fade + 1e-12).all()
+    spectrum = np.abs(np.fft.rfft(wave))
+    hz = np.fft.rfftfreq(n, 1 / SAMPLING_RATE)
+    assert sorted(hz[np.argsort(spectrum)[-2:]].round()) == [450.0, 1700.0]
+    first = np.abs(np.fft.rfft(wave[:n // 2]))           # the first half: only a chord has 1700
+    near = np.abs(np.fft.rfftfreq(n // 2, 1 / SAMPLING_RATE) - 1700) <= 30
+    high_share = first[near].sum() / first.sum()
+    assert high_share > 0.2 if chord else high_share < 0.05, high_share
 
 
 def test_bad_arguments_are_named():
@@ -126,37 +152,7 @@ def test_peak_counts_equal_a_plain_loop_on_random_attention():
         np.testing.assert_array_equal(c.on_time, want)
 
 
-# --- DTW as Whisper computes it ----------------------------------------------------------------
-
-
-def _brute_force_path(x):
-    """The least-cost monotone path from corner to corner by trying every one (tiny x)."""
-    n, m = x.shape
-    best = [None]
-
-    def walk(i, j, cost, path):
-        cost += x[i, j]
-        path = [*path, (i, j)]
-        if (i, j) == (n - 1, m - 1):
-            if best[0] is None or cost < best[0][0] - 1e-12:
-                best[0] = (cost, path)
-            return
-        for di, dj in ((1, 1), (1, 0), (0, 1)):
-            if i + di < n and j + dj < m:
-                walk(i + di, j + dj, cost, path)
-    walk(0, 0, 0.0, [])
-    return best[0]
-
-
-def test_whisper_dtw_finds_the_least_cost_path():
-    rng = np.random.default_rng(2)
-    for _ in range(15):
-        x = rng.normal(size=(int(rng.integers(1, 4)), int(rng.integers(1, 6)))).astype(np.float32)
-        tokens, frames = whisper_dtw(x)
-        cost, _ = _brute_force_path(x.astype(np.float64))
-        assert (tokens[0], frames[0], tokens[-1], frames[-1]) == (0, 0, *np.subtract(x.shape, 1))
-        assert np.all(np.diff(tokens) >= 0) and np.all(np.diff(frames) >= 0)
-        assert x[tokens, frames].sum() == pytest.approx(cost, abs=1e-5)
+# --- word times by Whisper's DTW path (xattn.speech.alignment's) ---------------------------
 
 
 def test_dtw_word_times_follow_blocks_of_attention():

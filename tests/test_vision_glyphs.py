@@ -30,6 +30,7 @@ def test_ink_lies_exactly_in_the_glyph_boxes(scale):
     w = render_word("QUIZ", (32, 128), (5, 3), scale=scale, ink=10, page=240)
     gray = w.image[:, :, 0]
     assert w.image.shape == (32, 128, 3) and w.text == "QUIZ"
+    assert w.boxes == tuple(g.box for g in w.glyphs) and len(w.boxes) == 4
     inked = gray == 10
     covered = np.zeros_like(inked)
     for g in w.glyphs:

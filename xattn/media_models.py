@@ -78,9 +78,8 @@ def example_of(name: str, kind: str) -> Example:
         from xattn.vision.glyphs import word_image
         drawn = word_image(np.random.default_rng(EXAMPLE_SEED), (32, 96), lengths=(3, 6),
                            scales=(2,), max_left=2, max_top=2, lines=2)
-        text = "".join(g.char for g in drawn.glyphs)
-        return Example(f"the built-in example, the word “{text}”", image=drawn.image,
-                       boxes=tuple(g.box for g in drawn.glyphs))
+        return Example(f"the built-in example, the word “{drawn.text}”", image=drawn.image,
+                       boxes=drawn.boxes)
     from xattn.vision.example import rendered_word
     word = rendered_word()
     return Example(f"the built-in example, the word “{word.text}”", image=word.image,

@@ -1,8 +1,8 @@
-"""The page's and the phones' JavaScript, read from ``assets/`` (files a linter and a
-reader can open, not strings in Python).
+"""What the server sends from ``assets/``: the phones' page and the token page (files a linter
+and a reader can open, not strings in Python). The Streamlit page's own scripts are
+``xattn/ui/assets/`` (``xattn.ui.page_assets``).
 
-- `asset`: one file as it is written (the Streamlit page's components: ``follow.js``,
-  ``claim.js``...);
+- `asset`: one file as it is written (``phone.html``, ``work.js``, ``token.js``...);
 - `lean`: a file as a phone is sent it (`phone.py` joins its modules with it).
 """
 
@@ -24,7 +24,7 @@ _EXPORT = re.compile(r"^export (?=(?:async )?function |const |let )", re.MULTILI
 
 @cache
 def asset(name: str) -> str:
-    """The text of ``assets/NAME`` (e.g. ``"follow.js"``); `FileNotFoundError` if none."""
+    """The text of ``assets/NAME`` (e.g. ``"work.js"``); `FileNotFoundError` if none."""
     if not isinstance(name, str):
         raise TypeError(f"an asset's name is a str, received {type(name).__name__}")
     return (resources.files("xattn.server") / "assets" / name).read_text(encoding="utf-8")

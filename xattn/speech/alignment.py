@@ -11,6 +11,8 @@ peaks, recall = hits / words). Like AER for text alignment, but in time: F1 at 5
 computes it: the chosen heads' rows cut to the clip, each normalised over tokens
 (``(w - mean) / std``), a median filter of width 7 along time, the mean over heads, then dynamic
 time warping on its negation (``dtw``); ``token_starts`` reads each token's start off the path.
+This is the one DTW path: the toy speech model's card (``xattn.speech.timing``) follows it too,
+with its own F1 of words written against words said (that one needs the text; this one does not).
 """
 
 from __future__ import annotations
@@ -112,29 +114,39 @@ def head_timing(weights, seconds_per_position: float, words, rows=None,
 def median_filter(x, width: int = 7) -> np.ndarray:
     """The median over a window of ``width`` (odd) along the last axis, the ends padded by
     reflection, as Whisper's ``median_filter`` (a row shorter than half the window is left
-    as it is)."""
+    as it is); float64 stays float64, anything else is float32."""
     width = check_int(width, "width", minimum=1)
     if width % 2 == 0:
         raise ValueError(f"width must be odd; received {width}.")
-    x = np.asarray(x, np.float32)
+    x = _floats(x)
     pad = width // 2
     if x.shape[-1] <= pad:
         return x.copy()
     padded = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(pad, pad)], mode="reflect")
     windows = np.lib.stride_tricks.sliding_window_view(padded, width, axis=-1)
-    return np.median(windows, axis=-1).astype(np.float32)
+    return np.median(windows, axis=-1).astype(x.dtype)
+
+
+def _floats(x) -> np.ndarray:
+    """``x`` as float64 if it is, else as float32 (the page's weights)."""
+    x = np.asarray(x)
+    return x if x.dtype == np.float64 else x.astype(np.float32)
 
 
 def dtw(cost) -> tuple[np.ndarray, np.ndarray]:
     """Whisper's ``dtw_cpu``: the cheapest monotone path through ``cost`` (n_tokens,
     n_frames) from (0, 0) to the last cell, in steps down, right or diagonal (ties prefer
-    right). Returns (token index, frame index) of each cell of the path, in order."""
-    x = np.asarray(cost, np.float64)
+    right). Returns (token index, frame index) of each cell of the path, in order.
+
+    The summed costs are float32, as in OpenAI's ``dtw_cpu`` and transformers'
+    ``_dynamic_time_warping``; a float32 ``cost`` is added in float32, any other in float64."""
+    x = np.asarray(cost)
+    x = x if x.dtype == np.float32 else x.astype(np.float64)
     if x.ndim != 2 or 0 in x.shape or not np.isfinite(x).all():
         raise ValueError(f"cost must be a finite 2-D array with cells; received shape "
                          f"{x.shape}.")
     n, m = x.shape
-    total = np.full((n + 1, m + 1), np.inf)
+    total = np.full((n + 1, m + 1), np.inf, np.float32)
     trace = -np.ones((n + 1, m + 1), np.int8)
     total[0, 0] = 0
     for j in range(1, m + 1):
@@ -164,7 +176,8 @@ def dtw_path(weights, n_positions: int | None = None, *, width: int = 7):
     Parameters
     ----------
     weights : array_like of shape (n_chosen_heads, n_tokens, n_src)
-        The rows of the text tokens (Whisper leaves out its prompt and the end token).
+        The rows of the text tokens (Whisper leaves out its prompt and the end token). Float64
+        weights are filtered in float64 (``xattn.speech.timing``), any others in float32.
     n_positions : int, optional
         The encoder positions the clip covers (the rest is padding): columns kept.
     width : int, default 7
@@ -173,18 +186,19 @@ def dtw_path(weights, n_positions: int | None = None, *, width: int = 7):
     Returns
     -------
     (token index, position index) of each cell of the path, and the matrix it ran on
-    (n_tokens, n_positions).
+    (n_tokens, n_positions): standardised over tokens (a column that does not vary is 0),
+    filtered, averaged over heads; the path takes its negation in float32, as Whisper does.
     """
-    w = np.asarray(weights, np.float32)
+    w = _floats(weights)
     if w.ndim != 3 or 0 in w.shape:
         raise ValueError(f"weights must have shape (heads, tokens, positions), each at least "
                          f"1; received shape {w.shape}.")
     if n_positions is not None:
         w = w[:, :, :check_int(n_positions, "n_positions", minimum=1, maximum=w.shape[2])]
-    std = w.std(axis=-2, keepdims=True)
-    w = (w - w.mean(axis=-2, keepdims=True)) / np.where(std > 0, std, 1)
+    std = np.maximum(w.std(axis=-2, keepdims=True), 1e-12)
+    w = (w - w.mean(axis=-2, keepdims=True)) / std
     matrix = median_filter(w, width).mean(axis=0)                     # (tokens, positions)
-    tokens, positions = dtw(-matrix)
+    tokens, positions = dtw(-matrix.astype(np.float32))
     return tokens, positions, matrix
 
 

@@ -1,7 +1,8 @@
 """A built-in clip, synthesised in code (no file, no download): "words" of tones whose
 boundaries are known exactly, for the page's audio example and the alignment lab for time.
 
-Each word is a chord of two sine tones with a short fade in and out, separated by silence::
+Each word is a chord of two sine tones with a short fade in and out (``xattn.speech.tones``'s
+``tone_word``, the toy model's tones sounded together), separated by silence::
 
     clip = tone_clip(("low", "high", "mid"))
     clip.samples            # float32 at 16 kHz
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xattn._checks import check_int
+from xattn.speech.tones import FADE_SECONDS, tone_word
 
 __all__ = ["TONES", "WordTiming", "Clip", "tone_clip", "EXAMPLE_WORDS"]
 
@@ -22,7 +24,6 @@ __all__ = ["TONES", "WordTiming", "Clip", "tone_clip", "EXAMPLE_WORDS"]
 TONES = {"low": (220.0, 330.0), "mid": (440.0, 660.0), "high": (880.0, 1320.0),
          "buzz": (150.0, 1800.0), "chirp": (600.0, 1000.0)}
 EXAMPLE_WORDS = ("low", "high", "mid")
-_FADE = 0.01                     # seconds of fade at each end of a word
 
 
 @dataclass(frozen=True)
@@ -73,16 +74,13 @@ def tone_clip(words=EXAMPLE_WORDS, *, rate: int = 16000, word_seconds: float = 0
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 5:
             raise ValueError(f"{name} must be a number of seconds from 0 to 5; received "
                              f"{v!r}.")
-    if word_seconds < 2 * _FADE:
-        raise ValueError(f"word_seconds must be at least {2 * _FADE} s (its fades); received "
-                         f"{word_seconds}.")
+    if word_seconds < 2 * FADE_SECONDS:
+        raise ValueError(f"word_seconds must be at least {2 * FADE_SECONDS} s (its fades); "
+                         f"received {word_seconds}.")
     n_word = int(round(word_seconds * rate))
-    t = np.arange(n_word) / rate
-    fade = np.minimum(1.0, np.minimum(t, t[::-1]) / _FADE)
     timings, pieces, at = [], [np.zeros(int(round(lead_seconds * rate)))], lead_seconds
     for w in words:
-        f1, f2 = TONES[w]
-        pieces.append(0.25 * fade * (np.sin(2 * np.pi * f1 * t) + np.sin(2 * np.pi * f2 * t)))
+        pieces.append(0.5 * tone_word(TONES[w], n_word, rate, chord=True))
         timings.append(WordTiming(w, round(at, 6), round(at + n_word / rate, 6)))
         at += n_word / rate
         pieces.append(np.zeros(int(round(gap_seconds * rate))))

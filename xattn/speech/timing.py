@@ -15,10 +15,17 @@ harmonic mean; counts add up over clips (``TimingCounts``) before the ratios are
 Rows of ``cross_attentions`` are the steps that *produce* the words (a greedy
 ``Transcription``'s, its last row the end of text when it finished).
 
-``whisper_dtw`` and ``dtw_word_times`` are OpenAI's ``whisper/timing.py`` in NumPy: the
-alignment heads' weights over the clip's own frames renormalised, standardised over tokens,
-median-filtered over time (width 7), averaged, and the path of least ``-weight`` taken from
-the first token and frame to the last; a word starts where the path first reaches its row.
+``dtw_word_times`` is OpenAI's ``find_alignment`` (``whisper/timing.py``): the alignment heads'
+weights over the clip's own frames renormalised, then the path of ``xattn.speech.alignment``
+(``dtw_path``: standardised over tokens, median-filtered over time (width 7), averaged, the path
+of least ``-weight`` from the first token and frame to the last, all in float64 but the path's
+float32 sums); a word starts where the path first reaches its row.
+
+Two timing F1s, on purpose: this module scores what a model *wrote* against the words *said*
+(words matched by text, each within a tolerance of its span), the toy model's card's measure;
+``xattn.speech.alignment.timing_f1`` scores attention peaks against word middles with no text
+to match (a clip's rows may be any tokens), the alignment lab's and the lesson's. The DTW path
+is one, ``xattn.speech.alignment``'s.
 """
 
 from __future__ import annotations
@@ -28,8 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from xattn._checks import shape_text
+from xattn.speech.alignment import TOLERANCES, dtw_path, token_starts
 
-__all__ = ["SECONDS_PER_POSITION", "TimingCounts", "match_words", "peak_times", "whisper_dtw",
+__all__ = ["SECONDS_PER_POSITION", "TimingCounts", "match_words", "peak_times",
            "dtw_word_times", "peak_counts", "dtw_counts"]
 
 SECONDS_PER_POSITION = 0.02          # Whisper's encoder: one position per 20 ms
@@ -116,7 +124,7 @@ def _spans(spans, n: int) -> np.ndarray:
 
 
 def peak_counts(cross_attentions, written, said, spans,
-                tolerances=(0.05, 0.1)) -> TimingCounts:
+                tolerances=TOLERANCES) -> TimingCounts:
     """Every head's on-time words by its attention peak, for one clip."""
     a, s = _check_cross(cross_attentions, len(written)), _spans(spans, len(said))
     tol = np.asarray(tolerances, np.float64)
@@ -126,42 +134,6 @@ def peak_counts(cross_attentions, written, said, spans,
         off = np.maximum(0.0, np.maximum(s[j, 0] - t, t - s[j, 1]))     # (L, H) outside span
         on_time += off[None] <= tol[:, None, None] + 1e-9
     return TimingCounts(on_time, len(written), len(said), tuple(float(x) for x in tol))
-
-
-def _median_filter(x: np.ndarray, width: int) -> np.ndarray:
-    """OpenAI's ``median_filter``: reflect-padded running median over the last axis."""
-    pad = width // 2
-    if x.shape[-1] <= pad:
-        return x
-    padded = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(pad, pad)], mode="reflect")
-    return np.median(np.lib.stride_tricks.sliding_window_view(padded, width, axis=-1), axis=-1)
-
-
-def whisper_dtw(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """OpenAI's ``dtw_cpu``: the path of least summed ``x`` (n_tokens, n_frames) from (0, 0) to
-    the last corner, diagonal moves preferred on ties as there; (token indices, frame indices)."""
-    n, m = x.shape
-    cost = np.full((n + 1, m + 1), np.inf, np.float32)
-    trace = -np.ones((n + 1, m + 1), np.float32)
-    cost[0, 0] = 0
-    for j in range(1, m + 1):
-        for i in range(1, n + 1):
-            c0, c1, c2 = cost[i - 1, j - 1], cost[i - 1, j], cost[i, j - 1]
-            if c0 < c1 and c0 < c2:
-                c, t = c0, 0
-            elif c1 < c0 and c1 < c2:
-                c, t = c1, 1
-            else:
-                c, t = c2, 2
-            cost[i, j], trace[i, j] = x[i - 1, j - 1] + c, t
-    trace[0, :], trace[:, 0] = 2, 1
-    i, j, path = n, m, []
-    while i > 0 or j > 0:
-        path.append((i - 1, j - 1))
-        move = trace[i, j]
-        i, j = (i - 1, j - 1) if move == 0 else (i - 1, j) if move == 1 else (i, j - 1)
-    tokens, frames = np.array(path[::-1]).T
-    return tokens, frames
 
 
 def dtw_word_times(cross_attentions, heads, n_positions: int,
@@ -175,17 +147,13 @@ def dtw_word_times(cross_attentions, heads, n_positions: int,
     """
     a = _check_cross(cross_attentions, 2)
     w = np.stack([a[layer, head, :, :n_positions] for layer, head in heads])   # (k, T, S)
-    w = w / w.sum(-1, keepdims=True)
-    w = (w - w.mean(-2, keepdims=True)) / np.maximum(w.std(-2, keepdims=True), 1e-12)
-    matrix = _median_filter(w, medfilt_width).mean(0)                            # (T, S)
-    tokens, frames = whisper_dtw(-matrix.astype(np.float32))
-    jumps = np.diff(tokens, prepend=-1).astype(bool)
-    times = frames[jumps] * SECONDS_PER_POSITION                                # (T,)
+    tokens, frames, _ = dtw_path(w / w.sum(-1, keepdims=True), width=medfilt_width)
+    times = token_starts(tokens, frames, SECONDS_PER_POSITION)                 # (T,)
     return times[:-1], times[1:]
 
 
 def dtw_counts(cross_attentions, written, said, spans, n_positions: int,
-               tolerances=(0.05, 0.1), heads=None) -> TimingCounts:
+               tolerances=TOLERANCES, heads=None) -> TimingCounts:
     """On-time words by the DTW path, for one clip (``cross_attentions`` holding a row for each
     word written and one for the end of text): of every head alone (``heads`` None; counts
     (n_tolerances, n_layers, n_heads)), or of ``heads`` [(layer, head), ...] together, as

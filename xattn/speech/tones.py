@@ -23,7 +23,8 @@ import numpy as np
 
 from xattn._checks import check_int, check_seed
 
-__all__ = ["WORDS", "TONES", "SAMPLING_RATE", "SECONDS", "ToneClip", "tone_clip", "tone_clips"]
+__all__ = ["WORDS", "TONES", "SAMPLING_RATE", "SECONDS", "FADE_SECONDS", "ToneClip", "tone_word",
+           "tone_clip", "tone_clips"]
 
 WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _HZ = (300.0, 450.0, 650.0, 900.0, 1250.0, 1700.0, 2300.0, 3000.0)
@@ -35,7 +36,7 @@ SECONDS = 2                    # every clip fits the model's 2-s window (100 pos
 _WORD_S = (0.12, 0.24)         # a word lasts 120 to 240 ms
 _SLOT_S = 0.38                 # word k starts and ends within k x 0.38 .. (k + 1) x 0.38 s
 _MARGIN_S = 0.02               # the word keeps at least this far from its slot's edges
-_FADE_S = 0.01
+FADE_SECONDS = 0.01            # each tone word fades in and out over this
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,14 +65,22 @@ class ToneClip:
         return f"ToneClip({self.text!r}, {len(self.audio) / SAMPLING_RATE:.2f} s)"
 
 
-def _word(word: int, n: int) -> np.ndarray:
-    """Word ``word``'s two tones over ``n`` samples, faded in and out, peak 1."""
-    half = n // 2
-    hz = np.where(np.arange(n) < half, TONES[word][0], TONES[word][1])
-    phase = 2 * np.pi * np.cumsum(hz) / SAMPLING_RATE                  # continuous at the join
-    fade = int(_FADE_S * SAMPLING_RATE)
-    envelope = np.minimum(1.0, np.minimum(np.arange(n) + 1, n - np.arange(n)) / fade)
-    return (np.sin(phase) * envelope).astype(np.float64)
+def tone_word(hz: tuple[float, float], n: int, rate: int = SAMPLING_RATE, *,
+              chord: bool = False) -> np.ndarray:
+    """A tone word: two tones over ``n`` samples at ``rate`` Hz, faded in and out over 10 ms,
+    float64 of peak at most 1 (``xattn.speech.example``'s words are chords of theirs).
+
+    One after the other (each half the word, the phase continuous at the join: the toy
+    model's words), or together (``chord``: the mean of the two, the page's example).
+    """
+    k = np.arange(n)
+    if chord:
+        wave = 0.5 * (np.sin(2 * np.pi * hz[0] * k / rate) + np.sin(2 * np.pi * hz[1] * k / rate))
+    else:
+        phase = 2 * np.pi * np.cumsum(np.where(k < n // 2, hz[0], hz[1])) / rate
+        wave = np.sin(phase)                                           # continuous at the join
+    fade = int(FADE_SECONDS * rate)
+    return wave * np.minimum(1.0, np.minimum(k + 1, n - k) / fade)
 
 
 def tone_clip(rng: np.random.Generator, *, max_words: int = 5) -> ToneClip:
@@ -98,7 +107,7 @@ def tone_clip(rng: np.random.Generator, *, max_words: int = 5) -> ToneClip:
     for k, (word, length, offset) in enumerate(zip(ids, lengths, offsets, strict=True)):
         start = int(round((k * _SLOT_S + offset) * SAMPLING_RATE))
         n = int(round(length * SAMPLING_RATE))
-        audio[start:start + n] += loudness * _word(int(word), n)
+        audio[start:start + n] += loudness * tone_word(TONES[int(word)], n)
         spans.append((start / SAMPLING_RATE, (start + n) / SAMPLING_RATE))
         at = start + n
     end = min(len(audio), at + int(rng.uniform(0.05, 0.3) * SAMPLING_RATE))

@@ -4,30 +4,25 @@ font, with each character's box known, for the page's image example::
     word = rendered_word("cat")
     word.image              # (64, 192, 3) uint8, black on white
     word.boxes[2]           # the "t": (x0, y0, x1, y1) in pixels
+
+Not ``xattn.vision.glyphs.render_word`` on purpose: that draws capitals of a 5 x 7 bitmap font,
+the toy reader's own, which a real reader (TrOCR, trained on printed and written text) has not
+seen; this draws any printable text in a real font. Both give a ``glyphs.WordImage``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-__all__ = ["RenderedWord", "rendered_word", "EXAMPLE_WORD"]
+from xattn.vision.glyphs import Glyph, WordImage
+
+__all__ = ["rendered_word", "EXAMPLE_WORD"]
 
 EXAMPLE_WORD = "cat"
 MAX_CHARS = 24
 
 
-@dataclass(frozen=True, eq=False)
-class RenderedWord:
-    """An image of ``text`` and each character's box (x0, y0, x1, y1), in pixels."""
-
-    image: np.ndarray
-    text: str
-    boxes: tuple[tuple[int, int, int, int], ...]
-
-
-def rendered_word(text: str = EXAMPLE_WORD, *, height: int = 64, size: int = 40) -> RenderedWord:
+def rendered_word(text: str = EXAMPLE_WORD, *, height: int = 64, size: int = 40) -> WordImage:
     """``text`` drawn black on white in Pillow's built-in font, the image as wide as it needs
     (a multiple of ``height``), the word centred.
 
@@ -54,10 +49,10 @@ def rendered_word(text: str = EXAMPLE_WORD, *, height: int = 64, size: int = 40)
     im = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(im)
     draw.text((x, y), text, fill="black", font=font)
-    boxes = []
+    glyphs = []
     for i, c in enumerate(text):
         start = font.getlength(text[:i])
         b = font.getbbox(c)
-        boxes.append((int(x + start + b[0]), int(y + b[1]), int(x + start + b[2]),
-                      int(y + b[3])))
-    return RenderedWord(np.asarray(im, np.uint8), text, tuple(boxes))
+        glyphs.append(Glyph(c, (int(x + start + b[0]), int(y + b[1]), int(x + start + b[2]),
+                                int(y + b[3]))))
+    return WordImage(np.asarray(im, np.uint8), tuple(glyphs))

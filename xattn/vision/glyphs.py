@@ -5,6 +5,8 @@ characters whose cross-attention peak falls on their own glyph.
 same pixels on every machine, no font files), each dot ``scale`` pixels wide, dark ink on a
 light page, at a given place; ``word_image`` draws one at random (letters, place, scale,
 shades, noise). ``Glyph.box`` is where its ink may be: (x0, y0, x1, y1), x1 and y1 excluded.
+``WordImage`` is also what ``xattn.vision.example.rendered_word`` returns (the page's example for
+any model, in Pillow's font: why it is not this one is said there).
 
 ``glyph_counts`` scores heads: the row that *produces* character i (teacher-forced or greedy)
 peaks at an encoder position; that position's pixel box (``VisionEncoderDecoder.boxes``) is
@@ -62,6 +64,11 @@ class WordImage:
     @property
     def text(self) -> str:
         return "".join(g.char for g in self.glyphs)
+
+    @property
+    def boxes(self) -> tuple[tuple[int, int, int, int], ...]:
+        """Each glyph's box (x0, y0, x1, y1), in the order of ``text``."""
+        return tuple(g.box for g in self.glyphs)
 
     def __repr__(self) -> str:
         return f"WordImage({self.text!r}, {self.image.shape[1]}x{self.image.shape[0]})"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from xattn.server.scripts import asset
+from xattn.ui.page_assets import page_asset
 
 __all__ = ["follow_room", "new_run", "LIVE_FRAGMENTS"]
 
@@ -28,7 +28,7 @@ LIVE_FRAGMENTS = "_xattn_live_fragments"   # session: the count fragments drawn 
 _DRAWN = "_xattn_follow_drawn"              # session: the room's version the last full run drew
 
 
-_component = st.components.v2.component("xattn_follow", js=asset("follow.js"))
+_component = st.components.v2.component("xattn_follow", js=page_asset("follow.js"))
 
 
 def _moved() -> None:

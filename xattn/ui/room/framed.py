@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from xattn.server.scripts import asset
+from xattn.ui.page_assets import page_asset
 
 __all__ = ["framed_warning", "FRAMED"]
 
@@ -31,7 +31,7 @@ _CSS = """
                 line-height: 1.5; margin-top: 0.5rem; }
 """
 _component = st.components.v2.component("xattn_framed", html=_HTML, css=_CSS,
-                                        js=asset("framed.js"))
+                                        js=page_asset("framed.js"))
 
 
 def framed_warning() -> None:

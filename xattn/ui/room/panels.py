@@ -26,9 +26,9 @@ from xattn.lesson.followup import cases
 from xattn.literal import md_code
 from xattn.live.answers import class_step, follow_up, warm_follow_ups
 from xattn.live.prepared import StepUnavailable
-from xattn.server.scripts import asset
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.page_assets import page_asset
 from xattn.ui.room.actions import STALE, host_action, open_step
 from xattn.ui.room.card import student_link
 from xattn.ui.room.class_csv import class_csv_on_click
@@ -377,7 +377,7 @@ def countdown(ends_at: float) -> None:
         f'<div role="timer" aria-live="off" style="font-size:1.35rem;font-weight:700;'
         f'text-align:right;font-variant-numeric:tabular-nums" id="{ident}" '
         f'data-left="{left:.3f}">⏱ {_clock(left)}</div>'
-        f"<script>{asset('countdown.js').replace('/*ID*/', ident)}</script>",
+        f"<script>{page_asset('countdown.js').replace('/*ID*/', ident)}</script>",
         unsafe_allow_javascript=True)
 
 

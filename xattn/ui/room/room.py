@@ -54,7 +54,7 @@ from xattn.live.link import (
     VIEW,
 )
 from xattn.live.stores import class_store
-from xattn.server.scripts import asset
+from xattn.ui.page_assets import page_asset
 from xattn.ui.room.follow import follow_room, new_run
 from xattn.ui.room.hostkey import NO_TOKEN, Away, host_key, keep_host_key, redeem, still_host
 from xattn.ui.room.identity import (
@@ -213,7 +213,7 @@ def _answered(code: str, student: str) -> frozenset:
         return frozenset()
 
 
-_claim = st.components.v2.component("xattn_claim", js=asset("claim.js"))
+_claim = st.components.v2.component("xattn_claim", js=page_asset("claim.js"))
 
 
 def claim(code: str, key: str) -> None:

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from xattn.live.link import ROOM
-from xattn.server.scripts import asset
+from xattn.ui.page_assets import page_asset
 from xattn.ui.room.session import FAILED
 
 __all__ = ["join_box", "back_to_class", "phone_link", "FAILED", "JOIN_FORM"]
@@ -42,7 +42,7 @@ def join_box(sidebar=None) -> None:
     so where it is not one), with no rerun of this page and nothing of Streamlit's loaded."""
     where = st.container() if st.session_state.get(FAILED) else (
         sidebar if sidebar is not None else st.sidebar)
-    where.html(f"<style>{asset('join.css')}</style>{JOIN_FORM}")
+    where.html(f"<style>{page_asset('join.css')}</style>{JOIN_FORM}")
 
 
 def back_to_class(room) -> None:

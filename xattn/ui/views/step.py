@@ -13,11 +13,11 @@ from xattn.figures import clickable_head_figure, saturation_figure, weights_bar_
 from xattn.literal import md_code
 from xattn.live.compute import derived
 from xattn.live.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_label
-from xattn.server.scripts import asset
 from xattn.sources import Attention
 from xattn.steps import row_entropy, stages
 from xattn.ui.charts import show_chart
 from xattn.ui.look import FONT_SCALE
+from xattn.ui.page_assets import page_asset
 from xattn.ui.state import PageState
 
 PICK_KEY = "step_pick"
@@ -33,7 +33,7 @@ NONE = "none"                 # the source picker's "no column marked"
 # its empty element is hidden so that it leaves no gap under the chart.
 TAP_HOVER_JS = ('<style>[data-testid="stElementContainer"]:has(script.xattn-tap-hover) '
                 '{ display: none; }</style><script class="xattn-tap-hover">'
-                + asset("tap_hover.js").replace("/*PICK_KEY*/", PICK_KEY) + "</script>")
+                + page_asset("tap_hover.js").replace("/*PICK_KEY*/", PICK_KEY) + "</script>")
 
 
 def _on_pick(tgt_labels: list[str], src_labels: list[str]) -> None:
