@@ -193,3 +193,18 @@ def test_on_the_shipped_toy_digits_each_words_peak_bin_is_where_the_word_is_said
         assert start < said.end and said.start < end, (k, said, start, end)
         assert f"from {said.start:.2f} to {said.end:.2f} s" in told.answer
     assert "the question asks about the last" in tap_time(a, 1, word=9).note
+
+
+def test_alone_on_the_clip_step_a_student_picks_a_time_bin_under_the_spectrogram(media_lesson):
+    from xattn.live.answers import class_step
+
+    told = class_step(read_lesson(media_lesson, "media", page=lesson_setting), 3)[1]
+    at = page(view="Lesson", course="media", lesson="3")
+    shown = [i for im in at.get("image") for i in im.proto.imgs]
+    assert any(i.caption.startswith("The clip's spectrogram") and i.url.startswith(
+        "data:image/png") for i in shown)
+    strip = at.pills(key="predict_bin")
+    assert list(strip.options) == list(told.question.choices)      # each bin in seconds
+    strip.set_value(told.truth).run()
+    assert not at.exception, at.exception
+    assert any("you tapped the peak's moment" in m.value for m in at.markdown)
