@@ -82,7 +82,7 @@ def time_taps_figure(question, counts: dict, n_answered: int, *, truth=None, wei
             tickangle=-45 if n_bins > 10 else 0, showgrid=False, zeroline=False,
             anchor="y" + suffix,
             title=dict(text="time (s): where each bin starts" if k == 1 else ""),
-            **({} if k == 1 else {"matches": "x"}))
+            **({} if k == 1 else {"matches": "x", "showticklabels": False}))
         layout["yaxis" + suffix] = dict(domain=[lo, hi], range=[-0.5, 0.5], tickvals=[0],
                                         ticktext=[_ROWS[k - 1]], showgrid=False,
                                         zeroline=False, anchor="x" + suffix)
