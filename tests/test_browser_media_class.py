@@ -103,6 +103,9 @@ def _tap_times(host, phones, store, code) -> None:
         assert strip.evaluate("(g) => getComputedStyle(g).backgroundImage").startswith(
             'url("data:image/png')
         assert phone.page.locator("#controls .time-strip button").count() == n_bins
+        widths = phone.page.locator("#controls .time-strip button").evaluate_all(
+            "(bs) => bs.map((b) => b.getBoundingClientRect().width)")
+        assert min(widths) >= 23.5, widths              # a target (WCAG 2.5.8): it scrolls
         button = phone.page.locator(f'#controls [data-key="bin-{b}"]')
         assert button.get_attribute("aria-label") == f"at {q.choices[b]}"      # in seconds
         button.tap()

@@ -167,14 +167,16 @@ function tapImage(box, ask, value, open, act) {
 // The clip's spectrogram under a strip of its time bins, one button each (a screen reader
 // reads each bin's time in seconds); the bin tapped is outlined.
 function tapTime(box, ask, value, open, act) {
+  const n = ask.choices.length;   // each bin at least 1.5rem wide (a target): a long strip scrolls
   const strip = el("div", { class: "time-strip", role: "group", "aria-label": say("strip.aria"),
-    style: "grid-template-columns: repeat(" + ask.choices.length + ", 1fr);" +
+    style: "grid-template-columns: repeat(" + n + ", 1fr);" +
       (ask.image ? " background-image: url(" + JSON.stringify(ask.image) + ");" : "") });
   ask.choices.forEach((c, i) => strip.append(el("button", { type: "button", class: "patch",
     "aria-pressed": String(value === i), "data-key": "bin-" + i, disabled: !open,
     title: say("strip.bin", { time: c }), "aria-label": say("strip.bin", { time: c }),
     onclick: () => act.tap(i) })));
-  box.append(el("div", { class: "part-name", text: say("strip.hint") }), strip,
-    el("div", { class: "strip-ends", "aria-hidden": "true" }, el("span", { text: ask.choices[0].split("–")[0] + " s" }),
-      el("span", { text: ask.choices[ask.choices.length - 1].split("–")[1] })));
+  const ends = el("div", { class: "strip-ends", "aria-hidden": "true" },
+    el("span", { text: ask.choices[0].split("–")[0] + " s" }), el("span", { text: ask.choices[n - 1].split("–")[1] }));
+  box.append(el("div", { class: "part-name", text: say("strip.hint") }),
+    el("div", { class: "strip-box" }, el("div", { style: "min-width: " + 1.5 * n + "rem" }, strip, ends)));
 }
