@@ -22,6 +22,7 @@ from xattn.classroom import moodle as moodle_mod
 from xattn.classroom.controls import CHARTS, CONTROLS, DRAWN, Control, add_control
 from xattn.classroom.kinds import KINDS, Key, Kind, add_kind, own_kinds
 from xattn.classroom.own import OPTIONS
+from xattn.classroom.taps import time_bin_labels
 from xattn.figures.classroom import FIGURES, class_alt, class_figure
 from xattn.lesson import Lesson, Part, Told, read_lesson
 from xattn.lesson.lms import LmsItem, moodle_xml
@@ -50,12 +51,13 @@ SAMPLES = {
             Key((1, 2)), None),
     "head": (Question("head", ("L1 H1", "L1 H2", "L2 H1")), "L2 H1", Key("L2 H1"),
              "multichoice"),
+    "tap_time": (Question("tap_time", time_bin_labels(6, 0.1), image=PNG), 3, Key(3), None),
 }
 # What phone.js reads of each drawing's payload
 PHONE_FIELDS = {"pills": {"choices"}, "tokens": {"choices"}, "number": {"low", "high",
                                                                           "decimals"},
                 "grid": {"rows", "choices", "labels"}, "links": {"rows", "choices"},
-                "tap": {"rows", "choices", "image"}}
+                "tap": {"rows", "choices", "image"}, "strip": {"choices", "image"}}
 BUILT_IN = tuple(KINDS)
 
 
@@ -160,7 +162,8 @@ WRONG = {"choice": ("up", 1.0, "up", "down"),
          "parts": (("sink", "sink"), 0.5, ("sink", "sink"), ("aligns", "sink")),
          "links": (((0, 1), (1, 1)), 0.5, ((0, 1),), ((0, 0), (1, 1))),
          "tap": ((1, 0), 0.5, (2, 0), (2, 3)),      # 2 patches off of 4; 1 apart: the same
-         "head": ("L1 H1", 1.0, "L1 H1", "L2 H1")}
+         "head": ("L1 H1", 1.0, "L1 H1", "L2 H1"),
+         "tap_time": (0, 0.5, 1, 4)}                # 3 bins off of 6; 2 apart: another
 
 
 @pytest.mark.parametrize("name", [k for k in BUILT_IN if KINDS[k].graded])
@@ -368,7 +371,47 @@ def test_a_tap_is_right_within_one_patch_and_only_a_tap_question_takes_an_image(
     assert q.encode([2, 3]) == "2-3"
     for bad in ((3, 0), (0, 4), (True, 0), "1-2", (1,)):
         assert q.of.encode(q, bad) is None, bad
-    with pytest.raises(ValueError, match="only tap questions take an image"):
+    with pytest.raises(ValueError, match="only tap and tap_time questions take an image"):
         Question("choice", ("up", "down"), image=PNG)
     with pytest.raises(ValueError, match="data: URL"):
         Question("tap", ("1",), rows=("1",), image="https://example.com/cat.png")
+
+
+def test_a_tap_on_time_is_right_within_one_bin_and_said_in_seconds():
+    q, _, key, _ = SAMPLES["tap_time"]
+    assert q.choices[:2] == ("0.00–0.10 s", "0.10–0.20 s")
+    assert [q.of.right(q, key, b) for b in (3, 2, 4, 1, 5, 0)] == \
+        [True, True, True, False, False, False]
+    assert q.encode(5) == "5" and q.decode("5") == 5 and q.elements(5) == (5,)
+    assert q.of.verdict(q, key, 3).startswith("**Right**: you tapped the peak's moment "
+                                              "(0.30–0.40 s)")
+    assert "within one time bin counts" in q.of.verdict(q, key, 4)
+    assert q.of.verdict(q, key, 0) == ("**Not this time**: you tapped 0.00–0.10 s, 3 time bins "
+                                       "from the peak's moment (0.30–0.40 s).")
+    for bad in (6, -1, True, 2.0, "3", None, (3,)):
+        with pytest.raises(ValueError, match=r"this step takes a time bin from 0 to 5 \(0 is "
+                                             r"0.00–0.10 s, 5 is 0.50–0.60 s\); received"):
+            q.encode(bad)
+    with pytest.raises(ValueError, match="a tap_time question needs 2 to 40 choices"):
+        Question("tap_time", time_bin_labels(41, 0.05))
+
+
+def test_a_tap_on_time_is_drawn_under_the_models_attention_on_one_time_axis():
+    from xattn.figures.phone import phone_chart
+
+    q, _, key, _ = SAMPLES["tap_time"]
+    fig = class_figure(q, {0: 1, 3: 2}, 3, truth=3, weights=(0.1, 0.2, 0.1, 0.8, 0.4, 0.0))
+    model, peak, taps, mark = fig.data
+    assert (model.yaxis, taps.yaxis) == ("y2", "y")              # the model's strip on top
+    assert fig.layout.yaxis2.domain[0] > fig.layout.yaxis.domain[1]
+    assert fig.layout.xaxis2.matches == "x"                    # one time axis
+    assert list(fig.layout.xaxis.ticktext) == ["0.00", "0.10", "0.20", "0.30", "0.40", "0.50"]
+    assert fig.layout.xaxis.title.text.startswith("time (s)")
+    assert list(taps.z[0]) == pytest.approx([1 / 3, 0, 0, 2 / 3, 0, 0])
+    assert max(model.z[0]) == pytest.approx(1.0) and (peak.x, mark.x) == ((3,), (3,))
+    spec = phone_chart(fig, alt=q.of.alt(revealed=True))
+    assert [p["y"] for p in spec["panels"]] == [["the model"], ["the class"]]
+    assert spec["panels"][1]["marks"] == [[0, 3, "outline"]]
+    assert "time bin" in spec["alt"] and spec["alt"].endswith("outlined.")
+    alone = class_figure(q, {0: 1}, 1)                         # before the reveal: the class's
+    assert len(alone.data) == 1 and alone.data[0].yaxis == "y"

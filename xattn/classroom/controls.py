@@ -25,7 +25,7 @@ from xattn._checks import quote
 
 __all__ = ["Control", "Chart", "CONTROLS", "CHARTS", "DRAWN", "add_control"]
 
-DRAWN = ("pills", "tokens", "number", "grid", "links", "tap")  # drawings both pages have
+DRAWN = ("pills", "tokens", "number", "grid", "links", "tap", "strip")  # drawings both pages have
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,12 @@ CHARTS: dict[str, Chart] = {c.name: c for c in (
           "Heatmap of the class's taps over the image: one cell per patch, each cell the share "
           "of students who tapped it.", " The patch of the model's attention peak is "
           "outlined.", "within one patch of the peak", sparse=True),
+    Chart("strip", "The class's taps over time",
+          "Strip of the class's taps over the clip's time: one cell per time bin, each cell "
+          "the share of students who tapped it; once the truth is shown, the model's "
+          "attention over the same bins above it.",
+          " The bin of the model's attention peak is outlined.", "within one bin of the peak",
+          sparse=True),
 )}
 
 
@@ -123,7 +129,9 @@ for _c in (
     Control("grid", "taps one choice in each row of parts", _grid),
     Control("links", "taps a target word, then the source words it translates",
             lambda q: {"rows": list(q.rows), "choices": list(q.choices)}),
-    Control("tap", "taps a point of an image (or a time strip): the patch under the finger",
+    Control("tap", "taps a point of an image: the patch under the finger",
             lambda q: {"rows": list(q.rows), "choices": list(q.choices), "image": q.image}),
+    Control("strip", "taps a moment of a clip: one bin of a strip of time over its "
+            "spectrogram", lambda q: {"choices": list(q.choices), "image": q.image}),
 ):
     add_control(_c)

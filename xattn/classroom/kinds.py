@@ -40,21 +40,31 @@ from xattn.classroom.links import MAX_LINKS, encode_links, verdict_links
 from xattn.classroom.own import NUMBER, OPTIONS, OwnKeys
 from xattn.classroom.taps import (
     TAP_REACH,
+    TIME_REACH,
     differs_tap,
+    differs_time,
     encode_tap,
+    encode_time,
+    expects_time,
     off_tap,
+    off_time,
     patch_words,
     right_tap,
+    right_time,
+    time_words,
     verdict_tap,
+    verdict_time,
 )
 
 __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
-           "MAX_WORDS", "MAX_LINKS", "MAX_PATCHES", "TAP_REACH", "kind_of", "add_kind", "own_kinds"]
+           "MAX_WORDS", "MAX_LINKS", "MAX_PATCHES", "MAX_BINS", "TAP_REACH", "TIME_REACH",
+           "kind_of", "add_kind", "own_kinds"]
 
 MAX_CHOICES = 64             # a token question lists the source tokens: at most 64 (MAX_TOKENS)
 MAX_ROWS = 8                 # parts of a "parts" question (each head of a layer: jobs.MAX_HEADS)
 MAX_WORDS = 16               # words on each side of a "links" question: a short pair, tapped
 MAX_PATCHES = 32             # patches along each side of a tap question's grid
+MAX_BINS = 40                # time bins of a tap_time question's strip (a phone's width)
 _LINK = re.compile(r"(\d+)-(\d+)")
 
 
@@ -348,6 +358,12 @@ _BUILT_IN = (
          named=lambda q, value: (f"{value[0]}-{value[1]}", patch_words(q, value)),
          shown=lambda q, value: patch_words(q, value) if isinstance(value, tuple) else str(value),
          right=right_tap, verdict=verdict_tap, off=off_tap, differs=differs_tap),
+    Kind("tap_time", "a moment of a clip: the time bin tapped (right within one bin of the "
+         "truth)", "strip", "strip", True, (2, MAX_BINS), distinct=True, image=True,
+         encode=encode_time, decode=lambda q, text: int(text),
+         options=lambda q: list(range(len(q.choices))), expects=expects_time,
+         named=lambda q, value: (value, q.choices[value]), shown=time_words,
+         right=right_time, verdict=verdict_time, off=off_time, differs=differs_time),
     Kind("head", "one head of the model (which head tells time?), one of them right",
          "pills", "bars", True, (2, 64), distinct=True, moodle=_moodle.multichoice,
          right=_right_choice, verdict=_verdict_head, title="The class's heads", **_CHOICE),

@@ -15,7 +15,9 @@ validates a student's answer the same way, whatever page sent it:
   words) and the ``choices`` (the source words): a word alignment, 1 to `MAX_LINKS` links;
 - ``"tap"``: a patch of an ``image`` (``rows`` × ``choices`` patches) as ``(row, column)``,
   right within one patch of the truth;
-- ``"head"``: one head of the model (``"L1 H2"``), as a choice.
+- ``"head"``: one head of the model (``"L1 H2"``), as a choice;
+- ``"tap_time"``: a time bin of a clip (``choices`` name the bins in seconds, ``image`` is its
+  spectrogram) as the bin's index, right within one bin of the truth.
 
 An accepted answer is stored as a short canonical text (`Question.encode`) and read back with
 `Question.decode`: the index of a choice or token, the rounded number, each row's choice index
@@ -70,9 +72,10 @@ class Question:
         0: the step's own question; 1 to `MAX_CASES`: the same question on a new case (a
         follow-up, ``xattn.lesson.followup``): a round asked of other weights.
     image : str
-        ``"tap"`` only: the image tapped on, a small PNG or JPEG as a ``data:`` URL (the
-        question, image included, holds at most `MAX_QUESTION_BYTES`); ``rows`` and
-        ``choices`` then name its rows and columns of patches.
+        ``"tap"`` and ``"tap_time"`` only: the image tapped on, a small PNG or JPEG as a
+        ``data:`` URL (the question, image included, holds at most `MAX_QUESTION_BYTES`);
+        for a tap ``rows`` and ``choices`` then name its rows and columns of patches, for a
+        tap on time ``choices`` name the clip's time bins over its spectrogram.
 
     Examples
     --------

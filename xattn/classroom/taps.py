@@ -1,12 +1,15 @@
 """A tap on an image (question kind ``tap``): a patch, its row and column, right within
-``TAP_REACH`` patches of the truth (the patch of the model's attention peak)."""
+``TAP_REACH`` patches of the truth (the patch of the model's attention peak); and a tap on a
+clip's time strip (kind ``tap_time``): a time bin, right within ``TIME_REACH`` bins of the
+truth (the bin of a head's attention peak)."""
 
 from __future__ import annotations
 
 import numbers
 
 __all__ = ["TAP_REACH", "encode_tap", "patches_apart", "patch_words", "right_tap", "verdict_tap",
-           "off_tap", "differs_tap"]
+           "off_tap", "differs_tap", "TIME_REACH", "time_bin_labels", "encode_time", "expects_time",
+           "time_words", "right_time", "verdict_time", "off_time", "differs_time"]
 
 TAP_REACH = 1                # a tap this many patches from the truth is right (a diagonal: 1)
 
@@ -55,3 +58,57 @@ def off_tap(q, key, answer) -> float:
 def differs_tap(q, key, other_q, other) -> bool:
     return other.truth is not None and key.truth is not None \
         and patches_apart(key.truth, other.truth) > TAP_REACH
+
+
+# --- a tap on a clip's time strip (question kind ``tap_time``) -------------------------------
+TIME_REACH = 1               # a tap this many time bins from the truth is right
+
+
+def time_bin_labels(n_bins: int, seconds: float) -> tuple[str, ...]:
+    """Names of ``n_bins`` bins of ``seconds`` each from 0: ``"0.00–0.10 s"``, ... (what a
+    ``tap_time`` question's choices are: a screen reader, the CSV and a verdict read them)."""
+    return tuple(f"{k * seconds:.2f}–{(k + 1) * seconds:.2f} s" for k in range(n_bins))
+
+
+def encode_time(q, value) -> str | None:
+    """``"3"``: the time bin's index; None if refused (a bool is not a bin)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or not 0 <= value < len(q.choices):
+        return None
+    return str(int(value))
+
+
+def expects_time(q) -> str:
+    return (f"a time bin from 0 to {len(q.choices) - 1} (0 is {q.choices[0]}, "
+            f"{len(q.choices) - 1} is {q.choices[-1]})")
+
+
+def time_words(q, value) -> str:
+    return q.choices[value] if isinstance(value, int) and 0 <= value < len(q.choices) \
+        else str(value)
+
+
+def right_time(q, key, answer) -> bool:
+    return answer is not None and key.truth is not None \
+        and abs(int(answer) - int(key.truth)) <= TIME_REACH
+
+
+def verdict_time(q, key, answer) -> str:
+    apart = abs(int(answer) - int(key.truth))
+    said, true = time_words(q, answer), time_words(q, key.truth)
+    if apart == 0:
+        return f"**Right**: you tapped the peak's moment ({true})."
+    if apart <= TIME_REACH:
+        return (f"**Right**: you tapped {said}, next to the peak's moment ({true}): within "
+                "one time bin counts.")
+    return (f"**Not this time**: you tapped {said}, {apart} time bins from the peak's moment "
+            f"({true}).")
+
+
+def off_time(q, key, answer) -> float:
+    return min(1.0, abs(int(answer) - int(key.truth)) / max(len(q.choices), 1))
+
+
+def differs_time(q, key, other_q, other) -> bool:
+    return other.truth is not None and key.truth is not None \
+        and abs(int(key.truth) - int(other.truth)) > TIME_REACH

@@ -320,4 +320,13 @@ def _taps(question, counts, n_answered, *, truth, also, labels, font_scale,
                              font_scale=font_scale)
 
 
-FIGURES = {"bars": _bars, "grid": parts_figure, "links": _links, "taps": _taps}
+def _strip(question, counts, n_answered, *, truth, also, labels, font_scale,
+           weights=None) -> go.Figure:
+    from xattn.figures.time_taps import time_taps_figure
+
+    return time_taps_figure(question, counts, n_answered, truth=truth, weights=weights,
+                            font_scale=font_scale)
+
+
+FIGURES = {"bars": _bars, "grid": parts_figure, "links": _links, "taps": _taps,
+           "strip": _strip}

@@ -67,6 +67,9 @@ NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "image": (lambda a: getattr(a.media, "kind", None) == "image",
               "only an image model's page has an image to tap: choose *Weights: model* and an "
               "image model (docs/audio-images.md)."),
+    "audio": (lambda a: getattr(a.media, "kind", None) == "audio",
+              "only a speech model's page has a clip to tap a moment of: choose *Weights: "
+              "model* and a speech model (docs/audio-images.md)."),
     "timing": (lambda a: getattr(a.media, "kind", None) == "audio" and bool(a.media.words),
                "only a speech model's page on the built-in clip knows when each word is said: "
                "choose *Weights: model* and a speech model (docs/audio-images.md)."),

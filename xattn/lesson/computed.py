@@ -112,4 +112,11 @@ COMPUTED: dict[str, Computed] = {c.name: c for c in (
     Computed("timing_head", media.timing_head,
              "Which head tells time? (head; a speech model's page, the built-in clip)",
              needs=("timing",), media="audio"),
+    Computed("tap_time", media.tap_time,
+             "Tap when a speech model hears one of the words it wrote (tap_time; a speech "
+             "model's page, the built-in clip)", needs=("audio",), media="audio",
+             args={"word": Arg(int, 3, "the word asked about, from 1 (among the text tokens "
+                               "written)", 1),
+                   "head": Arg(int, 2, "the head of the page's layer whose peak is the truth, "
+                               "from 1", 1)}),
 )}

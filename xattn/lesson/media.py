@@ -1,5 +1,6 @@
 """The lesson's questions on a speech or an image model's page (the built-in clip or image):
-where the model reads a letter (a tap on the image) and which head tells time (a head).
+where the model reads a letter (a tap on the image), which head tells time (a head) and when
+a head hears a word (a tap on the clip's time strip).
 
 Each reads only the `Attention` of the step's model (``xattn.media``: its ``media`` holds the
 image and its patch grid, or the clip and its words' timings) and returns a ``Told``, as
@@ -13,12 +14,17 @@ import base64
 import numpy as np
 
 from xattn.classroom.question import Question
+from xattn.classroom.taps import time_bin_labels
 from xattn.lesson._told import Told
 from xattn.lesson._words import token_name
 
-__all__ = ["tap_letter", "timing_head", "patch_of_peak", "image_url", "head_label"]
+__all__ = ["tap_letter", "timing_head", "tap_time", "patch_of_peak", "image_url", "head_label",
+           "time_bins", "bin_of_peak", "spectrogram_url"]
 
 IMAGE_SIDE = 160             # the phone's copy of the image: at most this many pixels a side
+STRIP_BINS = 20              # a tap_time question's time bins: at most this many over the clip
+STRIP_SIZE = (24, 120)       # the phone's copy of the spectrogram: (height, width) at most
+STRIP_LEVELS = 8             # its grey levels (a few kB as a PNG, whatever the clip's noise)
 
 
 def image_url(image: np.ndarray, side: int = IMAGE_SIDE) -> str:
@@ -93,3 +99,76 @@ def timing_head(a, layer: int) -> Told:
                 + (f", tied with {', '.join(ties[1:])}." if len(ties) > 1 else "."),
                 "Which head tells time? (its attention peaks land nearest the words)",
                 Question("head", labels), ties[0], also=tuple(ties[1:]), layer=layer)
+
+
+def time_bins(n_src: int, max_bins: int = STRIP_BINS) -> tuple[int, int]:
+    """``(n_bins, per_bin)``: ``n_src`` encoder positions cut into at most ``max_bins`` bins
+    of ``per_bin`` positions each (the last one may run past the clip's end)."""
+    per_bin = -(-n_src // max_bins)
+    return -(-n_src // per_bin), per_bin
+
+
+def bin_of_peak(a, layer: int, head: int, row: int) -> tuple[int, np.ndarray]:
+    """The time bin (`time_bins`) where ``head`` of ``layer`` (from 0) peaks for output token
+    ``row``, and that head's row over the bins, each bin its strongest position's weight
+    (so the largest bin is the peak's)."""
+    w = a.layer(layer)[head, row]                                          # (n_src,)
+    n_bins, per_bin = time_bins(len(w))
+    padded = np.zeros(n_bins * per_bin, np.float32)
+    padded[:len(w)] = w
+    return int(np.argmax(w)) // per_bin, padded.reshape(n_bins, per_bin).max(axis=1)
+
+
+def spectrogram_url(spectrogram: np.ndarray, size: tuple[int, int] = STRIP_SIZE) -> str:
+    """A log-mel ``spectrogram`` (n_mels, n_frames) as a small grey PNG ``data:`` URL, low
+    frequencies at the bottom, louder darker, in `STRIP_LEVELS` greys: what a tap_time
+    question sends each phone to draw its strip over (1-2 kB)."""
+    import io
+
+    from PIL import Image
+
+    spec = np.asarray(spectrogram, np.float32)[::-1]              # (n_mels, n_frames), low last
+    h, w = min(size[0], spec.shape[0]), min(size[1], spec.shape[1])
+    rows = np.array_split(np.arange(spec.shape[0]), h)
+    cols = np.array_split(np.arange(spec.shape[1]), w)
+    small = np.array([[spec[r][:, c].mean() for c in cols] for r in rows])        # (h, w)
+    lo, hi = float(small.min()), float(small.max())
+    level = np.floor((small - lo) / max(hi - lo, 1e-9) * (STRIP_LEVELS - 1) + 0.5)
+    grey = (255 - level * (200 // (STRIP_LEVELS - 1))).astype(np.uint8)   # silence light
+    out = io.BytesIO()
+    Image.fromarray(grey, mode="L").save(out, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()
+
+
+def _said(a, i: int, k: int) -> str:
+    """Where the clip says output token ``i`` (the ``k``-th text token), where its words'
+    timings are known and the model wrote each word said ("" otherwise)."""
+    words, rows = a.media.words, a.media.text_rows
+    if not words or len(words) != len(rows) or words[k].word != a.tgt_tokens[i].strip():
+        return ""
+    return f" The clip says it from {words[k].start:.2f} to {words[k].end:.2f} s."
+
+
+def tap_time(a, layer: int, *, word: int = 3, head: int = 2) -> Told:
+    """"Tap when the model hears its ``word``-th word" (from 1, among the text tokens it
+    wrote; the last when it wrote fewer): the truth is the time bin where ``head`` (from 1)
+    of the page's ``layer`` peaks for that token; a tap within one bin is right."""
+    audio = a.media
+    rows = audio.text_rows or tuple(range(len(a.tgt_tokens)))
+    k = min(word, len(rows)) - 1
+    i, h = rows[k], min(head, a.n_heads) - 1
+    name, label = token_name(a.tgt_tokens, i), head_label(layer, h)
+    truth, w = bin_of_peak(a, layer, h, i)
+    n_bins, per_bin = time_bins(a.layer(layer).shape[-1])
+    q = Question("tap_time", time_bin_labels(n_bins, per_bin * audio.seconds_per_position),
+                 image=spectrogram_url(audio.spectrogram))
+    peak = int(np.argmax(a.layer(layer)[h, i]))
+    note = "" if word <= len(rows) else (f"The model wrote {len(rows)} words: the question "
+                                         f"asks about the last, not word {word}.")
+    return Told({"token": name, "head": label, "bin": q.choices[truth]},
+                f"Writing {name}, {label} peaks at {peak * audio.seconds_per_position:.2f} s "
+                f"(weight {a.layer(layer)[h, i, peak]:.3f}), in the bin {q.choices[truth]}."
+                + _said(a, i, k),
+                f"Tap when the model hears {name} (word {k + 1} it wrote): where {label} "
+                "peaks; within one time bin counts.",
+                q, truth, note, layer=layer, head=h, weights=tuple(float(x) for x in w))

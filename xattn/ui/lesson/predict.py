@@ -1,7 +1,7 @@
 """The prediction control of each kind of question, for one thumb on a phone: a row of pills
 (a choice, a token), a number, a row of pills per part (each head's job), the aligning
-control (tap a target word, then its source word; tap a link to take it back), and a patch of
-an image (its row and column).
+control (tap a target word, then its source word; tap a link to take it back), a patch of
+an image (its row and column) and a moment of a clip (its time bin).
 
 Each returns what ``xattn.classroom.Question.encode`` takes, or None while nothing is
 picked. Every control is keyed under one ``key`` (the room's question, or the lesson's own):
@@ -156,7 +156,22 @@ def _tap(q: Question, key: str, label: str, default, disabled: bool, on_change):
     return None if r is None or c is None else (r, c)
 
 
+def _strip(q: Question, key: str, label: str, default, disabled: bool, on_change):
+    """The clip's spectrogram, then its time bin as a row of pills (each named by its time
+    in seconds). Returns the bin's index, or None."""
+    with st.container(key=key):
+        st.markdown(label)
+        if q.image:
+            st.image(q.image, width="stretch",
+                     caption=f"The clip's spectrogram, {q.choices[0].split('–')[0]} to "
+                             f"{q.choices[-1].split('–')[1]}: {len(q.choices)} time bins")
+        return st.pills("Time bin (seconds)", range(len(q.choices)), key=f"{key}_bin",
+                        default=default if isinstance(default, int) else None,
+                        disabled=disabled, on_change=on_change,
+                        format_func=lambda i: q.choices[i])
+
+
 # Each drawing of xattn.classroom.controls.DRAWN as a widget (phone.js's CONTROLS draws the
 # same names; tests/test_classroom_kinds.py compares them).
 WIDGETS = {"pills": _pills, "tokens": _tokens, "number": _number, "grid": _parts,
-           "links": _links, "tap": _tap}
+           "links": _links, "tap": _tap, "strip": _strip}

@@ -30,6 +30,7 @@ export function words(ask, v) {
   }
   if (ask.control === "links") return say("links", { n: v.length });
   if (ask.control === "tap") return say("tap.patch", { row: ask.rows[v[0]], col: ask.choices[v[1]] });
+  if (ask.control === "strip") return say("strip.bin", { time: ask.choices[v] });
   return String(v);
 }
 
@@ -81,6 +82,7 @@ const CONTROLS = {
   grid: (box, ask, value, open, target, act) => grid(box, ask, value, open, act),
   links: (box, ask, value, open, target, act) => links(box, ask, value, open, target, act),
   tap: (box, ask, value, open, target, act) => tapImage(box, ask, value, open, act),
+  strip: (box, ask, value, open, target, act) => tapTime(box, ask, value, open, act),
 };
 export function drawControl(box, ask, value, open, target, act) {
   const draw = Object.prototype.hasOwnProperty.call(CONTROLS, ask.control) && CONTROLS[ask.control];
@@ -161,4 +163,20 @@ function tapImage(box, ask, value, open, act) {
       "aria-label": say("tap.patch", { row: r, col: c }), onclick: () => act.tap([i, j]) }));
   }));
   box.append(el("div", { class: "part-name", text: say("tap.hint") }), grid);
+}
+// The clip's spectrogram under a strip of its time bins, one button each (a screen reader
+// reads each bin's time in seconds); the bin tapped is outlined.
+function tapTime(box, ask, value, open, act) {
+  const n = ask.choices.length;   // each bin at least 1.5rem wide (a target): a long strip scrolls
+  const strip = el("div", { class: "time-strip", role: "group", "aria-label": say("strip.aria"),
+    style: "grid-template-columns: repeat(" + n + ", 1fr);" +
+      (ask.image ? " background-image: url(" + JSON.stringify(ask.image) + ");" : "") });
+  ask.choices.forEach((c, i) => strip.append(el("button", { type: "button", class: "patch",
+    "aria-pressed": String(value === i), "data-key": "bin-" + i, disabled: !open,
+    title: say("strip.bin", { time: c }), "aria-label": say("strip.bin", { time: c }),
+    onclick: () => act.tap(i) })));
+  const ends = el("div", { class: "strip-ends", "aria-hidden": "true" },
+    el("span", { text: ask.choices[0].split("–")[0] + " s" }), el("span", { text: ask.choices[n - 1].split("–")[1] }));
+  box.append(el("div", { class: "part-name", text: say("strip.hint") }),
+    el("div", { class: "strip-box" }, el("div", { style: "min-width: " + 1.5 * n + "rem" }, strip, ends)));
 }
