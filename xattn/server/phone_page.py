@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from babel import Locale
 
-from xattn.server import languages
+from xattn.server import languages, minify
 from xattn.server.scripts import asset, joined_modules, lean
 
 __all__ = ["template", "picker"]
@@ -22,7 +22,8 @@ def template(lang: str = "en") -> str:
     """The phone's page in ``lang`` (`languages.LANGS`, ``en-XA``): its HTML with its static
     words and ``lang``/``dir`` filled from the language's catalog, its CSS and scripts
     (``work.js``, then the modules of ``assets/phone/`` joined: `scripts.joined_modules`),
-    each line lean (`scripts.lean`), and that catalog alone as JSON (docs/languages.md)."""
+    without their comments and needless spaces (`minify`), and that catalog alone as JSON
+    (docs/languages.md)."""
     cat = languages.catalog(lang)
     words = {**cat["strings"], "lang": cat["lang"], "dir": cat["dir"],
              "LANGS": picker(cat["lang"])}
@@ -32,10 +33,9 @@ def template(lang: str = "en") -> str:
     shipped = {**cat, "strings": {k: v for k, v in cat["strings"].items()
                                   if not k.startswith("html.")}}    # filled in above
     data = json.dumps(shipped, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-    css = re.sub(r"/\*.*?\*/", "", lean(asset("phone.css")), flags=re.S)   # its comments
-    return (page.replace("/*CSS*/", css)
+    return (page.replace("/*CSS*/", minify.css(asset("phone.css")))
             .replace("/*CATALOG*/null", data)
-            .replace("/*JS*/", lean(asset("work.js")) + "\n" + lean(joined_modules())))
+            .replace("/*JS*/", minify.js(asset("work.js")) + "\n" + minify.js(joined_modules())))
 
 
 def picker(lang: str) -> str:
