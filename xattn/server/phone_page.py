@@ -23,15 +23,16 @@ def template(lang: str = "en") -> str:
     words and ``lang``/``dir`` filled from the language's catalog, its CSS and scripts
     (``work.js``, then the modules of ``assets/phone/`` joined: `scripts.joined_modules`),
     without their comments and needless spaces (`minify`), and that catalog alone as JSON
-    (docs/languages.md)."""
+    (docs/languages.md), without the server's own sentences (`languages.words`: a phone
+    fetches them when it first shows one)."""
     cat = languages.catalog(lang)
     words = {**cat["strings"], "lang": cat["lang"], "dir": cat["dir"],
              "LANGS": picker(cat["lang"])}
     page = re.sub(r"\{\{([\w.]+)\}\}",
                   lambda m: words[m[1]] if m[1] == "LANGS" else html.escape(words[m[1]]),
                   lean(asset("phone.html")))
-    shipped = {**cat, "strings": {k: v for k, v in cat["strings"].items()
-                                  if not k.startswith("html.")}}    # filled in above
+    shipped = {**cat, "strings": {k: v for k, v in cat["strings"].items()     # html.*: filled
+                                  if not k.startswith(("html.", languages.SERVER))}}  # in above
     data = json.dumps(shipped, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     return (page.replace("/*CSS*/", minify.css(asset("phone.css")))
             .replace("/*CATALOG*/null", data)
