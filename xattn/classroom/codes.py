@@ -178,7 +178,7 @@ def normalize_code(text) -> str:
     if len(code) != CODE_LENGTH or any(c not in ALPHABET for c in code):
         raise RoomNotFound(f"{quote(text, 30)} is not a room code: a room code is "
                            f"{CODE_LENGTH} characters from {ALPHABET}.").saying(
-            said("why.not.code"))
+            said("why.not.code.typed", code=quote(text, 30)))
     return code
 
 

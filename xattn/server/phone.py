@@ -157,7 +157,8 @@ async def _phone_page(scope) -> Response:
     try:
         data["code"] = normalize_code(typed)
     except (RoomNotFound, TypeError) as err:
-        data["problem"], data["say"] = str(err), said("why.not.code").json()
+        told = said_of(err) or said("why.not.code")
+        data["problem"], data["say"] = str(err), told.json()
     browser = None
     try:
         hub = live.hub()
