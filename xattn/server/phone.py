@@ -44,7 +44,7 @@ from xattn.classroom.hub import Follower
 from xattn.classroom.said import Said, said, said_of
 from xattn.live import homework
 from xattn.live.cookies import browser_token
-from xattn.server import bodies, host, join, languages, live, token
+from xattn.server import bodies, host, join, languages, live, phone_page, token
 from xattn.server.phone_page import template
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
@@ -377,25 +377,12 @@ async def homework_step(request: Request) -> Response:
                         request.scope)
 
 
-async def words(request: Request) -> Response:
-    """``GET /live/words/LANG``: the server's own sentences in ``LANG`` (`languages.words`),
-    which a phone fetches when it first shows one; the same for everyone, so cached an hour."""
-    try:
-        data = languages.words(request.path_params["lang"])
-    except ValueError:
-        return _why("No such language.", 404, None)
-    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
-    headers = {**_HEADERS, "cache-control": "public, max-age=3600"}
-    return join.gzipped(Response(body, media_type="application/json", headers=headers),
-                        request.scope)
-
-
 def _why(why: str, status: int, told: Said | None) -> JSONResponse:
     data = {"why": why} if told is None else {"why": why, "say": told.json()}
     return JSONResponse(data, status_code=status, headers=_HEADERS)
 
 
-ROUTES = [Route("/live/words/{lang}", words),
+ROUTES = [Route("/live/words/{lang}", phone_page.words),
           Route("/live/{code}/events", _Stream(host=False)),
           Route("/live/{code}/step/{n}", homework_step),
           Route("/live/{code}/pulse", _Stream(host=True)),
