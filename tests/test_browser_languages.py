@@ -3,7 +3,9 @@ answered here, as tests/test_classroom_kinds.py does): the pseudo-locale through
 right to left with nothing overflowing and its controls and receipt on the screen, and the
 model's tokens byte for byte the same, untranslated and isolated, in every language. Last, a
 real server (one of its own, ~10 s): three phones in three languages, and the CSV of their
-class equal to an English class's; a phone's picker switching it to German."""
+class equal to an English class's; an answer refused (the step revealed while it was on its
+way) told in French and in Arabic, the server's sentence in the phone's language; a phone's
+picker switching it to German."""
 
 from __future__ import annotations
 
@@ -115,11 +117,12 @@ def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path
     env = {"XATTN_CLASS_STORE": str(store_path), "XATTN_REDIS_URL": ""}
     with StreamlitServer(log=ARTIFACTS / "languages-server.log", env=env) as server:
         store = SQLiteStore(store_path)
-        csvs, phones = [], []
+        csvs, phones, rooms = [], [], []
         try:
             for langs in (("fr-FR,fr", "es-ES,es", "ar-EG,ar"), ("en", "en-GB", "en-US")):
                 host = Host(chromium, server.url)
                 code, key = host.start()
+                rooms.append((code, key))
                 host.close()
                 for k, lang in enumerate(langs):
                     phone = Phone(chromium, f"phone {lang}", 390, 844)
@@ -133,13 +136,42 @@ def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path
                 step1 = [t for t in tallies if t.step == 1 and t.round == 1][0]
                 assert sorted(step1.counts.values())[-2:] == [1, 2], step1.counts
                 csvs.append(answers_csv(tallies))
-            arabic = phones[2]               # its picker: German from now on, kept in a cookie
-            arabic.page.select_option("#lang", "de")
-            arabic.page.wait_for_function("document.documentElement.lang === 'de'")
-            assert arabic.cookie("xattn_lang") == "de"
-            assert arabic.page.evaluate("document.documentElement.dir") == "ltr"
-            arabic.wait_receipt("saved")     # its answer, from the stream, as before
+            spanish = phones[1]              # its picker: German from now on, kept in a cookie
+            spanish.page.select_option("#lang", "de")
+            spanish.page.wait_for_function("document.documentElement.lang === 'de'")
+            assert spanish.cookie("xattn_lang") == "de"
+            assert spanish.page.evaluate("document.documentElement.dir") == "ltr"
+            spanish.wait_receipt("saved")    # its answer, from the stream, as before
+            _refused_in_their_language(store, *rooms[0], [phones[0], phones[2]])
         finally:
             for phone in phones:
                 phone.close()
     assert csvs[0] == csvs[1]
+
+
+def _refused_in_their_language(store, code: str, key: str, phones) -> None:
+    """Each phone's next tap is held on its way, the step revealed meanwhile: the server
+    refuses it (``why.revealed``) and each phone says why in its own language."""
+    from xattn.server.languages import words
+
+    held = []
+    for phone in phones:
+        phone.page.route("**/live/*/answer", lambda route: held.append(route))
+        phone.tap_option(1)
+    for _ in range(600):
+        if len(held) == len(phones):
+            break
+        phones[0].page.wait_for_timeout(50)
+    assert len(held) == len(phones), "a tap was not sent"
+    store.reveal(code, key, 1)
+    for route in held:
+        route.continue_()
+    for phone in phones:
+        lang = phone.page.evaluate("document.documentElement.lang")
+        one = phone.page.evaluate("new Intl.NumberFormat(document.documentElement.lang)"
+                                  ".format(1)")
+        told = words(lang)["strings"]["why.revealed"].replace("{step}", one)
+        phone.wait(f"document.getElementById('receipt').textContent.includes({json.dumps(told)})",
+                   what=f"the refusal in {lang}: {told}")
+        assert "revealed" not in phone.page.inner_text("#receipt")      # not the English
+        phone.page.unroute("**/live/*/answer")

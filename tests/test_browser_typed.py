@@ -2,8 +2,9 @@
 against ``streamlit run app.py`` with a store of its own; bytes from the DevTools protocol.
 
 - A class code typed on the Streamlit page (its join box, ``xattn/ui/room/typed.py``) opens
-  the class's light phone page (``/?room=CODE``) in the same tab, and what the typing loads
-  is that page's ~18 kB, not Streamlit's front end again.
+  the class's light phone page (``/?room=CODE``) in the same tab, in the browser's language
+  (each of six), and what the typing loads is that page's 18.3-19.0 kB, not Streamlit's
+  front end again.
 - On the full page a student explores, *Back to the class* goes back to it in the same tab.
 - A tap by keyboard keeps the focus on its button while the controls are drawn again."""
 
@@ -15,10 +16,15 @@ from devtools.browser import ARTIFACTS, RUN_COUNTER_JS, StreamlitServer, wait_fo
 
 TIMEOUT_MS = 120_000
 TYPED_BUDGET = 20_000          # bytes of the page a typed code opens (a first load: <= 20 kB)
-# Everything it loads: the page, its stream (opened again once joined) and its join. Issue 43
-# set 20 kB for all of it; the language catalog (issue 45) took it to about 20.2 kB: said in
-# docs/classroom.md, bounded here so that it cannot grow unseen.
+# Everything it loads, in every language (the browser's, as Accept-Language says it): the
+# page, its stream (opened again once joined) and its join. Issue 43's target is 20 kB for
+# all of it: met in every language when the joined stream's first frame is not yet counted
+# (19.3-20.0 kB, 6 Dec), over when it is (the frame, ~0.74 kB, arrives within the wait or
+# not: up to 20.5 kB in German, 20.7 kB in Arabic). Bounded here above the worst measured,
+# with room for the few strings other work adds, so that it cannot grow unseen
+# (docs/classroom.md says the numbers).
 TYPED_ALL = 21_000
+LANGS = ("en", "fr", "de", "es", "zh", "ar")
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +94,10 @@ class Wire:
         return "\n".join(f"  {n:>7} B  {url}" for n, url in self.rows())
 
 
+@pytest.mark.parametrize("lang", LANGS)
 def test_a_typed_code_opens_the_light_page_in_the_same_tab_in_20_kb(chromium, own_server,
-                                                                         room):
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+                                                                         room, lang):
+    context = chromium.new_context(viewport={"width": 1280, "height": 900}, locale=lang)
     try:
         page = context.new_page()
         page.add_init_script(RUN_COUNTER_JS)
@@ -107,11 +114,12 @@ def test_a_typed_code_opens_the_light_page_in_the_same_tab_in_20_kb(chromium, ow
         page.wait_for_function("() => window.__xattnJoinedAt !== undefined", polling=100,
                                timeout=TIMEOUT_MS)             # joined: its work done
         page.wait_for_function(f"() => document.getElementById('where').textContent"
-                               f".includes('class {room}')", polling=100, timeout=TIMEOUT_MS)
+                               f".includes('{room}')", polling=100, timeout=TIMEOUT_MS)
         page.wait_for_timeout(500)                              # a late request counts too
         loaded = sum(n for n, _ in wire.rows())
-        print(f"\nwhat a typed code loads: {loaded:,} B (target <= {TYPED_BUDGET:,} B)\n"
-              f"{wire.table()}")
+        print(f"\nwhat a typed code loads in {lang}: {loaded:,} B (target <= {TYPED_ALL:,} B)"
+              f"\n{wire.table()}")
+        assert page.evaluate("document.documentElement.lang") == lang     # in its language
         assert len(context.pages) == 1, [p.url for p in context.pages]      # the same tab
         assert not any("/static/" in url or "_stcore" in url for _, url in wire.rows()), \
             wire.table()

@@ -74,10 +74,65 @@ def test_every_key_said_is_in_the_catalog_and_every_key_is_said():
     code = "\n".join(asset(f"phone/{name}") for name in PHONE_MODULES)
     said = set(re.findall(r'say\("([\w.]+)"[,)]', code))
     said |= set(re.findall(r"\{\{(html\.[\w.]+)\}\}", asset("phone.html")))
+    said |= set(_server_ids())          # the server's own sentences (said.py)
     built = {"mode.class", "mode.homework", "chart.darker", "chart.brighter", "until.timer",
              "until.reveal"} | {k for k in _keys("en") if k.startswith("chip.")}
     assert said - _keys("en") == set(), "said but in no catalog"
     assert _keys("en") - said - built == set(), "in the catalog but never said"
+
+
+def _server_ids() -> dict[str, set[str]]:
+    """Every ``said("why.…", name=...)`` in the package's code: each id a server may send a
+    phone, with the names it fills (collected from the code, not a list kept by hand)."""
+    import ast
+    from pathlib import Path
+
+    import xattn
+
+    found: dict[str, set[str]] = {}
+    for path in Path(xattn.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "said" \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                found.setdefault(node.args[0].value, set()).update(k.arg for k in node.keywords)
+    return found
+
+
+def test_the_server_says_its_sentences_by_ids_the_code_names():
+    ids = _server_ids()
+    assert len(ids) >= 25 and {"why.stale.round", "why.revealed", "why.store", "why.no.class",
+                               "why.ended", "why.locked", "why.join.busy"} <= set(ids)
+    assert all(i.startswith(L.SERVER) for i in ids)
+
+
+@pytest.mark.parametrize("lang", [*L.LANGS, L.PSEUDO])
+def test_every_id_the_server_sends_is_in_every_catalog_with_its_names(lang):
+    """A phone in any language finds every sentence the server may send it, and each
+    translation names only what the server fills (a plural message: by ``n``)."""
+    strings = L.words(lang)["strings"]
+    for id_, names in _server_ids().items():
+        assert id_ in strings, f"{lang}: {id_} is sent by the server and missing"
+        text = strings[id_]
+        if isinstance(text, dict):
+            assert "n" in names, f"{id_}: a plural message is chosen by n, sent {names}"
+            for form, t in text.items():
+                assert L.placeholders(t) <= names, (lang, id_, form)
+        else:
+            assert L.placeholders(text) <= names, (lang, id_, text)
+            if lang == "en":
+                assert L.placeholders(text) == names, (id_, names)
+    assert set(strings) == set(_server_ids()), "a why.* entry no server sends"
+
+
+def test_the_server_sentences_are_served_apart_and_not_in_the_page():
+    from xattn.server.phone import page_html
+
+    page = page_html({"code": "HJK23M"}, "fr")
+    assert '"why.locked":' not in page and L.words("fr")["strings"]["why.locked"] not in page
+    with pytest.raises(ValueError, match="a language is one of en, .* received 'pt'"):
+        L.words("pt")
+    with pytest.raises(TypeError, match="a language is a str, received int"):
+        L.words(3)
 
 
 @pytest.mark.parametrize("lang", [*L.LANGS, L.PSEUDO])
@@ -127,9 +182,14 @@ def test_a_requests_language(header, cookie, lang):
 
 
 def test_each_catalog_ships_in_under_3_kb():
-    """The page would ship only its own language's catalog (the page is ~17.5 kB with the
-    English table it carries today, kept under 20 kB)."""
-    sizes = {lang: len(gzip.compress(json.dumps(L.catalog(lang), ensure_ascii=False,
+    """The page ships only its own language's catalog, without the server's sentences
+    (fetched apart: `languages.words`), kept under 20 kB."""
+    def shipped(lang):
+        cat = L.catalog(lang)
+        return {**cat, "strings": {k: v for k, v in cat["strings"].items()
+                                   if not k.startswith(L.SERVER)}}
+
+    sizes = {lang: len(gzip.compress(json.dumps(shipped(lang), ensure_ascii=False,
                                                 separators=(",", ":")).encode()))
              for lang in (*L.LANGS, L.PSEUDO)}
     print(sizes)

@@ -167,7 +167,8 @@ def test_a_homeworks_cookies_last_as_long_as_the_homework_can(site, store):
 def test_a_step_that_is_not_one_says_so_in_one_line(site, store, asked, status, why):
     code, _, _ = homework_of(store)
     r, f = step_of(site, code, asked)
-    assert r.status == status and why in f["why"] and set(f) == {"why"}
+    assert r.status == status and why in f["why"] and set(f) == {"why", "say"}
+    assert f["say"] == ["why.step.none", {}]              # the phone's words (said.py)
 
 
 def test_a_live_class_or_no_class_has_no_step_of_its_own(site, store):

@@ -211,6 +211,7 @@ def test_a_locked_room_takes_no_new_student_and_keeps_those_in_it(site, store):
     r, out = site.request("POST", f"/live/{code}/join", body,
                           {"Content-Type": "application/json"})
     assert r.status == 403 and "closed to new students" in json.loads(out)["why"]
+    assert json.loads(out)["say"] == ["why.locked", {}]
     assert json.loads(answer(site, code, inside, "up")[1])["state"] == "saved"
     store.lock(code, secret, False)
     assert join(site, code)[2] is not None
@@ -450,6 +451,8 @@ def test_a_bad_answer_request_is_refused_with_what_is_wrong(site, store, body, h
     r, out = site.request("POST", f"/live/{code}/answer", body,
                           {"Content-Type": "application/json", "Cookie": cookie, **headers})
     assert r.status == status and why in json.loads(out)["why"]
+    assert json.loads(out)["say"] == [{413: "why.too.big", 403: "why.origin"}.get(
+        status, "why.bad.request"), {}]                 # the phone's words for it (said.py)
     assert store.room_view(code).n_answered == 0
 
 
@@ -459,6 +462,7 @@ def test_a_browser_without_the_cookie_cannot_answer(site, store):
     for cookie in (None, forged):
         r, body = answer(site, code, cookie, "up")
         assert r.status == 401 and "not joined the class yet" in json.loads(body)["why"]
+        assert json.loads(body)["say"] == ["why.not.joined", {}]
     assert store.room_view(code).n_answered == 0
 
 
@@ -608,3 +612,16 @@ def test_a_host_links_cookie_and_its_claim_are_partitioned_in_a_frame_over_https
         **fetch, **FRAMED_FETCH})
     assert r.status == 204 and host_cookie(r, code).endswith(f"; {attributes}")
 
+
+
+def test_the_server_sentences_in_a_language_are_one_cached_request(site):
+    """``GET /live/words/LANG``: what a phone fetches when it first shows a server's sentence
+    (``why.*``, xattn/classroom/said.py), gzipped and the same for everyone."""
+    r, body = site.request("GET", "/live/words/fr", None, {"Accept-Encoding": "gzip"})
+    assert r.status == 200 and r.getheader("content-encoding") == "gzip"
+    assert "max-age=3600" in r.getheader("cache-control")
+    words = json.loads(gzip.decompress(body))
+    assert words["lang"] == "fr" and all(k.startswith("why.") for k in words["strings"])
+    assert words["strings"]["why.revealed"] == "l'étape {step} est révélée : les réponses sont closes."
+    r, body = site.request("GET", "/live/words/pt", None, {})
+    assert r.status == 404

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { dueToSend, initialState, levelOf, reduce, shown } from "../../xattn/server/assets/phone/state.js";
-import { STRINGS, say } from "../../xattn/server/assets/phone/strings.js";
+import { STRINGS, WANTED, say, told } from "../../xattn/server/assets/phone/strings.js";
 import { canonical, tapLink, tapPart, words } from "../../xattn/server/assets/phone/controls.js";
 
 const T = 1000;                                    // this phone's clock, seconds
@@ -148,8 +148,25 @@ test("every message id the modules say is in the English catalog, and every entr
     .concat([...html.matchAll(/\{\{(html\.[\w.]+)\}\}/g)].map((m) => m[1])));
   for (const id of said) assert.ok(ids.includes(id), id);
   const built = ["mode.class", "mode.homework", "chart.darker", "chart.brighter", "until.timer", "until.reveal"]
-    .concat(ids.filter((k) => k.startsWith("chip.")));
+    .concat(ids.filter((k) => k.startsWith("chip.")))
+    .concat(ids.filter((k) => k.startsWith("why.")));    // the server's (tests/test_languages.py)
   for (const id of ids) assert.ok(said.has(id) || built.includes(id), "unused: " + id);
   assert.equal(say("where", { mode: "class", code: "X", step: 1, n: 2 }), "where");   // no catalog: the id
   assert.equal(Object.keys(STRINGS).length, 0);
+});
+
+test("a server's sentence is said from the catalog once it is there, in English until then", () => {
+  assert.equal(told("plain words"), "plain words");
+  assert.equal(told(null), null);
+  WANTED.words = false;
+  const refused = { why: "step 2 is revealed: answers are closed.", say: ["why.revealed", { step: 2 }] };
+  assert.equal(told(refused), refused.why);             // not fetched yet: the English
+  assert.equal(WANTED.words, true);                     // ... and main.js asks for them
+  STRINGS["why.revealed"] = "L'étape {step} est révélée.";
+  try {
+    assert.equal(told(refused), "L'étape 2 est révélée.");
+    assert.equal(told({ why: "old server", say: undefined }), "old server");   // no id: its English
+  } finally {
+    delete STRINGS["why.revealed"];
+  }
 });

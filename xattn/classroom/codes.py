@@ -15,6 +15,7 @@ import secrets
 
 from xattn._checks import check_int, quote
 from xattn.classroom.errors import RoomNotFound
+from xattn.classroom.said import said
 
 __all__ = ["ALPHABET", "CODE_LENGTH", "new_code", "new_secret", "new_student_id",
            "signed_student", "student_of", "new_challenge", "work_done", "solve_work",
@@ -176,7 +177,8 @@ def normalize_code(text) -> str:
     code = "".join(text.split()).replace("-", "").upper()
     if len(code) != CODE_LENGTH or any(c not in ALPHABET for c in code):
         raise RoomNotFound(f"{quote(text, 30)} is not a room code: a room code is "
-                           f"{CODE_LENGTH} characters from {ALPHABET}.")
+                           f"{CODE_LENGTH} characters from {ALPHABET}.").saying(
+            said("why.not.code.typed", code=quote(text, 30)))
     return code
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from xattn._checks import quote
 from xattn.classroom.errors import AnswerRefused
+from xattn.classroom.said import said
 
 __all__ = ["LEVELS", "LABELS", "check_level", "ConfidenceSplit", "split", "by_element"]
 
@@ -42,8 +43,9 @@ def check_level(level) -> str | None:
     received) for anything else."""
     if level is None or (isinstance(level, str) and level in LEVELS):
         return level
-    said = ", ".join(repr(v) for v in LEVELS[:-1]) + f" or {LEVELS[-1]!r}"
-    raise AnswerRefused(f"a confidence is one of {said} (or none); received {quote(level)}.")
+    named = ", ".join(repr(v) for v in LEVELS[:-1]) + f" or {LEVELS[-1]!r}"
+    raise AnswerRefused(f"a confidence is one of {named} (or none); received {quote(level)}."
+                        ).saying(said("why.bad.answer"))
 
 
 @dataclass(frozen=True)

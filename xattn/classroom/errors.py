@@ -6,12 +6,22 @@ quote what a user typed). None of them says whether a room exists when a host li
 
 from __future__ import annotations
 
+from xattn.classroom.said import said
+
 __all__ = ["ClassroomError", "RoomNotFound", "RoomEnded", "HostRefused", "DeviceCodeRefused",
            "AnswerRefused", "LimitReached", "StoreUnavailable"]
 
 
 class ClassroomError(Exception):
-    """Anything a class store refuses or cannot do."""
+    """Anything a class store refuses or cannot do. ``said``: what a phone is told, as a
+    message of its catalog (`xattn.classroom.said`), where a phone may be told it."""
+
+    said = None
+
+    def saying(self, message) -> ClassroomError:
+        """This error, carrying ``message`` (a `said.Said`) for a phone."""
+        self.said = message
+        return self
 
 
 class RoomNotFound(ClassroomError, LookupError):
@@ -20,7 +30,8 @@ class RoomNotFound(ClassroomError, LookupError):
     @classmethod
     def for_code(cls, code: str) -> RoomNotFound:
         return cls(f"No class is running with the code {code}: check the code, or ask for the "
-                   "link again (a class ends some hours after it starts).")
+                   "link again (a class ends some hours after it starts).").saying(
+            said("why.no.class", code=code))
 
 
 class RoomEnded(RoomNotFound):
@@ -32,7 +43,7 @@ class RoomEnded(RoomNotFound):
     def for_code(cls, code: str) -> RoomEnded:
         return cls(f"The class {code} has ended: its lecturer closed it (or, with this server "
                    "full, nobody taught in it and a new class took its place), and nothing of "
-                   "it is kept.")
+                   "it is kept.").saying(said("why.ended", code=code))
 
 
 class HostRefused(ClassroomError):

@@ -93,7 +93,7 @@ class HubRoom:
     joined: set = field(default_factory=set)      # students to mark present on the next look
     host_sent: float = 0.0
     host_due: bool = False
-    gone: str | None = None
+    gone: Exception | None = None        # why the room is gone: its RoomNotFound
     memo: dict = field(default_factory=dict)      # (message key, text) -> personal JSON
     # What this process keeps of the room, to give back to a store that restarted empty:
     # the store's snapshot at the last move, and every answer saved here since it was read
@@ -119,9 +119,11 @@ def personal_json(message: Message, text: str | None) -> bytes:
 
 
 def receipt_json(r: Receipt) -> bytes:
-    return json.dumps({"step": r.step, "round": r.round, "value": plain(r.value),
-                       "state": r.state, "why": r.why, "confidence": r.confidence},
-                      separators=(",", ":"), ensure_ascii=False).encode()
+    data = {"step": r.step, "round": r.round, "value": plain(r.value), "state": r.state,
+            "why": r.why, "confidence": r.confidence}
+    if r.said is not None:              # the phone says it in its language (said.py)
+        data["say"] = r.said.json()
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def plain(value):

@@ -291,7 +291,7 @@ class Hub(Publishing, Recovery):
                         room.restoring = True
                         self._builders.submit(self._restore, code, room)
                 elif room.gone is None:
-                    self._call(self._publish_gone, code, str(RoomNotFound.for_code(code)))
+                    self._call(self._publish_gone, code, RoomNotFound.for_code(code))
                 continue
             closed = pulse.ends_at is not None and now >= pulse.ends_at
             moved = pulse != room.pulse

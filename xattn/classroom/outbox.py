@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from xattn.classroom.errors import ClassroomError, RoomNotFound, StoreUnavailable
+from xattn.classroom.said import Said, said, said_of
 from xattn.classroom.store import ClassStore
 
 __all__ = ["Outbox", "Receipt"]
@@ -39,7 +40,8 @@ class Receipt:
     stored, and ``confidence``), ``"retrying"`` (the store could not take it: ``why``; it is
     sent again) or ``"refused"`` (the store will not take it: ``why``; it is not saved).
     ``confidence`` is how sure the student said they are (None: not said), kept with the
-    answer through every retry."""
+    answer through every retry. ``said``: ``why`` as a message of the phone's catalog
+    (`xattn.classroom.said`), or None."""
 
     step: int
     round: int
@@ -47,6 +49,7 @@ class Receipt:
     state: str
     why: str = ""
     confidence: str | None = None
+    said: Said | None = None
 
     @property
     def final(self) -> bool:
@@ -109,7 +112,7 @@ class Outbox:
             if key not in self._pending and len(self._pending) >= MAX_PENDING:
                 receipt = Receipt(step, round_, value, "refused",
                                   "this server holds too many unsent answers; try again in a "
-                                  "minute.", confidence)
+                                  "minute.", confidence, said("why.busy"))
             else:
                 self._pending[key] = _Item(session, code, step, round_, student, value,
                                            confidence)
@@ -203,18 +206,20 @@ class Outbox:
         except (StoreUnavailable, RoomNotFound) as err:
             if isinstance(err, RoomNotFound) and not self._comes_back(item.code):
                 receipt = Receipt(item.step, item.round, item.value, "refused", str(err),
-                                  item.confidence)
+                                  item.confidence, said_of(err))
+            elif isinstance(err, StoreUnavailable):
+                receipt = Receipt(item.step, item.round, item.value, "retrying", str(err),
+                                  item.confidence, said_of(err))
             else:
-                why = str(err) if isinstance(err, StoreUnavailable) else (
-                    "the class store lost the class for a moment (it restarted?); it is "
-                    "being given back")
-                receipt = Receipt(item.step, item.round, item.value, "retrying", why,
-                                  item.confidence)
+                receipt = Receipt(item.step, item.round, item.value, "retrying",
+                                  "the class store lost the class for a moment (it "
+                                  "restarted?); it is being given back", item.confidence,
+                                  said("why.store.back"))
                 item.tries += 1
                 item.due = self._clock() + BACKOFF[min(item.tries, len(BACKOFF)) - 1]
         except (ClassroomError, ValueError, TypeError) as err:
             receipt = Receipt(item.step, item.round, item.value, "refused", str(err),
-                              item.confidence)
+                              item.confidence, said_of(err))
         with self._lock:
             self._busy.discard(key)
             waiting = self._pending.get(key)

@@ -11,6 +11,7 @@ from xattn.classroom.frames import Follower, HubRoom, Message, frame, personal_j
 from xattn.classroom.outbox import Receipt
 from xattn.classroom.records import Pulse
 from xattn.classroom.rules import parse_question
+from xattn.classroom.said import said_of
 
 __all__ = ["Publishing"]
 
@@ -55,8 +56,11 @@ class Publishing:
         return frame(json.dumps({"problem": self.problem}).encode(), "status")
 
     @staticmethod
-    def _gone_frame(why: str) -> bytes:
-        return frame(json.dumps({"gone": why}, ensure_ascii=False).encode(), "gone")
+    def _gone_frame(err: Exception) -> bytes:
+        data = {"gone": str(err)}
+        if said_of(err) is not None:    # the phone says it in its language (said.py)
+            data["say"] = said_of(err).json()
+        return frame(json.dumps(data, ensure_ascii=False).encode(), "gone")
 
     # --- from the threads to the loop ----------------------------------------------------------
     def _call(self, fn, *args) -> None:
@@ -94,12 +98,12 @@ class Publishing:
             if f.host:
                 f.push("pulse", frame)
 
-    def _publish_gone(self, code: str, why: str) -> None:
+    def _publish_gone(self, code: str, err: Exception) -> None:
         room = self._rooms.get(code)
         if room is None:
             return
-        room.gone = why
-        frame = self._gone_frame(why)
+        room.gone = err
+        frame = self._gone_frame(err)
         for f in list(room.followers):
             f.push("gone", frame)
             f.close()

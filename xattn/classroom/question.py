@@ -38,6 +38,7 @@ from xattn._checks import quote
 from xattn.classroom.errors import AnswerRefused
 from xattn.classroom.kinds import KINDS as _KINDS
 from xattn.classroom.kinds import MAX_CHOICES, MAX_LINKS, MAX_ROWS, MAX_WORDS, Kind
+from xattn.classroom.said import said
 
 __all__ = ["Question", "KINDS", "MAX_CHOICES", "MAX_ROWS", "MAX_WORDS", "MAX_LINKS",
            "MAX_CASES", "MAX_QUESTION_BYTES", "NO_QUESTION"]
@@ -217,7 +218,8 @@ class Question:
         """
         text = self.of.encode(self, value)
         if text is None:
-            raise AnswerRefused(f"this step takes {self.expects()}; received {quote(value)}.")
+            raise AnswerRefused(f"this step takes {self.expects()}; received {quote(value)}."
+                                ).saying(said("why.bad.answer"))
         return text
 
     def decode(self, text: str):

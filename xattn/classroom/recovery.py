@@ -60,7 +60,7 @@ class Recovery:
         except RoomEnded as err:                  # its lecturer ended it: nothing to give
             with self._lock:
                 room.snapshot, room.saved, room.saved_levels = None, {}, {}
-            self._call(self._publish_gone, code, str(err))
+            self._call(self._publish_gone, code, err)
         except StoreUnavailable as err:
             self._set_problem(str(err))
         except Exception:  # noqa: BLE001 - tried again on the next look
@@ -105,7 +105,7 @@ class Recovery:
             room.built = built
             self._call(self._publish, code, message, answers, personal, levels)
         except RoomNotFound as err:
-            self._call(self._publish_gone, code, str(err))
+            self._call(self._publish_gone, code, err)
         except StoreUnavailable as err:
             self._set_problem(str(err))
         except Exception:  # noqa: BLE001 - a message that cannot be built: tried again

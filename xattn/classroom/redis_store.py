@@ -57,12 +57,15 @@ from xattn.classroom.redis_rows import timer_of
 from xattn.classroom.redis_scripts import SCRIPTS
 from xattn.classroom.rules import (
     already_answered,
+    full_answers,
     homework_closed,
     not_a_step,
+    other_step,
     parse_question,
     refuse_closed,
     stale_round,
 )
+from xattn.classroom.said import said
 from xattn.classroom.store import ClassStore
 
 __all__ = ["RedisStore"]
@@ -152,7 +155,7 @@ class RedisStore(RedisHosting, RedisReading, ClassStore):
             if answering and len(reply) > 3 and reply[3]:         # a homework's steps
                 raise not_a_step(step, int(reply[1]))
             if answering:        # beyond the last step is one more step the class is not on
-                raise AnswerRefused(f"the class is on step {reply[2]}, not step {step}.")
+                raise other_step(int(reply[2]), step)
             raise ValueError(f"step must be from 1 to {reply[1]}; received {step}.")
         return reply[1:]
 
@@ -161,11 +164,11 @@ class RedisStore(RedisHosting, RedisReading, ClassStore):
             current, rnd, phase, question, _, _, closes = self._step_info(code, step,
                                                                          answering=True)
             if int(current) != step and not closes:
-                raise AnswerRefused(f"the class is on step {current}, not step {step}.")
+                raise other_step(int(current), step)
             if round_ is not None and int(rnd) != round_:
                 raise stale_round(step, round_, int(rnd))
             if phase != "asking":
-                raise AnswerRefused(f"step {step} is revealed: answers are closed.")
+                refuse_closed(step, "revealed")
             encoded = parse_question(question).encode(value)
             reply = self._run("answer", [self._key("room", code),
                                          self._key("ans", code, step, rnd),
@@ -184,16 +187,16 @@ class RedisStore(RedisHosting, RedisReading, ClassStore):
         if status == "ANSWERED":
             raise already_answered(step, n, question)
         if status == "FULL":
-            raise LimitReached(f"this class already holds {n} answers, the most a class keeps "
-                               f"(Limits.max_answers = {self.limits.max_answers}).")
+            raise full_answers(int(n), self.limits.max_answers)
         if status == "NOTSTEP":
-            raise AnswerRefused(f"the class is on step {n}, not step {step}.")
+            raise other_step(int(n), step)
         if status in ("CLOSED", "TIMEUP"):
             refuse_closed(step, "revealed" if status == "CLOSED" else "closed")
         if status == "NOROOM":
             raise RoomNotFound.for_code(code)
         if status == "STALE":
-            raise AnswerRefused(f"the host keeps restarting step {step}: answer again.")
+            raise AnswerRefused(f"the host keeps restarting step {step}: answer again.").saying(
+                said("why.restarting", step=step))
         return question
 
     def _view(self, code, student):
@@ -241,7 +244,8 @@ class RedisStore(RedisHosting, RedisReading, ClassStore):
             raise RoomNotFound.for_code(code)
         if int(left):
             raise LimitReached(f"this class already has {n} students, the most a class "
-                               f"takes (Limits.max_students = {self.limits.max_students}).")
+                               f"takes (Limits.max_students = {self.limits.max_students})."
+                               ).saying(said("why.full.students", n=int(n)))
 
 
     def _allow(self, kind, digest, limit, window, peek):

@@ -12,9 +12,10 @@ import time
 from functools import lru_cache
 
 from xattn._checks import quote
-from xattn.classroom.errors import AnswerRefused
+from xattn.classroom.errors import AnswerRefused, LimitReached
 from xattn.classroom.question import Question
 from xattn.classroom.records import Timer
+from xattn.classroom.said import said
 
 __all__ = ["phase_at", "refuse_closed", "refuse_homework", "count_map", "answered", "stale_round",
            "utc", "not_a_step", "homework_closed", "already_answered", "parse_question",
@@ -48,9 +49,11 @@ def phase_at(phase: str, timer: Timer | None, now: float) -> str:
 def refuse_closed(step: int, phase: str) -> None:
     """`AnswerRefused` unless a round in ``phase`` takes answers."""
     if phase == "revealed":
-        raise AnswerRefused(f"step {step} is revealed: answers are closed.")
+        raise AnswerRefused(f"step {step} is revealed: answers are closed.").saying(
+            said("why.revealed", step=step))
     if phase == "closed":
-        raise AnswerRefused(f"time is up for step {step}: answers are closed.")
+        raise AnswerRefused(f"time is up for step {step}: answers are closed.").saying(
+            said("why.time.up", step=step))
 
 
 def stale_round(step: int, sent: int, current: int) -> AnswerRefused:
@@ -58,7 +61,21 @@ def stale_round(step: int, sent: int, current: int) -> AnswerRefused:
     ``current``: the answer is not saved (in the new round it would count as a vote the
     student never cast)."""
     return AnswerRefused(f"this answer was for round {sent} of step {step}, and the class is "
-                         f"on round {current} now: it was not saved. Answer again.")
+                         f"on round {current} now: it was not saved. Answer again.").saying(
+        said("why.stale.round", sent=sent, step=step, current=current))
+
+
+def other_step(current: int, step: int) -> AnswerRefused:
+    """The refusal of an answer to ``step`` while the class is on step ``current``."""
+    return AnswerRefused(f"the class is on step {current}, not step {step}.").saying(
+        said("why.step.other", current=int(current), step=step))
+
+
+def full_answers(n: int, limit: int) -> LimitReached:
+    """The refusal of an answer once a class holds its most answers (``n``, of ``limit``)."""
+    return LimitReached(f"this class already holds {n} answers, the most a class keeps "
+                        f"(Limits.max_answers = {limit}).").saying(
+        said("why.full.answers", n=int(n)))
 
 
 def utc(t: float) -> str:
@@ -77,19 +94,22 @@ def refuse_homework(step: int, n_steps: int, closes: float, now: float) -> None:
 
 
 def not_a_step(step: int, n_steps: int) -> AnswerRefused:
-    return AnswerRefused(f"this homework has steps 1 to {n_steps}; received step {step}.")
+    return AnswerRefused(f"this homework has steps 1 to {n_steps}; received step {step}.").saying(
+        said("why.hw.steps", n=n_steps, step=step))
 
 
 def homework_closed(closes: float, now: float) -> AnswerRefused:
     return AnswerRefused(f"this homework closed at {utc(closes)}: it took answers until "
-                         f"then, and this one came at {utc(now)}.")
+                         f"then, and this one came at {utc(now)}.").saying(
+        said("why.hw.closed", when=utc(closes)))
 
 
 def already_answered(step: int, text: str, question: str) -> AnswerRefused:
     """What a homework says to a second, different answer to a step: the first one stays."""
     answer = parse_question(question).decode(text)
     return AnswerRefused(f"step {step} was answered already ({quote(answer)}) and its answer "
-                         "shown: a homework's answer stays as it was first sent.")
+                         "shown: a homework's answer stays as it was first sent.").saying(
+        said("why.hw.answered", step=step))
 
 
 @lru_cache(maxsize=256)        # at most 256 x MAX_QUESTION_BYTES = 4 MB

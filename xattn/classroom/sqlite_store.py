@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from xattn.classroom.errors import (
-    AnswerRefused,
     LimitReached,
     RoomEnded,
     RoomNotFound,
@@ -30,12 +29,15 @@ from xattn.classroom.errors import (
 from xattn.classroom.records import Limits, Pulse, RawView
 from xattn.classroom.rules import (
     already_answered,
+    full_answers,
+    other_step,
     parse_question,
     phase_at,
     refuse_closed,
     refuse_homework,
     stale_round,
 )
+from xattn.classroom.said import said
 from xattn.classroom.sqlite_hosting import SQLiteHosting
 from xattn.classroom.sqlite_reading import SQLiteReading
 from xattn.classroom.sqlite_rows import ROOM_SQL, ROUND_SQL, delete_rooms, rollback, timer_of
@@ -158,7 +160,7 @@ class SQLiteStore(SQLiteHosting, SQLiteReading, ClassStore):
             if closes is not None:               # a homework: any step, until it closes
                 refuse_homework(step, n_steps, closes, now)
             elif step != current:
-                raise AnswerRefused(f"the class is on step {current}, not step {step}.")
+                raise other_step(current, step)
             rnd, phase, question, seconds, ends, rev = c.execute(ROUND_SQL, (code, step)).fetchone()
             if round_ is not None and round_ != rnd:
                 raise stale_round(step, round_, rnd)
@@ -171,9 +173,7 @@ class SQLiteStore(SQLiteHosting, SQLiteReading, ClassStore):
                 raise already_answered(step, old[0], question)
             if old is None:
                 if n_answers >= self.limits.max_answers:
-                    raise LimitReached(f"this class already holds {n_answers} answers, the most "
-                                       f"a class keeps (Limits.max_answers = "
-                                       f"{self.limits.max_answers}).")
+                    raise full_answers(n_answers, self.limits.max_answers)
                 c.execute("INSERT INTO answers (code, step, round, student, value, confidence) "
                           "VALUES (?, ?, ?, ?, ?, ?)", (*key, encoded, level))
                 c.execute("UPDATE rooms SET n_answers = n_answers + 1, tally = tally + 1 "
@@ -259,7 +259,8 @@ class SQLiteStore(SQLiteHosting, SQLiteReading, ClassStore):
                 c.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
         if len(new) > room:
             raise LimitReached(f"this class already has {n + room} students, the most a class "
-                               f"takes (Limits.max_students = {self.limits.max_students}).")
+                               f"takes (Limits.max_students = {self.limits.max_students})."
+                               ).saying(said("why.full.students", n=n + room))
 
 
     def _pulse(self, codes):

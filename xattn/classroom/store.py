@@ -64,6 +64,7 @@ from xattn.classroom.rules import (
     parse_question,
     phase_at,
 )
+from xattn.classroom.said import said
 from xattn.classroom.snapshots import rounds_to_read
 
 __all__ = ["ClassStore"]
@@ -191,7 +192,7 @@ class ClassStore(Hosting, Reading, Guards, Backend):
         if isinstance(value, str) and (len(value) > self.limits.max_answer_bytes
                                        or len(value.encode()) > self.limits.max_answer_bytes):
             raise LimitReached(f"an answer holds at most {self.limits.max_answer_bytes} bytes "
-                               "(Limits.max_answer_bytes).")
+                               "(Limits.max_answer_bytes).").saying(said("why.too.big"))
         question = self._answer(code, step, student, value, level, round_)
         return parse_question(question).decode(parse_question(question).encode(value))
 

@@ -34,8 +34,9 @@ import time
 from collections import OrderedDict
 
 from xattn._checks import quote
-from xattn.classroom import RoomView
+from xattn.classroom import AnswerRefused, RoomView
 from xattn.classroom.hub import Message
+from xattn.classroom.said import said
 from xattn.lesson import Lesson, Told, is_right, verdict
 from xattn.lesson.misconceptions import surprise
 from xattn.markup import to_html
@@ -104,13 +105,15 @@ def first_open(states: list[str]) -> int:
     return next((k for k, s in enumerate(states, 1) if s == "open"), len(states))
 
 
-def refused_before_check(lesson: Lesson, step: int, mine: dict) -> str | None:
+def refused_before_check(lesson: Lesson, step: int, mine: dict) -> AnswerRefused | None:
     """Why an answer to ``step`` is refused before the pre-check is done (None: it is not)."""
     pre = _pre(lesson)
     if not pre or step in pre or all(b in mine for b in pre):
         return None
-    return (f"answer the check before the lesson first (step{'s' if len(pre) > 1 else ''} "
-            f"{_listed(sorted(pre))}): it says what you knew before the lesson.")
+    return AnswerRefused(f"answer the check before the lesson first "
+                         f"(step{'s' if len(pre) > 1 else ''} {_listed(sorted(pre))}): it "
+                         "says what you knew before the lesson.").saying(
+        said("why.hw.check", steps=", ".join(map(str, sorted(pre)))))
 
 
 def _listed(steps: list[int]) -> str:

@@ -30,8 +30,10 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["Bodies", "BadBody", "Cap", "cap_of", "parse_json", "read_json", "ROUTE_BYTES",
-           "UPLOAD_OVERHEAD", "OTHER_BYTES", "MAX_DEPTH", "MAX_DIGITS"]
+from xattn.classroom.said import Said, said
+
+__all__ = ["Bodies", "BadBody", "Cap", "cap_of", "said_of", "parse_json", "read_json",
+           "ROUTE_BYTES", "UPLOAD_OVERHEAD", "OTHER_BYTES", "MAX_DEPTH", "MAX_DIGITS"]
 
 ROUTE_BYTES = {"join": 2_048,      # {"challenge": ~90 characters, "nonce": ~40}
                "answer": 4_096,    # a links answer is ~200
@@ -59,6 +61,12 @@ class BadBody(ValueError):
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
         self.status = status
+
+
+def said_of(err: BadBody) -> Said:
+    """What a phone is told of a body refused (`xattn.classroom.said`): too large (413), or
+    not a request its page sends."""
+    return said("why.too.big") if err.status == 413 else said("why.bad.request")
 
 
 def cap_of(scope, upload_bytes: Callable[[], int]) -> Cap:

@@ -41,12 +41,14 @@ import hashlib
 import math
 import time
 from http.cookies import SimpleCookie
+from typing import NamedTuple
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError, RoomNotFound, normalize_code
 from xattn.classroom.codes import joined_student, new_challenge, signed_student, student_of
+from xattn.classroom.said import Said, said, said_of
 from xattn.live.cookies import (
     BROWSER_COOKIE,
     COOKIE_AGE,
@@ -152,34 +154,36 @@ async def look_up(scope, hub, join: dict) -> str | None:
         if browser is None:          # no free look at a code: the join's work first
             return None, False
         if not store.allow("browser_failed_joins", browser, peek=True):
-            return too_many(store.limits), True
+            return _too_many(store.limits), True
         if code in store.pulse([code]):
             return None, True
         if hub.knows(code):          # served here lately: the store is getting it back
             join["retry"] = True
-            return ("The class store does not have this class at this moment (it "
-                    "restarted?); this page tries again by itself."), True
+            return _Told("The class store does not have this class at this moment (it "
+                         "restarted?); this page tries again by itself.",
+                         said("why.store.back")), True
         store.allow("browser_failed_joins", browser)
-        return str(RoomNotFound.for_code(code)), True
+        err = RoomNotFound.for_code(code)
+        return _Told(str(err), err.said), True
 
     try:
         problem, tokened = await asyncio.to_thread(look)
         if problem:
-            join["problem"] = problem
+            join["problem"], join["say"] = problem.why, problem.said.json()
             return None
         sid = await student(scope, hub, code)
         if sid is not None:          # in the room: a token, if it has none, from its id
             keys = await asyncio.to_thread(store.signing_keys)
             return None if tokened else token_of(keys, sid)
         if tokened and (await asyncio.to_thread(store.room_view, code)).locked:
-            join["problem"] = LOCKED
+            join["problem"], join["say"] = LOCKED, said("why.locked").json()
             return None
     except RoomNotFound:             # gone between two reads: the join says so
         pass
     except ClassroomError as err:
         join["problem"] = (f"The class store is not answering ({err}). This page tries again "
                            "by itself.")
-        join["retry"] = True
+        join["say"], join["retry"] = said("why.store").json(), True
         return None
     key = await asyncio.to_thread(store.signing_key)
     join["challenge"] = new_challenge(key, code, time.time())
@@ -188,8 +192,21 @@ async def look_up(scope, hub, join: dict) -> str | None:
     return None
 
 
-def _no(why: str, status: int) -> JSONResponse:
-    return JSONResponse({"joined": False, "why": why}, status_code=status, headers=_HEADERS)
+class _Told(NamedTuple):
+    """A sentence for a phone: in English (``why``) and as its catalog's message (``said``)."""
+
+    why: str
+    said: Said
+
+
+def _too_many(limits) -> _Told:
+    return _Told(too_many(limits), said("why.codes.many", n=limits.browser_failed_joins[0]))
+
+
+def _no(why: str, status: int, told: Said) -> JSONResponse:
+    """A join refused: ``why`` in English, ``told`` the phone's message of it."""
+    return JSONResponse({"joined": False, "why": why, "say": told.json()}, status_code=status,
+                        headers=_HEADERS)
 
 
 def _busy(limits, wait: float) -> JSONResponse:
@@ -199,8 +216,9 @@ def _busy(limits, wait: float) -> JSONResponse:
     retry = max(1, math.ceil(wait))
     why = (f"More than {burst:,} phones joined this class from your network at once; one "
            f"more joins every {every:g} s. This page joins by itself in {retry} s.")
-    return JSONResponse({"joined": False, "why": why, "retry": retry}, status_code=429,
-                        headers={**_HEADERS, "retry-after": str(retry)})
+    told = said("why.join.busy", n=int(burst), retry=retry)
+    return JSONResponse({"joined": False, "why": why, "say": told.json(), "retry": retry},
+                        status_code=429, headers={**_HEADERS, "retry-after": str(retry)})
 
 
 async def join(request: Request) -> JSONResponse:
@@ -209,10 +227,10 @@ async def join(request: Request) -> JSONResponse:
     try:
         code = normalize_code(request.path_params["code"])
     except (RoomNotFound, TypeError):
-        return _no("That is not a class code.", 404)
+        return _no("That is not a class code.", 404, said("why.not.code"))
     origin = request.headers.get("origin")
     if origin and origin.split("://")[-1] != request.headers.get("host", ""):
-        return _no("A join comes from the class's own page.", 403)
+        return _no("A join comes from the class's own page.", 403, said("why.origin"))
     try:
         sent = await bodies.read_json(request, bodies.ROUTE_BYTES["join"])
         challenge, nonce = sent["challenge"], sent["nonce"]
@@ -220,9 +238,10 @@ async def join(request: Request) -> JSONResponse:
             raise TypeError
     except bodies.BadBody as err:
         return _no(f'A join is sent as {{"challenge": "...", "nonce": "..."}}: {err}.',
-                   err.status)
+                   err.status, bodies.said_of(err))
     except (TypeError, KeyError):
-        return _no('A join is sent as {"challenge": "...", "nonce": "..."}.', 400)
+        return _no('A join is sent as {"challenge": "...", "nonce": "..."}.', 400,
+                   said("why.bad.request"))
     try:
         hub = live.hub()
         store = hub.store
@@ -234,7 +253,8 @@ async def join(request: Request) -> JSONResponse:
             await asyncio.to_thread(store.refresh_signing_keys), *args)
         if sid is None:
             return _no("This join's work is not done, or is older than "
-                       f"{limits.join_seconds / 60:g} minutes: reload the page.", 403)
+                       f"{limits.join_seconds / 60:g} minutes: reload the page.", 403,
+                       said("why.join.reload"))
         jar = cookies(request.scope)
         browser = await asyncio.to_thread(browser_token, store, jar)
         token = None if browser is not None else token_of(keys, sid)
@@ -243,7 +263,7 @@ async def join(request: Request) -> JSONResponse:
         except RoomNotFound as err:
             return await _no_class(request.scope, hub, code, err, browser, token)
         if view.locked:
-            return _with_token(_no(LOCKED, 403), request.scope, token)
+            return _with_token(_no(LOCKED, 403, said("why.locked")), request.scope, token)
         wait = await asyncio.to_thread(store.take_join, code, client(request.scope))
         if wait > 0:
             return _with_token(_busy(limits, wait), request.scope, token)
@@ -251,10 +271,12 @@ async def join(request: Request) -> JSONResponse:
             limit, window = limits.new_students
             return _no(f"More than {limit} new students joined classes from your network in "
                        f"the last {window / 60:g} minutes, the most this server takes. Wait a "
-                       "few minutes, then reload this page.", 429)
+                       "few minutes, then reload this page.", 429,
+                       said("why.join.many", n=int(limit)))
         value = signed_student(await asyncio.to_thread(store.signing_key), sid, code)
     except ClassroomError as err:
-        return _no(f"The class store is not answering ({err}): this page tries again.", 503)
+        return _no(f"The class store is not answering ({err}): this page tries again.", 503,
+                   said("why.store"))
     response = JSONResponse({"joined": True}, headers=_HEADERS)
     response.headers.append("set-cookie", set_cookie(request.scope, student_cookie(code), value,
                                                      cookie_age(limits, view.homework)))
@@ -269,12 +291,13 @@ async def _no_class(scope, hub, code: str, err: RoomNotFound, browser: str | Non
     store = hub.store
     if hub.knows(code):
         return _no("The class store does not have this class at this moment (it "
-                   "restarted?): this page tries again.", 503)
+                   "restarted?): this page tries again.", 503, said("why.store.back"))
     counted = browser or token.split(".")[0]
     if await asyncio.to_thread(store.allow, "browser_failed_joins", counted):
-        refused = _no(str(err), 404)
+        refused = _no(str(err), 404, said_of(err) or said("why.no.class", code=code))
     else:
-        refused = _no(too_many(store.limits), 429)
+        told = _too_many(store.limits)
+        refused = _no(told.why, 429, told.said)
     return _with_token(refused, scope, token)
 
 

@@ -7,6 +7,8 @@ asks for (docs/languages.md).
   categories a browser's ``Intl.PluralRules`` names; cached per language;
 - `pseudo`: the pseudo-locale ``en-XA`` made from English (accented, about 40 % longer,
   every ``{name}`` kept) for tests of a longer language;
+- `words`: the server's own sentences (ids ``why.*``: `xattn.classroom.said`) of one
+  language, which a page does not carry: a phone fetches them when it first shows one;
 - `negotiate`: the language of a request, from its cookie, else ``Accept-Language``
   (Babel's `negotiate_locale`), else English.
 """
@@ -23,13 +25,14 @@ from babel import Locale
 from babel.core import negotiate_locale
 from babel.messages.pofile import read_po
 
-__all__ = ["LANGS", "PSEUDO", "RTL", "catalog", "messages", "negotiate", "placeholders",
-           "plural_categories", "pseudo"]
+__all__ = ["LANGS", "PSEUDO", "RTL", "SERVER", "catalog", "messages", "negotiate",
+           "placeholders", "plural_categories", "pseudo", "words"]
 
 LANGS = ("en", "fr", "de", "es", "zh", "ar")
 PSEUDO = "en-XA"
 RTL = frozenset({"ar"})
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
+SERVER = "why."                 # the ids of the server's own sentences (said.py)
 _NAME = re.compile(r"\{(\w+)\}")
 # numbers that meet every gettext plural index of the six languages (fr, es: a million)
 _SAMPLES = (*range(0, 1001), 10**6, 2 * 10**6)
@@ -85,6 +88,19 @@ def catalog(lang: str) -> dict:
         else:
             strings[m.id] = m.string
     return {"lang": lang, "dir": "rtl" if lang in RTL else "ltr", "strings": strings}
+
+
+@cache
+def words(lang: str) -> dict:
+    """The server's own sentences in ``lang`` (`LANGS` or ``en-XA``): ``{"lang", "strings"}``,
+    the ids starting ``why.``."""
+    if not isinstance(lang, str):
+        raise TypeError(f"a language is a str, received {type(lang).__name__}")
+    if lang not in LANGS and lang != PSEUDO:
+        raise ValueError(f"a language is one of {', '.join(LANGS)} or {PSEUDO}, received "
+                         f"{lang!r}")
+    strings = catalog(lang)["strings"]
+    return {"lang": lang, "strings": {k: v for k, v in strings.items() if k.startswith(SERVER)}}
 
 
 _ACCENTS = str.maketrans("aceinosuyACEINOSUY", "åçéîñöšüýÅÇÉÎÑÖŠÜÝ")

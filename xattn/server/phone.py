@@ -41,9 +41,10 @@ from xattn.classroom import AnswerRefused, ClassroomError, RoomNotFound, normali
 from xattn.classroom.codes import secret_digest
 from xattn.classroom.confidence import check_level
 from xattn.classroom.hub import Follower
+from xattn.classroom.said import Said, said, said_of
 from xattn.live import homework
 from xattn.live.cookies import browser_token
-from xattn.server import bodies, host, join, languages, live, token
+from xattn.server import bodies, host, join, languages, live, phone_page, token
 from xattn.server.phone_page import template
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
@@ -156,14 +157,15 @@ async def _phone_page(scope) -> Response:
     try:
         data["code"] = normalize_code(typed)
     except (RoomNotFound, TypeError) as err:
-        data["problem"] = str(err)
+        told = said_of(err) or said("why.not.code")
+        data["problem"], data["say"] = str(err), told.json()
     browser = None
     try:
         hub = live.hub()
     except ClassroomError as err:
         data["problem"] = (f"The class store is not answering ({err}). This page tries "
                            "again by itself.")
-        data["retry"] = True
+        data["say"], data["retry"] = said("why.store").json(), True
         hub = None
     if hub is not None and "code" in data:
         browser = await join.look_up(scope, hub, data)
@@ -268,12 +270,12 @@ async def answer(request: Request) -> JSONResponse:
     """``POST /live/CODE/answer``: a phone's answer and its receipt."""
     code = _code(request.scope)
     if code is None:
-        return _refused("That is not a class code.", 404)
+        return _refused("That is not a class code.", 404, said("why.not.code"))
     origin = request.headers.get("origin")
     if origin and origin.split("://")[-1] != request.headers.get("host", ""):
-        return _refused("An answer comes from the class's own page.", 403)
+        return _refused("An answer comes from the class's own page.", 403, said("why.origin"))
     if not request.headers.get("content-type", "").startswith("application/json"):
-        return _refused("An answer is sent as JSON.", 415)
+        return _refused("An answer is sent as JSON.", 415, said("why.bad.request"))
     try:
         sent = await bodies.read_json(request, MAX_BODY)
         step, round_, value = sent["step"], sent["round"], sent["value"]
@@ -281,21 +283,23 @@ async def answer(request: Request) -> JSONResponse:
             raise TypeError
     except bodies.BadBody as err:
         return _refused(f'An answer is {{"step": int, "round": int, "value": ...}}: {err}.',
-                        err.status)
+                        err.status, bodies.said_of(err))
     except (TypeError, KeyError):
-        return _refused('An answer is {"step": int, "round": int, "value": ...}.', 400)
+        return _refused('An answer is {"step": int, "round": int, "value": ...}.', 400,
+                        said("why.bad.request"))
     try:
         level = check_level(sent.get("confidence"))
     except AnswerRefused as err:
-        return _refused(str(err), 400)
+        return _refused(str(err), 400, said_of(err))
     try:
         hub = live.hub()
     except ClassroomError as err:
-        return _refused(f"the class store cannot be opened ({err}); tell your teacher.", 503)
+        return _refused(f"the class store cannot be opened ({err}); tell your teacher.", 503,
+                        said("why.store"))
     student = await join.student(request.scope, hub, code)
     if student is None:
         return _refused("This browser has not joined the class yet: it joins in a moment "
-                        "(or reload the page).", 401)
+                        "(or reload the page).", 401, said("why.not.joined"))
     why = None
     if homework.known(code) is not False:        # a live class known here: no read
         try:
@@ -304,16 +308,18 @@ async def answer(request: Request) -> JSONResponse:
             pass                       # the store says what it says when the answer is sent
     if why:
         return JSONResponse({"step": step, "round": round_, "value": _lists(value),
-                             "confidence": level, "state": "refused", "why": why},
-                            status_code=409, headers=_HEADERS)
+                             "confidence": level, "state": "refused", "why": str(why),
+                             "say": said_of(why).json()}, status_code=409, headers=_HEADERS)
     receipt = await hub.answer(code, student, step, round_, value, level)
-    return JSONResponse({"step": receipt.step, "round": receipt.round,
-                         "value": _lists(receipt.value), "confidence": receipt.confidence,
-                         "state": receipt.state, "why": receipt.why,
-                         "at": round(time.time(), 3)}, headers=_HEADERS)
+    data = {"step": receipt.step, "round": receipt.round, "value": _lists(receipt.value),
+            "confidence": receipt.confidence, "state": receipt.state, "why": receipt.why,
+            "at": round(time.time(), 3)}
+    if receipt.said is not None:
+        data["say"] = receipt.said.json()
+    return JSONResponse(data, headers=_HEADERS)
 
 
-def _out_of_order(store, code: str, student: str, step: int) -> str | None:
+def _out_of_order(store, code: str, student: str, step: int) -> AnswerRefused | None:
     """Why a homework refuses an answer to ``step`` before its pre-check is answered (a
     request made around the phone's page), else None (a live class: never; one read per
     process and room, its mode)."""
@@ -327,9 +333,12 @@ def _out_of_order(store, code: str, student: str, step: int) -> str | None:
     return homework.refused_before_check(lesson, step, store.student_answers(code, student))
 
 
-def _refused(why: str, status: int) -> JSONResponse:
-    return JSONResponse({"state": "refused", "why": why}, status_code=status,
-                        headers=_HEADERS)
+def _refused(why: str, status: int, told: Said | None) -> JSONResponse:
+    """A refused answer's receipt: ``why`` in English, ``told`` the phone's message of it."""
+    data = {"state": "refused", "why": why}
+    if told is not None:
+        data["say"] = told.json()
+    return JSONResponse(data, status_code=status, headers=_HEADERS)
 
 
 def _lists(value):
@@ -345,32 +354,36 @@ async def homework_step(request: Request) -> Response:
     try:
         code = normalize_code(request.path_params["code"])
     except (RoomNotFound, TypeError):
-        return _why("That is not a class code.", 404)
+        return _why("That is not a class code.", 404, said("why.not.code"))
     try:
         hub = live.hub()
     except ClassroomError as err:
-        return _why(f"The class store is not answering ({err}); this page tries again.", 503)
+        return _why(f"The class store is not answering ({err}); this page tries again.", 503,
+                    said("why.store"))
     student = await join.student(request.scope, hub, code)
     try:
         data = await asyncio.to_thread(homework.step_json, hub.store, code,
                                        request.path_params["n"], student)
     except homework.StepRefused as err:
-        return _why(str(err), err.status)
+        return _why(str(err), err.status, said("why.step.none"))
     except RoomNotFound as err:
-        return _why(str(err), 404)
+        return _why(str(err), 404, said_of(err))
     except ClassroomError as err:
-        return _why(f"The class store is not answering ({err}); this page tries again.", 503)
+        return _why(f"The class store is not answering ({err}); this page tries again.", 503,
+                    said("why.store"))
     body = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
                       default=homework.json_number).encode()
     return join.gzipped(Response(body, media_type="application/json", headers=_HEADERS),
                         request.scope)
 
 
-def _why(why: str, status: int) -> JSONResponse:
-    return JSONResponse({"why": why}, status_code=status, headers=_HEADERS)
+def _why(why: str, status: int, told: Said | None) -> JSONResponse:
+    data = {"why": why} if told is None else {"why": why, "say": told.json()}
+    return JSONResponse(data, status_code=status, headers=_HEADERS)
 
 
-ROUTES = [Route("/live/{code}/events", _Stream(host=False)),
+ROUTES = [Route("/live/words/{lang}", phone_page.words),
+          Route("/live/{code}/events", _Stream(host=False)),
           Route("/live/{code}/step/{n}", homework_step),
           Route("/live/{code}/pulse", _Stream(host=True)),
           Route("/live/{code}/answer", answer, methods=["POST"]),

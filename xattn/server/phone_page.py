@@ -1,6 +1,6 @@
 """The phone's page in one language: its HTML with its static words filled from the
 language's catalog, its CSS, its scripts and the catalog the scripts read (docs/languages.md,
-docs/phone-page.md)."""
+docs/phone-page.md); and the route of the server's sentences it fetches apart (`words`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ import re
 from functools import lru_cache
 
 from babel import Locale
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
-from xattn.server import languages
+from xattn.server import languages, minify
+from xattn.server.join import gzipped
 from xattn.server.scripts import asset, joined_modules, lean
 
-__all__ = ["template", "picker"]
+__all__ = ["template", "picker", "words"]
 
 
 @lru_cache(maxsize=8)
@@ -22,20 +25,21 @@ def template(lang: str = "en") -> str:
     """The phone's page in ``lang`` (`languages.LANGS`, ``en-XA``): its HTML with its static
     words and ``lang``/``dir`` filled from the language's catalog, its CSS and scripts
     (``work.js``, then the modules of ``assets/phone/`` joined: `scripts.joined_modules`),
-    each line lean (`scripts.lean`), and that catalog alone as JSON (docs/languages.md)."""
+    without their comments and needless spaces (`minify`), and that catalog alone as JSON
+    (docs/languages.md), without the server's own sentences (`languages.words`: a phone
+    fetches them when it first shows one)."""
     cat = languages.catalog(lang)
     words = {**cat["strings"], "lang": cat["lang"], "dir": cat["dir"],
              "LANGS": picker(cat["lang"])}
     page = re.sub(r"\{\{([\w.]+)\}\}",
                   lambda m: words[m[1]] if m[1] == "LANGS" else html.escape(words[m[1]]),
                   lean(asset("phone.html")))
-    shipped = {**cat, "strings": {k: v for k, v in cat["strings"].items()
-                                  if not k.startswith("html.")}}    # filled in above
+    shipped = {**cat, "strings": {k: v for k, v in cat["strings"].items()     # html.*: filled
+                                  if not k.startswith(("html.", languages.SERVER))}}  # in above
     data = json.dumps(shipped, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-    css = re.sub(r"/\*.*?\*/", "", lean(asset("phone.css")), flags=re.S)   # its comments
-    return (page.replace("/*CSS*/", css)
+    return (page.replace("/*CSS*/", minify.css(asset("phone.css")))
             .replace("/*CATALOG*/null", data)
-            .replace("/*JS*/", lean(asset("work.js")) + "\n" + lean(joined_modules())))
+            .replace("/*JS*/", minify.js(asset("work.js")) + "\n" + minify.js(joined_modules())))
 
 
 def picker(lang: str) -> str:
@@ -44,3 +48,16 @@ def picker(lang: str) -> str:
         f'<option value="{code}" lang="{code}"{" selected" if code == lang else ""}>'
         f"{html.escape(Locale.parse(code).get_display_name(code).capitalize())}</option>"
         for code in languages.LANGS)
+
+
+async def words(request: Request) -> Response:
+    """``GET /live/words/LANG``: the server's own sentences in ``LANG`` (`languages.words`),
+    which a phone fetches when it first shows one; the same for everyone, so cached an hour."""
+    try:
+        data = languages.words(request.path_params["lang"])
+    except ValueError:
+        return JSONResponse({"why": "No such language."}, status_code=404)
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    headers = {"cache-control": "public, max-age=3600", "x-content-type-options": "nosniff"}
+    return gzipped(Response(body, media_type="application/json", headers=headers),
+                   request.scope)

@@ -6,7 +6,7 @@
 // choice and token is set as text.
 // This module holds the effects: the stream, the requests, storage, the clock. Every change
 // of the state goes through `dispatch` (state.js's reducer), and the page is drawn from it.
-import { say } from "./strings.js";
+import { LANG, STRINGS, WANTED, say } from "./strings.js";
 import { $ } from "./dom.js";
 import { dueToSend, initialState, reduce } from "./state.js";
 import { draw, resized, timer } from "./view.js";
@@ -41,7 +41,18 @@ function dispatch(action) {
   if (S.want && S.want.seq !== loaded) { loaded = S.want.seq; load(S.want.n, loaded); }
   if (!S.joined && before.joined) join();
   if (dueToSend(S, seconds())) send();
-  if (S !== before) draw(S, act, seconds());
+  if (S !== before) { draw(S, act, seconds()); moreWords(); }
+}
+
+// The server's own sentences in this page's language (strings.js's `told`), asked for once
+// one is to be shown (never in a first load: about 1.5 kB a page need not carry).
+let asked = null;
+function moreWords() {
+  if (asked || !WANTED.words) return;
+  asked = fetch("live/words/" + encodeURIComponent(LANG), { credentials: "same-origin" })
+    .then((res) => (res.ok ? res.json() : Promise.reject(new Error(res.status))))
+    .then((got) => { Object.assign(STRINGS, got.strings); draw(S, act, seconds()); })
+    .catch(() => { setTimeout(() => { asked = null; }, 5000); });   // asked again later
 }
 
 // --- the stream ----------------------------------------------------------------------------
@@ -58,7 +69,7 @@ function connect() {
   es.onmessage = (e) => { const f = JSON.parse(e.data); dispatch({ type: "frame", room: f.room, me: f.me, now: f.now, hash: location.hash }); };
   es.addEventListener("me", (e) => { const f = JSON.parse(e.data); dispatch({ type: "me", me: f.me, now: f.now }); });
   es.addEventListener("status", (e) => dispatch({ type: "problem", problem: JSON.parse(e.data).problem }));
-  es.addEventListener("gone", (e) => { es.close(); dispatch({ type: "gone", why: say("gone", { why: JSON.parse(e.data).gone }) }); });
+  es.addEventListener("gone", (e) => { const f = JSON.parse(e.data); es.close(); dispatch({ type: "gone", why: { why: f.gone, say: f.say } }); });
   es.onerror = () => {
     dispatch({ type: "stream", connected: false });
     if (es.readyState === EventSource.CLOSED) {   // refused (503): the browser gives up; we do not
@@ -75,7 +86,7 @@ async function load(n, seq) {
     const res = await fetch(route("step/" + n), { credentials: "same-origin" });
     const f = await res.json();
     if (loaded !== seq) return;                     // another step asked for meanwhile
-    if (!res.ok) { dispatch(res.status === 404 ? { type: "gone", why: say("gone", { why: f.why }) } : { type: "status", text: f.why }); return; }
+    if (!res.ok) { dispatch(res.status === 404 ? { type: "gone", why: f } : { type: "status", text: f }); return; }
     dispatch({ type: "step", data: f });
     history.replaceState(null, "", "#" + S.at);
   } catch (err) {
@@ -109,14 +120,14 @@ function join(challenge) {
           body: JSON.stringify({ challenge: challenge || JOIN.challenge, nonce: nonce }) });
         const out = await res.json();
         if (res.ok && out.joined) break;
-        if (res.status === 403 && /reload/.test(out.why)) { location.reload(); return; }
+        if (res.status === 403 && out.say && out.say[0] === "why.join.reload") { location.reload(); return; }
         if (res.status === 429 && out.retry) {        // the room's joins from this network
-          dispatch({ type: "status", text: out.why });   // come one a second after a burst
+          dispatch({ type: "status", text: out });      // come one a second after a burst
           await new Promise((r) => setTimeout(r, out.retry * 1000 + Math.random() * 1000));
           continue;
         }
-        if (res.status !== 503) { clearTimeout(shown); joining = false; dispatch({ type: "gone", why: say("gone", { why: out.why }) }); return; }
-        dispatch({ type: "status", text: out.why });
+        if (res.status !== 503) { clearTimeout(shown); joining = false; dispatch({ type: "gone", why: out }); return; }
+        dispatch({ type: "status", text: out });
       } catch (err) { dispatch({ type: "status", text: say("joining.network") }); }
       await new Promise((r) => setTimeout(r, wait));
     }
@@ -160,10 +171,10 @@ $("join").addEventListener("submit", (e) => {
   location.href = "?room=" + encodeURIComponent(typed);
 });
 if (!JOIN || !JOIN.code || (JOIN.problem && !JOIN.retry)) {
-  dispatch({ type: "gone", why: (JOIN && JOIN.problem) || say("type.code") });
+  dispatch({ type: "gone", why: JOIN && JOIN.problem ? { why: JOIN.problem, say: JOIN.say, alone: true } : say("type.code") });
   if (JOIN && JOIN.typed) $("code").value = JOIN.typed;
 } else if (JOIN.problem) {
-  dispatch({ type: "status", text: JOIN.problem });
+  dispatch({ type: "status", text: { why: JOIN.problem, say: JOIN.say } });
   setTimeout(() => location.reload(), 5000);
 } else {
   connect();

@@ -11,7 +11,8 @@ import { canonical, same, tapLink, tapPart, typedNumber } from "./controls.js";
 // "how sure" tapped before an answer; draft: a homework's answer not sent yet; hw: the
 // homework's own frame; at: its step shown; want: a homework step to fetch ({n, seq});
 // inflight/lastSend/net: the outbox's send; connected/problem/status: the stream; gone: why
-// this phone is out of the class; open: whether the question takes answers now (timers).
+// this phone is out of the class (status, gone: the phone's own words, or the server's
+// message {why, say}: strings.js's `told`); open: whether the question takes answers now.
 export function initialState(join, stored) {
   const valid = stored && typeof stored === "object" && Number.isInteger(stored.step)
     && Number.isInteger(stored.round) && "value" in stored;

@@ -12,6 +12,19 @@ export function num(n, digits) {
   return digits ? new Intl.NumberFormat(LANG, { minimumIntegerDigits: digits, useGrouping: false }).format(n) : NUMBER.format(n);
 }
 
+// The server's own sentences (ids "why.*": xattn/classroom/said.py) are not in the page: a
+// refusal, a receipt, a gone room... carries its English (`why`) and its message (`say`: an
+// id and its values). `told` says it from the catalog once fetched (main.js asks for it when
+// `WANTED.words`), in English until then; a plain string is shown as it is.
+export const WANTED = { words: false };
+export function told(x) {
+  if (x === null || x === undefined || typeof x === "string") return x;
+  const m = x.say;
+  if (m && Object.prototype.hasOwnProperty.call(STRINGS, m[0])) return say(m[0], m[1]);
+  if (m) WANTED.words = true;
+  return x.why;
+}
+
 // The message `id` with each `{name}` replaced by `vars[name]` (a number formatted per the
 // page's language; a plural message's form chosen by `vars.n`, CLDR's categories). An
 // unknown id: the id itself, so that a missing entry shows, and a test catches it.

@@ -1,7 +1,7 @@
 // The page drawn from the state (state.js): what changed is drawn again, each part by its
 // key; the controls are drawn again by theirs, with the focus kept on the same button.
 // `act`: the page's actions (phone.js), each one dispatch to the reducer.
-import { num, say } from "./strings.js";
+import { num, say, told } from "./strings.js";
 import { $, el, keepTokens } from "./dom.js";
 import { drawControl, said, same, sendsItself, words } from "./controls.js";
 import { chart, fit } from "./charts.js";
@@ -61,7 +61,7 @@ export function draw(s, act, t) {
 }
 
 function status(s) {
-  const text = s.status || (s.problem ? say("store.out") : null), box = $("status");
+  const text = told(s.status) || (s.problem ? say("store.out") : null), box = $("status");
   box.hidden = !text;
   box.textContent = text || "";
 }
@@ -69,7 +69,8 @@ function status(s) {
 function gone(s) {
   $("main").hidden = true;
   $("join").hidden = false;
-  $("join-why").textContent = s.gone;
+  const g = s.gone;                 // a room gone (the server's words), or the phone's own
+  $("join-why").textContent = typeof g === "string" ? g : g.alone ? told(g) : say("gone", { why: told(g) });
 }
 
 // The controls, drawn again when what they show changed (by key), the focus kept on the
@@ -142,7 +143,7 @@ function receipt(s, t) {
   if (!s.pending && old && old.state === "refused"           // beat the room's new frame)
       && (old.step !== r.step || old.round !== r.round)
       && !(memo.seen.has(old) && t - memo.seen.get(old) > 5)) {   // read for 5 s on its step
-    return say_("refused", say("receipt.left", { step: old.step, round: round(old.round), why: old.why }));
+    return say_("refused", say("receipt.left", { step: old.step, round: round(old.round), why: told(old) }));
   }
   if (!ask) return;
   const open = s.open;
@@ -153,14 +154,14 @@ function receipt(s, t) {
     if (s.net === "offline" || !s.connected) return say_("retrying", say("receipt.offline", { said: w }));
     if (!s.joined) return say_("sending", say("receipt.joining", { said: w }));
     if (rc && rc.state === "retrying" && same(rc.value, s.pending.value))
-      return say_("retrying", say("receipt.retrying", { why: rc.why, said: w }));
+      return say_("retrying", say("receipt.retrying", { why: told(rc), said: w }));
     return say_("sending", say("receipt.sending", { said: w }));
   }
   if (rc && rc.state === "refused") {
     if (!memo.seen.has(rc)) memo.seen.set(rc, t);
     const had = s.me && s.me.mine !== null && s.me.mine !== undefined && !same(s.me.mine, rc.value)
       ? say("receipt.had", { said: words(ask, s.me.mine) }) : "";
-    return say_("refused", say("receipt.refused", { why: rc.why, said: words(ask, rc.value), had: had }));
+    return say_("refused", say("receipt.refused", { why: told(rc), said: words(ask, rc.value), had: had }));
   }
   const mine = s.me && s.me.mine !== null && s.me.mine !== undefined ? s.me.mine : null;
   if (mine !== null) return say_("saved", say("receipt.saved", { said: said(ask, mine, s.me.level),
