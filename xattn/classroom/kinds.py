@@ -47,6 +47,7 @@ from xattn.classroom.taps import (
     right_tap,
     verdict_tap,
 )
+from xattn.words import say
 
 __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
            "MAX_WORDS", "MAX_LINKS", "MAX_PATCHES", "TAP_REACH", "kind_of", "add_kind", "own_kinds"]
@@ -173,16 +174,18 @@ def _verdict_choice(q, key: Key, answer) -> str:
     said, true = _code(answer), _code(key.truth)
     if key.also:
         tied = ", ".join(_code(t) for t in (key.truth, *key.also))
-        return (f"**Right**: {said} ties for the answer with the others ({tied})."
+        return (say("**Right**: {said} ties for the answer with the others ({tied}).",
+                    said=said, tied=tied)
                 if _right_choice(q, key, answer) else
-                f"**Not this time**: you chose {said}; the page shows a tie: {tied}.")
-    return f"**Right**: {true}." if answer == key.truth else (
-        f"**Not this time**: you chose {said}; the page shows {true}.")
+                say("**Not this time**: you chose {said}; the page shows a tie: {tied}.",
+                    said=said, tied=tied))
+    return say("**Right**: {true}.", true=true) if answer == key.truth else say(
+        "**Not this time**: you chose {said}; the page shows {true}.", said=said, true=true)
 
 
 def _verdict_poll(q, key: Key, answer) -> str:
-    return (f"You said {_code(answer)}. This question has no right answer: see how the class "
-            "answered.")
+    return say("You said {said}. This question has no right answer: see how the class "
+               "answered.", said=_code(answer))
 
 
 def _encode_token(q, value) -> str | None:
@@ -200,11 +203,13 @@ def _shown_token(q, value) -> str:
 def _verdict_token(q, key: Key, answer) -> str:
     said, true = _code(q.choices[answer]), _code(q.choices[key.truth])
     if answer == key.truth:
-        return f"**Right**: {true}."
+        return say("**Right**: {true}.", true=true)
     if key.tokens and key.tokens[answer] == key.tokens[key.truth]:
-        return (f"**The right word, the wrong place**: you chose {said}, position {answer}; "
-                f"the page shows position {key.truth}.")
-    return f"**Not this time**: you chose {said}; the page shows {true}."
+        return say("**The right word, the wrong place**: you chose {said}, position {answer}; "
+                   "the page shows position {truth}.", said=said, answer=answer,
+                   truth=key.truth)
+    return say("**Not this time**: you chose {said}; the page shows {true}.", said=said,
+               true=true)
 
 
 # --- a number --------------------------------------------------------------------------------
@@ -223,8 +228,10 @@ def _right_number(q, key: Key, answer) -> bool:
 def _verdict_number(q, key: Key, answer) -> str:
     off, true = abs(float(answer) - float(key.truth)), float(key.truth)
     if off <= key.tolerance:
-        return f"**Right**: you said {float(answer):g}, and it is {true:.3f}."
-    return f"**Off by {off:.3g}**: you said {float(answer):g}; the page shows {true:.3f}."
+        return say("**Right**: you said {said:g}, and it is {true:.3f}.", said=float(answer),
+                   true=true)
+    return say("**Off by {off:g}**: you said {said:g}; the page shows {true:.3f}.",
+               off=float(f"{off:.3g}"), said=float(answer), true=true)
 
 
 # --- several parts (each head's job) ---------------------------------------------------------
