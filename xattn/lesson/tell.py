@@ -16,6 +16,7 @@ from xattn.lesson._told import Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.lesson.charts import aer_chart, head_chart, named_charts
 from xattn.metrics import entropy, head_statistics
+from xattn.words import number, say, say_n
 
 __all__ = ["one_head", "rows_sum", "padding", "wait_k", "seed", "trained", "training",
            "ablation", "sqrt", "layers", "learning", "asked_head"]
@@ -27,7 +28,8 @@ def _tokens(tokens) -> Question:
 
 
 def _heads(n: int) -> str:
-    return f"{number_word(n)} head{'s' if n != 1 else ''}"
+    """``n`` heads in words (English spells the number: "four heads")."""
+    return say_n("{word} head", "{word} heads", n, word=number_word(n))
 
 
 def _plural(n: int, word: str) -> str:
@@ -39,8 +41,9 @@ def asked_head(a, head: int) -> tuple[int, str]:
     the page has fewer heads (the question then asks about the last)."""
     if head <= a.n_heads:
         return head - 1, ""
-    return a.n_heads - 1, (f"This page shows {_heads(a.n_heads)}: the question asks about "
-                           f"head {a.n_heads} instead of head {head}.")
+    return a.n_heads - 1, say("This page shows {heads}: the question asks about head {last} "
+                              "instead of head {head}.", heads=_heads(a.n_heads),
+                              last=a.n_heads, head=head)
 
 
 def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
@@ -51,14 +54,20 @@ def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
     name, src = token_name(a.tgt_tokens, i), a.src_tokens
     alone = a.n_heads == 1
     if not alone and h == 0 and head == 1:   # a link of its own: more heads than the step's
-        fewer = f"This page shows {_heads(a.n_heads)}: the step asks about head 1, the first."
+        fewer = say("This page shows {heads}: the step asks about head 1, the first.",
+                    heads=_heads(a.n_heads))
     note = " ".join(filter(None, (note, fewer)))
-    return Told({"target": name, "heatmap": "the heatmap" if alone else
-                 f"head {h + 1}'s heatmap", "head": "the head" if alone else f"head {h + 1}"},
-                ("" if alone else f"In head {h + 1}, ") + f"{name} looks most at "
-                f"{token_name(src, j)} ({row[j]:.3f})."
-                + (f" {a.meta.caveat}" if a.meta.caveat else ""),
-                f"Tap the source word {name} will look at most in head {h + 1}.",
+    looks = (say("{target} looks most at {source} ({weight:.3f}).", target=name,
+                 source=token_name(src, j), weight=float(row[j])) if alone else
+             say("In head {head}, {target} looks most at {source} ({weight:.3f}).",
+                 head=h + 1, target=name, source=token_name(src, j), weight=float(row[j])))
+    return Told({"target": name,
+                 "heatmap": say("the heatmap") if alone else say("head {head}'s heatmap",
+                                                                 head=h + 1),
+                 "head": say("the head") if alone else say("head {head}", head=h + 1)},
+                looks + (f" {a.meta.caveat}" if a.meta.caveat else ""),
+                say("Tap the source word {target} will look at most in head {head}.",
+                    target=name, head=h + 1),
                 _tokens(src), j, note, tokens=tuple(src), row=(i, h), layer=layer, head=h,
                 charts=(head_chart(a, layer, h),))
 
@@ -86,10 +95,10 @@ def rows_sum(a, layer: int, *, target: str = "noir", head: int = 2) -> Told:
 def padding(a, layer: int, *, target: str = "chat") -> Told:
     masked = [j for j in range(len(a.src_tokens)) if not a.mask[:, j].any()]
     if not masked:
-        return Told({"masked": "a masked token (none on this page yet)"},
-                    "No source token is masked here: choose *Masking: padding* in the sidebar "
-                    "and mask a source token; the answer follows the numbers then.",
-                    note="No source token is masked on this page.")
+        return Told({"masked": say("a masked token (none on this page yet)")},
+                    say("No source token is masked here: choose *Masking: padding* in the "
+                        "sidebar and mask a source token; the answer follows the numbers then."),
+                    note=say("No source token is masked on this page."))
     free = a.recipe.unmasked().layer(layer)                                       # (h, T, S)
     j = masked[0]
     i, _ = target_row(a, target)
@@ -97,17 +106,20 @@ def padding(a, layer: int, *, target: str = "chat") -> Told:
     k = int(np.argmax(after))
     name, src = token_name(a.src_tokens, j), a.src_tokens
     # every masked token's share leaves the row: the others are divided by what is left
-    shares = " − ".join(f"{before[m]:.3f}" for m in masked)
-    which = "its share" if len(masked) == 1 else f"the {len(masked)} masked tokens' shares"
-    owner = "token's" if len(masked) == 1 else "tokens'"         # G9: not "token' weight"
-    return Told({"masked": name},
-                f"{name} gets **{after[j]:.3f}** from every target token. The masked "
-                f"{owner} weight went to the others, in "
-                f"proportion: in head 1, {token_name(a.tgt_tokens, i)} gave {name} "
-                f"{before[j]:.3f}; {token_name(src, k)} went from {before[k]:.3f} to "
-                f"{after[k]:.3f} (= {before[k]:.3f} / (1 − {shares}): the row without "
-                f"{which}).",
-                f"What weight does {name} get now, from each target token?",
+    shares = " − ".join(number(float(before[m]), ".3f") for m in masked)
+    said = dict(masked=name, weight=float(after[j]), target=token_name(a.tgt_tokens, i),
+                given=float(before[j]), other=token_name(src, k), was=float(before[k]),
+                now=float(after[k]), shares=shares, n=len(masked))
+    answer = (say("{masked} gets **{weight:.3f}** from every target token. The masked token's "
+                  "weight went to the others, in proportion: in head 1, {target} gave {masked} "
+                  "{given:.3f}; {other} went from {was:.3f} to {now:.3f} (= {was:.3f} / (1 − "
+                  "{shares}): the row without its share).", **said) if len(masked) == 1 else
+              say("{masked} gets **{weight:.3f}** from every target token. The masked tokens' "
+                  "weight went to the others, in proportion: in head 1, {target} gave {masked} "
+                  "{given:.3f}; {other} went from {was:.3f} to {now:.3f} (= {was:.3f} / (1 − "
+                  "{shares}): the row without the {n} masked tokens' shares).", **said))
+    return Told({"masked": name}, answer,
+                say("What weight does {masked} get now, from each target token?", masked=name),
                 Question("number", low=0, high=1, decimals=2), float(after[j]), layer=layer,
                 head=0, charts=(head_chart(a, layer, 0),))
 
@@ -160,12 +172,13 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
     rows = [i for i, t in enumerate(a.tgt_tokens) if t == word]
     if not rows:
         said = token_name((word,), 0)
-        return Told({"target": said}, f"This target sentence has no {said}: type a sentence "
-                    "where it appears twice (for *le*: `the cat sees the dog`) to ask the "
-                    "question.", note=f"There is no {said} in this target sentence.")
+        return Told({"target": said}, say("This target sentence has no {word}: type a sentence "
+                                          "where it appears twice (for *le*: `the cat sees the "
+                                          "dog`) to ask the question.", word=said),
+                    note=say("There is no {word} in this target sentence.", word=said))
     weights = a.layer(layer)                                                  # (h, T, S)
     tgt, src = a.tgt_tokens, a.src_tokens
-    lines = [f"- Head {h + 1}: " + "; ".join(
+    lines = [say("- Head {head}: ", head=h + 1) + "; ".join(
         f"{token_name(tgt, i)} → {token_name(src, int(np.argmax(weights[h, i])))}"
         for i in rows) for h in range(a.n_heads)]
     mean = weights.mean(0)                                                  # (T, S)
@@ -175,16 +188,21 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
              if all(a.gold[i, int(np.argmax(weights[h, i]))] for i in rows)]
     i = rows[-1]                                    # the last one: only position finds its word
     name = token_name(a.tgt_tokens, i)
-    heads = ("no head tells them apart" if not apart else
-             f"{_plural(len(apart), 'head')} of {a.n_heads} ("
-             + ", ".join(str(h + 1) for h in apart) + ") put each on its own gold word")
+    heads = (say("no head tells them apart") if not apart else
+             say_n("{n} head of {total} ({which}) puts each on its own gold word",
+                   "{n} heads of {total} ({which}) put each on its own gold word", len(apart),
+                   total=a.n_heads, which=", ".join(str(h + 1) for h in apart)))
+    found = say("Averaged over heads, {found} of {n} {word} find their own gold word, and "
+                "{heads}.", found=len(exact), n=len(rows), word=token_name((word,), 0),
+                heads=heads)
     return Told({"target": name},
-                "\n".join(lines) + f"\n\nAveraged over heads, {len(exact)} of {len(rows)} "
-                f"{token_name((word,), 0)} find their own gold word, and {heads}. Only "
-                "position can tell repeated words apart"
-                + (", and these heads learned to use it." if apart else
-                   ": none of these heads learned to use it (yet)."),
-                f"Tap the source word {name} looks at most (all heads averaged).",
+                "\n".join(lines) + "\n\n" + found + " "
+                + (say("Only position can tell repeated words apart, and these heads learned "
+                       "to use it.") if apart else
+                   say("Only position can tell repeated words apart: none of these heads "
+                       "learned to use it (yet).")),
+                say("Tap the source word {target} looks at most (all heads averaged).",
+                    target=name),
                 _tokens(a.src_tokens), int(np.argmax(mean[i])), tokens=tuple(a.src_tokens),
                 row=(i, -1), layer=layer, head=-1, charts=(head_chart(a, layer, -1),))
 
