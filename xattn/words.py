@@ -28,6 +28,7 @@ from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 
+from babel import Locale
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.numbers import format_decimal, format_percent
@@ -110,9 +111,12 @@ def number(value, spec: str = "", lang: str | None = None) -> str:
     match = re.fullmatch(r"\.(\d)([f%])", spec)
     if match:
         digits, kind = int(match.group(1)), match.group(2)
+        if kind == "%":             # the language's own pattern ("12,5 %"), with N decimals
+            pattern = Locale.parse(lang).percent_formats[None].pattern.split(";")[0]
+            if digits:
+                pattern = re.sub(r"0(?!.*0)", "0." + "0" * digits, pattern, count=1)
+            return format_percent(float(value), pattern, locale=lang)
         pattern = "#,##0" + ("." + "0" * digits if digits else "")
-        if kind == "%":
-            return format_percent(float(value), pattern + "%", locale=lang)
         return format_decimal(round(float(value), digits), pattern, locale=lang)
     if spec not in ("", "g", "d"):
         raise ValueError(f"a number's format is '', 'g', 'd', '.Nf' or '.N%', received {spec!r}")

@@ -189,7 +189,7 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
     i = rows[-1]                                    # the last one: only position finds its word
     name = token_name(a.tgt_tokens, i)
     heads = (say("no head tells them apart") if not apart else
-             say_n("{n} head of {total} ({which}) puts each on its own gold word",
+             say_n("{n} head of {total} ({which}) put each on its own gold word",
                    "{n} heads of {total} ({which}) put each on its own gold word", len(apart),
                    total=a.n_heads, which=", ".join(str(h + 1) for h in apart)))
     found = say("Averaged over heads, {found} of {n} {word} find their own gold word, and "

@@ -17,7 +17,7 @@ from xattn.lesson.translated import words_in
 from xattn.live.catalog import room_lesson
 from xattn.live.stores import class_store
 
-__all__ = ["build", "earlier", "MAX_WARMED"]
+__all__ = ["build", "earlier", "messages_by_language", "MAX_WARMED"]
 
 _LOGGER = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -48,7 +48,14 @@ def build(view: RoomView, languages: tuple[str, ...] = ("en",)) -> dict[str, Mes
     if view.homework:                        # each phone asks for its own step
         made = homework.homework_room(view, lesson)
         return dict.fromkeys(languages, made)
-    before = earlier(class_store(), view)
+    return messages_by_language(view, lesson, earlier(class_store(), view), languages)
+
+
+def messages_by_language(view: RoomView, lesson, before, languages) -> dict[str, Message]:
+    """``view``'s message for each of ``languages``: one ``room_message`` per language the
+    lesson speaks among them (a language it lacks shares its own language's)."""
+    from xattn.live import messages
+
     words = {lang: words_in(lesson, lang) for lang in languages}
     built = {said: messages.room_message(view, lesson, before, said)
              for said in dict.fromkeys(words.values())}
