@@ -295,3 +295,13 @@ def test_a_room_in_six_languages_is_built_once_per_language_with_the_same_number
                     for p in chart["panels"]] == \
                 [p.get("z") or [s["y"] for s in p.get("series", [])] for p in theirs["panels"]]
     assert "0,3" in rooms["fr"]["answer"]["text"] and "0.3" in rooms["en"]["answer"]["text"]
+
+
+def test_the_docs_example_of_a_lesson_in_two_languages_runs():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "lesson-files.md").read_text()
+    (example,) = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[step.fr]" in b]
+    lesson = read_lesson(example)
+    assert step_in(lesson, 1, "fr").title == "Une tête" and words_in(lesson, "zh") == "en"
+    assert step_in(lesson, 2, "fr").ask.own.prompt == "Touchez une réponse."
