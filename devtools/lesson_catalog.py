@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
-from babel.messages.extract import extract_from_dir
+from babel.messages.extract import extract_from_dir, extract_from_file
 from babel.messages.pofile import read_po, write_po
 
 from xattn.words import DOMAIN, LANGS, LOCALE_DIR
@@ -21,7 +21,7 @@ from xattn.words import DOMAIN, LANGS, LOCALE_DIR
 __all__ = ["SOURCES", "code_msgids", "lesson_msgids", "msgids", "update"]
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("xattn/lesson", "xattn/live", "xattn/classroom")   # where the words are said
+SOURCES = ("xattn/lesson", "xattn/live", "xattn/classroom", "xattn/sources.py")   # said there
 KEYWORDS = {"say": (1,), "say_n": (1, 2), "N_": (1,)}
 HEADER = ("The lesson's words in {lang}: msgid = the English text (xattn/words.py, "
           "docs/languages.md). Made by python -m devtools.lesson_catalog; translations by hand.")
@@ -30,10 +30,13 @@ HEADER = ("The lesson's words in {lang}: msgid = the English text (xattn/words.p
 def code_msgids() -> set:
     """Every ``say`` / ``say_n`` literal of `SOURCES`: a str, or (singular, plural)."""
     found = set()
-    for folder in SOURCES:
-        for _name, _line, message, _comments, _context in extract_from_dir(
-                ROOT / folder, [("**.py", "python")], keywords=KEYWORDS):
-            found.add(message)
+    for where in SOURCES:
+        path = ROOT / where
+        if path.is_dir():
+            found.update(m[2] for m in extract_from_dir(path, [("**.py", "python")],
+                                                         keywords=KEYWORDS))
+        else:
+            found.update(m[1] for m in extract_from_file("python", path, keywords=KEYWORDS))
     return found
 
 

@@ -16,7 +16,7 @@ from xattn.lesson._told import Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.lesson.charts import aer_chart, head_chart, named_charts
 from xattn.metrics import entropy, head_statistics
-from xattn.words import number, say, say_n
+from xattn.words import N_, number, say, say_n
 
 __all__ = ["one_head", "rows_sum", "padding", "wait_k", "seed", "trained", "training",
            "ablation", "sqrt", "layers", "learning", "asked_head"]
@@ -65,7 +65,7 @@ def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
                  "heatmap": say("the heatmap") if alone else say("head {head}'s heatmap",
                                                                  head=h + 1),
                  "head": say("the head") if alone else say("head {head}", head=h + 1)},
-                looks + (f" {a.meta.caveat}" if a.meta.caveat else ""),
+                looks + (f" {say(a.meta.caveat)}" if a.meta.caveat else ""),
                 say("Tap the source word {target} will look at most in head {head}.",
                     target=name, head=h + 1),
                 _tokens(src), j, note, tokens=tuple(src), row=(i, h), layer=layer, head=h,
@@ -77,16 +77,19 @@ def rows_sum(a, layer: int, *, target: str = "noir", head: int = 2) -> Told:
     h, fewer = asked_head(a, head)
     row = a.layer(layer)[h, i]
     shown = [round(float(w), 3) for w in row]
-    terms = " + ".join(f"{w:.3f}" for w in shown)
     name = token_name(a.tgt_tokens, i)
-    rounding = "" if abs(sum(shown) - 1) < 5e-4 else (
-        f" The three-decimal numbers shown add up to {sum(shown):.3f}, not exactly 1: each is "
-        "rounded, the weights themselves add up to 1.")
-    return Told({"target": name, "head": f"head {h + 1}", "heads": _heads(a.n_heads)},
-                f"Head {h + 1}, row {name}: {terms} = **{row.sum():.3f}**. The softmax "
-                "divides every exp(score) by the row's total, so each target token shares "
-                "exactly one unit of attention among the source tokens." + rounding,
-                f"What does the row of {name} in head {h + 1} add up to?",
+    terms = " + ".join(number(w, ".3f") for w in shown)
+    rounding = "" if abs(sum(shown) - 1) < 5e-4 else " " + say(
+        "The three-decimal numbers shown add up to {total:.3f}, not exactly 1: each is "
+        "rounded, the weights themselves add up to 1.", total=sum(shown))
+    return Told({"target": name, "head": say("head {head}", head=h + 1),
+                 "heads": _heads(a.n_heads)},
+                say("Head {head}, row {target}: {terms} = **{total:.3f}**. The softmax divides "
+                    "every exp(score) by the row's total, so each target token shares exactly "
+                    "one unit of attention among the source tokens.", head=h + 1, target=name,
+                    terms=terms, total=float(row.sum())) + rounding,
+                say("What does the row of {target} in head {head} add up to?", target=name,
+                    head=h + 1),
                 Question("number", low=0, high=10, decimals=2), float(row.sum()),
                 " ".join(filter(None, (note, fewer))), layer=layer, head=h,
                 charts=(head_chart(a, layer, h),))
@@ -141,13 +144,13 @@ def wait_k(a, layer: int) -> Told:
                 f"{', '.join(first) or 'nothing'} ({_plural(seen[0], 'token')}); the last one, "
                 f"{token_name(a.tgt_tokens, len(a.tgt_tokens) - 1)}, sees {seen[1]} of {n}. "
                 + how,
-                "Which source tokens may the first target token see?",
+                say("Which source tokens may the first target token see?"),
                 Question("choice", choices) if len(choices) > 1 else None,
                 choices[counts.index(seen[0])] if seen[0] in counts else None, layer=layer,
                 head=0, charts=(head_chart(a, layer, 0),))
 
 
-SEED_CHOICES = ("They stay the same", "Some rows change", "Most rows change")
+SEED_CHOICES = (N_("They stay the same"), N_("Some rows change"), N_("Most rows change"))
 
 
 def seed(a, layer: int, *, seed: int = 0) -> Told:
@@ -159,10 +162,12 @@ def seed(a, layer: int, *, seed: int = 0) -> Told:
     total = now.shape[0] * now.shape[1]
     truth = SEED_CHOICES[0 if moved == 0 else 1 if moved <= total / 2 else 2]
     return Told({"seed": str(seed), "next": str(seed + 1), "heads": _heads(a.n_heads)},
-                f"With seed {seed + 1} instead of {seed}, **{moved} of {total}** rows (all "
-                "heads) put their strongest weight on another source token. The patterns of "
-                "random weights come from the seed, not from language.",
-                f"With seed {seed + 1} instead of {seed}, do the strongest weights stay?",
+                say("With seed {next} instead of {seed}, **{moved} of {total}** rows (all "
+                    "heads) put their strongest weight on another source token. The patterns "
+                    "of random weights come from the seed, not from language.", next=seed + 1,
+                    seed=seed, moved=moved, total=total),
+                say("With seed {next} instead of {seed}, do the strongest weights stay?",
+                    next=seed + 1, seed=seed),
                 Question("choice", SEED_CHOICES), truth, layer=layer, head=0,
                 charts=tuple(head_chart(b, layer, 0, f"head 1, seed {s}")
                              for b, s in ((first, seed), (then, seed + 1))))
@@ -207,7 +212,7 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
                 row=(i, -1), layer=layer, head=-1, charts=(head_chart(a, layer, -1),))
 
 
-TRAINING_CHOICES = ("A: the trained weights", "B: the random start", "Both alike")
+TRAINING_CHOICES = (N_("A: the trained weights"), N_("B: the random start"), N_("Both alike"))
 
 
 def training(a, layer: int) -> Told:
@@ -217,11 +222,12 @@ def training(a, layer: int) -> Told:
     truth = TRAINING_CHOICES[2 if abs(conf[0] - conf[1]) < 0.05 else 0 if conf[0] > conf[1]
                              else 1]
     return Told({},
-                f"Mean confidence (the weight of each row's strongest source word, averaged): "
-                f"**{conf[0]:.2f}** trained, **{conf[1]:.2f}** before training. The same "
-                "module, the same words: training alone turned spread-out rows into one clear "
-                "choice per French word, mostly the word it translates (◻).",
-                "Which picture gives each French word one clear English word?",
+                say("Mean confidence (the weight of each row's strongest source word, "
+                    "averaged): **{trained:.2f}** trained, **{random:.2f}** before training. The "
+                    "same module, the same words: training alone turned spread-out rows into "
+                    "one clear choice per French word, mostly the word it translates (◻).",
+                    trained=conf[0], random=conf[1]),
+                say("Which picture gives each French word one clear English word?"),
                 Question("choice", TRAINING_CHOICES), truth, layer=layer, head=0,
                 charts=(head_chart(a, layer, 0, "A: trained, head 1"),
                         head_chart(b, layer, 0, "B: the random start, head 1")))
@@ -248,12 +254,12 @@ def ablation(a, layer: int) -> Told:
                 "be pruned with little loss of quality (Michel, Levy and Neubig 2019); a "
                 "change of the output is not a loss of quality, which this page does not "
                 "measure.",
-                "Which head's removal will change the output most?",
+                say("Which head's removal will change the output most?"),
                 Question("choice", choices) if a.n_heads > 1 else None, choices[most],
                 layer=layer, head=most, charts=named_charts("ablation", a, layer, most))
 
 
-SQRT_CHOICES = ("It goes down", "It goes up", "It stays the same")
+SQRT_CHOICES = (N_("It goes down"), N_("It goes up"), N_("It stays the same"))
 SATURATED = 0.9       # a row's largest weight from which one token takes "nearly all" of it
 
 
@@ -286,7 +292,7 @@ def sqrt(a, layer: int) -> Told:
                 f"by √{d_head}, the row's entropy is **{h_on:.3f}** nats; with the scores "
                 f"undivided, **{h_off:.3f}** nats (the most possible: "
                 f"{np.log(allowed.sum()):.3f}). " + _sqrt_why(truth, d_head, top_on, top_off),
-                "Switch the division off: what happens to the entropy of the first row?",
+                say("Switch the division off: what happens to the entropy of the first row?"),
                 Question("choice", SQRT_CHOICES), truth, layer=layer, head=0,
                 charts=named_charts("saturation", a, layer, 0))
 
@@ -321,7 +327,7 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
                 "layer aligns differs by model: Garg et al. (2019) found the penultimate of six "
                 "in their transformer; nothing forces a model to align at all, since it is "
                 "trained to translate.",
-                "Which layer's heads, averaged, will align words best?",
+                say("Which layer's heads, averaged, will align words best?"),
                 Question("choice", choices) if n > 1 else None, choices[max(best, 0)],
                 also=tuple(choices[k] for k in tied[1:]), layer=max(best, 0), head=-1,
                 charts=(aer_chart(a, scores=scores, rule=(links, link_min if links ==
@@ -352,7 +358,7 @@ def learning(a, layer: int) -> Told:
                 f"head {first + 1} by {cue} (moved words {moved[k]:.0%}, repeated words "
                 f"{repeated[k]:.0%}). Heads do not learn together: one finds a cue, the others "
                 "follow or specialise in another.",
-                "Which head will start aligning first?", Question("choice", choices)
+                say("Which head will start aligning first?"), Question("choice", choices)
                 if len(choices) > 1 else None, choices[first],
                 also=tuple(choices[h] for h in tied), layer=layer, head=first,
                 charts=named_charts("curves", a, layer, first))

@@ -73,6 +73,15 @@ def ask_of(told: Told, question: Question, confidence: bool = False,
     return ask
 
 
+def _choices_said(question: Question) -> list[str] | None:
+    """A computed choice question's options in the context's language (the catalog's, where
+    an option is a msgid: *It goes down*), or None when they read the same."""
+    if question.kind not in ("choice", "poll"):
+        return None
+    said = [say(c) for c in question.choices]
+    return None if said == list(question.choices) else said
+
+
 def step_part(lesson: Lesson, n: int, case: int = 0, language: str | None = None) -> dict:
     """What every room on step ``n`` of ``lesson`` (on its new case ``case``: a follow-up)
     shows alike in ``language`` (default: the lesson's own; a language the lesson lacks
@@ -186,7 +195,8 @@ def _room_message(view, lesson, earlier, language, n, case) -> Message:
                 "reveal": view.timer.reveal},
             "title": part["title"], "question": part["question"], "about": part["about"],
             "note": part["note"],
-            "ask": ask_of(told, view.question, view.confidence, part["shown"]) if asks else None,
+            "ask": ask_of(told, view.question, view.confidence,
+                          part["shown"] or _choices_said(view.question)) if asks else None,
             "reads": view.question == NO_QUESTION, "lang": language}
     if asks and earlier is not None and view.phase != "revealed" \
             and earlier.question == view.question and earlier.round == view.round - 1:
