@@ -305,3 +305,22 @@ def test_the_docs_example_of_a_lesson_in_two_languages_runs():
     lesson = read_lesson(example)
     assert step_in(lesson, 1, "fr").title == "Une tête" and words_in(lesson, "zh") == "en"
     assert step_in(lesson, 2, "fr").ask.own.prompt == "Touchez une réponse."
+
+
+def test_a_homework_step_is_in_the_phones_language_with_the_same_value():
+    """A homework's phone asks for its own step (``GET /live/CODE/step/N``): the lesson's
+    words in its language, its verdict too; the answer stored is the same value."""
+    from xattn.classroom import NO_QUESTION
+    from xattn.live.homework import step_message
+
+    lesson = shipped_lessons()["short"]
+    view = RoomView("HJK23M", 1, len(lesson.steps), "closed", 1, NO_QUESTION)
+    poll = class_step(lesson, 1)[1].question
+    mine = {1: (poll.choices[0], None)}
+    fr, en = (step_message(view, lesson, 1, mine, lang) for lang in ("fr", "en"))
+    assert (fr["room"]["title"], en["room"]["title"]) == ("Qu'attendez-vous ?",
+                                                          "What do you expect?")
+    assert fr["room"]["lang"] == "fr" and fr["room"]["titles"][1] == "Une tête"
+    assert fr["room"]["ask"]["choices"] == en["room"]["ask"]["choices"]
+    assert fr["room"]["ask"]["shown"][0] == "Sur le mot qu'il traduit"
+    assert fr["me"]["mine"] == en["me"]["mine"] and "Vous avez dit" in fr["me"]["verdict"]

@@ -363,7 +363,8 @@ async def homework_step(request: Request) -> Response:
     student = await join.student(request.scope, hub, code)
     try:
         data = await asyncio.to_thread(homework.step_json, hub.store, code,
-                                       request.path_params["n"], student)
+                                       request.path_params["n"], student,
+                                       _stream_lang(request.scope))
     except homework.StepRefused as err:
         return _why(str(err), err.status)
     except RoomNotFound as err:
