@@ -171,21 +171,14 @@ def _right_choice(q, key: Key, answer) -> bool:
 
 
 def _verdict_choice(q, key: Key, answer) -> str:
-    said, true = _code(answer), _code(key.truth)
+    v = dict(said=_code(answer), true=_code(key.truth),
+             tied=", ".join(map(_code, (key.truth, *key.also))))
+    if key.also and _right_choice(q, key, answer):
+        return say("**Right**: {said} ties for the answer with the others ({tied}).", **v)
     if key.also:
-        tied = ", ".join(_code(t) for t in (key.truth, *key.also))
-        return (say("**Right**: {said} ties for the answer with the others ({tied}).",
-                    said=said, tied=tied)
-                if _right_choice(q, key, answer) else
-                say("**Not this time**: you chose {said}; the page shows a tie: {tied}.",
-                    said=said, tied=tied))
-    return say("**Right**: {true}.", true=true) if answer == key.truth else say(
-        "**Not this time**: you chose {said}; the page shows {true}.", said=said, true=true)
-
-
-def _verdict_poll(q, key: Key, answer) -> str:
-    return say("You said {said}. This question has no right answer: see how the class "
-               "answered.", said=_code(answer))
+        return say("**Not this time**: you chose {said}; the page shows a tie: {tied}.", **v)
+    return say("**Right**: {true}.", **v) if answer == key.truth else say(
+        "**Not this time**: you chose {said}; the page shows {true}.", **v)
 
 
 def _encode_token(q, value) -> str | None:
@@ -201,15 +194,13 @@ def _shown_token(q, value) -> str:
 
 
 def _verdict_token(q, key: Key, answer) -> str:
-    said, true = _code(q.choices[answer]), _code(q.choices[key.truth])
+    v = dict(said=_code(q.choices[answer]), true=_code(q.choices[key.truth]))
     if answer == key.truth:
-        return say("**Right**: {true}.", true=true)
+        return say("**Right**: {true}.", **v)
     if key.tokens and key.tokens[answer] == key.tokens[key.truth]:
         return say("**The right word, the wrong place**: you chose {said}, position {answer}; "
-                   "the page shows position {truth}.", said=said, answer=answer,
-                   truth=key.truth)
-    return say("**Not this time**: you chose {said}; the page shows {true}.", said=said,
-               true=true)
+                   "the page shows position {truth}.", answer=answer, truth=key.truth, **v)
+    return say("**Not this time**: you chose {said}; the page shows {true}.", **v)
 
 
 # --- a number --------------------------------------------------------------------------------
@@ -226,12 +217,11 @@ def _right_number(q, key: Key, answer) -> bool:
 
 
 def _verdict_number(q, key: Key, answer) -> str:
-    off, true = abs(float(answer) - float(key.truth)), float(key.truth)
+    off = abs(float(answer) - float(key.truth))
+    v = dict(off=float(f"{off:.3g}"), said=float(answer), true=float(key.truth))
     if off <= key.tolerance:
-        return say("**Right**: you said {said:g}, and it is {true:.3f}.", said=float(answer),
-                   true=true)
-    return say("**Off by {off:g}**: you said {said:g}; the page shows {true:.3f}.",
-               off=float(f"{off:.3g}"), said=float(answer), true=true)
+        return say("**Right**: you said {said:g}, and it is {true:.3f}.", **v)
+    return say("**Off by {off:g}**: you said {said:g}; the page shows {true:.3f}.", **v)
 
 
 # --- several parts (each head's job) ---------------------------------------------------------
@@ -297,7 +287,9 @@ _BUILT_IN = (
          verdict=_verdict_choice, **_CHOICE),
     Kind("poll", "one of a few options, none of them right (what the class thinks)", "pills",
          "bars", False, (2, 64), distinct=True, own=OPTIONS, right=lambda q, key, answer: False,
-         verdict=_verdict_poll, **_CHOICE),
+         verdict=lambda q, key, answer: say("You said {said}. This question has no right "
+                                            "answer: see how the class answered.",
+                                            said=_code(answer)), **_CHOICE),
     Kind("token", "one token of a sentence, by its position (tokens may repeat)", "tokens",
          "bars", True, (1, MAX_CHOICES), moodle=_moodle.multichoice, encode=_encode_token,
          decode=lambda q, text: int(text), options=lambda q: list(range(len(q.choices))),
