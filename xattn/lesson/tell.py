@@ -135,15 +135,19 @@ def wait_k(a, layer: int) -> Told:
                     for m in counts)
     first = [token_name(src, j) for j in range(n) if a.mask[0, j]]
     restricted = int((a.mask.sum(axis=-1) < n).sum())             # rows that see fewer than n
-    how = ("Each step of the translation may look one source token further, like an "
-           "interpreter who starts speaking before the sentence ends." if restricted else
-           f"No row is restricted here: k is at least the {n} source tokens, so every target "
-           "token sees the whole sentence and the mask changes nothing.")
+    how = (say("Each step of the translation may look one source token further, like an "
+               "interpreter who starts speaking before the sentence ends.") if restricted else
+           say("No row is restricted here: k is at least the {n} source tokens, so every "
+               "target token sees the whole sentence and the mask changes nothing.", n=n))
     return Told({},
-                f"The first target token {token_name(a.tgt_tokens, 0)} (target token 0) may see "
-                f"{', '.join(first) or 'nothing'} ({_plural(seen[0], 'token')}); the last one, "
-                f"{token_name(a.tgt_tokens, len(a.tgt_tokens) - 1)}, sees {seen[1]} of {n}. "
-                + how,
+                say_n("The first target token {first} (target token 0) may see {seen} ({n} "
+                      "token); the last one, {last}, sees {last_seen} of {total}.",
+                      "The first target token {first} (target token 0) may see {seen} ({n} "
+                      "tokens); the last one, {last}, sees {last_seen} of {total}.", seen[0],
+                      first=token_name(a.tgt_tokens, 0),
+                      seen=", ".join(first) or say("nothing"),
+                      last=token_name(a.tgt_tokens, len(a.tgt_tokens) - 1), last_seen=seen[1],
+                      total=n) + " " + how,
                 say("Which source tokens may the first target token see?"),
                 Question("choice", choices) if len(choices) > 1 else None,
                 choices[counts.index(seen[0])] if seen[0] in counts else None, layer=layer,
