@@ -324,3 +324,15 @@ def test_a_homework_step_is_in_the_phones_language_with_the_same_value():
     assert fr["room"]["ask"]["choices"] == en["room"]["ask"]["choices"]
     assert fr["room"]["ask"]["shown"][0] == "Sur le mot qu'il traduit"
     assert fr["me"]["mine"] == en["me"]["mine"] and "Vous avez dit" in fr["me"]["verdict"]
+
+
+def test_a_verdict_names_the_option_in_the_words_the_phone_read():
+    lesson = shipped_lessons()["short"]
+    poll = class_step(lesson, 1)[1].question
+    view = RoomView("HJK23M", 1, len(lesson.steps), "revealed", 1, poll, {poll.choices[0]: 1},
+                    1, 1)
+    fr, en = (room_message(view, lesson, None, lang) for lang in ("fr", "en"))
+    text = poll.encode(poll.choices[0])
+    assert "Vous avez dit <code>Sur le mot qu'il traduit</code>." in fr.personal(text)["verdict"]
+    assert "<code>At the word it translates</code>" in en.personal(text)["verdict"]
+    assert fr.personal(text)["mine"] == en.personal(text)["mine"] == poll.choices[0]

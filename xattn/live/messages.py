@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 # Whole before any figure is built in a thread (see xattn/ui/page.py: Plotly looks pandas up
 # in sys.modules while building a figure).
@@ -71,6 +72,21 @@ def ask_of(told: Told, question: Question, confidence: bool = False,
     if confidence:
         ask["levels"] = [[level, LEVEL_LABELS[level]] for level in LEVELS]
     return ask
+
+
+def labelled(told: Told, shown: list[str] | None) -> Told:
+    """``told`` with its choice question's options as the phone shows them (``shown``: its
+    language's labels), so that a verdict names the option the student tapped in the words it
+    read: the truth, ties and misconceptions' answers mapped the same way."""
+    question = told.question
+    if not shown or question is None or question.kind not in ("choice", "poll"):
+        return told
+    said = dict(zip(question.choices, shown, strict=True))
+    return replace(told, question=replace(question, choices=tuple(shown)),
+                   truth=said.get(told.truth, told.truth),
+                   also=tuple(said.get(a, a) for a in told.also),
+                   distractors=tuple(replace(d, value=said.get(d.value, d.value))
+                                     for d in told.distractors))
 
 
 def _choices_said(question: Question) -> list[str] | None:
@@ -209,13 +225,17 @@ def _room_message(view, lesson, earlier, language, n, case) -> Message:
                       default=_number).encode()
     question = view.question if asks else None
     revealed = view.phase == "revealed"
+    shown = room["ask"].get("shown") if asks and room["ask"] else None
+    judged = labelled(told, shown)
+    label = dict(zip(view.question.choices, shown, strict=True)) if shown else {}
 
     def personal(text: str | None) -> dict:
         mine = None if text is None or question is None else question.decode(text)
         out = {"mine": plain(mine)}
         if revealed and question is not None:
             with speaking(language):           # made later, on the loop, once per answer
-                out["verdict"] = to_html(verdict(told, mine) if mine is not None else
+                out["verdict"] = to_html(verdict(judged, label.get(mine, mine) if label else mine)
+                                         if mine is not None else
                                          say("You did not predict this step: here is the "
                                              "answer."))
             out["surprise"] = surprise(told, mine)     # the phone's steps to revisit
