@@ -307,10 +307,10 @@ def sqrt(a, layer: int) -> Told:
                 charts=named_charts("saturation", a, layer, 0))
 
 
-LINK_RULES = {"target_argmax": "each target word linked to its strongest source word",
-              "source_argmax": "each source word linked to its strongest target word",
-              "intersection": "links that are the strongest both ways",
-              "threshold": "every weight above the threshold"}
+LINK_RULES = {"target_argmax": N_("each target word linked to its strongest source word"),
+              "source_argmax": N_("each source word linked to its strongest target word"),
+              "intersection": N_("links that are the strongest both ways"),
+              "threshold": N_("every weight above the threshold")}
 
 
 def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3) -> Told:
@@ -321,22 +321,25 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
     n = scores.aer.shape[0]
     best = scores.best_layer
     tied = scores.best_layers
-    aers = ", ".join(f"layer {k + 1}: {v:.3f}" for k, v in enumerate(scores.layer_aer))
+    aers = ", ".join(say("layer {layer}: {aer:.3f}", layer=k + 1, aer=float(v))
+                     for k, v in enumerate(scores.layer_aer))
     choices = tuple(f"layer {k + 1}" for k in range(n))
-    which = (f"**layer {best + 1}** aligns best" if len(tied) <= 1 else
-             "**layers " + " and ".join(str(k + 1) for k in tied) + "** tie for the best")
+    which = (say("**layer {layer}** aligns best", layer=best + 1) if len(tied) <= 1 else
+             say("**layers {layers}** tie for the best",
+                 layers=say(" and ").join(str(k + 1) for k in tied)))
     heads = scores.best_heads
-    head = ("its best single head is " + "; ".join(
-        f"head {h + 1} of layer {lay + 1}" for lay, h in heads) if len(heads) <= 1 else
-        f"{len(heads)} single heads tie for the best: " + "; ".join(
-            f"head {h + 1} of layer {lay + 1}" for lay, h in heads))
-    rule = LINK_RULES[links] + (f" ({link_min:g})" if links == "threshold" else "")
+    named = "; ".join(say("head {head} of layer {layer}", head=h + 1, layer=lay + 1)
+                      for lay, h in heads)
+    head = (say("its best single head is {heads}", heads=named) if len(heads) <= 1 else
+            say("{n} single heads tie for the best: {heads}", n=len(heads), heads=named))
+    rule = say(LINK_RULES[links]) + (f" ({link_min:g})" if links == "threshold" else "")
     return Told({"layers": number_word(n), "n": str(scores.n_pairs), "heads": _heads(a.n_heads)},
-                f"Over {scores.n_pairs} held-out sentences, the average of each layer's heads "
-                f"has AER {aers} (lower is better; links: {rule}): {which}, and {head}. Which "
-                "layer aligns differs by model: Garg et al. (2019) found the penultimate of six "
-                "in their transformer; nothing forces a model to align at all, since it is "
-                "trained to translate.",
+                say("Over {n} held-out sentences, the average of each layer's heads has AER "
+                    "{aers} (lower is better; links: {rule}): {which}, and {head}. Which layer "
+                    "aligns differs by model: Garg et al. (2019) found the penultimate of six in "
+                    "their transformer; nothing forces a model to align at all, since it is "
+                    "trained to translate.", n=scores.n_pairs, aers=aers, rule=rule,
+                    which=which, head=head),
                 say("Which layer's heads, averaged, will align words best?"),
                 Question("choice", choices) if n > 1 else None, choices[max(best, 0)],
                 also=tuple(choices[k] for k in tied[1:]), layer=max(best, 0), head=-1,
