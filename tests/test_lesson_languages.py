@@ -336,3 +336,38 @@ def test_a_verdict_names_the_option_in_the_words_the_phone_read():
     assert "Vous avez dit <code>Sur le mot qu'il traduit</code>." in fr.personal(text)["verdict"]
     assert "<code>At the word it translates</code>" in en.personal(text)["verdict"]
     assert fr.personal(text)["mine"] == en.personal(text)["mine"] == poll.choices[0]
+
+
+def test_a_phone_in_a_language_new_to_the_room_never_sees_another_languages_frame(store):
+    """A French phone that opens its stream while the room's English message is being built
+    waits for its own: its first room frame is French (a built message is never shown to a
+    phone in another language)."""
+    from xattn.classroom import Question
+    from xattn.classroom.hub import Message
+
+    code, _ = store.create_room([Question("choice", ("a", "b"))])
+    gate, calls = threading.Event(), []
+
+    def build(view, languages):
+        calls.append(languages)
+        if len(calls) == 1:
+            gate.wait(10)                  # the English build, held until the French phone came
+        return {lang: Message((view.code, view.version, view.phase, view.step, view.round),
+                              json.dumps({"step": view.step, "phase": view.phase,
+                                          "lang": lang}).encode(), view.step, view.round,
+                              view.question, language=lang) for lang in languages}
+
+    async def main():
+        hub = Hub(store, build)
+        hub.start()
+        try:
+            en = hub.subscribe(code, new_student_id(), lang="en")
+            while not calls:
+                await asyncio.sleep(0.01)
+            fr = hub.subscribe(code, new_student_id(), lang="fr")
+            gate.set()
+            return [(await _room_frame(f, 1, "asking"))[0]["room"]["lang"] for f in (en, fr)]
+        finally:
+            hub.stop()
+    assert run_async(asyncio.wait_for(main(), 60)) == ["en", "fr"]
+    assert calls[0] == ("en",) and calls[-1] == ("en", "fr")

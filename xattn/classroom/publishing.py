@@ -95,11 +95,16 @@ class Publishing:
         room.message, room.messages = message, messages
         room.answers, room.levels = answers, levels
         room.memo = {(message.key, lang, text): made for (lang, text), made in personal.items()}
+        late = False                 # a phone in a language that came during the build
         for f in list(room.followers):
-            if not f.host:
+            if f.host:
+                continue
+            if f.lang in messages:
                 f.push("room", self._room_frame(room, f))
-        if any(f.lang not in messages for f in room.followers if not f.host):
-            room.built = None        # a phone in a language that came during the build
+            else:                    # its own language's frame comes with the next build
+                late = True
+        if late:
+            room.built = None
             self._poke.set()
 
     def _publish_pulse(self, code: str, pulse: Pulse) -> None:
