@@ -24,13 +24,13 @@ ASKS = {
 }
 
 
-def _phone(chromium, lang: str, ask: dict):
+def _phone(chromium, lang: str, ask: dict, room: dict | None = None):
     from xattn.server.phone import page_html
 
     frame = {"now": 0, "me": {"mine": None}, "room": {
         "code": "LANGS", "step": 3, "n_steps": 14, "round": 1, "version": 1,
         "phase": "asking", "title": "One", "question": "<p>Which?</p>", "about": "",
-        "ask": ask}}
+        "ask": ask, **(room or {})}}
     context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
                                    has_touch=True)
     page = context.new_page()
@@ -107,6 +107,32 @@ def test_the_tokens_are_the_same_bytes_in_every_language(chromium, name):
     assert all(d == "auto" and tr == "no" for _, d, tr in seen["en"])
 
 
+POLL = {"kind": "poll", "control": "pills", "prompt": "<p>Touchez une réponse.</p>",
+        "choices": ["Yes", "No"], "shown": ["Oui", "Non"]}
+
+
+@pytest.mark.parametrize("lang, words, line", [
+    ("de", "en", "Die Texte dieser Lektion sind auf Englisch."),
+    ("fr", "fr", None),
+])
+def test_a_lesson_without_the_pages_language_says_so_in_one_line(chromium, lang, words, line):
+    """A message whose words are in the lesson's own language (``lang``), not the page's: one
+    line above the step says which, once; a lesson's options show their labels and send
+    their values."""
+    context, page = _phone(chromium, lang, POLL, {"lang": words})
+    try:
+        shown = page.locator("#texts-lang")
+        if line is None:
+            assert shown.is_hidden()
+        else:
+            assert shown.inner_text() == line
+            assert page.locator("main").inner_text().count(line) == 1
+        assert page.locator("#controls .pill").all_inner_texts() == ["Oui", "Non"]
+        assert page.locator("#controls .pill bdi").count() == 0      # labels, not tokens
+    finally:
+        context.close()
+
+
 def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path):
     """A class of three phones (fr, es, ar by ``Accept-Language``) and one of three English
     phones tap the same answers on a real server: the two classes' CSVs are equal."""
@@ -117,7 +143,7 @@ def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path
     env = {"XATTN_CLASS_STORE": str(store_path), "XATTN_REDIS_URL": ""}
     with StreamlitServer(log=ARTIFACTS / "languages-server.log", env=env) as server:
         store = SQLiteStore(store_path)
-        csvs, phones, rooms = [], [], []
+        csvs, phones, rooms, titles = [], [], [], []
         try:
             for langs in (("fr-FR,fr", "es-ES,es", "ar-EG,ar"), ("en", "en-GB", "en-US")):
                 host = Host(chromium, server.url)
@@ -130,6 +156,7 @@ def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path
                     phones.append(phone.open(f"{server.url}?room={code}"))
                     expected = lang.split(",")[-1].split("-")[0]
                     assert phone.page.evaluate("document.documentElement.lang") == expected
+                    titles.append(phone.page.locator("#title").inner_text())
                     phone.tap_option([2, 2, 0][k])
                     phone.wait_receipt("saved")
                 tallies = store.results(code, key)
@@ -147,6 +174,9 @@ def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path
             for phone in phones:
                 phone.close()
     assert csvs[0] == csvs[1]
+    # the lesson's own words in each phone's language: French, Spanish, Arabic, then English
+    assert len(set(titles[:3])) == 3 and titles[3] == titles[4] == titles[5]
+    assert titles[3] not in titles[:3] and any("\u0600" <= c <= "\u06ff" for c in titles[2])
 
 
 def _refused_in_their_language(store, code: str, key: str, phones) -> None:

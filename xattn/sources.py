@@ -24,6 +24,7 @@ from xattn.alignment import gold_scores
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
 from xattn.literal import md_code
 from xattn.record import SOURCES, Attention, Layers, Meta, Recipe, Toy, Translation
+from xattn.words import N_
 
 __all__ = ["Attention", "HELDOUT", "SOURCES", "random_attention", "trained_attention",
            "model_attention", "file_attention", "module_layers", "shapes", "default_layer"]
@@ -86,7 +87,7 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
                    f"seed {s.seed}, "
                    f"tokenizer {s.tokenizer}, embedder {s.embedder}, positions "
                    f"{'on' if s.positional else 'off'}, mask {s.mask_mode}.",
-             caveat="With random weights these numbers describe the seed, not language.",
+             caveat=N_("With random weights these numbers describe the seed, not language."),
              src_text=s.src, tgt_text=s.tgt, details=shapes(n_src, n_tgt, s.d_model, s.n_heads),
              extras=dict(output=run.output, mask=run.mask, encoder_output=run.encoder_output,
                          decoder_state=run.decoder_state,

@@ -30,7 +30,9 @@ class Message:
     question the answers are to; ``confidence``, whether the room asks how sure each answer
     is (a phone's own part then says its ``level`` too). A ``homework``'s message is the
     room's, not a step's: each phone asks for its own step, and its own part carries the
-    receipt of its last answer whatever its step."""
+    receipt of its last answer whatever its step. ``language``: the language its words are
+    in (a room's phones in several languages get one message per language in use: the
+    same key, numbers and tokens, the words of each)."""
 
     key: tuple
     room: bytes
@@ -40,18 +42,22 @@ class Message:
     personal: Callable[[str | None], dict] = lambda text: {"mine": None}
     confidence: bool = False
     homework: bool = False
+    language: str = "en"
 
 
 class Follower:
     """One open stream of one room: a phone (``student``: its id, or None without one) or a
     host page (``host``; ``taught``: the digest of the host key its cookie holds, checked
-    when it opened, None without one: only such a stream keeps its room taught). Frames
-    wait in `take` order, the newest of each kind only."""
+    when it opened, None without one: only such a stream keeps its room taught); ``lang``,
+    the language of the phone's page (its room messages are in it). Frames wait in `take`
+    order, the newest of each kind only."""
 
-    __slots__ = ("code", "student", "host", "taught", "wake", "_frames", "closed", "drawn")
+    __slots__ = ("code", "student", "host", "taught", "wake", "_frames", "closed", "drawn",
+                 "lang")
 
-    def __init__(self, code: str, student: str | None, host: bool, taught: str | None = None):
-        self.code, self.student, self.host = code, student, host
+    def __init__(self, code: str, student: str | None, host: bool, taught: str | None = None,
+                 lang: str = "en"):
+        self.code, self.student, self.host, self.lang = code, student, host, lang
         self.taught = taught if host else None
         self.wake = asyncio.Event()
         self._frames: dict[str, bytes] = {}
@@ -86,7 +92,8 @@ class HubRoom:
     followers: set = field(default_factory=set)
     pulse: Pulse | None = None           # as last read
     built: tuple | None = None           # (version, closed) of the message last built
-    message: Message | None = None
+    message: Message | None = None      # in the first language in use (key, step, round)
+    messages: dict = field(default_factory=dict)  # language -> its message of this state
     answers: dict = field(default_factory=dict)   # student -> stored text, this round
     levels: dict = field(default_factory=dict)    # student -> confidence, this round
     building: bool = False
@@ -94,7 +101,7 @@ class HubRoom:
     host_sent: float = 0.0
     host_due: bool = False
     gone: Exception | None = None        # why the room is gone: its RoomNotFound
-    memo: dict = field(default_factory=dict)      # (message key, text) -> personal JSON
+    memo: dict = field(default_factory=dict)   # (key, language, text) -> personal JSON
     # What this process keeps of the room, to give back to a store that restarted empty:
     # the store's snapshot at the last move, and every answer saved here since it was read
     snapshot: Snapshot | None = None

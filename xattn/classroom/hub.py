@@ -28,6 +28,7 @@ event loop; store reads and builds run in the hub's threads, never on the loop.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
@@ -68,8 +69,10 @@ class Hub(Publishing, Recovery):
     Parameters
     ----------
     store : ClassStore
-    build : callable (RoomView) -> Message
-        The room's message for a view of it (called in the hub's threads).
+    build : callable (RoomView) -> Message, or (RoomView, *, languages) -> dict
+        The room's message for a view of it (called in the hub's threads). A build with a
+        ``languages`` parameter is given the languages the room's phones read (a tuple) and
+        returns each one's `Message`: one build per move for all of them.
     clock : callable, optional
         Seconds since the epoch (the store's clock): when a timer runs out.
     """
@@ -77,6 +80,7 @@ class Hub(Publishing, Recovery):
     def __init__(self, store: ClassStore, build: Callable[[RoomView], Message], *,
                  clock: Callable[[], float] = time.time, tick: float = TICK):
         self.store, self.build, self._clock, self.tick = store, build, clock, tick
+        self.build_languages = "languages" in inspect.signature(build).parameters
         self.outbox = Outbox(store, on_change=self._receipt_changed,
                              recoverable=self._restorable)
         self._rooms: dict[str, HubRoom] = {}
@@ -132,13 +136,14 @@ class Hub(Publishing, Recovery):
             f.close()
 
     def subscribe(self, code: str, student: str | None, *, host: bool = False,
-                  taught: str | None = None) -> Follower:
+                  taught: str | None = None, lang: str = "en") -> Follower:
         """A new stream of room ``code`` (call on the loop); its first frame is the room as
         this process last built it, if it did, and follows once the room is read. A host
         page's stream (``host``) whose cookie holds a key that drives the room gives its
         digest (``taught``): the room is marked taught while it is open (`mark_hosts`),
         every ``HOST_MARK`` seconds (at most a quarter of ``Limits.untaught_seconds``); a
-        stream without it never keeps the room.
+        stream without it never keeps the room. ``lang``: the language of a phone's page; a
+        language the room has no message in yet is built at the next look.
         `OverflowError` when the process holds ``MAX_FOLLOWERS`` streams."""
         if self.stopping:
             raise OverflowError("this server process is stopping; another process, or this "
@@ -146,7 +151,7 @@ class Hub(Publishing, Recovery):
         if self.n_followers >= MAX_FOLLOWERS:
             raise OverflowError(f"this server process holds {MAX_FOLLOWERS} open streams, the "
                                 "most it takes; another process or a moment later will do.")
-        f = Follower(code, student, host, taught)
+        f = Follower(code, student, host, taught, lang)
         with self._lock:
             room = self._rooms.setdefault(code, HubRoom(code))
             room.followers.add(f)
@@ -157,6 +162,8 @@ class Hub(Publishing, Recovery):
             f.push("gone", self._gone_frame(room.gone))
         elif host and room.pulse is not None:
             f.push("pulse", self._pulse_frame(room.pulse))
+        elif not host and room.message is not None and lang not in room.messages:
+            room.built = None                 # a language new to the room: built next look
         elif not host and room.message is not None:
             f.push("room", self._room_frame(room, f))
             if student is not None:           # what the store has of this phone's answer

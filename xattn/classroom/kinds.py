@@ -55,6 +55,7 @@ from xattn.classroom.taps import (
     verdict_tap,
     verdict_time,
 )
+from xattn.words import say
 
 __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
            "MAX_WORDS", "MAX_LINKS", "MAX_PATCHES", "MAX_BINS", "TAP_REACH", "TIME_REACH",
@@ -180,19 +181,14 @@ def _right_choice(q, key: Key, answer) -> bool:
 
 
 def _verdict_choice(q, key: Key, answer) -> str:
-    said, true = _code(answer), _code(key.truth)
+    v = dict(said=_code(answer), true=_code(key.truth),
+             tied=", ".join(map(_code, (key.truth, *key.also))))
+    if key.also and _right_choice(q, key, answer):
+        return say("**Right**: {said} ties for the answer with the others ({tied}).", **v)
     if key.also:
-        tied = ", ".join(_code(t) for t in (key.truth, *key.also))
-        return (f"**Right**: {said} ties for the answer with the others ({tied})."
-                if _right_choice(q, key, answer) else
-                f"**Not this time**: you chose {said}; the page shows a tie: {tied}.")
-    return f"**Right**: {true}." if answer == key.truth else (
-        f"**Not this time**: you chose {said}; the page shows {true}.")
-
-
-def _verdict_poll(q, key: Key, answer) -> str:
-    return (f"You said {_code(answer)}. This question has no right answer: see how the class "
-            "answered.")
+        return say("**Not this time**: you chose {said}; the page shows a tie: {tied}.", **v)
+    return say("**Right**: {true}.", **v) if answer == key.truth else say(
+        "**Not this time**: you chose {said}; the page shows {true}.", **v)
 
 
 def _encode_token(q, value) -> str | None:
@@ -208,13 +204,13 @@ def _shown_token(q, value) -> str:
 
 
 def _verdict_token(q, key: Key, answer) -> str:
-    said, true = _code(q.choices[answer]), _code(q.choices[key.truth])
+    v = dict(said=_code(q.choices[answer]), true=_code(q.choices[key.truth]))
     if answer == key.truth:
-        return f"**Right**: {true}."
+        return say("**Right**: {true}.", **v)
     if key.tokens and key.tokens[answer] == key.tokens[key.truth]:
-        return (f"**The right word, the wrong place**: you chose {said}, position {answer}; "
-                f"the page shows position {key.truth}.")
-    return f"**Not this time**: you chose {said}; the page shows {true}."
+        return say("**The right word, the wrong place**: you chose {said}, position {answer}; "
+                   "the page shows position {truth}.", answer=answer, truth=key.truth, **v)
+    return say("**Not this time**: you chose {said}; the page shows {true}.", **v)
 
 
 # --- a number --------------------------------------------------------------------------------
@@ -231,10 +227,11 @@ def _right_number(q, key: Key, answer) -> bool:
 
 
 def _verdict_number(q, key: Key, answer) -> str:
-    off, true = abs(float(answer) - float(key.truth)), float(key.truth)
+    off = abs(float(answer) - float(key.truth))
+    v = dict(off=float(f"{off:.3g}"), said=float(answer), true=float(key.truth))
     if off <= key.tolerance:
-        return f"**Right**: you said {float(answer):g}, and it is {true:.3f}."
-    return f"**Off by {off:.3g}**: you said {float(answer):g}; the page shows {true:.3f}."
+        return say("**Right**: you said {said:g}, and it is {true:.3f}.", **v)
+    return say("**Off by {off:g}**: you said {said:g}; the page shows {true:.3f}.", **v)
 
 
 # --- several parts (each head's job) ---------------------------------------------------------
@@ -300,7 +297,9 @@ _BUILT_IN = (
          verdict=_verdict_choice, **_CHOICE),
     Kind("poll", "one of a few options, none of them right (what the class thinks)", "pills",
          "bars", False, (2, 64), distinct=True, own=OPTIONS, right=lambda q, key, answer: False,
-         verdict=_verdict_poll, **_CHOICE),
+         verdict=lambda q, key, answer: say("You said {said}. This question has no right "
+                                            "answer: see how the class answered.",
+                                            said=_code(answer)), **_CHOICE),
     Kind("token", "one token of a sentence, by its position (tokens may repeat)", "tokens",
          "bars", True, (1, MAX_CHOICES), moodle=_moodle.multichoice, encode=_encode_token,
          decode=lambda q, text: int(text), options=lambda q: list(range(len(q.choices))),

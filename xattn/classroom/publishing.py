@@ -20,12 +20,19 @@ class Publishing:
     """The frames `Hub` publishes to its followers, and the receipts of answers."""
 
     # --- frames ------------------------------------------------------------------------------
-    def _personal(self, room: HubRoom, student: str | None) -> bytes:
+    @staticmethod
+    def _message_for(room: HubRoom, f: Follower) -> Message:
+        """The room's message in ``f``'s language (the first language's until it is built)."""
+        return room.messages.get(f.lang, room.message)
+
+    def _personal(self, room: HubRoom, student: str | None,
+                  message: Message | None = None) -> bytes:
+        message = message or room.message
         text = room.answers.get(student) if student is not None else None
-        key = (room.message.key, text)
+        key = (message.key, message.language, text)
         made = room.memo.get(key)
         if made is None:                 # an answer the build did not see: made here, once
-            made = personal_json(room.message, text)
+            made = personal_json(message, text)
             if len(room.memo) > 4096:
                 room.memo.clear()
             room.memo[key] = made
@@ -40,12 +47,15 @@ class Publishing:
 
     def _room_frame(self, room: HubRoom, f: Follower) -> bytes:
         f.drawn = room.message.key
+        message = self._message_for(room, f)
         return frame(b'{"now":' + f"{self._clock():.3f}".encode() + b',"room":'
-                      + room.message.room + b',"me":' + self._personal(room, f.student) + b"}")
+                      + message.room + b',"me":' + self._personal(room, f.student, message)
+                      + b"}")
 
     def _me_frame(self, room: HubRoom, f: Follower) -> bytes:
         return frame(b'{"now":' + f"{self._clock():.3f}".encode() + b',"me":'
-                      + self._personal(room, f.student) + b"}", "me")
+                      + self._personal(room, f.student, self._message_for(room, f)) + b"}",
+                      "me")
 
     @staticmethod
     def _pulse_frame(p: Pulse) -> bytes:
@@ -71,8 +81,11 @@ class Publishing:
             except RuntimeError:          # the loop closed meanwhile (the server stops)
                 pass
 
-    def _publish(self, code: str, message: Message, answers: dict, personal: dict,
+    def _publish(self, code: str, messages: dict, answers: dict, personal: dict,
                  levels: dict) -> None:
+        """Hand a move's messages (language -> `Message`, the first the room's own) and each
+        distinct answer's own part (``(language, text)`` -> JSON) to the room's phones."""
+        message = next(iter(messages.values()))
         room = self._rooms.get(code)
         if room is None:
             return
@@ -83,11 +96,20 @@ class Publishing:
         for student in saved:                      # with the confidence saved, or none
             levels.pop(student, None)
         levels.update(room.saved_levels.get(key, {}))
-        room.message, room.answers, room.levels = message, answers, levels
-        room.memo = {(message.key, text): made for text, made in personal.items()}
+        room.message, room.messages = message, messages
+        room.answers, room.levels = answers, levels
+        room.memo = {(message.key, lang, text): made for (lang, text), made in personal.items()}
+        late = False                 # a phone in a language that came during the build
         for f in list(room.followers):
-            if not f.host:
+            if f.host:
+                continue
+            if f.lang in messages:
                 f.push("room", self._room_frame(room, f))
+            else:                    # its own language's frame comes with the next build
+                late = True
+        if late:
+            room.built = None
+            self._poke.set()
 
     def _publish_pulse(self, code: str, pulse: Pulse) -> None:
         room = self._rooms.get(code)

@@ -69,6 +69,19 @@ class Recovery:
             room.restoring = False
             self._poke.set()
 
+    def _build_languages(self, view, room: HubRoom) -> dict:
+        """The room's messages, one per language its phones read (``Follower.lang``; English
+        when none is open): a build that takes ``languages`` is asked once for all of them
+        (it builds once per language it tells apart); any other build once, its message
+        then given to every language."""
+        with self._lock:
+            langs = sorted({f.lang for f in room.followers if not f.host}) or ["en"]
+        if self.build_languages:
+            made = self.build(view, languages=tuple(langs))
+            return {lang: made[lang] for lang in langs}
+        message = self.build(view)
+        return dict.fromkeys(langs, message)
+
     def _take_snapshot(self, code: str, room: HubRoom) -> None:
         """The room's snapshot now, read from the last one (only the rounds that may have
         changed since, and those with answers saved here since: `ClassStore.snapshot`'s
@@ -95,15 +108,18 @@ class Recovery:
             self._take_snapshot(code, room)
             view = self.store.room_view(code)
             answers = self.store.round_answers(code, view.step, view.round)
-            message = self.build(view)
+            messages = self._build_languages(view, room)
+            message = next(iter(messages.values()))
             levels = (self.store.round_levels(code, view.step, view.round)
                       if message.confidence else {})
             # every phone's own part (its answer, its verdict) made here, once per distinct
-            # answer, so that the loop only joins bytes (step 14's verdicts score links)
-            personal = {text: personal_json(message, text)
+            # answer and language, so that the loop only joins bytes (step 14's verdicts
+            # score links)
+            personal = {(m.language, text): personal_json(m, text)
+                        for m in {id(m): m for m in messages.values()}.values()
                         for text in {*answers.values(), None}}
             room.built = built
-            self._call(self._publish, code, message, answers, personal, levels)
+            self._call(self._publish, code, messages, answers, personal, levels)
         except RoomNotFound as err:
             self._call(self._publish_gone, code, err)
         except StoreUnavailable as err:

@@ -21,6 +21,7 @@ from xattn.lesson.aligns import word_pair
 from xattn.lesson.charts import head_chart
 from xattn.literal import md_code
 from xattn.sources import Attention
+from xattn.words import say
 
 __all__ = ["Step", "Ask", "Own", "OWN_KINDS", "NEEDS", "missing", "off_plan", "verdict",
            "is_right"]
@@ -108,9 +109,10 @@ class Own:
             layer = min(self.layer, a.n_layers) - 1
         head = min(self.head, a.n_heads) - 1
         shown = f"{float(self.answer):g}" if KINDS[self.kind].number else self.answer
-        said = "" if self.answer is None else f" **The answer: {md_code(shown)}**."
-        words = self.explain or ("A poll: there is no right answer; here is how the class "
-                                 "answered." if self.answer is None else "")
+        said = "" if self.answer is None else " " + say("**The answer: {answer}**.",
+                                                        answer=md_code(shown))
+        words = self.explain or (say("A poll: there is no right answer; here is how the "
+                                     "class answered.") if self.answer is None else "")
         return Told({}, (words + said).strip(), self.prompt, self.question(), self.answer,
                     tolerance=self.tolerance, layer=layer, head=head,
                     charts=(head_chart(a, layer, head),))
@@ -283,8 +285,8 @@ def verdict(told: Told, answer) -> str:
 
     line = told.question.of.verdict(told.question, told.key, answer)
     slip = misconception_of(told, answer)
-    return line + (f" It is the answer of a known slip, **{slip.name}**: {slip.why}."
-                   if slip is not None else "")
+    return line + (" " + say("It is the answer of a known slip, **{name}**: {why}.",
+                             name=slip.name, why=slip.why) if slip is not None else "")
 
 
 def is_right(told: Told, answer) -> bool:

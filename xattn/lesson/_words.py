@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from xattn.literal import md_code
 from xattn.sources import Attention
+from xattn.words import say
 
 __all__ = ["token_name", "token_label", "target_row", "number_word"]
 
@@ -41,8 +42,8 @@ def target_row(a: Attention, word: str, occurrence: int = 0) -> tuple[int, str]:
     rows = [i for i, t in enumerate(a.tgt_tokens) if t == word]
     if rows:
         return rows[min(occurrence, len(rows) - 1)], ""
-    return 0, (f"There is no *{word}* in this target sentence: the question asks about "
-               f"{token_name(a.tgt_tokens, 0)} instead.")
+    return 0, say("There is no *{word}* in this target sentence: the question asks about "
+                  "{first} instead.", word=word, first=token_name(a.tgt_tokens, 0))
 
 
 def number_word(n: int) -> str:

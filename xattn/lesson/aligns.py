@@ -20,6 +20,7 @@ from xattn.classroom.question import MAX_WORDS, Question
 from xattn.lesson._told import Told
 from xattn.lesson._words import token_label
 from xattn.literal import md_code
+from xattn.words import say
 
 __all__ = ["WordPair", "word_pair", "aligns", "Versus", "versus"]
 
@@ -96,30 +97,35 @@ def aligns(a, layer: int) -> Told:
     scores = score_heads([(pair.weights(a), pair.gold)])
     n_layers, n_heads = scores.aer.shape
     best = scores.best_layers
-    where = ("the heads' average scores" if n_layers == 1 else
-             f"layer {best[0] + 1}'s heads, averaged, score" if len(best) == 1 else
-             "layers " + " and ".join(str(k + 1) for k in best) + " (heads averaged) tie and "
-             "score")
+    low = float(np.nanmin(scores.layer_aer))
+    where = (say("Against the gold alignment, the heads' average scores AER {aer:.2f}",
+                 aer=low) if n_layers == 1 else
+             say("Against the gold alignment, layer {layer}'s heads, averaged, score AER "
+                 "{aer:.2f}", layer=best[0] + 1, aer=low) if len(best) == 1 else
+             say("Against the gold alignment, layers {layers} (heads averaged) tie and score "
+                 "AER {aer:.2f}", layers=", ".join(str(k + 1) for k in best), aer=low))
     head = scores.best_heads
-    text = (f"Against the gold alignment, {where} AER "
-            f"{np.nanmin(scores.layer_aer):.2f}; the best single head "
-            f"({_head_name(head[0], n_layers)}) scores {np.nanmin(scores.aer):.2f}"
-            + (f" ({len(head)} heads tie)" if len(head) > 1 else "") + ". A head's links are "
-            "its strongest source word for each target word; the class's are the links more "
-            "than half of it drew. AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|): 0 is the gold "
-            "alignment exactly (Och and Ney 2003).")
+    text = (where + "; " + say("the best single head ({head}) scores {aer:.2f}",
+                               head=_head_name(head[0], n_layers),
+                               aer=float(np.nanmin(scores.aer)))
+            + (" " + say("({n} heads tie)", n=len(head)) if len(head) > 1 else "") + ". "
+            + say("A head's links are its strongest source word for each target word; the "
+                  "class's are the links more than half of it drew. AER = 1 − (|A∩S| + |A∩P|) "
+                  "/ (|A| + |S|): 0 is the gold alignment exactly (Och and Ney 2003)."))
     words = {"pair": f"{md_code(' '.join(pair.src_words))} → "
                      f"{md_code(' '.join(pair.tgt_words))}",
-             "heads": (f"{n_layers} layers × {n_heads} heads" if n_layers > 1 else
-                       f"{n_heads} heads" if n_heads > 1 else "one head"),
+             "heads": (say("{layers} layers × {heads} heads", layers=n_layers, heads=n_heads)
+                       if n_layers > 1 else say("{heads} heads", heads=n_heads) if n_heads > 1
+                       else say("one head")),
              "words": str(len(pair.tgt_words))}
     return Told(words, text,
-                "Tap a target word, then its source word; tap again to undo.",
+                say("Tap a target word, then its source word; tap again to undo."),
                 _question(pair), pair.truth)
 
 
 def _head_name(lh: tuple[int, int], n_layers: int) -> str:
-    return (f"layer {lh[0] + 1}, head {lh[1] + 1}" if n_layers > 1 else f"head {lh[1] + 1}")
+    return (say("layer {layer}, head {head}", layer=lh[0] + 1, head=lh[1] + 1) if n_layers > 1
+            else say("head {head}", head=lh[1] + 1))
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 from xattn.lesson._step import Step
 from xattn.lesson.problems import shown
+from xattn.words import say
 
-__all__ = ["check_steps", "with_checks", "MAX_CHECK", "BEFORE", "AFTER"]
+__all__ = ["check_steps", "with_checks", "checked_copy", "MAX_CHECK", "BEFORE", "AFTER"]
 
 
 MAX_CHECK = 5                # steps a pre/post check asks again (Hake's gain)
@@ -35,18 +36,30 @@ def check_steps(problems, value, steps) -> tuple[int, ...]:
 
 
 BEFORE = ("**A check before the lesson.** Answer what you think now: nobody is graded, and the "
-           "answer comes after the same question at the end of the lesson.")
+          "answer comes after the same question at the end of the lesson.")
 
 
 AFTER = ("**The same check after the lesson.** Compare with what you said at the start: the "
-          "class's gain is on the lecturer's screen.")
+         "class's gain is on the lecturer's screen.")
+
+
+def checked_copy(step: Step, n: int, when: str) -> Step:
+    """The lesson's step ``n`` (from 1) asked again as its pre-check (``when = "pre"``) or
+    post-check (``"post"``), in the words of the context's language
+    (``xattn.words.speaking``)."""
+    if when == "pre":
+        title = say("Before the lesson: {title}", title=step.title)
+        said = say("**A check before the lesson.** Answer what you think now: nobody is "
+                   "graded, and the answer comes after the same question at the end of the "
+                   "lesson.")
+    else:
+        title = say("After the lesson: {title}", title=step.title)
+        said = say("**The same check after the lesson.** Compare with what you said at the "
+                   "start: the class's gain is on the lecturer's screen.")
+    return replace(step, title=title, check=when, of_step=n, text=said + "\n\n" + step.text)
 
 
 def with_checks(steps: list[Step], check: tuple[int, ...]) -> tuple[Step, ...]:
     """The lesson as a room asks it: the pre-check's steps, the lesson's, the post-check's."""
-    def copy(n: int, when: str) -> Step:
-        step = steps[n - 1]
-        prefix = "Before the lesson" if when == "pre" else "After the lesson"
-        return replace(step, title=f"{prefix}: {step.title}", check=when, of_step=n,
-                       text=(BEFORE if when == "pre" else AFTER) + "\n\n" + step.text)
-    return (*(copy(n, "pre") for n in check), *steps, *(copy(n, "post") for n in check))
+    return (*(checked_copy(steps[n - 1], n, "pre") for n in check), *steps,
+            *(checked_copy(steps[n - 1], n, "post") for n in check))

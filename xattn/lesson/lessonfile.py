@@ -40,7 +40,7 @@ import hashlib
 import json
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xattn.classroom.kinds import KINDS, own_kinds
 from xattn.classroom.own import KeyRefused
@@ -57,6 +57,8 @@ from xattn.lesson.problems import (
     toml_problem,
     unknown_keys,
 )
+from xattn.lesson.translated import read_language, read_texts
+from xattn.words import LANGS, speaking
 
 __all__ = ["Lesson", "LessonError", "read_lesson", "MAX_LESSON_BYTES", "MAX_STEPS",
            "MAX_CHECK", "MAX_ROOM_STEPS"]
@@ -66,9 +68,9 @@ MAX_STEPS = 16               # steps of a lesson file (a room holds one question
 MAX_ROOM_STEPS = MAX_STEPS + 2 * MAX_CHECK   # a lesson's steps, its checks included
 MAX_TITLE = 120
 _WORDS = ("text", "look", "ask")
-_STEP_KEYS = ("title", *_WORDS, "chart", "page", "question")
+_STEP_KEYS = ("title", *_WORDS, "chart", "page", "question", *LANGS)   # [step.fr]: its words
 _OWN_KEYS = ("kind", "prompt", "explain", "head", "layer")   # and the kind's own (Kind.own)
-_TOP_KEYS = ("title", "minutes", "about", "check", "step", "format")
+_TOP_KEYS = ("title", "minutes", "about", "check", "step", "format", "language", *LANGS)
 
 
 class LessonError(ValueError):
@@ -93,6 +95,8 @@ class Lesson:
     about: str = ""
     data: str = ""
     check: tuple[int, ...] = ()     # the lesson's steps its pre/post check asks again
+    language: str = "en"            # the language of its texts (``xattn.words``)
+    texts: dict = field(default_factory=dict)   # lang -> its texts in lang (translated.py)
 
     def step_number(self, n: int) -> int:
         """Room step ``n`` (from 1, the checks' steps included) as the lesson's own step."""
@@ -205,13 +209,25 @@ def _build(data: dict, name: str, where: Where, page) -> Lesson:
         raw = raw[:MAX_STEPS]
     steps = [_step(problems, k, s, page) for k, s in enumerate(raw)]
     check = check_steps(problems, data.get("check", []), steps)
+    language = read_language(problems, data)
+    texts = read_texts(problems, data, raw, steps, language)
     if problems.found:
         raise LessonError(problems.found)
     canonical = {"format": 1, "name": name, "title": title, "minutes": minutes, "about": about,
                  "check": list(check), "step": [_data(s) for s in steps]}
-    return Lesson(name, title, with_checks(steps, check), minutes, about,
+    if language != "en":
+        canonical["language"] = language
+    for lang, said in texts.items():           # each language's texts where the file had them
+        if said["title"] or said["about"]:
+            canonical[lang] = {k: said[k] for k in ("title", "about") if said[k]}
+        for k, table in enumerate(said["steps"]):
+            if table:
+                canonical["step"][k][lang] = table
+    with speaking(language):                   # the checks' own words in the lesson's
+        asked = with_checks(steps, check)
+    return Lesson(name, title, asked, minutes, about,
                   json.dumps(canonical, ensure_ascii=False, separators=(",", ":"),
-                             sort_keys=True), check)
+                             sort_keys=True), check, language, texts)
 
 
 def _step(problems, k: int, data: dict, page) -> Step:

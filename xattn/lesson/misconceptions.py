@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from xattn.words import N_, say
+
 __all__ = ["Misconception", "Distractor", "MISCONCEPTIONS", "keep", "misconception_of",
            "class_misconceptions", "Share", "surprise"]
 
@@ -38,23 +40,24 @@ class Misconception:
 
 
 MISCONCEPTIONS: dict[str, Misconception] = {m.key: m for m in (
-    Misconception("swapped", "rows and columns swapped",
-                  "read the heatmap by columns: swapped queries (target rows) and keys "
-                  "(source columns)"),
-    Misconception("unscaled", "1/√d_head forgotten", "forgot the 1/√d_head scaling"),
-    Misconception("scores", "scores read as weights",
-                  "read the scores before the softmax as the weights"),
-    Misconception("heads", "heads averaged instead of one head",
-                  "mixed up one head and the heads averaged"),
-    Misconception("mask", "mask ignored",
-                  "ignored the mask: let a target word see masked source tokens"),
-    Misconception("axis", "softmax over the wrong axis",
-                  "took the softmax over the target words (each column sums to 1) instead "
-                  "of over the source words"),
-    Misconception("diagonal", "position taken for alignment",
-                  "took the word in the same place (the diagonal) for the one it aligns with"),
-    Misconception("effect", "weight taken for effect",
-                  "took the word attention weighs most for the word the output needs most"),
+    Misconception("swapped", N_("rows and columns swapped"),
+                  N_("read the heatmap by columns: swapped queries (target rows) and keys "
+                  "(source columns)")),
+    Misconception("unscaled", N_("1/√d_head forgotten"),
+                  N_("forgot the 1/√d_head scaling")),
+    Misconception("scores", N_("scores read as weights"),
+                  N_("read the scores before the softmax as the weights")),
+    Misconception("heads", N_("heads averaged instead of one head"),
+                  N_("mixed up one head and the heads averaged")),
+    Misconception("mask", N_("mask ignored"),
+                  N_("ignored the mask: let a target word see masked source tokens")),
+    Misconception("axis", N_("softmax over the wrong axis"),
+                  N_("took the softmax over the target words (each column sums to 1) instead "
+                  "of over the source words")),
+    Misconception("diagonal", N_("position taken for alignment"),
+                  N_("took the word in the same place (the diagonal) for the one it aligns with")),
+    Misconception("effect", N_("weight taken for effect"),
+                  N_("took the word attention weighs most for the word the output needs most")),
 )}
 
 
@@ -86,12 +89,14 @@ class Distractor:
 
     @property
     def name(self) -> str:
-        return MISCONCEPTIONS[self.key].name
+        """Its misconception's short name, in the context's language (``xattn.words``)."""
+        return say(MISCONCEPTIONS[self.key].name)
 
     @property
     def why(self) -> str:
-        """The one line: this step's words, or the misconception's own."""
-        return self.reason or MISCONCEPTIONS[self.key].reason
+        """The one line: this step's words, or the misconception's own (in the context's
+        language)."""
+        return self.reason or say(MISCONCEPTIONS[self.key].reason)
 
 
 def _same(question, a, b, tolerance: float) -> bool:

@@ -16,6 +16,7 @@ from xattn.lesson._told import Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.lesson.charts import aer_chart, head_chart, named_charts
 from xattn.metrics import entropy, head_statistics
+from xattn.words import N_, number, say, say_n
 
 __all__ = ["one_head", "rows_sum", "padding", "wait_k", "seed", "trained", "training",
            "ablation", "sqrt", "layers", "learning", "asked_head"]
@@ -27,7 +28,8 @@ def _tokens(tokens) -> Question:
 
 
 def _heads(n: int) -> str:
-    return f"{number_word(n)} head{'s' if n != 1 else ''}"
+    """``n`` heads in words (English spells the number: "four heads")."""
+    return say_n("{word} head", "{word} heads", n, word=number_word(n))
 
 
 def _plural(n: int, word: str) -> str:
@@ -39,8 +41,9 @@ def asked_head(a, head: int) -> tuple[int, str]:
     the page has fewer heads (the question then asks about the last)."""
     if head <= a.n_heads:
         return head - 1, ""
-    return a.n_heads - 1, (f"This page shows {_heads(a.n_heads)}: the question asks about "
-                           f"head {a.n_heads} instead of head {head}.")
+    return a.n_heads - 1, say("This page shows {heads}: the question asks about head {last} "
+                              "instead of head {head}.", heads=_heads(a.n_heads),
+                              last=a.n_heads, head=head)
 
 
 def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
@@ -51,14 +54,20 @@ def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
     name, src = token_name(a.tgt_tokens, i), a.src_tokens
     alone = a.n_heads == 1
     if not alone and h == 0 and head == 1:   # a link of its own: more heads than the step's
-        fewer = f"This page shows {_heads(a.n_heads)}: the step asks about head 1, the first."
+        fewer = say("This page shows {heads}: the step asks about head 1, the first.",
+                    heads=_heads(a.n_heads))
     note = " ".join(filter(None, (note, fewer)))
-    return Told({"target": name, "heatmap": "the heatmap" if alone else
-                 f"head {h + 1}'s heatmap", "head": "the head" if alone else f"head {h + 1}"},
-                ("" if alone else f"In head {h + 1}, ") + f"{name} looks most at "
-                f"{token_name(src, j)} ({row[j]:.3f})."
-                + (f" {a.meta.caveat}" if a.meta.caveat else ""),
-                f"Tap the source word {name} will look at most in head {h + 1}.",
+    looks = (say("{target} looks most at {source} ({weight:.3f}).", target=name,
+                 source=token_name(src, j), weight=float(row[j])) if alone else
+             say("In head {head}, {target} looks most at {source} ({weight:.3f}).",
+                 head=h + 1, target=name, source=token_name(src, j), weight=float(row[j])))
+    return Told({"target": name,
+                 "heatmap": say("the heatmap") if alone else say("head {head}'s heatmap",
+                                                                 head=h + 1),
+                 "head": say("the head") if alone else say("head {head}", head=h + 1)},
+                looks + (f" {say(a.meta.caveat)}" if a.meta.caveat else ""),
+                say("Tap the source word {target} will look at most in head {head}.",
+                    target=name, head=h + 1),
                 _tokens(src), j, note, tokens=tuple(src), row=(i, h), layer=layer, head=h,
                 charts=(head_chart(a, layer, h),))
 
@@ -68,16 +77,19 @@ def rows_sum(a, layer: int, *, target: str = "noir", head: int = 2) -> Told:
     h, fewer = asked_head(a, head)
     row = a.layer(layer)[h, i]
     shown = [round(float(w), 3) for w in row]
-    terms = " + ".join(f"{w:.3f}" for w in shown)
     name = token_name(a.tgt_tokens, i)
-    rounding = "" if abs(sum(shown) - 1) < 5e-4 else (
-        f" The three-decimal numbers shown add up to {sum(shown):.3f}, not exactly 1: each is "
-        "rounded, the weights themselves add up to 1.")
-    return Told({"target": name, "head": f"head {h + 1}", "heads": _heads(a.n_heads)},
-                f"Head {h + 1}, row {name}: {terms} = **{row.sum():.3f}**. The softmax "
-                "divides every exp(score) by the row's total, so each target token shares "
-                "exactly one unit of attention among the source tokens." + rounding,
-                f"What does the row of {name} in head {h + 1} add up to?",
+    terms = " + ".join(number(w, ".3f") for w in shown)
+    rounding = "" if abs(sum(shown) - 1) < 5e-4 else " " + say(
+        "The three-decimal numbers shown add up to {total:.3f}, not exactly 1: each is "
+        "rounded, the weights themselves add up to 1.", total=sum(shown))
+    return Told({"target": name, "head": say("head {head}", head=h + 1),
+                 "heads": _heads(a.n_heads)},
+                say("Head {head}, row {target}: {terms} = **{total:.3f}**. The softmax divides "
+                    "every exp(score) by the row's total, so each target token shares exactly "
+                    "one unit of attention among the source tokens.", head=h + 1, target=name,
+                    terms=terms, total=float(row.sum())) + rounding,
+                say("What does the row of {target} in head {head} add up to?", target=name,
+                    head=h + 1),
                 Question("number", low=0, high=10, decimals=2), float(row.sum()),
                 " ".join(filter(None, (note, fewer))), layer=layer, head=h,
                 charts=(head_chart(a, layer, h),))
@@ -86,10 +98,10 @@ def rows_sum(a, layer: int, *, target: str = "noir", head: int = 2) -> Told:
 def padding(a, layer: int, *, target: str = "chat") -> Told:
     masked = [j for j in range(len(a.src_tokens)) if not a.mask[:, j].any()]
     if not masked:
-        return Told({"masked": "a masked token (none on this page yet)"},
-                    "No source token is masked here: choose *Masking: padding* in the sidebar "
-                    "and mask a source token; the answer follows the numbers then.",
-                    note="No source token is masked on this page.")
+        return Told({"masked": say("a masked token (none on this page yet)")},
+                    say("No source token is masked here: choose *Masking: padding* in the "
+                        "sidebar and mask a source token; the answer follows the numbers then."),
+                    note=say("No source token is masked on this page."))
     free = a.recipe.unmasked().layer(layer)                                       # (h, T, S)
     j = masked[0]
     i, _ = target_row(a, target)
@@ -97,17 +109,20 @@ def padding(a, layer: int, *, target: str = "chat") -> Told:
     k = int(np.argmax(after))
     name, src = token_name(a.src_tokens, j), a.src_tokens
     # every masked token's share leaves the row: the others are divided by what is left
-    shares = " − ".join(f"{before[m]:.3f}" for m in masked)
-    which = "its share" if len(masked) == 1 else f"the {len(masked)} masked tokens' shares"
-    owner = "token's" if len(masked) == 1 else "tokens'"         # G9: not "token' weight"
-    return Told({"masked": name},
-                f"{name} gets **{after[j]:.3f}** from every target token. The masked "
-                f"{owner} weight went to the others, in "
-                f"proportion: in head 1, {token_name(a.tgt_tokens, i)} gave {name} "
-                f"{before[j]:.3f}; {token_name(src, k)} went from {before[k]:.3f} to "
-                f"{after[k]:.3f} (= {before[k]:.3f} / (1 − {shares}): the row without "
-                f"{which}).",
-                f"What weight does {name} get now, from each target token?",
+    shares = " − ".join(number(float(before[m]), ".3f") for m in masked)
+    said = dict(masked=name, weight=float(after[j]), target=token_name(a.tgt_tokens, i),
+                given=float(before[j]), other=token_name(src, k), was=float(before[k]),
+                now=float(after[k]), shares=shares, n=len(masked))
+    answer = (say("{masked} gets **{weight:.3f}** from every target token. The masked token's "
+                  "weight went to the others, in proportion: in head 1, {target} gave {masked} "
+                  "{given:.3f}; {other} went from {was:.3f} to {now:.3f} (= {was:.3f} / (1 − "
+                  "{shares}): the row without its share).", **said) if len(masked) == 1 else
+              say("{masked} gets **{weight:.3f}** from every target token. The masked tokens' "
+                  "weight went to the others, in proportion: in head 1, {target} gave {masked} "
+                  "{given:.3f}; {other} went from {was:.3f} to {now:.3f} (= {was:.3f} / (1 − "
+                  "{shares}): the row without the {n} masked tokens' shares).", **said))
+    return Told({"masked": name}, answer,
+                say("What weight does {masked} get now, from each target token?", masked=name),
                 Question("number", low=0, high=1, decimals=2), float(after[j]), layer=layer,
                 head=0, charts=(head_chart(a, layer, 0),))
 
@@ -120,22 +135,26 @@ def wait_k(a, layer: int) -> Told:
                     for m in counts)
     first = [token_name(src, j) for j in range(n) if a.mask[0, j]]
     restricted = int((a.mask.sum(axis=-1) < n).sum())             # rows that see fewer than n
-    how = ("Each step of the translation may look one source token further, like an "
-           "interpreter who starts speaking before the sentence ends." if restricted else
-           f"No row is restricted here: k is at least the {n} source tokens, so every target "
-           "token sees the whole sentence and the mask changes nothing.")
+    how = (say("Each step of the translation may look one source token further, like an "
+               "interpreter who starts speaking before the sentence ends.") if restricted else
+           say("No row is restricted here: k is at least the {n} source tokens, so every "
+               "target token sees the whole sentence and the mask changes nothing.", n=n))
     return Told({},
-                f"The first target token {token_name(a.tgt_tokens, 0)} (target token 0) may see "
-                f"{', '.join(first) or 'nothing'} ({_plural(seen[0], 'token')}); the last one, "
-                f"{token_name(a.tgt_tokens, len(a.tgt_tokens) - 1)}, sees {seen[1]} of {n}. "
-                + how,
-                "Which source tokens may the first target token see?",
+                say_n("The first target token {first} (target token 0) may see {seen} ({n} "
+                      "token); the last one, {last}, sees {last_seen} of {total}.",
+                      "The first target token {first} (target token 0) may see {seen} ({n} "
+                      "tokens); the last one, {last}, sees {last_seen} of {total}.", seen[0],
+                      first=token_name(a.tgt_tokens, 0),
+                      seen=", ".join(first) or say("nothing"),
+                      last=token_name(a.tgt_tokens, len(a.tgt_tokens) - 1), last_seen=seen[1],
+                      total=n) + " " + how,
+                say("Which source tokens may the first target token see?"),
                 Question("choice", choices) if len(choices) > 1 else None,
                 choices[counts.index(seen[0])] if seen[0] in counts else None, layer=layer,
                 head=0, charts=(head_chart(a, layer, 0),))
 
 
-SEED_CHOICES = ("They stay the same", "Some rows change", "Most rows change")
+SEED_CHOICES = (N_("They stay the same"), N_("Some rows change"), N_("Most rows change"))
 
 
 def seed(a, layer: int, *, seed: int = 0) -> Told:
@@ -147,10 +166,12 @@ def seed(a, layer: int, *, seed: int = 0) -> Told:
     total = now.shape[0] * now.shape[1]
     truth = SEED_CHOICES[0 if moved == 0 else 1 if moved <= total / 2 else 2]
     return Told({"seed": str(seed), "next": str(seed + 1), "heads": _heads(a.n_heads)},
-                f"With seed {seed + 1} instead of {seed}, **{moved} of {total}** rows (all "
-                "heads) put their strongest weight on another source token. The patterns of "
-                "random weights come from the seed, not from language.",
-                f"With seed {seed + 1} instead of {seed}, do the strongest weights stay?",
+                say("With seed {next} instead of {seed}, **{moved} of {total}** rows (all "
+                    "heads) put their strongest weight on another source token. The patterns "
+                    "of random weights come from the seed, not from language.", next=seed + 1,
+                    seed=seed, moved=moved, total=total),
+                say("With seed {next} instead of {seed}, do the strongest weights stay?",
+                    next=seed + 1, seed=seed),
                 Question("choice", SEED_CHOICES), truth, layer=layer, head=0,
                 charts=tuple(head_chart(b, layer, 0, f"head 1, seed {s}")
                              for b, s in ((first, seed), (then, seed + 1))))
@@ -160,12 +181,13 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
     rows = [i for i, t in enumerate(a.tgt_tokens) if t == word]
     if not rows:
         said = token_name((word,), 0)
-        return Told({"target": said}, f"This target sentence has no {said}: type a sentence "
-                    "where it appears twice (for *le*: `the cat sees the dog`) to ask the "
-                    "question.", note=f"There is no {said} in this target sentence.")
+        return Told({"target": said}, say("This target sentence has no {word}: type a sentence "
+                                          "where it appears twice (for *le*: `the cat sees the "
+                                          "dog`) to ask the question.", word=said),
+                    note=say("There is no {word} in this target sentence.", word=said))
     weights = a.layer(layer)                                                  # (h, T, S)
     tgt, src = a.tgt_tokens, a.src_tokens
-    lines = [f"- Head {h + 1}: " + "; ".join(
+    lines = [say("- Head {head}: ", head=h + 1) + "; ".join(
         f"{token_name(tgt, i)} → {token_name(src, int(np.argmax(weights[h, i])))}"
         for i in rows) for h in range(a.n_heads)]
     mean = weights.mean(0)                                                  # (T, S)
@@ -175,21 +197,26 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
              if all(a.gold[i, int(np.argmax(weights[h, i]))] for i in rows)]
     i = rows[-1]                                    # the last one: only position finds its word
     name = token_name(a.tgt_tokens, i)
-    heads = ("no head tells them apart" if not apart else
-             f"{_plural(len(apart), 'head')} of {a.n_heads} ("
-             + ", ".join(str(h + 1) for h in apart) + ") put each on its own gold word")
+    heads = (say("no head tells them apart") if not apart else
+             say_n("{n} head of {total} ({which}) put each on its own gold word",
+                   "{n} heads of {total} ({which}) put each on its own gold word", len(apart),
+                   total=a.n_heads, which=", ".join(str(h + 1) for h in apart)))
+    found = say("Averaged over heads, {found} of {n} {word} find their own gold word, and "
+                "{heads}.", found=len(exact), n=len(rows), word=token_name((word,), 0),
+                heads=heads)
     return Told({"target": name},
-                "\n".join(lines) + f"\n\nAveraged over heads, {len(exact)} of {len(rows)} "
-                f"{token_name((word,), 0)} find their own gold word, and {heads}. Only "
-                "position can tell repeated words apart"
-                + (", and these heads learned to use it." if apart else
-                   ": none of these heads learned to use it (yet)."),
-                f"Tap the source word {name} looks at most (all heads averaged).",
+                "\n".join(lines) + "\n\n" + found + " "
+                + (say("Only position can tell repeated words apart, and these heads learned "
+                       "to use it.") if apart else
+                   say("Only position can tell repeated words apart: none of these heads "
+                       "learned to use it (yet).")),
+                say("Tap the source word {target} looks at most (all heads averaged).",
+                    target=name),
                 _tokens(a.src_tokens), int(np.argmax(mean[i])), tokens=tuple(a.src_tokens),
                 row=(i, -1), layer=layer, head=-1, charts=(head_chart(a, layer, -1),))
 
 
-TRAINING_CHOICES = ("A: the trained weights", "B: the random start", "Both alike")
+TRAINING_CHOICES = (N_("A: the trained weights"), N_("B: the random start"), N_("Both alike"))
 
 
 def training(a, layer: int) -> Told:
@@ -199,11 +226,12 @@ def training(a, layer: int) -> Told:
     truth = TRAINING_CHOICES[2 if abs(conf[0] - conf[1]) < 0.05 else 0 if conf[0] > conf[1]
                              else 1]
     return Told({},
-                f"Mean confidence (the weight of each row's strongest source word, averaged): "
-                f"**{conf[0]:.2f}** trained, **{conf[1]:.2f}** before training. The same "
-                "module, the same words: training alone turned spread-out rows into one clear "
-                "choice per French word, mostly the word it translates (◻).",
-                "Which picture gives each French word one clear English word?",
+                say("Mean confidence (the weight of each row's strongest source word, "
+                    "averaged): **{trained:.2f}** trained, **{random:.2f}** before training. The "
+                    "same module, the same words: training alone turned spread-out rows into "
+                    "one clear choice per French word, mostly the word it translates (◻).",
+                    trained=conf[0], random=conf[1]),
+                say("Which picture gives each French word one clear English word?"),
                 Question("choice", TRAINING_CHOICES), truth, layer=layer, head=0,
                 charts=(head_chart(a, layer, 0, "A: trained, head 1"),
                         head_chart(b, layer, 0, "B: the random start, head 1")))
@@ -218,42 +246,47 @@ def ablation(a, layer: int) -> Told:
     most, least = int(order[0]), int(order[-1])
     choices = tuple(f"head {h + 1}" for h in range(a.n_heads))
     small = [h for h in range(a.n_heads) if res.per_head[h] < LITTLE]
-    could = (f"{_plural(len(small), 'head')} of {a.n_heads} change it by less than "
-             f"{LITTLE:.0%} and could go unnoticed here" if small else
-             f"every head changes it by at least {res.per_head[least]:.1%}: none could go "
-             "unnoticed here")
+    could = (say_n("{n} head of {total} changes it by less than {little:.0%} and could go "
+                   "unnoticed here.", "{n} heads of {total} change it by less than "
+                   "{little:.0%} and could go unnoticed here.", len(small), total=a.n_heads,
+                   little=LITTLE) if small else
+             say("Every head changes it by at least {least:.1%}: none could go unnoticed "
+                 "here.", least=float(res.per_head[least])))
     return Told({"heads": _heads(a.n_heads)},
-                f"Head {most + 1}: switching it off changes the attention output by "
-                f"**{res.per_head[most]:.1%}** (‖ΔY‖ / ‖Y‖, the relative change of the "
-                f"output); head {least + 1} changes it least ({res.per_head[least]:.1%}). "
-                f"{could[0].upper()}{could[1:]}. In trained translation models many heads can "
-                "be pruned with little loss of quality (Michel, Levy and Neubig 2019); a "
-                "change of the output is not a loss of quality, which this page does not "
-                "measure.",
-                "Which head's removal will change the output most?",
+                say("Head {most}: switching it off changes the attention output by "
+                    "**{change:.1%}** (‖ΔY‖ / ‖Y‖, the relative change of the output); head "
+                    "{least} changes it least ({small:.1%}).", most=most + 1,
+                    change=float(res.per_head[most]), least=least + 1,
+                    small=float(res.per_head[least])) + " " + could + " "
+                + say("In trained translation models many heads can be pruned with little "
+                      "loss of quality (Michel, Levy and Neubig 2019); a change of the output "
+                      "is not a loss of quality, which this page does not measure."),
+                say("Which head's removal will change the output most?"),
                 Question("choice", choices) if a.n_heads > 1 else None, choices[most],
                 layer=layer, head=most, charts=named_charts("ablation", a, layer, most))
 
 
-SQRT_CHOICES = ("It goes down", "It goes up", "It stays the same")
+SQRT_CHOICES = (N_("It goes down"), N_("It goes up"), N_("It stays the same"))
 SATURATED = 0.9       # a row's largest weight from which one token takes "nearly all" of it
 
 
 def _sqrt_why(truth: str, d_head: int, top_on: float, top_off: float) -> str:
     """What the numbers on screen say, for the answer they give."""
     if truth == SQRT_CHOICES[1]:
-        return ("Scores multiplied by √d_head can only sharpen a softmax, never spread it: a "
-                "rise this small is rounding.")
+        return say("Scores multiplied by √d_head can only sharpen a softmax, never spread it: "
+                   "a rise this small is rounding.")
     if truth == SQRT_CHOICES[2]:
-        return (f"Here the row hardly changes: its scores are close together, or √{d_head} is "
-                "close to 1.")
-    grown = (f"Undivided, the scores of {d_head}-dimensional vectors are √{d_head} times "
-             f"larger, so the softmax is sharper: the row's largest weight goes from "
-             f"{top_on:.3f} to {top_off:.3f}")
+        return say("Here the row hardly changes: its scores are close together, or √{d_head} "
+                   "is close to 1.", d_head=d_head)
     if top_off >= SATURATED:
-        return grown + ". The softmax saturates: one source token takes nearly all the weight."
-    return grown + (": the weight gathers on fewer source tokens, but no one token takes "
-                    "nearly all of it.")
+        return say("Undivided, the scores of {d_head}-dimensional vectors are √{d_head} times "
+                   "larger, so the softmax is sharper: the row's largest weight goes from "
+                   "{on:.3f} to {off:.3f}. The softmax saturates: one source token takes "
+                   "nearly all the weight.", d_head=d_head, on=top_on, off=top_off)
+    return say("Undivided, the scores of {d_head}-dimensional vectors are √{d_head} times "
+               "larger, so the softmax is sharper: the row's largest weight goes from {on:.3f} "
+               "to {off:.3f}: the weight gathers on fewer source tokens, but no one token "
+               "takes nearly all of it.", d_head=d_head, on=top_on, off=top_off)
 
 
 def sqrt(a, layer: int) -> Told:
@@ -264,19 +297,20 @@ def sqrt(a, layer: int) -> Told:
     d_head = on.q.shape[-1]
     truth = SQRT_CHOICES[2 if abs(h_on - h_off) < 1e-3 else 0 if h_off < h_on else 1]
     return Told({"d_head": str(d_head)},
-                f"Head 1, target token {token_name(a.tgt_tokens, 0)}: with the scores divided "
-                f"by √{d_head}, the row's entropy is **{h_on:.3f}** nats; with the scores "
-                f"undivided, **{h_off:.3f}** nats (the most possible: "
-                f"{np.log(allowed.sum()):.3f}). " + _sqrt_why(truth, d_head, top_on, top_off),
-                "Switch the division off: what happens to the entropy of the first row?",
+                say("Head 1, target token {target}: with the scores divided by √{d_head}, the "
+                    "row's entropy is **{on:.3f}** nats; with the scores undivided, **{off:.3f}** "
+                    "nats (the most possible: {most:.3f}).", target=token_name(a.tgt_tokens, 0),
+                    d_head=d_head, on=h_on, off=h_off, most=float(np.log(allowed.sum())))
+                + " " + _sqrt_why(truth, d_head, top_on, top_off),
+                say("Switch the division off: what happens to the entropy of the first row?"),
                 Question("choice", SQRT_CHOICES), truth, layer=layer, head=0,
                 charts=named_charts("saturation", a, layer, 0))
 
 
-LINK_RULES = {"target_argmax": "each target word linked to its strongest source word",
-              "source_argmax": "each source word linked to its strongest target word",
-              "intersection": "links that are the strongest both ways",
-              "threshold": "every weight above the threshold"}
+LINK_RULES = {"target_argmax": N_("each target word linked to its strongest source word"),
+              "source_argmax": N_("each source word linked to its strongest target word"),
+              "intersection": N_("links that are the strongest both ways"),
+              "threshold": N_("every weight above the threshold")}
 
 
 def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3) -> Told:
@@ -287,23 +321,26 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
     n = scores.aer.shape[0]
     best = scores.best_layer
     tied = scores.best_layers
-    aers = ", ".join(f"layer {k + 1}: {v:.3f}" for k, v in enumerate(scores.layer_aer))
+    aers = ", ".join(say("layer {layer}: {aer:.3f}", layer=k + 1, aer=float(v))
+                     for k, v in enumerate(scores.layer_aer))
     choices = tuple(f"layer {k + 1}" for k in range(n))
-    which = (f"**layer {best + 1}** aligns best" if len(tied) <= 1 else
-             "**layers " + " and ".join(str(k + 1) for k in tied) + "** tie for the best")
+    which = (say("**layer {layer}** aligns best", layer=best + 1) if len(tied) <= 1 else
+             say("**layers {layers}** tie for the best",
+                 layers=say(" and ").join(str(k + 1) for k in tied)))
     heads = scores.best_heads
-    head = ("its best single head is " + "; ".join(
-        f"head {h + 1} of layer {lay + 1}" for lay, h in heads) if len(heads) <= 1 else
-        f"{len(heads)} single heads tie for the best: " + "; ".join(
-            f"head {h + 1} of layer {lay + 1}" for lay, h in heads))
-    rule = LINK_RULES[links] + (f" ({link_min:g})" if links == "threshold" else "")
+    named = "; ".join(say("head {head} of layer {layer}", head=h + 1, layer=lay + 1)
+                      for lay, h in heads)
+    head = (say("its best single head is {heads}", heads=named) if len(heads) <= 1 else
+            say("{n} single heads tie for the best: {heads}", n=len(heads), heads=named))
+    rule = say(LINK_RULES[links]) + (f" ({link_min:g})" if links == "threshold" else "")
     return Told({"layers": number_word(n), "n": str(scores.n_pairs), "heads": _heads(a.n_heads)},
-                f"Over {scores.n_pairs} held-out sentences, the average of each layer's heads "
-                f"has AER {aers} (lower is better; links: {rule}): {which}, and {head}. Which "
-                "layer aligns differs by model: Garg et al. (2019) found the penultimate of six "
-                "in their transformer; nothing forces a model to align at all, since it is "
-                "trained to translate.",
-                "Which layer's heads, averaged, will align words best?",
+                say("Over {n} held-out sentences, the average of each layer's heads has AER "
+                    "{aers} (lower is better; links: {rule}): {which}, and {head}. Which layer "
+                    "aligns differs by model: Garg et al. (2019) found the penultimate of six in "
+                    "their transformer; nothing forces a model to align at all, since it is "
+                    "trained to translate.", n=scores.n_pairs, aers=aers, rule=rule,
+                    which=which, head=head),
+                say("Which layer's heads, averaged, will align words best?"),
                 Question("choice", choices) if n > 1 else None, choices[max(best, 0)],
                 also=tuple(choices[k] for k in tied[1:]), layer=max(best, 0), head=-1,
                 charts=(aer_chart(a, scores=scores, rule=(links, link_min if links ==
@@ -334,7 +371,7 @@ def learning(a, layer: int) -> Told:
                 f"head {first + 1} by {cue} (moved words {moved[k]:.0%}, repeated words "
                 f"{repeated[k]:.0%}). Heads do not learn together: one finds a cue, the others "
                 "follow or specialise in another.",
-                "Which head will start aligning first?", Question("choice", choices)
+                say("Which head will start aligning first?"), Question("choice", choices)
                 if len(choices) > 1 else None, choices[first],
                 also=tuple(choices[h] for h in tied), layer=layer, head=first,
                 charts=named_charts("curves", a, layer, first))

@@ -17,8 +17,10 @@ from xattn.classroom import RoomView
 from xattn.figures.classroom import taps_figure
 from xattn.lesson import Lesson, Told
 from xattn.lesson.followup import case_step, cases, differs, shows_case
+from xattn.lesson.translated import step_in, words_in
 from xattn.live.compute import derived, figure
 from xattn.live.prepared import Shown, StepUnavailable, prepared_attention
+from xattn.words import speaking
 
 __all__ = ["class_step", "answer_charts", "follow_up", "warm_follow_ups", "MAX_FOLLOW_UPS_WARMED"]
 
@@ -28,18 +30,26 @@ _warmed: dict[str, threading.Thread] = {}   # lessons (digests) whose follow-ups
 MAX_FOLLOW_UPS_WARMED = 32                 # ... at most: later lessons' are found at the reveal
 
 
-def class_step(lesson: Lesson, n: int, *, case: int = 0, shown: Shown | None = None):
+def class_step(lesson: Lesson, n: int, *, case: int = 0, shown: Shown | None = None,
+               language: str | None = None):
     """Step ``n`` of ``lesson`` (on its new case ``case``: a follow-up; 0, the step itself):
     its prepared weights and what the step tells of them, once per server: the room's
     questions were made from the same (``xattn.live.prepared.lesson_questions``).
     ``shown``: how a page's run shows the progress of loading or training them (None: the
     server's own threads, and every page that only reads a step made before).
+    ``language``: what the step tells in words of that language (``xattn.words``; default
+    the lesson's own), the same numbers and question in every language.
     `StepUnavailable` when the step's weights cannot be made here."""
     step = case_step(lesson.steps[n - 1], case)
     a = derived(("class-step", lesson.digest, n, case),
                 lambda: prepared_attention(step, shown=shown))
-    told = derived(("class-told", lesson.digest, n, case, a.key),
-                   lambda: step.tell(a, step.layer(a.n_layers)))
+    language = words_in(lesson, language or lesson.language)
+
+    def tell():
+        said = case_step(step_in(lesson, n, language), case)
+        with speaking(language):
+            return said.tell(a, said.layer(a.n_layers))
+    told = derived(("class-told", lesson.digest, n, case, a.key, language), tell)
     return a, told
 
 

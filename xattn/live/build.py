@@ -13,10 +13,11 @@ import threading
 
 from xattn.classroom import RoomView
 from xattn.classroom.hub import Message
+from xattn.lesson.translated import words_in
 from xattn.live.catalog import room_lesson
 from xattn.live.stores import class_store
 
-__all__ = ["build", "earlier", "MAX_WARMED"]
+__all__ = ["build", "earlier", "messages_by_language", "MAX_WARMED"]
 
 _LOGGER = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -24,12 +25,16 @@ _warmed: set[str] = set()       # lessons (digests) whose steps this process mad
 MAX_WARMED = 32                 # ... at most: later lessons' steps are made when shown
 
 
-def build(view: RoomView) -> Message:
-    """A room's message (``xattn.live.messages``; imported on first use: the lesson),
-    for the lesson the room keeps in the store (read once per process), with the round
-    before where a revote's phones see it while they vote (`earlier`); a homework's is the
-    room's own (``xattn.live.homework``). The first room of a
-    lesson a process sees also starts making that lesson's other steps, in the background."""
+def build(view: RoomView, languages: tuple[str, ...] = ("en",)) -> dict[str, Message]:
+    """A room's messages (``xattn.live.messages``; imported on first use: the lesson), one
+    per language of ``languages`` (those the room's phones read), for the lesson the room
+    keeps in the store (read once per process), with the round before where a revote's
+    phones see it while they vote (`earlier`). One build per language the lesson speaks
+    (``xattn.lesson.translated.words_in``): a phone in a language the lesson lacks gets the
+    lesson's own language's message, built once for all of them. A homework's is the
+    room's own, the same in every language (``xattn.live.homework``). The first room of a
+    lesson a process sees also starts making that lesson's other steps, in the
+    background."""
     from xattn.live import homework, messages
 
     lesson = room_lesson(class_store(), view.code)
@@ -41,8 +46,20 @@ def build(view: RoomView) -> Message:
         threading.Thread(target=_warm, args=(messages, lesson), daemon=True,
                          name="xattn-warm").start()
     if view.homework:                        # each phone asks for its own step
-        return homework.homework_room(view, lesson)
-    return messages.room_message(view, lesson, earlier(class_store(), view))
+        made = homework.homework_room(view, lesson)
+        return dict.fromkeys(languages, made)
+    return messages_by_language(view, lesson, earlier(class_store(), view), languages)
+
+
+def messages_by_language(view: RoomView, lesson, before, languages) -> dict[str, Message]:
+    """``view``'s message for each of ``languages``: one ``room_message`` per language the
+    lesson speaks among them (a language it lacks shares its own language's)."""
+    from xattn.live import messages
+
+    words = {lang: words_in(lesson, lang) for lang in languages}
+    built = {said: messages.room_message(view, lesson, before, said)
+             for said in dict.fromkeys(words.values())}
+    return {lang: built[words[lang]] for lang in languages}
 
 
 def earlier(store, view: RoomView):

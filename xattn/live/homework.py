@@ -39,7 +39,9 @@ from xattn.classroom.hub import Message
 from xattn.classroom.said import said
 from xattn.lesson import Lesson, Told, is_right, verdict
 from xattn.lesson.misconceptions import surprise
+from xattn.lesson.translated import step_in, words_in
 from xattn.markup import to_html
+from xattn.words import speaking
 
 __all__ = ["homework_room", "step_message", "step_states", "first_open",
            "refused_before_check", "is_homework", "known", "step_json", "StepRefused",
@@ -60,13 +62,14 @@ def homework_room(view: RoomView, lesson: Lesson) -> Message:
                    view.round, homework=True)
 
 
-def _told(lesson: Lesson, n: int) -> tuple:
-    """Step ``n``'s prepared weights and what it tells (None, None: not here)."""
+def _told(lesson: Lesson, n: int, language: str | None = None) -> tuple:
+    """Step ``n``'s prepared weights and what it tells, in ``language`` (None, None: not
+    here)."""
     from xattn.live.answers import class_step
     from xattn.live.prepared import StepUnavailable
 
     try:
-        return class_step(lesson, n)
+        return class_step(lesson, n, language=language)
     except StepUnavailable:
         return None, None
 
@@ -142,21 +145,26 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | 
     return derived(("homework-charts", lesson.digest, n, a.key), make), None
 
 
-def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict) -> dict:
+def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
+                 language: str | None = None) -> dict:
     """What a phone shows of step ``n`` of homework ``view`` for a student whose answers are
     ``mine`` (step -> (answer, level)): ``{"room": ..., "me": ...}``, shaped as a live room's
     frame (``xattn.live.messages``) with the homework's own: ``steps`` (each step's
-    state for this student, `step_states`) and ``line`` (what the step waits for)."""
-    from xattn.live.messages import ask_of, plain, step_part
+    state for this student, `step_states`) and ``line`` (what the step waits for). The
+    lesson's words in ``language`` where the lesson has it (``lang`` says which)."""
+    from xattn.live.messages import ask_of, labelled, plain, step_part
 
+    language = words_in(lesson, language or lesson.language)
     closed = view.phase == "closed"
     states = step_states(lesson, mine, closed)
-    state, step = states[n - 1], lesson.steps[n - 1]
+    state, step = states[n - 1], step_in(lesson, n, language)
     room = {"code": view.code, "mode": "homework", "step": n, "n_steps": view.n_steps,
             "round": 1, "version": view.version, "closes_at": view.closes_at,
             "closed": closed, "timer": None, "title": step.title, "lesson": lesson.title,
-            "titles": [s.title for s in lesson.steps], "steps": states,
-            "reads": step.ask is None, "question": "", "about": "", "note": None, "ask": None}
+            "titles": [step_in(lesson, k, language).title
+                       for k in range(1, len(lesson.steps) + 1)], "steps": states,
+            "reads": step.ask is None, "question": "", "about": "", "note": None, "ask": None,
+            "lang": language}
     answer, level = mine.get(n, (None, None))
     me = {"mine": plain(answer), "level": level}
     if state == "locked":
@@ -166,18 +174,19 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict) -> dict:
             f"{_listed(pre)}): it says what you knew before the lesson, so this step's "
             "words and question come after it."))
         return {"room": room, "me": me}
-    a, told = _told(lesson, n)
+    a, told = _told(lesson, n, language)
     if told is None:
         room.update(phase="revealed" if closed or n in mine else "asking",
                     line="This step cannot be shown on this server.")
         room["answer"] = {"text": to_html("This step's weights cannot be made on this "
                                           "server."), "charts": [], "versus": None}
         return {"room": room, "me": me}
-    part = step_part(lesson, n)
+    part = step_part(lesson, n, language=language)
     room.update(title=part["title"], question=part["question"], about=part["about"],
                 note=part["note"])
     if told.question is not None:
-        room["ask"] = ask_of(told, told.question, view.confidence)
+        with speaking(language):
+            room["ask"] = ask_of(told, told.question, view.confidence, part["shown"])
     if state == "held":
         post = _pre(lesson)[n]
         room.update(phase="held", line=(
@@ -193,7 +202,12 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict) -> dict:
     room.update(phase="revealed", answer={"text": part["answer_text"], "charts": charts,
                                           "versus": line, "n_answered": None})
     if told.question is not None:
-        me["verdict"] = (to_html(verdict(told, answer)) if answer is not None else to_html(
+        shown = (room["ask"] or {}).get("shown")
+        with speaking(language):
+            said = None if answer is None else verdict(labelled(told, shown), dict(zip(
+                told.question.choices, shown, strict=True)).get(answer, answer) if shown
+                else answer)
+        me["verdict"] = (to_html(said) if said is not None else to_html(
             "**You did not answer this step before the homework closed**: here is the "
             "answer."))
         me["surprise"] = surprise(told, answer)       # the phone's steps to revisit
@@ -228,9 +242,11 @@ class StepRefused(ValueError):
         self.status = status
 
 
-def step_json(store, code: str, asked: str, student: str | None) -> dict:
+def step_json(store, code: str, asked: str, student: str | None,
+              language: str | None = None) -> dict:
     """Step ``asked`` (a number, or ``next``) of homework ``code`` as ``student`` sees it
-    (None: a browser that has not joined yet), as JSON data; `StepRefused`."""
+    (None: a browser that has not joined yet), in ``language`` where the lesson has it, as
+    JSON data; `StepRefused`."""
     from xattn.live.catalog import room_lesson
 
     view = store.room_view(code)
@@ -248,7 +264,7 @@ def step_json(store, code: str, asked: str, student: str | None) -> dict:
     else:
         raise StepRefused(f"A step of this homework is a number from 1 to {view.n_steps} "
                           f"(or next); received {quote(asked[:40])}.", 400)
-    return {"now": round(time.time(), 3), **step_message(view, lesson, n, mine)}
+    return {"now": round(time.time(), 3), **step_message(view, lesson, n, mine, language)}
 
 
 def json_number(value):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 # Whole before any figure is built in a thread (see xattn/ui/page.py: Plotly looks pandas up
 # in sys.modules while building a figure).
@@ -38,12 +39,14 @@ from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
 from xattn.lesson.followup import case_step
 from xattn.lesson.misconceptions import surprise
+from xattn.lesson.translated import labels_in, step_in, words_in
 from xattn.live.answers import answer_charts, class_step
 from xattn.live.compute import derived
 from xattn.live.prepared import StepUnavailable
 from xattn.live.versus import ALT as VERSUS_ALT
 from xattn.live.versus import class_versus, versus_chart
 from xattn.markup import to_html
+from xattn.words import say, speaking
 
 __all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part"]
 
@@ -55,30 +58,63 @@ def plain(value):
     return value
 
 
-def ask_of(told: Told, question: Question, confidence: bool = False) -> dict:
+def ask_of(told: Told, question: Question, confidence: bool = False,
+           shown: list[str] | None = None) -> dict:
     """The prediction control a phone draws for ``question`` (the step's own): its kind, the
     kind's control (``xattn.classroom.kinds``), what it offers and the prompt (HTML); with
     ``confidence``, the levels of how sure a student is (``[level, label]``, most sure
-    first). Labels are text: the phone never reads them as HTML."""
+    first); ``shown``, the options as the phone's language says them (their values, sent
+    back, stay the lesson's). Labels are text: the phone never reads them as HTML."""
     ask = {**question.of.payload(question),
-           "prompt": to_html(f"**Your prediction.** {told.prompt}")}
+           "prompt": to_html(say("**Your prediction.** {prompt}", prompt=told.prompt))}
+    if shown is not None and len(shown) == len(ask.get("choices", ())):
+        ask["shown"] = shown
     if confidence:
         ask["levels"] = [[level, LEVEL_LABELS[level]] for level in LEVELS]
     return ask
 
 
-def step_part(lesson: Lesson, n: int, case: int = 0) -> dict:
+def labelled(told: Told, shown: list[str] | None) -> Told:
+    """``told`` with its choice question's options as the phone shows them (``shown``: its
+    language's labels), so that a verdict names the option the student tapped in the words it
+    read: the truth, ties and misconceptions' answers mapped the same way."""
+    question = told.question
+    if not shown or question is None or question.kind not in ("choice", "poll"):
+        return told
+    said = dict(zip(question.choices, shown, strict=True))
+    return replace(told, question=replace(question, choices=tuple(shown)),
+                   truth=said.get(told.truth, told.truth),
+                   also=tuple(said.get(a, a) for a in told.also),
+                   distractors=tuple(replace(d, value=said.get(d.value, d.value))
+                                     for d in told.distractors))
+
+
+def _choices_said(question: Question) -> list[str] | None:
+    """A computed choice question's options in the context's language (the catalog's, where
+    an option is a msgid: *It goes down*), or None when they read the same."""
+    if question.kind not in ("choice", "poll"):
+        return None
+    said = [say(c) for c in question.choices]
+    return None if said == list(question.choices) else said
+
+
+def step_part(lesson: Lesson, n: int, case: int = 0, language: str | None = None) -> dict:
     """What every room on step ``n`` of ``lesson`` (on its new case ``case``: a follow-up)
-    shows alike (once per server process)."""
+    shows alike in ``language`` (default: the lesson's own; a language the lesson lacks
+    gives its own: ``xattn.lesson.translated.words_in``), once per server process."""
+    language = words_in(lesson, language or lesson.language)
+
     def make() -> dict:
-        step = case_step(lesson.steps[n - 1], case)
-        a, told = class_step(lesson, n, case=case)
+        step = case_step(step_in(lesson, n, language), case)
+        a, told = class_step(lesson, n, case=case, language=language)
         text, look, question = step.render(told)
-        return {"title": step.title, "question": to_html(question),
-                "about": to_html(f"{text}\n\n**Look at:** {look}"),
+        with speaking(language):
+            about = say("{text}\n\n**Look at:** {look}", text=text, look=look)
+        return {"title": step.title, "question": to_html(question), "about": to_html(about),
                 "note": to_html(told.note) if told.note else None,
-                "answer_text": to_html(told.answer)}
-    return derived(("phone-step", lesson.digest, n, case), make)
+                "answer_text": to_html(told.answer), "lang": language,
+                "shown": labels_in(lesson, n, language)}
+    return derived(("phone-step", lesson.digest, n, case, language), make)
 
 
 def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
@@ -145,19 +181,28 @@ def earlier_chart(earlier: Tally) -> dict:
     return spec
 
 
-def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None) -> Message:
-    """The message every phone of ``view``'s room is sent for this state of the room (whose
-    lesson is ``lesson``). ``earlier``: the round before this one, when the room shows it to
-    a revote's phones before the reveal (``RoomView.histogram_before``): the asking round's
-    message carries its chart, if it asked the same question."""
+def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None,
+                 language: str | None = None) -> Message:
+    """The message every phone of ``view``'s room that reads ``language`` is sent for this
+    state of the room (whose lesson is ``lesson``): the lesson's words in that language, or
+    in its own when it lacks it (the message's ``lang`` says which). ``earlier``: the round
+    before this one, when the room shows it to a revote's phones before the reveal
+    (``RoomView.histogram_before``): the asking round's message carries its chart, if it
+    asked the same question."""
     n, case = view.step, view.question.case
+    language = words_in(lesson, language or lesson.language)
+    with speaking(language):
+        return _room_message(view, lesson, earlier, language, n, case)
+
+
+def _room_message(view, lesson, earlier, language, n, case) -> Message:
     try:
-        a, told = class_step(lesson, n, case=case)
-        part = step_part(lesson, n, case)
+        a, told = class_step(lesson, n, case=case, language=language)
+        part = step_part(lesson, n, case, language)
     except StepUnavailable as err:                # the step says why, in one line
-        a, told = None, Told({}, f"This step cannot be shown here: {err}")
-        part = {"title": lesson.steps[n - 1].title, "question": "", "about": "", "note": None,
-                "answer_text": to_html(told.answer)}
+        a, told = None, Told({}, say("This step cannot be shown here: {why}", why=str(err)))
+        part = {"title": step_in(lesson, n, language).title, "question": "", "about": "",
+                "note": None, "answer_text": to_html(told.answer), "shown": None}
     asks = told.question is not None and view.question == told.question
     room = {"code": view.code, "step": n, "n_steps": view.n_steps, "round": view.round,
             "phase": view.phase, "version": view.version,
@@ -166,8 +211,9 @@ def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None) -
                 "reveal": view.timer.reveal},
             "title": part["title"], "question": part["question"], "about": part["about"],
             "note": part["note"],
-            "ask": ask_of(told, view.question, view.confidence) if asks else None,
-            "reads": view.question == NO_QUESTION}
+            "ask": ask_of(told, view.question, view.confidence,
+                          part["shown"] or _choices_said(view.question)) if asks else None,
+            "reads": view.question == NO_QUESTION, "lang": language}
     if asks and earlier is not None and view.phase != "revealed" \
             and earlier.question == view.question and earlier.round == view.round - 1:
         room["earlier"] = {"round": earlier.round, "chart": earlier_chart(earlier)}
@@ -179,18 +225,24 @@ def room_message(view: RoomView, lesson: Lesson, earlier: Tally | None = None) -
                       default=_number).encode()
     question = view.question if asks else None
     revealed = view.phase == "revealed"
+    shown = room["ask"].get("shown") if asks and room["ask"] else None
+    judged = labelled(told, shown)
+    label = dict(zip(view.question.choices, shown, strict=True)) if shown else {}
 
     def personal(text: str | None) -> dict:
         mine = None if text is None or question is None else question.decode(text)
         out = {"mine": plain(mine)}
         if revealed and question is not None:
-            out["verdict"] = (to_html(verdict(told, mine)) if mine is not None else
-                              "<p>You did not predict this step: here is the answer.</p>")
+            with speaking(language):           # made later, on the loop, once per answer
+                out["verdict"] = to_html(verdict(judged, label.get(mine, mine) if label else mine)
+                                         if mine is not None else
+                                         say("You did not predict this step: here is the "
+                                             "answer."))
             out["surprise"] = surprise(told, mine)     # the phone's steps to revisit
         return out
 
     return Message((view.code, view.version, view.phase, n, view.round), body, n, view.round,
-                   question, personal, bool(asks and view.confidence))
+                   question, personal, bool(asks and view.confidence), language=language)
 
 
 def warm(lesson: Lesson) -> None:

@@ -178,6 +178,15 @@ async def _phone_page(scope) -> Response:
     return join.gzipped(response, scope)
 
 
+def _stream_lang(scope) -> str:
+    """The language a phone's stream reads the lesson in: its page's (the picker's cookie,
+    else ``Accept-Language``: the browser sends both with an ``EventSource``); the
+    pseudo-locale reads English."""
+    lang = languages.negotiate(_header(scope, b"accept-language"),
+                               join.cookies(scope).get(LANG_COOKIE))
+    return lang if lang in languages.LANGS else "en"
+
+
 def _header(scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
@@ -212,7 +221,8 @@ class _Stream:
         student = None if self.host else await join.student(scope, hub, code)
         taught = await _taught(hub, code, scope) if self.host else None
         try:
-            follower = hub.subscribe(code, student, host=self.host, taught=taught)
+            follower = hub.subscribe(code, student, host=self.host, taught=taught,
+                                     lang=_stream_lang(scope))
         except OverflowError as err:
             await _plain(send, 503, str(err))
             return
@@ -363,7 +373,8 @@ async def homework_step(request: Request) -> Response:
     student = await join.student(request.scope, hub, code)
     try:
         data = await asyncio.to_thread(homework.step_json, hub.store, code,
-                                       request.path_params["n"], student)
+                                       request.path_params["n"], student,
+                                       _stream_lang(request.scope))
     except homework.StepRefused as err:
         return _why(str(err), err.status, said("why.step.none"))
     except RoomNotFound as err:

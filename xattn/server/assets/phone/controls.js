@@ -31,6 +31,7 @@ export function words(ask, v) {
   if (ask.control === "links") return say("links", { n: v.length });
   if (ask.control === "tap") return say("tap.patch", { row: ask.rows[v[0]], col: ask.choices[v[1]] });
   if (ask.control === "strip") return say("strip.bin", { time: ask.choices[v] });
+  if (ask.shown && ask.choices.indexOf(v) >= 0) return ask.shown[ask.choices.indexOf(v)];
   return String(v);
 }
 
@@ -98,7 +99,8 @@ function pills(box, ask, value, open, act, byPosition) {
   ask.choices.forEach((c, i) => {
     const v = byPosition ? i : c;
     group.append(el("button", { type: "button", class: "pill", "aria-pressed": String(same(v, value)),
-      "data-key": "choice-" + i, disabled: !open, onclick: () => act.tap(v) }, tok(c)));
+      "data-key": "choice-" + i, disabled: !open, onclick: () => act.tap(v) },
+      ask.shown ? ask.shown[i] : tok(c)));    // a lesson's own options in this page's language
   });
   box.append(group);
 }

@@ -1,7 +1,7 @@
 // The page drawn from the state (state.js): what changed is drawn again, each part by its
 // key; the controls are drawn again by theirs, with the focus kept on the same button.
 // `act`: the page's actions (phone.js), each one dispatch to the reducer.
-import { num, say, told } from "./strings.js";
+import { LANG, num, say, told } from "./strings.js";
 import { $, el, keepTokens } from "./dom.js";
 import { drawControl, said, same, sendsItself, words } from "./controls.js";
 import { chart, fit } from "./charts.js";
@@ -17,6 +17,7 @@ export function draw(s, act, t) {
   $("where").textContent = say("where", { mode: say(s.hw ? "mode.homework" : "mode.class"), code: r.code,
     step: r.step, n: r.n_steps }) + (r.round > 1 ? say("where.round", { round: r.round }) : "");
   nav(s, r, act, t);
+  textsLanguage(r);
   document.title = say("title", { step: r.step, title: r.title });
   const key = [r.code, r.version, r.phase, r.step, r.round].join("|");
   const fresh = key !== memo.drawn;
@@ -197,6 +198,17 @@ function reveal(s) {
 }
 
 // A phone turned: its charts laid out for the new width.
+// The lesson lacks this page's language: its words come in its own (the message's `lang`),
+// said once in one line above the step, never inside a step's text.
+function textsLanguage(r) {
+  const line = $("texts-lang");
+  if (!r.lang || r.lang === LANG.split("-")[0] || !line.hidden) return;
+  let name = r.lang;
+  try { name = new Intl.DisplayNames([LANG], { type: "language" }).of(r.lang) || r.lang; } catch (e) { /* a name in code */ }
+  line.textContent = say("lesson.language", { language: name });
+  line.hidden = false;
+}
+
 export function resized(s) {
   if (s.room && memo.chartWidth && Math.abs(innerWidth - memo.chartWidth) > 40) {
     $("charts").dataset.key = "";
