@@ -167,13 +167,24 @@ async def _phone_page(scope) -> Response:
         hub = None
     if hub is not None and "code" in data:
         browser = await join.look_up(scope, hub, data)
-    lang = languages.negotiate(_header(scope, b"accept-language"),
-                               join.cookies(scope).get(LANG_COOKIE))
+    picked = join.cookies(scope).get(LANG_COOKIE)
+    room_lang = None if picked or hub is None or "problem" in data else \
+        await _room_language(hub, data["code"])
+    lang = languages.negotiate(_header(scope, b"accept-language"), picked, room_lang)
     body = page_html(data, lang).encode()
     response = Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
     if browser is not None:          # a student without a token: one from its id
         response.headers.append("set-cookie", join.browser_cookie(scope, browser))
     return join.gzipped(response, scope)
+
+
+async def _room_language(hub, code: str) -> str | None:
+    """The room's default language (its lecturer's; "" for none), None if unread: a phone
+    without its own language opens in it (docs/languages.md)."""
+    try:
+        return await asyncio.to_thread(hub.store.language, code)
+    except ClassroomError:
+        return None
 
 
 def _header(scope, name: bytes) -> str | None:
