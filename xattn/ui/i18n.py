@@ -25,6 +25,7 @@ from gettext import c2py
 
 import streamlit as st
 from babel.messages.pofile import read_po
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from xattn.live.link import LANG
 from xattn.locales import LANGS, LOCALE_DIR, NAMES, RTL, check_lang
@@ -61,10 +62,9 @@ def _table(lang: str) -> tuple[dict, object]:
 
 def page_lang() -> str:
     """The page's language this run ("en" before `setup`, and outside a page)."""
-    try:
-        return st.session_state.get(_SESSION) or "en"
-    except Exception:           # no Streamlit session (a bare import, a doctest)
+    if get_script_run_ctx(suppress_warning=True) is None:   # no page: a bare import, a test
         return "en"
+    return st.session_state.get(_SESSION) or "en"
 
 
 def gettext(message: str, **names) -> str:
@@ -118,7 +118,7 @@ def language_picker(where=None) -> None:
 _RTL = """<style>
 [data-testid="stMain"], [data-testid="stSidebar"] { direction: rtl; }
 [data-testid="stMain"] :is(.js-plotly-plot, .stPlotlyChart, svg, code, pre, .katex),
-[data-testid="stSidebar"] :is(code, pre) { direction: ltr; }
+[data-testid="stSidebar"] :is(code, pre) { direction: ltr; unicode-bidi: isolate; }
 </style>"""
 
 
