@@ -6,7 +6,7 @@ room's default language for the phones set from *Start a class* and from the cla
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import APP
+from apptest_helpers import APP, chart
 from streamlit.testing.v1 import AppTest
 
 from xattn.live.stores import class_store
@@ -94,6 +94,9 @@ def test_a_class_started_in_french_drives_in_french_and_sets_the_phones_language
     assert class_store().language(code) == "es"             # chosen in *Start a class*
     assert {"Révéler", "Étape suivante", "Prédictions", "Langue des téléphones"} <= labels(at)
     assert at.selectbox(key="room_lang").value == "es"
+    axes = chart(at, "class_answers")["layout"]
+    assert (axes["xaxis"]["title"]["text"], axes["yaxis"]["title"]["text"]) == \
+        ("prédiction", "étudiants")                          # the class's chart, its axes
     at.selectbox(key="room_lang").set_value("ar").run()      # while the class runs
     assert not at.exception and class_store().language(code) == "ar"
     at.selectbox(key="room_lang").set_value("").run()        # none: each phone's browser
@@ -107,3 +110,4 @@ def test_a_class_started_without_a_choice_has_no_language():
     at = page(None, **{"class": "new"})
     assert class_store().language(at.session_state["room"]) == ""
     assert {"Reveal", "Next step", "Predictions", "The phones' language"} <= labels(at)
+    assert chart(at, "class_answers")["layout"]["yaxis"]["title"]["text"] == "students"

@@ -25,7 +25,7 @@ from xattn.literal import md_code
 from xattn.live.answers import class_step, follow_up
 from xattn.live.prepared import StepUnavailable
 from xattn.sources import Attention
-from xattn.ui.charts import show_chart
+from xattn.ui.charts import class_axes, show_chart
 from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import ngettext
 from xattn.ui.room.actions import STALE, host_action, open_step
@@ -254,9 +254,10 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     if revealed and view.round > 1 and told is not None:
         _revote(room, view, told, font_scale, compact)
     elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
-        fig = class_figure(view.question, view.counts, view.n_answered, truth=truth,
-                           also=_also(told) if truth is not None else (), labels=LABELS,
-                           font_scale=font_scale, weights=_beside(view, told, truth))
+        fig = class_axes(class_figure(
+            view.question, view.counts, view.n_answered, truth=truth, labels=LABELS,
+            also=_also(told) if truth is not None else (), font_scale=font_scale,
+            weights=_beside(view, told, truth)))
         if compact and view.question.of.one_answer:
             fig.update_layout(height=230, margin=dict(b=4))   # a narrow column beside the answer
         if compact:
@@ -318,20 +319,21 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
         st.markdown(_moved(store, room, view, told))
     st.markdown(learning_text(learned))
     if first.question != view.question or not view.question.of.one_answer:
-        fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
-                           also=_also(told), labels=LABELS, font_scale=font_scale,
-                           weights=_beside(view, told, told.truth))
+        fig = class_axes(class_figure(
+            view.question, view.counts, view.n_answered, truth=told.truth, also=_also(told),
+            labels=LABELS, font_scale=font_scale, weights=_beside(view, told, told.truth)))
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_revote", alt=view.question.of.alt(revealed=True),
                    name=f"xattn-class-{room.code}-step{view.step}-round{view.round}")
         return
-    fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
-                        rounds=(view.round - 1, view.round), font_scale=font_scale)
+    fig = class_axes(revote_figure(view.question, first.counts, view.counts, truth=told.truth,
+                                   rounds=(view.round - 1, view.round), font_scale=font_scale))
     if compact:
         fig.update_layout(height=260, margin=dict(b=4))
         fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
-    show_chart(fig, key="class_revote", name=f"xattn-class-{room.code}-step{view.step}-revote",
+    show_chart(fig, key="class_revote",
+               name=f"xattn-class-{room.code}-step{view.step}-revote",
                alt="Grouped bar chart: the class's predictions in the earlier and the later "
                    "round, per answer; the right answer outlined.")
 
