@@ -111,3 +111,12 @@ def test_a_class_started_without_a_choice_has_no_language():
     assert class_store().language(at.session_state["room"]) == ""
     assert {"Reveal", "Next step", "Predictions", "The phones' language"} <= labels(at)
     assert chart(at, "class_answers")["layout"]["yaxis"]["title"]["text"] == "students"
+
+
+def test_a_homework_is_run_in_german():
+    at = page("de-DE", **{"class": "new", "homework": "3"})
+    assert {"Um 7 Tage verlängern", "Sprache der Handys", "Jetzt für alle beenden"} <= labels(at)
+    said = " ".join(m.value for m in at.markdown)
+    assert "**Hausaufgabe, offen** bis" in said and "2 Tage 23 Stunden" in said
+    assert "| Schritt | geantwortet | richtig | Anteil richtig |" in said
+
