@@ -201,3 +201,64 @@ def test_a_language_is_named_as_expected():
         L.messages("pt")
     with pytest.raises(TypeError, match="a language is a str, received int"):
         L.messages(3)
+
+
+# --- the lecturer's page: the `app` domain (xattn/ui/i18n.py) -----------------------------------
+
+def _said_in_the_page() -> dict:
+    """Every message the lecturer's page says (``_``, ``N_``, ``ngettext`` in xattn/ui), as
+    ``pybabel extract`` finds them: msgid (a plural: its singular) -> the message."""
+    from babel.messages.extract import extract_from_dir
+
+    from xattn.ui.i18n import KEYWORDS
+
+    root = L.LOCALE_DIR.parent / "ui"
+    return {(m[0] if isinstance(m, tuple) else m): m for _, _, m, _, _ in extract_from_dir(
+        str(root), method_map=[("**.py", "python")], keywords=KEYWORDS)}
+
+
+@pytest.mark.parametrize("lang", L.LANGS)
+def test_every_message_of_the_page_is_in_every_app_catalog_and_none_is_unused(lang):
+    from xattn.ui.i18n import catalog
+
+    said = _said_in_the_page()
+    held = {(m.id[0] if m.pluralizable else m.id): m for m in catalog(lang) if m.id}
+    assert len(said) >= 120                                  # the lecturer's page, not a token
+    missing, unused = set(said) - set(held), set(held) - set(said)
+    assert not missing and not unused, f"{lang}: missing {sorted(missing)}, unused {sorted(unused)}"
+    for key, m in held.items():
+        assert m.pluralizable == isinstance(said[key], tuple), (lang, key)
+        forms = m.string if m.pluralizable else (m.string,)
+        assert all(forms), f"{lang}: untranslated {key!r}"
+    assert catalog(lang).plural_forms == get_plural(lang).plural_forms
+
+
+@pytest.mark.parametrize("lang", OTHERS)
+def test_every_app_translation_keeps_the_english_names(lang):
+    from xattn.ui.i18n import catalog
+
+    for m in catalog(lang):
+        if not m.id:
+            continue
+        if m.pluralizable:         # a form may say the number in words (Arabic's "two")
+            names = L.placeholders(m.id[0]) | L.placeholders(m.id[1])
+            for t in m.string:
+                assert L.placeholders(t) <= names and L.placeholders(t) >= names - {"n"}, \
+                    (lang, m.id, t)
+        else:
+            assert L.placeholders(m.string) == L.placeholders(m.id), (lang, m.id, m.string)
+
+
+def test_the_page_says_a_count_in_each_languages_plural_form(monkeypatch):
+    from xattn.ui import i18n
+
+    said = "{title}: {n} step, checked.", "{title}: {n} steps, checked."
+    for lang, n, text in [("en", 1, "L: 1 step, checked."), ("en", 7, "L: 7 steps, checked."),
+                          ("fr", 0, "L : 0 étape, vérifiée."), ("de", 2, "L: 2 Schritte, geprüft."),
+                          ("zh", 5, "L：5 步，已检查。"), ("ar", 2, "L: خطوتان، تم الفحص."),
+                          ("ar", 7, "L: 7 خطوات، تم الفحص."), ("ar", 11, "L: 11 خطوة، تم الفحص.")]:
+        monkeypatch.setattr(i18n, "page_lang", lambda lang=lang: lang)
+        assert i18n.ngettext(*said, n, title="L") == text
+    monkeypatch.setattr(i18n, "page_lang", lambda: "es")
+    assert i18n.gettext("Reveal") == "Revelar" and i18n.gettext("not in any catalog") == "not in any catalog"
+    assert i18n.gettext("{s} s", s=30) == "30 s"

@@ -64,6 +64,14 @@ class Backend(ABC):
         """Set the switches not None, the room's version moved."""
 
     @abstractmethod
+    def _set_language(self, code: str, digest: str, lang: str) -> bool | None:
+        """Set the room's default language ("": none), the room's version moved."""
+
+    @abstractmethod
+    def _language(self, code: str) -> str:
+        """The room's default language ("": none; `RoomNotFound` without the room)."""
+
+    @abstractmethod
     def _set_step(self, code: str, digest: str, step: int) -> bool | None: ...
 
     @abstractmethod

@@ -20,6 +20,7 @@ from xattn.classroom.errors import DeviceCodeRefused, HostRefused, RoomNotFound
 from xattn.classroom.question import Question
 from xattn.classroom.records import Timer
 from xattn.classroom.rules import DEVICE_SECONDS, check_timer
+from xattn.locales import LANGS, check_lang
 
 __all__ = ["Hosting"]
 
@@ -96,6 +97,20 @@ class Hosting:
             raise ValueError("set_options needs confidence or histogram_before; received "
                              "neither.")
         self._guarded(self._set_options(code, digest, confidence, histogram_before))
+
+    def set_language(self, code: str, secret: str, lang: str) -> None:
+        """The room's default language (one of ``xattn.locales.LANGS``; "": none, each
+        phone's browser says): a phone without a language of its own (its picker's cookie)
+        opens in it, before its browser's ``Accept-Language`` (docs/languages.md). The
+        room's version moves; a page already open keeps its language until it reloads."""
+        code, digest = self._authorize(code, secret)
+        if lang != "":
+            check_lang(lang, f"a room's language ({', '.join(LANGS)} or '' for none)")
+        self._guarded(self._set_language(code, digest, lang))
+
+    def language(self, code: str) -> str:
+        """The room's default language ("": none set); `RoomNotFound` without the room."""
+        return self._language(normalize_code(code))
 
     def set_step(self, code: str, secret: str, step: int) -> None:
         """Move the class to ``step`` (1..N). Its phase and answers stay as they were (a

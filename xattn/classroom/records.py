@@ -236,6 +236,7 @@ class Snapshot:
     histogram_before: bool = False
     levels: dict = field(default_factory=dict)
     closes: float | None = None  # homework: when it closes (None: a live class)
+    language: str = ""         # the room's default language ("": none)
 
     @property
     def n_answers(self) -> int:

@@ -118,6 +118,19 @@ class RedisHosting:
                               [digest, "", flag(confidence), flag(histogram_before)])
         return True if status == "OK" else None
 
+    def _set_language(self, code, digest, lang):
+        status, _ = self._run("set_language", [self._key("room", code)], [digest, "", lang])
+        return True if status == "OK" else None
+
+    def _language(self, code):
+        try:
+            found = self._r.hmget(self._key("room", code), "step", "language")
+        except redis.RedisError as err:
+            raise StoreUnavailable(f"the class store is not available: {err}") from None
+        if found[0] is None:
+            raise RoomNotFound.for_code(code)
+        return found[1] or ""
+
     def _set_step(self, code, digest, step):
         return self._host("set_step", code, digest, step)
 

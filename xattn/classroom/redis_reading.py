@@ -135,7 +135,8 @@ class RedisReading:
                         room.get("locked") == "1", tuple(rounds), {},
                         room.get("lesson", ""), room.get("confidence") == "1",
                         room.get("histogram_before") == "1", {},
-                        int(room["closes"]) / 1000 if room.get("closes") else None), counts
+                        int(room["closes"]) / 1000 if room.get("closes") else None,
+                        room.get("language", "")), counts
 
     def _round_records(self, code, keys):
         try:
@@ -157,7 +158,8 @@ class RedisReading:
                   "tally": snap.tally + 1, "locked": "1" if snap.locked else "0",
                   "host_at": str(int(time.time() * 1000)), "lesson": snap.lesson,
                   "confidence": "1" if snap.confidence else "0",
-                  "histogram_before": "1" if snap.histogram_before else "0"}
+                  "histogram_before": "1" if snap.histogram_before else "0",
+                  "language": snap.language}
         if snap.closes is not None:
             fields["closes"] = str(int(snap.closes * 1000))
         for r in snap.rounds:

@@ -146,6 +146,9 @@ _SET_OPTIONS = GUARD + """if ARGV[3] ~= '' then
 end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'histogram_before', ARGV[4]) end
 """ + MOVED + "return {'OK', 1}"
+# ARGV: digest, '', the language ('': none)
+_SET_LANGUAGE = GUARD + ("redis.call('HSET', KEYS[1], 'language', ARGV[3]) " + MOVED
+                         + "return {'OK', 1}")
 # the class arrives at the step's current round now (``o<s>.<r>``, ms), if it moved
 _SET_STEP = GUARD + NOW + """if redis.call('HGET', KEYS[1], 'step') ~= ARGV[2] then
   local r = redis.call('HGET', KEYS[1], 'r' .. ARGV[2])
@@ -200,7 +203,8 @@ return {'OK', string.format('%d', closes)}
 
 
 SCRIPTS = {"create": _CREATE, "add_device": _ADD_DEVICE, "rotate": _ROTATE, "end": _END,
-           "lock": _LOCK, "set_options": _SET_OPTIONS, "set_step": _SET_STEP, "reveal": _REVEAL,
+           "lock": _LOCK, "set_options": _SET_OPTIONS,
+           "set_language": _SET_LANGUAGE, "set_step": _SET_STEP, "reveal": _REVEAL,
            "ask_again": _ASK_AGAIN, "step_info": STEP_INFO, "answer": ANSWER, "view": VIEW,
            "start_timer": _START_TIMER, "touch": TOUCH, "pulse": PULSE,
            "mark_hosts": _MARK_HOSTS, "take_join": TAKE_JOIN, "set_closing": _SET_CLOSING,

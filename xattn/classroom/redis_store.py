@@ -8,7 +8,8 @@ the room code (``{CODE}``, so one room's keys share a Redis Cluster slot):
   epoch, server clock), ``step``, ``n_steps``, ``n_answers``, ``version`` (moves with every host
   action), ``tally`` (with every answer), ``host_at`` (ms: when its host was last seen: made,
   a host action, a host page whose key drives it), ``locked`` ("1": no new students), the host's
-  switches ``confidence`` and ``histogram_before`` ("1": on), a homework's ``closes`` (ms;
+  switches ``confidence`` and ``histogram_before`` ("1": on), its default ``language``
+  (absent or "": none), a homework's ``closes`` (ms;
   absent: a live class), and per step
   ``s``: ``r<s>`` (its round), ``p<s>`` (its phase), ``q<s>.<r>`` (each round's question,
   JSON), ``t<s>.<r>`` (a round's timer: ``seconds|ends ms|reveal``);
@@ -73,7 +74,7 @@ __all__ = ["RedisStore"]
 # The scripts after which a room's pulse may have moved: each is followed by a PUBLISH of the
 # room's code (`RedisStore.notifications`), so watchers on every machine read it at once.
 _MOVES = frozenset({"set_step", "set_options", "reveal", "ask_again", "start_timer", "answer",
-                    "touch", "set_closing",
+                    "touch", "set_closing", "set_language",
                     "rotate", "lock", "restore", "end"})
 RESUBSCRIBE = 1.0      # seconds before a lost pub/sub connection is tried again
 

@@ -151,6 +151,20 @@ class SQLiteHosting:
                           (confidence, histogram_before, code))
             return True if room else None
 
+    def _set_language(self, code, digest, lang):
+        with self._host(code, digest) as (c, room):
+            if room:
+                c.execute("UPDATE rooms SET language = ? WHERE code = ?", (lang, code))
+            return True if room else None
+
+    def _language(self, code):
+        with self._tx(write=False) as c:
+            row = c.execute("SELECT language FROM rooms WHERE code = ? AND expires > ?",
+                            (code, time.time())).fetchone()
+        if row is None:
+            raise RoomNotFound.for_code(code)
+        return row[0]
+
     def _set_step(self, code, digest, step):
         with self._host(code, digest, step) as (c, room):
             if room:

@@ -113,8 +113,8 @@ class SQLiteReading:
     def _snapshot_head(self, code):
         with self._tx(write=False) as c:
             row = c.execute("SELECT secret, expires, step, n_steps, version, tally, locked, "
-                            "lesson, confidence, histogram_before, closes FROM rooms WHERE "
-                            "code = ? AND expires > ?", (code, time.time())).fetchone()
+                            "lesson, confidence, histogram_before, closes, language FROM rooms "
+                            "WHERE code = ? AND expires > ?", (code, time.time())).fetchone()
             if row is None:
                 raise RoomNotFound.for_code(code)
             rounds = tuple(Round(s, r, phase, q, timer_of(sec, ends, rev)) for s, r, phase, q, sec,
@@ -124,9 +124,11 @@ class SQLiteReading:
             counts = {(s, r): n for s, r, n in c.execute(
                 "SELECT step, round, COUNT(*) FROM answers WHERE code = ? GROUP BY step, round",
                 (code,))}
-        digest, expires, step, n_steps, version, tally, locked, lesson, sure, before, closes = row
+        (digest, expires, step, n_steps, version, tally, locked, lesson, sure, before, closes,
+         language) = row
         return Snapshot(code, digest, expires, step, n_steps, version, tally, bool(locked),
-                        rounds, {}, lesson, bool(sure), bool(before), {}, closes), counts
+                        rounds, {}, lesson, bool(sure), bool(before), {}, closes,
+                        language), counts
 
     def _round_records(self, code, keys):
         answers: dict = {}
@@ -153,12 +155,12 @@ class SQLiteReading:
                 delete_rooms(c, "code = ?", (code,))          # an expired one's remains
                 c.execute("INSERT INTO rooms (code, secret, expires, step, n_steps, n_answers, "
                           "version, tally, locked, host_at, answer_at, lesson, confidence, "
-                          "histogram_before, closes) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, "
-                          "?, ?, ?)",
+                          "histogram_before, closes, language) VALUES (?, ?, ?, ?, ?, 0, ?, ?, "
+                          "?, ?, ?, ?, ?, ?, ?, ?)",
                           (code, snap.digest, snap.expires, snap.step, snap.n_steps,
                            snap.version + 1, snap.tally + 1, int(snap.locked), now, now,
                            snap.lesson, int(snap.confidence), int(snap.histogram_before),
-                           snap.closes))
+                           snap.closes, snap.language))
                 c.executemany("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
                     (code, r.step, r.round, r.phase, r.question,
                      r.timer and r.timer.seconds, r.timer and r.timer.ends_at,

@@ -1,8 +1,8 @@
 """The tables of the SQLite class store (``xattn.classroom.sqlite_store``).
 
-One row a room (``rooms``: its step, lock, host's switches, the hash of the client address
-it was made from (``owner``), when its host was last seen (``host_at``) and, for a homework,
-when it closes), a round of a step (``rounds``:
+One row a room (``rooms``: its step, lock, host's switches, default language, the hash of
+the client address it was made from (``owner``), when its host was last seen (``host_at``)
+and, for a homework, when it closes), a round of a step (``rounds``:
 its phase, question and timer), a student's answer to a round (``answers``: its stored text
 and confidence, "" for none), a student's last read (``seen``), a client's count of one kind
 of action (``hits``), the store's own values (``meta``: the signing key), a
@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, secret TEXT NOT NULL,
   tally INTEGER NOT NULL DEFAULT 0, locked INTEGER NOT NULL DEFAULT 0,
   host_at REAL NOT NULL DEFAULT 0, answer_at REAL NOT NULL DEFAULT 0,
   lesson TEXT NOT NULL DEFAULT '', confidence INTEGER NOT NULL DEFAULT 0,
-  histogram_before INTEGER NOT NULL DEFAULT 0, closes REAL) WITHOUT ROWID;
+  histogram_before INTEGER NOT NULL DEFAULT 0, closes REAL,
+  language TEXT NOT NULL DEFAULT '') WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rooms_expires ON rooms (expires);
 CREATE TABLE IF NOT EXISTS rounds (code TEXT, step INTEGER, round INTEGER, phase TEXT NOT NULL,
   question TEXT NOT NULL, seconds REAL, ends_at REAL, reveal INTEGER NOT NULL DEFAULT 0,
@@ -62,4 +63,5 @@ ADDED_COLUMNS = {("rooms", "locked"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "histogram_before"): "INTEGER NOT NULL DEFAULT 0",
                  ("rooms", "closes"): "REAL",
                  ("rooms", "owner"): "TEXT NOT NULL DEFAULT ''",
+                 ("rooms", "language"): "TEXT NOT NULL DEFAULT ''",
                  ("answers", "confidence"): "TEXT NOT NULL DEFAULT ''"}

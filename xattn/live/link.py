@@ -23,6 +23,7 @@ from xattn.live.params import (
     text_param,
     whole_number,
 )
+from xattn.locales import LANGS
 from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_HEADS, MAX_TOKENS, Settings
 from xattn.sources import SOURCES
@@ -41,7 +42,8 @@ _LABEL = re.compile(r"(\d{1,4}): (.*)", re.S)
 # *Start a class*'s choices become an action's link when its button is pressed (class=new&...).
 LOCAL_KEYS = frozenset({"predict", "join", "decode_play", "force_pick", "force_typed",
                         "gold_upload", "gold_format", "gold_first", "gold_order",
-                        "class_mode", "homework_days", "time_rows", "dtw_heads"})
+                        "class_mode", "homework_days", "class_lang", "room_lang", "time_rows",
+                        "dtw_heads"})
 
 
 def token_label(position: int, token: str) -> str:
@@ -118,6 +120,8 @@ EXPLORE = choice_param("explore", "", ("1",), "the full page of the class's step
 IMG = choice_param("img", "png", ("png", "svg"), "the image format")
 SCALE = choice_param("scale", "fixed", ("fixed", "max"), "the colour scale")
 PRESENT = bool_param("present", False, "presenter mode")
+# the page's language (xattn/ui/i18n.py): the link carries it only when it is not the browser's
+LANG = choice_param("lang", "en", LANGS, "the page's language")
 
 # --- the views ------------------------------------------------------------------------------
 HPAGE = int_param("hpage", 1, 1, 16, "the page of heads")
@@ -160,7 +164,7 @@ REGISTRY: dict[str, Param] = _table()
 
 # What a lesson's step may not set: where and how the page is shown, and the class it is in.
 NOT_IN_LESSONS = frozenset(p.key for p in (LESSON, COURSE, CLASS, HOMEWORK, ROOM, HOST, DEVICE,
-                                           EXPLORE, IMG, SCALE, PRESENT))
+                                           EXPLORE, IMG, SCALE, PRESENT, LANG))
 # Settings whose controls offer fewer values than their link takes.
 _OFFERED = {TR_HEADS.key: TR_HEAD_CHOICES, TR_STEPS.key: TR_STEP_CHOICES,
             D_MODEL.key: D_MODEL_CHOICES}

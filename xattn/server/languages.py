@@ -9,8 +9,8 @@ asks for (docs/languages.md).
   every ``{name}`` kept) for tests of a longer language;
 - `words`: the server's own sentences (ids ``why.*``: `xattn.classroom.said`) of one
   language, which a page does not carry: a phone fetches them when it first shows one;
-- `negotiate`: the language of a request, from its cookie, else ``Accept-Language``
-  (Babel's `negotiate_locale`), else English.
+- `negotiate`: the language of a request, from its cookie, else the room's default (the
+  lecturer's), else ``Accept-Language`` (Babel's `negotiate_locale`), else English.
 """
 
 from __future__ import annotations
@@ -19,37 +19,27 @@ import gettext
 import math
 import re
 from functools import cache
-from pathlib import Path
 
 from babel import Locale
 from babel.core import negotiate_locale
 from babel.messages.pofile import read_po
 
+from xattn.locales import LANGS, LOCALE_DIR, RTL, check_lang
+
 __all__ = ["LANGS", "PSEUDO", "RTL", "SERVER", "catalog", "messages", "negotiate",
            "placeholders", "plural_categories", "pseudo", "words"]
 
-LANGS = ("en", "fr", "de", "es", "zh", "ar")
 PSEUDO = "en-XA"
-RTL = frozenset({"ar"})
-LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 SERVER = "why."                 # the ids of the server's own sentences (said.py)
 _NAME = re.compile(r"\{(\w+)\}")
 # numbers that meet every gettext plural index of the six languages (fr, es: a million)
 _SAMPLES = (*range(0, 1001), 10**6, 2 * 10**6)
 
 
-def _check_lang(lang) -> str:
-    if not isinstance(lang, str):
-        raise TypeError(f"a language is a str, received {type(lang).__name__}")
-    if lang not in LANGS:
-        raise ValueError(f"a language is one of {', '.join(LANGS)}, received {lang!r}")
-    return lang
-
-
 @cache
 def messages(lang: str):
     """The Babel catalog of ``lang`` (its ``phone.po``)."""
-    with open(LOCALE_DIR / _check_lang(lang) / "LC_MESSAGES" / "phone.po", "rb") as f:
+    with open(LOCALE_DIR / check_lang(lang) / "LC_MESSAGES" / "phone.po", "rb") as f:
         return read_po(f, locale=lang)
 
 
@@ -130,17 +120,23 @@ def placeholders(text: str) -> set[str]:
     return set(_NAME.findall(text))
 
 
-def negotiate(accept_language: str | None, cookie: str | None = None) -> str:
+def negotiate(accept_language: str | None, cookie: str | None = None,
+              room: str | None = None) -> str:
     """The language of a page: ``cookie`` (the phone's picker) when it is one of `LANGS` or
-    `PSEUDO`, else the best of ``Accept-Language`` (q-values honoured), else ``en``.
+    `PSEUDO`, else ``room`` (the room's default, set by its lecturer) when it is one of
+    `LANGS`, else the best of ``Accept-Language`` (q-values honoured), else ``en``.
 
     >>> negotiate("es-MX,es;q=0.9,en;q=0.5")
     'es'
     >>> negotiate("ar-EG", cookie="fr")
     'fr'
+    >>> negotiate("ar-EG", room="es"), negotiate("ar-EG", cookie="fr", room="es")
+    ('es', 'fr')
     """
     if cookie in LANGS or cookie == PSEUDO:
         return cookie
+    if room in LANGS:
+        return room
     wanted = []
     for k, part in enumerate((accept_language or "").split(",")):
         tag, _, params = part.strip().partition(";")

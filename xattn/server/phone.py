@@ -169,8 +169,10 @@ async def _phone_page(scope) -> Response:
         hub = None
     if hub is not None and "code" in data:
         browser = await join.look_up(scope, hub, data)
-    lang = languages.negotiate(_header(scope, b"accept-language"),
-                               join.cookies(scope).get(LANG_COOKIE))
+    picked = join.cookies(scope).get(LANG_COOKIE)
+    room_lang = None if picked or hub is None or "problem" in data else \
+        await _room_language(hub, data["code"])
+    lang = languages.negotiate(_header(scope, b"accept-language"), picked, room_lang)
     body = page_html(data, lang).encode()
     response = Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
     if browser is not None:          # a student without a token: one from its id
@@ -178,13 +180,23 @@ async def _phone_page(scope) -> Response:
     return join.gzipped(response, scope)
 
 
-def _stream_lang(scope) -> str:
+async def _stream_lang(scope, hub, code: str) -> str:
     """The language a phone's stream reads the lesson in: its page's (the picker's cookie,
-    else ``Accept-Language``: the browser sends both with an ``EventSource``); the
-    pseudo-locale reads English."""
-    lang = languages.negotiate(_header(scope, b"accept-language"),
-                               join.cookies(scope).get(LANG_COOKIE))
+    else the room's default, else ``Accept-Language``: the browser sends both with an
+    ``EventSource``); the pseudo-locale reads English."""
+    picked = join.cookies(scope).get(LANG_COOKIE)
+    room_lang = None if picked else await _room_language(hub, code)
+    lang = languages.negotiate(_header(scope, b"accept-language"), picked, room_lang)
     return lang if lang in languages.LANGS else "en"
+
+
+async def _room_language(hub, code: str) -> str | None:
+    """The room's default language (its lecturer's; "" for none), None if unread: a phone
+    without its own language opens in it (docs/languages.md)."""
+    try:
+        return await asyncio.to_thread(hub.store.language, code)
+    except ClassroomError:
+        return None
 
 
 def _header(scope, name: bytes) -> str | None:
@@ -221,8 +233,8 @@ class _Stream:
         student = None if self.host else await join.student(scope, hub, code)
         taught = await _taught(hub, code, scope) if self.host else None
         try:
-            follower = hub.subscribe(code, student, host=self.host, taught=taught,
-                                     lang=_stream_lang(scope))
+            lang = await _stream_lang(scope, hub, code)
+            follower = hub.subscribe(code, student, host=self.host, taught=taught, lang=lang)
         except OverflowError as err:
             await _plain(send, 503, str(err))
             return
@@ -372,9 +384,9 @@ async def homework_step(request: Request) -> Response:
                     said("why.store"))
     student = await join.student(request.scope, hub, code)
     try:
+        lang = await _stream_lang(request.scope, hub, code)
         data = await asyncio.to_thread(homework.step_json, hub.store, code,
-                                       request.path_params["n"], student,
-                                       _stream_lang(request.scope))
+                                       request.path_params["n"], student, lang)
     except homework.StepRefused as err:
         return _why(str(err), err.status, said("why.step.none"))
     except RoomNotFound as err:

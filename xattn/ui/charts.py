@@ -11,8 +11,13 @@ import streamlit as st
 
 from xattn.export import IMAGE_FORMATS, toolbar_config
 from xattn.live.link import IMG
+from xattn.ui.i18n import N_
+from xattn.ui.i18n import gettext as _
 
-__all__ = ["show_chart", "chart_config"]
+__all__ = ["show_chart", "chart_config", "class_axes"]
+
+# the class charts' axis titles as xattn.figures.classroom writes them (in English)
+_CLASS_AXES = (N_("prediction"), N_("students"))
 
 
 def chart_config(name: str) -> dict:
@@ -32,3 +37,12 @@ def show_chart(fig, *, key: str | None, name: str, alt: str, toolbar: bool = Tru
     """
     config = chart_config(name) | ({} if toolbar else {"displayModeBar": False})
     return (where or st).plotly_chart(fig, key=key, config=config, alt=alt, **options)
+
+
+def class_axes(fig):
+    """A class chart with its axis titles in the page's language (the figure builders of
+    ``xattn.figures`` take no language); other titles are left as they are."""
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        if axis.title.text in _CLASS_AXES:
+            axis.title.text = _(axis.title.text)
+    return fig

@@ -25,6 +25,9 @@ from xattn.live.link import COURSE, HOST, LESSON, PRESENT, VIEW
 from xattn.server import logs as server_logs
 from xattn.sources import Attention
 from xattn.ui import internals
+from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import rtl_style
+from xattn.ui.i18n import setup as language_setup
 from xattn.ui.lesson.start import lesson_picker, lms_export, new_class, page_lesson, start_panel
 from xattn.ui.lesson.view import lesson_setup, lesson_view
 from xattn.ui.look import page_style
@@ -86,7 +89,7 @@ def _weights_tab(draw: Callable[[Attention, int, PageState], None]) -> Callable[
         if t.room is not None and t.room.hidden:
             hidden_note(t.room)
         elif t.a is None:
-            st.info("This view appears once the weights above can be computed.")
+            st.info(_("This view appears once the weights above can be computed."))
         else:
             draw(t.a, t.layer, t.state)
 
@@ -161,6 +164,7 @@ def main() -> None:
 
 
 def _page(state: PageState) -> None:
+    language_setup(state)                # the page's language, before any label is drawn
     linked = state.forced.get(COURSE.key, "")          # ?class=new&course=NAME
     room = room_setup(state, lambda: new_class(state, linked))   # a room sets the step
     try:
@@ -172,11 +176,11 @@ def _page(state: PageState) -> None:
 
 def _full_page(state: PageState, room: Room | None) -> None:
     if room is None:
-        st.title("Multi-head cross-attention, head by head")
-        st.container(key="subtitle").caption(
+        st.title(_("Multi-head cross-attention, head by head"))
+        st.container(key="subtitle").caption(_(
             "How a decoder (the target sentence) looks up the encoder's output (the source "
             "sentence). Type two sentences; every control is in the link, so a shared URL "
-            "shows the same picture.")
+            "shows the same picture."))
     # *Start a class* at the top of the sidebar (issue 44: it sat 1,678 px down it), drawn
     # at the foot of the run, once the page's lesson is known
     class_box = st.sidebar.container(key="class_box") if room is None else None
@@ -185,10 +189,13 @@ def _full_page(state: PageState, room: Room | None) -> None:
     if room is None:
         banner = row.container(key="banner")
     else:       # a class: the step's answer, the class's answers and its chart on one screen
-        what = "homework" if room.homework else "class"
-        row.caption(f"xattn · multi-head cross-attention · {what} **{room.code}**"
-                    + (f" · you drive this {what}" if room.host else ""), width="stretch")
-        folded = st.expander("The weights and the sentences (the class sees the step's own)")
+        what = _("homework") if room.homework else _("class")
+        row.caption(_("xattn · multi-head cross-attention · {what} **{code}**", what=what,
+                      code=room.code)
+                    + ((_(" · you drive this homework") if room.homework else
+                        _(" · you drive this class")) if room.host else ""), width="stretch")
+        folded = st.expander(_("The weights and the sentences (the class sees the step's "
+                               "own)"))
         banner = folded.container(key="banner")
     lesson = _lesson(state, room)
     step = lesson_setup(state, state.value(VIEW), lesson, room)   # a new step sets controls
@@ -201,12 +208,13 @@ def _full_page(state: PageState, room: Room | None) -> None:
         with folded:
             a, source = weights_source(state)
     layer = layer_control(state, a) if a is not None else 0
-    display_controls(state)
+    display_controls(state)                  # the page's language among them
     if room is None:                                # at the top of the sidebar
         start_panel(lesson, class_box)
         join_box(class_box)
     present = bool(state.shown(PRESENT))
     page_style(present)
+    rtl_style()
     if present:
         st.set_page_config(initial_sidebar_state="collapsed")
     if a is not None:
@@ -240,14 +248,14 @@ def share(state: PageState) -> None:
     base = (st.context.url or "http://localhost:8501/").split("?")[0]
     # Never the host key: a lecturer's shared link is a student's link.
     query = urlencode({k: v for k, v in state.url().items() if k != HOST.key}, doseq=True)
-    popover = st.popover("Share this view", icon=":material/link:", key="share",
+    popover = st.popover(_("Share this view"), icon=":material/link:", key="share",
                          on_change="rerun")
     if popover.open:       # drawn when opened: the code block's script is not on the first screen
         with popover:
             st.code(base + (f"?{query}" if query else ""), language=None, wrap_lines=True)
-            st.caption("The copy button is at the right of the link. Everyone who opens it "
-                       "sees this view with the same numbers; add present=1 for presenter "
-                       "mode.")
+            st.caption(_("The copy button is at the right of the link. Everyone who opens it "
+                         "sees this view with the same numbers; add present=1 for presenter "
+                         "mode."))
 
 
 def _lesson(state: PageState, room: Room | None) -> Lesson:

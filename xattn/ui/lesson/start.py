@@ -18,6 +18,9 @@ from xattn.literal import md_code, show_value
 from xattn.live.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
 from xattn.live.link import CLASS, COURSE, HOMEWORK, LESSON, MAX_HOMEWORK_DAYS, ROOM, lesson_setting
 from xattn.live.prepared import StepUnavailable, lesson_questions
+from xattn.ui.i18n import N_, ngettext
+from xattn.ui.i18n import gettext as _
+from xattn.ui.room.language import start_choice
 from xattn.ui.state import Notice, PageState
 from xattn.ui.weights.progress import page_shown
 
@@ -25,7 +28,7 @@ __all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "lms_expo
            "UPLOADED"]
 
 UPLOADED = "_xattn_uploaded_lesson"   # session: the lecturer's checked upload (a Lesson)
-MODES = {"live": "in class, live", "homework": "as homework, each at their own pace"}
+MODES = {"live": N_("in class, live"), "homework": N_("as homework, each at their own pace")}
 _UPLOAD_KEY = "lesson_upload"
 
 
@@ -121,36 +124,42 @@ def start_panel(lesson: Lesson, where=None) -> None:
     if st.session_state.get(ROOM.key):
         return
     sb = where if where is not None else st.sidebar
-    sb.header("A class")
-    own = sb.expander("Your own lesson (a .toml file)",
+    sb.header(_("A class"))
+    own = sb.expander(_("Your own lesson (a .toml file)"),
                       expanded=st.session_state.get(_UPLOAD_KEY) is not None)
-    own.file_uploader("Your own lesson (a .toml file)", type=["toml"], key=_UPLOAD_KEY,
-                     max_upload_size=1,
-                     help="A lesson file: a title, then steps, each with its page, its words "
-                          "and its question (docs/lesson-files.md). Checked here at once.")
+    own.file_uploader(_("Your own lesson (a .toml file)"), type=["toml"], key=_UPLOAD_KEY,
+                      max_upload_size=1,
+                      help=_("A lesson file: a title, then steps, each with its page, its "
+                             "words and its question (docs/lesson-files.md). Checked here at "
+                             "once."))
     found = _checked_upload()
     if isinstance(found, list):
-        sb.error("This lesson file cannot run:\n\n" + "\n".join(
+        sb.error(_("This lesson file cannot run:") + "\n\n" + "\n".join(
             f"- {md_code(p)}" for p in found[:20]), icon=":material/error:")
         return
     if found is not None:
-        sb.success(f"{show_value(found.title, 80)}: {len(found.steps)} steps, checked.",
+        sb.success(ngettext("{title}: {n} step, checked.", "{title}: {n} steps, checked.",
+                            len(found.steps), title=show_value(found.title, 80)),
                    icon=":material/check:")
     teaching = found or lesson
-    mode = sb.radio("The class answers", ("live", "homework"), key="class_mode",
-                    format_func=MODES.get,
-                    help="Live: you move the class step by step and reveal each answer. "
-                         "Homework: each student walks the steps at their own pace, on any "
-                         "day until it closes, and sees each step's answer after their own.")
-    days = sb.number_input("Open for (days)", 1, MAX_HOMEWORK_DAYS, 7, key="homework_days",
-                           help="Students answer until then; you read the answers for 14 "
-                                "days after it closes. You can close it sooner or extend "
-                                "it.") if mode == "homework" else 0
-    if sb.button("Start a class" if mode == "live" else "Start a homework", key="start_class",
-                 icon=":material/groups:",
-                 help=f"With the lesson {teaching.title!r}. Students join with a code or a QR "
-                      "code and predict each step's answer on their phones, then see the "
-                      "numbers."):
+    mode = sb.radio(_("The class answers"), ("live", "homework"), key="class_mode",
+                    format_func={m: _(text) for m, text in MODES.items()}.get,
+                    help=_("Live: you move the class step by step and reveal each answer. "
+                           "Homework: each student walks the steps at their own pace, on any "
+                           "day until it closes, and sees each step's answer after their "
+                           "own."))
+    phones = sb.expander(_("The phones' language"), key="fold_class_lang", on_change="rerun")
+    if phones.open:           # drawn when opened: a first visit loads no selectbox
+        start_choice(phones)
+    days = sb.number_input(_("Open for (days)"), 1, MAX_HOMEWORK_DAYS, 7, key="homework_days",
+                           help=_("Students answer until then; you read the answers for 14 "
+                                  "days after it closes. You can close it sooner or extend "
+                                  "it.")) if mode == "homework" else 0
+    if sb.button(_("Start a class") if mode == "live" else _("Start a homework"),
+                 key="start_class", icon=":material/groups:",
+                 help=_("With the lesson {title}. Students join with a code or a QR code and "
+                        "predict each step's answer on their phones, then see the numbers.",
+                        title=repr(teaching.title))):
         st.query_params.clear()
         st.query_params[CLASS.key] = "new"
         if days:
@@ -178,7 +187,7 @@ def new_class(state: PageState, linked: str = "") -> tuple[Lesson, list, list[st
         return lesson, [], [f"The lesson file {md_code(linked)} cannot run: "
                             f"{md_code(broken[linked])}"]
     slot = st.empty()            # loading a model or training draws here: cleared after
-    with slot.container(), st.spinner("Starting the class…"):
+    with slot.container(), st.spinner(_("Starting the class…")):
         questions, problems = lesson_questions(lesson, page_shown())
     slot.empty()
     return lesson, questions, problems

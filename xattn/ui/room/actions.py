@@ -10,6 +10,7 @@ from xattn.classroom import (
     ClassroomError,
 )
 from xattn.live.stores import class_store
+from xattn.ui.i18n import N_
 from xattn.ui.room.room import Room
 from xattn.ui.room.session import HOST_ERROR
 
@@ -31,9 +32,9 @@ def open_step(store, room: Room, step: int) -> None:
         store.reveal(room.code, room.host, step)
 
 
-STALE = ("The class had moved since this page drew it (another of your devices, or a "
-         "timer): your press was not applied. The page now shows the class as it is; press "
-         "again if you still mean it.")
+STALE = N_("The class had moved since this page drew it (another of your devices, or a "
+           "timer): your press was not applied. The page now shows the class as it is; press "
+           "again if you still mean it.")
 
 
 def host_action(action, room: Room, seen: int | None) -> bool:

@@ -15,6 +15,7 @@ import streamlit as st
 from xattn.classroom import qr_svg
 from xattn.literal import md_code
 from xattn.live.link import ROOM
+from xattn.ui.i18n import gettext as _
 from xattn.ui.room.framed import framed_warning
 from xattn.ui.room.room import Room
 
@@ -78,15 +79,16 @@ def room_card(room: Room, present: bool) -> None:
     qr, words = st.columns(widths, vertical_alignment="center")
     with qr:
         svg = base64.b64encode(qr_svg(link).encode()).decode()
-        alt = html.escape(f"QR code of the class link {link}", quote=True)
+        alt = html.escape(_("QR code of the class link {link}", link=link), quote=True)
         width = (200 if present else 160) if large else 96
         st.html(f'<img alt="{alt}" src="data:image/svg+xml;base64,{svg}" '
                 f'style="width:100%;max-width:{width}px;image-rendering:pixelated">')
     with words:
         size = ("2.6rem" if present else "2rem") if large else "1.6rem"
-        st.html(f'<div style="font-size:1rem">Join the class: code</div><div style="font-size:'
-                f'{size};font-weight:700;letter-spacing:0.12em">{room.code}</div>')  # A-Z, 2-9
-        st.markdown(f"or open {md_code(link)}")
+        st.html(f'<div style="font-size:1rem">{html.escape(_("Join the class: code"))}</div>'
+                f'<div style="font-size:{size};font-weight:700;letter-spacing:0.12em" '
+                f'dir="ltr" translate="no">{room.code}</div>')  # A-Z, 2-9
+        st.markdown(_("or open {link}", link=md_code(link)))
         framed_warning()
     if unreachable:
         st.warning(unreachable, icon=":material/wifi_off:")
@@ -94,7 +96,8 @@ def room_card(room: Room, present: bool) -> None:
 
 def hidden_note(room: Room) -> None:
     """What a page in a room shows instead of the weights before the reveal."""
-    who = "you reveal" if room.host else "your teacher reveals"
-    step = room.view.step if room.view is not None else "this"
-    st.info(f"The weights of step {step} are hidden until {who} them: predict first, then "
-            "see.", icon=":material/visibility_off:")
+    step = room.view.step if room.view is not None else "?"
+    st.info(_("The weights of step {step} are hidden until you reveal them: predict first, "
+              "then see.", step=step) if room.host else
+            _("The weights of step {step} are hidden until your teacher reveals them: predict "
+              "first, then see.", step=step), icon=":material/visibility_off:")

@@ -19,6 +19,8 @@ import streamlit as st
 from xattn.classroom import ClassroomError
 from xattn.classroom.confidence import LABELS, LEVELS, ConfidenceSplit, split
 from xattn.literal import md_code
+from xattn.ui.i18n import N_
+from xattn.ui.i18n import gettext as _
 from xattn.ui.room.learned import judge
 from xattn.ui.room.room import Room, class_store
 from xattn.ui.room.session import HOST_ERROR
@@ -28,16 +30,18 @@ __all__ = ["class_switches", "confidence_table", "confidence_text", "SWITCHES"]
 # widget key -> (the room's switch, label, help)
 SWITCHES = {
     "class_confidence": (
-        "confidence", "Ask how sure (sure / think so / guess)",
-        "Each phone shows three taps under its answer; after the reveal you see who was right "
-        "and sure, right but guessing, and wrong and sure: the misconception to discuss. An "
-        "answer without a tap still counts."),
+        "confidence", N_("Ask how sure (sure / think so / guess)"),
+        N_("Each phone shows three taps under its answer; after the reveal you see who was "
+           "right and sure, right but guessing, and wrong and sure: the misconception to "
+           "discuss. An answer without a tap still counts.")),
     "class_histogram": (
-        "histogram_before", "Show the round before during a revote",
-        "Off: the class sees how it voted only with the reveal. On: while the class votes "
-        "again, each phone shows the earlier round's answers. Seeing them sways students "
-        "towards the majority, right or wrong (Brooks and Koretsky 2011)."),
+        "histogram_before", N_("Show the round before during a revote"),
+        N_("Off: the class sees how it voted only with the reveal. On: while the class votes "
+           "again, each phone shows the earlier round's answers. Seeing them sways students "
+           "towards the majority, right or wrong (Brooks and Koretsky 2011).")),
 }
+# the levels' labels (``xattn.classroom.confidence.LABELS``) in the catalogs
+_LEVEL_LABELS = (N_("sure"), N_("think so"), N_("guess"), N_("not said"))
 
 
 def _switch(room: Room, key: str, name: str) -> None:
@@ -55,24 +59,26 @@ def class_switches(room: Room, view, keys=tuple(SWITCHES)) -> None:
         if key not in keys:
             continue
         st.session_state[key] = bool(getattr(view, name))
-        st.toggle(label, key=key, help=help_text, on_change=_switch, args=(room, key, name))
+        st.toggle(_(label), key=key, help=_(help_text), on_change=_switch,
+                  args=(room, key, name))
 
 
 def confidence_text(s: ConfidenceSplit) -> str:
     """The class's answers by right and wrong and by how sure, as a small Markdown table and
     the three numbers to read: right and sure, right but guessing, wrong and sure."""
     levels = [*LEVELS, None]
-    rows = [(True, "right"), (False, "wrong")] if s.graded else [(None, "answered")]
-    table = ["| | " + " | ".join(LABELS[v] if v else "not said" for v in levels) + " |",
+    rows = [(True, _("right")), (False, _("wrong"))] if s.graded else [(None, _("answered"))]
+    table = ["| | " + " | ".join(_(LABELS[v] if v else "not said") for v in levels) + " |",
              "|---|" + "---:|" * len(levels)]
     table += [f"| {name} | " + " | ".join(str(s.count(right, v)) for v in levels) + " |"
               for right, name in rows]
     if not s.graded:
         return "\n".join(table)
-    return "\n".join(table) + (
-        f"\n\n**{s.right_sure} right and sure** · **{s.right_guessing} right but guessing** · "
-        f"**{s.wrong_sure} wrong and sure**"
-        + (": the misconception to discuss first." if s.wrong_sure else "."))
+    return "\n".join(table) + "\n\n" + _(
+        "**{right_sure} right and sure** · **{right_guessing} right but guessing** · "
+        "**{wrong_sure} wrong and sure**", right_sure=s.right_sure,
+        right_guessing=s.right_guessing, wrong_sure=s.wrong_sure) + (
+        _(": the misconception to discuss first.") if s.wrong_sure else ".")
 
 
 def confidence_table(room: Room, view) -> None:
@@ -87,7 +93,7 @@ def confidence_table(room: Room, view) -> None:
         return
     if not any(level for _, level in counts):
         if view.confidence:
-            st.caption("Nobody said how sure they were in this round.")
+            st.caption(_("Nobody said how sure they were in this round."))
         return
     st.markdown(confidence_text(split(counts, judge(room.lesson, view.step,
                                                     view.question.case))))

@@ -24,11 +24,14 @@ from xattn.classroom import ClassroomError
 from xattn.lesson import Lesson
 from xattn.literal import md_code
 from xattn.live.link import MAX_HOMEWORK_DAYS
+from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import ngettext
 from xattn.ui.room.actions import host_action
 from xattn.ui.room.card import room_card, student_link
 from xattn.ui.room.class_csv import class_csv_on_click
 from xattn.ui.room.confidence import class_switches
 from xattn.ui.room.devices import devices_panel, end_panel
+from xattn.ui.room.language import room_language
 from xattn.ui.room.learned import judge, learned_panel
 from xattn.ui.room.panels import host_error, live_fragment
 from xattn.ui.room.room import Room, class_store
@@ -68,7 +71,8 @@ def homework_counts(lesson: Lesson, counts: dict) -> list[StepCount]:
 
 def homework_table(rows: list[StepCount]) -> str:
     """The steps as a small Markdown table (titles literal)."""
-    lines = ["| step | answered | right | share right |", "|---|---:|---:|---:|"]
+    lines = ["| " + " | ".join((_("step"), _("answered"), _("right"), _("share right"))) + " |",
+             "|---|---:|---:|---:|"]
     for r in rows:
         right = "–" if r.right is None else str(r.right)
         share = "–" if r.share is None else f"{r.share:.0%}"
@@ -90,11 +94,12 @@ def time_left(seconds: float) -> str:
     """``6 days 3 hours``, ``5 hours``, ``12 minutes``."""
     days, rest = divmod(int(max(0.0, seconds)), int(DAY))
     hours, minutes = rest // 3600, rest % 3600 // 60
+    said_hours = ngettext("{n} hour", "{n} hours", hours)
     if days:
-        return f"{days} day{'s' * (days != 1)} {hours} hour{'s' * (hours != 1)}"
+        return ngettext("{n} day", "{n} days", days) + " " + said_hours
     if hours:
-        return f"{hours} hour{'s' * (hours != 1)}"
-    return f"{max(1, minutes)} minute{'s' * (max(1, minutes) != 1)}"
+        return said_hours
+    return ngettext("{n} minute", "{n} minutes", max(1, minutes))
 
 
 def _closing(room: Room, closes: float | None, days: int, seen: int) -> None:
@@ -118,36 +123,37 @@ def homework_panel(room: Room) -> None:
         view = store.room_view(room.code)
         rows = homework_counts(room.lesson, store.answer_counts(room.code, room.host))
     except ClassroomError as err:
-        st.warning(f"The class store does not answer: {md_code(str(err))}",
+        st.warning(_("The class store does not answer: {error}", error=md_code(str(err))),
                    icon=":material/cloud_off:")
         return
     now = time.time()
     closed = view.phase == "closed"
     if closed:
-        st.markdown(f"**Homework, closed** on {local_time(view.closes_at)}: every student "
-                    "sees every step's answer. Its answers are kept until "
-                    f"{local_time(view.expires_at)}, then deleted.")
+        st.markdown(_("**Homework, closed** on {closed}: every student sees every step's "
+                      "answer. Its answers are kept until {kept}, then deleted.",
+                      closed=local_time(view.closes_at), kept=local_time(view.expires_at)))
     else:
-        st.markdown(f"**Homework, open** until {local_time(view.closes_at)} "
-                    f"({time_left(view.closes_at - now)} left): each student answers each "
-                    "step once, at their own pace, and sees its answer after their own.")
+        st.markdown(_("**Homework, open** until {closes} ({left} left): each student answers "
+                      "each step once, at their own pace, and sees its answer after their own.",
+                      closes=local_time(view.closes_at), left=time_left(view.closes_at - now)))
     st.container(key="homework_counts").markdown(homework_table(rows))
-    st.caption("Each step is judged by its own answer (polls have none). Counts only: no "
-               "name, no id. Your page walks the steps without moving anyone.")
+    st.caption(_("Each step is judged by its own answer (polls have none). Counts only: no "
+                 "name, no id. Your page walks the steps without moving anyone."))
     _window(room, view, now, closed)
-    st.caption("In a homework there is no *Reveal*, timer, revote (*Ask again*) or follow-up: "
-               "each student sees a step's answer right after their own, and a revote or a "
-               "follow-up needs the class's discussion, in a live class.")
-    with st.expander("The students' link and QR code"):
+    st.caption(_("In a homework there is no *Reveal*, timer, revote (*Ask again*) or "
+                 "follow-up: each student sees a step's answer right after their own, and a "
+                 "revote or a follow-up needs the class's discussion, in a live class."))
+    with st.expander(_("The students' link and QR code")):
         room_card(room, False)
     class_switches(room, view, keys=("class_confidence",))
+    room_language(room, view)
     devices_panel(room, student_link(room.code)[0])
     if room.lesson.check:
         learned_panel(room)
     csv_text = class_csv_on_click(room)
-    st.download_button("The class's answers (CSV)", csv_text, f"xattn-class-{room.code}.csv",
+    st.download_button(_("The class's answers (CSV)"), csv_text, f"xattn-class-{room.code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
-                       help="Counts per answer and step: no names, no ids.")
+                       help=_("Counts per answer and step: no names, no ids."))
     end_panel(room, csv_text)
 
 
@@ -159,19 +165,22 @@ def _window(room: Room, view, now: float, closed: bool) -> None:
     room_for = min(MAX_HOMEWORK_DAYS, int((most - left) // DAY))
     seen = view.version
     if not closed:
-        with st.popover("Close now", icon=":material/lock_clock:", width="stretch"):
-            st.markdown("Students can no longer answer, and every student sees every step's "
-                        "answer. You can open it again afterwards.")
-            st.button("Close the homework now", key="homework_close", type="primary",
+        with st.popover(_("Close now"), icon=":material/lock_clock:", width="stretch"):
+            st.markdown(_("Students can no longer answer, and every student sees every step's "
+                          "answer. You can open it again afterwards."))
+            st.button(_("Close the homework now"), key="homework_close", type="primary",
                       width="stretch", on_click=_closing, args=(room, None, 0, seen))
     if room_for < 1:
-        st.caption(f"It is open for the most a homework can be ({most / DAY:g} days from now).")
+        st.caption(_("It is open for the most a homework can be ({days} days from now).",
+                     days=format(most / DAY, "g")))
         return
     cols = st.columns([2, 3], vertical_alignment="bottom")
-    days = cols[0].number_input("Days", 1, room_for, min(7, room_for), key="homework_more",
-                                help=f"At most {room_for} more: a homework stays open at most "
-                                     f"{most / DAY:g} days from now.")
-    label = f"Open it again for {days} days" if closed else f"Extend by {days} days"
+    days = cols[0].number_input(_("Days"), 1, room_for, min(7, room_for), key="homework_more",
+                                help=_("At most {more} more: a homework stays open at most "
+                                       "{days} days from now.", more=room_for,
+                                       days=format(most / DAY, "g")))
+    label = (ngettext("Open it again for {n} day", "Open it again for {n} days", int(days))
+             if closed else ngettext("Extend by {n} day", "Extend by {n} days", int(days)))
     cols[1].button(label, key="homework_extend", icon=":material/more_time:", width="stretch",
                    on_click=_closing, args=(room, None if closed else view.closes_at,
                                             int(days), seen))

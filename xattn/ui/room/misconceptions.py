@@ -18,6 +18,7 @@ from xattn.lesson.misconceptions import class_misconceptions, misconception_of
 from xattn.live.answers import class_step
 from xattn.live.prepared import StepUnavailable
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 
 __all__ = ["round_told", "csv_misconceptions", "misconception_panel", "histogram_lines"]
 
@@ -49,8 +50,9 @@ def csv_misconceptions(lesson, tallies) -> dict:
 def histogram_lines(shares) -> str:
     """The histogram in words (Markdown): "**31 %** (13 of 42) **1/√d_head forgotten**:
     forgot the 1/√d_head scaling", one line each, most given first."""
-    return "\n".join(f"- **{s.share:.0%}** ({s.count} of {s.answered}) **{s.distractor.name}**:"
-                     f" {s.distractor.why}" for s in shares)
+    return "\n".join(f"- **{s.share:.0%}** ("
+                     + _("{count} of {answered}", count=s.count, answered=s.answered)
+                     + f") **{s.distractor.name}**: {s.distractor.why}" for s in shares)
 
 
 def misconception_panel(room, view, font_scale: float = 1.0, compact: bool = False) -> None:
@@ -62,8 +64,8 @@ def misconception_panel(room, view, font_scale: float = 1.0, compact: bool = Fal
     shares = class_misconceptions(told, view.counts, view.n_answered)
     if not shares:
         return
-    st.markdown("**Why were they wrong?** The wrong answers that named misconceptions give "
-                "on these weights, and how many of the class gave each:")
+    st.markdown(_("**Why were they wrong?** The wrong answers that named misconceptions give "
+                  "on these weights, and how many of the class gave each:"))
     st.markdown(histogram_lines(shares))
     fig = misconceptions_figure(shares, font_scale=font_scale, label_chars=16 if compact else 40)
     if compact:

@@ -11,8 +11,6 @@ and a projector) included.
 from __future__ import annotations
 
 import dataclasses
-import math
-import time
 
 import streamlit as st
 
@@ -27,14 +25,17 @@ from xattn.literal import md_code
 from xattn.live.answers import class_step, follow_up, warm_follow_ups
 from xattn.live.prepared import StepUnavailable
 from xattn.sources import Attention
-from xattn.ui.charts import show_chart
-from xattn.ui.page_assets import page_asset
+from xattn.ui.charts import class_axes, show_chart
+from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import ngettext
 from xattn.ui.room.actions import STALE, host_action, open_step
 from xattn.ui.room.card import student_link
 from xattn.ui.room.class_csv import class_csv_on_click
 from xattn.ui.room.confidence import class_switches, confidence_table
+from xattn.ui.room.countdown import countdown
 from xattn.ui.room.devices import devices_panel, door, end_panel
 from xattn.ui.room.follow import LIVE_FRAGMENTS
+from xattn.ui.room.language import room_language
 from xattn.ui.room.learned import learned_panel, learning_text
 from xattn.ui.room.misconceptions import misconception_panel
 from xattn.ui.room.room import Room, class_store
@@ -71,7 +72,7 @@ def _read(room: Room, fragment: str):
         view = class_store().room_view(room.code)
         return step_view(room, view) if view.homework else view
     except ClassroomError as err:
-        st.warning(f"The class store does not answer: {md_code(str(err))}",
+        st.warning(_("The class store does not answer: {error}", error=md_code(str(err))),
                    icon=":material/cloud_off:")
         return None
 
@@ -81,7 +82,7 @@ def host_error() -> None:
     moved meanwhile, a refusal)."""
     error = st.session_state.pop(HOST_ERROR, None)
     if error == STALE:
-        st.warning(STALE, icon=":material/update:")
+        st.warning(_(STALE), icon=":material/update:")
     elif error:
         st.error(md_code(error), icon=":material/error:")
 
@@ -94,59 +95,65 @@ def class_controls(room: Room) -> None:
     if view is None:
         return
     warm_follow_ups(room.lesson)         # each step's follow-up found before its reveal asks
-    st.metric("Predictions", f"{view.n_answered} of {max(view.n_present, view.n_answered)} "
-              "answered", help="Students whose page is open, and how many of them predicted "
-                               "this step (the last answer of each counts).")
+    closed = view.phase == "closed"
+    st.metric(_("Predictions"), _("{answered} of {present} answered", answered=view.n_answered,
+                                  present=max(view.n_present, view.n_answered)),
+              help=_("Students whose page is open, and how many of them predicted this step "
+                     "(the last answer of each counts)."))
     if view.late and not view.homework:
-        st.caption(f"{view.late} of these voters joined after the question opened. Voters "
-                   "made by a script join at once; a class in the room before does not: "
-                   "lock the room (below) once your class is in.")
+        st.caption(ngettext("{n} of these voters joined after the question opened. Voters "
+                            "made by a script join at once; a class in the room before does "
+                            "not: lock the room (below) once your class is in.",
+                            "{n} of these voters joined after the question opened. Voters "
+                            "made by a script join at once; a class in the room before does "
+                            "not: lock the room (below) once your class is in.", view.late))
     if view.timer is not None and view.phase == "asking":
         countdown(view.timer.ends_at)
-    elif view.phase == "closed":
-        st.caption("Time is up: answers are closed.")
+    elif closed:
+        st.caption(_("Time is up: answers are closed."))
     code, key, step, seen = room.code, room.host, view.step, view.version
     left, right = st.columns(2)
     pre = room.lesson is not None and room.lesson.steps[step - 1].check == "pre"
     reads = view.question == NO_QUESTION
     if pre:
-        left.caption("A check before the lesson: its answer is revealed after the same "
-                     "question at the end.")
+        left.caption(_("A check before the lesson: its answer is revealed after the same "
+                       "question at the end."))
     elif reads:
-        left.caption("A step the class reads: nothing to predict, so no *Reveal*; the phones "
-                     "show its weights.")
+        left.caption(_("A step the class reads: nothing to predict, so no *Reveal*; the "
+                       "phones show its weights."))
     elif view.phase != "revealed":
-        left.button("Reveal", key="reveal", type="primary", icon=":material/visibility:",
+        left.button(_("Reveal"), key="reveal", type="primary", icon=":material/visibility:",
                     width="stretch", on_click=_act,
                     args=(lambda s: s.reveal(code, key, step), room, seen))
     else:
-        left.button("Ask again", key="ask_again", icon=":material/replay:", width="stretch",
-                    help="A new round of this step: the class votes again (after discussing), "
-                         "and both rounds are shown side by side.", on_click=_act,
+        left.button(_("Ask again"), key="ask_again", icon=":material/replay:", width="stretch",
+                    help=_("A new round of this step: the class votes again (after "
+                           "discussing), and both rounds are shown side by side."), on_click=_act,
                     args=(lambda s: s.ask_again(code, key, step), room, seen))
     if view.step < view.n_steps:                 # the room's own lesson
-        right.button("Next step", key="class_next", icon=":material/arrow_forward:",
+        right.button(_("Next step"), key="class_next", icon=":material/arrow_forward:",
                      width="stretch", on_click=_act,
                      args=(lambda s: open_step(s, room, step + 1), room, seen))
     if view.phase == "revealed" and room.lesson is not None and _has_follow_up(room, step):
-        st.button("Ask a follow-up: a new case", key="follow_up", icon=":material/alt_route:",
+        st.button(_("Ask a follow-up: a new case"), key="follow_up", icon=":material/alt_route:",
                   width="stretch", on_click=_act, args=(_follow_up(room, step), room, seen),
-                  help="The same question on a new case (another seed, sentence pair, head or "
-                       "layer), its answer computed as this step's is; the first case whose "
-                       "answer differs from this one. Did the class understand, or follow "
-                       "its neighbours?")
+                  help=_("The same question on a new case (another seed, sentence pair, head "
+                         "or layer), its answer computed as this step's is; the first case "
+                         "whose answer differs from this one. Did the class understand, or "
+                         "follow its neighbours?"))
     if view.phase == "asking" and not reads:
         _timer_controls(room, view)
     door(room, view)
     class_switches(room, view)
+    room_language(room, view)
     devices_panel(room, student_link(code)[0])
     if room.lesson is not None:
         learned_panel(room)
     csv_text = class_csv_on_click(room)
-    st.download_button("The class's answers (CSV)", csv_text, f"xattn-class-{code}.csv",
+    st.download_button(_("The class's answers (CSV)"), csv_text, f"xattn-class-{code}.csv",
                        "text/csv", key="class_csv", on_click="ignore", width="stretch",
-                       help="Counts per answer, step and round, each round's timer, and how "
-                            "many changed to each answer in a revote: no names, no ids.")
+                       help=_("Counts per answer, step and round, each round's timer, and how "
+                              "many changed to each answer in a revote: no names, no ids."))
     end_panel(room, csv_text)
     if (view.version, view.phase) != (room.view.version, room.view.phase):
         st.rerun(scope="app")                        # another host page moved the class
@@ -154,12 +161,13 @@ def class_controls(room: Room) -> None:
 
 def _timer_controls(room: Room, view) -> None:
     cols = st.columns([3, 2], vertical_alignment="center")
-    seconds = cols[0].segmented_control("Timer", TIMERS, key="timer_seconds",
-                                        format_func=lambda s: f"{s} s", default=60,
-                                        help="A countdown on every screen; at zero the "
-                                             "question closes to answers.")
-    reveal = cols[1].toggle("Reveal at zero", key="timer_reveal")
-    label = "Restart the timer" if view.timer is not None else "Start the timer"
+    seconds = cols[0].segmented_control(_("Timer"), TIMERS, key="timer_seconds",
+                                        format_func={s: _("{s} s", s=s) for s in TIMERS}.get,
+                                        default=60,
+                                        help=_("A countdown on every screen; at zero the "
+                                               "question closes to answers."))
+    reveal = cols[1].toggle(_("Reveal at zero"), key="timer_reveal")
+    label = _("Restart the timer") if view.timer is not None else _("Start the timer")
     code, key, step = room.code, room.host, view.step
 
     def start(store) -> None:       # the choices as they are at the press
@@ -223,8 +231,8 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     if view is None:
         return
     if view.question == NO_QUESTION:
-        st.caption("The class has nothing to predict on this step: the phones show its "
-                   "weights.")
+        st.caption(_("The class has nothing to predict on this step: the phones show its "
+                     "weights."))
         return
     revealed = view.phase == "revealed"
     truth = told.truth if told is not None and revealed else None
@@ -233,9 +241,10 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     if revealed and view.round > 1 and told is not None:
         _revote(room, view, told, font_scale, compact)
     elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
-        fig = class_figure(view.question, view.counts, view.n_answered, truth=truth,
-                           also=_also(told) if truth is not None else (), labels=LABELS,
-                           font_scale=font_scale, weights=_beside(view, told, truth))
+        fig = class_axes(class_figure(
+            view.question, view.counts, view.n_answered, truth=truth, labels=LABELS,
+            also=_also(told) if truth is not None else (), font_scale=font_scale,
+            weights=_beside(view, told, truth)))
         if compact and view.question.of.one_answer:
             fig.update_layout(height=230, margin=dict(b=4))   # a narrow column beside the answer
         if compact:
@@ -297,20 +306,21 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
         st.markdown(_moved(store, room, view, told))
     st.markdown(learning_text(learned))
     if first.question != view.question or not view.question.of.one_answer:
-        fig = class_figure(view.question, view.counts, view.n_answered, truth=told.truth,
-                           also=_also(told), labels=LABELS, font_scale=font_scale,
-                           weights=_beside(view, told, told.truth))
+        fig = class_axes(class_figure(
+            view.question, view.counts, view.n_answered, truth=told.truth, also=_also(told),
+            labels=LABELS, font_scale=font_scale, weights=_beside(view, told, told.truth)))
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_revote", alt=view.question.of.alt(revealed=True),
                    name=f"xattn-class-{room.code}-step{view.step}-round{view.round}")
         return
-    fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
-                        rounds=(view.round - 1, view.round), font_scale=font_scale)
+    fig = class_axes(revote_figure(view.question, first.counts, view.counts, truth=told.truth,
+                                   rounds=(view.round - 1, view.round), font_scale=font_scale))
     if compact:
         fig.update_layout(height=260, margin=dict(b=4))
         fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
-    show_chart(fig, key="class_revote", name=f"xattn-class-{room.code}-step{view.step}-revote",
+    show_chart(fig, key="class_revote",
+               name=f"xattn-class-{room.code}-step{view.step}-revote",
                alt="Grouped bar chart: the class's predictions in the earlier and the later "
                    "round, per answer; the right answer outlined.")
 
@@ -333,12 +343,14 @@ def _moved(store, room: Room, view, told: Told) -> str:
     rounds = [[a for (a, _), n in moved.items() if a is not None for _ in range(n)],
               [b for (_, b), n in moved.items() if b is not None for _ in range(n)]]
     share = [sum(map(right, r)) / max(1, len(r)) for r in rounds]
-    what = view.question.of.drawn.whole
-    return (f"**{to_right} moved to {what}** in round {view.round}"
-            f"{f', {away} away from it' if away else ''} (of those who answered both rounds)"
-            f": right {share[0]:.0%} of {len(rounds[0])} in round {view.round - 1}, "
-            f"{share[1]:.0%} of {len(rounds[1])} now"
-            + (f"; {late} answered only now" if late else "") + ".")
+    said = dict(to_right=to_right, what=view.question.of.drawn.whole, round=view.round,
+                away=away, before=f"{share[0]:.0%}", n_before=len(rounds[0]),
+                last=view.round - 1, now=f"{share[1]:.0%}", n_now=len(rounds[1]), late=late)
+    return (_("**{to_right} moved to {what}** in round {round}", **said)
+            + (_(", {away} away from it", **said) if away else "")
+            + _(" (of those who answered both rounds): right {before} of {n_before} in round "
+                "{last}, {now} of {n_now} now", **said)
+            + (_("; {late} answered only now", **said) if late else "") + ".")
 
 
 def _also(told: Told | None) -> tuple:
@@ -365,22 +377,3 @@ def _taps(a: Attention, layer: int, view, told: Told) -> None:
                key="class_taps", name=f"xattn-class-{view.code}-expected",
                alt="Two rows of colour: the share of students who tapped each source token, "
                    "and the row of attention weights.")
-
-
-def countdown(ends_at: float) -> None:
-    """A countdown to ``ends_at`` (seconds since the epoch, the store's clock) that the
-    browser updates every quarter second: no rerun of the page. Constant HTML and numbers
-    only."""
-    left = max(0.0, ends_at - time.time())
-    ident = f"xattn-countdown-{int(ends_at * 1000)}"
-    st.html(
-        f'<div role="timer" aria-live="off" style="font-size:1.35rem;font-weight:700;'
-        f'text-align:right;font-variant-numeric:tabular-nums" id="{ident}" '
-        f'data-left="{left:.3f}">⏱ {_clock(left)}</div>'
-        f"<script>{page_asset('countdown.js').replace('/*ID*/', ident)}</script>",
-        unsafe_allow_javascript=True)
-
-
-def _clock(seconds: float) -> str:
-    s = math.ceil(seconds)
-    return f"{s // 60}:{s % 60:02d}"

@@ -268,6 +268,9 @@ def _make_room(state: PageState, start, days: int = 0) -> None:
                                       homework=days * 86400.0 if days else None,
                                       by=client_address())
         allowed(store, "new_rooms")
+        from xattn.ui.room.language import set_new_room_language  # (it imports this module)
+
+        set_new_room_language(store, code, key)
         if not days and questions[0] == NO_QUESTION:     # a first step the class reads
             store.reveal(code, key, 1)
     except (ClassroomError, ValueError) as err:

@@ -15,17 +15,27 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from xattn.live.link import ROOM
+from xattn.ui.i18n import N_
+from xattn.ui.i18n import gettext as _
 from xattn.ui.page_assets import page_asset
 from xattn.ui.room.session import FAILED
 
 __all__ = ["join_box", "back_to_class", "phone_link", "FAILED", "JOIN_FORM"]
 
-JOIN_FORM = ('<form class="xattn-join" method="get">'
-             '<label for="xattn-join-code">Join a class: its code</label><div>'
-             '<input id="xattn-join-code" name="room" autocomplete="off" '
-             'autocapitalize="characters" spellcheck="false" maxlength="12" '
-             'placeholder="e.g. HJK23M" required><button type="submit">Join</button>'
-             '</div></form>')
+_FORM = ('<form class="xattn-join" method="get">'
+         '<label for="xattn-join-code">{label}</label><div>'
+         '<input id="xattn-join-code" name="room" autocomplete="off" '
+         'autocapitalize="characters" spellcheck="false" maxlength="12" '
+         'placeholder="{example}" required><button type="submit">{join}</button>'
+         '</div></form>')
+_WORDS = {"label": N_("Join a class: its code"), "example": N_("e.g. HJK23M"),
+          "join": N_("Join")}
+JOIN_FORM = _FORM.format(**_WORDS)        # in English
+
+
+def join_form() -> str:
+    """The form in the page's language (`JOIN_FORM` in English; constant words only)."""
+    return _FORM.format(**{k: escape(_(v), quote=True) for k, v in _WORDS.items()})
 
 
 def phone_link(code: str, step: int | None = None) -> str:
@@ -42,7 +52,7 @@ def join_box(sidebar=None) -> None:
     so where it is not one), with no rerun of this page and nothing of Streamlit's loaded."""
     where = st.container() if st.session_state.get(FAILED) else (
         sidebar if sidebar is not None else st.sidebar)
-    where.html(f"<style>{page_asset('join.css')}</style>{JOIN_FORM}")
+    where.html(f"<style>{page_asset('join.css')}</style>{join_form()}")
 
 
 def back_to_class(room) -> None:

@@ -17,6 +17,8 @@ from xattn.live.link import MAX_SEED, parse_label, token_label
 from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_TOKENS, Settings, head_choices
 from xattn.tokenize import TOKENIZER_MODES
+from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import language_picker
 from xattn.ui.state import PageState, text_value
 
 # Bound widgets write their option's text into the URL, so options stay short words and the
@@ -42,18 +44,18 @@ def sentence_inputs(state: PageState, *, translate: bool = False,
     src_default, tgt_default = defaults or (None, None)
     src = text_value(state, link.SRC, default=src_default)
     tgt = text_value(state, link.TGT, default=tgt_default)
-    left.text_input("Source sentence (encoder: keys and values)", key=link.SRC.key,
+    left.text_input(_("Source sentence (encoder: keys and values)"), key=link.SRC.key,
                     max_chars=link.SRC.max_chars,
-                    help=f"The sentence being translated. Up to {MAX_TOKENS} tokens.")
+                    help=_("The sentence being translated. Up to {n} tokens.", n=MAX_TOKENS))
     if translate:
-        right.text_input("Target sentence (decoder: queries), optional", key=link.TGT.key,
-                         max_chars=link.TGT.max_chars, placeholder="empty: the model translates",
-                         help="The translation whose attention is shown (teacher forcing). "
-                              "Empty: the model translates the source first.")
+        right.text_input(_("Target sentence (decoder: queries), optional"), key=link.TGT.key,
+                         max_chars=link.TGT.max_chars, placeholder=_("empty: the model translates"),
+                         help=_("The translation whose attention is shown (teacher forcing). "
+                                "Empty: the model translates the source first."))
     else:
-        right.text_input("Target sentence (decoder: queries)", key=link.TGT.key,
+        right.text_input(_("Target sentence (decoder: queries)"), key=link.TGT.key,
                          max_chars=link.TGT.max_chars,
-                         help=f"The translation being produced. Up to {MAX_TOKENS} tokens.")
+                         help=_("The translation being produced. Up to {n} tokens.", n=MAX_TOKENS))
     return src, tgt
 
 
@@ -65,32 +67,33 @@ def nearest(options):
 
 def model_controls(state: PageState) -> dict:
     sb = st.sidebar
-    sb.header("Random projections")
+    sb.header(_("Random projections"))
     d_model = state.value(link.D_MODEL, D_MODEL_CHOICES, closest=nearest(D_MODEL_CHOICES),
                           why=f"(d_model is one of {', '.join(map(str, D_MODEL_CHOICES))})")
-    sb.select_slider("d_model (width of every token vector)", D_MODEL_CHOICES, key=link.D_MODEL.key)
+    sb.select_slider(_("d_model (width of every token vector)"), D_MODEL_CHOICES,
+                     key=link.D_MODEL.key)
     choices = head_choices(d_model)
     n_heads = state.value(link.HEADS, choices, closest=nearest(choices),
                           why=f"with d_model {d_model} (heads must divide it)")
-    sb.select_slider("Number of heads h", choices, key=link.HEADS.key,
-                     help=f"Only divisors of d_model = {d_model}: each head gets d_head = "
-                          "d_model / h.")
+    sb.select_slider(_("Number of heads h"), choices, key=link.HEADS.key,
+                     help=_("Only divisors of d_model = {d_model}: each head gets d_head = "
+                            "d_model / h.", d_model=d_model))
     seed = state.value(link.SEED)
-    sb.number_input("Seed of the random weights", 0, MAX_SEED, step=1, key=link.SEED.key,
-                    help="Same seed, same numbers, on every machine.")
+    sb.number_input(_("Seed of the random weights"), 0, MAX_SEED, step=1, key=link.SEED.key,
+                    help=_("Same seed, same numbers, on every machine."))
     tokenizer, embedder = state.value(link.TOK), state.value(link.EMB)
     positional = state.value(link.POS)
-    section = folded(state, "Tokens to vectors", "fold_tokens", (link.TOK, link.EMB, link.POS))
+    section = folded(state, _("Tokens to vectors"), "fold_tokens", (link.TOK, link.EMB, link.POS))
     if section is not None:
-        section.selectbox("Tokenizer", TOKENIZER_MODES, key=link.TOK.key,
+        section.selectbox(_("Tokenizer"), TOKENIZER_MODES, key=link.TOK.key,
                           help="words: punctuation split off, <s>-like tags kept whole; "
                                "whitespace: split on spaces only; chars: one token per "
                                "character.")
-        section.radio("Embedder", EMBEDDER_MODES, key=link.EMB.key,
+        section.radio(_("Embedder"), EMBEDDER_MODES, key=link.EMB.key,
                       captions=[EMBEDDER_LABELS[m] for m in EMBEDDER_MODES])
-        section.toggle("Add positional encoding", key=link.POS.key,
-                       help="Sinusoidal positions (Vaswani et al. 2017): a repeated word gets a "
-                            "different vector at each position.")
+        section.toggle(_("Add positional encoding"), key=link.POS.key,
+                       help=_("Sinusoidal positions (Vaswani et al. 2017): a repeated word "
+                              "gets a different vector at each position."))
     return dict(d_model=d_model, n_heads=n_heads, seed=seed, tokenizer=tokenizer,
                 embedder=embedder, positional=positional)
 
@@ -112,9 +115,9 @@ def _keep_tokens(labels: list[str]):
 
 def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
     sb = st.sidebar
-    sb.header("Masking")
+    sb.header(_("Masking"))
     mode = state.value(link.MASK)
-    sb.radio("Which source tokens may each target token see?", MASK_MODES, key=link.MASK.key,
+    sb.radio(_("Which source tokens may each target token see?"), MASK_MODES, key=link.MASK.key,
              captions=[MASK_LABELS[m] for m in MASK_MODES])
     out = dict(mask_mode=mode)
     tokens = tokens_of(src, tokenizer)[:MAX_TOKENS]
@@ -122,10 +125,10 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
         labels = [token_label(j, t) for j, t in enumerate(tokens)]
         padded = state.value(link.PAD, labels, closest=_keep_tokens(labels),
                              why="in the source sentence")
-        sb.multiselect("Source tokens to mask (padding)", labels, key=link.PAD.key,
-                       placeholder="choose source tokens",
-                       help="A masked source token gets weight exactly 0 from every target "
-                            "token. The link names each one as position: token.")
+        sb.multiselect(_("Source tokens to mask (padding)"), labels, key=link.PAD.key,
+                       placeholder=_("choose source tokens"),
+                       help=_("A masked source token gets weight exactly 0 from every target "
+                              "token. The link names each one as position: token."))
         out["padded"] = tuple(sorted(parse_label(p)[0] for p in padded))
     elif mode == "wait-k":
         top = max(1, len(tokens))
@@ -138,9 +141,9 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
         out["wait_k"] = k
     elif mode == "window":
         out["window"] = state.value(link.WINDOW)
-        sb.slider("Tokens either side of the diagonal", 0, 16, key=link.WINDOW.key)
-    sb.caption("Cross-attention masks keys (source tokens), e.g. padding. The causal mask, "
-               "which hides later tokens, belongs to the decoder's self-attention.")
+        sb.slider(_("Tokens either side of the diagonal"), 0, 16, key=link.WINDOW.key)
+    sb.caption(_("Cross-attention masks keys (source tokens), e.g. padding. The causal mask, "
+                 "which hides later tokens, belongs to the decoder's self-attention."))
     return out
 
 
@@ -151,21 +154,24 @@ def display_values(state: PageState) -> None:
 
 
 def display_controls(state: PageState) -> None:
-    """How the page looks: presenter mode, colour scale, image format (sidebar, *Display*);
-    their values read by `display_values` first."""
-    section = folded(state, "Display: presenter mode, colour scale", "fold_display",
-                     (link.PRESENT, link.SCALE, link.IMG))
+    """How the page looks: its language, presenter mode, colour scale, image format (sidebar,
+    *Display*); their values read by `display_values` (the language by ``i18n.setup``)
+    first."""
+    section = folded(state, _("Display: language, presenter mode, colour scale"),
+                     "fold_display", (link.PRESENT, link.SCALE, link.IMG, link.LANG))
     if section is None:
         return
-    section.toggle("Presenter mode (projector)", key=link.PRESENT.key,
+    language_picker(section)
+    section.toggle(_("Presenter mode (projector)"), key=link.PRESENT.key,
                    help="Bigger text and charts, the sidebar folded away, the heatmaps on the "
                         "first screen. Share the link with present=1 to open it this way.")
-    section.radio("Colour scale", ("fixed", "max"), key=link.SCALE.key, horizontal=True,
-                  format_func={"fixed": "0 to 1", "max": "0 to the maximum"}.get,
+    section.radio(_("Colour scale"), ("fixed", "max"), key=link.SCALE.key, horizontal=True,
+                  format_func={"fixed": _("0 to 1"), "max": _("0 to the maximum")}.get,
                   help="0 to 1: a colour means the same weight in every head and picture. 0 to "
                        "the maximum: with 40 tokens every weight is about 1/40, and this shows "
                        "the pattern anyway.")
-    section.radio("Charts' camera button saves", ("png", "svg"), horizontal=True, key=link.IMG.key,
+    section.radio(_("Charts' camera button saves"), ("png", "svg"), horizontal=True,
+                  key=link.IMG.key,
                   help="The download button in the toolbar of every chart. SVG stays sharp "
                        "on slides and in papers.")
 

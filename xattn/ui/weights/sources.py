@@ -43,6 +43,7 @@ from xattn.live.link import (
 )
 from xattn.sources import SOURCES, Attention, default_layer, random_attention
 from xattn.tokenize import splits_words
+from xattn.ui.i18n import gettext as _
 from xattn.ui.state import Notice, PageState
 from xattn.ui.weights.controls import (
     mask_controls,
@@ -58,10 +59,10 @@ __all__ = ["weights_source", "layer_control", "foreign_settings", "PageSource", 
 
 def weights_choice(state: PageState) -> str:
     source = state.value(WEIGHTS)
-    st.sidebar.radio("Weights", SOURCES, key=WEIGHTS.key,
+    st.sidebar.radio(_("Weights"), SOURCES, key=WEIGHTS.key,
                      captions=[PAGE_SOURCES[s].caption for s in SOURCES],
-                     help="Where the attention weights come from. Every view shows the chosen "
-                          "weights; the controls below belong to them.")
+                     help=_("Where the attention weights come from. Every view shows the "
+                            "chosen weights; the controls below belong to them."))
     return source
 
 
@@ -126,9 +127,9 @@ def layer_control(state: PageState, a: Attention) -> int:
     layers = range(1, a.n_layers + 1)
     layer = state.value(LAYER, layers, default=default_layer(a.n_layers),
                         why=f"(this model has {counted(a.n_layers, 'layer')})")
-    st.sidebar.select_slider("Layer", layers, key=LAYER.key,
-                             help="Decoder layer whose cross-attention is shown. The layers × "
-                                  "heads overview (Heads view) shows them all.")
+    st.sidebar.select_slider(_("Layer"), layers, key=LAYER.key,
+                             help=_("Decoder layer whose cross-attention is shown. The layers "
+                                    "× heads overview (Heads view) shows them all."))
     return layer - 1
 
 
