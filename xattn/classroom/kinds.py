@@ -38,6 +38,7 @@ from xattn.classroom import moodle as _moodle
 from xattn.classroom.controls import CHARTS, CONTROLS, Chart, Control
 from xattn.classroom.links import MAX_LINKS, encode_links, verdict_links
 from xattn.classroom.own import NUMBER, OPTIONS, OwnKeys
+from xattn.classroom.parts import as_parts, encode_parts, right_parts, verdict_parts
 from xattn.classroom.taps import (
     TAP_REACH,
     TIME_REACH,
@@ -234,49 +235,6 @@ def _verdict_number(q, key: Key, answer) -> str:
     return say("**Off by {off:g}**: you said {said:g}; the page shows {true:.3f}.", **v)
 
 
-# --- several parts (each head's job) ---------------------------------------------------------
-def _encode_parts(q, value) -> str | None:
-    """``"2,-,0"``: each row's choice index, ``-`` for a row left out; None if refused."""
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) and k in q.rows for k in value):
-            return None
-        value = [value.get(r) for r in q.rows]
-    if not isinstance(value, (tuple, list)) or len(value) != len(q.rows):
-        return None
-    if any(v is not None and not (isinstance(v, str) and v in q.choices) for v in value) \
-            or all(v is None for v in value):
-        return None
-    return ",".join("-" if v is None else str(q.choices.index(v)) for v in value)
-
-
-def _as_parts(q, answer) -> dict:
-    return answer if isinstance(answer, dict) else dict(zip(q.rows, answer, strict=True))
-
-
-def _right_parts(q, key: Key, answer) -> bool:
-    if answer is None:
-        return False
-    said = _as_parts(q, answer)
-    return all(said.get(name) == truth or said.get(name) in also
-               for name, truth, also in key.parts)
-
-
-def _verdict_parts(q, key: Key, answer) -> str:
-    """How many parts are right, and which are not."""
-    said = _as_parts(q, answer)
-    made = {name: said.get(name) for name, _, _ in key.parts if said.get(name) is not None}
-    if not made:
-        return ""
-    wrong = [(name, truth) for name, truth, also in key.parts
-             if name in made and made[name] != truth and made[name] not in also]
-    text = f"**{len(made) - len(wrong)} of {len(made)} right**" + (
-        f" ({len(key.parts) - len(made)} not guessed)" if len(made) < len(key.parts) else "")
-    if wrong:
-        text += ": " + "; ".join(f"{name}: you said {_code(made[name])}, the measures say "
-                                 f"{_code(truth)}" for name, truth in wrong)
-    return text + "."
-
-
 def _verdict_head(q, key: Key, answer) -> str:
     true = _code(key.truth)
     if _right_choice(q, key, answer):
@@ -318,7 +276,7 @@ _BUILT_IN = (
     Kind("parts", "one of the options for each of several named parts (each head's job)",
          "grid", "grid", True, (2, 64), rows=(1, MAX_ROWS), distinct=True,
          moodle=_moodle.matching,
-         encode=_encode_parts,
+         encode=encode_parts,
          decode=lambda q, text: tuple(None if k == "-" else q.choices[int(k)]
                                       for k in text.split(",")),
          options=lambda q: [(r, c) for r in q.rows for c in q.choices],
@@ -328,9 +286,9 @@ _BUILT_IN = (
                             + " for some of " + ", ".join(quote(r, 30) for r in q.rows)
                             + " (a dict, or one choice or None per part), at least one"),
          named=lambda q, value: (q.choices.index(value[1]), f"{value[0]}: {value[1]}"),
-         shown=lambda q, value: ", ".join(f"{name} {c}" for name, c in _as_parts(
+         shown=lambda q, value: ", ".join(f"{name} {c}" for name, c in as_parts(
              q, value).items() if c is not None) or "none",
-         right=_right_parts, verdict=_verdict_parts, off=_m.off_parts,
+         right=right_parts, verdict=verdict_parts, off=_m.off_parts,
          differs=_m.differs_parts),
     Kind("links", "a word alignment: links between target and source words", "links",
          "links", True, (1, MAX_WORDS), rows=(1, MAX_WORDS), moodle=_moodle.matching,

@@ -44,14 +44,14 @@ from xattn.classroom.hub import Follower
 from xattn.classroom.said import Said, said, said_of
 from xattn.live import homework
 from xattn.live.cookies import browser_token
-from xattn.server import bodies, host, join, languages, live, phone_page, token
+from xattn.server import bodies, host, join, live, phone_page, token
 from xattn.server.phone_page import template
 
 __all__ = ["PhoneMiddleware", "ROUTES", "page_html", "MAX_BODY", "COOKIE_AGE"]
 
 MAX_BODY = bodies.ROUTE_BYTES["answer"]   # bytes of an answer's request
 COOKIE_AGE = join.COOKIE_AGE
-LANG_COOKIE = "xattn_lang"   # the phone's picker: its language (docs/languages.md)
+LANG_COOKIE = phone_page.LANG_COOKIE
 RETRY_MS = 1500             # an EventSource's wait before it reconnects
 _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
             "x-content-type-options": "nosniff"}
@@ -169,34 +169,13 @@ async def _phone_page(scope) -> Response:
         hub = None
     if hub is not None and "code" in data:
         browser = await join.look_up(scope, hub, data)
-    picked = join.cookies(scope).get(LANG_COOKIE)
-    room_lang = None if picked or hub is None or "problem" in data else \
-        await _room_language(hub, data["code"])
-    lang = languages.negotiate(_header(scope, b"accept-language"), picked, room_lang)
+    lang = await phone_page.language_of(scope, hub, None if "problem" in data else
+                                        data.get("code"))
     body = page_html(data, lang).encode()
     response = Response(body, media_type="text/html; charset=utf-8", headers=_HEADERS)
     if browser is not None:          # a student without a token: one from its id
         response.headers.append("set-cookie", join.browser_cookie(scope, browser))
     return join.gzipped(response, scope)
-
-
-async def _stream_lang(scope, hub, code: str) -> str:
-    """The language a phone's stream reads the lesson in: its page's (the picker's cookie,
-    else the room's default, else ``Accept-Language``: the browser sends both with an
-    ``EventSource``); the pseudo-locale reads English."""
-    picked = join.cookies(scope).get(LANG_COOKIE)
-    room_lang = None if picked else await _room_language(hub, code)
-    lang = languages.negotiate(_header(scope, b"accept-language"), picked, room_lang)
-    return lang if lang in languages.LANGS else "en"
-
-
-async def _room_language(hub, code: str) -> str | None:
-    """The room's default language (its lecturer's; "" for none), None if unread: a phone
-    without its own language opens in it (docs/languages.md)."""
-    try:
-        return await asyncio.to_thread(hub.store.language, code)
-    except ClassroomError:
-        return None
 
 
 def _header(scope, name: bytes) -> str | None:
@@ -233,7 +212,7 @@ class _Stream:
         student = None if self.host else await join.student(scope, hub, code)
         taught = await _taught(hub, code, scope) if self.host else None
         try:
-            lang = await _stream_lang(scope, hub, code)
+            lang = await phone_page.stream_language(scope, hub, code)
             follower = hub.subscribe(code, student, host=self.host, taught=taught, lang=lang)
         except OverflowError as err:
             await _plain(send, 503, str(err))
@@ -384,7 +363,7 @@ async def homework_step(request: Request) -> Response:
                     said("why.store"))
     student = await join.student(request.scope, hub, code)
     try:
-        lang = await _stream_lang(request.scope, hub, code)
+        lang = await phone_page.stream_language(request.scope, hub, code)
         data = await asyncio.to_thread(homework.step_json, hub.store, code,
                                        request.path_params["n"], student, lang)
     except homework.StepRefused as err:

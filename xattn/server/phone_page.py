@@ -1,9 +1,11 @@
 """The phone's page in one language: its HTML with its static words filled from the
 language's catalog, its CSS, its scripts and the catalog the scripts read (docs/languages.md,
-docs/phone-page.md); and the route of the server's sentences it fetches apart (`words`)."""
+docs/phone-page.md); the language a phone reads (`language_of`, `stream_language`); and the
+route of the server's sentences it fetches apart (`words`)."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -13,11 +15,14 @@ from babel import Locale
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from xattn.classroom import ClassroomError
 from xattn.server import languages, minify
-from xattn.server.join import gzipped
+from xattn.server.join import cookies, gzipped
 from xattn.server.scripts import asset, joined_modules, lean
 
-__all__ = ["template", "picker", "words"]
+__all__ = ["template", "picker", "words", "language_of", "stream_language", "LANG_COOKIE"]
+
+LANG_COOKIE = "xattn_lang"   # the phone's picker: its language (docs/languages.md)
 
 
 @lru_cache(maxsize=8)
@@ -61,3 +66,30 @@ async def words(request: Request) -> Response:
     headers = {"cache-control": "public, max-age=3600", "x-content-type-options": "nosniff"}
     return gzipped(Response(body, media_type="application/json", headers=headers),
                    request.scope)
+
+
+async def language_of(scope, hub, code: str | None) -> str:
+    """The language of a phone's page: its own pick (the `LANG_COOKIE`), else the room's
+    default (its lecturer's, read when ``hub`` and ``code`` are given), else the best of
+    ``Accept-Language``, else English (`languages.negotiate`; ``en-XA`` possible)."""
+    picked = cookies(scope).get(LANG_COOKIE)
+    room = None if picked or hub is None or code is None else await _room_language(hub, code)
+    accept = next((v.decode("latin-1") for k, v in scope.get("headers", ())
+                   if k.lower() == b"accept-language"), None)
+    return languages.negotiate(accept, picked, room)
+
+
+async def stream_language(scope, hub, code: str) -> str:
+    """The language a phone's stream and homework steps read the lesson in: its page's
+    (`language_of`: the browser sends the cookie and ``Accept-Language`` with an
+    ``EventSource`` too); the pseudo-locale reads English."""
+    lang = await language_of(scope, hub, code)
+    return lang if lang in languages.LANGS else "en"
+
+
+async def _room_language(hub, code: str) -> str | None:
+    """The room's default language (its lecturer's; "" for none), None if unread."""
+    try:
+        return await asyncio.to_thread(hub.store.language, code)
+    except ClassroomError:
+        return None
