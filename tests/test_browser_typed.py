@@ -103,7 +103,7 @@ def test_a_typed_code_opens_the_light_page_in_the_same_tab_in_20_kb(chromium, ow
         page.add_init_script(RUN_COUNTER_JS)
         page.goto(own_server.url)
         wait_for_app(page, timeout=TIMEOUT_MS)
-        box = page.get_by_label("Join a class: its code")
+        box = page.get_by_label(_label(lang))              # the form in the page's language
         box.wait_for(timeout=TIMEOUT_MS)
         wire = Wire(page)
         wire.start()
@@ -128,6 +128,14 @@ def test_a_typed_code_opens_the_light_page_in_the_same_tab_in_20_kb(chromium, ow
         assert loaded <= TYPED_ALL, wire.table()
     finally:
         context.close()
+
+
+def _label(lang: str) -> str:
+    """The join box's label as the Streamlit page in ``lang`` says it (its ``app.po``)."""
+    from xattn.ui.i18n import catalog
+
+    said = catalog(lang).get("Join a class: its code")
+    return said.string if said is not None and said.string else "Join a class: its code"
 
 
 def test_back_to_the_class_opens_the_light_page_in_the_same_tab(chromium, own_server, room):

@@ -25,11 +25,11 @@ from gettext import c2py
 
 import streamlit as st
 from babel.messages.pofile import read_po
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from xattn.live.link import LANG
 from xattn.locales import LANGS, LOCALE_DIR, NAMES, RTL, check_lang
 from xattn.server.languages import negotiate
+from xattn.ui.internals import in_page
 
 __all__ = ["gettext", "N_", "ngettext", "page_lang", "setup", "language_picker", "catalog",
            "DOMAIN", "KEYWORDS"]
@@ -62,7 +62,7 @@ def _table(lang: str) -> tuple[dict, object]:
 
 def page_lang() -> str:
     """The page's language this run ("en" before `setup`, and outside a page)."""
-    if get_script_run_ctx(suppress_warning=True) is None:   # no page: a bare import, a test
+    if not in_page():                   # no page: a bare import, a test
         return "en"
     return st.session_state.get(_SESSION) or "en"
 

@@ -18,7 +18,9 @@ What is left, and why (each module's docstring has the whole story):
   page that outlives its server process takes the browser's widget values over its link;
 - `script_run` (``get_script_run_ctx``, its ``is_history_navigation`` and
   ``fragment_ids_this_run``): whether this run is the browser's back button, or a fragment's
-  own run.
+  own run; `in_page` (``get_script_run_ctx(suppress_warning=True)``): whether code runs in a
+  page's script run at all (the lecturer's page's words, `xattn.ui.i18n`, are English outside
+  one: a bare import, a test).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from xattn.ui.internals import deferred_downloads, reaper
 from xattn.ui.internals.reconnect import browser_values, rerun_on_reconnect
 
 __all__ = ["install", "browser_values", "rerun_on_reconnect", "history_navigation",
-           "fragment_run", "reaper", "deferred_downloads"]
+           "fragment_run", "in_page", "reaper", "deferred_downloads"]
 
 
 def install() -> None:
@@ -52,3 +54,11 @@ def fragment_run() -> bool:
     """Whether this run is a fragment's own run (not the page's full run)."""
     ctx = _ctx()
     return ctx is not None and bool(ctx.fragment_ids_this_run)
+
+
+def in_page() -> bool:
+    """Whether this code runs in a page's script run (not a bare import or a test outside a
+    page), without Streamlit's warning about a missing context."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    return get_script_run_ctx(suppress_warning=True) is not None
