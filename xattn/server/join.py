@@ -61,7 +61,7 @@ from xattn.live.cookies import (
 from xattn.server import bodies, live
 from xattn.server.cookies import set_cookie
 
-__all__ = ["cookies", "client", "student", "look_up", "join", "cookie_age", "gzipped",
+__all__ = ["cookies", "header", "client", "student", "look_up", "join", "cookie_age", "gzipped",
            "COOKIE_AGE", "browser_cookie", "token_of"]
 
 _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer",
@@ -78,6 +78,14 @@ def cookie_age(limits, homework: bool) -> int:
     if not homework:
         return COOKIE_AGE
     return int(limits.homework_seconds + limits.results_seconds)
+
+
+def header(scope, name: bytes) -> str | None:
+    """A request's header ``name`` (lower case), None without it."""
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
 
 
 def cookies(scope) -> dict[str, str]:

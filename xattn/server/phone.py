@@ -178,13 +178,6 @@ async def _phone_page(scope) -> Response:
     return join.gzipped(response, scope)
 
 
-def _header(scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
-
-
 def _code(scope) -> str | None:
     try:
         return normalize_code(scope["path_params"]["code"])

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 
 from xattn.classroom import ClassroomError
 from xattn.server import languages, minify
-from xattn.server.join import cookies, gzipped
+from xattn.server.join import cookies, gzipped, header
 from xattn.server.scripts import asset, joined_modules, lean
 
 __all__ = ["template", "picker", "words", "language_of", "stream_language", "LANG_COOKIE"]
@@ -74,9 +74,7 @@ async def language_of(scope, hub, code: str | None) -> str:
     ``Accept-Language``, else English (`languages.negotiate`; ``en-XA`` possible)."""
     picked = cookies(scope).get(LANG_COOKIE)
     room = None if picked or hub is None or code is None else await _room_language(hub, code)
-    accept = next((v.decode("latin-1") for k, v in scope.get("headers", ())
-                   if k.lower() == b"accept-language"), None)
-    return languages.negotiate(accept, picked, room)
+    return languages.negotiate(header(scope, b"accept-language"), picked, room)
 
 
 async def stream_language(scope, hub, code: str) -> str:
