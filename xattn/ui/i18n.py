@@ -119,11 +119,16 @@ _RTL = """<style>
 [data-testid="stMain"], [data-testid="stSidebar"] { direction: rtl; }
 [data-testid="stMain"] :is(.js-plotly-plot, .stPlotlyChart, svg, code, pre, .katex),
 [data-testid="stSidebar"] :is(code, pre) { direction: ltr; unicode-bidi: isolate; }
+[data-testid="stMain"] :is(h1, h2, h3, p, li, input, textarea),
+[data-testid="stSidebar"] :is(h1, h2, h3, p, li, input, textarea) {
+  unicode-bidi: plaintext; text-align: start; }
 </style>"""
 
 
 def rtl_style() -> None:
     """Right to left for a right-to-left language (Arabic): the text and the widgets'
-    order mirror; the charts, formulas and code stay left to right (constant CSS)."""
+    order mirror; the charts, formulas and code stay left to right, and each paragraph or
+    field takes the direction of its own first letter (a sentence typed or still in English
+    reads left to right, its full stop at its end) (constant CSS)."""
     if page_lang() in RTL:
         st.html(_RTL)
