@@ -7,7 +7,9 @@ scores, the scores without the mask or the 1/√d_head), it opens the layer's tr
 when the trace is of the weights on screen (a model's trace on subword pieces is not). A
 softmax keeps the order of its scores, so for a question whose answer is a row's strongest
 word, "scores read as weights" and "1/√d_head forgotten" give the answer itself: they are not
-computed there. ``with_distractors`` joins a question's ``tell`` and its distractors: the
+computed there. Each reason is said in the context's language (``xattn.words``: the
+question's ``tell`` runs inside ``speaking(lang)``); its value stays the question's own, the
+same in every language. ``with_distractors`` joins a question's ``tell`` and its distractors: the
 COMPUTED table's entries are made with it.
 """
 
@@ -24,6 +26,7 @@ from xattn.lesson._words import target_row, token_name
 from xattn.lesson.misconceptions import Distractor, keep
 from xattn.metrics import head_statistics
 from xattn.trace import masked_softmax
+from xattn.words import say
 
 __all__ = ["with_distractors", "FINDERS", "Derived", "derived_of"]
 
@@ -94,7 +97,7 @@ def one_head(a, layer, told, **_):
     i, h = told.row
     d, n_src = derived_of(a, layer), len(a.src_tokens)
     return [Distractor("heads", _argmax(_at(d.weights, -1, i)),
-                       f"averaged the heads instead of reading head {h + 1}"),
+                       say("averaged the heads instead of reading head {head}", head=h + 1)),
             Distractor("swapped", _argmax(_at(d.col_share, h, i))),
             Distractor("axis", _argmax(_at(d.col_softmax, h, i))),
             Distractor("mask", _argmax(_at(d.unmasked, h, i))),
@@ -108,9 +111,10 @@ def rows_sum(a, layer, told, *, target: str = "noir", head: int = 2):
     col = i if i < len(a.src_tokens) else None
     row_scores = None if d.scores is None else float(d.scores[h, i][d.mask[i]].sum())
     return [Distractor("swapped", None if col is None else float(d.weights[h, :, col].sum()),
-                       f"added up the column of {token_name(a.src_tokens, col)} instead of "
-                       f"the row of {token_name(a.tgt_tokens, i)}" if col is not None else ""),
-            Distractor("scores", row_scores, "added up the scores before the softmax"),
+                       say("added up the column of {column} instead of the row of {row}",
+                           column=token_name(a.src_tokens, col),
+                           row=token_name(a.tgt_tokens, i)) if col is not None else ""),
+            Distractor("scores", row_scores, say("added up the scores before the softmax")),
             Distractor("axis", None if d.col_softmax is None else float(
                 d.col_softmax[h, i].sum()))]
 
@@ -122,9 +126,9 @@ def padding(a, layer, told, *, target: str = "chat"):
     j, (i, _) = masked[0], target_row(a, target)
     d = derived_of(a, layer)
     return [Distractor("mask", None if d.unmasked is None else float(d.unmasked[0, i, j]),
-                       "gave the masked token the weight it had without the mask"),
+                       say("gave the masked token the weight it had without the mask")),
             Distractor("scores", None if d.scores is None else float(d.scores[0, i, j]),
-                       "read the masked token's score as its weight")]
+                       say("read the masked token's score as its weight"))]
 
 
 def _first(src, m: int) -> str:
@@ -135,25 +139,26 @@ def _first(src, m: int) -> str:
 def wait_k(a, layer, told, **_):
     src = a.src_tokens
     return [Distractor("mask", _first(src, len(src)),
-                       "ignored the wait-k mask: every target token sees the whole source"),
+                       say("ignored the wait-k mask: every target token sees the whole "
+                           "source")),
             Distractor("diagonal", _first(src, 1),
-                       "took position for alignment: the first target token sees only the "
-                       "first source token")]
+                       say("took position for alignment: the first target token sees only "
+                           "the first source token"))]
 
 
 def seed(a, layer, told, *, seed: int = 0):
     now, other = (a.recipe.variant(s, a.n_heads).layer(layer).mean(0) for s in (seed, seed + 1))
     moved, total = int((now.argmax(-1) != other.argmax(-1)).sum()), now.shape[0]
     pick = T.SEED_CHOICES[0 if moved == 0 else 1 if moved <= total / 2 else 2]
-    return [Distractor("heads", pick, "compared the heads averaged instead of each head's "
-                                      "rows")]
+    return [Distractor("heads", pick, say("compared the heads averaged instead of each "
+                                          "head's rows"))]
 
 
 def trained(a, layer, told, **_):
     i, _ = told.row
     d = derived_of(a, layer)
     return [Distractor("heads", _argmax(d.weights[0, i]),
-                       "read head 1 alone instead of the heads averaged"),
+                       say("read head 1 alone instead of the heads averaged")),
             Distractor("swapped", _argmax(_at(d.col_share, -1, i))),
             Distractor("axis", _argmax(_at(d.col_softmax, -1, i))),
             Distractor("diagonal", int(own_place(len(a.tgt_tokens), len(a.src_tokens))[i]))]
@@ -165,8 +170,8 @@ def training(a, layer, told, **_):
             for x in (a, b)]
     pick = T.TRAINING_CHOICES[2 if abs(conf[0] - conf[1]) < 0.05 else 0 if conf[0] > conf[1]
                               else 1]
-    return [Distractor("heads", pick, "compared head 1 alone (the pictures) instead of "
-                                      "every head")]
+    return [Distractor("heads", pick, say("compared head 1 alone (the pictures) instead of "
+                                          "every head"))]
 
 
 def _diagonal_share(w) -> np.ndarray:
@@ -178,8 +183,9 @@ def _diagonal_share(w) -> np.ndarray:
 def ablation(a, layer, told, **_):
     choices = told.question.choices
     h = int(np.argmax(_diagonal_share(a.layer(layer))))
-    return [Distractor("diagonal", choices[h], "took the head that follows word order (the "
-                                               "diagonal) for the one the output needs most")]
+    return [Distractor("diagonal", choices[h], say("took the head that follows word order "
+                                                   "(the diagonal) for the one the output "
+                                                   "needs most"))]
 
 
 def sqrt(a, layer, told, **_):
@@ -187,10 +193,11 @@ def sqrt(a, layer, told, **_):
     on, off = a.layers.trace(layer, True), a.layers.trace(layer, False)
     flipped = {down: up, up: down}.get(told.truth)
     kept = int(np.argmax(on.scaled_scores[0, 0])) == int(np.argmax(off.scaled_scores[0, 0]))
-    return [Distractor("unscaled", flipped, "thought the 1/√d_head scaling sharpens the "
-                                            "weights: it spreads them"),
-            Distractor("scores", same if kept else None, "read the scores as weights: the "
-                                                         "largest score stays the largest")]
+    return [Distractor("unscaled", flipped, say("thought the 1/√d_head scaling sharpens the "
+                                                "weights: it spreads them")),
+            Distractor("scores", same if kept else None, say("read the scores as weights: the "
+                                                             "largest score stays the "
+                                                             "largest"))]
 
 
 def layers(a, layer, told, *, links: str = "target_argmax", link_min: float = 0.3):
@@ -203,10 +210,10 @@ def layers(a, layer, told, *, links: str = "target_argmax", link_min: float = 0.
     diag = int(np.argmax([_diagonal_share(a.layer(k).mean(0, keepdims=True))[0]
                           for k in range(a.n_layers)]))
     return [Distractor("heads", None if best is None else choices[best],
-                       "picked the layer of the best single head instead of the heads "
-                       "averaged"),
-            Distractor("diagonal", choices[diag], "picked the layer whose heads follow word "
-                                                  "order (the diagonal) most")]
+                       say("picked the layer of the best single head instead of the heads "
+                           "averaged")),
+            Distractor("diagonal", choices[diag], say("picked the layer whose heads follow "
+                                                      "word order (the diagonal) most"))]
 
 
 def explanation(a, layer, told, **_):
@@ -214,8 +221,8 @@ def explanation(a, layer, told, **_):
     n_src = len(told.question.choices)
     w = a.layer(told.layer)
     looked = _argmax(w[:, i].mean(0)) if w.shape[-1] == n_src else None
-    return [Distractor("effect", looked, "took the word the heads, averaged, look at most for "
-                                         "the word the output needs most"),
+    return [Distractor("effect", looked, say("took the word the heads, averaged, look at "
+                                             "most for the word the output needs most")),
             Distractor("diagonal", int(own_place(len(a.tgt_tokens), n_src)[i]))]
 
 

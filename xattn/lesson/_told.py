@@ -75,6 +75,11 @@ class Told:
     weights : tuple of float
         A token question's row of weights, one per token (what a student's surprise is
         measured by: the weight of their pick against the answer's).
+    shown : tuple of str
+        A choice question's options as the context's language says them ("tête 2" for the
+        value "head 2"), one per choice; () when they read as their values. The values
+        (what a phone sends, the store counts and the CSV holds) stay the same in every
+        language.
     """
 
     words: dict
@@ -94,6 +99,7 @@ class Told:
     page: dict = field(default_factory=dict)
     distractors: tuple = ()
     weights: tuple = ()
+    shown: tuple = ()
 
     @property
     def also_right(self) -> tuple:

@@ -4,7 +4,9 @@ a head hears a word (a tap on the clip's time strip).
 
 Each reads only the `Attention` of the step's model (``xattn.media``: its ``media`` holds the
 image and its patch grid, or the clip and its words' timings) and returns a ``Told``, as
-``xattn.lesson.tell``'s questions do; ``xattn.lesson.computed`` lists them.
+``xattn.lesson.tell``'s questions do; ``xattn.lesson.computed`` lists them. Their words are
+said in the context's language (``xattn.words``); a head's name (``L1 H2``) and a time bin's
+("0.90–1.00 s") are the options a phone taps, the same in every language.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from xattn.classroom.question import Question
 from xattn.classroom.taps import time_bin_labels
 from xattn.lesson._told import Told
 from xattn.lesson._words import token_name
+from xattn.words import number, say
 
 __all__ = ["tap_letter", "timing_head", "tap_time", "patch_of_peak", "image_url", "head_label",
            "time_bins", "bin_of_peak", "spectrogram_url"]
@@ -59,15 +62,18 @@ def tap_letter(a, layer: int, *, letter: int = 3) -> Told:
     n_rows, n_cols = w.shape
     q = Question("tap", tuple(str(k + 1) for k in range(n_cols)),
                  rows=tuple(str(k + 1) for k in range(n_rows)), image=image_url(a.media.image))
-    note = "" if letter <= n_tgt else (f"The model wrote {n_tgt} tokens: the question asks "
-                                       f"about the last, not token {letter}.")
+    note = "" if letter <= n_tgt else say("The model wrote {n} tokens: the question asks "
+                                          "about the last, not token {letter}.", n=n_tgt,
+                                          letter=letter)
     last = a.n_layers
-    return Told({"token": name, "layer": f"layer {last}"},
-                f"Writing {name}, the last layer's heads (averaged) look most at the patch in "
-                f"row {r + 1}, column {c + 1} (weight {w[r, c]:.3f} of the patches' "
-                f"{w.sum():.3f}).",
-                f"Tap where the model reads {name} (output token {i + 1}): the peak of layer "
-                f"{last}'s heads averaged; within one patch counts.",
+    return Told({"token": name, "layer": say("layer {layer}", layer=last)},
+                say("Writing {token}, the last layer's heads (averaged) look most at the patch "
+                    "in row {row}, column {col} (weight {weight:.3f} of the patches' "
+                    "{total:.3f}).", token=name, row=r + 1, col=c + 1, weight=float(w[r, c]),
+                    total=float(w.sum())),
+                say("Tap where the model reads {token} (output token {i}): the peak of layer "
+                    "{layer}'s heads averaged; within one patch counts.", token=name, i=i + 1,
+                    layer=last),
                 q, (r, c), note, layer=last - 1, head=-1,
                 weights=tuple(float(x) for x in w.ravel()))
 
@@ -91,13 +97,16 @@ def timing_head(a, layer: int) -> Told:
     ties = [head_label(int(lyr), int(h)) for lyr, h in zip(*np.nonzero(f1 >= best - 1e-9),
                                                            strict=True)]
     labels = tuple(head_label(lyr, h) for lyr in range(a.n_layers) for h in range(a.n_heads))
-    table = ", ".join(f"{head_label(lyr, h)} {f1[lyr, h]:.2f}" for lyr in range(a.n_layers)
-                      for h in range(a.n_heads))
+    table = ", ".join(f"{head_label(lyr, h)} {number(float(f1[lyr, h]), '.2f')}"
+                      for lyr in range(a.n_layers) for h in range(a.n_heads))
+    said = dict(n=len(audio.words), table=table, best=ties[0], f1=best)
     return Told({"best": ties[0], "words": str(len(audio.words))},
-                f"Timing F1 at 100 ms of each head's attention peaks against the "
-                f"{len(audio.words)} words' times: {table}. Best: **{ties[0]}** ({best:.2f})"
-                + (f", tied with {', '.join(ties[1:])}." if len(ties) > 1 else "."),
-                "Which head tells time? (its attention peaks land nearest the words)",
+                say("Timing F1 at 100 ms of each head's attention peaks against the {n} words' "
+                    "times: {table}. Best: **{best}** ({f1:.2f}).", **said) if len(ties) == 1
+                else say("Timing F1 at 100 ms of each head's attention peaks against the {n} "
+                         "words' times: {table}. Best: **{best}** ({f1:.2f}), tied with "
+                         "{ties}.", ties=", ".join(ties[1:]), **said),
+                say("Which head tells time? (its attention peaks land nearest the words)"),
                 Question("head", labels), ties[0], also=tuple(ties[1:]), layer=layer)
 
 
@@ -146,7 +155,8 @@ def _said(a, i: int, k: int) -> str:
     words, rows = a.media.words, a.media.text_rows
     if not words or len(words) != len(rows) or words[k].word != a.tgt_tokens[i].strip():
         return ""
-    return f" The clip says it from {words[k].start:.2f} to {words[k].end:.2f} s."
+    return " " + say("The clip says it from {start:.2f} to {end:.2f} s.",
+                     start=float(words[k].start), end=float(words[k].end))
 
 
 def tap_time(a, layer: int, *, word: int = 3, head: int = 2) -> Told:
@@ -163,12 +173,15 @@ def tap_time(a, layer: int, *, word: int = 3, head: int = 2) -> Told:
     q = Question("tap_time", time_bin_labels(n_bins, per_bin * audio.seconds_per_position),
                  image=spectrogram_url(audio.spectrogram))
     peak = int(np.argmax(a.layer(layer)[h, i]))
-    note = "" if word <= len(rows) else (f"The model wrote {len(rows)} words: the question "
-                                         f"asks about the last, not word {word}.")
+    note = "" if word <= len(rows) else say("The model wrote {n} words: the question asks "
+                                            "about the last, not word {word}.", n=len(rows),
+                                            word=word)
     return Told({"token": name, "head": label, "bin": q.choices[truth]},
-                f"Writing {name}, {label} peaks at {peak * audio.seconds_per_position:.2f} s "
-                f"(weight {a.layer(layer)[h, i, peak]:.3f}), in the bin {q.choices[truth]}."
+                say("Writing {token}, {head} peaks at {time:.2f} s (weight {weight:.3f}), in "
+                    "the bin {bin}.", token=name, head=label,
+                    time=float(peak * audio.seconds_per_position),
+                    weight=float(a.layer(layer)[h, i, peak]), bin=q.choices[truth])
                 + _said(a, i, k),
-                f"Tap when the model hears {name} (word {k + 1} it wrote): where {label} "
-                "peaks; within one time bin counts.",
+                say("Tap when the model hears {token} (word {k} it wrote): where {head} "
+                    "peaks; within one time bin counts.", token=name, k=k + 1, head=label),
                 q, truth, note, layer=layer, head=h, weights=tuple(float(x) for x in w))

@@ -32,8 +32,11 @@ def _heads(n: int) -> str:
     return say_n("{word} head", "{word} heads", n, word=number_word(n))
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
+def _head_choices(n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A choice of one of ``n`` heads: the values ("head 2", the same in every language)
+    and the options as the context's language says them."""
+    return (tuple(f"head {h + 1}" for h in range(n)),
+            tuple(say("head {head}", head=h + 1) for h in range(n)))
 
 
 def asked_head(a, head: int) -> tuple[int, str]:
@@ -244,7 +247,7 @@ def ablation(a, layer: int) -> Told:
     res = a.layers.ablate(layer, ())
     order = np.argsort(-np.nan_to_num(res.per_head, nan=-1.0), kind="stable")
     most, least = int(order[0]), int(order[-1])
-    choices = tuple(f"head {h + 1}" for h in range(a.n_heads))
+    choices, shown = _head_choices(a.n_heads)
     small = [h for h in range(a.n_heads) if res.per_head[h] < LITTLE]
     could = (say_n("{n} head of {total} changes it by less than {little:.0%} and could go "
                    "unnoticed here.", "{n} heads of {total} change it by less than "
@@ -263,7 +266,8 @@ def ablation(a, layer: int) -> Told:
                       "is not a loss of quality, which this page does not measure."),
                 say("Which head's removal will change the output most?"),
                 Question("choice", choices) if a.n_heads > 1 else None, choices[most],
-                layer=layer, head=most, charts=named_charts("ablation", a, layer, most))
+                layer=layer, head=most, charts=named_charts("ablation", a, layer, most),
+                shown=shown)
 
 
 SQRT_CHOICES = (N_("It goes down"), N_("It goes up"), N_("It stays the same"))
@@ -323,7 +327,8 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
     tied = scores.best_layers
     aers = ", ".join(say("layer {layer}: {aer:.3f}", layer=k + 1, aer=float(v))
                      for k, v in enumerate(scores.layer_aer))
-    choices = tuple(f"layer {k + 1}" for k in range(n))
+    choices = tuple(f"layer {k + 1}" for k in range(n))         # the values, in English
+    shown = tuple(say("layer {layer}", layer=k + 1) for k in range(n))
     which = (say("**layer {layer}** aligns best", layer=best + 1) if len(tied) <= 1 else
              say("**layers {layers}** tie for the best",
                  layers=say(" and ").join(str(k + 1) for k in tied)))
@@ -332,7 +337,8 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
                       for lay, h in heads)
     head = (say("its best single head is {heads}", heads=named) if len(heads) <= 1 else
             say("{n} single heads tie for the best: {heads}", n=len(heads), heads=named))
-    rule = say(LINK_RULES[links]) + (f" ({link_min:g})" if links == "threshold" else "")
+    rule = say(LINK_RULES[links]) + (f" ({number(link_min, 'g')})" if links == "threshold"
+                                     else "")
     return Told({"layers": number_word(n), "n": str(scores.n_pairs), "heads": _heads(a.n_heads)},
                 say("Over {n} held-out sentences, the average of each layer's heads has AER "
                     "{aers} (lower is better; links: {rule}): {which}, and {head}. Which layer "
@@ -344,34 +350,44 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
                 Question("choice", choices) if n > 1 else None, choices[max(best, 0)],
                 also=tuple(choices[k] for k in tied[1:]), layer=max(best, 0), head=-1,
                 charts=(aer_chart(a, scores=scores, rule=(links, link_min if links ==
-                                                          "threshold" else None)),))
+                                                          "threshold" else None)),),
+                shown=shown)
+
+
+CUES = {"meaning": N_("meaning"), "position": N_("position"),
+        "alike": N_("meaning and position alike")}
 
 
 def learning(a, layer: int) -> Told:
     tl = a.toy.timelapse()
     onset = tl.onset(0.5)
     started = [(int(step), h) for h, step in enumerate(onset.tolist()) if step >= 0]
-    choices = tuple(f"head {h + 1}" for h in range(len(onset)))
+    choices, shown = _head_choices(len(onset))
     if not started:
-        return Told({}, "No head reached half of the held-out words on its own in this run: "
-                        "train longer (sidebar, Training steps).")
+        return Told({}, say("No head reached half of the held-out words on its own in this "
+                            "run: train longer (sidebar, Training steps)."))
     step, first = min(started)
     tied = [h for s, h in started if s == step and h != first]
     moved = tl.by_head["moved_accuracy"][:, first]
     repeated = tl.by_head["repeated_accuracy"][:, first]
     k = int(np.searchsorted(tl.steps, step))
-    cue = ("meaning" if moved[k] > repeated[k] + 0.1 else "position"
-           if repeated[k] > moved[k] + 0.1 else "meaning and position alike")
+    cue = CUES["meaning" if moved[k] > repeated[k] + 0.1 else "position"
+               if repeated[k] > moved[k] + 0.1 else "alike"]
     every = int(tl.steps[1] - tl.steps[0]) if len(tl.steps) > 1 else 0
-    who = (f"**Head {first + 1}**" if not tied else "**Heads " + ", ".join(
-        str(h + 1) for h in (first, *tied)) + "** (together)")
+    said = dict(step=step, every=say_n("snapshots every {n} step", "snapshots every {n} steps",
+                                       every), head=first + 1, cue=say(cue),
+                moved=float(moved[k]), repeated=float(repeated[k]))
+    reach = (say("**Head {head}** reaches half of the held-out words first: by the snapshot at "
+                 "step {step} ({every}), head {head} by {cue} (moved words {moved:.0%}, "
+                 "repeated words {repeated:.0%}).", **said) if not tied else
+             say("**Heads {heads}** (together) reach half of the held-out words first: by the "
+                 "snapshot at step {step} ({every}), head {head} by {cue} (moved words "
+                 "{moved:.0%}, repeated words {repeated:.0%}).",
+                 heads=", ".join(str(h + 1) for h in (first, *tied)), **said))
     return Told({},
-                f"{who} reach{'es' if not tied else ''} half of the held-out words first: by "
-                f"the snapshot at step {step} (snapshots every {_plural(every, 'step')}), "
-                f"head {first + 1} by {cue} (moved words {moved[k]:.0%}, repeated words "
-                f"{repeated[k]:.0%}). Heads do not learn together: one finds a cue, the others "
-                "follow or specialise in another.",
+                reach + " " + say("Heads do not learn together: one finds a cue, the others "
+                                  "follow or specialise in another."),
                 say("Which head will start aligning first?"), Question("choice", choices)
                 if len(choices) > 1 else None, choices[first],
                 also=tuple(choices[h] for h in tied), layer=layer, head=first,
-                charts=named_charts("curves", a, layer, first))
+                charts=named_charts("curves", a, layer, first), shown=shown)

@@ -113,8 +113,17 @@ def step_part(lesson: Lesson, n: int, case: int = 0, language: str | None = None
         return {"title": step.title, "question": to_html(question), "about": to_html(about),
                 "note": to_html(told.note) if told.note else None,
                 "answer_text": to_html(told.answer), "lang": language,
-                "shown": labels_in(lesson, n, language)}
+                "shown": labels_in(lesson, n, language) or _told_shown(told)}
     return derived(("phone-step", lesson.digest, n, case, language), make)
+
+
+def _told_shown(told: Told) -> list[str] | None:
+    """A computed choice's options as its ``Told`` says them in its language (*tête 2* for
+    the value *head 2*), or None when they read as their values."""
+    q = told.question
+    if not told.shown or q is None or list(told.shown) == list(q.choices):
+        return None
+    return list(told.shown)
 
 
 def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
