@@ -133,6 +133,25 @@ def test_a_lesson_without_the_pages_language_says_so_in_one_line(chromium, lang,
         context.close()
 
 
+WAIT_K = {"kind": "choice", "control": "pills", "prompt": "<p>Lesquels ?</p>",
+          "choices": ["the first 2: ▁le قطة", "all 3"],
+          "shown": [["les 2 premiers : ", "▁le", " ", "قطة", ""], "tous les 3"]}
+
+
+@pytest.mark.parametrize("lang", ["fr", "ar"])
+def test_an_option_said_in_pieces_keeps_its_tokens_untranslated(chromium, lang):
+    """A computed option built from tokens (a wait-k choice) comes as its pieces: the pill
+    reads the whole label, each token inside it a ``<bdi translate="no">`` of the same
+    bytes, the words around them left to the page's language."""
+    context, page = _phone(chromium, lang, WAIT_K)
+    try:
+        assert page.locator("#controls .pill").all_inner_texts() == [
+            "les 2 premiers : ▁le قطة", "tous les 3"]
+        assert _tokens(page) == [["▁le", "auto", "no"], ["قطة", "auto", "no"]]
+    finally:
+        context.close()
+
+
 def test_three_phones_in_three_languages_make_the_english_csv(chromium, tmp_path):
     """A class of three phones (fr, es, ar by ``Accept-Language``) and one of three English
     phones tap the same answers on a real server: the two classes' CSVs are equal."""

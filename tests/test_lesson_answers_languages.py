@@ -303,3 +303,41 @@ def test_a_head_choice_is_shown_in_the_language_and_sends_the_english_value(lang
     mine = room_message(revealed, lesson, None, lang).personal(q.encode(wrong))
     assert mine["mine"] == wrong                                # the value, never the label
     assert f"<code>{shown[wrong]}</code>" in mine["verdict"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_wait_k_choice_is_said_in_the_language_its_tokens_drawn_apart(lang):
+    """*Which source tokens may the first target token see?* (step 4): an option is sent as
+    its pieces [words, token, " ", token, ..., words], each token byte for byte the sentence's
+    (the phone draws it untranslated), the words the catalog's plural form for the count;
+    the value sent stays "the first 2: the black"."""
+    from xattn.classroom import RoomView
+    from xattn.lesson import shipped_lessons
+    from xattn.live.answers import class_step
+    from xattn.live.messages import room_message
+    from xattn.words import translations
+
+    lesson = shipped_lessons()["cross-attention"]
+    a, told = class_step(lesson, 4)
+    q, src = told.question, a.src_tokens
+    view = RoomView("HJK23M", 4, 14, "asking", 1, q)
+    ask = json.loads(room_message(view, lesson, None, lang).room)["ask"]
+    assert ask["choices"] == list(q.choices)
+    for value, label in zip(q.choices, ask["shown"], strict=True):
+        if value.startswith("all "):
+            m = len(src)
+            assert value == f"all {m}" and label == fill(lang, "all {n}", n=m)
+            continue
+        m = int(value.split(":")[0].split()[-1])
+        assert value == f"the first {m}: {' '.join(src[:m])}"
+        assert label[1::2] == list(src[:m])                    # the tokens, one piece each
+        assert all(p == " " for p in label[2:-1:2])
+        form = translations(lang).ngettext("the first {n}: {tokens}", "the first {n}: {tokens}",
+                                           m)
+        assert "".join(label) == form.replace("{n}", number(m, "", lang)).replace(
+            "{tokens}", " ".join(src[:m]))
+    wrong = next(c for c in q.choices if c != told.truth)
+    revealed = RoomView("HJK23M", 4, 14, "revealed", 1, q, {wrong: 1}, 1, 1)
+    mine = room_message(revealed, lesson, None, lang).personal(q.encode(wrong))
+    label = "".join(ask["shown"][q.choices.index(wrong)])
+    assert mine["mine"] == wrong and f"<code>{label}</code>" in mine["verdict"]

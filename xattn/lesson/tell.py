@@ -135,7 +135,8 @@ def wait_k(a, layer: int) -> Told:
     seen = [int(a.mask[i].sum()) for i in (0, -1)]
     counts = sorted({m for m in (1, 2, 3, seen[0], n) if 1 <= m <= n})
     choices = tuple(f"the first {m}: {' '.join(src[:m])}" if m < n else f"all {n}"
-                    for m in counts)
+                    for m in counts)                               # the values, in English
+    shown = tuple(_first_said(src[:m]) if m < n else say("all {n}", n=n) for m in counts)
     first = [token_name(src, j) for j in range(n) if a.mask[0, j]]
     restricted = int((a.mask.sum(axis=-1) < n).sum())             # rows that see fewer than n
     how = (say("Each step of the translation may look one source token further, like an "
@@ -154,7 +155,19 @@ def wait_k(a, layer: int) -> Told:
                 say("Which source tokens may the first target token see?"),
                 Question("choice", choices) if len(choices) > 1 else None,
                 choices[counts.index(seen[0])] if seen[0] in counts else None, layer=layer,
-                head=0, charts=(head_chart(a, layer, 0),))
+                head=0, charts=(head_chart(a, layer, 0),), shown=shown)
+
+
+def _first_said(tokens) -> tuple[str, ...]:
+    """A wait-k option "the first 2: le chat" in the context's language, as the pieces
+    ``(words, token, " ", token, ..., words)`` a phone draws (each token untranslated)."""
+    text = say_n("the first {n}: {tokens}", "the first {n}: {tokens}", len(tokens),
+                 tokens="\0")
+    before, _, after = text.partition("\0")
+    pieces = [before]
+    for k, t in enumerate(tokens):
+        pieces += [t] if k == 0 else [" ", t]
+    return (*pieces, after)
 
 
 SEED_CHOICES = (N_("They stay the same"), N_("Some rows change"), N_("Most rows change"))

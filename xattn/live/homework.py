@@ -152,7 +152,7 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
     frame (``xattn.live.messages``) with the homework's own: ``steps`` (each step's
     state for this student, `step_states`) and ``line`` (what the step waits for). The
     lesson's words in ``language`` where the lesson has it (``lang`` says which)."""
-    from xattn.live.messages import ask_of, labelled, plain, step_part
+    from xattn.live.messages import ask_of, label_of, labelled, plain, step_part
 
     language = words_in(lesson, language or lesson.language)
     closed = view.phase == "closed"
@@ -204,9 +204,8 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
     if told.question is not None:
         shown = (room["ask"] or {}).get("shown")
         with speaking(language):
-            said = None if answer is None else verdict(labelled(told, shown), dict(zip(
-                told.question.choices, shown, strict=True)).get(answer, answer) if shown
-                else answer)
+            said = None if answer is None else verdict(labelled(told, shown), label_of(
+                told.question.choices, shown).get(answer, answer))
         me["verdict"] = (to_html(said) if said is not None else to_html(
             "**You did not answer this step before the homework closed**: here is the "
             "answer."))

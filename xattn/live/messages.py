@@ -48,7 +48,8 @@ from xattn.live.versus import class_versus, versus_chart
 from xattn.markup import to_html
 from xattn.words import say, speaking
 
-__all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part"]
+__all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part", "labelled",
+           "label_of", "label_text"]
 
 
 def plain(value):
@@ -74,15 +75,26 @@ def ask_of(told: Told, question: Question, confidence: bool = False,
     return ask
 
 
-def labelled(told: Told, shown: list[str] | None) -> Told:
+def label_text(label) -> str:
+    """An option's label as one text: a label is a str, or its pieces ``[words, token, words,
+    token, ...]`` (the phone draws each token as one, untranslated: `Told.shown`)."""
+    return "".join(label) if isinstance(label, (list, tuple)) else label
+
+
+def label_of(choices, shown: list | None) -> dict:
+    """Each value of ``choices`` and the text of its label in ``shown`` ({} without labels)."""
+    return {c: label_text(s) for c, s in zip(choices, shown, strict=True)} if shown else {}
+
+
+def labelled(told: Told, shown: list | None) -> Told:
     """``told`` with its choice question's options as the phone shows them (``shown``: its
     language's labels), so that a verdict names the option the student tapped in the words it
     read: the truth, ties and misconceptions' answers mapped the same way."""
     question = told.question
     if not shown or question is None or question.kind not in ("choice", "poll"):
         return told
-    said = dict(zip(question.choices, shown, strict=True))
-    return replace(told, question=replace(question, choices=tuple(shown)),
+    said = label_of(question.choices, shown)
+    return replace(told, question=replace(question, choices=tuple(said.values())),
                    truth=said.get(told.truth, told.truth),
                    also=tuple(said.get(a, a) for a in told.also),
                    distractors=tuple(replace(d, value=said.get(d.value, d.value))
@@ -121,9 +133,9 @@ def _told_shown(told: Told) -> list[str] | None:
     """A computed choice's options as its ``Told`` says them in its language (*tête 2* for
     the value *head 2*), or None when they read as their values."""
     q = told.question
-    if not told.shown or q is None or list(told.shown) == list(q.choices):
+    if not told.shown or q is None or [label_text(s) for s in told.shown] == list(q.choices):
         return None
-    return list(told.shown)
+    return [list(s) if isinstance(s, tuple) else s for s in told.shown]
 
 
 def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
@@ -236,7 +248,7 @@ def _room_message(view, lesson, earlier, language, n, case) -> Message:
     revealed = view.phase == "revealed"
     shown = room["ask"].get("shown") if asks and room["ask"] else None
     judged = labelled(told, shown)
-    label = dict(zip(view.question.choices, shown, strict=True)) if shown else {}
+    label = label_of(view.question.choices, shown)
 
     def personal(text: str | None) -> dict:
         mine = None if text is None or question is None else question.decode(text)

@@ -7,6 +7,11 @@ import { el, tok } from "./dom.js";
 
 export const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
+// An option as the page's language says it (`ask.shown`): a text, or its pieces [words,
+// token, words, token, ...] whose tokens stay untranslated ("les 2 premiers : le chat").
+const optionPieces = (x) => (Array.isArray(x) ? x.map((p, k) => (k % 2 ? tok(p) : p)) : [x]);
+const optionText = (x) => (Array.isArray(x) ? x.join("") : x);
+
 // The answer as the store keeps it: a number at the step's decimals, links sorted and once.
 export function canonical(ask, v) {
   if (v === null || v === undefined) return null;
@@ -31,7 +36,7 @@ export function words(ask, v) {
   if (ask.control === "links") return say("links", { n: v.length });
   if (ask.control === "tap") return say("tap.patch", { row: ask.rows[v[0]], col: ask.choices[v[1]] });
   if (ask.control === "strip") return say("strip.bin", { time: ask.choices[v] });
-  if (ask.shown && ask.choices.indexOf(v) >= 0) return ask.shown[ask.choices.indexOf(v)];
+  if (ask.shown && ask.choices.indexOf(v) >= 0) return optionText(ask.shown[ask.choices.indexOf(v)]);
   return String(v);
 }
 
@@ -100,7 +105,7 @@ function pills(box, ask, value, open, act, byPosition) {
     const v = byPosition ? i : c;
     group.append(el("button", { type: "button", class: "pill", "aria-pressed": String(same(v, value)),
       "data-key": "choice-" + i, disabled: !open, onclick: () => act.tap(v) },
-      ask.shown ? ask.shown[i] : tok(c)));    // a lesson's own options in this page's language
+      ...(ask.shown ? optionPieces(ask.shown[i]) : [tok(c)])));   // options in this page's language
   });
   box.append(group);
 }
