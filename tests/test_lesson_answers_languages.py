@@ -341,3 +341,19 @@ def test_a_wait_k_choice_is_said_in_the_language_its_tokens_drawn_apart(lang):
     mine = room_message(revealed, lesson, None, lang).personal(q.encode(wrong))
     label = "".join(ask["shown"][q.choices.index(wrong)])
     assert mine["mine"] == wrong and f"<code>{label}</code>" in mine["verdict"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_follow_ups_new_case_is_named_in_the_language(lang):
+    """A follow-up (the same question on another case) says so above the step, in the
+    phone's language; the case itself (a code span) as it is."""
+    from xattn.lesson import shipped_lessons
+    from xattn.live.answers import class_step
+
+    lesson = shipped_lessons()["cross-attention"]
+    english = class_step(lesson, 1, case=1)[1]
+    told = class_step(lesson, 1, case=1, language=lang)[1]
+    (case,) = _CODE.findall(english.note.split("The same question on a new case: ")[1])
+    assert told.note.startswith(fill(lang, "The same question on a new case: {case}.",
+                                     case=case))
+    assert told.question == english.question and told.truth == english.truth

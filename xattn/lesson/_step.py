@@ -218,7 +218,8 @@ class Step:
         if self.case and told.question is not None:
             told = replace(told, question=replace(told.question, case=self.case),
                            note=" ".join(filter(None, (
-                               f"The same question on a new case: {md_code(self.case_what)}.",
+                               say("The same question on a new case: {case}.",
+                                   case=md_code(self.case_what)),
                                told.note))))
         return told
 
