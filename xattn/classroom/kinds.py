@@ -236,12 +236,12 @@ def _verdict_number(q, key: Key, answer) -> str:
 
 
 def _verdict_head(q, key: Key, answer) -> str:
-    true = _code(key.truth)
+    v = dict(said=_code(answer), true=_code(key.truth))
     if _right_choice(q, key, answer):
-        return (f"**Right**: {_code(answer)} tells time best (its attention peaks land "
-                "nearest the words' times).")
-    return (f"**Not this time**: you chose {_code(answer)}; the head whose peaks land "
-            f"nearest the words' times is {true}.")
+        return say("**Right**: {said} tells time best (its attention peaks land nearest the "
+                   "words' times).", **v)
+    return say("**Not this time**: you chose {said}; the head whose peaks land nearest the "
+               "words' times is {true}.", **v)
 
 
 # --- the table -------------------------------------------------------------------------------
