@@ -177,6 +177,32 @@ def test_a_revealed_pair_step_sends_each_phone_the_line_in_its_language(pair_ste
     assert rooms["fr"]["ask"]["choices"] == rooms["en"]["ask"]["choices"]
 
 
+def test_the_class_charts_text_alternative_is_in_the_phones_language():
+    """Its title and axes are the figure's (English, `ALLOWED`); its alt, which a screen
+    reader says, is the phone's language, with the range note of a binned number."""
+    lesson = shipped_lessons()["short"]
+    n = next(k for k in range(1, len(lesson.steps) + 1)
+             if (q := class_step(lesson, k)[1].question) is not None and q.kind == "number")
+    told = class_step(lesson, n)[1]
+    view = RoomView("HJK23M", n, len(lesson.steps), "revealed", 1, told.question,
+                    {told.truth: 2}, 2)
+    alts = {lang: json.loads(room_message(view, lesson, None, lang).room)["answer"]["charts"][0]
+            ["alt"] for lang in ("en", "fr", "ar")}
+    assert alts == {"en": "Bar chart of the class's predictions, one bar per answer. The right "
+                          "answer is outlined.",
+                    "fr": "Diagramme en barres des prédictions de la classe, une barre par "
+                          "réponse. La bonne réponse est entourée.",
+                    "ar": "مخطط أعمدة لتوقعات الصف، عمود لكل إجابة. الإجابة الصحيحة محاطة "
+                          "بإطار."}
+    number = Question("number", low=0, high=1, decimals=2)
+    many = Tally(1, 1, number, {k / 100: 1 for k in range(30)}, n_answered=30)
+    with speaking("fr"):
+        chart = earlier_chart(many)
+    assert chart["alt"].endswith("Les réponses sont comptées en 20 intervalles égaux de "
+                                 "l'échelle.")
+    assert chart["title"].endswith("(30 réponses), comptées en 20 intervalles")
+
+
 # --- a homework's own lines, the round before --------------------------------------------------
 def _checked_short():
     """The short lesson with its second step asked before and after the lesson (room steps

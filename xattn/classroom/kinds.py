@@ -150,9 +150,9 @@ class Kind:
 
     def alt(self, *, revealed: bool = False) -> str:
         """The class chart's text alternative (its truth outlined once ``revealed``, where
-        it has one)."""
+        it has one), in the context's language (``xattn.words.speaking``: a phone's)."""
         chart = self.drawn
-        return chart.alt + (chart.outlined if revealed and self.graded else "")
+        return say(chart.alt) + (say(chart.outlined) if revealed and self.graded else "")
 
     def payload(self, question) -> dict:
         """What a phone is sent to draw this kind's control for ``question`` (JSON)."""

@@ -132,7 +132,8 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
         alt = question.of.alt(revealed=True)
         if question.of.number and len([n for n in counts.values() if n]) > MAX_BARS:
             question, counts, truth, also = _binned(view.question, counts, truth, also)
-            alt += f" The answers are counted in {BINS} equal ranges of the scale."
+            alt += say(" The answers are counted in {bins} equal ranges of the scale.",
+                       bins=BINS)
         fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
                            labels=LABELS, weights=told.weights if question.of.image
                            and told.weights else None)
@@ -173,7 +174,8 @@ def earlier_chart(earlier: Tally) -> dict:
     alt, binned = question.of.alt(), False
     if question.of.number and len([k for k in counts.values() if k]) > MAX_BARS:
         question, counts, _, _ = _binned(question, counts, None, ())
-        alt += f" The answers are counted in {BINS} equal ranges of the scale."
+        alt += say(" The answers are counted in {bins} equal ranges of the scale.",
+                   bins=BINS)
         binned = True
     spec = phone_chart(class_figure(question, counts, n, labels=LABELS), alt=alt)
     spec["title"] = (say_n("Round {round}: how the class answered ({n} answer), counted in "
