@@ -194,6 +194,13 @@ def test_the_class_charts_text_alternative_is_in_the_phones_language():
                           "réponse. La bonne réponse est entourée.",
                     "ar": "مخطط أعمدة لتوقعات الصف، عمود لكل إجابة. الإجابة الصحيحة محاطة "
                           "بإطار."}
+    token = next(k for k in range(1, len(lesson.steps) + 1)
+                 if class_step(lesson, k)[1].row is not None)
+    told = class_step(lesson, token)[1]
+    view = RoomView("HJK23M", token, len(lesson.steps), "revealed", 1, told.question,
+                    {told.truth: 2}, 2)
+    taps = json.loads(room_message(view, lesson, None, "fr").room)["answer"]["charts"][0]
+    assert taps["alt"].startswith("Deux rangées de couleur : la part de la classe")
     number = Question("number", low=0, high=1, decimals=2)
     many = Tally(1, 1, number, {k / 100: 1 for k in range(30)}, n_answered=30)
     with speaking("fr"):
