@@ -264,7 +264,7 @@ ALLOWED = (
     r"\.(code|kind|control|phase|lang|image)$",   # protocol words, not shown
     r"\.(choices|rows)\[\d+\]$",                  # the tokens, the values sent back
     r"\.mine$|\.mine\[\d+\]$",                    # the value sent: the same in every language
-    r"\.charts\[\d+\]\.",                         # charts' titles, axes, alt: xattn/figures
+    r"\.charts\[\d+\]\.(title|panels)",            # charts' titles, axes: xattn/figures
     r"\.ask\.labels\[\d+\]$",                     # head_jobs' job names (xattn/lesson/computed.py)
 )
 # computed answers still English (xattn/lesson/computed.py and media.py: another part of
