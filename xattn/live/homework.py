@@ -41,7 +41,8 @@ from xattn.lesson import Lesson, Told, is_right, verdict
 from xattn.lesson.misconceptions import surprise
 from xattn.lesson.translated import step_in, words_in
 from xattn.markup import to_html
-from xattn.words import language, say, say_n, speaking
+from xattn.words import language as context_language
+from xattn.words import say, say_n, speaking
 
 __all__ = ["homework_room", "step_message", "step_states", "first_open",
            "refused_before_check", "is_homework", "known", "step_json", "StepRefused",
@@ -147,7 +148,7 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | 
         return [phone_chart(figure(("answer-chart", a.key, *chart.key),
                                    lambda chart=chart: chart.make(1.0)), alt=chart.alt)
                 for chart in told.charts]
-    return derived(("homework-charts", lesson.digest, n, a.key, language()), make), None
+    return derived(("homework-charts", lesson.digest, n, a.key, context_language()), make), None
 
 
 def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
