@@ -370,3 +370,41 @@ def test_the_docs_example_in_french_and_arabic_says_its_verdicts_in_them():
                                              "moment du pic")
     assert _frames(lesson, 1, "ar")["wrong"]["verdict"].startswith(
         "<p><strong>ليس هذه المرة</strong>: لمست الصف")
+
+
+# --- a homework's closing time on the phone, in the page's language ---------------------------
+def test_a_homeworks_closing_time_is_written_in_the_pages_language_not_the_browsers(chromium):
+    """A French page in a German browser writes *lun. 7 déc.*, not *Mo., 7. Dez.*
+    (``view.js``: ``toLocaleString(LANG, ...)``); the phone's own words are French."""
+    from xattn.server.phone import page_html
+
+    closes = 1796637600                               # Monday 7 December 2026, 10:00 UTC
+    room = {"code": "LANGS", "mode": "homework", "n_steps": 2, "version": 1,
+            "phase": "asking", "closes_at": closes}
+    ask = {"kind": "choice", "control": "pills", "prompt": "<p>Choisissez.</p>",
+           "choices": ["oui", "non"]}
+    step = {"now": closes - 3 * 86400, "me": {"mine": None, "level": None}, "room": {
+        **room, "step": 1, "round": 1, "closed": False, "timer": None, "title": "Un",
+        "steps": ["open", "open"], "reads": False, "question": "<p>Q ?</p>", "about": "",
+        "note": None, "ask": ask, "lang": "fr", "line": "Choisissez votre réponse"}}
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                   has_touch=True, locale="de-DE", timezone_id="UTC")
+    page = context.new_page()
+    page.route("**/live/LANGS/events", lambda route: route.fulfill(
+        status=200, headers={"content-type": "text/event-stream"},
+        body="retry: 600000\ndata: " + json.dumps({"now": step["now"], "room": room}) + "\n\n"))
+    page.route("**/live/LANGS/step/*", lambda route: route.fulfill(
+        status=200, content_type="application/json", body=json.dumps(step)))
+    page.route("**/live/LANGS/join", lambda route: route.fulfill(status=503, body="{}"))
+    page.route("http://phone.test/?room=LANGS", lambda route: route.fulfill(
+        status=200, content_type="text/html; charset=utf-8",
+        body=page_html({"code": "LANGS"}, "fr")))
+    try:
+        page.goto("http://phone.test/?room=LANGS")
+        page.wait_for_function("document.getElementById('hw').textContent.length > 0",
+                               timeout=60_000)
+        said = page.inner_text("#hw")
+        assert "déc." in said and "lun." in said and "10:00" in said, said
+        assert "Dez" not in said and "Mo." not in said
+    finally:
+        context.close()
