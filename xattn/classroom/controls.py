@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xattn._checks import quote
+from xattn.words import N_
 
 __all__ = ["Control", "Chart", "CONTROLS", "CHARTS", "DRAWN", "add_control"]
 
@@ -52,8 +53,8 @@ class Chart:
 
     name: str
     title: str                                   # the figure's title, before its count
-    alt: str                                     # its text alternative
-    outlined: str                                # added once the truth is outlined
+    alt: str                                     # its text alternative (a lesson msgid)
+    outlined: str                                # added once the truth is outlined (too)
     whole: str                                   # a whole answer right, in words
     one_answer: bool = False                     # each answer counts once (not per element)
     versus: bool = False                         # drawn against every layer and head instead
@@ -77,26 +78,27 @@ def _grid(q) -> dict:
 CONTROLS: dict[str, Control] = {}
 CHARTS: dict[str, Chart] = {c.name: c for c in (
     Chart("bars", "The class's predictions",
-          "Bar chart of the class's predictions, one bar per answer.",
-          " The right answer is outlined.", "the right answer", one_answer=True),
+          N_("Bar chart of the class's predictions, one bar per answer."),
+          N_(" The right answer is outlined."), "the right answer", one_answer=True),
     Chart("grid", "The class's labels",
-          "Grid of the class's labels: one row per head, one column per job, each cell the "
-          "students who chose it.", " The right job is outlined.",
+          N_("Grid of the class's labels: one row per head, one column per job, each cell the "
+             "students who chose it."), N_(" The right job is outlined."),
           "the right answer (every part right)"),
     Chart("links", "The class's links",
-          "Heatmap of the class's alignment: one row per target word, one column per source "
-          "word, each cell the share of students who linked them.",
-          " The gold links are outlined.", "the gold alignment exactly", versus=True,
+          N_("Heatmap of the class's alignment: one row per target word, one column per "
+             "source word, each cell the share of students who linked them."),
+          N_(" The gold links are outlined."), "the gold alignment exactly", versus=True,
           sparse=True),
     Chart("taps", "The class's taps",
-          "Heatmap of the class's taps over the image: one cell per patch, each cell the share "
-          "of students who tapped it.", " The patch of the model's attention peak is "
-          "outlined.", "within one patch of the peak", sparse=True),
+          N_("Heatmap of the class's taps over the image: one cell per patch, each cell the "
+             "share of students who tapped it."),
+          N_(" The patch of the model's attention peak is outlined."),
+          "within one patch of the peak", sparse=True),
     Chart("strip", "The class's taps over time",
-          "Strip of the class's taps over the clip's time: one cell per time bin, each cell "
-          "the share of students who tapped it; once the truth is shown, the model's "
-          "attention over the same bins above it.",
-          " The bin of the model's attention peak is outlined.", "within one bin of the peak",
+          N_("Strip of the class's taps over the clip's time: one cell per time bin, each "
+             "cell the share of students who tapped it; once the truth is shown, the model's "
+             "attention over the same bins above it."),
+          N_(" The bin of the model's attention peak is outlined."), "within one bin of the peak",
           sparse=True),
 )}
 

@@ -150,9 +150,9 @@ class Kind:
 
     def alt(self, *, revealed: bool = False) -> str:
         """The class chart's text alternative (its truth outlined once ``revealed``, where
-        it has one)."""
+        it has one), in the context's language (``xattn.words.speaking``: a phone's)."""
         chart = self.drawn
-        return chart.alt + (chart.outlined if revealed and self.graded else "")
+        return say(chart.alt) + (say(chart.outlined) if revealed and self.graded else "")
 
     def payload(self, question) -> dict:
         """What a phone is sent to draw this kind's control for ``question`` (JSON)."""
@@ -236,12 +236,12 @@ def _verdict_number(q, key: Key, answer) -> str:
 
 
 def _verdict_head(q, key: Key, answer) -> str:
-    true = _code(key.truth)
+    v = dict(said=_code(answer), true=_code(key.truth))
     if _right_choice(q, key, answer):
-        return (f"**Right**: {_code(answer)} tells time best (its attention peaks land "
-                "nearest the words' times).")
-    return (f"**Not this time**: you chose {_code(answer)}; the head whose peaks land "
-            f"nearest the words' times is {true}.")
+        return say("**Right**: {said} tells time best (its attention peaks land nearest the "
+                   "words' times).", **v)
+    return say("**Not this time**: you chose {said}; the head whose peaks land nearest the "
+               "words' times is {true}.", **v)
 
 
 # --- the table -------------------------------------------------------------------------------

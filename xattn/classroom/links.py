@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numbers
 
+from xattn.words import say, say_n
+
 __all__ = ["MAX_LINKS", "encode_links", "verdict_links"]
 
 MAX_LINKS = 32               # links in one answer: two a word of 16, and 6 bytes each stored
@@ -35,8 +37,10 @@ def verdict_links(q, key, answer) -> str:
     links, gold = set(answer), set(key.truth)
     hits = len(links & gold)
     if hits == len(links) == len(gold):
-        return "**Right: the gold alignment exactly** (AER 0.00)."
+        return say("**Right: the gold alignment exactly** (AER {aer:.2f}).", aer=0.0)
     aer = 1 - 2 * hits / (len(links) + len(gold))
-    return (f"**Your AER {aer:.2f}**: {hits} of your {len(links)} link"
-            f"{'s' if len(links) != 1 else ''} {'is' if hits == 1 else 'are'} gold, of the "
-            f"{len(gold)} gold links (lower AER is better; 0 is the gold alignment).")
+    return say_n("**Your AER {aer:.2f}**: {n} of your {links} is gold, of the {gold} gold links "
+                 "(lower AER is better; 0 is the gold alignment).",
+                 "**Your AER {aer:.2f}**: {n} of your {links} are gold, of the {gold} gold "
+                 "links (lower AER is better; 0 is the gold alignment).", hits, aer=aer,
+                 links=say_n("{n} link", "{n} links", len(links)), gold=len(gold))

@@ -4,6 +4,8 @@ and the answers also right)."""
 
 from __future__ import annotations
 
+from xattn.words import say, say_n
+
 __all__ = ["encode_parts", "as_parts", "right_parts", "verdict_parts"]
 
 
@@ -48,9 +50,12 @@ def verdict_parts(q, key, answer) -> str:
         return ""
     wrong = [(name, truth) for name, truth, also in key.parts
              if name in made and made[name] != truth and made[name] not in also]
-    text = f"**{len(made) - len(wrong)} of {len(made)} right**" + (
-        f" ({len(key.parts) - len(made)} not guessed)" if len(made) < len(key.parts) else "")
-    if wrong:
-        text += ": " + "; ".join(f"{name}: you said {_code_span(made[name])}, the measures say "
-                                 f"{_code_span(truth)}" for name, truth in wrong)
-    return text + "."
+    right, left = len(made) - len(wrong), len(key.parts) - len(made)
+    text = say_n("**{n} of {total} right**", "**{n} of {total} right**", right, total=len(made))
+    if left:
+        text += " " + say_n("({n} not guessed)", "({n} not guessed)", left)
+    if not wrong:
+        return say("{said}.", said=text)
+    return say("{said}: {wrong}.", said=text, wrong=say("; ").join(
+        say("{name}: you said {said}, the measures say {true}", name=name,
+            said=_code_span(made[name]), true=_code_span(truth)) for name, truth in wrong))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numbers
 
+from xattn.words import say, say_n
+
 __all__ = ["TAP_REACH", "encode_tap", "patches_apart", "patch_words", "right_tap", "verdict_tap",
            "off_tap", "differs_tap", "TIME_REACH", "time_bin_labels", "encode_time", "expects_time",
            "time_words", "right_time", "verdict_time", "off_time", "differs_time"]
@@ -31,7 +33,13 @@ def patches_apart(a, b) -> int:
 
 
 def patch_words(q, value) -> str:
+    """A patch in English words, as the CSV names it (`patch_said`: in a verdict's language)."""
     return f"row {q.rows[value[0]]}, column {q.choices[value[1]]}"
+
+
+def patch_said(q, value) -> str:
+    return say("row {row}, column {column}", row=str(q.rows[value[0]]),
+               column=str(q.choices[value[1]]))
 
 
 def right_tap(q, key, answer) -> bool:
@@ -41,14 +49,15 @@ def right_tap(q, key, answer) -> bool:
 
 def verdict_tap(q, key, answer) -> str:
     apart = patches_apart(answer, key.truth)
-    said, true = patch_words(q, answer), patch_words(q, key.truth)
+    said, true = patch_said(q, answer), patch_said(q, key.truth)
     if apart == 0:
-        return f"**Right**: you tapped the peak's patch ({true})."
+        return say("**Right**: you tapped the peak's patch ({true}).", true=true)
     if apart <= TAP_REACH:
-        return (f"**Right**: you tapped {said}, next to the peak's patch ({true}): within "
-                "one patch counts.")
-    return (f"**Not this time**: you tapped {said}, {apart} patches from the peak's patch "
-            f"({true}).")
+        return say("**Right**: you tapped {said}, next to the peak's patch ({true}): within "
+                   "one patch counts.", said=said, true=true)
+    return say_n("**Not this time**: you tapped {said}, {n} patch from the peak's patch "
+                 "({true}).", "**Not this time**: you tapped {said}, {n} patches from the "
+                 "peak's patch ({true}).", apart, said=said, true=true)
 
 
 def off_tap(q, key, answer) -> float:
@@ -97,12 +106,13 @@ def verdict_time(q, key, answer) -> str:
     apart = abs(int(answer) - int(key.truth))
     said, true = time_words(q, answer), time_words(q, key.truth)
     if apart == 0:
-        return f"**Right**: you tapped the peak's moment ({true})."
+        return say("**Right**: you tapped the peak's moment ({true}).", true=true)
     if apart <= TIME_REACH:
-        return (f"**Right**: you tapped {said}, next to the peak's moment ({true}): within "
-                "one time bin counts.")
-    return (f"**Not this time**: you tapped {said}, {apart} time bins from the peak's moment "
-            f"({true}).")
+        return say("**Right**: you tapped {said}, next to the peak's moment ({true}): within "
+                   "one time bin counts.", said=said, true=true)
+    return say_n("**Not this time**: you tapped {said}, {n} time bin from the peak's moment "
+                 "({true}).", "**Not this time**: you tapped {said}, {n} time bins from the "
+                 "peak's moment ({true}).", apart, said=said, true=true)
 
 
 def off_time(q, key, answer) -> float:

@@ -20,7 +20,7 @@ from xattn.classroom.question import MAX_WORDS, Question
 from xattn.lesson._told import Told
 from xattn.lesson._words import token_label
 from xattn.literal import md_code
-from xattn.words import say
+from xattn.words import N_, number, say, say_n
 
 __all__ = ["WordPair", "word_pair", "aligns", "Versus", "versus"]
 
@@ -157,13 +157,17 @@ class Versus:
 
 
 def _rate(x: float, digits: int = 2) -> str:
-    return "–" if np.isnan(x) else f"{x:.{digits}f}"
+    return "–" if np.isnan(x) else number(float(x), f".{digits}f")
+
+
+WHO = (N_("the class"), N_("you"))      # who a `versus` scores, said in the context's language
 
 
 def versus(a, counts: dict, n_voters: int, who: str = "the class") -> Versus:
     """``who``'s majority alignment (from the class store's counts of each ``(target,
     source)`` link and the number of students who answered) beside every layer and head of
-    ``a`` on the step's pair."""
+    ``a`` on the step's pair, its table and line in the context's language
+    (``xattn.words.speaking``; ``who`` one of `WHO`, said in it)."""
     pair = word_pair(a)
     n_tgt, n_src = len(pair.rows), len(pair.cols)
     mine = class_score(counts, n_voters, pair.gold, n_tgt, n_src)
@@ -171,27 +175,35 @@ def versus(a, counts: dict, n_voters: int, who: str = "the class") -> Versus:
     scores = score_heads([(w, pair.gold)])
     n_layers, n_heads = scores.aer.shape
     nothing = float("nan")                  # no links yet: no score, never "AER 1.000"
-    named = [(f"**{who}**" + (f" (links drawn by more than half of {n_voters})"
-                              if n_voters > 1 else "" if n_voters else " (no links yet)"),
+    said = say(who)
+    named = [(f"**{said}**" + (" " + say_n("(links drawn by more than half of {n})",
+                                           "(links drawn by more than half of {n})", n_voters)
+                               if n_voters > 1 else "" if n_voters else
+                               " " + say("(no links yet)")),
               *((mine.aer, mine.precision, mine.recall) if n_voters else (nothing,) * 3))]
-    named += [(f"layer {k + 1} (heads averaged)" if n_layers > 1 else "the heads averaged",
+    named += [(say("layer {layer} (heads averaged)", layer=k + 1) if n_layers > 1
+               else say("the heads averaged"),
                scores.layer_aer[k], scores.layer_precision[k], scores.layer_recall[k])
               for k in range(n_layers)]
     named += [(_head_name((k, h), n_layers), scores.aer[k, h], scores.precision[k, h],
                scores.recall[k, h]) for k in range(n_layers) for h in range(n_heads)]
-    table = "\n".join(["| | AER | precision | recall |", "|---|---|---|---|"] + [
+    heads = "| | AER | " + say("precision") + " | " + say("recall") + " |"
+    table = "\n".join([heads, "|---|---|---|---|"] + [
         f"| {name} | {_rate(e, 3)} | {_rate(p)} | {_rate(r)} |" for name, e, p, r in named])
     best_layer = scores.best_layers[0] if scores.best_layers else 0
     best_head = scores.best_heads[0] if scores.best_heads else (0, 0)
     line = " · ".join([
-        f"{who} {_rate(mine.aer)}" if n_voters else f"{who}: no links yet",
-        f"{'layer ' + str(best_layer + 1) if n_layers > 1 else 'the heads averaged'} "
-        f"{_rate(scores.layer_aer[best_layer])}",
-        f"best head {_rate(scores.aer[best_head])} ({_head_name(best_head, n_layers)})"])
+        say("{who} {aer}", who=said, aer=_rate(mine.aer)) if n_voters
+        else say("{who}: no links yet", who=said),
+        (say("layer {layer} {aer}", layer=best_layer + 1,
+             aer=_rate(scores.layer_aer[best_layer])) if n_layers > 1 else
+         say("the heads averaged {aer}", aer=_rate(scores.layer_aer[best_layer]))),
+        say("best head {aer} ({head})", aer=_rate(scores.aer[best_head]),
+            head=_head_name(best_head, n_layers))])
     panels = tuple((f"L{k + 1} mean" if n_layers > 1 else "mean", w[k].mean(axis=0))
                    for k in range(n_layers))
     panels += tuple((f"L{k + 1} head {h + 1}" if n_layers > 1 else f"head {h + 1}", w[k, h])
                     for k in range(n_layers) for h in range(n_heads))
     gold, _ = pair.gold.matrices(n_tgt, n_src)
-    return Versus(table, f"AER (lower is better): {line}.", mine.shares, panels, gold,
-                  mine.aer if n_voters else nothing)
+    return Versus(table, say("AER (lower is better): {line}.", line=line), mine.shares, panels,
+                  gold, mine.aer if n_voters else nothing)

@@ -13,14 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from xattn.words import say
+
 __all__ = ["Chart", "CHARTS", "head_chart", "heads_chart", "aer_chart", "named_charts"]
 
 
 @dataclass(frozen=True, eq=False)
 class Chart:
     """One chart of an answer: ``make(font_scale)`` builds its Plotly figure; ``alt`` is its
-    text alternative (plain text); ``key`` says what it shows (a cache key: the same key,
-    the same figure, for the same weights)."""
+    text alternative (plain text, in the language the step is told in: ``xattn.words``);
+    ``key`` says what it shows (a cache key: the same key, the same figure, for the same
+    weights)."""
 
     key: tuple
     alt: str
@@ -43,9 +46,14 @@ def head_chart(a, layer: int, head: int, title: str | None = None) -> Chart:
     def make(font_scale: float = 1.0):
         return frozen(*head_parts(row, a.src_tokens, a.tgt_tokens, head=max(head, 0),
                                   mask=a.mask, gold=a.gold, title=title or f"{where}{what}"))
+    said = title or (
+        (say("layer {layer}, the heads averaged", layer=layer + 1) if where else
+         say("the heads averaged")) if head < 0 else
+        say("layer {layer}, head {head}", layer=layer + 1, head=head + 1) if where else
+        say("head {head}", head=head + 1))
     return Chart(("head", layer, head, title),
-                 f"Heatmap of {title or where + what}: target tokens (rows) by source tokens "
-                 "(columns).", make)
+                 say("Heatmap of {what}: target tokens (rows) by source tokens (columns).",
+                     what=said), make)
 
 
 def heads_chart(a, layer: int, head: int = 0) -> Chart:
@@ -57,8 +65,9 @@ def heads_chart(a, layer: int, head: int = 0) -> Chart:
         return per_head_figure(a.layer(layer), list(a.src_tokens), list(a.tgt_tokens),
                                mask=a.mask, gold=a.gold, max_cols=2,
                                title=f"{where}one heatmap per head", font_scale=font_scale)
-    return Chart(("heads", layer), f"Heatmaps of every head of layer {layer + 1}: target "
-                 "tokens (rows) by source tokens (columns).", make)
+    return Chart(("heads", layer), say("Heatmaps of every head of layer {layer}: target "
+                                       "tokens (rows) by source tokens (columns).",
+                                       layer=layer + 1), make)
 
 
 def _ablation(a, layer: int, head: int) -> Chart | None:
@@ -71,8 +80,8 @@ def _ablation(a, layer: int, head: int) -> Chart | None:
         most = int(max(range(a.n_heads), key=lambda h: res.per_head[h]))
         tgt = (a.layers.tokens or (a.src_tokens, a.tgt_tokens))[1]
         return ablation_figure(a.layers.ablate(layer, (most,)), list(tgt), [most + 1])
-    return Chart(("ablation", layer), "Bar chart of how much the output changes when the most "
-                 "important head is switched off.", make)
+    return Chart(("ablation", layer), say("Bar chart of how much the output changes when the "
+                                          "most important head is switched off."), make)
 
 
 def _saturation(a, layer: int, head: int) -> Chart | None:
@@ -82,8 +91,9 @@ def _saturation(a, layer: int, head: int) -> Chart | None:
         from xattn.figures.step import saturation_figure
 
         return saturation_figure(a.recipe.saturation(), a.layers.d_model // a.n_heads)
-    return Chart(("saturation",), "Line chart: mean normalised entropy against d_head, with "
-                 "and without the division by the square root of d_head.", make)
+    return Chart(("saturation",), say("Line chart: mean normalised entropy against d_head, "
+                                      "with and without the division by the square root of "
+                                      "d_head."), make)
 
 
 def aer_chart(a, layer: int = 0, head: int = 0, *, scores=None,
@@ -98,8 +108,8 @@ def aer_chart(a, layer: int = 0, head: int = 0, *, scores=None,
 
         return aer_figure(scores if scores is not None else score_heads(
             a.heldout(False), method=rule[0], threshold=rule[1]))
-    return Chart(("aer", *rule), "Heatmap of the alignment error rate of every layer and head; "
-                 "lower is better.", make)
+    return Chart(("aer", *rule), say("Heatmap of the alignment error rate of every layer and "
+                                     "head; lower is better."), make)
 
 
 def _curves(a, layer: int, head: int) -> Chart | None:
@@ -109,8 +119,8 @@ def _curves(a, layer: int, head: int) -> Chart | None:
         from xattn.figures.timelapse import head_curves_figure
 
         return head_curves_figure(a.toy.timelapse())
-    return Chart(("curves",), "Line chart over the training steps of each head's accuracy on "
-                 "moved and repeated words.", make)
+    return Chart(("curves",), say("Line chart over the training steps of each head's "
+                                  "accuracy on moved and repeated words."), make)
 
 
 # What a lesson file may name as a step's chart (``chart = "head"``), and what each needs.

@@ -20,7 +20,7 @@ from xattn.lesson.followup import case_step, cases, differs, shows_case
 from xattn.lesson.translated import step_in, words_in
 from xattn.live.compute import derived, figure
 from xattn.live.prepared import Shown, StepUnavailable, prepared_attention
-from xattn.words import speaking
+from xattn.words import say, speaking
 
 __all__ = ["class_step", "answer_charts", "follow_up", "warm_follow_ups", "MAX_FOLLOW_UPS_WARMED"]
 
@@ -72,8 +72,8 @@ def answer_charts(a, told: Told, view: RoomView) -> list[tuple]:
         return [(taps_figure(names, {int(k): c for k, c in view.counts.items()}, row,
                              target=a.tgt_tokens[i],
                              head=where + (f"head {head + 1}" if head >= 0 else "all heads")),
-                 "Two rows of colour: the share of the class that tapped each source word, "
-                 "and the row of attention weights.")]
+                 say("Two rows of colour: the share of the class that tapped each source "
+                     "word, and the row of attention weights."))]
     return [(figure(("answer-chart", a.key, *chart.key), lambda chart=chart: chart.make(1.0)),
              chart.alt) for chart in told.charts]
 

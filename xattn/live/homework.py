@@ -41,7 +41,8 @@ from xattn.lesson import Lesson, Told, is_right, verdict
 from xattn.lesson.misconceptions import surprise
 from xattn.lesson.translated import step_in, words_in
 from xattn.markup import to_html
-from xattn.words import speaking
+from xattn.words import language as context_language
+from xattn.words import say, say_n, speaking
 
 __all__ = ["homework_room", "step_message", "step_states", "first_open",
            "refused_before_check", "is_homework", "known", "step_json", "StepRefused",
@@ -120,7 +121,13 @@ def refused_before_check(lesson: Lesson, step: int, mine: dict) -> AnswerRefused
 
 
 def _listed(steps: list[int]) -> str:
+    """``1, 2 and 3`` in the context's language (`_said_steps`), English for the log."""
     return ", ".join(map(str, steps[:-1])) + (" and " if len(steps) > 1 else "") + \
+        str(steps[-1])
+
+
+def _said_steps(steps: list[int]) -> str:
+    return ", ".join(map(str, steps[:-1])) + (say(" and ") if len(steps) > 1 else "") + \
         str(steps[-1])
 
 
@@ -129,20 +136,19 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | 
     student's own links beside every layer and head (per answer) with its line (HTML)."""
     from xattn.figures.phone import phone_chart
     from xattn.live.compute import derived, figure
-    from xattn.live.versus import ALT, class_versus, versus_chart
+    from xattn.live.versus import alt, class_versus, versus_chart
 
     if told.question is not None and told.question.of.drawn.versus:
         counts = dict.fromkeys(answer or (), 1)
         v = class_versus(a, counts, int(answer is not None), "you")
         fig = versus_chart(a, told, v, counts, who="you")
-        alt = ALT.replace("the class's links (each link's share of the class)", "your links")
-        return [phone_chart(fig, alt=alt)], to_html(v.line) + to_html(v.table)
+        return [phone_chart(fig, alt=alt("you"))], to_html(v.line) + to_html(v.table)
 
     def make() -> list:
         return [phone_chart(figure(("answer-chart", a.key, *chart.key),
                                    lambda chart=chart: chart.make(1.0)), alt=chart.alt)
                 for chart in told.charts]
-    return derived(("homework-charts", lesson.digest, n, a.key), make), None
+    return derived(("homework-charts", lesson.digest, n, a.key, context_language()), make), None
 
 
 def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
@@ -151,10 +157,21 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
     ``mine`` (step -> (answer, level)): ``{"room": ..., "me": ...}``, shaped as a live room's
     frame (``xattn.live.messages``) with the homework's own: ``steps`` (each step's
     state for this student, `step_states`) and ``line`` (what the step waits for). The
+<<<<<<< HEAD
     lesson's words in ``language`` where the lesson has it (``lang`` says which)."""
     from xattn.live.messages import ask_of, label_of, labelled, plain, step_part
-
+=======
+    lesson's words in ``language`` where the lesson has it (``lang`` says which), and the
+    homework's own lines too."""
     language = words_in(lesson, language or lesson.language)
+    with speaking(language):          # the homework's own lines in the lesson's words' language
+        return _step_message(view, lesson, n, mine, language)
+
+
+def _step_message(view: RoomView, lesson: Lesson, n: int, mine: dict, language: str) -> dict:
+    from xattn.live.messages import ask_of, labelled, plain, step_part
+>>>>>>> h5
+
     closed = view.phase == "closed"
     states = step_states(lesson, mine, closed)
     state, step = states[n - 1], step_in(lesson, n, language)
@@ -169,32 +186,33 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
     me = {"mine": plain(answer), "level": level}
     if state == "locked":
         pre = sorted(_pre(lesson))
-        room.update(phase="locked", line=(
-            f"First answer the check before the lesson (step{'s' if len(pre) > 1 else ''} "
-            f"{_listed(pre)}): it says what you knew before the lesson, so this step's "
-            "words and question come after it."))
+        room.update(phase="locked", line=say_n(
+            "First answer the check before the lesson (step {steps}): it says what you knew "
+            "before the lesson, so this step's words and question come after it.",
+            "First answer the check before the lesson (steps {steps}): it says what you knew "
+            "before the lesson, so this step's words and question come after it.",
+            len(pre), steps=_said_steps(pre)))
         return {"room": room, "me": me}
     a, told = _told(lesson, n, language)
     if told is None:
         room.update(phase="revealed" if closed or n in mine else "asking",
-                    line="This step cannot be shown on this server.")
-        room["answer"] = {"text": to_html("This step's weights cannot be made on this "
-                                          "server."), "charts": [], "versus": None}
+                    line=say("This step cannot be shown on this server."))
+        room["answer"] = {"text": to_html(say("This step's weights cannot be made on this "
+                                              "server.")), "charts": [], "versus": None}
         return {"room": room, "me": me}
     part = step_part(lesson, n, language=language)
     room.update(title=part["title"], question=part["question"], about=part["about"],
                 note=part["note"])
     if told.question is not None:
-        with speaking(language):
-            room["ask"] = ask_of(told, told.question, view.confidence, part["shown"])
+        room["ask"] = ask_of(told, told.question, view.confidence, part["shown"])
     if state == "held":
         post = _pre(lesson)[n]
-        room.update(phase="held", line=(
-            f"Saved. This step's answer is shown after the lesson, with the same question "
-            f"(step {post}): answer it then, and compare."))
+        room.update(phase="held", line=say(
+            "Saved. This step's answer is shown after the lesson, with the same question "
+            "(step {step}): answer it then, and compare.", step=post))
         return {"room": room, "me": me}
     if state == "open" and not closed:
-        room.update(phase="asking", line=(
+        room.update(phase="asking", line=say(
             "Choose your answer, then send it: you see this step's answer at once, and your "
             "answer cannot change afterwards."))
         return {"room": room, "me": me}
@@ -203,14 +221,22 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
                                           "versus": line, "n_answered": None})
     if told.question is not None:
         shown = (room["ask"] or {}).get("shown")
+<<<<<<< HEAD
         with speaking(language):
             said = None if answer is None else verdict(labelled(told, shown), label_of(
                 told.question.choices, shown).get(answer, answer))
         me["verdict"] = (to_html(said) if said is not None else to_html(
+=======
+        said = None if answer is None else verdict(labelled(told, shown), dict(zip(
+            told.question.choices, shown, strict=True)).get(answer, answer) if shown
+            else answer)
+        me["verdict"] = to_html(said if said is not None else say(
+>>>>>>> h5
             "**You did not answer this step before the homework closed**: here is the "
             "answer."))
         me["surprise"] = surprise(told, answer)       # the phone's steps to revisit
-    room["line"] = "" if not closed else "The homework is closed: every step's answer is shown."
+    room["line"] = "" if not closed else say("The homework is closed: every step's answer is "
+                                             "shown.")
     return {"room": room, "me": me}
 
 

@@ -43,10 +43,10 @@ from xattn.lesson.translated import labels_in, step_in, words_in
 from xattn.live.answers import answer_charts, class_step
 from xattn.live.compute import derived
 from xattn.live.prepared import StepUnavailable
-from xattn.live.versus import ALT as VERSUS_ALT
+from xattn.live.versus import alt as versus_alt
 from xattn.live.versus import class_versus, versus_chart
 from xattn.markup import to_html
-from xattn.words import say, speaking
+from xattn.words import say, say_n, speaking
 
 __all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part", "labelled",
            "label_of", "label_text"]
@@ -145,7 +145,7 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
     if asks and view.question.of.drawn.versus:     # the class beside every layer and head
         v = class_versus(a, view.counts, view.n_answered)
         fig = versus_chart(a, told, v, view.counts)
-        charts.append(phone_chart(fig, alt=VERSUS_ALT))
+        charts.append(phone_chart(fig, alt=versus_alt()))
         line = to_html(v.line) + to_html(v.table)
     if asks and (told.row is None or not told.question.of.asked.taps) \
             and not view.question.of.drawn.versus:
@@ -153,7 +153,8 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
         alt = question.of.alt(revealed=True)
         if question.of.number and len([n for n in counts.values() if n]) > MAX_BARS:
             question, counts, truth, also = _binned(view.question, counts, truth, also)
-            alt += f" The answers are counted in {BINS} equal ranges of the scale."
+            alt += say(" The answers are counted in {bins} equal ranges of the scale.",
+                       bins=BINS)
         fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
                            labels=LABELS, weights=told.weights if question.of.image
                            and told.weights else None)
@@ -191,14 +192,20 @@ def earlier_chart(earlier: Tally) -> dict:
     """A phone's chart of how the class answered round ``earlier`` (no answer marked: it
     shows the class's votes, not the truth), for a revote's phones to see while they vote."""
     question, counts, n = earlier.question, earlier.counts, earlier.n_answered or 0
-    alt, ranges = question.of.alt(), ""
+    alt, binned = question.of.alt(), False
     if question.of.number and len([k for k in counts.values() if k]) > MAX_BARS:
         question, counts, _, _ = _binned(question, counts, None, ())
-        alt += f" The answers are counted in {BINS} equal ranges of the scale."
-        ranges = f", counted in {BINS} ranges"
+        alt += say(" The answers are counted in {bins} equal ranges of the scale.",
+                   bins=BINS)
+        binned = True
     spec = phone_chart(class_figure(question, counts, n, labels=LABELS), alt=alt)
-    spec["title"] = (f"Round {earlier.round}: how the class answered ({n} "
-                     f"{'answer' if n == 1 else 'answers'}){ranges}")
+    spec["title"] = (say_n("Round {round}: how the class answered ({n} answer), counted in "
+                           "{bins} ranges", "Round {round}: how the class answered ({n} "
+                           "answers), counted in {bins} ranges", n, round=earlier.round,
+                           bins=BINS) if binned else
+                     say_n("Round {round}: how the class answered ({n} answer)",
+                           "Round {round}: how the class answered ({n} answers)", n,
+                           round=earlier.round))
     return spec
 
 

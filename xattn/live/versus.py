@@ -11,12 +11,22 @@ from __future__ import annotations
 from xattn.figures.aligns import versus_figure
 from xattn.lesson import Told, Versus, versus
 from xattn.live.compute import derived, figure
+from xattn.words import N_, language, say
 
-__all__ = ["class_versus", "versus_chart", "ALT"]
+__all__ = ["class_versus", "versus_chart", "ALT", "alt"]
 
-ALT = ("Small heatmaps over the sentence pair's words: the class's links (each link's share "
-       "of the class), then each layer's average and each head's weights; gold links "
-       "outlined.")
+ALT = N_("Small heatmaps over the sentence pair's words: the class's links (each link's "
+         "share of the class), then each layer's average and each head's weights; gold links "
+         "outlined.")
+
+
+def alt(who: str = "the class") -> str:
+    """The versus chart's text alternative in the context's language: the class's links, or
+    (``who="you"``) one student's."""
+    if who == "you":
+        return say("Small heatmaps over the sentence pair's words: your links, then each "
+                   "layer's average and each head's weights; gold links outlined.")
+    return say(ALT)
 
 
 def _counted(counts: dict) -> tuple:
@@ -25,8 +35,8 @@ def _counted(counts: dict) -> tuple:
 
 def class_versus(a, counts: dict, n_answered: int, who: str = "the class") -> Versus:
     """``who``'s majority alignment beside every layer and head, once per server for these
-    weights and counts."""
-    return derived(("versus", a.key, who, _counted(counts), int(n_answered)),
+    weights, counts and the context's language (its table and line are said in it)."""
+    return derived(("versus", a.key, who, _counted(counts), int(n_answered), language()),
                    lambda: versus(a, counts, n_answered, who))
 
 

@@ -124,7 +124,7 @@ function nav(s, r, act, t) {
     chips.dataset.key = key;
     if (had) { const again = chips.querySelector('[data-key="' + had + '"]'); if (again) again.focus(); }
   }
-  const when = new Date(s.hw.closes_at * 1000).toLocaleString([], { weekday: "short", day: "numeric",
+  const when = new Date(s.hw.closes_at * 1000).toLocaleString(LANG, { weekday: "short", day: "numeric",
     month: "short", hour: "2-digit", minute: "2-digit" });
   const left = s.hw.closes_at - serverNow(s, t), d = Math.floor(left / 86400), h = Math.floor(left % 86400 / 3600);
   $("hw").textContent = left > 0 ? say("hw.open", { when: when, left: d ? say("left.days", { d: d, h: h })
