@@ -157,10 +157,6 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
     ``mine`` (step -> (answer, level)): ``{"room": ..., "me": ...}``, shaped as a live room's
     frame (``xattn.live.messages``) with the homework's own: ``steps`` (each step's
     state for this student, `step_states`) and ``line`` (what the step waits for). The
-<<<<<<< HEAD
-    lesson's words in ``language`` where the lesson has it (``lang`` says which)."""
-    from xattn.live.messages import ask_of, label_of, labelled, plain, step_part
-=======
     lesson's words in ``language`` where the lesson has it (``lang`` says which), and the
     homework's own lines too."""
     language = words_in(lesson, language or lesson.language)
@@ -169,8 +165,7 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
 
 
 def _step_message(view: RoomView, lesson: Lesson, n: int, mine: dict, language: str) -> dict:
-    from xattn.live.messages import ask_of, labelled, plain, step_part
->>>>>>> h5
+    from xattn.live.messages import ask_of, label_of, labelled, plain, step_part
 
     closed = view.phase == "closed"
     states = step_states(lesson, mine, closed)
@@ -221,17 +216,9 @@ def _step_message(view: RoomView, lesson: Lesson, n: int, mine: dict, language: 
                                           "versus": line, "n_answered": None})
     if told.question is not None:
         shown = (room["ask"] or {}).get("shown")
-<<<<<<< HEAD
-        with speaking(language):
-            said = None if answer is None else verdict(labelled(told, shown), label_of(
-                told.question.choices, shown).get(answer, answer))
-        me["verdict"] = (to_html(said) if said is not None else to_html(
-=======
-        said = None if answer is None else verdict(labelled(told, shown), dict(zip(
-            told.question.choices, shown, strict=True)).get(answer, answer) if shown
-            else answer)
+        said = None if answer is None else verdict(labelled(told, shown), label_of(
+            told.question.choices, shown).get(answer, answer))
         me["verdict"] = to_html(said if said is not None else say(
->>>>>>> h5
             "**You did not answer this step before the homework closed**: here is the "
             "answer."))
         me["surprise"] = surprise(told, answer)       # the phone's steps to revisit
