@@ -1,7 +1,8 @@
 """The charts' msgids (``xattn.figures.words``), found in the code, and their catalogs
 brought up to date: ``python -m devtools.chart_catalog``.
 
-An AST walk over ``xattn/figures/*.py`` finds every ``tr("...")``, ``tr.plural("...",
+An AST walk over ``xattn/figures/*.py`` (and ``xattn/lesson/charts.py``, the titles of the
+charts a lesson's answer names) finds every ``tr("...")``, ``tr.plural("...",
 "...", n)`` and ``N_("...")`` with literal text, also inside an f-string (the hover
 labels are built in f-strings, where ``pybabel extract`` does not look). Each catalog
 ``xattn/locale/<lang>/LC_MESSAGES/charts.po`` then gets every msgid (kept translations
@@ -23,17 +24,22 @@ from xattn.locales import LANGS, LOCALE_DIR
 __all__ = ["said", "update"]
 
 FIGURES = Path(words.__file__).resolve().parent
+SOURCES = (*sorted(FIGURES.glob("*.py")), FIGURES.parent / "lesson" / "charts.py")
 
 
 def _literal(node) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+def _where(path: Path) -> str:
+    return path.relative_to(FIGURES.parent.parent).as_posix()
+
+
 def said() -> dict:
     """Every msgid the figures say: msgid (a plural: its singular) -> the message (a str,
     or (singular, plural)), with the first file that says it."""
     found: dict = {}
-    for path in sorted(FIGURES.glob("*.py")):
+    for path in SOURCES:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call) or not node.args:
                 continue
@@ -44,9 +50,9 @@ def said() -> dict:
             if first is None:
                 continue
             if name in ("tr", "N_"):
-                found.setdefault(first, (first, path.name))
+                found.setdefault(first, (first, _where(path)))
             elif name == "plural" and len(node.args) >= 2 and _literal(node.args[1]):
-                found.setdefault(first, ((first, _literal(node.args[1])), path.name))
+                found.setdefault(first, ((first, _literal(node.args[1])), _where(path)))
     return found
 
 
@@ -67,7 +73,7 @@ def update(lang: str) -> Path:
         if lang == "en":
             string = message if isinstance(message, str) else (message[0],) + (
                 message[1],) * (cat.num_plurals - 1)
-        cat.add(message, string, locations=[(f"xattn/figures/{where}", None)])
+        cat.add(message, string, locations=[(where, None)])
     path = LOCALE_DIR / lang / "LC_MESSAGES" / f"{words.DOMAIN}.po"
     with open(path, "wb") as f:
         write_po(f, cat, width=100, omit_header=False, sort_output=False)

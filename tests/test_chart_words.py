@@ -289,3 +289,63 @@ def test_a_class_chart_speaks_the_language_with_the_same_counts_and_answers(lang
     assert classroom.class_alt(q, revealed=True, lang=lang) == (
         cat.get(CHARTS["bars"].alt).string + cat.get(CHARTS["bars"].outlined).string)
     assert classroom.class_alt(q, revealed=True) == q.of.alt(revealed=True)
+
+
+# --- the charts phones get: built in each phone's language -------------------------------------
+
+def _revealed_room(lang: str) -> dict:
+    from xattn.classroom import RoomView
+    from xattn.lesson import shipped_lessons
+    from xattn.live.answers import class_step
+    from xattn.live.messages import room_message
+
+    lesson = shipped_lessons()["short"]
+    q = class_step(lesson, 2)[1].question      # a token question of one row: the class's taps
+    view = RoomView("HJK23M", 2, len(lesson.steps), "revealed", 1, q, {0: 2}, 2, 2)
+    return json.loads(room_message(view, lesson, None, lang).room)["answer"]
+
+
+def test_a_phones_charts_are_in_its_language_with_the_same_numbers_and_tokens():
+    en = _revealed_room("en")
+    assert en["charts"]
+    for lang in ("fr", "ar"):
+        room, tr = _revealed_room(lang), chart_words(lang)
+        assert len(room["charts"]) == len(en["charts"])
+        for chart, theirs in zip(room["charts"], en["charts"], strict=True):
+            assert chart["title"] != theirs["title"] and chart["alt"] != theirs["alt"]
+            for p, q in zip(chart["panels"], theirs["panels"], strict=True):
+                assert p["kind"] == q["kind"] and p["x"] == q["x"]       # tokens as they are
+                assert p.get("z") == q.get("z")
+                assert [s["y"] for s in p.get("series", [])] == \
+                    [s["y"] for s in q.get("series", [])]
+        taps = room["charts"][0]["panels"][0]        # the class's taps beside the head's row
+        assert taps["xtitle"] == tr("source (keys)")
+        assert taps["y"] == [tr("the class (share of taps)"),
+                             tr("{head} (weights)", head=tr("head {h}", h=1))]
+        assert room["charts"][0]["alt"] == tr(classroom.TAPS_ALT)
+
+
+# --- the lecturer's page draws its charts in its language ----------------------------------------
+
+def test_the_lecturers_page_draws_its_charts_in_its_language(tmp_path, monkeypatch):
+    from apptest_helpers import APP, chart
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.delenv("XATTN_REDIS_URL", raising=False)
+    monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "classes.sqlite3"))
+    figs = {}
+    for lang, locale in (("en", None), ("fr", "fr-FR"), ("ar", "ar")):
+        at = AppTest.from_file(APP, default_timeout=120)
+        if locale:
+            at.context["locale"] = locale
+        at.run()
+        assert not at.exception, at.exception
+        figs[lang] = chart(at, "head_1")
+    for lang in ("fr", "ar"):
+        tr, fig, en = chart_words(lang), figs[lang], figs["en"]
+        assert fig["layout"]["title"]["text"] == tr("head {h}", h=1)
+        assert fig["layout"]["xaxis"]["title"]["text"] == tr("source (keys)")
+        assert fig["layout"]["yaxis"]["title"]["text"] == tr("target (queries)")
+        for axis in ("xaxis", "yaxis"):                       # the tokens, byte for byte
+            assert fig["layout"][axis]["ticktext"] == en["layout"][axis]["ticktext"]
+        assert fig["data"][0]["z"] == en["data"][0]["z"]

@@ -6,6 +6,8 @@ answer is marked by an outline and the word "right" in its bar's text, not by co
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -23,7 +25,8 @@ from xattn.figures.words import N_, chart_words
 
 __all__ = ["answers_figure", "taps_figure", "revote_figure", "parts_figure", "links_figure",
            "class_figure", "class_alt", "FIGURES", "learning_figure", "CLASS_WORDS",
-           "counted_title"]
+           "binned_words", "earlier_title", "counted_title", "TAPS_ALT",
+           "taps_head"]
 
 MUTED = "#9e9e9e"
 # the class charts' words written in xattn/classroom (``controls.CHARTS``: each chart's title,
@@ -47,6 +50,39 @@ CLASS_WORDS = (
     N_(" The patch of the model's attention peak is outlined."),
     N_(" The bin of the model's attention peak is outlined."),
 )
+
+
+class Binned(NamedTuple):
+    """What a chart of numbers counted in ranges adds to its title and its alt text."""
+
+    title: str
+    alt: str
+
+
+def binned_words(bins: int, lang: str = "en") -> Binned:
+    """The words of a number question's chart whose answers are counted in ``bins`` equal
+    ranges (a phone cannot show 600 bars), in ``lang``."""
+    tr = chart_words(lang)
+    return Binned(tr(", counted in {bins} ranges", bins=bins),
+                  tr(" The answers are counted in {bins} equal ranges of the scale.", bins=bins))
+
+
+def earlier_title(rnd: int, n: int, lang: str = "en") -> str:
+    """The title of the chart of an earlier round that a revote's phones see, in ``lang``."""
+    return chart_words(lang).plural("Round {r}: how the class answered ({n} answer)",
+                                    "Round {r}: how the class answered ({n} answers)", n, r=rnd)
+
+
+TAPS_ALT = N_("Two rows of colour: the share of the class that tapped each source word, and "
+              "the row of attention weights.")
+
+
+def taps_head(layer: int | None, head: int, lang: str = "en") -> str:
+    """Which head a taps chart's row of weights is (``head`` from 0, -1: every head averaged;
+    ``layer`` from 0, None: not named), in ``lang``."""
+    tr = chart_words(lang)
+    what = tr("head {h}", h=head + 1) if head >= 0 else tr("all heads")
+    return what if layer is None else tr("layer {l}, {what}", l=layer + 1, what=what)
 
 
 def counted_title(question, n: int, tr) -> str:

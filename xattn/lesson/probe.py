@@ -147,9 +147,11 @@ def explanation(a, layer: int, *, target: str = "chat") -> Told:
     labels = tuple(token_label(src, j) for j in range(len(src)))
     charts = (Chart(("effects", i, last), "Bar chart comparing the attention weights of layer "
                     f"{last + 1} with the measured effect of masking each source word.",
-                    lambda scale: effects_figure(e, last, font_scale=scale)),
+                    lambda scale, lang="en": effects_figure(e, last, font_scale=scale,
+                                                           lang=lang)),
               Chart(("head effects", i), "Bar chart of the measured effect of switching each "
-                    "head off.", lambda scale: head_effects_figure(e, font_scale=scale)))
+                    "head off.", lambda scale, lang="en": head_effects_figure(e, font_scale=scale,
+                                                                          lang=lang)))
     return Told({"target": name},
                 " ".join(lines[:1]) + "\n\n" + "\n\n".join(lines[1:]),
                 f"Tap the source word whose masking will change {name} most.",

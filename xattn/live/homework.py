@@ -124,9 +124,11 @@ def _listed(steps: list[int]) -> str:
         str(steps[-1])
 
 
-def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | None]:
-    """The charts that answer step ``n`` (once per server process), and for links the
-    student's own links beside every layer and head (per answer) with its line (HTML)."""
+def _charts(lesson: Lesson, n: int, a, told: Told, answer,
+            language: str = "en") -> tuple[list, str | None]:
+    """The charts that answer step ``n`` (once per server process and language), and for
+    links the student's own links beside every layer and head (per answer) with its line
+    (HTML)."""
     from xattn.figures.phone import phone_chart
     from xattn.live.compute import derived, figure
     from xattn.live.versus import ALT, class_versus, versus_chart
@@ -134,15 +136,15 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | 
     if told.question is not None and told.question.of.drawn.versus:
         counts = dict.fromkeys(answer or (), 1)
         v = class_versus(a, counts, int(answer is not None), "you")
-        fig = versus_chart(a, told, v, counts, who="you")
+        fig = versus_chart(a, told, v, counts, who="you", lang=language)
         alt = ALT.replace("the class's links (each link's share of the class)", "your links")
         return [phone_chart(fig, alt=alt)], to_html(v.line) + to_html(v.table)
 
     def make() -> list:
-        return [phone_chart(figure(("answer-chart", a.key, *chart.key),
-                                   lambda chart=chart: chart.make(1.0)), alt=chart.alt)
-                for chart in told.charts]
-    return derived(("homework-charts", lesson.digest, n, a.key), make), None
+        return [phone_chart(figure(("answer-chart", a.key, language, *chart.key),
+                                   lambda chart=chart: chart.make(1.0, language)),
+                            alt=chart.alt) for chart in told.charts]
+    return derived(("homework-charts", lesson.digest, n, a.key, language), make), None
 
 
 def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
@@ -198,7 +200,7 @@ def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
             "Choose your answer, then send it: you see this step's answer at once, and your "
             "answer cannot change afterwards."))
         return {"room": room, "me": me}
-    charts, line = _charts(lesson, n, a, told, answer)
+    charts, line = _charts(lesson, n, a, told, answer, language)
     room.update(phase="revealed", answer={"text": part["answer_text"], "charts": charts,
                                           "versus": line, "n_answered": None})
     if told.question is not None:

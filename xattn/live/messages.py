@@ -33,7 +33,7 @@ from xattn.classroom import NO_QUESTION, Question, RoomView, Tally
 from xattn.classroom.confidence import LABELS as LEVEL_LABELS
 from xattn.classroom.confidence import LEVELS
 from xattn.classroom.hub import Message
-from xattn.figures.classroom import class_figure
+from xattn.figures.classroom import binned_words, class_alt, class_figure, earlier_title
 from xattn.figures.phone import phone_chart
 from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
@@ -46,7 +46,7 @@ from xattn.live.prepared import StepUnavailable
 from xattn.live.versus import ALT as VERSUS_ALT
 from xattn.live.versus import class_versus, versus_chart
 from xattn.markup import to_html
-from xattn.words import say, speaking
+from xattn.words import language, say, speaking
 
 __all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part"]
 
@@ -123,22 +123,23 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
     charts, line = [], None
     if asks and view.question.of.drawn.versus:     # the class beside every layer and head
         v = class_versus(a, view.counts, view.n_answered)
-        fig = versus_chart(a, told, v, view.counts)
+        fig = versus_chart(a, told, v, view.counts, lang=language())
         charts.append(phone_chart(fig, alt=VERSUS_ALT))
         line = to_html(v.line) + to_html(v.table)
     if asks and (told.row is None or not told.question.of.asked.taps) \
             and not view.question.of.drawn.versus:
         question, counts, truth, also = view.question, view.counts, told.truth, told.also_right
-        alt = question.of.alt(revealed=True)
+        lang = language()
+        alt = class_alt(question, revealed=True, lang=lang)
         if question.of.number and len([n for n in counts.values() if n]) > MAX_BARS:
             question, counts, truth, also = _binned(view.question, counts, truth, also)
-            alt += f" The answers are counted in {BINS} equal ranges of the scale."
+            alt += binned_words(BINS, lang).alt
         fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
                            labels=LABELS, weights=told.weights if question.of.image
-                           and told.weights else None)
+                           and told.weights else None, lang=lang)
         spec = phone_chart(fig, alt=alt)
         if question is not view.question:
-            spec["title"] += f", counted in {BINS} ranges"
+            spec["title"] += binned_words(BINS, lang).title
         charts.append(spec)
     for fig, alt in answer_charts(a, told, view):
         charts.append(phone_chart(fig, alt=alt))
@@ -170,14 +171,14 @@ def earlier_chart(earlier: Tally) -> dict:
     """A phone's chart of how the class answered round ``earlier`` (no answer marked: it
     shows the class's votes, not the truth), for a revote's phones to see while they vote."""
     question, counts, n = earlier.question, earlier.counts, earlier.n_answered or 0
-    alt, ranges = question.of.alt(), ""
+    lang = language()               # the build's (``speaking``)
+    alt, ranges = class_alt(question, lang=lang), ""
     if question.of.number and len([k for k in counts.values() if k]) > MAX_BARS:
         question, counts, _, _ = _binned(question, counts, None, ())
-        alt += f" The answers are counted in {BINS} equal ranges of the scale."
-        ranges = f", counted in {BINS} ranges"
-    spec = phone_chart(class_figure(question, counts, n, labels=LABELS), alt=alt)
-    spec["title"] = (f"Round {earlier.round}: how the class answered ({n} "
-                     f"{'answer' if n == 1 else 'answers'}){ranges}")
+        alt += binned_words(BINS, lang).alt
+        ranges = binned_words(BINS, lang).title
+    spec = phone_chart(class_figure(question, counts, n, labels=LABELS, lang=lang), alt=alt)
+    spec["title"] = earlier_title(earlier.round, n, lang) + ranges
     return spec
 
 

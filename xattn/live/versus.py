@@ -31,9 +31,11 @@ def class_versus(a, counts: dict, n_answered: int, who: str = "the class") -> Ve
 
 
 def versus_chart(a, told: Told, v: Versus, counts: dict, *, who: str = "the class",
+                 lang: str = "en",
                  font_scale: float = 1.0, max_cols: int = 3):
     """The chart of ``v`` (a `Versus` of ``counts``), once per server."""
     q = told.question
-    return figure(("versus-chart", a.key, who, _counted(counts), font_scale, max_cols),
+    return figure(("versus-chart", a.key, who, _counted(counts), font_scale, max_cols, lang),
                   lambda: versus_figure(v.shares, v.panels, q.choices, q.rows, gold=v.gold,
-                                        who=who, max_cols=max_cols, font_scale=font_scale))
+                                        who=who, max_cols=max_cols, font_scale=font_scale,
+                                        lang=lang))

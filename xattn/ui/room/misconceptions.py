@@ -19,6 +19,7 @@ from xattn.live.answers import class_step
 from xattn.live.prepared import StepUnavailable
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import page_lang
 
 __all__ = ["round_told", "csv_misconceptions", "misconception_panel", "histogram_lines"]
 
@@ -67,7 +68,8 @@ def misconception_panel(room, view, font_scale: float = 1.0, compact: bool = Fal
     st.markdown(_("**Why were they wrong?** The wrong answers that named misconceptions give "
                   "on these weights, and how many of the class gave each:"))
     st.markdown(histogram_lines(shares))
-    fig = misconceptions_figure(shares, font_scale=font_scale, label_chars=16 if compact else 40)
+    fig = misconceptions_figure(shares, font_scale=font_scale, label_chars=16 if compact else 40,
+                                lang=page_lang())
     if compact:
         fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
     show_chart(fig, key="class_slips",

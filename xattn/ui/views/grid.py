@@ -21,6 +21,7 @@ from xattn.live.compute import figure
 from xattn.live.link import HPAGE, SCALE
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.state import PageState
 
 __all__ = ["head_grid", "colour_top"]
@@ -62,7 +63,7 @@ def _head(a: Attention, weights: np.ndarray, h: int, top: float, font_scale: flo
     """Head ``h``'s chart, made as Plotly's dict without the figure objects."""
     return frozen(*head_parts(weights[h], a.src_tokens, a.tgt_tokens, head=h, mask=a.mask,
                               zmax=top, max_x_labels=labels, font_scale=font_scale,
-                              gold=a.gold))
+                              gold=a.gold, lang=page_lang()))
 
 
 def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
@@ -91,7 +92,7 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
     labels = {4: 16, 3: 20, 2: 24}.get(cols, 32)
     for row in range(0, len(shown), cols):
         for col, h in zip(st.columns(cols), shown[row:row + cols], strict=False):
-            fig = figure((a.key, layer, "head", h, top, font_scale, labels),
+            fig = figure((a.key, layer, "head", h, top, font_scale, labels, page_lang()),
                          partial(_head, a, weights, h, top, font_scale, labels))
             show_chart(fig, key=f"head_{h + 1}", name=f"{stem}-head{h + 1}", where=col,
                        alt=f"Heatmap of head {h + 1}: target tokens (rows) by source tokens "
