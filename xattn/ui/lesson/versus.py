@@ -8,6 +8,7 @@ import streamlit as st
 from xattn.lesson import Told, Versus
 from xattn.live.versus import ALT, class_versus, versus_chart
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 
 __all__ = ["show_versus"]
 
@@ -19,7 +20,8 @@ def show_versus(a, told: Told, counts: dict, n_answered: int, *, who: str = "the
     v = class_versus(a, counts, n_answered, who)
     st.markdown(v.line)
     if chart:
-        show_chart(versus_chart(a, told, v, counts, who=who, font_scale=font_scale), key=key,
+        show_chart(versus_chart(a, told, v, counts, who=who, font_scale=font_scale,
+                                lang=page_lang()), key=key,
                    name=name, alt=ALT)
     if table:
         with st.expander(f"AER of {who}, every layer and every head"):

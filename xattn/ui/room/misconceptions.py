@@ -13,6 +13,7 @@ import streamlit as st
 
 from xattn.figures.frozen import narrowed
 from xattn.figures.misconceptions import ALT, misconceptions_figure
+from xattn.figures.words import chart_words
 from xattn.lesson import Told
 from xattn.lesson.misconceptions import class_misconceptions, misconception_of
 from xattn.live.answers import class_step
@@ -73,4 +74,5 @@ def misconception_panel(room, view, font_scale: float = 1.0, compact: bool = Fal
     if compact:
         fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
     show_chart(fig, key="class_slips",
-               name=f"xattn-class-{room.code}-step{view.step}-misconceptions", alt=ALT)
+               name=f"xattn-class-{room.code}-step{view.step}-misconceptions",
+               alt=chart_words(page_lang())(ALT))

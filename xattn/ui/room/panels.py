@@ -16,8 +16,16 @@ import streamlit as st
 
 from xattn.classroom import NO_QUESTION, ClassroomError, RoomView
 from xattn.classroom.learning import step_learning
-from xattn.figures.classroom import class_figure, revote_figure, taps_figure
+from xattn.figures.classroom import (
+    TAPS_ALT,
+    class_alt,
+    class_figure,
+    revote_figure,
+    taps_figure,
+    taps_head,
+)
 from xattn.figures.frozen import narrowed
+from xattn.figures.words import chart_words
 from xattn.jobs import LABELS
 from xattn.lesson import Told, is_right
 from xattn.lesson.followup import cases
@@ -250,7 +258,7 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_answers", name=f"xattn-class-{room.code}-step{view.step}",
-                   alt=view.question.of.alt())
+                   alt=class_alt(view.question, lang=page_lang()))
     if taps:
         _taps(a, layer, view, told)
     misconception_panel(room, view, font_scale, compact)   # after the reveal: why wrong
@@ -312,7 +320,8 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
             lang=page_lang()))
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
-        show_chart(fig, key="class_revote", alt=view.question.of.alt(revealed=True),
+        show_chart(fig, key="class_revote",
+                   alt=class_alt(view.question, revealed=True, lang=page_lang()),
                    name=f"xattn-class-{room.code}-step{view.step}-round{view.round}")
         return
     fig = class_axes(revote_figure(view.question, first.counts, view.counts, truth=told.truth,
@@ -372,11 +381,10 @@ def _taps(a: Attention, layer: int, view, told: Told) -> None:
     row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
     names = view.question.choices                # repeated words with their position
     names = names if len(names) == len(a.src_tokens) else a.src_tokens
-    where = f"layer {about + 1}, " if told.layer is not None and a.n_layers > 1 else ""
+    named = about if told.layer is not None and a.n_layers > 1 else None
+    lang = page_lang()
     show_chart(taps_figure(names, {int(k): n for k, n in view.counts.items()}, row,
-                           target=a.tgt_tokens[i],
-                           head=where + (f"head {head + 1}" if head >= 0 else "all heads"),
-                           lang=page_lang()),
+                           target=a.tgt_tokens[i], head=taps_head(named, head, lang),
+                           lang=lang),
                key="class_taps", name=f"xattn-class-{view.code}-expected",
-               alt="Two rows of colour: the share of students who tapped each source token, "
-                   "and the row of attention weights.")
+               alt=chart_words(lang)(TAPS_ALT))
