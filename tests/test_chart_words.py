@@ -349,3 +349,22 @@ def test_the_lecturers_page_draws_its_charts_in_its_language(tmp_path, monkeypat
         for axis in ("xaxis", "yaxis"):                       # the tokens, byte for byte
             assert fig["layout"][axis]["ticktext"] == en["layout"][axis]["ticktext"]
         assert fig["data"][0]["z"] == en["data"][0]["z"]
+
+
+def test_an_arabic_page_keeps_its_charts_rows_and_colour_bar_left_to_right(monkeypatch):
+    """Arabic mirrors the page, not the charts: a row of columns holding a chart (the heads,
+    1..h) and the grid's colour bar stay left to right, its word in Arabic."""
+    from apptest_helpers import APP
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.delenv("XATTN_REDIS_URL", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.context["locale"] = "ar"
+    at.run()
+    assert not at.exception, at.exception
+    style = "".join(h.proto.body for h in at.get("html") if "direction: rtl" in h.proto.body)
+    assert '[data-testid="stHorizontalBlock"]:has(.stPlotlyChart)' in style
+    assert '[data-testid="stMain"] .xattn-ltr { direction: ltr; }' in style
+    (bar,) = [m.value for m in at.markdown if "linear-gradient" in m.value]
+    assert 'class="xattn-ltr" dir="ltr"' in bar
+    assert f"<span>{chart_words('ar')('weight')} 0</span>" in bar
