@@ -2,9 +2,9 @@
 brought up to date: ``python -m devtools.chart_catalog``.
 
 An AST walk over ``xattn/figures/*.py`` (and ``xattn/lesson/charts.py``, the titles of the
-charts a lesson's answer names) finds every ``tr("...")``, ``tr.plural("...",
-"...", n)`` and ``N_("...")`` with literal text, also inside an f-string (the hover
-labels are built in f-strings, where ``pybabel extract`` does not look). Each catalog
+charts a lesson's answer names) finds every ``tr("...")`` (or ``chart_words(lang)("...")``),
+``tr.plural("...", "...", n)`` and ``N_("...")`` with literal text, also inside an f-string
+(the hover labels are built in f-strings, where ``pybabel extract`` does not look). Each catalog
 ``xattn/locale/<lang>/LC_MESSAGES/charts.po`` then gets every msgid (kept translations
 stay; a new msgid comes untranslated, and tests/test_chart_words.py fails until it is
 translated; a msgid no longer said is dropped).
@@ -44,8 +44,13 @@ def said() -> dict:
             if not isinstance(node, ast.Call) or not node.args:
                 continue
             f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(
-                f, ast.Attribute) else None
+            if isinstance(f, ast.Call):          # chart_words(lang)("..."), _tr(lang)("...")
+                f = f.func
+                name = "tr" if isinstance(f, ast.Name) and f.id in ("chart_words", "_tr") \
+                    else None
+            else:
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(
+                    f, ast.Attribute) else None
             first = _literal(node.args[0])
             if first is None:
                 continue

@@ -368,3 +368,18 @@ def test_an_arabic_page_keeps_its_charts_rows_and_colour_bar_left_to_right(monke
     (bar,) = [m.value for m in at.markdown if "linear-gradient" in m.value]
     assert 'class="xattn-ltr" dir="ltr"' in bar
     assert f"<span>{chart_words('ar')('weight')} 0</span>" in bar
+
+
+@pytest.mark.parametrize("n", [1, 4])            # one head; the heads averaged
+def test_a_lesson_answers_chart_and_its_alt_are_said_in_the_language(n):
+    from xattn.lesson import shipped_lessons
+    from xattn.live.answers import class_step
+
+    (chart,) = class_step(shipped_lessons()["short"], n)[1].charts
+    en, fr = chart.make(1.0), chart.make(1.0, "fr")
+    assert chart.said() == chart.alt and chart.said("fr") != chart.alt
+    assert chart.said("fr") == chart_words("fr")(
+        "Heatmap of {what}: target tokens (rows) by source tokens (columns).",
+        what=fr.to_dict()["layout"]["title"]["text"])
+    assert fr.to_dict()["layout"]["title"]["text"] != en.to_dict()["layout"]["title"]["text"]
+    assert _numbers_and_tokens(fr) == _numbers_and_tokens(en)

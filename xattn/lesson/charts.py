@@ -21,14 +21,32 @@ class Chart:
     """One chart of an answer: ``make(font_scale, lang)`` builds its Plotly figure, its words
     in ``lang`` (``xattn.figures.words``; default English); ``alt`` is its text alternative
     (plain text); ``key`` says what it shows (a cache key: the same key, the same figure, for
-    the same weights and language)."""
+    the same weights and language); ``alt_in(lang)``, where given, says the text
+    alternative in a language (`said`)."""
 
     key: tuple
     alt: str
     make: Callable
+    alt_in: Callable[[str], str] | None = None
+
+    def said(self, lang: str = "en") -> str:
+        """The text alternative in ``lang`` (``alt`` where the chart has no other)."""
+        return self.alt if self.alt_in is None else self.alt_in(lang)
 
     def __repr__(self) -> str:
         return f"Chart{self.key!r}"
+
+
+def _chart(key: tuple, make: Callable, alt_in: Callable[[str], str]) -> Chart:
+    """A chart whose text alternative is said in a language by ``alt_in`` (its English is
+    ``alt``)."""
+    return Chart(key, alt_in("en"), make, alt_in)
+
+
+def _tr(lang: str):
+    from xattn.figures.words import chart_words
+
+    return chart_words(lang)
 
 
 def head_chart(a, layer: int, head: int, title: str | None = None) -> Chart:
@@ -39,9 +57,6 @@ def head_chart(a, layer: int, head: int, title: str | None = None) -> Chart:
 
     weights = a.layer(layer)                                                 # (h, T, S)
     row = weights.mean(0) if head < 0 else weights[head]                     # (T, S)
-    where = f"layer {layer + 1}, " if a.n_layers > 1 else ""
-    what = "the heads averaged" if head < 0 else f"head {head + 1}"
-
     def said(lang: str) -> str:
         tr = chart_words(lang)
         what = tr("the heads averaged") if head < 0 else tr("head {h}", h=head + 1)
@@ -51,9 +66,9 @@ def head_chart(a, layer: int, head: int, title: str | None = None) -> Chart:
         return frozen(*head_parts(row, a.src_tokens, a.tgt_tokens, head=max(head, 0),
                                   mask=a.mask, gold=a.gold, title=title or said(lang),
                                   lang=lang))
-    return Chart(("head", layer, head, title),
-                 f"Heatmap of {title or where + what}: target tokens (rows) by source tokens "
-                 "(columns).", make)
+    return _chart(("head", layer, head, title), make, lambda lang: _tr(lang)(
+        "Heatmap of {what}: target tokens (rows) by source tokens (columns).",
+        what=title or said(lang)))
 
 
 def heads_chart(a, layer: int, head: int = 0) -> Chart:
@@ -68,8 +83,9 @@ def heads_chart(a, layer: int, head: int = 0) -> Chart:
         return per_head_figure(a.layer(layer), list(a.src_tokens), list(a.tgt_tokens),
                                mask=a.mask, gold=a.gold, max_cols=2, title=title,
                                font_scale=font_scale, lang=lang)
-    return Chart(("heads", layer), f"Heatmaps of every head of layer {layer + 1}: target "
-                 "tokens (rows) by source tokens (columns).", make)
+    return _chart(("heads", layer), make, lambda lang: _tr(lang)(
+        "Heatmaps of every head of layer {l}: target tokens (rows) by source tokens (columns).",
+        l=layer + 1))
 
 
 def _ablation(a, layer: int, head: int) -> Chart | None:
@@ -83,8 +99,9 @@ def _ablation(a, layer: int, head: int) -> Chart | None:
         tgt = (a.layers.tokens or (a.src_tokens, a.tgt_tokens))[1]
         return ablation_figure(a.layers.ablate(layer, (most,)), list(tgt), [most + 1],
                                lang=lang)
-    return Chart(("ablation", layer), "Bar chart of how much the output changes when the most "
-                 "important head is switched off.", make)
+    return _chart(("ablation", layer), make, lambda lang: _tr(lang)(
+        "Bar chart of how much the output changes when the most important head is switched "
+        "off."))
 
 
 def _saturation(a, layer: int, head: int) -> Chart | None:
@@ -95,8 +112,9 @@ def _saturation(a, layer: int, head: int) -> Chart | None:
 
         return saturation_figure(a.recipe.saturation(), a.layers.d_model // a.n_heads,
                                  lang=lang)
-    return Chart(("saturation",), "Line chart: mean normalised entropy against d_head, with "
-                 "and without the division by the square root of d_head.", make)
+    return _chart(("saturation",), make, lambda lang: _tr(lang)(
+        "Line chart: mean normalised entropy against d_head, with and without the division by "
+        "the square root of d_head."))
 
 
 def aer_chart(a, layer: int = 0, head: int = 0, *, scores=None,
@@ -111,8 +129,8 @@ def aer_chart(a, layer: int = 0, head: int = 0, *, scores=None,
 
         return aer_figure(scores if scores is not None else score_heads(
             a.heldout(False), method=rule[0], threshold=rule[1]), lang=lang)
-    return Chart(("aer", *rule), "Heatmap of the alignment error rate of every layer and head; "
-                 "lower is better.", make)
+    return _chart(("aer", *rule), make, lambda lang: _tr(lang)(
+        "Heatmap of the alignment error rate of every layer and head; lower is better."))
 
 
 def _curves(a, layer: int, head: int) -> Chart | None:
@@ -122,8 +140,9 @@ def _curves(a, layer: int, head: int) -> Chart | None:
         from xattn.figures.timelapse import head_curves_figure
 
         return head_curves_figure(a.toy.timelapse(), lang=lang)
-    return Chart(("curves",), "Line chart over the training steps of each head's accuracy on "
-                 "moved and repeated words.", make)
+    return _chart(("curves",), make, lambda lang: _tr(lang)(
+        "Line chart over the training steps of each head's accuracy on moved and repeated "
+        "words."))
 
 
 # What a lesson file may name as a step's chart (``chart = "head"``), and what each needs.

@@ -75,7 +75,7 @@ def answer_charts(a, told: Told, view: RoomView) -> list[tuple]:
                              lang=lang), chart_words(lang)(TAPS_ALT))]
     lang = language()                # the build's (``speaking``): a figure per language
     return [(figure(("answer-chart", a.key, lang, *chart.key),
-                    lambda chart=chart: chart.make(1.0, lang)), chart.alt)
+                    lambda chart=chart: chart.make(1.0, lang)), chart.said(lang))
             for chart in told.charts]
 
 

@@ -143,7 +143,7 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer,
     def make() -> list:
         return [phone_chart(figure(("answer-chart", a.key, language, *chart.key),
                                    lambda chart=chart: chart.make(1.0, language)),
-                            alt=chart.alt) for chart in told.charts]
+                            alt=chart.said(language)) for chart in told.charts]
     return derived(("homework-charts", lesson.digest, n, a.key, language), make), None
 
 

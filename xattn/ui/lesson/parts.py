@@ -22,4 +22,4 @@ def answer_charts(told: Told, scale: float, a) -> None:
         fig = figure(("lesson-answer", a.key, scale, lang, *chart.key),
                      lambda chart=chart: chart.make(scale, lang))
         show_chart(fig, key=f"lesson_answer_chart_{k}", name=f"xattn-lesson-answer-{k}",
-                   alt=chart.alt)
+                   alt=chart.said(lang))
