@@ -383,3 +383,18 @@ def test_a_lesson_answers_chart_and_its_alt_are_said_in_the_language(n):
         what=fr.to_dict()["layout"]["title"]["text"])
     assert fr.to_dict()["layout"]["title"]["text"] != en.to_dict()["layout"]["title"]["text"]
     assert _numbers_and_tokens(fr) == _numbers_and_tokens(en)
+
+
+def test_the_versus_chart_made_as_dicts_is_the_figures_json_in_each_language():
+    """A phone's build makes the versus chart once per language at each reveal: as plain
+    dicts (`versus_parts` + ``frozen``), the same JSON as the Plotly figure."""
+    import plotly.io as pio
+
+    from xattn.figures.frozen import freeze, frozen
+
+    w, gold = toy_weights(), np.eye(3, 6, dtype=bool)
+    args = (RNG.random((3, 6)), [("L1", w[0]), ("L1 head 2", w[1])], SRC, TGT)
+    for lang in ("en", "ar"):
+        made = frozen(*aligns.versus_parts(*args, gold=gold, lang=lang)).to_dict()
+        fig = freeze(aligns.versus_figure(*args, gold=gold, lang=lang)).to_dict()
+        assert json.loads(pio.to_json(made)) == json.loads(pio.to_json(fig))

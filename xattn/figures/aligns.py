@@ -23,7 +23,7 @@ from xattn.figures._style import (
 from xattn.figures.heads import gold_marks, head_height
 from xattn.figures.words import chart_words
 
-__all__ = ["versus_figure"]
+__all__ = ["versus_figure", "versus_parts"]
 
 
 def _panel(z, x, y, k: int, name: str, what: str, tr) -> dict:
@@ -62,6 +62,17 @@ def versus_figure(shares: np.ndarray, panels, src_words, tgt_words, *, gold: np.
     plotly.graph_objects.Figure
         ``fig.data[k]`` is panel k's heatmap (k = 0: the class), then each panel's gold marks.
     """
+    data, layout = versus_parts(shares, panels, src_words, tgt_words, gold=gold, who=who,
+                                max_cols=max_cols, font_scale=font_scale, lang=lang)
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def versus_parts(shares: np.ndarray, panels, src_words, tgt_words, *, gold: np.ndarray,
+                 who: str | None = None, max_cols: int = 3, font_scale: float = 1.0,
+                 lang: str = "en") -> tuple[list[dict], dict]:
+    """`versus_figure`'s traces and layout as plain dicts, same parameters:
+    ``xattn.figures.frozen.frozen`` of them is the converted figure, made without Plotly's
+    object tree (a phone's build makes one per language at each reveal)."""
     tr = chart_words(lang)
     who = tr(who) if who else tr("the class")
     named = [(who, np.asarray(shares, np.float64)), *panels]
@@ -106,4 +117,4 @@ def versus_figure(shares: np.ndarray, panels, src_words, tgt_words, *, gold: np.
                           yref="paper", yanchor="bottom", showarrow=False,
                           font=dict(size=round(12 * font_scale))))
     layout["annotations"] = notes
-    return go.Figure(data=data + marks, layout=layout, _validate=False)
+    return data + marks, layout

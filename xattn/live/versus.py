@@ -8,7 +8,8 @@ for every student of a class: each is made once per server process for those cou
 
 from __future__ import annotations
 
-from xattn.figures.aligns import versus_figure
+from xattn.figures.aligns import versus_parts
+from xattn.figures.frozen import frozen
 from xattn.lesson import Told, Versus, versus
 from xattn.live.compute import derived, figure
 
@@ -31,11 +32,11 @@ def class_versus(a, counts: dict, n_answered: int, who: str = "the class") -> Ve
 
 
 def versus_chart(a, told: Told, v: Versus, counts: dict, *, who: str = "the class",
-                 lang: str = "en",
-                 font_scale: float = 1.0, max_cols: int = 3):
-    """The chart of ``v`` (a `Versus` of ``counts``), once per server."""
+                 lang: str = "en", font_scale: float = 1.0, max_cols: int = 3):
+    """The chart of ``v`` (a `Versus` of ``counts``), once per server and language (made
+    as plain dicts, without Plotly's object tree: a room in six languages makes six)."""
     q = told.question
     return figure(("versus-chart", a.key, who, _counted(counts), font_scale, max_cols, lang),
-                  lambda: versus_figure(v.shares, v.panels, q.choices, q.rows, gold=v.gold,
-                                        who=who, max_cols=max_cols, font_scale=font_scale,
-                                        lang=lang))
+                  lambda: frozen(*versus_parts(v.shares, v.panels, q.choices, q.rows,
+                                               gold=v.gold, who=who, max_cols=max_cols,
+                                               font_scale=font_scale, lang=lang)))
