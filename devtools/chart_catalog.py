@@ -63,13 +63,14 @@ def said() -> dict:
 
 def update(lang: str) -> Path:
     """Write ``lang``'s ``charts.po`` with every msgid said, its translations kept."""
-    old = {m.id if not m.pluralizable else m.id[0]: m.string
-           for m in (words.catalog(lang) if (LOCALE_DIR / lang / "LC_MESSAGES" /
-                                              "charts.po").exists() else ()) if m.id}
+    exists = (LOCALE_DIR / lang / "LC_MESSAGES" / f"{words.DOMAIN}.po").exists()
+    before = words.catalog(lang) if exists else None
+    old = {m.id if not m.pluralizable else m.id[0]: m.string for m in before or () if m.id}
     cat = Catalog(locale=lang, domain=words.DOMAIN, project="xattn charts",
                   version="1", msgid_bugs_address="the project's issues",
                   last_translator="written by hand, not yet read by a native speaker",
                   language_team=lang, fuzzy=False,
+                  **({"creation_date": before.creation_date} if before else {}),
                   header_comment=f"# The charts' words in {lang}: the gettext `charts` domain "
                                  "(docs/languages.md).\n# msgid: the English the figures say "
                                  "(xattn/figures, `tr`, `tr.plural`, `N_`).")

@@ -22,6 +22,7 @@ from xattn.figures import (
     alignment,
     aligns,
     analysis,
+    class_words,
     classroom,
     decode,
     effects,
@@ -82,7 +83,7 @@ def test_the_class_charts_words_written_in_classroom_are_in_the_figures_table():
     written = {c.title for c in CHARTS.values()} | {c.alt for c in CHARTS.values()}
     written |= {c.outlined for c in CHARTS.values()} | {k.title for k in KINDS.values()
                                                         if k.title}
-    assert written - set(classroom.CLASS_WORDS) == set()
+    assert written - set(class_words.CLASS_WORDS) == set()
 
 
 def test_a_language_is_checked_and_the_words_are_cached_per_language():
@@ -322,7 +323,7 @@ def test_a_phones_charts_are_in_its_language_with_the_same_numbers_and_tokens():
         assert taps["xtitle"] == tr("source (keys)")
         assert taps["y"] == [tr("the class (share of taps)"),
                              tr("{head} (weights)", head=tr("head {h}", h=1))]
-        assert room["charts"][0]["alt"] == tr(classroom.TAPS_ALT)
+        assert room["charts"][0]["alt"] == tr(class_words.TAPS_ALT)
 
 
 # --- the lecturer's page draws its charts in its language ----------------------------------------

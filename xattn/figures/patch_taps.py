@@ -10,7 +10,8 @@ from xattn.figures._style import (
     HIGHLIGHT,
     base_layout,
 )
-from xattn.figures.classroom import class_shares, counted_title
+from xattn.figures.class_words import counted_title
+from xattn.figures.classroom import class_shares
 from xattn.figures.words import chart_words
 
 __all__ = ["patch_taps_figure", "SEE_THROUGH"]

@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from xattn.figures._style import COLORSCALE, GOLD_COLOUR, base_layout
-from xattn.figures.classroom import class_shares, counted_title
+from xattn.figures.class_words import counted_title
+from xattn.figures.classroom import class_shares
 from xattn.figures.words import N_, chart_words
 
 __all__ = ["time_taps_figure", "bin_starts"]

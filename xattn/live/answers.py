@@ -14,7 +14,8 @@ import logging
 import threading
 
 from xattn.classroom import RoomView
-from xattn.figures.classroom import TAPS_ALT, taps_figure, taps_head
+from xattn.figures.class_words import TAPS_ALT, taps_head
+from xattn.figures.classroom import taps_figure
 from xattn.figures.words import chart_words
 from xattn.lesson import Lesson, Told
 from xattn.lesson.followup import case_step, cases, differs, shows_case

@@ -33,7 +33,8 @@ from xattn.classroom import NO_QUESTION, Question, RoomView, Tally
 from xattn.classroom.confidence import LABELS as LEVEL_LABELS
 from xattn.classroom.confidence import LEVELS
 from xattn.classroom.hub import Message
-from xattn.figures.classroom import binned_words, class_alt, class_figure, earlier_title
+from xattn.figures.class_words import binned_words, class_alt, earlier_title
+from xattn.figures.classroom import class_figure
 from xattn.figures.phone import phone_chart
 from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict

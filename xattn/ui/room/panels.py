@@ -16,14 +16,8 @@ import streamlit as st
 
 from xattn.classroom import NO_QUESTION, ClassroomError, RoomView
 from xattn.classroom.learning import step_learning
-from xattn.figures.classroom import (
-    TAPS_ALT,
-    class_alt,
-    class_figure,
-    revote_figure,
-    taps_figure,
-    taps_head,
-)
+from xattn.figures.class_words import TAPS_ALT, class_alt, taps_head
+from xattn.figures.classroom import class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
 from xattn.figures.words import chart_words
 from xattn.jobs import LABELS
