@@ -17,6 +17,7 @@ from xattn.live.compute import derived, figure
 from xattn.live.link import PRESENT
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import page_lang
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.views.grid import colour_top, head_grid
@@ -64,7 +65,7 @@ def heads_view(a: Attention, layer: int, state) -> None:
             lang = page_lang()
             fig = figure((a.key, layer, "focus", focus, top, lang), lambda: head_figure(
                 weights[focus], a.src_tokens, a.tgt_tokens, head=focus, mask=a.mask,
-                title=f"Layer {layer + 1}, head {focus + 1}", zmax=top, colorbar=True,
+                title=_("Layer {l}, head {h}", l=layer + 1, h=focus + 1), zmax=top, colorbar=True,
                 max_x_labels=64, lang=lang))
             show_chart(fig, key="focus_head", name=f"{stem}-head{focus + 1}",
                        alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
