@@ -21,9 +21,12 @@ from xattn.figures._style import (
     subplot_ref,
 )
 from xattn.figures.heads import gold_marks, head_height
-from xattn.figures.words import chart_words
+from xattn.figures.words import N_, chart_words
 
 __all__ = ["versus_figure", "versus_parts"]
+
+# whose links the first panel shows, as the lesson names them (said in the chart's language)
+WHO = (N_("the class"), N_("you"))
 
 
 def _panel(z, x, y, k: int, name: str, what: str, tr) -> dict:

@@ -9,8 +9,8 @@ from typing import NamedTuple
 
 from xattn.figures.words import N_, chart_words
 
-__all__ = ["CLASS_WORDS", "TAPS_ALT", "Binned", "binned_words", "class_alt", "counted_title",
-           "earlier_title", "taps_head"]
+__all__ = ["CLASS_WORDS", "TAPS_ALT", "VERSUS_ALT", "VERSUS_ALT_YOURS", "Binned",
+           "binned_words", "class_alt", "counted_title", "earlier_title", "taps_head"]
 
 # the class charts' words written in xattn/classroom (``controls.CHARTS``: each chart's title,
 # text alternative and its outline's sentence; a kind's own title), said here in a language
@@ -58,6 +58,15 @@ def earlier_title(rnd: int, n: int, lang: str = "en") -> str:
 
 TAPS_ALT = N_("Two rows of colour: the share of the class that tapped each source word, and "
               "the row of attention weights.")
+
+
+# the versus chart's text alternative: the class's links beside the heads (a live room), a
+# student's own (a homework)
+VERSUS_ALT = N_("Small heatmaps over the sentence pair's words: the class's links (each link's "
+                "share of the class), then each layer's average and each head's weights; gold "
+                "links outlined.")
+VERSUS_ALT_YOURS = N_("Small heatmaps over the sentence pair's words: your links, then each "
+                      "layer's average and each head's weights; gold links outlined.")
 
 
 def taps_head(layer: int | None, head: int, lang: str = "en") -> str:

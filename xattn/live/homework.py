@@ -129,15 +129,17 @@ def _charts(lesson: Lesson, n: int, a, told: Told, answer,
     """The charts that answer step ``n`` (once per server process and language), and for
     links the student's own links beside every layer and head (per answer) with its line
     (HTML)."""
+    from xattn.figures.class_words import VERSUS_ALT_YOURS
     from xattn.figures.phone import phone_chart
+    from xattn.figures.words import chart_words
     from xattn.live.compute import derived, figure
-    from xattn.live.versus import ALT, class_versus, versus_chart
+    from xattn.live.versus import class_versus, versus_chart
 
     if told.question is not None and told.question.of.drawn.versus:
         counts = dict.fromkeys(answer or (), 1)
         v = class_versus(a, counts, int(answer is not None), "you")
         fig = versus_chart(a, told, v, counts, who="you", lang=language)
-        alt = ALT.replace("the class's links (each link's share of the class)", "your links")
+        alt = chart_words(language)(VERSUS_ALT_YOURS)
         return [phone_chart(fig, alt=alt)], to_html(v.line) + to_html(v.table)
 
     def make() -> list:

@@ -36,6 +36,7 @@ from xattn.classroom.hub import Message
 from xattn.figures.class_words import binned_words, class_alt, earlier_title
 from xattn.figures.classroom import class_figure
 from xattn.figures.phone import phone_chart
+from xattn.figures.words import chart_words
 from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
 from xattn.lesson.followup import case_step
@@ -125,7 +126,7 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
     if asks and view.question.of.drawn.versus:     # the class beside every layer and head
         v = class_versus(a, view.counts, view.n_answered)
         fig = versus_chart(a, told, v, view.counts, lang=language())
-        charts.append(phone_chart(fig, alt=VERSUS_ALT))
+        charts.append(phone_chart(fig, alt=chart_words(language())(VERSUS_ALT)))
         line = to_html(v.line) + to_html(v.table)
     if asks and (told.row is None or not told.question.of.asked.taps) \
             and not view.question.of.drawn.versus:

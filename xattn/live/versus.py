@@ -9,15 +9,14 @@ for every student of a class: each is made once per server process for those cou
 from __future__ import annotations
 
 from xattn.figures.aligns import versus_parts
+from xattn.figures.class_words import VERSUS_ALT
 from xattn.figures.frozen import frozen
 from xattn.lesson import Told, Versus, versus
 from xattn.live.compute import derived, figure
 
 __all__ = ["class_versus", "versus_chart", "ALT"]
 
-ALT = ("Small heatmaps over the sentence pair's words: the class's links (each link's share "
-       "of the class), then each layer's average and each head's weights; gold links "
-       "outlined.")
+ALT = VERSUS_ALT          # in English; in a language: chart_words(lang)(ALT)
 
 
 def _counted(counts: dict) -> tuple:
