@@ -1,8 +1,9 @@
 """The charts' msgids (``xattn.figures.words``), found in the code, and their catalogs
 brought up to date: ``python -m devtools.chart_catalog``.
 
-An AST walk over ``xattn/figures/*.py`` (and ``xattn/lesson/charts.py``, the titles of the
-charts a lesson's answer names) finds every ``tr("...")`` (or ``chart_words(lang)("...")``),
+An AST walk over ``xattn/figures/*.py`` (and ``xattn/lesson/charts.py`` and
+``xattn/lesson/probe.py``: the titles and text alternatives of the charts a lesson's answer
+names) finds every ``tr("...")`` (or ``chart_words(lang)("...")``),
 ``tr.plural("...", "...", n)`` and ``N_("...")`` with literal text, also inside an f-string
 (the hover labels are built in f-strings, where ``pybabel extract`` does not look). Each catalog
 ``xattn/locale/<lang>/LC_MESSAGES/charts.po`` then gets every msgid (kept translations
@@ -24,7 +25,8 @@ from xattn.locales import LANGS, LOCALE_DIR
 __all__ = ["said", "update"]
 
 FIGURES = Path(words.__file__).resolve().parent
-SOURCES = (*sorted(FIGURES.glob("*.py")), FIGURES.parent / "lesson" / "charts.py")
+SOURCES = (*sorted(FIGURES.glob("*.py")), FIGURES.parent / "lesson" / "charts.py",
+           FIGURES.parent / "lesson" / "probe.py")
 
 
 def _literal(node) -> str | None:
