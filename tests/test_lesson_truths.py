@@ -15,7 +15,8 @@ from xattn.figures.phone import values
 from xattn.lesson import STEPS
 from xattn.lesson.aligns import versus
 from xattn.lesson.probe import explanation
-from xattn.lesson.tell import ablation, layers, learning, trained, wait_k
+from xattn.lesson.switched import ablation
+from xattn.lesson.tell import layers, learning, trained, wait_k
 from xattn.pipeline import Settings, run
 
 

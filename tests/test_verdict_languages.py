@@ -150,7 +150,9 @@ def test_the_class_against_the_heads_is_said_in_the_phones_language(pair_step):
 
 def test_the_versus_is_made_once_per_language_not_once_for_all(pair_step):
     """`class_versus` is cached per server: a French phone never gets the English table."""
-    from xattn.live.versus import alt, class_versus
+    from xattn.figures.class_words import VERSUS_ALT_YOURS
+    from xattn.figures.words import chart_words
+    from xattn.live.versus import class_versus
 
     _, _, a, told = pair_step
     counts = {link: 1 for link in told.truth[:2]}
@@ -158,7 +160,8 @@ def test_the_versus_is_made_once_per_language_not_once_for_all(pair_step):
         en = class_versus(a, counts, 2, "you")
     with speaking("fr"):
         fr = class_versus(a, counts, 2, "you")
-        assert alt("you").startswith("Petites cartes de chaleur") and "vos liens" in alt("you")
+        yours = chart_words("fr")(VERSUS_ALT_YOURS)
+        assert yours.startswith("Petites cartes de chaleur") and "vos liens" in yours
     assert fr.table != en.table and "**vous**" in fr.table and "**you**" in en.table
     with speaking("fr"):
         assert class_versus(a, counts, 2, "you") is fr
@@ -191,7 +194,7 @@ def test_the_class_charts_text_alternative_is_in_the_phones_language():
     assert alts == {"en": "Bar chart of the class's predictions, one bar per answer. The right "
                           "answer is outlined.",
                     "fr": "Diagramme en barres des prédictions de la classe, une barre par "
-                          "réponse. La bonne réponse est entourée.",
+                          "réponse. La bonne réponse est encadrée.",
                     "ar": "مخطط أعمدة لتوقعات الصف، عمود لكل إجابة. الإجابة الصحيحة محاطة "
                           "بإطار."}
     token = next(k for k in range(1, len(lesson.steps) + 1)
@@ -200,7 +203,7 @@ def test_the_class_charts_text_alternative_is_in_the_phones_language():
     view = RoomView("HJK23M", token, len(lesson.steps), "revealed", 1, told.question,
                     {told.truth: 2}, 2)
     taps = json.loads(room_message(view, lesson, None, "fr").room)["answer"]["charts"][0]
-    assert taps["alt"].startswith("Deux rangées de couleur : la part de la classe")
+    assert taps["alt"].startswith("Deux lignes de couleur : la part de la classe")
     number = Question("number", low=0, high=1, decimals=2)
     many = Tally(1, 1, number, {k / 100: 1 for k in range(30)}, n_answered=30)
     with speaking("fr"):
@@ -264,7 +267,7 @@ ALLOWED = (
     r"\.(code|kind|control|phase|lang|image)$",   # protocol words, not shown
     r"\.(choices|rows)\[\d+\]$",                  # the tokens, the values sent back
     r"\.mine$|\.mine\[\d+\]$",                    # the value sent: the same in every language
-    r"\.charts\[\d+\]\.(title|panels)",            # charts' titles, axes: xattn/figures
+    r"\.charts\[\d+\]\.panels",                     # the versus chart's panel names (L2 head 2)
     r"\.ask\.labels\[\d+\]$",                     # head_jobs' job names (xattn/lesson/computed.py)
 )
 

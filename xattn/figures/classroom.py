@@ -18,14 +18,14 @@ from xattn.figures._style import (
     category_axis,
     tick_font,
 )
+from xattn.figures.class_words import class_alt, counted_title
 from xattn.figures.heads import gold_marks
+from xattn.figures.words import chart_words
 
 __all__ = ["answers_figure", "taps_figure", "revote_figure", "parts_figure", "links_figure",
            "class_figure", "class_alt", "FIGURES", "learning_figure"]
 
 MUTED = "#9e9e9e"
-
-
 def _options(question, counts: dict) -> list:
     """The bars' answers: every option, or every distinct number given (a range's kind)."""
     if question.of.number:
@@ -48,7 +48,8 @@ def _is_truth(question, option, truth) -> bool:
     return option == truth
 
 
-def answers_figure(question, counts: dict, *, truth=None, font_scale: float = 1.0) -> go.Figure:
+def answers_figure(question, counts: dict, *, truth=None, font_scale: float = 1.0,
+                   lang: str = "en") -> go.Figure:
     """One bar per answer the class gave (every choice or token, zeros included; every
     distinct number), the right one outlined once ``truth`` is given (after the reveal).
 
@@ -59,30 +60,33 @@ def answers_figure(question, counts: dict, *, truth=None, font_scale: float = 1.
         Answer (a choice's text, a token's position, a number) to how many gave it.
     truth : optional
         The right answer, in the same form.
+    lang : str, default "en"
+        The language of the chart's words (the answers' own words stay as they are).
     """
+    tr = chart_words(lang)
     options = _options(question, counts)
     x, x_text = axis_labels([question.of.shown(question, o) for o in options])
     n = [int(counts.get(o, 0)) for o in options]
     right = [_is_truth(question, o, truth) for o in options]
-    bar = dict(type="bar", x=x, y=n, text=[f"{k} · right" if r else str(k)
+    bar = dict(type="bar", x=x, y=n, text=[tr("{n} · right", n=k) if r else str(k)
                                            for k, r in zip(n, right, strict=True)],
                textposition="outside", cliponaxis=False,
                marker=dict(color=[ACCENT if r else MUTED for r in right],
                            line=dict(color=HIGHLIGHT, width=[3 if r else 0 for r in right])),
-               hovertemplate="%{x}<br>%{y} students<extra></extra>")
+               hovertemplate=f"%{{x}}<br>%{{y}} {tr('students')}<extra></extra>")
     total = sum(n)
     layout = base_layout(
-        f"{question.of.chart_title} ({total} answer{'s' if total != 1 else ''})", 320,
+        counted_title(question, total, tr), 320,
         font_scale=font_scale,
         xaxis=category_axis((x, x_text), angle=-45 if len(x) > 6 else 0,
-                            font=round(tick_font(len(x)) * font_scale), title="prediction"),
-        yaxis=dict(title=dict(text="students"), rangemode="tozero",
+                            font=round(tick_font(len(x)) * font_scale), title=tr("prediction")),
+        yaxis=dict(title=dict(text=tr("students")), rangemode="tozero",
                    range=[0, max(1, max(n, default=0)) * 1.25], dtick=max(1, total // 5)))
     return go.Figure(data=[bar], layout=layout, _validate=False)
 
 
 def taps_figure(src_tokens, taps: dict, weights_row: np.ndarray, *, target: str,
-                head: str) -> go.Figure:
+                head: str, lang: str = "en") -> go.Figure:
     """What the class expected beside what the head does: the share of students who tapped
     each source token (the class's "expected attention" for one target token) above the true
     row of weights, on one 0-1 scale.
@@ -95,26 +99,30 @@ def taps_figure(src_tokens, taps: dict, weights_row: np.ndarray, *, target: str,
     weights_row : ndarray of shape (n_src,)
     target, head : str
         Plain text for the title: the target token (as typed) and which head.
+    lang : str, default "en"
+        The language of the chart's words.
     """
+    tr = chart_words(lang)
     n_src = len(src_tokens)
     total = max(1, sum(taps.values()))
     expected = np.array([taps.get(j, 0) / total for j in range(n_src)], dtype=np.float32)
     z = np.stack([expected, np.asarray(weights_row, np.float32)])            # (2, n_src)
     x, x_text = axis_labels(src_tokens)
-    rows = ["the class (share of taps)", f"{head} (weights)"]
+    rows = [tr("the class (share of taps)"), tr("{head} (weights)", head=head)]
     heat = dict(type="heatmap", z=z, x=x, y=rows, zmin=0, zmax=1, colorscale=COLORSCALE,
-                colorbar=dict(title=dict(text="share"), thickness=12), xgap=1, ygap=1,
-                hovertemplate="%{y}<br>source %{x}<br>%{z:.3f}<extra></extra>")
+                colorbar=dict(title=dict(text=tr("share")), thickness=12), xgap=1, ygap=1,
+                hovertemplate=f"%{{y}}<br>{tr('source')} %{{x}}<br>%{{z:.3f}}<extra></extra>")
     title = axis_labels([target])[1][0]
-    layout = base_layout(f"Where {title} looks: the class's guess and the weights", 240,
+    layout = base_layout(tr("Where {token} looks: the class's guess and the weights",
+                            token=title), 240,
                          xaxis=category_axis((x, x_text), angle=-45 if n_src > 4 else 0,
-                                             font=tick_font(n_src), title="source (keys)"),
+                                             font=tick_font(n_src), title=tr("source (keys)")),
                          yaxis=dict(autorange="reversed"))
     return go.Figure(data=[heat], layout=layout, _validate=False)
 
 
 def revote_figure(question, first: dict, then: dict, *, truth=None, rounds=(1, 2),
-                  font_scale: float = 1.0) -> go.Figure:
+                  font_scale: float = 1.0, lang: str = "en") -> go.Figure:
     """The class's answers in two rounds of one step, side by side per answer (peer
     instruction: vote, discuss, vote again); the right answer's bars outlined once ``truth``
     is given.
@@ -126,27 +134,33 @@ def revote_figure(question, first: dict, then: dict, *, truth=None, rounds=(1, 2
         Answer to count in the earlier and the later round.
     rounds : (int, int)
         The rounds' numbers, for the legend.
+    lang : str, default "en"
+        The language of the chart's words.
     """
+    tr = chart_words(lang)
     options = _options(question, {**first, **then})
     x, x_text = axis_labels([question.of.shown(question, o) for o in options])
     right = [_is_truth(question, o, truth) for o in options]
     bars = []
     for counts, rnd, color in ((first, rounds[0], MUTED), (then, rounds[1], ACCENT)):
         n = [int(counts.get(o, 0)) for o in options]
-        bars.append(dict(type="bar", x=x, y=n, name=f"round {rnd}", text=[str(k) for k in n],
+        name = tr("round {r}", r=rnd)
+        bars.append(dict(type="bar", x=x, y=n, name=name, text=[str(k) for k in n],
                          textposition="outside", cliponaxis=False,
                          marker=dict(color=color, line=dict(
                              color=HIGHLIGHT, width=[3 if r else 0 for r in right])),
-                         hovertemplate=f"round {rnd}<br>%{{x}}<br>%{{y}} students<extra></extra>"))
+                         hovertemplate=f"{name}<br>%{{x}}<br>%{{y}} {tr('students')}"
+                                       "<extra></extra>"))
     top = max([int(v) for v in (*first.values(), *then.values())] or [1])
     layout = base_layout(
-        f"Round {rounds[0]} beside round {rounds[1]}" + (" (right answer outlined)"
-                                                        if truth is not None else ""), 320,
+        tr("Round {first} beside round {then} (right answer outlined)", first=rounds[0],
+           then=rounds[1]) if truth is not None else
+        tr("Round {first} beside round {then}", first=rounds[0], then=rounds[1]), 320,
         font_scale=font_scale, barmode="group", showlegend=True,
         legend=dict(orientation="h", y=-0.3, x=0),
         xaxis=category_axis((x, x_text), angle=-45 if len(x) > 6 else 0,
-                            font=round(tick_font(len(x)) * font_scale), title="prediction"),
-        yaxis=dict(title=dict(text="students"), rangemode="tozero", range=[0, top * 1.25]))
+                            font=round(tick_font(len(x)) * font_scale), title=tr("prediction")),
+        yaxis=dict(title=dict(text=tr("students")), rangemode="tozero", range=[0, top * 1.25]))
     return go.Figure(data=bars, layout=layout, _validate=False)
 
 
@@ -167,11 +181,12 @@ def _grid_layout(title: str, x, y, *, height: int, font_scale: float, x_title: s
         yaxis=category_axis(y, title=y_title, reverse=True, font=font))
 
 
-def _heat(z, x, y, text, what: str) -> dict:
+def _heat(z, x, y, text, what: str, tr) -> dict:
     return dict(type="heatmap", z=z, x=x, y=y, zmin=0, zmax=1, colorscale=COLORSCALE,
                 text=text, texttemplate="%{text}", xgap=1, ygap=1,
-                colorbar=dict(title=dict(text="share"), thickness=12),
-                hovertemplate=f"%{{y}}<br>{what} %{{x}}<br>share %{{z:.0%}}<extra></extra>")
+                colorbar=dict(title=dict(text=tr("share")), thickness=12),
+                hovertemplate=f"%{{y}}<br>{what} %{{x}}<br>{tr('share')} %{{z:.0%}}"
+                              "<extra></extra>")
 
 
 def _outline(cells: np.ndarray, x, y, name: str, width: float) -> dict:
@@ -183,7 +198,8 @@ def _outline(cells: np.ndarray, x, y, name: str, width: float) -> dict:
 
 
 def parts_figure(question, counts: dict, n_answered: int, *, truth=None, also=(),
-                 labels=None, font_scale: float = 1.0, weights=None) -> go.Figure:
+                 labels=None, font_scale: float = 1.0, weights=None,
+                 lang: str = "en") -> go.Figure:
     """The class's choice for each part (a ``"parts"`` question: each head's job): one row
     per part, one column per choice, each cell the students who chose it (its colour their
     share); once ``truth`` is given (after the reveal) each part's right choice is outlined,
@@ -203,32 +219,35 @@ def parts_figure(question, counts: dict, n_answered: int, *, truth=None, also=()
         Each part's choices that are just as right.
     labels : dict of str to str, optional
         Shorter names for the choices.
+    lang : str, default "en"
+        The language of the chart's words (the parts' and choices' own stay as they are).
     """
+    tr = chart_words(lang)
     rows, cols = list(question.rows), list(question.choices)
     z, text = class_shares(counts, n_answered, rows, cols)
     x = axis_labels([(labels or {}).get(c, c) for c in cols])
     y = axis_labels(rows)
-    data = [_heat(z, x[0], y[0], text, "chose")]
+    data = [_heat(z, x[0], y[0], text, tr("chose"), tr)]
     if truth is not None:
         right, close = np.zeros(z.shape, dtype=bool), np.zeros(z.shape, dtype=bool)
         for r, (t, more) in enumerate(zip(truth, also or [()] * len(rows), strict=True)):
             right[r, cols.index(t)] = True
             for c in more:
                 close[r, cols.index(c)] = True
-        data.append(_outline(right, x[0], y[0], "right", 3))
+        data.append(_outline(right, x[0], y[0], tr("right"), 3))
         if close.any():
-            data.append(_outline(close, x[0], y[0], "close call", 1))
+            data.append(_outline(close, x[0], y[0], tr("close call"), 1))
     height = 130 + round(34 * font_scale) * len(rows)
-    layout = _grid_layout(f"{question.of.chart_title} ({n_answered} answer"
-                          f"{'s' if n_answered != 1 else ''})"
-                          + (", right outlined" if truth is not None else ""),
+    title = counted_title(question, n_answered, tr)
+    layout = _grid_layout(tr("{title}, right outlined", title=title) if truth is not None
+                          else title,
                           x, y, height=height, font_scale=font_scale, x_title="",
                           y_title="")
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
 def links_figure(question, counts: dict, n_answered: int, *, gold=None,
-                 font_scale: float = 1.0) -> go.Figure:
+                 font_scale: float = 1.0, lang: str = "en") -> go.Figure:
     """The class's alignment (a ``"links"`` question): one row per target word, one column
     per source word, each cell the share of the students who linked them; once ``gold`` is
     given (after the reveal) the gold links are outlined.
@@ -241,91 +260,91 @@ def links_figure(question, counts: dict, n_answered: int, *, gold=None,
         (target, source) to the students who drew the link (``RoomView.counts``).
     n_answered : int
     gold : ndarray of bool, shape (n_tgt, n_src), optional
+    lang : str, default "en"
+        The language of the chart's words.
     """
+    tr = chart_words(lang)
     rows, cols = range(len(question.rows)), range(len(question.choices))
     z, text = class_shares(counts, n_answered, list(rows), list(cols))
     x, y = axis_labels(question.choices), axis_labels(question.rows)
-    data = [_heat(z, x[0], y[0], text, "linked to")]
+    data = [_heat(z, x[0], y[0], text, tr("linked to"), tr)]
     if gold is not None:
-        data.append(_outline(np.asarray(gold, bool), x[0], y[0], "gold", 3))
+        data.append(_outline(np.asarray(gold, bool), x[0], y[0], tr("gold"), 3))
     height = 150 + round(30 * font_scale) * len(question.rows)
-    layout = _grid_layout(f"{question.of.chart_title} ({n_answered} answer"
-                          f"{'s' if n_answered != 1 else ''})"
-                          + (", gold outlined" if gold is not None else ""),
-                          x, y, height=height, font_scale=font_scale,
-                          x_title="source word", y_title="target word")
+    title = counted_title(question, n_answered, tr)
+    layout = _grid_layout(tr("{title}, gold outlined", title=title) if gold is not None
+                          else title, x, y, height=height, font_scale=font_scale,
+                          x_title=tr("source word"), y_title=tr("target word"))
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
-def learning_figure(rows, *, font_scale: float = 1.0) -> go.Figure:
+def learning_figure(rows, *, font_scale: float = 1.0, lang: str = "en") -> go.Figure:
     """Each step's share right, round by round: ``rows`` of (step label, first vote, revote,
-    follow-up), a share in [0, 1] or None (not asked)."""
+    follow-up), a share in [0, 1] or None (not asked); ``lang``: the language of its words."""
+    tr = chart_words(lang)
     x, x_text = axis_labels([r[0] for r in rows])
     bars = []
-    for k, (name, color) in enumerate((("first vote", MUTED), ("revote", ACCENT),
-                                       ("follow-up (a new case)", HIGHLIGHT)), 1):
+    for k, (name, color) in enumerate(((tr("first vote"), MUTED), (tr("revote"), ACCENT),
+                                       (tr("follow-up (a new case)"), HIGHLIGHT)), 1):
         y = [None if r[k] is None else round(100 * r[k], 1) for r in rows]
         if any(v is not None for v in y):
             bars.append(dict(type="bar", x=x, y=y, name=name, marker=dict(color=color),
-                             hovertemplate=f"step %{{x}}<br>{name}: %{{y:.0f}} % right"
-                                           "<extra></extra>"))
-    layout = base_layout("Right answers, step by step", 300, font_scale=font_scale,
+                             hovertemplate=f"{tr('step')} %{{x}}<br>{name}: %{{y:.0f}} "
+                                           f"{tr('% right')}<extra></extra>"))
+    layout = base_layout(tr("Right answers, step by step"), 300, font_scale=font_scale,
                          barmode="group", showlegend=True, legend=dict(orientation="h", y=-0.3),
-                         xaxis=category_axis((x, x_text), title="step", font=round(
+                         xaxis=category_axis((x, x_text), title=tr("step"), font=round(
                              tick_font(len(x)) * font_scale)),
-                         yaxis=dict(title=dict(text="% right"), range=[0, 100]))
+                         yaxis=dict(title=dict(text=tr("% right")), range=[0, 100]))
     return go.Figure(data=bars, layout=layout, _validate=False)
 
 
-def class_alt(question, *, revealed: bool = False) -> str:
-    """The text alternative of `class_figure`'s chart of ``question`` (its kind's: its truth
-    outlined once ``revealed``, where the question has one)."""
-    return question.of.alt(revealed=revealed)
-
-
 def class_figure(question, counts: dict, n_answered: int, *, truth=None, also=(),
-                 labels=None, font_scale: float = 1.0, weights=None) -> go.Figure:
+                 labels=None, font_scale: float = 1.0, weights=None,
+                 lang: str = "en") -> go.Figure:
     """The class's answers to any question: bars per answer (a choice, token, number), a
     part-by-choice grid (parts), or the class's alignment (links); the truth marked once
     given. ``also``: answers just as right (a tie), or each part's close calls (parts);
     ``labels``: shorter names of a parts question's choices; ``weights``: a tap question's
     model attention over the patches, drawn beside the class's taps (other charts ignore
-    it)."""
+    it); ``lang``: the language of the chart's words."""
     return FIGURES[question.of.chart](question, counts, n_answered, truth=truth, also=also,
-                                      labels=labels, font_scale=font_scale, weights=weights)
+                                      labels=labels, font_scale=font_scale, weights=weights,
+                                      lang=lang)
 
 
 def _bars(question, counts, n_answered, *, truth, also, labels, font_scale,
-          weights=None) -> go.Figure:
-    return answers_figure(question, counts, truth=truth, font_scale=font_scale)
+          weights=None, lang="en") -> go.Figure:
+    return answers_figure(question, counts, truth=truth, font_scale=font_scale, lang=lang)
 
 
 def _links(question, counts, n_answered, *, truth, also, labels, font_scale,
-           weights=None) -> go.Figure:
+           weights=None, lang="en") -> go.Figure:
     gold = None
     if truth is not None:
         gold = np.zeros((len(question.rows), len(question.choices)), dtype=bool)
         for t, s in truth:
             gold[t, s] = True
-    return links_figure(question, counts, n_answered, gold=gold, font_scale=font_scale)
+    return links_figure(question, counts, n_answered, gold=gold, font_scale=font_scale,
+                        lang=lang)
 
 
 # Each chart of xattn.classroom.controls.CHARTS, drawn (tests/test_classroom_kinds.py checks
 # that every chart has its figure).
 def _taps(question, counts, n_answered, *, truth, also, labels, font_scale,
-          weights=None) -> go.Figure:
+          weights=None, lang="en") -> go.Figure:
     from xattn.figures.patch_taps import patch_taps_figure
 
     return patch_taps_figure(question, counts, n_answered, truth=truth, weights=weights,
-                             font_scale=font_scale)
+                             font_scale=font_scale, lang=lang)
 
 
 def _strip(question, counts, n_answered, *, truth, also, labels, font_scale,
-           weights=None) -> go.Figure:
+           weights=None, lang="en") -> go.Figure:
     from xattn.figures.time_taps import time_taps_figure
 
     return time_taps_figure(question, counts, n_answered, truth=truth, weights=weights,
-                            font_scale=font_scale)
+                            font_scale=font_scale, lang=lang)
 
 
 FIGURES = {"bars": _bars, "grid": parts_figure, "links": _links, "taps": _taps,

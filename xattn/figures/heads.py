@@ -27,6 +27,7 @@ from xattn.figures._style import (
     subplot_ref,
     tick_font,
 )
+from xattn.figures.words import ChartWords, chart_words
 
 __all__ = ["per_head_figure", "head_figure", "head_parts", "head_height", "average_figure",
            "output_figure", "mask_marks", "gold_marks"]
@@ -53,12 +54,17 @@ def head_height(src_tokens, n_tgt: int, *, font_scale: float = 1.0,
     return font, label_px, 40 + max(150, max(font + 3, row_px) * n_tgt) + label_px
 
 
-def _heatmap(z, x, y, head: int, title: str) -> dict:
+def hover(tr: ChartWords, title: str) -> str:
+    """A head's cell on hover: its title, target, source and weight in ``tr``'s words."""
+    return (f"<b>{title}</b><br>{tr('target (query)')} %{{y}}<br>{tr('source (key)')} "
+            f"%{{x}}<br>{tr('weight')} %{{z:.3f}}<extra></extra>")
+
+
+def _heatmap(z, x, y, head: int, title: str, tr: ChartWords) -> dict:
     return dict(
         type="heatmap", z=np.asarray(z, dtype=np.float32), x=x, y=y, coloraxis="coloraxis",
         xaxis=subplot_ref(head, "x"), yaxis=subplot_ref(head, "y"), name=title, xgap=0.5,
-        ygap=0.5, hovertemplate=(f"<b>{title}</b><br>target (query) %{{y}}<br>source (key) "
-                                 "%{x}<br>weight %{z:.3f}<extra></extra>"))
+        ygap=0.5, hovertemplate=hover(tr, title))
 
 
 def mask_marks(mask: np.ndarray, x, y, head: int = 0, size: float = 12) -> dict | None:
@@ -92,8 +98,8 @@ def gold_marks(gold: np.ndarray, x, y, head: int = 0) -> dict:
                             line=dict(width=2.5)))
 
 
-def _layout(title: str, height: int, font_scale: float = 1.0) -> dict:
-    colorbar = dict(title=dict(text="weight"), thickness=14, lenmode="pixels",
+def _layout(title: str, height: int, tr: ChartWords, font_scale: float = 1.0) -> dict:
+    colorbar = dict(title=dict(text=tr("weight")), thickness=14, lenmode="pixels",
                     len=min(300, height - 90), yanchor="top", y=1)
     return base_layout(title, height, top=60, font_scale=font_scale, showlegend=False,
                        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
@@ -112,7 +118,7 @@ def _axes(layout: dict, head: int, xd, yd, ticks_x, ticks_y, *, x_title: str | N
 def head_figure(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
                 mask: np.ndarray | None = None, zmax: float = 1.0, title: str | None = None,
                 max_x_labels: int = 40, colorbar: bool = False, font_scale: float = 1.0,
-                gold: np.ndarray | None = None) -> go.Figure:
+                gold: np.ndarray | None = None, lang: str = "en") -> go.Figure:
     """One head's heatmap, a chart of its own: a page lays several out in columns (which stack
     on a phone) instead of squeezing them into one figure.
 
@@ -136,20 +142,23 @@ def head_figure(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
         Larger text for a projector.
     gold : ndarray of bool, shape (n_tgt, n_src), optional
         Gold cells (trained weights) get an outlined square.
+    lang : str, default "en"
+        The language of the chart's words (``xattn.figures.words``); tokens stay as they are.
     """
     data, layout = head_parts(weights, src_tokens, tgt_tokens, head=head, mask=mask, zmax=zmax,
                               title=title, max_x_labels=max_x_labels, colorbar=colorbar,
-                              font_scale=font_scale, gold=gold)
+                              font_scale=font_scale, gold=gold, lang=lang)
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
 def head_parts(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
                mask: np.ndarray | None = None, zmax: float = 1.0, title: str | None = None,
                max_x_labels: int = 40, colorbar: bool = False, font_scale: float = 1.0,
-               gold: np.ndarray | None = None) -> tuple[list[dict], dict]:
+               gold: np.ndarray | None = None, lang: str = "en") -> tuple[list[dict], dict]:
     """`head_figure`'s traces and layout as plain dicts, same parameters: ``go.Figure`` of them
     is the figure, ``xattn.figures.frozen.frozen`` of them the converted figure, made without
     Plotly's object tree (what a server does on every new setting)."""
+    tr = chart_words(lang)
     weights = np.asarray(weights)
     src_tokens = check_tokens(src_tokens, weights.shape[1] if weights.ndim == 2 else None,
                               "src_tokens")
@@ -164,17 +173,18 @@ def head_parts(weights: np.ndarray, src_tokens, tgt_tokens, *, head: int,
     y, y_text = axis_labels(tgt_tokens)
     font, _, height = head_height(src_tokens, n_tgt, font_scale=font_scale)
     step = math.ceil(n_src / max_x_labels)
-    name = f"head {head + 1}"
+    name = tr("head {h}", h=head + 1)
     layout = base_layout(title or name, height, top=36, font_scale=font_scale, showlegend=False,
                          coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=float(zmax),
                                         showscale=colorbar,
-                                        colorbar=dict(title=dict(text="weight"), thickness=12)),
-                         xaxis=category_axis((x[::step], x_text[::step]), title="source (keys)",
-                                             angle=-60, font=font),
-                         yaxis=category_axis((y, y_text), title="target (queries)",
+                                        colorbar=dict(title=dict(text=tr("weight")),
+                                                      thickness=12)),
+                         xaxis=category_axis((x[::step], x_text[::step]),
+                                             title=tr("source (keys)"), angle=-60, font=font),
+                         yaxis=category_axis((y, y_text), title=tr("target (queries)"),
                                              reverse=True, font=font))
     layout["xaxis"]["range"] = [-0.5, n_src - 0.5]   # every category, labelled or not
-    data = [_heatmap(weights, x, y, 0, name)]
+    data = [_heatmap(weights, x, y, 0, name, tr)]
     data += _marks(mask, gold, x, y, 0, weights.shape)
     return data, layout
 
@@ -194,8 +204,8 @@ def _marks(mask, gold, x, y, head: int, shape: tuple[int, int]) -> list[dict]:
 
 def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
                     mask: np.ndarray | None = None, max_cols: int = 4,
-                    title: str = "Cross-attention weights, one heatmap per head",
-                    gold: np.ndarray | None = None, font_scale: float = 1.0) -> go.Figure:
+                    title: str | None = None, gold: np.ndarray | None = None,
+                    font_scale: float = 1.0, lang: str = "en") -> go.Figure:
     """Small multiples: one heatmap per head on a shared 0-1 colour scale.
 
     Parameters
@@ -211,13 +221,19 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
         Gold cells (trained weights) get an outlined square.
     font_scale : float, default 1
         Larger text for a projector.
+    title : str, optional
+        Trusted text; default "Cross-attention weights, one heatmap per head" in ``lang``.
+    lang : str, default "en"
+        The language of the chart's words (``xattn.figures.words``).
 
     Returns
     -------
     plotly.graph_objects.Figure
-        ``fig.data`` holds the heatmap of head h at index h (named "head h+1"), followed by
-        each head's marks (mask crosses when anything is masked, gold squares).
+        ``fig.data`` holds the heatmap of head h at index h (named "head h+1" in ``lang``),
+        followed by each head's marks (mask crosses when anything is masked, gold squares).
     """
+    tr = chart_words(lang)
+    title = title or tr("Cross-attention weights, one heatmap per head")
     max_cols = check_int(max_cols, "max_cols", minimum=1)
     src_tokens = check_tokens(src_tokens, None, "src_tokens")
     tgt_tokens = check_tokens(tgt_tokens, None, "tgt_tokens")
@@ -235,7 +251,7 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     title_px, heat_px = round(24 * font_scale), head_px - 40 - label_px
     row_px = title_px + heat_px + label_px
     height = 70 + n_rows * row_px
-    layout = _layout(title, height=height, font_scale=font_scale)
+    layout = _layout(title, height, tr, font_scale=font_scale)
     plot_px = height - 70                                          # minus the top/bottom margins
     y_dom = [(1 - (r * row_px + title_px + heat_px) / plot_px,
               1 - (r * row_px + title_px) / plot_px) for r in range(n_rows)]
@@ -247,11 +263,12 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
     heatmaps, marks, annotations = [], [], []
     for h in range(n_heads):
         r, c = divmod(h, n_cols)
-        heatmaps.append(_heatmap(weights[h], x, y, h, f"head {h + 1}"))
+        name = tr("head {h}", h=h + 1)
+        heatmaps.append(_heatmap(weights[h], x, y, h, name, tr))
         _axes(layout, h, x_dom[c], y_dom[r], x_ticks, y_ticks, font=font,
-              x_title="source (keys)" if r == n_rows - 1 or h + n_cols >= n_heads else None,
-              y_title="target (queries)" if c == 0 else None, y_ticks=c == 0)
-        annotations.append(dict(text=f"<b>head {h + 1}</b>", x=sum(x_dom[c]) / 2, xref="paper",
+              x_title=tr("source (keys)") if r == n_rows - 1 or h + n_cols >= n_heads else None,
+              y_title=tr("target (queries)") if c == 0 else None, y_ticks=c == 0)
+        annotations.append(dict(text=f"<b>{name}</b>", x=sum(x_dom[c]) / 2, xref="paper",
                                 y=y_dom[r][1], yref="paper", yanchor="bottom", showarrow=False,
                                 font=dict(size=round(13 * font_scale))))
         marks += _marks(mask, gold, x, y, h, (n_tgt, n_src))
@@ -260,27 +277,32 @@ def per_head_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list
 
 
 def average_figure(weights: np.ndarray, src_tokens: list[str], tgt_tokens: list[str], *,
-                   mask: np.ndarray | None = None, zmax: float = 1.0) -> go.Figure:
+                   mask: np.ndarray | None = None, zmax: float = 1.0,
+                   lang: str = "en") -> go.Figure:
     """One heatmap of the weights averaged over heads, shape (n_tgt, n_src); ``zmax`` is the
-    top of the colour scale."""
+    top of the colour scale; ``lang`` the language of its words."""
+    tr = chart_words(lang)
     mean = np.asarray(weights).mean(axis=0, keepdims=True)         # (1, n_tgt, n_src)
-    fig = per_head_figure(mean, src_tokens, tgt_tokens, mask=mask, max_cols=1,
-                          title=f"Average over the {len(weights)} heads")
+    fig = per_head_figure(mean, src_tokens, tgt_tokens, mask=mask, max_cols=1, lang=lang,
+                          title=tr.plural("Average over the {n} head",
+                                          "Average over the {n} heads", len(weights)))
     fig.layout.coloraxis.cmax = float(zmax)
-    fig.data[0].hovertemplate = ("<b>mean of heads</b><br>target (query) %{y}<br>source (key) "
-                                 "%{x}<br>weight %{z:.3f}<extra></extra>")
+    fig.data[0].hovertemplate = hover(tr, tr("mean of heads"))
     fig.layout.annotations = ()
     return fig
 
 
-def output_figure(output: np.ndarray, tgt_tokens: list[str]) -> go.Figure:
+def output_figure(output: np.ndarray, tgt_tokens: list[str], *, lang: str = "en") -> go.Figure:
     """The output representation: one row per target token, one column per model dimension.
 
     Parameters
     ----------
     output : ndarray of shape (n_tgt, d_model)
     tgt_tokens : list of str
+    lang : str, default "en"
+        The language of the chart's words.
     """
+    tr = chart_words(lang)
     output = np.asarray(output, dtype=np.float32)
     if output.ndim != 2:
         raise ValueError(f"output must have shape (n_tgt, d_model); received {output.shape}.")
@@ -289,11 +311,13 @@ def output_figure(output: np.ndarray, tgt_tokens: list[str]) -> go.Figure:
     y, y_text = axis_labels(tgt_tokens)
     bound = float(np.abs(output).max()) or 1.0
     trace = dict(type="heatmap", z=output, y=y, colorscale=OUTPUT_COLORSCALE, zmin=-bound,
-                 zmax=bound, colorbar=dict(title=dict(text="value"), thickness=14),
-                 hovertemplate="target %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>")
+                 zmax=bound, colorbar=dict(title=dict(text=tr("value")), thickness=14),
+                 hovertemplate=(f"{tr('target')} %{{y}}<br>{tr('dimension')} %{{x}}<br>"
+                                f"{tr('value')} %{{z:.3f}}<extra></extra>"))
     layout = base_layout(
-        f"Output: {d_model} numbers per target token", 140 + 16 * n_tgt, top=50,
-        xaxis=dict(title=dict(text="model dimension (0 .. d_model-1)")),
-        yaxis=category_axis((y, y_text), title="target token", reverse=True,
+        tr.plural("Output: {n} number per target token", "Output: {n} numbers per target token",
+                  d_model), 140 + 16 * n_tgt, top=50,
+        xaxis=dict(title=dict(text=tr("model dimension (0 .. d_model-1)"))),
+        yaxis=category_axis((y, y_text), title=tr("target token"), reverse=True,
                             font=tick_font(n_tgt)))
     return go.Figure(data=[trace], layout=layout, _validate=False)

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from xattn._checks import check_heads, check_tokens
 from xattn.figures._style import DASHES, OKABE_ITO, axis_labels, base_layout
+from xattn.figures.words import ChartWords, chart_words
 from xattn.literal import plotly_text
 from xattn.metrics import check_weights
 
@@ -29,7 +30,7 @@ _ROW_PX = 22
 
 
 def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: float = 0.05,
-                 mask=None) -> go.Figure:
+                 mask=None, lang: str = "en") -> go.Figure:
     """Lines from each target token to the source tokens it attends to, one colour per head.
 
     Parameters
@@ -47,6 +48,8 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
     mask : array_like of bool, shape (n_src,) or (n_tgt, n_src), optional
         True where a source key may be attended; source tokens masked for every target row
         are greyed out.
+    lang : str, default "en"
+        The language of the chart's words (legend, headers, hover); tokens stay as they are.
 
     Returns
     -------
@@ -64,6 +67,7 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
     >>> [t.name for t in fig.data]
     ['head 1', 'target (queries)', 'source (keys)']
     """
+    tr = chart_words(lang)
     p = check_weights(weights, mask)
     w = p.w                                                          # (n_heads, n_tgt, n_src)
     n_heads, n_tgt, n_src = w.shape
@@ -76,16 +80,17 @@ def lines_figure(weights, src_tokens, tgt_tokens, *, heads=None, threshold: floa
     if not 0 <= threshold <= 1:  # also refuses NaN
         raise ValueError(f"threshold must be a number in [0, 1]; received {threshold!r}.")
     drawn = (w > 0) & (w >= threshold) & p.keep                      # (n_heads, n_tgt, n_src)
-    traces = [t for h in shown for t in _head_traces(w[h], drawn[h], h)]
-    traces += _token_traces(w, p.keep, shown, src, tgt)
+    traces = [t for h in shown for t in _head_traces(w[h], drawn[h], h, tr)]
+    traces += _token_traces(w, p.keep, shown, src, tgt, tr)
     n_rows = max(n_tgt, n_src)
     layout = base_layout(
         None, 110 + _ROW_PX * n_rows,
         xaxis=dict(visible=False, range=[-0.9, 1.9], fixedrange=True),
         yaxis=dict(visible=False, range=[n_rows - 0.5, -0.5], fixedrange=True),
         hovermode="closest", dragmode=False, modebar=dict(remove=["select2d", "lasso2d"]),
-        legend=dict(title=dict(text="head (opacity ≈ weight)"), itemsizing="constant"),
-        annotations=[_header(_X_TGT, "target (queries)"), _header(_X_SRC, "source (keys)")])
+        legend=dict(title=dict(text=tr("head (opacity ≈ weight)")), itemsizing="constant"),
+        annotations=[_header(_X_TGT, tr("target (queries)")),
+                     _header(_X_SRC, tr("source (keys)"))])
     # Unvalidated (see figures._style): validation costs ~5 ms per trace; the tests validate.
     return go.Figure(data=traces, layout=layout, _validate=False)
 
@@ -95,14 +100,15 @@ def _header(x: float, text: str) -> dict:
                 text=f"<b>{text}</b>", font=dict(size=13))
 
 
-def _head_traces(w: np.ndarray, drawn: np.ndarray, h: int) -> list[dict]:
+def _head_traces(w: np.ndarray, drawn: np.ndarray, h: int, tr: ChartWords) -> list[dict]:
     """Line traces of one head: w and drawn are (n_tgt, n_src)."""
     rows, cols = np.nonzero(drawn)                                   # (k,) segment ends
     level = np.minimum((w[rows, cols] * len(OPACITY_LEVELS)).astype(int),
                        len(OPACITY_LEVELS) - 1)                      # (k,) opacity bin
     line = dict(color=OKABE_ITO[h % len(OKABE_ITO)], width=2,
                 dash=DASHES[(h // len(OKABE_ITO)) % len(DASHES)])
-    base = dict(type="scatter", mode="lines", name=f"head {h + 1}", legendgroup=f"head {h + 1}",
+    base = dict(type="scatter", mode="lines", name=tr("head {h}", h=h + 1),
+                legendgroup=f"head {h + 1}",
                 line=line, hoverinfo="skip")
     traces = []
     for b in reversed(range(len(OPACITY_LEVELS))):  # strongest first: it carries the legend
@@ -117,10 +123,12 @@ def _head_traces(w: np.ndarray, drawn: np.ndarray, h: int) -> list[dict]:
         x[:, 0], x[:, 1] = _X_TGT, _X_SRC
         traces.append(dict(base, x=x.reshape(-1), y=y.reshape(-1),
                            opacity=OPACITY_LEVELS[b], showlegend=not traces))
-    return traces or [dict(base, x=[], y=[], name=f"head {h + 1} (no line)", showlegend=True)]
+    return traces or [dict(base, x=[], y=[], name=tr("head {h} (no line)", h=h + 1),
+                           showlegend=True)]
 
 
-def _token_traces(w, keep, shown, src: list[str], tgt: list[str]) -> list[dict]:
+def _token_traces(w, keep, shown, src: list[str], tgt: list[str],
+                  tr: ChartWords) -> list[dict]:
     """Labels of both columns (cut), with the whole token and its strongest link per drawn head
     on hover."""
     n_tgt, n_src = len(tgt), len(src)
@@ -128,24 +136,25 @@ def _token_traces(w, keep, shown, src: list[str], tgt: list[str]) -> list[dict]:
                                           ([plotly_text(t) for t in src],
                                            [plotly_text(t) for t in tgt]))
     tgt_hover, src_hover = [], []
+    heads = {h: tr("head {h}", h=h + 1) for h in shown}
     for i, tok in enumerate(tgt):
-        links = [f"head {h + 1}: → {j}: {src[j]} ({w[h, i, j]:.3f})" if w[h, i].any()
-                 else f"head {h + 1}: no key" for h in shown
+        links = [f"{heads[h]}: → {j}: {src[j]} ({w[h, i, j]:.3f})" if w[h, i].any()
+                 else tr("head {h}: no key", h=h + 1) for h in shown
                  for j in [int(w[h, i].argmax())]]
-        tgt_hover.append("<br>".join([f"<b>target (query) {i}: {tok}</b>", *links]))
+        tgt_hover.append("<br>".join([f"<b>{tr('target (query)')} {i}: {tok}</b>", *links]))
     for j, tok in enumerate(src):
-        links = [f"head {h + 1}: ← {i}: {tgt[i]} ({w[h, i, j]:.3f})" if w[h, :, j].any()
-                 else f"head {h + 1}: unused" for h in shown
+        links = [f"{heads[h]}: ← {i}: {tgt[i]} ({w[h, i, j]:.3f})" if w[h, :, j].any()
+                 else tr("head {h}: unused", h=h + 1) for h in shown
                  for i in [int(w[h, :, j].argmax())]]
-        src_hover.append("<br>".join([f"<b>source (key) {j}: {tok}</b>", *links]))
+        src_hover.append("<br>".join([f"<b>{tr('source (key)')} {j}: {tok}</b>", *links]))
     # a source token no target may see: lighter, still 5.1:1 on white (WCAG 1.4.3)
     src_colour = ["#333333" if k else "#6e6e6e" for k in keep.any(axis=0).tolist()]
     label = dict(type="scatter", mode="markers+text", showlegend=False, hoverinfo="text",
                  marker=dict(size=7, color="#888888"), textfont=dict(size=13))
     return [
-        dict(label, name="target (queries)", x=[_X_TGT] * n_tgt, y=list(range(n_tgt)),
+        dict(label, name=tr("target (queries)"), x=[_X_TGT] * n_tgt, y=list(range(n_tgt)),
              text=tgt_short, hovertext=tgt_hover, textposition="middle left"),
-        dict(label, name="source (keys)", x=[_X_SRC] * n_src, y=list(range(n_src)),
+        dict(label, name=tr("source (keys)"), x=[_X_SRC] * n_src, y=list(range(n_src)),
              text=src_short, hovertext=src_hover, textposition="middle right",
              textfont=dict(size=13, color=src_colour)),
     ]

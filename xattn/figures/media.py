@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from xattn.figures._style import COLORSCALE, GOLD_COLOUR, HIGHLIGHT, base_layout
+from xattn.figures.words import chart_words
 
 __all__ = ["spectrogram_figure", "overlay_mosaic", "timing_figure", "dtw_figure",
            "glyph_hits"]
@@ -27,28 +28,30 @@ def _words_shapes(words) -> list[dict]:
 
 
 def spectrogram_figure(spectrogram: np.ndarray, seconds_per_frame: float, peaks=(),
-                       words=None, *, height: int = 260) -> go.Figure:
+                       words=None, *, height: int = 260, lang: str = "en") -> go.Figure:
     """The log-mel spectrogram (mel bins × 10 ms frames) with, above it, each token's moment:
     ``peaks`` (token, seconds) where its attention (mean over heads) is highest; ``words``:
-    each known word's span, outlined."""
+    each known word's span, outlined; ``lang``: the language of its words."""
+    tr = chart_words(lang)
     n_mels, n_frames = spectrogram.shape
     t = (np.arange(n_frames) + 0.5) * seconds_per_frame
     fig = go.Figure(go.Heatmap(z=np.asarray(spectrogram, np.float32), x=t,
                                y=np.arange(n_mels), colorscale="Greys", reversescale=True,
-                               showscale=False, hovertemplate="%{x:.2f} s, mel bin %{y}"
-                                                              "<extra></extra>"))
+                               showscale=False, hovertemplate=f"%{{x:.2f}} s, {tr('mel bin')} "
+                                                              "%{y}<extra></extra>"))
     if peaks:
         tokens, times = zip(*peaks, strict=True)
         fig.add_trace(go.Scatter(
             x=list(times), y=[n_mels * (1.04 + 0.08 * (k % 3)) for k in range(len(times))],
             mode="markers+text", text=[html.escape(str(s)) for s in tokens],
             textposition="top center", marker=dict(color=HIGHLIGHT, size=8, symbol="triangle-down"),
-            hovertemplate="%{text} looks most at %{x:.2f} s<extra></extra>", showlegend=False,
+            hovertemplate=f"%{{text}} {tr('looks most at')} %{{x:.2f}} s<extra></extra>",
+            showlegend=False,
             cliponaxis=False))
     fig.update_layout(**base_layout(None, height, top=46,
-                                    xaxis=dict(title="time (s)", range=[0, n_frames *
-                                                                          seconds_per_frame]),
-                                    yaxis=dict(title="mel bin", range=[0, n_mels * 1.3],
+                                    xaxis=dict(title=tr("time (s)"), range=[0, n_frames *
+                                                                             seconds_per_frame]),
+                                    yaxis=dict(title=tr("mel bin"), range=[0, n_mels * 1.3],
                                                showgrid=False),
                                     shapes=_words_shapes(words)))
     return fig
@@ -123,9 +126,11 @@ def glyph_hits(weights: np.ndarray, boxes, char_boxes, rows) -> np.ndarray:
     return overlaps[peaks, np.arange(k)].mean(axis=-1) if k else np.zeros(w.shape[:2])
 
 
-def timing_figure(scores: np.ndarray, tolerances, *, chosen=(), height: int = 260) -> go.Figure:
+def timing_figure(scores: np.ndarray, tolerances, *, chosen=(), height: int = 260,
+                  lang: str = "en") -> go.Figure:
     """Timing F1 of every head (layers × heads) at the last tolerance, both in the hover;
-    ``chosen`` (layer, head) pairs outlined."""
+    ``chosen`` (layer, head) pairs outlined; ``lang``: the language of its words."""
+    tr = chart_words(lang)
     n_layers, n_heads = scores.shape[:2]
     text = [[" / ".join(f"{v:.2f}" for v in scores[i, h]) for h in range(n_heads)]
             for i in range(n_layers)]
@@ -134,32 +139,36 @@ def timing_figure(scores: np.ndarray, tolerances, *, chosen=(), height: int = 26
         z=scores[..., -1], x=np.arange(1, n_heads + 1), y=np.arange(1, n_layers + 1),
         zmin=0, zmax=1, colorscale=COLORSCALE, text=text, texttemplate="%{text}",
         colorbar=dict(title=f"F1 {tolerances[-1] * 1000:.0f} ms", thickness=12),
-        hovertemplate=f"layer %{{y}}, head %{{x}}: timing F1 %{{text}} ({ms})<extra></extra>"))
+        hovertemplate=(f"{tr('layer')} %{{y}}, {tr('head')} %{{x}}: {tr('timing F1')} "
+                       f"%{{text}} ({ms})<extra></extra>")))
     for layer, head in chosen:
         fig.add_shape(type="rect", x0=head + 0.5, x1=head + 1.5, y0=layer + 0.5, y1=layer + 1.5,
                       line=dict(color=GOLD_COLOUR, width=3))
     fig.update_layout(**base_layout(None, max(height, 60 + 40 * n_layers),
-                                    xaxis=dict(title="head", dtick=1),
-                                    yaxis=dict(title="decoder layer", dtick=1,
+                                    xaxis=dict(title=tr("head"), dtick=1),
+                                    yaxis=dict(title=tr("decoder layer"), dtick=1,
                                                autorange="reversed")))
     return fig
 
 
 def dtw_figure(matrix: np.ndarray, tokens, positions, tgt_tokens, seconds: float,
-               words=None, *, height: int = 320) -> go.Figure:
+               words=None, *, height: int = 320, lang: str = "en") -> go.Figure:
     """The matrix DTW ran on (tokens × positions, normalised and filtered, mean over the
-    chosen heads) with the path drawn over it, and each known word's span."""
+    chosen heads) with the path drawn over it, and each known word's span (``lang``: the
+    language of its words)."""
+    tr = chart_words(lang)
     n_tok, n_src = matrix.shape
     t = (np.arange(n_src) + 0.5) * seconds
     labels = [html.escape(str(s)) for s in tgt_tokens]
     fig = go.Figure(go.Heatmap(z=matrix, x=t, y=np.arange(n_tok), colorscale=COLORSCALE,
                                colorbar=dict(title="z", thickness=12),
-                               hovertemplate="%{x:.2f} s, token %{y}: %{z:.2f}<extra></extra>"))
+                               hovertemplate=f"%{{x:.2f}} s, {tr('token')} %{{y}}: %{{z:.2f}}"
+                                             "<extra></extra>"))
     fig.add_trace(go.Scatter(x=(np.asarray(positions) + 0.5) * seconds, y=np.asarray(tokens),
                              mode="lines", line=dict(color=HIGHLIGHT, width=3),
-                             name="DTW path", hoverinfo="skip"))
+                             name=tr("DTW path"), hoverinfo="skip"))
     fig.update_layout(**base_layout(None, max(height, 80 + 18 * n_tok),
-                                    xaxis=dict(title="time (s)", range=[0, n_src * seconds]),
+                                    xaxis=dict(title=tr("time (s)"), range=[0, n_src * seconds]),
                                     yaxis=dict(tickvals=list(range(n_tok)), ticktext=labels,
                                                autorange="reversed"),
                                     shapes=_words_shapes(words),

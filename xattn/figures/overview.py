@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from xattn.figures._style import COLORSCALE, base_layout, subplot_ref
+from xattn.figures.words import chart_words
 
 __all__ = ["overview_figure", "PANEL_PX"]
 
@@ -20,7 +21,8 @@ PANEL_PX = 64          # each head's panel, square, in pixels
 _GAP_PX = 8
 
 
-def overview_figure(weights: np.ndarray, *, selected: tuple[int, int] | None = None) -> go.Figure:
+def overview_figure(weights: np.ndarray, *, selected: tuple[int, int] | None = None,
+                    lang: str = "en") -> go.Figure:
     """Small multiples of every layer and head.
 
     Parameters
@@ -28,6 +30,8 @@ def overview_figure(weights: np.ndarray, *, selected: tuple[int, int] | None = N
     weights : ndarray of shape (n_layers, n_heads, n_tgt, n_src)
     selected : (layer, head), optional
         0-based; that panel is outlined.
+    lang : str, default "en"
+        The language of the chart's words (the panels' names, hover).
 
     Returns
     -------
@@ -36,6 +40,7 @@ def overview_figure(weights: np.ndarray, *, selected: tuple[int, int] | None = N
         invisible marker per panel whose ``customdata`` is ``[layer, head]`` counted from 1
         (as on screen).
     """
+    tr = chart_words(lang)
     weights = np.asarray(weights)
     if weights.ndim != 4:
         raise ValueError(f"weights must have shape (n_layers, n_heads, n_tgt, n_src); received "
@@ -71,10 +76,10 @@ def overview_figure(weights: np.ndarray, *, selected: tuple[int, int] | None = N
             centres[0].append(sum(x_dom) / 2)
             centres[1].append(sum(y_dom) / 2)
             cells.append([layer + 1, head + 1])
-    annotations = [dict(text=f"layer {layer + 1}", x=-0.01, xref="paper", xanchor="right",
+    annotations = [dict(text=tr("layer {l}", l=layer + 1), x=-0.01, xref="paper", xanchor="right",
                         y=1 - (layer * step + PANEL_PX / 2) / plot_h, yref="paper",
                         showarrow=False, font=dict(size=11)) for layer in range(n_layers)]
-    annotations += [dict(text=f"head {head + 1}", x=(head * step + PANEL_PX / 2) / plot_w,
+    annotations += [dict(text=tr("head {h}", h=head + 1), x=(head * step + PANEL_PX / 2) / plot_w,
                          xref="paper", y=1, yref="paper", yanchor="bottom", showarrow=False,
                          font=dict(size=11)) for head in range(n_heads)]
     shapes = []
@@ -92,6 +97,6 @@ def overview_figure(weights: np.ndarray, *, selected: tuple[int, int] | None = N
     click = dict(type="scatter", mode="markers", x=centres[0], y=centres[1], xaxis="x999",
                  yaxis="y999", customdata=cells, showlegend=False,
                  marker=dict(size=PANEL_PX, symbol="square", opacity=0, color="black"),
-                 hovertemplate="layer %{customdata[0]:d} · head %{customdata[1]:d}: click to "
-                               "open<extra></extra>")
+                 hovertemplate=(f"{tr('layer')} %{{customdata[0]:d}} · {tr('head')} "
+                                f"%{{customdata[1]:d}}: {tr('click to open')}<extra></extra>"))
     return go.Figure(data=traces + [click], layout=layout, _validate=False)

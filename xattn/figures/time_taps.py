@@ -8,11 +8,14 @@ import numpy as np
 import plotly.graph_objects as go
 
 from xattn.figures._style import COLORSCALE, GOLD_COLOUR, base_layout
+from xattn.figures.class_words import counted_title
 from xattn.figures.classroom import class_shares
+from xattn.figures.words import N_, chart_words
 
 __all__ = ["time_taps_figure", "bin_starts"]
 
-_ROWS = ("the class", "the model")     # the strips, bottom up: the class's under the model's
+# the strips, bottom up: the class's under the model's
+_ROWS = (N_("the class"), N_("the model"))
 
 
 def bin_starts(question) -> list[str]:
@@ -20,15 +23,15 @@ def bin_starts(question) -> list[str]:
     return [c.split("–")[0] for c in question.choices]
 
 
-def _strip(z, text, k: int, what: str, *, colorbar: bool) -> dict:
+def _strip(z, text, k: int, what: str, *, colorbar: bool, tr) -> dict:
     """One strip of cells (subplot ``k``, 1 or 2) over the bins, 0 to 1."""
     suffix = "" if k == 1 else str(k)
     return dict(type="heatmap", z=np.asarray(z).tolist(), x=list(range(z.shape[1])), y=[0],
                 zmin=0, zmax=1, colorscale=COLORSCALE, text=text, xgap=1,
                 texttemplate="%{text}" if text is not None else None,
                 xaxis="x" + suffix, yaxis="y" + suffix, showscale=colorbar,
-                colorbar=dict(title=dict(text="share"), thickness=12, len=0.5, y=0.25),
-                hovertemplate=f"bin %{{x}}: {what} %{{z:.0%}}<extra></extra>")
+                colorbar=dict(title=dict(text=tr("share")), thickness=12, len=0.5, y=0.25),
+                hovertemplate=f"{tr('bin')} %{{x}}: {what} %{{z:.0%}}<extra></extra>")
 
 
 def _peak_mark(b: int, k: int, name: str) -> dict:
@@ -40,7 +43,7 @@ def _peak_mark(b: int, k: int, name: str) -> dict:
 
 
 def time_taps_figure(question, counts: dict, n_answered: int, *, truth=None, weights=None,
-                     font_scale: float = 1.0) -> go.Figure:
+                     font_scale: float = 1.0, lang: str = "en") -> go.Figure:
     """The class's taps on a clip's time strip (a ``"tap_time"`` question): each time bin
     the share of the students who tapped it; once ``truth`` (the peak's bin) is given it is
     outlined, and ``weights`` (the model's attention over the bins, each bin its strongest
@@ -53,7 +56,10 @@ def time_taps_figure(question, counts: dict, n_answered: int, *, truth=None, wei
     counts : dict of int to int
         A bin to the students who tapped it.
     weights : sequence of float of length n_bins, optional
+    lang : str, default "en"
+        The language of the chart's words (the bins' times are numbers, as Plotly writes them).
     """
+    tr = chart_words(lang)
     n_bins = len(question.choices)
     z, text = class_shares({(0, b): n for b, n in counts.items()}, n_answered, [0],
                            list(range(n_bins)))                                  # (1, n_bins)
@@ -62,15 +68,16 @@ def time_taps_figure(question, counts: dict, n_answered: int, *, truth=None, wei
     if weights is not None:
         w = np.asarray(weights, np.float32).reshape(1, n_bins)                   # (1, n_bins)
         data.append(_strip(w / max(float(w.max()), 1e-9), None, 2,
-                           "weight (of the largest)", colorbar=False))
+                           tr("weight (of the largest)"), colorbar=False, tr=tr))
         data.append(_peak_mark(int(np.argmax(w)), 2, "peak"))
-    data.append(_strip(z, text, 1, "tapped by", colorbar=True))
+    data.append(_strip(z, text, 1, tr("tapped by"), colorbar=True, tr=tr))
     if truth is not None:
-        data.append(_peak_mark(truth, 1, "the model's peak"))
-    title = (f"{question.of.chart_title} ({n_answered} answer"
-             f"{'s' if n_answered != 1 else ''})"
-             + (", the model's peak outlined" if truth is not None else "")
-             + (" · above: the model's attention" if weights is not None else ""))
+        data.append(_peak_mark(truth, 1, tr("the model's peak")))
+    title = counted_title(question, n_answered, tr)
+    if truth is not None:
+        title = tr("{title}, the model's peak outlined", title=title)
+    if weights is not None:
+        title = tr("{title} · above: the model's attention", title=title)
     layout = base_layout(title, round((150 + 70 * panels) * font_scale), top=50,
                          font_scale=font_scale, showlegend=False)
     starts = bin_starts(question)
@@ -81,9 +88,9 @@ def time_taps_figure(question, counts: dict, n_answered: int, *, truth=None, wei
             range=[-0.5, n_bins - 0.5], tickvals=list(range(n_bins)), ticktext=starts,
             tickangle=-45 if n_bins > 10 else 0, showgrid=False, zeroline=False,
             anchor="y" + suffix,
-            title=dict(text="time (s): where each bin starts" if k == 1 else ""),
+            title=dict(text=tr("time (s): where each bin starts") if k == 1 else ""),
             **({} if k == 1 else {"matches": "x", "showticklabels": False}))
         layout["yaxis" + suffix] = dict(domain=[lo, hi], range=[-0.5, 0.5], tickvals=[0],
-                                        ticktext=[_ROWS[k - 1]], showgrid=False,
+                                        ticktext=[tr(_ROWS[k - 1])], showgrid=False,
                                         zeroline=False, anchor="x" + suffix)
     return go.Figure(data=data, layout=layout, _validate=False)

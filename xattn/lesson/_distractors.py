@@ -21,6 +21,7 @@ from dataclasses import replace
 import numpy as np
 
 from xattn.jobs import own_place
+from xattn.lesson import switched as S
 from xattn.lesson import tell as T
 from xattn.lesson._words import target_row, token_name
 from xattn.lesson.misconceptions import Distractor, keep
@@ -189,7 +190,7 @@ def ablation(a, layer, told, **_):
 
 
 def sqrt(a, layer, told, **_):
-    down, up, same = T.SQRT_CHOICES
+    down, up, same = S.SQRT_CHOICES
     on, off = a.layers.trace(layer, True), a.layers.trace(layer, False)
     flipped = {down: up, up: down}.get(told.truth)
     kept = int(np.argmax(on.scaled_scores[0, 0])) == int(np.argmax(off.scaled_scores[0, 0]))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from xattn.literal import md_code
 from xattn.sources import Attention
-from xattn.words import say
+from xattn.words import say, say_n
 
-__all__ = ["token_name", "token_label", "target_row", "number_word"]
+__all__ = ["token_name", "token_label", "target_row", "number_word", "heads_said", "head_choices"]
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen")
@@ -49,3 +49,15 @@ def target_row(a: Attention, word: str, occurrence: int = 0) -> tuple[int, str]:
 def number_word(n: int) -> str:
     """``4`` as "four" (up to sixteen), else digits."""
     return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+
+
+def heads_said(n: int) -> str:
+    """``n`` heads in words (English spells the number: "four heads")."""
+    return say_n("{word} head", "{word} heads", n, word=number_word(n))
+
+
+def head_choices(n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A choice of one of ``n`` heads: the values ("head 2", the same in every language)
+    and the options as the context's language says them."""
+    return (tuple(f"head {h + 1}" for h in range(n)),
+            tuple(say("head {head}", head=h + 1) for h in range(n)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xattn.lesson import aligns, media, probe, tell
+from xattn.lesson import aligns, media, probe, switched, tell
 from xattn.lesson._distractors import FINDERS, with_distractors
 
 __all__ = ["Computed", "COMPUTED", "Arg"]
@@ -80,9 +80,9 @@ COMPUTED: dict[str, Computed] = {c.name: c for c in (
     Computed("trained_vs_random", tell.training,
              "Which gives each target word one clear source word: trained or random? "
              "(choice)", needs=("untrained",)),
-    Computed("head_off", tell.ablation,
+    Computed("head_off", switched.ablation,
              "Which head's removal changes the output most? (choice)", needs=("ablate",)),
-    Computed("divide_by_sqrt", tell.sqrt,
+    Computed("divide_by_sqrt", switched.sqrt,
              "What happens to a row's entropy without the division by √d_head? (choice)",
              needs=("rescale",)),
     Computed("best_layer", tell.layers,

@@ -166,11 +166,24 @@ def explanation(a, layer: int, *, target: str = "chat") -> Told:
              cost=cost(e.drop[looked], only=True))),
         _heads_line(e, off, on_needed, token_name(src, needed))]
     labels = tuple(token_label(src, j) for j in range(len(src)))
-    charts = (Chart(("effects", i, last), "Bar chart comparing the attention weights of layer "
-                    f"{last + 1} with the measured effect of masking each source word.",
-                    lambda scale: effects_figure(e, last, font_scale=scale)),
-              Chart(("head effects", i), "Bar chart of the measured effect of switching each "
-                    "head off.", lambda scale: head_effects_figure(e, font_scale=scale)))
+
+    def effects_alt(lang: str) -> str:
+        from xattn.figures.words import chart_words
+
+        return chart_words(lang)("Bar chart comparing the attention weights of layer {l} with "
+                                 "the measured effect of masking each source word.", l=last + 1)
+
+    def heads_alt(lang: str) -> str:
+        from xattn.figures.words import chart_words
+
+        return chart_words(lang)("Bar chart of the measured effect of switching each head off.")
+
+    charts = (Chart(("effects", i, last), effects_alt("en"),
+                    lambda scale, lang="en": effects_figure(e, last, font_scale=scale,
+                                                           lang=lang), effects_alt),
+              Chart(("head effects", i), heads_alt("en"),
+                    lambda scale, lang="en": head_effects_figure(e, font_scale=scale, lang=lang),
+                    heads_alt))
     return Told({"target": name},
                 " ".join(lines[:1]) + "\n\n" + "\n\n".join(lines[1:]),
                 say("Tap the source word whose masking will change {target} most.",

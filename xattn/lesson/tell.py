@@ -13,30 +13,25 @@ import numpy as np
 
 from xattn.classroom.question import Question
 from xattn.lesson._told import Told
-from xattn.lesson._words import number_word, target_row, token_label, token_name
+from xattn.lesson._words import (
+    head_choices,
+    heads_said,
+    number_word,
+    target_row,
+    token_label,
+    token_name,
+)
 from xattn.lesson.charts import aer_chart, head_chart, named_charts
-from xattn.metrics import entropy, head_statistics
+from xattn.metrics import head_statistics
 from xattn.words import N_, number, say, say_n
 
 __all__ = ["one_head", "rows_sum", "padding", "wait_k", "seed", "trained", "training",
-           "ablation", "sqrt", "layers", "learning", "asked_head"]
+           "layers", "learning", "asked_head"]
 
 
 def _tokens(tokens) -> Question:
     """A token question over ``tokens`` (a repeated word named with its position)."""
     return Question("token", tuple(token_label(tokens, j) for j in range(len(tokens))))
-
-
-def _heads(n: int) -> str:
-    """``n`` heads in words (English spells the number: "four heads")."""
-    return say_n("{word} head", "{word} heads", n, word=number_word(n))
-
-
-def _head_choices(n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A choice of one of ``n`` heads: the values ("head 2", the same in every language)
-    and the options as the context's language says them."""
-    return (tuple(f"head {h + 1}" for h in range(n)),
-            tuple(say("head {head}", head=h + 1) for h in range(n)))
 
 
 def asked_head(a, head: int) -> tuple[int, str]:
@@ -45,7 +40,7 @@ def asked_head(a, head: int) -> tuple[int, str]:
     if head <= a.n_heads:
         return head - 1, ""
     return a.n_heads - 1, say("This page shows {heads}: the question asks about head {last} "
-                              "instead of head {head}.", heads=_heads(a.n_heads),
+                              "instead of head {head}.", heads=heads_said(a.n_heads),
                               last=a.n_heads, head=head)
 
 
@@ -58,7 +53,7 @@ def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
     alone = a.n_heads == 1
     if not alone and h == 0 and head == 1:   # a link of its own: more heads than the step's
         fewer = say("This page shows {heads}: the step asks about head 1, the first.",
-                    heads=_heads(a.n_heads))
+                    heads=heads_said(a.n_heads))
     note = " ".join(filter(None, (note, fewer)))
     looks = (say("{target} looks most at {source} ({weight:.3f}).", target=name,
                  source=token_name(src, j), weight=float(row[j])) if alone else
@@ -86,7 +81,7 @@ def rows_sum(a, layer: int, *, target: str = "noir", head: int = 2) -> Told:
         "The three-decimal numbers shown add up to {total:.3f}, not exactly 1: each is "
         "rounded, the weights themselves add up to 1.", total=sum(shown))
     return Told({"target": name, "head": say("head {head}", head=h + 1),
-                 "heads": _heads(a.n_heads)},
+                 "heads": heads_said(a.n_heads)},
                 say("Head {head}, row {target}: {terms} = **{total:.3f}**. The softmax divides "
                     "every exp(score) by the row's total, so each target token shares exactly "
                     "one unit of attention among the source tokens.", head=h + 1, target=name,
@@ -181,15 +176,15 @@ def seed(a, layer: int, *, seed: int = 0) -> Told:
     moved = int((now.argmax(-1) != other.argmax(-1)).sum())
     total = now.shape[0] * now.shape[1]
     truth = SEED_CHOICES[0 if moved == 0 else 1 if moved <= total / 2 else 2]
-    return Told({"seed": str(seed), "next": str(seed + 1), "heads": _heads(a.n_heads)},
+    return Told({"seed": str(seed), "next": str(seed + 1), "heads": heads_said(a.n_heads)},
                 say("With seed {next} instead of {seed}, **{moved} of {total}** rows (all "
                     "heads) put their strongest weight on another source token. The patterns "
-                    "of random weights come from the seed, not from language.", next=seed + 1,
-                    seed=seed, moved=moved, total=total),
+                    "of random weights come from the seed, not from language.", next=str(seed + 1),
+                    seed=str(seed), moved=moved, total=total),
                 say("With seed {next} instead of {seed}, do the strongest weights stay?",
-                    next=seed + 1, seed=seed),
+                    next=str(seed + 1), seed=str(seed)),
                 Question("choice", SEED_CHOICES), truth, layer=layer, head=0,
-                charts=tuple(head_chart(b, layer, 0, f"head 1, seed {s}")
+                charts=tuple(head_chart(b, layer, 0, say("head 1, seed {seed}", seed=str(s)))
                              for b, s in ((first, seed), (then, seed + 1))))
 
 
@@ -249,79 +244,8 @@ def training(a, layer: int) -> Told:
                     trained=conf[0], random=conf[1]),
                 say("Which picture gives each French word one clear English word?"),
                 Question("choice", TRAINING_CHOICES), truth, layer=layer, head=0,
-                charts=(head_chart(a, layer, 0, "A: trained, head 1"),
-                        head_chart(b, layer, 0, "B: the random start, head 1")))
-
-
-LITTLE = 0.05          # a relative change of the output this small: the head could go
-
-
-def ablation(a, layer: int) -> Told:
-    res = a.layers.ablate(layer, ())
-    order = np.argsort(-np.nan_to_num(res.per_head, nan=-1.0), kind="stable")
-    most, least = int(order[0]), int(order[-1])
-    choices, shown = _head_choices(a.n_heads)
-    small = [h for h in range(a.n_heads) if res.per_head[h] < LITTLE]
-    could = (say_n("{n} head of {total} changes it by less than {little:.0%} and could go "
-                   "unnoticed here.", "{n} heads of {total} change it by less than "
-                   "{little:.0%} and could go unnoticed here.", len(small), total=a.n_heads,
-                   little=LITTLE) if small else
-             say("Every head changes it by at least {least:.1%}: none could go unnoticed "
-                 "here.", least=float(res.per_head[least])))
-    return Told({"heads": _heads(a.n_heads)},
-                say("Head {most}: switching it off changes the attention output by "
-                    "**{change:.1%}** (‖ΔY‖ / ‖Y‖, the relative change of the output); head "
-                    "{least} changes it least ({small:.1%}).", most=most + 1,
-                    change=float(res.per_head[most]), least=least + 1,
-                    small=float(res.per_head[least])) + " " + could + " "
-                + say("In trained translation models many heads can be pruned with little "
-                      "loss of quality (Michel, Levy and Neubig 2019); a change of the output "
-                      "is not a loss of quality, which this page does not measure."),
-                say("Which head's removal will change the output most?"),
-                Question("choice", choices) if a.n_heads > 1 else None, choices[most],
-                layer=layer, head=most, charts=named_charts("ablation", a, layer, most),
-                shown=shown)
-
-
-SQRT_CHOICES = (N_("It goes down"), N_("It goes up"), N_("It stays the same"))
-SATURATED = 0.9       # a row's largest weight from which one token takes "nearly all" of it
-
-
-def _sqrt_why(truth: str, d_head: int, top_on: float, top_off: float) -> str:
-    """What the numbers on screen say, for the answer they give."""
-    if truth == SQRT_CHOICES[1]:
-        return say("Scores multiplied by √d_head can only sharpen a softmax, never spread it: "
-                   "a rise this small is rounding.")
-    if truth == SQRT_CHOICES[2]:
-        return say("Here the row hardly changes: its scores are close together, or √{d_head} "
-                   "is close to 1.", d_head=d_head)
-    if top_off >= SATURATED:
-        return say("Undivided, the scores of {d_head}-dimensional vectors are √{d_head} times "
-                   "larger, so the softmax is sharper: the row's largest weight goes from "
-                   "{on:.3f} to {off:.3f}. The softmax saturates: one source token takes "
-                   "nearly all the weight.", d_head=d_head, on=top_on, off=top_off)
-    return say("Undivided, the scores of {d_head}-dimensional vectors are √{d_head} times "
-               "larger, so the softmax is sharper: the row's largest weight goes from {on:.3f} "
-               "to {off:.3f}: the weight gathers on fewer source tokens, but no one token "
-               "takes nearly all of it.", d_head=d_head, on=top_on, off=top_off)
-
-
-def sqrt(a, layer: int) -> Told:
-    on, off = a.layers.trace(layer, True), a.layers.trace(layer, False)
-    allowed = on.mask[0]
-    h_on, h_off = (float(entropy(t.weights[0, :1], allowed)[0]) for t in (on, off))
-    top_on, top_off = (float(t.weights[0, 0].max()) for t in (on, off))
-    d_head = on.q.shape[-1]
-    truth = SQRT_CHOICES[2 if abs(h_on - h_off) < 1e-3 else 0 if h_off < h_on else 1]
-    return Told({"d_head": str(d_head)},
-                say("Head 1, target token {target}: with the scores divided by √{d_head}, the "
-                    "row's entropy is **{on:.3f}** nats; with the scores undivided, **{off:.3f}** "
-                    "nats (the most possible: {most:.3f}).", target=token_name(a.tgt_tokens, 0),
-                    d_head=d_head, on=h_on, off=h_off, most=float(np.log(allowed.sum())))
-                + " " + _sqrt_why(truth, d_head, top_on, top_off),
-                say("Switch the division off: what happens to the entropy of the first row?"),
-                Question("choice", SQRT_CHOICES), truth, layer=layer, head=0,
-                charts=named_charts("saturation", a, layer, 0))
+                charts=(head_chart(a, layer, 0, say("A: trained, head 1")),
+                        head_chart(b, layer, 0, say("B: the random start, head 1"))))
 
 
 LINK_RULES = {"target_argmax": N_("each target word linked to its strongest source word"),
@@ -352,7 +276,8 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
             say("{n} single heads tie for the best: {heads}", n=len(heads), heads=named))
     rule = say(LINK_RULES[links]) + (f" ({number(link_min, 'g')})" if links == "threshold"
                                      else "")
-    return Told({"layers": number_word(n), "n": str(scores.n_pairs), "heads": _heads(a.n_heads)},
+    return Told({"layers": number_word(n), "n": str(scores.n_pairs),
+                 "heads": heads_said(a.n_heads)},
                 say("Over {n} held-out sentences, the average of each layer's heads has AER "
                     "{aers} (lower is better; links: {rule}): {which}, and {head}. Which layer "
                     "aligns differs by model: Garg et al. (2019) found the penultimate of six in "
@@ -375,7 +300,7 @@ def learning(a, layer: int) -> Told:
     tl = a.toy.timelapse()
     onset = tl.onset(0.5)
     started = [(int(step), h) for h, step in enumerate(onset.tolist()) if step >= 0]
-    choices, shown = _head_choices(len(onset))
+    choices, shown = head_choices(len(onset))
     if not started:
         return Told({}, say("No head reached half of the held-out words on its own in this "
                             "run: train longer (sidebar, Training steps)."))

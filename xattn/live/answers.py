@@ -14,13 +14,15 @@ import logging
 import threading
 
 from xattn.classroom import RoomView
+from xattn.figures.class_words import TAPS_ALT, taps_head
 from xattn.figures.classroom import taps_figure
+from xattn.figures.words import chart_words
 from xattn.lesson import Lesson, Told
 from xattn.lesson.followup import case_step, cases, differs, shows_case
 from xattn.lesson.translated import step_in, words_in
 from xattn.live.compute import derived, figure
 from xattn.live.prepared import Shown, StepUnavailable, prepared_attention
-from xattn.words import say, speaking
+from xattn.words import language, speaking
 
 __all__ = ["class_step", "answer_charts", "follow_up", "warm_follow_ups", "MAX_FOLLOW_UPS_WARMED"]
 
@@ -67,15 +69,15 @@ def answer_charts(a, told: Told, view: RoomView) -> list[tuple]:
         row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
         names = view.question.choices
         names = names if len(names) == len(a.src_tokens) else a.src_tokens
-        where = f"layer {told.layer + 1}, " if told.layer is not None and a.n_layers > 1 \
-            else ""
+        named = told.layer if told.layer is not None and a.n_layers > 1 else None
+        lang = language()            # the build's (``speaking``)
         return [(taps_figure(names, {int(k): c for k, c in view.counts.items()}, row,
-                             target=a.tgt_tokens[i],
-                             head=where + (f"head {head + 1}" if head >= 0 else "all heads")),
-                 say("Two rows of colour: the share of the class that tapped each source "
-                     "word, and the row of attention weights."))]
-    return [(figure(("answer-chart", a.key, *chart.key), lambda chart=chart: chart.make(1.0)),
-             chart.alt) for chart in told.charts]
+                             target=a.tgt_tokens[i], head=taps_head(named, head, lang),
+                             lang=lang), chart_words(lang)(TAPS_ALT))]
+    lang = language()                # the build's (``speaking``): a figure per language
+    return [(figure(("answer-chart", a.key, lang, *chart.key),
+                    lambda chart=chart: chart.make(1.0, lang)), chart.said(lang))
+            for chart in told.charts]
 
 
 def _differs(first, then) -> bool:

@@ -41,7 +41,6 @@ from xattn.lesson import Lesson, Told, is_right, verdict
 from xattn.lesson.misconceptions import surprise
 from xattn.lesson.translated import step_in, words_in
 from xattn.markup import to_html
-from xattn.words import language as context_language
 from xattn.words import say, say_n, speaking
 
 __all__ = ["homework_room", "step_message", "step_states", "first_open",
@@ -131,24 +130,29 @@ def _said_steps(steps: list[int]) -> str:
         str(steps[-1])
 
 
-def _charts(lesson: Lesson, n: int, a, told: Told, answer) -> tuple[list, str | None]:
-    """The charts that answer step ``n`` (once per server process), and for links the
-    student's own links beside every layer and head (per answer) with its line (HTML)."""
+def _charts(lesson: Lesson, n: int, a, told: Told, answer,
+            language: str = "en") -> tuple[list, str | None]:
+    """The charts that answer step ``n`` (once per server process and language), and for
+    links the student's own links beside every layer and head (per answer) with its line
+    (HTML)."""
+    from xattn.figures.class_words import VERSUS_ALT_YOURS
     from xattn.figures.phone import phone_chart
+    from xattn.figures.words import chart_words
     from xattn.live.compute import derived, figure
-    from xattn.live.versus import alt, class_versus, versus_chart
+    from xattn.live.versus import class_versus, versus_chart
 
     if told.question is not None and told.question.of.drawn.versus:
         counts = dict.fromkeys(answer or (), 1)
         v = class_versus(a, counts, int(answer is not None), "you")
-        fig = versus_chart(a, told, v, counts, who="you")
-        return [phone_chart(fig, alt=alt("you"))], to_html(v.line) + to_html(v.table)
+        fig = versus_chart(a, told, v, counts, who="you", lang=language)
+        alt = chart_words(language)(VERSUS_ALT_YOURS)
+        return [phone_chart(fig, alt=alt)], to_html(v.line) + to_html(v.table)
 
     def make() -> list:
-        return [phone_chart(figure(("answer-chart", a.key, *chart.key),
-                                   lambda chart=chart: chart.make(1.0)), alt=chart.alt)
-                for chart in told.charts]
-    return derived(("homework-charts", lesson.digest, n, a.key, context_language()), make), None
+        return [phone_chart(figure(("answer-chart", a.key, language, *chart.key),
+                                   lambda chart=chart: chart.make(1.0, language)),
+                            alt=chart.said(language)) for chart in told.charts]
+    return derived(("homework-charts", lesson.digest, n, a.key, language), make), None
 
 
 def step_message(view: RoomView, lesson: Lesson, n: int, mine: dict,
@@ -211,7 +215,7 @@ def _step_message(view: RoomView, lesson: Lesson, n: int, mine: dict, language: 
             "Choose your answer, then send it: you see this step's answer at once, and your "
             "answer cannot change afterwards."))
         return {"room": room, "me": me}
-    charts, line = _charts(lesson, n, a, told, answer)
+    charts, line = _charts(lesson, n, a, told, answer, language)
     room.update(phase="revealed", answer={"text": part["answer_text"], "charts": charts,
                                           "versus": line, "n_answered": None})
     if told.question is not None:

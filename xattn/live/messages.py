@@ -33,8 +33,10 @@ from xattn.classroom import NO_QUESTION, Question, RoomView, Tally
 from xattn.classroom.confidence import LABELS as LEVEL_LABELS
 from xattn.classroom.confidence import LEVELS
 from xattn.classroom.hub import Message
+from xattn.figures.class_words import binned_words, class_alt, earlier_title
 from xattn.figures.classroom import class_figure
 from xattn.figures.phone import phone_chart
+from xattn.figures.words import chart_words
 from xattn.jobs import LABELS
 from xattn.lesson import Lesson, Told, verdict
 from xattn.lesson.followup import case_step
@@ -43,10 +45,10 @@ from xattn.lesson.translated import labels_in, step_in, words_in
 from xattn.live.answers import answer_charts, class_step
 from xattn.live.compute import derived
 from xattn.live.prepared import StepUnavailable
-from xattn.live.versus import alt as versus_alt
+from xattn.live.versus import ALT as VERSUS_ALT
 from xattn.live.versus import class_versus, versus_chart
 from xattn.markup import to_html
-from xattn.words import say, say_n, speaking
+from xattn.words import language, say, speaking
 
 __all__ = ["room_message", "ask_of", "earlier_chart", "plain", "warm", "step_part", "labelled",
            "label_of", "label_text"]
@@ -144,23 +146,23 @@ def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None
     charts, line = [], None
     if asks and view.question.of.drawn.versus:     # the class beside every layer and head
         v = class_versus(a, view.counts, view.n_answered)
-        fig = versus_chart(a, told, v, view.counts)
-        charts.append(phone_chart(fig, alt=versus_alt()))
+        fig = versus_chart(a, told, v, view.counts, lang=language())
+        charts.append(phone_chart(fig, alt=chart_words(language())(VERSUS_ALT)))
         line = to_html(v.line) + to_html(v.table)
     if asks and (told.row is None or not told.question.of.asked.taps) \
             and not view.question.of.drawn.versus:
         question, counts, truth, also = view.question, view.counts, told.truth, told.also_right
-        alt = question.of.alt(revealed=True)
+        lang = language()
+        alt = class_alt(question, revealed=True, lang=lang)
         if question.of.number and len([n for n in counts.values() if n]) > MAX_BARS:
             question, counts, truth, also = _binned(view.question, counts, truth, also)
-            alt += say(" The answers are counted in {bins} equal ranges of the scale.",
-                       bins=BINS)
+            alt += binned_words(BINS, lang).alt
         fig = class_figure(question, counts, view.n_answered, truth=truth, also=also,
                            labels=LABELS, weights=told.weights if question.of.image
-                           and told.weights else None)
+                           and told.weights else None, lang=lang)
         spec = phone_chart(fig, alt=alt)
         if question is not view.question:
-            spec["title"] += f", counted in {BINS} ranges"
+            spec["title"] += binned_words(BINS, lang).title
         charts.append(spec)
     for fig, alt in answer_charts(a, told, view):
         charts.append(phone_chart(fig, alt=alt))
@@ -192,20 +194,14 @@ def earlier_chart(earlier: Tally) -> dict:
     """A phone's chart of how the class answered round ``earlier`` (no answer marked: it
     shows the class's votes, not the truth), for a revote's phones to see while they vote."""
     question, counts, n = earlier.question, earlier.counts, earlier.n_answered or 0
-    alt, binned = question.of.alt(), False
+    lang = language()               # the build's (``speaking``)
+    alt, ranges = class_alt(question, lang=lang), ""
     if question.of.number and len([k for k in counts.values() if k]) > MAX_BARS:
         question, counts, _, _ = _binned(question, counts, None, ())
-        alt += say(" The answers are counted in {bins} equal ranges of the scale.",
-                   bins=BINS)
-        binned = True
-    spec = phone_chart(class_figure(question, counts, n, labels=LABELS), alt=alt)
-    spec["title"] = (say_n("Round {round}: how the class answered ({n} answer), counted in "
-                           "{bins} ranges", "Round {round}: how the class answered ({n} "
-                           "answers), counted in {bins} ranges", n, round=earlier.round,
-                           bins=BINS) if binned else
-                     say_n("Round {round}: how the class answered ({n} answer)",
-                           "Round {round}: how the class answered ({n} answers)", n,
-                           round=earlier.round))
+        alt += binned_words(BINS, lang).alt
+        ranges = binned_words(BINS, lang).title
+    spec = phone_chart(class_figure(question, counts, n, labels=LABELS, lang=lang), alt=alt)
+    spec["title"] = earlier_title(earlier.round, n, lang) + ranges
     return spec
 
 

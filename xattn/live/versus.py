@@ -8,25 +8,16 @@ for every student of a class: each is made once per server process for those cou
 
 from __future__ import annotations
 
-from xattn.figures.aligns import versus_figure
+from xattn.figures.aligns import versus_parts
+from xattn.figures.class_words import VERSUS_ALT
+from xattn.figures.frozen import frozen
 from xattn.lesson import Told, Versus, versus
 from xattn.live.compute import derived, figure
-from xattn.words import N_, language, say
+from xattn.words import language
 
-__all__ = ["class_versus", "versus_chart", "ALT", "alt"]
+__all__ = ["class_versus", "versus_chart", "ALT"]
 
-ALT = N_("Small heatmaps over the sentence pair's words: the class's links (each link's "
-         "share of the class), then each layer's average and each head's weights; gold links "
-         "outlined.")
-
-
-def alt(who: str = "the class") -> str:
-    """The versus chart's text alternative in the context's language: the class's links, or
-    (``who="you"``) one student's."""
-    if who == "you":
-        return say("Small heatmaps over the sentence pair's words: your links, then each "
-                   "layer's average and each head's weights; gold links outlined.")
-    return say(ALT)
+ALT = VERSUS_ALT          # in English; in a language: chart_words(lang)(ALT)
 
 
 def _counted(counts: dict) -> tuple:
@@ -41,9 +32,11 @@ def class_versus(a, counts: dict, n_answered: int, who: str = "the class") -> Ve
 
 
 def versus_chart(a, told: Told, v: Versus, counts: dict, *, who: str = "the class",
-                 font_scale: float = 1.0, max_cols: int = 3):
-    """The chart of ``v`` (a `Versus` of ``counts``), once per server."""
+                 lang: str = "en", font_scale: float = 1.0, max_cols: int = 3):
+    """The chart of ``v`` (a `Versus` of ``counts``), once per server and language (made
+    as plain dicts, without Plotly's object tree: a room in six languages makes six)."""
     q = told.question
-    return figure(("versus-chart", a.key, who, _counted(counts), font_scale, max_cols),
-                  lambda: versus_figure(v.shares, v.panels, q.choices, q.rows, gold=v.gold,
-                                        who=who, max_cols=max_cols, font_scale=font_scale))
+    return figure(("versus-chart", a.key, who, _counted(counts), font_scale, max_cols, lang),
+                  lambda: frozen(*versus_parts(v.shares, v.panels, q.choices, q.rows,
+                                               gold=v.gold, who=who, max_cols=max_cols,
+                                               font_scale=font_scale, lang=lang)))

@@ -119,6 +119,8 @@ _RTL = """<style>
 [data-testid="stMain"], [data-testid="stSidebar"] { direction: rtl; }
 [data-testid="stMain"] :is(.js-plotly-plot, .stPlotlyChart, svg, code, pre, .katex),
 [data-testid="stSidebar"] :is(code, pre) { direction: ltr; unicode-bidi: isolate; }
+[data-testid="stMain"] [data-testid="stHorizontalBlock"]:has(.stPlotlyChart),
+[data-testid="stMain"] .xattn-ltr { direction: ltr; }
 [data-testid="stMain"] :is(h1, h2, h3, p, li, input, textarea),
 [data-testid="stSidebar"] :is(h1, h2, h3, p, li, input, textarea) {
   unicode-bidi: plaintext; text-align: start; }
@@ -127,7 +129,8 @@ _RTL = """<style>
 
 def rtl_style() -> None:
     """Right to left for a right-to-left language (Arabic): the text and the widgets'
-    order mirror; the charts, formulas and code stay left to right, and each paragraph or
+    order mirror; the charts, formulas and code stay left to right (a row of columns that
+    holds a chart too: heads 1..h left to right, as the colour bar), and each paragraph or
     field takes the direction of its own first letter (a sentence typed or still in English
     reads left to right, its full stop at its end) (constant CSS)."""
     if page_lang() in RTL:

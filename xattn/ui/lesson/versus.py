@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from xattn.figures.words import chart_words
 from xattn.lesson import Told, Versus
 from xattn.live.versus import ALT, class_versus, versus_chart
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 
 __all__ = ["show_versus"]
 
@@ -19,8 +21,9 @@ def show_versus(a, told: Told, counts: dict, n_answered: int, *, who: str = "the
     v = class_versus(a, counts, n_answered, who)
     st.markdown(v.line)
     if chart:
-        show_chart(versus_chart(a, told, v, counts, who=who, font_scale=font_scale), key=key,
-                   name=name, alt=ALT)
+        show_chart(versus_chart(a, told, v, counts, who=who, font_scale=font_scale,
+                                lang=page_lang()), key=key,
+                   name=name, alt=chart_words(page_lang())(ALT))
     if table:
         with st.expander(f"AER of {who}, every layer and every head"):
             st.markdown(v.table)

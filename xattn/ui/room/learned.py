@@ -22,6 +22,7 @@ from xattn.literal import csv_cell, md_code
 from xattn.live.answers import class_step
 from xattn.live.prepared import StepUnavailable
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.room.room import Room, class_store
 
 __all__ = ["ClassLearning", "class_learning", "learned_panel", "learning_csv", "judge",
@@ -152,7 +153,8 @@ def learned_panel(room: Room) -> None:
         return
     st.markdown(_table(learned))
     show_chart(learning_figure([(f"{n}", _share(s, "vote"), _share(s, "revote"),
-                                 _share(s, "follow-up")) for n, _, s in learned.steps]),
+                                 _share(s, "follow-up")) for n, _, s in learned.steps],
+                               lang=page_lang()),
                key="class_learned_chart", name=f"xattn-class-{room.code}-learned",
                alt="Grouped bar chart: each step's share of right answers in the first vote, "
                    "the revote and the follow-up.")

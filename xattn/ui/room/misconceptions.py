@@ -13,12 +13,14 @@ import streamlit as st
 
 from xattn.figures.frozen import narrowed
 from xattn.figures.misconceptions import ALT, misconceptions_figure
+from xattn.figures.words import chart_words
 from xattn.lesson import Told
 from xattn.lesson.misconceptions import class_misconceptions, misconception_of
 from xattn.live.answers import class_step
 from xattn.live.prepared import StepUnavailable
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import page_lang
 
 __all__ = ["round_told", "csv_misconceptions", "misconception_panel", "histogram_lines"]
 
@@ -67,8 +69,10 @@ def misconception_panel(room, view, font_scale: float = 1.0, compact: bool = Fal
     st.markdown(_("**Why were they wrong?** The wrong answers that named misconceptions give "
                   "on these weights, and how many of the class gave each:"))
     st.markdown(histogram_lines(shares))
-    fig = misconceptions_figure(shares, font_scale=font_scale, label_chars=16 if compact else 40)
+    fig = misconceptions_figure(shares, font_scale=font_scale, label_chars=16 if compact else 40,
+                                lang=page_lang())
     if compact:
         fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
     show_chart(fig, key="class_slips",
-               name=f"xattn-class-{room.code}-step{view.step}-misconceptions", alt=ALT)
+               name=f"xattn-class-{room.code}-step{view.step}-misconceptions",
+               alt=chart_words(page_lang())(ALT))

@@ -16,8 +16,10 @@ import streamlit as st
 
 from xattn.classroom import NO_QUESTION, ClassroomError, RoomView
 from xattn.classroom.learning import step_learning
+from xattn.figures.class_words import TAPS_ALT, class_alt, taps_head
 from xattn.figures.classroom import class_figure, revote_figure, taps_figure
 from xattn.figures.frozen import narrowed
+from xattn.figures.words import chart_words
 from xattn.jobs import LABELS
 from xattn.lesson import Told, is_right
 from xattn.lesson.followup import cases
@@ -27,7 +29,7 @@ from xattn.live.prepared import StepUnavailable
 from xattn.sources import Attention
 from xattn.ui.charts import class_axes, show_chart
 from xattn.ui.i18n import gettext as _
-from xattn.ui.i18n import ngettext
+from xattn.ui.i18n import ngettext, page_lang
 from xattn.ui.room.actions import STALE, host_action, open_step
 from xattn.ui.room.card import student_link
 from xattn.ui.room.class_csv import class_csv_on_click
@@ -244,13 +246,13 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
         fig = class_axes(class_figure(
             view.question, view.counts, view.n_answered, truth=truth, labels=LABELS,
             also=_also(told) if truth is not None else (), font_scale=font_scale,
-            weights=_beside(view, told, truth)))
+            weights=_beside(view, told, truth), lang=page_lang()))
         if compact and view.question.of.one_answer:
             fig.update_layout(height=230, margin=dict(b=4))   # a narrow column beside the answer
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_answers", name=f"xattn-class-{room.code}-step{view.step}",
-                   alt=view.question.of.alt())
+                   alt=class_alt(view.question, lang=page_lang()))
     if taps:
         _taps(a, layer, view, told)
     misconception_panel(room, view, font_scale, compact)   # after the reveal: why wrong
@@ -308,14 +310,17 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
     if first.question != view.question or not view.question.of.one_answer:
         fig = class_axes(class_figure(
             view.question, view.counts, view.n_answered, truth=told.truth, also=_also(told),
-            labels=LABELS, font_scale=font_scale, weights=_beside(view, told, told.truth)))
+            labels=LABELS, font_scale=font_scale, weights=_beside(view, told, told.truth),
+            lang=page_lang()))
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
-        show_chart(fig, key="class_revote", alt=view.question.of.alt(revealed=True),
+        show_chart(fig, key="class_revote",
+                   alt=class_alt(view.question, revealed=True, lang=page_lang()),
                    name=f"xattn-class-{room.code}-step{view.step}-round{view.round}")
         return
     fig = class_axes(revote_figure(view.question, first.counts, view.counts, truth=told.truth,
-                                   rounds=(view.round - 1, view.round), font_scale=font_scale))
+                                   rounds=(view.round - 1, view.round), font_scale=font_scale,
+                                   lang=page_lang()))
     if compact:
         fig.update_layout(height=260, margin=dict(b=4))
         fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
@@ -370,10 +375,10 @@ def _taps(a: Attention, layer: int, view, told: Told) -> None:
     row = weights[head, i] if head >= 0 else weights[:, i].mean(0)
     names = view.question.choices                # repeated words with their position
     names = names if len(names) == len(a.src_tokens) else a.src_tokens
-    where = f"layer {about + 1}, " if told.layer is not None and a.n_layers > 1 else ""
+    named = about if told.layer is not None and a.n_layers > 1 else None
+    lang = page_lang()
     show_chart(taps_figure(names, {int(k): n for k, n in view.counts.items()}, row,
-                           target=a.tgt_tokens[i],
-                           head=where + (f"head {head + 1}" if head >= 0 else "all heads")),
+                           target=a.tgt_tokens[i], head=taps_head(named, head, lang),
+                           lang=lang),
                key="class_taps", name=f"xattn-class-{view.code}-expected",
-               alt="Two rows of colour: the share of students who tapped each source token, "
-                   "and the row of attention weights.")
+               alt=chart_words(lang)(TAPS_ALT))

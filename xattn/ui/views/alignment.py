@@ -31,6 +31,7 @@ from xattn.live.compute import derived
 from xattn.live.link import AL_GOLD, AL_METHOD, AL_THRESHOLD, PRESENT, READS
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 
@@ -185,7 +186,7 @@ def _results(a: Attention, scores, state: PageState, first=None) -> None:
     where = first if first is not None else st.container()
     if scores.best_layer >= 0 and first is None:
         where.markdown(best_text(scores))
-    show_chart(aer_figure(scores, font_scale=scale), key="aer_chart", where=where,
+    show_chart(aer_figure(scores, font_scale=scale, lang=page_lang()), key="aer_chart", where=where,
                name=f"xattn-{a.meta.name}-aer",
                alt="Heatmap of the alignment error rate of every layer and head, and of each "
                    "layer's average; lower is better.")

@@ -12,6 +12,7 @@ from xattn.live.link import OFF, PRESENT
 from xattn.metrics import MEASURES, head_statistics
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.views.heads import file_stem
@@ -28,7 +29,8 @@ def stats_view(a: Attention, layer: int, state: PageState) -> None:
     stem = file_stem(a, layer)
     columns = st.columns(2 if state.shown(PRESENT) or state.narrow else len(MEASURES))
     for k, (key, m) in enumerate(MEASURES.items()):   # columns stack on a phone
-        show_chart(measure_figure(stats, key, m.short, font_scale=scale), key=f"stats_{key}",
+        show_chart(measure_figure(stats, key, m.short, font_scale=scale, lang=page_lang()),
+                   key=f"stats_{key}",
                    name=f"{stem}-{key}", where=columns[k % len(columns)],
                    alt=f"Bar chart of the {m.name}, one bar per head.")
     st.markdown("\n".join(f"- **{m.name}**: {m.description}" for m in MEASURES.values()))
@@ -73,7 +75,8 @@ def ablation_view(a: Attention, layer: int, state: PageState) -> None:
                        "important; choose heads above to switch off a set of your own.")
     tgt_tokens = (a.layers.tokens or (a.src_tokens, a.tgt_tokens))[1]
     with right:
-        show_chart(ablation_figure(res, list(tgt_tokens), [h + 1 for h in shown]),
+        show_chart(ablation_figure(res, list(tgt_tokens), [h + 1 for h in shown],
+                                   lang=page_lang()),
                    key="ablation_chart", name="xattn-ablation",
                    alt="Bar chart of the relative output change per target token.")
     st.caption("Weights of the remaining heads do not change: a head's gate scales its output, "

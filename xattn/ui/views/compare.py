@@ -19,6 +19,7 @@ from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, head_choices, run_tokens
 from xattn.sources import Attention, random_attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.weights.controls import nearest
@@ -50,7 +51,7 @@ def _column(a: Attention, layer: int, key: str, label: str, font_scale: float) -
     weights = a.layer(layer)
     fig = per_head_figure(weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask,
                           max_cols=2, title=f"{label}: {counted(a.n_heads, 'head')}", gold=a.gold,
-                          font_scale=font_scale)
+                          font_scale=font_scale, lang=page_lang())
     show_chart(fig, key=key, name=f"xattn-compare-{key}",
                alt=f"Heatmaps of {label}, one per head.")
     stats = head_statistics(weights, a.mask)

@@ -26,6 +26,8 @@ from xattn.live.compute import derived
 from xattn.live.link import DSTEP, FORCE, PRESENT, READS, parse_label, token_label
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import page_lang
 from xattn.ui.internals import fragment_run
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
@@ -97,8 +99,9 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
     layer_rows = d.rows[:, layer].mean(axis=1)                              # (n_steps, S)
     show_chart(rows_so_far_figure(layer_rows, [token_label(s, w) for s, w in
                                                enumerate(d.tokens)], d.src_tokens, t,
-                                  title=f"Layer {layer + 1}, heads averaged: the rows so far",
-                                  font_scale=scale),
+                                  title=_("Layer {l}, heads averaged: the rows so far",
+                                          l=layer + 1),
+                                  font_scale=scale, lang=page_lang()),
                key="decode_so_far", name=f"xattn-{a.meta.name}-decode-layer{layer + 1}",
                alt="Heatmap of the cross-attention rows made so far, one per step.")
     st.caption("Each row is the teacher-forced heatmap's row for the same output: decoding "
@@ -117,11 +120,13 @@ def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tu
     left, mid = (st.container(), st.container()) if narrow else st.columns([3, 2])
     with left:
         if row_step < d.n_steps:
-            what = (f"reading {token_label(t, d.tokens[t])}" if reads else
-                    f"producing {token_label(t, d.tokens[t])}")
-            title = f"Step {row_step}, {plotly_text(what)}: every layer and head"
+            token = plotly_text(token_label(t, d.tokens[t]))
+            title = (_("Step {s}, reading {token}: every layer and head", s=row_step,
+                       token=token) if reads else
+                     _("Step {s}, producing {token}: every layer and head", s=row_step,
+                       token=token))
             show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
-                                        font_scale=scale),
+                                        font_scale=scale, lang=page_lang()),
                        key="decode_rows", name=f"xattn-{a.meta.name}-decode-step{row_step}",
                        alt="Heatmap: one row per layer and head, the cross-attention of this "
                            "decoder step over the source " + ("words." if d.words else
@@ -130,7 +135,7 @@ def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tu
             st.info(f"{md_code(d.tokens[t])} is the last token: no step reads it.")
     with mid:
         show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
-                                     font_scale=scale),
+                                     font_scale=scale, lang=page_lang()),
                    key="decode_top", name=f"xattn-{a.meta.name}-decode-top",
                    alt="Bar chart of the five most likely tokens at this step.")
         _force_controls(d, t, forced)
@@ -142,7 +147,8 @@ def _lens(a: Attention, d, t: int, forced: tuple, scale: float) -> None:
     if d.lens is None:
         return
     lens = derived(("decode_lens", a.key, forced), d.lens)
-    show_chart(lens_figure(lens, t, d.tokens[t], font_scale=scale), key="decode_lens",
+    show_chart(lens_figure(lens, t, d.tokens[t], font_scale=scale, lang=page_lang()),
+               key="decode_lens",
                name=f"xattn-{a.meta.name}-decode-lens{t}",
                alt=f"Bar chart: for each decoder layer, the probability of {d.tokens[t]!r} if "
                    "the model stopped after that layer, with the token that layer would choose.")
@@ -160,15 +166,17 @@ def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float,
     q, scores = trace.q[:, s], trace.scaled_scores[:, s]          # (h, d_head), (h, S)
     d_head = q.shape[-1]
     left, right = (st.container(), st.container()) if narrow else st.columns([2, 3])
-    show_chart(query_figure(q, title=f"Step {s}'s query in layer {layer + 1}: q = x W_Q + b_Q",
-                            font_scale=scale),
+    show_chart(query_figure(q, title=_("Step {s}'s query in layer {l}: q = x W_Q + b_Q", s=s,
+                                       l=layer + 1),
+                            font_scale=scale, lang=page_lang()),
                key="decode_query", where=left, name=f"xattn-{a.meta.name}-decode-query{s}",
                alt=f"Heatmap of the query of decoder step {s} in layer {layer + 1}: one row "
                    f"per head, {d_head} numbers each.")
     divided = "" if trace.scale == 1.0 else f" / √{d_head}"     # T5 does not divide
     show_chart(query_scores_figure(scores, d.src_pieces or d.src_tokens,
-                                   title=f"Its scores q · k{divided}: softmax makes the row",
-                                   font_scale=scale),
+                                   title=_("Its scores q · k{divided}: softmax makes the row",
+                                           divided=divided),
+                                   font_scale=scale, lang=page_lang()),
                key="decode_scores", where=right, name=f"xattn-{a.meta.name}-decode-scores{s}",
                alt=f"Heatmap of the scores of decoder step {s}'s query against every source "
                    f"key in layer {layer + 1}, one row per head.")

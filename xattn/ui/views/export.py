@@ -9,6 +9,7 @@ from xattn.figures import average_figure, lines_figure, output_figure, per_head_
 from xattn.figures.timelapse import timelapse_animation
 from xattn.literal import md_code
 from xattn.sources import Attention
+from xattn.ui.i18n import page_lang
 from xattn.ui.views.heads import file_stem
 
 
@@ -29,15 +30,18 @@ def export_view(a: Attention, layer: int, state) -> None:
 def export_page(a: Attention, layer: int = 0) -> str:
     """The standalone HTML file the Export view offers: every figure of the Heads view."""
     weights, src, tgt = a.layer(layer), list(a.src_tokens), list(a.tgt_tokens)
-    per_head = per_head_figure(weights, src, tgt, mask=a.mask, gold=a.gold)
+    lang = page_lang()
+    per_head = per_head_figure(weights, src, tgt, mask=a.mask, gold=a.gold, lang=lang)
     figures = [("One heatmap per head", per_head),
-               ("Average over heads", average_figure(weights, src, tgt, mask=a.mask)),
-               ("Lines view", lines_figure(weights, src, tgt, mask=a.mask))]
+               ("Average over heads", average_figure(weights, src, tgt, mask=a.mask,
+                                                     lang=lang)),
+               ("Lines view", lines_figure(weights, src, tgt, mask=a.mask, lang=lang))]
     if a.layers is not None and a.layers.output is not None:
-        figures.append(("Output representation", output_figure(a.layers.output, tgt)))
+        figures.append(("Output representation", output_figure(a.layers.output, tgt,
+                                                               lang=lang)))
     if a.toy is not None and a.toy.timelapse is not None:
         figures.append(("Training as a time-lapse (press Play)",
-                        timelapse_animation(a.toy.timelapse())))
+                        timelapse_animation(a.toy.timelapse(), lang=lang)))
     return standalone_html(figures, title="xattn: multi-head cross-attention",
                            description=describe(a, layer), name=file_stem(a, layer),
                            formula=True)

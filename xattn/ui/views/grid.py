@@ -8,6 +8,7 @@ or two. One colour legend serves every chart.
 
 from __future__ import annotations
 
+import html
 import math
 from functools import partial
 
@@ -17,10 +18,12 @@ import streamlit as st
 from xattn.figures import COLOR_STOPS
 from xattn.figures.frozen import frozen
 from xattn.figures.heads import head_height, head_parts
+from xattn.figures.words import chart_words
 from xattn.live.compute import figure
 from xattn.live.link import HPAGE, SCALE
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.state import PageState
 
 __all__ = ["head_grid", "colour_top"]
@@ -36,16 +39,20 @@ def colour_top(weights: np.ndarray, state: PageState) -> float:
 
 
 def legend(top: float) -> None:
-    """The colour scale of the charts below, as one bar (constant HTML, no user text).
+    """The colour scale of the charts below, as one bar (constant HTML and the page's word
+    for "weight", no user text), left to right in every language (``xattn-ltr``) as the
+    charts' own colour bars are.
 
     Markdown, not ``st.html``: the page's style sheet already brings Markdown's HTML support
     to the browser, while ``st.html`` would fetch and run two more scripts (its element and
     DOMPurify) before a first visitor's first heatmap."""
     stops = ", ".join(COLOR_STOPS)
-    st.markdown(f'<div style="display:flex;align-items:center;gap:8px;font-size:0.85rem;'
-                f'color:#555;white-space:nowrap"><span>weight 0</span><span style="flex:0 1 '
-                f'280px;min-width:80px;height:12px;border-radius:3px;background:linear-gradient('
-                f'to right, {stops})"></span><span>{top:.3f}</span></div>',
+    word = html.escape(chart_words(page_lang())("weight"))
+    st.markdown(f'<div class="xattn-ltr" dir="ltr" style="display:flex;align-items:center;'
+                f'gap:8px;font-size:0.85rem;color:#555;white-space:nowrap"><span>{word} 0</span>'
+                f'<span style="flex:0 1 280px;min-width:80px;height:12px;border-radius:3px;'
+                f'background:linear-gradient(to right, {stops})"></span>'
+                f'<span>{top:.3f}</span></div>',
                 unsafe_allow_html=True)
 
 
@@ -62,7 +69,7 @@ def _head(a: Attention, weights: np.ndarray, h: int, top: float, font_scale: flo
     """Head ``h``'s chart, made as Plotly's dict without the figure objects."""
     return frozen(*head_parts(weights[h], a.src_tokens, a.tgt_tokens, head=h, mask=a.mask,
                               zmax=top, max_x_labels=labels, font_scale=font_scale,
-                              gold=a.gold))
+                              gold=a.gold, lang=page_lang()))
 
 
 def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
@@ -91,7 +98,7 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
     labels = {4: 16, 3: 20, 2: 24}.get(cols, 32)
     for row in range(0, len(shown), cols):
         for col, h in zip(st.columns(cols), shown[row:row + cols], strict=False):
-            fig = figure((a.key, layer, "head", h, top, font_scale, labels),
+            fig = figure((a.key, layer, "head", h, top, font_scale, labels, page_lang()),
                          partial(_head, a, weights, h, top, font_scale, labels))
             show_chart(fig, key=f"head_{h + 1}", name=f"{stem}-head{h + 1}", where=col,
                        alt=f"Heatmap of head {h + 1}: target tokens (rows) by source tokens "

@@ -17,6 +17,8 @@ from xattn.live.compute import derived, figure
 from xattn.live.link import PRESENT
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import page_lang
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.views.grid import colour_top, head_grid
 from xattn.ui.views.media import media_panel
@@ -60,10 +62,11 @@ def heads_view(a: Attention, layer: int, state) -> None:
     if a.n_layers > 1:
         focus = layers_overview(a, layer, state)
         if focus is not None:
-            fig = figure((a.key, layer, "focus", focus, top), lambda: head_figure(
+            lang = page_lang()
+            fig = figure((a.key, layer, "focus", focus, top, lang), lambda: head_figure(
                 weights[focus], a.src_tokens, a.tgt_tokens, head=focus, mask=a.mask,
-                title=f"Layer {layer + 1}, head {focus + 1}", zmax=top, colorbar=True,
-                max_x_labels=64))
+                title=_("Layer {l}, head {h}", l=layer + 1, h=focus + 1), zmax=top, colorbar=True,
+                max_x_labels=64, lang=lang))
             show_chart(fig, key="focus_head", name=f"{stem}-head{focus + 1}",
                        alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
     if a.meta.details:
@@ -100,15 +103,16 @@ def average_and_output(a: Attention, layer: int, top: float, stem: str) -> None:
     weights = a.layer(layer)
     left, right = st.columns([2, 3])
     with left:
-        fig = figure((a.key, layer, "average", top), lambda: average_figure(
-            weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask, zmax=top))
+        lang = page_lang()
+        fig = figure((a.key, layer, "average", top, lang), lambda: average_figure(
+            weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask, zmax=top, lang=lang))
         show_chart(fig, key="average", name=f"{stem}-average",
                    alt="Heatmap of the attention weights averaged over heads.")
     output = a.layers.output if a.layers is not None else None
     if output is not None:
         with right:
-            fig = figure((a.key, layer, "output"),
-                         lambda: output_figure(output, list(a.tgt_tokens)))
+            fig = figure((a.key, layer, "output", lang),
+                         lambda: output_figure(output, list(a.tgt_tokens), lang=lang))
             show_chart(fig, key="output", name=f"{stem}-output",
                        alt="Heatmap of the output representation: target tokens by model "
                            "dimensions.")

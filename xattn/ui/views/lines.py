@@ -9,6 +9,7 @@ from xattn.figures import lines_figure
 from xattn.live.link import LINES_HEADS, THRESHOLD
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.state import PageState
 from xattn.ui.views.heads import file_stem
 
@@ -25,7 +26,7 @@ def lines_view(a: Attention, layer: int, state: PageState) -> None:
                  help="Lines for smaller weights are not drawn, so the strong links stand out.")
     fig = lines_figure(a.layer(layer), a.src_tokens, a.tgt_tokens,
                        heads=[h - 1 for h in chosen] or None, threshold=float(threshold),
-                       mask=a.mask)
+                       mask=a.mask, lang=page_lang())
     show_chart(fig, key="lines", name=f"{file_stem(a, layer)}-lines",
                alt="Lines from each target token to the source tokens it attends to, one "
                    "colour per head, more opaque for larger weights.")

@@ -28,6 +28,7 @@ from xattn.sources import Attention
 from xattn.speech.alignment import TOLERANCES, dtw_path, head_timing, token_starts
 from xattn.speech.wavfile import wav_bytes
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 
 __all__ = ["media_panel", "time_lab", "image_lab", "MOSAIC_ROWS"]
 
@@ -57,8 +58,9 @@ def _audio_panel(a: Attention, layer: int) -> None:
         mean = a.layer(layer).mean(axis=0)                                # (n_tgt, n_src)
         peaks = [(a.tgt_tokens[r], (int(np.argmax(mean[r])) + 0.5) * m.seconds_per_position)
                  for r in m.text_rows]
-        return spectrogram_figure(m.spectrogram, frame, peaks, m.words)
-    fig = figure((a.key, layer, "spectrogram"), make)
+        return spectrogram_figure(m.spectrogram, frame, peaks, m.words, lang=lang)
+    lang = page_lang()
+    fig = figure((a.key, layer, "spectrogram", lang), make)
     show_chart(fig, key="spectrogram", name="spectrogram",
                alt="Log-mel spectrogram of the clip with each token's attention peak marked.")
     if m.words:
@@ -139,8 +141,8 @@ def time_lab(a: Attention, layer: int) -> None:
                                  "head of the second half of the layers.")
     chosen = [(int(p.split()[0][1:]) - 1, int(p.split()[1][1:]) - 1) for p in picked]
     if scores is not None:
-        fig = figure((a.key, "timing_fig", reading, tuple(chosen)),
-                     lambda: timing_figure(scores, TOLERANCES, chosen=chosen))
+        fig = figure((a.key, "timing_fig", reading, tuple(chosen), page_lang()),
+                     lambda: timing_figure(scores, TOLERANCES, chosen=chosen, lang=page_lang()))
         show_chart(fig, key="timing_chart", name="timing-f1",
                    alt="Timing F1 of every layer and head at 50 and 100 ms.")
     if not chosen:
@@ -151,8 +153,9 @@ def time_lab(a: Attention, layer: int) -> None:
     path = derived((a.key, "dtw", reading, tuple(chosen)),
                    lambda: dtw_path(picked_rows, picked_rows.shape[-1]))
     names = [a.tgt_tokens[t] for t in tokens]
-    fig = figure((a.key, "dtw_fig", reading, tuple(chosen)), lambda: dtw_figure(
-        path[2], path[0], path[1], names, m.seconds_per_position, m.words))
+    lang = page_lang()
+    fig = figure((a.key, "dtw_fig", reading, tuple(chosen), lang), lambda: dtw_figure(
+        path[2], path[0], path[1], names, m.seconds_per_position, m.words, lang=lang))
     show_chart(fig, key="dtw_chart", name="dtw-path",
                alt="The chosen heads' normalised attention with Whisper's DTW path over it.")
     starts = token_starts(path[0], path[1], m.seconds_per_position)

@@ -10,6 +10,7 @@ from xattn.live.compute import figure
 from xattn.live.link import FOCUS, LAYER
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.state import PageState
 
 __all__ = ["layers_overview"]
@@ -33,8 +34,9 @@ def layers_overview(a: Attention, layer: int, state: PageState) -> int | None:
                 f"{counted(a.n_heads, 'head')}): click "
                 "one to open it below.")
     selected = (layer, focus - 1) if focus else None
-    fig = figure((a.key, "overview", selected),
-                 lambda: overview_figure(a.weights, selected=selected))
+    lang = page_lang()
+    fig = figure((a.key, "overview", selected, lang),
+                 lambda: overview_figure(a.weights, selected=selected, lang=lang))
     show_chart(fig, key=PICK_KEY, name="xattn-layers-heads", toolbar=False,
                on_select=_on_pick, selection_mode="points", width="content",
                alt=f"Small heatmaps of all {a.n_layers * a.n_heads} heads, one row per layer; "

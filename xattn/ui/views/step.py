@@ -16,6 +16,7 @@ from xattn.live.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_
 from xattn.sources import Attention
 from xattn.steps import row_entropy, stages
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.page_assets import page_asset
 from xattn.ui.state import PageState
@@ -114,7 +115,7 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
         show_chart(
             clickable_head_figure(trace.weights[head], list(src_tokens), list(tgt_tokens),
                                   head=head, selected=i, mask=mask, column=column,
-                                  font_scale=font_scale),
+                                  font_scale=font_scale, lang=page_lang()),
             key=PICK_KEY, on_select=partial(_on_pick, tgt_labels, src_labels),
             selection_mode="points", name=f"xattn-head{head + 1}-step",
             alt=f"Heatmap of head {head + 1}; click a cell, or use the pickers above, to choose "
@@ -123,7 +124,7 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
     with right:
         show_chart(weights_bar_figure(trace.weights[head, i], list(src_tokens),
                                       allowed=mask[i], query=tgt_tokens[i], head=head,
-                                      marked=column, font_scale=font_scale),
+                                      marked=column, font_scale=font_scale, lang=page_lang()),
                    key="step_bar", name=f"xattn-head{head + 1}-weights",
                    alt="Bar chart of the softmax weights of the chosen target token.")
         _entropy_note(mask, trace, head, i, scaled)
@@ -141,7 +142,7 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
 def _saturation(a: Attention, d_head: int, scale: float) -> None:
     with st.expander("Why divide by √d_head? Entropy as d_head grows"):
         show_chart(saturation_figure(derived(("saturation", a.key), a.recipe.saturation), d_head,
-                                     font_scale=scale),
+                                     font_scale=scale, lang=page_lang()),
                    key="saturation", name="xattn-saturation",
                    alt="Line chart: mean normalised entropy against d_head, scaled and "
                        "unscaled.")

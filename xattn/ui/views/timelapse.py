@@ -18,6 +18,7 @@ from xattn.record import Meta
 from xattn.sources import Attention
 from xattn.timelapse import PROBE_SENTENCE
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.views.grid import head_grid
@@ -80,11 +81,11 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
                   legend_below=present)
         if heads is not None:
             st.caption(caption)
-    show_chart(run_curves_figure(tl, step, font_scale=scale), key="tl_run",
+    show_chart(run_curves_figure(tl, step, font_scale=scale, lang=page_lang()), key="tl_run",
                name=f"xattn-{a.meta.name}-run",
                alt="Line chart over the training steps of the held-out loss and the share of "
                    "held-out words aligned.")
-    show_chart(head_curves_figure(tl, step, font_scale=scale), key="tl_heads",
+    show_chart(head_curves_figure(tl, step, font_scale=scale, lang=page_lang()), key="tl_heads",
                name=f"xattn-{a.meta.name}-heads",
                alt="Line chart over the training steps, per head, of the accuracy on moved "
                    "words (meaning) and on repeated words (position).")

@@ -11,6 +11,7 @@ from xattn.figures import loss_figure
 from xattn.live.prepared import Shown
 from xattn.live.training import Progress
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 
 __all__ = ["page_progress", "page_shown"]
 
@@ -19,10 +20,14 @@ SHARED = ("Another student asked for this very setting moments ago; waiting for 
 
 
 def page_progress(bar_slot, curve_slot) -> Progress:
-    """The `Progress` drawn in ``bar_slot`` (a progress bar) and ``curve_slot`` (the curve)."""
+    """The `Progress` drawn in ``bar_slot`` (a progress bar) and ``curve_slot`` (the curve),
+    in the page's language (read here: the curve may be drawn from the training's thread)."""
+    lang = page_lang()
+
     def curve(losses: list, step: int, steps: int) -> None:
         loss = losses[-1]
-        show_chart(loss_figure(losses, steps), key=None, where=curve_slot, name="training-loss",
+        show_chart(loss_figure(losses, steps, lang=lang), key=None, where=curve_slot,
+                   name="training-loss",
                    toolbar=False,
                    alt=f"Training loss, live: step {step} of {steps}, loss {loss:.4f}")
 

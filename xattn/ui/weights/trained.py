@@ -33,6 +33,7 @@ from xattn.pairs import Problem, gold_text, read_pair
 from xattn.sources import Attention, trained_attention
 from xattn.train import TrainConfig
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import page_lang
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState, text_value
 from xattn.ui.weights.progress import page_progress
@@ -148,7 +149,8 @@ def training_panel(config: TrainConfig, font_scale: float = 1.0) -> Evaluated | 
         left, right = st.columns([3, 2], gap="large")
         curve_slot = left.empty()
         stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
-        show_chart(loss_figure(run.result.losses, config.steps, font_scale=font_scale),
+        show_chart(loss_figure(run.result.losses, config.steps, font_scale=font_scale,
+                               lang=page_lang()),
                    key="tr_loss",
                    name=f"{stem}-loss", where=curve_slot,
                    alt="Line chart of the training loss per step, falling.")
