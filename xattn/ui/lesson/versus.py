@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.lesson import Told, Versus
-from xattn.live.versus import ALT, class_versus, versus_chart
+from xattn.live.versus import alt, class_versus, versus_chart
 from xattn.ui.charts import show_chart
 
 __all__ = ["show_versus"]
@@ -20,7 +20,7 @@ def show_versus(a, told: Told, counts: dict, n_answered: int, *, who: str = "the
     st.markdown(v.line)
     if chart:
         show_chart(versus_chart(a, told, v, counts, who=who, font_scale=font_scale), key=key,
-                   name=name, alt=ALT)
+                   name=name, alt=alt(who))
     if table:
         with st.expander(f"AER of {who}, every layer and every head"):
             st.markdown(v.table)
