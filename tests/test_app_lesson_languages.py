@@ -74,6 +74,8 @@ def test_a_lesson_step_alone_says_its_texts_answer_and_verdict_in_the_pages_lang
         assert any(step.title in m for m in shown[lang] if m.startswith("## "))
         assert any(m.startswith(step.text.strip()[:40]) for m in shown[lang])
         assert any(step.title in o for o in at.selectbox(key="lesson").options)   # the picker
+    linked = said(page(None, view="Lesson", lesson="3", lang="fr"))   # the link's language:
+    assert told_of(3, "fr").answer in linked       # the step's own settings still (its mask)
     fr, en, ar = (" ".join(shown[k]) for k in ("fr", "en", "ar"))
     assert "Masquage : cacher un token source" in fr and "القناع: إخفاء رمز مصدر" in ar
     assert "0,268" in fr and "Masking: hide a source token" not in fr

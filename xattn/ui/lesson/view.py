@@ -25,6 +25,7 @@ from xattn.live.link import (
     EXPLORE,
     HOST,
     IMG,
+    LANG,
     LESSON,
     PRESENT,
     REGISTRY,
@@ -54,7 +55,7 @@ __all__ = ["lesson_setup", "lesson_view"]
 # Parameters that say where and how the page is shown, not what it computes: a link with only
 # these opens a step with the step's own settings (a lecturer's ?class=new, a student's ?room=).
 KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS, EXPLORE,
-                         DEVICE, COURSE)}
+                         DEVICE, COURSE, LANG)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
