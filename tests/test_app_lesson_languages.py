@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from xattn.lesson import SHIPPED, STEPS, verdict
 from xattn.lesson.lessonfile import read_lesson
 from xattn.lesson.translated import said_as
+from xattn.live.answers import class_step
 from xattn.live.prepared import prepared_attention
 from xattn.words import say, speaking
 
@@ -88,6 +89,23 @@ def test_a_lesson_step_alone_says_its_texts_answer_and_verdict_in_the_pages_lang
         assert CODE.findall(answers[k]) == CODE.findall(answers["en"])
 
 
+def test_a_choices_labels_are_in_the_pages_language_and_its_value_the_same():
+    told_en, told_fr = told_of(4, "en"), told_of(4, "fr")     # wait-k: which tokens
+    at = page("fr-FR", view="Lesson", lesson="4")
+    pills = at.button_group(key="predict")
+    assert "`les 2 premiers : the black`" in pills.options
+    assert not any(o.strip("`") in told_en.question.choices for o in pills.options)
+    pills.set_value(told_en.truth).run()               # the value: the question's own
+    assert not at.exception, at.exception
+    assert at.button_group(key="predict").value == told_en.truth
+    with speaking("fr"):
+        assert verdict(told_fr, told_en.truth) in said(at)
+    nine = page("fr-FR", view="Lesson", lesson="9").button_group(key="predict")
+    assert "`Elle baisse`" in nine.options                    # a value said from the catalog
+    assert page(None, view="Lesson", lesson="4").button_group(key="predict").options == \
+        [f"`{c}`" for c in told_en.question.choices]          # English: the values
+
+
 def start(locale: str | None) -> tuple[AppTest, str, str]:
     host = page(locale, **{"class": "new"})
     code = host.session_state["room"]
@@ -157,6 +175,15 @@ title = "Une tête"
 text = "Chaque ligne est un token cible."
 [step.page]
 view = "Heads"
+
+[[step]]
+title = "A poll"
+[step.fr]
+options = ["Oui", "Non"]
+[step.question]
+kind = "poll"
+prompt = "Tap one."
+options = ["Yes", "No"]
 '''
 
 
@@ -177,4 +204,9 @@ def test_the_page_takes_a_lessons_own_texts_and_says_once_when_it_lacks_the_lang
         "own (English)."
     monkeypatch.setattr(words, "page_lang", lambda: "fr")
     assert words.lesson_language(lesson) == "fr" and words.fallback_note(lesson) is None
-    assert words.step_titles(lesson) == ["Une tête"]
+    assert words.step_titles(lesson) == ["Une tête", "A poll"]
+    told = class_step(lesson, 2)[1]
+    assert words.option_labels(lesson, 2, told) == ["Oui", "Non"]      # the values: Yes, No
+    assert told.question.choices == ("Yes", "No")
+    monkeypatch.setattr(words, "page_lang", lambda: "de")
+    assert words.option_labels(lesson, 2, told) is None

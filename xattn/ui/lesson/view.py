@@ -39,7 +39,13 @@ from xattn.ui.charts import show_chart
 from xattn.ui.lesson.parts import answer_charts
 from xattn.ui.lesson.predict import prediction_widget
 from xattn.ui.lesson.versus import show_versus
-from xattn.ui.lesson.words import fallback_note, lesson_words, step_titles, step_words
+from xattn.ui.lesson.words import (
+    fallback_note,
+    lesson_words,
+    option_labels,
+    step_titles,
+    step_words,
+)
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.room.actions import move_class
 from xattn.ui.room.card import hidden_note, room_card
@@ -187,7 +193,7 @@ def _lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                         f"**Question for the class:** {question}")
         if told is not None and told.note:
             st.caption(told.note)
-        _left(a, layer, why_not, told, room, scale)
+        _left(a, layer, why_not, told, room, scale, option_labels(lesson, n, told))
         if revealed:
             with st.expander("About this step"):
                 st.markdown(f"{text}\n\n**Look at:** {look}")
@@ -261,7 +267,7 @@ def _panels(fig) -> int:
 
 
 def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None,
-          scale: float = 1.0) -> None:
+          scale: float = 1.0, shown: list[str] | None = None) -> None:
     """Alone: the prediction, then the answer. A host: the answer once revealed, the class's
     answers beside it, and the class panel. A student exploring: the way back."""
     if a is None:
@@ -276,7 +282,7 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
         return
     asks = told is not None and told.question is not None
     if room is None:
-        said = prediction_widget(told, PREDICT) if asks else None
+        said = prediction_widget(told, PREDICT, shown=shown) if asks else None
         if told is not None:
             with st.expander("Show the answer (computed from the numbers on screen)"):
                 if said is not None:

@@ -14,14 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from xattn.lesson import Lesson, Step
-from xattn.lesson.translated import said_as, step_in, words_in
+from xattn.lesson import Lesson, Step, Told
+from xattn.lesson.translated import labels_in, said_as, step_in, words_in
+from xattn.live.messages import label_text
 from xattn.locales import NAMES
 from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import page_lang
-from xattn.words import speaking
+from xattn.words import say, speaking
 
-__all__ = ["lesson_language", "lesson_words", "step_words", "step_titles", "fallback_note"]
+__all__ = ["lesson_language", "lesson_words", "step_words", "step_titles", "option_labels",
+           "fallback_note"]
 
 
 def lesson_language(lesson: Lesson | None) -> str:
@@ -60,3 +62,20 @@ def step_titles(lesson: Lesson) -> list[str]:
     """Every step's title in `lesson_language` (the step picker), the checks' included."""
     lang = lesson_language(lesson)
     return [step_in(lesson, k, lang).title for k in range(1, len(lesson.steps) + 1)]
+
+
+def option_labels(lesson: Lesson, n: int, told: Told | None) -> list[str] | None:
+    """The options of ``told``'s choice or poll question (step ``n``) as a phone in
+    `lesson_language` reads them: a lesson's own options in that language
+    (``labels_in``), a computed choice's as its ``Told`` says them (*les 2 premiers : the
+    black*, *tête 2*), or its values said from the catalog (*Il baisse*); None when they
+    read as their values. Inside `lesson_words`: the values sent stay the question's."""
+    q = told.question if told is not None else None
+    if q is None or q.kind not in ("choice", "poll"):
+        return None
+    shown = labels_in(lesson, n, lesson_language(lesson))
+    if shown is None and told.shown:
+        shown = [label_text(s) for s in told.shown]
+    if shown is None:
+        shown = [say(c) for c in q.choices]
+    return None if list(shown) == list(q.choices) else list(shown)
