@@ -160,6 +160,20 @@ def test_a_class_revealed_on_a_french_or_arabic_page_says_the_lesson_there_same_
         assert a_class("fr-FR")[1] == csvs["en"]
 
 
+def test_a_token_steps_taps_beside_the_row_are_described_in_the_pages_language():
+    host, code, key = start("fr-FR")
+    to_step(host, code, key, 6)                        # tap the source word: a token step
+    assert told_of(6, "en").question.kind == "token"
+    Phone(code).answer(1)
+    host.run()
+    host.button(key="reveal").click().run()
+    assert not host.exception, host.exception
+    with speaking("fr"):
+        alt = say("Two rows of colour: the share of the class that tapped each source word, "
+                  "and the row of attention weights.")
+    assert alt.startswith("Deux") and host.get_by_key("class_taps").proto.alt == alt
+
+
 LESSON = '''
 title = "Mine"
 language = "en"

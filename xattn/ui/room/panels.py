@@ -41,6 +41,7 @@ from xattn.ui.room.learned import learned_panel, learning_text
 from xattn.ui.room.misconceptions import misconception_panel
 from xattn.ui.room.room import Room, class_store
 from xattn.ui.room.session import HOST_ERROR
+from xattn.words import say
 
 __all__ = ["class_controls", "class_answers", "countdown", "step_view", "live_fragment",
            "host_error", "TIMERS"]
@@ -383,5 +384,5 @@ def _taps(a: Attention, layer: int, view, told: Told) -> None:
                            target=a.tgt_tokens[i],
                            head=where + (f"head {head + 1}" if head >= 0 else "all heads")),
                key="class_taps", name=f"xattn-class-{view.code}-expected",
-               alt="Two rows of colour: the share of students who tapped each source token, "
-                   "and the row of attention weights.")
+               alt=say("Two rows of colour: the share of the class that tapped each source "
+                       "word, and the row of attention weights."))    # the phones' own words
