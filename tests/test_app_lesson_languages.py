@@ -174,6 +174,15 @@ def test_a_token_steps_taps_beside_the_row_are_described_in_the_pages_language()
     assert alt.startswith("Deux") and host.get_by_key("class_taps").proto.alt == alt
 
 
+def test_a_homeworks_table_names_its_steps_in_the_pages_language():
+    from xattn.lesson.translated import step_in
+
+    shown = " ".join(said(page("de-DE", **{"class": "new", "homework": "3"})))
+    title = step_in(SHIPPED, 1, "de").title
+    assert title != STEPS[0].title and f"| 1. `{title}` |" in shown
+    assert f"`{STEPS[0].title}`" not in shown
+
+
 LESSON = '''
 title = "Mine"
 language = "en"
