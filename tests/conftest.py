@@ -114,6 +114,8 @@ SLOW_TESTS = (
     "tests/test_train.py::test_timelapse_is_identical_in_another_process",
     "tests/test_ui_state.py::test_every_control_is_a_url_parameter",
     "tests/test_ui_state.py::test_a_fresh_server_process_knows_every_parameter",
+    # three classes revealed on an English, a French and an Arabic lecturer's page (~7 s)
+    "tests/test_app_lesson_languages.py::test_a_class_revealed_on_a_french_or_arabic_page",
     # every step of the default lesson built in en, fr and ar, asking and revealed (~6 s)
     "tests/test_verdict_languages.py::test_no_frame_of_a_shipped_lesson_reads_english_in_french"
     "_or_arabic[cross-attention]",

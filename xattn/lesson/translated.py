@@ -31,7 +31,7 @@ from xattn.lesson.problems import checked_text, shown, unknown_keys
 from xattn.words import LANGS, speaking, translated
 
 __all__ = ["STEP_KEYS", "TOP_KEYS", "read_language", "read_texts", "speaks", "words_in",
-           "step_in", "labels_in", "texts_of"]
+           "step_in", "said_as", "labels_in", "texts_of"]
 
 STEP_KEYS = ("title", "text", "look", "ask", "prompt", "explain", "options")
 TOP_KEYS = ("title", "about")
@@ -198,3 +198,21 @@ def step_in(lesson, n: int, lang: str) -> Step:
         with speaking(lang):
             out = checked_copy(out, step.of_step, step.check)
     return out
+
+
+def said_as(lesson, step: Step, n: int, lang: str) -> Step:
+    """``step``, room step ``n`` of ``lesson`` as a page shows it (on a follow-up's case, on
+    the page's own settings), with the words of `step_in` in ``lang``: its title, paragraph,
+    what to look at, question and own prompt and explanation; its settings, arguments,
+    options (the values a prediction sends) and case stay its own. The lecturer's page
+    (``xattn.ui.lesson.words``)."""
+    said = step_in(lesson, n, lang)
+    if said is lesson.steps[n - 1]:
+        return step
+    ask = step.ask
+    if ask is not None and ask.own is not None and said.ask is not None \
+            and said.ask.own is not None:
+        ask = replace(ask, own=replace(ask.own, prompt=said.ask.own.prompt,
+                                       explain=said.ask.own.explain))
+    return replace(step, title=said.title, text=said.text, look=said.look,
+                   question=said.question, ask=ask)

@@ -23,13 +23,17 @@ __all__ = ["prediction_widget", "WIDGETS"]
 
 
 def prediction_widget(told: Told, key: str, *, default=None, disabled: bool = False,
-                      on_change=None):
+                      on_change=None, shown: list[str] | None = None):
     """The prediction control for ``told``'s question under ``key`` (a tap on a token or a
     choice, a number, a choice per part, or links); its value, or None. ``default``: the
-    answer as stored (a number, a choice, a tuple per part, the links)."""
+    answer as stored (a number, a choice, a tuple per part, the links). ``shown``: a row of
+    pills' labels in the page's language (``xattn.ui.lesson.words.option_labels``), the
+    values the same."""
     q = told.question
     label = f"**Your prediction.** {told.prompt}"
     draw = WIDGETS[q.of.asked.draws]     # xattn.classroom.controls: the control's drawing
+    if shown is not None and draw is _pills:
+        return _pills(q, key, label, default, disabled, on_change, shown=shown)
     return draw(q, key, label, default, disabled, on_change)
 
 

@@ -25,6 +25,7 @@ from xattn.live.link import (
     EXPLORE,
     HOST,
     IMG,
+    LANG,
     LESSON,
     PRESENT,
     REGISTRY,
@@ -38,6 +39,13 @@ from xattn.ui.charts import show_chart
 from xattn.ui.lesson.parts import answer_charts
 from xattn.ui.lesson.predict import prediction_widget
 from xattn.ui.lesson.versus import show_versus
+from xattn.ui.lesson.words import (
+    fallback_note,
+    lesson_words,
+    option_labels,
+    step_titles,
+    step_words,
+)
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.room.actions import move_class
 from xattn.ui.room.card import hidden_note, room_card
@@ -53,7 +61,7 @@ __all__ = ["lesson_setup", "lesson_view"]
 # Parameters that say where and how the page is shown, not what it computes: a link with only
 # these opens a step with the step's own settings (a lecturer's ?class=new, a student's ?room=).
 KEEP = {p.key for p in (VIEW, LESSON, PRESENT, IMG, SCALE, ROOM, HOST, CLASS, EXPLORE,
-                         DEVICE, COURSE)}
+                         DEVICE, COURSE, LANG)}
 
 
 PREDICT = "predict"     # the prediction's widget: a student's own, never in the link
@@ -118,7 +126,7 @@ def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
     the screen it was made on, and a picker still showing the step before (the run that drew
     the class's move cut short) is another widget, whose value nobody changed, so it never
     reaches the server as a change that would move the class back."""
-    names = {k: f"{k}. {s.title}" for k, s in enumerate(lesson.steps, 1)}
+    names = {k: f"{k}. {title}" for k, title in enumerate(step_titles(lesson), 1)}
     left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
     if room is None:
         keys, seen = ("lesson_prev", LESSON.key, "lesson_next"), None
@@ -138,12 +146,20 @@ def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
 
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                 draw: Callable, lesson: Lesson, room: Room | None = None) -> None:
+    """`_lesson_view`, the lesson's words in the page's language (``xattn.ui.lesson.words``)."""
+    with lesson_words(lesson) as lang:
+        _lesson_view(a, layer, state, step, draw, lesson, room, lang)
+
+
+def _lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
+                 draw: Callable, lesson: Lesson, room: Room | None, lang: str) -> None:
     """The step beside its view: text, question, prediction and answer on the left, the
     step's view (``draw(view, a, layer)``) on the right, so both fit one screen. In a room the
     host drives the room's step and, once it is revealed, sees the answer, the class's answers
     and the step's chart on one screen; a student exploring the full page finds the way back
     to the class's page here."""
     n = int(state.shown(LESSON))              # the step (a follow-up: on its new case)
+    step = step_words(lesson, step, n)        # its texts in the page's language
     if room is not None and room.homework and room.host:
         _walk(room, n)                        # the lecturer walks a homework, moving nobody
         navigation(n, lesson)
@@ -152,7 +168,7 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     if room is None:        # alone, the answer follows the page's settings (F6); a room's
         step = step.on_page(_page_settings(state, step))   # stays the class's question
     why_not = missing(step, a) if a is not None else None
-    told = (derived(("tell", lesson.digest, a.key, n, layer, step.ask),
+    told = (derived(("tell", lesson.digest, a.key, n, layer, step.ask, lang),
                     lambda: step.tell(a, layer))
             if a is not None and not why_not and a.key else
             step.tell(a, layer) if a is not None and not why_not else None)
@@ -165,6 +181,8 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
         heading = f"## Step {n} of {len(lesson.steps)}: {step.title}"
         off = off_plan(step, a) if a is not None else None
         st.markdown(heading + (f"\n\n{off}" if off else ""))
+        if fallback_note(lesson):
+            st.caption(fallback_note(lesson))
         if off and (room is None or room.host):
             st.button("Open this step with its own settings", key="lesson_replan_go",
                       on_click=lambda: st.session_state.__setitem__(REPLAN, n))
@@ -175,7 +193,7 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                         f"**Question for the class:** {question}")
         if told is not None and told.note:
             st.caption(told.note)
-        _left(a, layer, why_not, told, room, scale)
+        _left(a, layer, why_not, told, room, scale, option_labels(lesson, n, told))
         if revealed:
             with st.expander("About this step"):
                 st.markdown(f"{text}\n\n**Look at:** {look}")
@@ -249,7 +267,7 @@ def _panels(fig) -> int:
 
 
 def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | None,
-          scale: float = 1.0) -> None:
+          scale: float = 1.0, shown: list[str] | None = None) -> None:
     """Alone: the prediction, then the answer. A host: the answer once revealed, the class's
     answers beside it, and the class panel. A student exploring: the way back."""
     if a is None:
@@ -264,7 +282,7 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
         return
     asks = told is not None and told.question is not None
     if room is None:
-        said = prediction_widget(told, PREDICT) if asks else None
+        said = prediction_widget(told, PREDICT, shown=shown) if asks else None
         if told is not None:
             with st.expander("Show the answer (computed from the numbers on screen)"):
                 if said is not None:

@@ -26,6 +26,7 @@ from xattn.literal import md_code
 from xattn.live.link import MAX_HOMEWORK_DAYS
 from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import ngettext
+from xattn.ui.lesson.words import step_titles
 from xattn.ui.room.actions import host_action
 from xattn.ui.room.card import room_card, student_link
 from xattn.ui.room.class_csv import class_csv_on_click
@@ -136,7 +137,9 @@ def homework_panel(room: Room) -> None:
         st.markdown(_("**Homework, open** until {closes} ({left} left): each student answers "
                       "each step once, at their own pace, and sees its answer after their own.",
                       closes=local_time(view.closes_at), left=time_left(view.closes_at - now)))
-    st.container(key="homework_counts").markdown(homework_table(rows))
+    titles = step_titles(room.lesson)                 # in the page's language
+    st.container(key="homework_counts").markdown(homework_table(
+        [r._replace(title=titles[r.step - 1]) for r in rows]))
     st.caption(_("Each step is judged by its own answer (polls have none). Counts only: no "
                  "name, no id. Your page walks the steps without moving anyone."))
     _window(room, view, now, closed)

@@ -30,6 +30,7 @@ from xattn.sources import Attention
 from xattn.ui.charts import class_axes, show_chart
 from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import ngettext, page_lang
+from xattn.ui.lesson.words import lesson_words
 from xattn.ui.room.actions import STALE, host_action, open_step
 from xattn.ui.room.card import student_link
 from xattn.ui.room.class_csv import class_csv_on_click
@@ -228,7 +229,14 @@ def class_answers(room: Room, told: Told | None, a: Attention | None, layer: int
     """The class's predictions as a bar chart, live; after the reveal the right answer is
     outlined, a revote shows the rounds side by side with how many moved to the right answer,
     and a tapped word's row is put beside the class's taps. ``sure``: the "how sure" table
-    below them (False: the caller draws it, full width, below a row of narrow columns)."""
+    below them (False: the caller draws it, full width, below a row of narrow columns). The
+    lesson's words in the page's language, also when the fragment reruns alone."""
+    with lesson_words(room.lesson):
+        _class_answers(room, told, a, layer, font_scale, compact, sure)
+
+
+def _class_answers(room: Room, told: Told | None, a: Attention | None, layer: int,
+                   font_scale: float, compact: bool, sure: bool) -> None:
     view = _read(room, "class_answers")
     if view is None:
         return
