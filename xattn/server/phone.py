@@ -4,7 +4,7 @@ Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port)
 
 - the page: a student's link, ``/?room=CODE`` (the QR code, a typed code), is answered by
   `PhoneMiddleware` with one light page of our own (``assets/phone.html``, ``phone.css``
-  and the modules of ``assets/phone/``: about 18 kB on the wire, no Plotly, no Streamlit
+  and the modules of ``assets/phone/``: about 17 kB on the wire, no Plotly, no Streamlit
   front end; docs/phone-page.md). Its first response sets the student's signed
   cookie (one vote per browser; the per-address limit on new students as before), so the
   page never reloads to join. A link that also carries ``host`` or ``explore`` is the
