@@ -20,7 +20,7 @@ export default [
   {
     files: ["xattn/server/assets/**/*.js"],
     languageOptions: { ecmaVersion: 2022, sourceType: "module",
-      globals: { ...globals.browser, JOIN: "readonly", CATALOG: "readonly", XATTN_WORK: "readonly" } },
+      globals: { ...globals.browser, JOIN: "readonly", CATALOG: "readonly", LATE: "readonly", XATTN_WORK: "readonly" } },
     rules: rules,
   },
   {

@@ -511,8 +511,9 @@ async def kill_round(host, phones, hall, a, rng, m: Measures, open_store) -> Non
     await until(lambda: all(p.reconnects and p.connected for p in on[victim]),
                 f"the {len(on[victim])} phones of {victim} back", a.wait, m)
     back = [p.stream.errors[-1][0] for p in on[victim] if p.stream.errors]
-    reopened = [max(0.0, p.first_frame_after(killed) - killed) for p in on[victim]
-                if p.first_frame_after(killed) is not None]
+    reopened = [max(0.0, p.first_heard_after(killed) - killed) for p in on[victim]
+                if p.first_heard_after(killed) is not None]    # (the room, or the phone's own
+                                                                # part: it has the room's frame)
     reveal = await reveal_round(host, phones, step, 2, a, m)
     victims = {p.n for p in on[victim]}
     m.kill = {"victim": victim, "phones": len(on[victim]),

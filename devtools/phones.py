@@ -502,6 +502,7 @@ class Phone:
         self.first_step: dict[int, float] = {}
         self.revealed: dict[tuple, float] = {}
         self.frames: list[tuple] = []
+        self.heard: list[float] = []      # when each room frame or own part ("me") came
         self.me_events = self.pings = 0
         self.wire = {"page": 0, "answers": 0}    # the stream's own: `stream_bytes`
         self.picks: dict[tuple, Pick] = {}
@@ -642,6 +643,11 @@ class Phone:
         """When the first room frame at or after ``t`` arrived (None: none yet)."""
         return next((f[0] for f in self.frames if f[0] >= t), None)
 
+    def first_heard_after(self, t: float) -> float | None:
+        """When the stream first said the room at or after ``t``: its frame, or only the
+        phone's own part where the phone has that frame (a reconnect's ``Last-Event-ID``)."""
+        return next((h for h in self.heard if h >= t), None)
+
     async def first_frame(self) -> None:
         await asyncio.wait_for(self._first_frame.wait(), self.timeout)
 
@@ -665,6 +671,8 @@ class Phone:
             self._kick()
 
     def _event(self, event: str, data, t: float) -> None:
+        if event in ("message", "me"):
+            self.heard.append(t)
         if event == "message":
             self._room_frame(data, t)
         elif event == "me":

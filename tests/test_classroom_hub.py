@@ -548,3 +548,35 @@ def test_only_a_host_stream_with_the_rooms_key_keeps_it_taught(backend, monkeypa
     with pytest.raises(RoomEnded):          # as if ended: the hub's snapshot is not given back
         store.room_view(kept)
     assert store.room_view(taught).step == 1 and store.room_view(lecturer).step == 1
+
+
+def test_a_phone_that_has_the_rooms_frame_gets_its_own_part_not_the_room_again(store):
+    """A stream that says which room frame its phone has (``had``: the frame's id,
+    `frames.frame_id` of the room's bytes; an ``EventSource``'s ``Last-Event-ID``) gets the
+    phone's own part (``me``) instead of that frame, whether the room was built before it
+    came or after; the room's next move comes whole, with its new id."""
+    from xattn.classroom.frames import frame_id
+
+    code, secret = store.create_room(QUESTIONS)
+    first = frame_id(json.dumps({"step": 1, "phase": "asking", "round": 1,
+                                 "version": 0}).encode())
+
+    async def main():
+        hub = Hub(store, Builder())
+        hub.start()
+        try:
+            cold = hub.subscribe(code, new_student_id(), had=first)   # before the build
+            other = hub.subscribe(code, None, had="0badf00d")
+            await until(other, room_state(1, "asking"))
+            warm = hub.subscribe(code, None, had=first)               # after it
+            for f in (cold, warm):
+                event, data = await until(f, lambda e, d: e in ("me", "message"))
+                assert event == "me" and "room" not in data and isinstance(data["now"], float)
+                assert not [x for x in frames(f.take()) if x[0] == "message"]
+            store.set_step(code, secret, 2)
+            for f in (cold, warm):
+                await until(f, room_state(2, "asking"))
+            assert cold.had == warm.had != first
+        finally:
+            hub.stop()
+    run(main())

@@ -6,6 +6,7 @@ where node is absent; ESLint comes from ``npm ci`` (``package-lock.json``: CI ru
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -71,6 +72,42 @@ def test_a_module_the_join_cannot_take_apart_is_refused(monkeypatch):
     monkeypatch.setattr(scripts, "asset", lambda name: "export default function () {}\n")
     with pytest.raises(ValueError, match="an import or export this join cannot take out"):
         scripts.joined_modules(names=("x.js",))
+
+
+@needs_node
+def test_a_late_module_is_one_script_that_hands_the_page_its_exports(tmp_path):
+    """A module the page fetches when it first needs it (``scripts.LATE_MODULES``: the
+    charts) runs as one classic script, minified as served: it calls ``XATTN_LATE`` with its
+    name and a function that makes its exports from exactly the names ``late.js`` hands it
+    (``scripts.LATE_SHARED``)."""
+    from xattn.server import minify
+    from xattn.server.scripts import LATE_MODULES, LATE_SHARED, late_script
+
+    hands = re.search(r"make\(\{([^}]*)\}\)", asset("phone/late.js"))[1]
+    assert [k.split(":")[0].strip() for k in hands.split(",")] == list(LATE_SHARED)
+    assert LATE_MODULES == ("charts.js",) and "charts.js" not in joined_modules()
+    for name in LATE_MODULES:
+        probe = tmp_path / "probe.js"
+        probe.write_text(
+            "let got = null;\nglobalThis.XATTN_LATE = (n, make) => { got = [n, Object.entries("
+            "make({ say: () => '', el: () => null })).map(([k, v]) => k + ':' + typeof v)]; };\n"
+            + minify.js(late_script(name)) + "\nconsole.log(JSON.stringify(got));\n",
+            encoding="utf-8")
+        done = _run(NODE, str(probe))
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == ["charts", ["fit:function", "chart:function"]]
+
+
+def test_a_late_module_imports_only_what_the_page_hands_it(monkeypatch):
+    from xattn.server import scripts
+
+    with pytest.raises(ValueError, match=r"a late module is one of \('charts.js',\), "
+                                         r"received 'state.js'"):
+        scripts.late_script("state.js")
+    monkeypatch.setattr(scripts, "asset", lambda name: 'import { $ } from "./dom.js";\n'
+                                                      "export function f() { return $; }\n")
+    with pytest.raises(ValueError, match=r"imports \['\$'\]: a late module imports only"):
+        scripts.late_script.__wrapped__("charts.js")
 
 
 def test_an_assets_name_is_a_string():

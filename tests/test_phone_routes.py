@@ -8,6 +8,7 @@ import asyncio
 import gzip
 import http.client
 import json
+import re
 import socket
 import threading
 import time
@@ -176,7 +177,7 @@ def test_the_page_is_sent_without_indentation_or_comment_lines():
         assert "`" not in code, name
     lines = page_html({"code": "HJK23M"}).splitlines()
     assert not [ln for ln in lines if ln != ln.strip() or ln.startswith("//")]
-    assert "function connect()" in "\n".join(lines)
+    assert "function connect(had)" in "\n".join(lines)
 
 
 def test_a_solved_challenge_sent_again_is_the_same_student(site, store):
@@ -625,3 +626,62 @@ def test_the_server_sentences_in_a_language_are_one_cached_request(site):
     assert words["strings"]["why.revealed"] == "l'étape {step} est révélée : les réponses sont closes."
     r, body = site.request("GET", "/live/words/pt", None, {})
     assert r.status == 404
+
+
+def _first_frame(site, path, cookie, extra="") -> str:
+    """The first event with data a stream sends (its raw text: ``id``, ``event``, ``data``,
+    after the chunk's length)."""
+    s = socket.create_connection(("127.0.0.1", site.port), timeout=15)
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nCookie: {cookie or ''}\r\n{extra}\r\n".encode())
+    buf, deadline = b"", time.monotonic() + 15
+    try:
+        while time.monotonic() < deadline:
+            buf += s.recv(65536)
+            body = buf.partition(b"\r\n\r\n")[2]
+            blocks = [b for b in body.decode().split("\n\n")[:-1] if "data: " in b]
+            if blocks:
+                return blocks[0]
+    finally:
+        s.close()
+    raise AssertionError(f"no frame came: {buf!r}")
+
+
+def test_a_stream_sends_no_room_frame_the_phone_says_it_has(site, store):
+    """Each room frame carries its id; the stream a phone opens once joined (``?had=``) or an
+    ``EventSource`` that reconnects (``Last-Event-ID``) with that id gets only the phone's own
+    part (``me``), not the room again; an id of another frame, or none, gets the room."""
+    code, _ = store.create_room(QUESTIONS)
+    first = _first_frame(site, f"/live/{code}/events", None)      # before joining
+    had = re.search(r"^id: ([0-9a-f]{8})$", first, re.MULTILINE)[1]
+    assert "event:" not in first and '"room":' in first
+    cookie = join(site, code)[2]
+    for path, extra in ((f"/live/{code}/events?had={had}", ""),
+                        (f"/live/{code}/events", f"Last-Event-ID: {had}\r\n")):
+        again = _first_frame(site, path, cookie, extra)
+        assert "\nevent: me\n" in again and '"room":' not in again, again
+        assert json.loads(again.split("data: ")[1])["me"] == {"mine": None}
+    for path in (f"/live/{code}/events?had=0badf00d", f"/live/{code}/events?had=<x>",
+                 f"/live/{code}/events"):
+        assert f"id: {had}\n" in _first_frame(site, path, cookie)      # the room again
+
+
+def test_a_late_module_is_one_cached_script_the_page_names(site, store):
+    """``GET /live/late/charts-DIGEST.js`` (scripts.late_script): the charts, fetched when a
+    phone first needs them, gzipped and kept a year under a name that changes with its
+    text; the page names it (``LATE``), and carries no chart code of its own."""
+    from xattn.server.scripts import late_name
+
+    code, _ = store.create_room(QUESTIONS)
+    _, page, _ = page_of(site, code)
+    name = late_name("charts.js")
+    assert f'const LATE = {{"charts":"live/late/{name}"}};' in page
+    assert "function chart(" not in page and "function heat(" not in page
+    r, body = site.request("GET", f"/live/late/{name}", None, {"Accept-Encoding": "gzip"})
+    assert r.status == 200 and r.getheader("content-encoding") == "gzip"
+    assert r.getheader("content-type").startswith("text/javascript")
+    assert "immutable" in r.getheader("cache-control")
+    script = gzip.decompress(body).decode()
+    assert script.startswith('XATTN_LATE("charts",function(page){"use strict";const{say,el}=page;'
+                             ) and "function heat(" in script, script[:200]
+    for other in ("charts-0000000000.js", "state.js", "charts.js"):
+        assert site.request("GET", f"/live/late/{other}")[0].status == 404

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,7 +17,8 @@ from xattn.classroom.records import Pulse, Snapshot
 
 _LOGGER = logging.getLogger("xattn.classroom.hub")   # the hub's log
 
-__all__ = ["Message", "Follower", "HubRoom", "frame", "personal_json", "receipt_json", "plain"]
+__all__ = ["Message", "Follower", "HubRoom", "frame", "frame_id", "personal_json", "receipt_json",
+           "plain"]
 
 
 @dataclass(frozen=True)
@@ -49,15 +51,18 @@ class Follower:
     """One open stream of one room: a phone (``student``: its id, or None without one) or a
     host page (``host``; ``taught``: the digest of the host key its cookie holds, checked
     when it opened, None without one: only such a stream keeps its room taught); ``lang``,
-    the language of the phone's page (its room messages are in it). Frames wait in `take`
-    order, the newest of each kind only."""
+    the language of the phone's page (its room messages are in it); ``had``, the id of the
+    room's frame the phone drew last (an ``EventSource``'s ``Last-Event-ID``, or the stream
+    it had before it joined): a room frame it has is not sent again, only its own part.
+    Frames wait in `take` order, the newest of each kind only."""
 
     __slots__ = ("code", "student", "host", "taught", "wake", "_frames", "closed", "drawn",
-                 "lang")
+                 "lang", "had")
 
     def __init__(self, code: str, student: str | None, host: bool, taught: str | None = None,
-                 lang: str = "en"):
+                 lang: str = "en", had: str | None = None):
         self.code, self.student, self.host, self.lang = code, student, host, lang
+        self.had = had          # the id of the room's frame the phone has (`frame_id`)
         self.taught = taught if host else None
         self.wake = asyncio.Event()
         self._frames: dict[str, bytes] = {}
@@ -102,6 +107,7 @@ class HubRoom:
     host_due: bool = False
     gone: Exception | None = None        # why the room is gone: its RoomNotFound
     memo: dict = field(default_factory=dict)   # (key, language, text) -> personal JSON
+    ids: dict = field(default_factory=dict)    # id(message.room) -> its `frame_id`
     # What this process keeps of the room, to give back to a store that restarted empty:
     # the store's snapshot at the last move, and every answer saved here since it was read
     snapshot: Snapshot | None = None
@@ -110,9 +116,17 @@ class HubRoom:
     restoring: bool = False
 
 
-def frame(payload: bytes, event: str | None = None) -> bytes:
+def frame(payload: bytes, event: str | None = None, id_: str | None = None) -> bytes:
     head = f"event: {event}\n".encode() if event else b""
+    if id_ is not None:                 # the browser sends it back when it reconnects
+        head += f"id: {id_}\n".encode()
     return head + b"data: " + payload + b"\n\n"
+
+
+def frame_id(room: bytes) -> str:
+    """The id of a room's frame whose room part is ``room`` (its CRC-32 in hex): the same
+    bytes, the same id; a phone that reports it has this id needs no such frame again."""
+    return format(zlib.crc32(room), "08x")
 
 
 def personal_json(message: Message, text: str | None) -> bytes:

@@ -136,14 +136,16 @@ class Hub(Publishing, Recovery):
             f.close()
 
     def subscribe(self, code: str, student: str | None, *, host: bool = False,
-                  taught: str | None = None, lang: str = "en") -> Follower:
+                  taught: str | None = None, lang: str = "en", had: str | None = None
+                  ) -> Follower:
         """A new stream of room ``code`` (call on the loop); its first frame is the room as
         this process last built it, if it did, and follows once the room is read. A host
         page's stream (``host``) whose cookie holds a key that drives the room gives its
         digest (``taught``): the room is marked taught while it is open (`mark_hosts`),
         every ``HOST_MARK`` seconds (at most a quarter of ``Limits.untaught_seconds``); a
         stream without it never keeps the room. ``lang``: the language of a phone's page; a
-        language the room has no message in yet is built at the next look.
+        language the room has no message in yet is built at the next look. ``had``: the id
+        of the room's frame the phone has (`Follower`): that frame is not sent again.
         `OverflowError` when the process holds ``MAX_FOLLOWERS`` streams."""
         if self.stopping:
             raise OverflowError("this server process is stopping; another process, or this "
@@ -151,7 +153,7 @@ class Hub(Publishing, Recovery):
         if self.n_followers >= MAX_FOLLOWERS:
             raise OverflowError(f"this server process holds {MAX_FOLLOWERS} open streams, the "
                                 "most it takes; another process or a moment later will do.")
-        f = Follower(code, student, host, taught, lang)
+        f = Follower(code, student, host, taught, lang, had)
         with self._lock:
             room = self._rooms.setdefault(code, HubRoom(code))
             room.followers.add(f)
@@ -165,7 +167,7 @@ class Hub(Publishing, Recovery):
         elif not host and room.message is not None and lang not in room.messages:
             room.built = None                 # a language new to the room: built next look
         elif not host and room.message is not None:
-            f.push("room", self._room_frame(room, f))
+            self._push_room(room, f)
             if student is not None:           # what the store has of this phone's answer
                 self._builders.submit(self._read_mine, code, f)
         if self.problem:

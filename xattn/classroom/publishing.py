@@ -7,7 +7,15 @@ from __future__ import annotations
 import json
 
 from xattn.classroom.errors import ClassroomError
-from xattn.classroom.frames import Follower, HubRoom, Message, frame, personal_json, receipt_json
+from xattn.classroom.frames import (
+    Follower,
+    HubRoom,
+    Message,
+    frame,
+    frame_id,
+    personal_json,
+    receipt_json,
+)
 from xattn.classroom.outbox import Receipt
 from xattn.classroom.records import Pulse
 from xattn.classroom.rules import parse_question
@@ -45,12 +53,22 @@ class Publishing:
             made = made[:-1] + b',"receipt":' + receipt_json(receipt) + b"}"
         return made
 
-    def _room_frame(self, room: HubRoom, f: Follower) -> bytes:
+    def _push_room(self, room: HubRoom, f: Follower) -> None:
+        """The room's frame to ``f`` (with its id), or only the phone's own part where the
+        phone has that frame already (``f.had``: its stream before it joined, or a
+        reconnect's ``Last-Event-ID``)."""
         f.drawn = room.message.key
         message = self._message_for(room, f)
-        return frame(b'{"now":' + f"{self._clock():.3f}".encode() + b',"room":'
-                      + message.room + b',"me":' + self._personal(room, f.student, message)
-                      + b"}")
+        made = room.ids.get(id(message.room))
+        if made is None:
+            made = room.ids[id(message.room)] = frame_id(message.room)
+        if f.had == made:
+            f.push("me", self._me_frame(room, f))
+            return
+        f.had = made
+        f.push("room", frame(b'{"now":' + f"{self._clock():.3f}".encode() + b',"room":'
+                             + message.room + b',"me":'
+                             + self._personal(room, f.student, message) + b"}", id_=made))
 
     def _me_frame(self, room: HubRoom, f: Follower) -> bytes:
         return frame(b'{"now":' + f"{self._clock():.3f}".encode() + b',"me":'
@@ -96,7 +114,7 @@ class Publishing:
         for student in saved:                      # with the confidence saved, or none
             levels.pop(student, None)
         levels.update(room.saved_levels.get(key, {}))
-        room.message, room.messages = message, messages
+        room.message, room.messages, room.ids = message, messages, {}
         room.answers, room.levels = answers, levels
         room.memo = {(message.key, lang, text): made for (lang, text), made in personal.items()}
         late = False                 # a phone in a language that came during the build
@@ -104,7 +122,7 @@ class Publishing:
             if f.host:
                 continue
             if f.lang in messages:
-                f.push("room", self._room_frame(room, f))
+                self._push_room(room, f)
             else:                    # its own language's frame comes with the next build
                 late = True
         if late:

@@ -4,14 +4,16 @@ Three routes (``st.App``'s, plain ASGI, beside Streamlit's own on the same port)
 
 - the page: a student's link, ``/?room=CODE`` (the QR code, a typed code), is answered by
   `PhoneMiddleware` with one light page of our own (``assets/phone.html``, ``phone.css``
-  and the modules of ``assets/phone/``: about 18 kB on the wire, no Plotly, no Streamlit
+  and the modules of ``assets/phone/``: about 17 kB on the wire, no Plotly, no Streamlit
   front end; docs/phone-page.md). Its first response sets the student's signed
   cookie (one vote per browser; the per-address limit on new students as before), so the
   page never reloads to join. A link that also carries ``host`` or ``explore`` is the
   Streamlit page, as is every other request;
 - ``GET /live/CODE/events``: the room's moves as server-sent events (`events`): a phone's
   ``EventSource`` reconnects by itself after a Wi-Fi blip or a restarted process, and its
-  first frame is always the room as it is now (``xattn.classroom.hub``);
+  first frame is always the room as it is now (``xattn.classroom.hub``), or only the
+  phone's own part where it says it has that frame already (each room frame's ``id``,
+  sent back as ``Last-Event-ID`` or, by the stream opened once joined, ``?had=``);
 - ``POST /live/CODE/answer``: the phone's answer, ``{"step", "round", "value"}`` and, where
   the room asks how sure it is, ``"confidence"`` (``"sure"``, ``"think_so"``, ``"guess"`` or
   null), and its receipt: saved (the value as stored, and the confidence), sending, retrying
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from urllib.parse import parse_qs
 
@@ -206,7 +209,8 @@ class _Stream:
         taught = await _taught(hub, code, scope) if self.host else None
         try:
             lang = await phone_page.stream_language(scope, hub, code)
-            follower = hub.subscribe(code, student, host=self.host, taught=taught, lang=lang)
+            follower = hub.subscribe(code, student, host=self.host, taught=taught, lang=lang,
+                                     had=None if self.host else _had(scope))
         except OverflowError as err:
             await _plain(send, 503, str(err))
             return
@@ -236,6 +240,13 @@ class _Stream:
             pass                                       # the client left mid-write
         finally:
             gone.cancel()
+
+
+def _had(scope) -> str | None:
+    """The room frame's id (`frames.frame_id`) a phone's stream says it has: ``?had=`` (its
+    stream before it joined) or ``Last-Event-ID`` (a reconnect); else None."""
+    said = _query(scope).get("had", [""])[0] or join.header(scope, b"last-event-id") or ""
+    return said if re.fullmatch(r"[0-9a-f]{8}", said) else None
 
 
 async def _taught(hub, code: str, scope) -> str | None:
@@ -378,6 +389,7 @@ def _why(why: str, status: int, told: Said | None) -> JSONResponse:
 
 
 ROUTES = [Route("/live/words/{lang}", phone_page.words),
+          Route("/live/late/{name}", phone_page.late),
           Route("/live/{code}/events", _Stream(host=False)),
           Route("/live/{code}/step/{n}", homework_step),
           Route("/live/{code}/pulse", _Stream(host=True)),

@@ -1,7 +1,8 @@
 """The phone's page in one language: its HTML with its static words filled from the
 language's catalog, its CSS, its scripts and the catalog the scripts read (docs/languages.md,
 docs/phone-page.md); the language a phone reads (`language_of`, `stream_language`); and the
-route of the server's sentences it fetches apart (`words`)."""
+routes of what it fetches apart: the server's sentences (`words`) and the modules it loads
+when it first needs them (`late`: the charts)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from starlette.responses import JSONResponse, Response
 from xattn.classroom import ClassroomError
 from xattn.server import languages, minify
 from xattn.server.join import cookies, gzipped, header
-from xattn.server.scripts import asset, joined_modules, lean
+from xattn.server.scripts import LATE_MODULES, asset, joined_modules, late_name, late_script, lean
 
-__all__ = ["template", "picker", "words", "language_of", "stream_language", "LANG_COOKIE"]
+__all__ = ["template", "picker", "words", "late", "late_urls", "language_of", "stream_language",
+           "LANG_COOKIE"]
 
 LANG_COOKIE = "xattn_lang"   # the phone's picker: its language (docs/languages.md)
 
@@ -32,7 +34,8 @@ def template(lang: str = "en") -> str:
     (``work.js``, then the modules of ``assets/phone/`` joined: `scripts.joined_modules`),
     without their comments and needless spaces (`minify`), and that catalog alone as JSON
     (docs/languages.md), without the server's own sentences (`languages.words`: a phone
-    fetches them when it first shows one)."""
+    fetches them when it first shows one) and without the late modules (`late_urls`: their
+    addresses only)."""
     cat = languages.catalog(lang)
     words = {**cat["strings"], "lang": cat["lang"], "dir": cat["dir"],
              "LANGS": picker(cat["lang"])}
@@ -44,6 +47,7 @@ def template(lang: str = "en") -> str:
     data = json.dumps(shipped, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     return (page.replace("/*CSS*/", minify.css(asset("phone.css")))
             .replace("/*CATALOG*/null", data)
+            .replace("/*LATE*/null", json.dumps(late_urls(), separators=(",", ":")))
             .replace("/*JS*/", minify.js(asset("work.js")) + "\n" + minify.js(joined_modules())))
 
 
@@ -66,6 +70,30 @@ async def words(request: Request) -> Response:
     headers = {"cache-control": "public, max-age=3600", "x-content-type-options": "nosniff"}
     return gzipped(Response(body, media_type="application/json", headers=headers),
                    request.scope)
+
+
+def late_urls() -> dict[str, str]:
+    """Each late module's address, relative to the page (``live/late/charts-0123abcd.js``)."""
+    return {name.removesuffix(".js"): f"live/late/{late_name(name)}" for name in LATE_MODULES}
+
+
+@lru_cache(maxsize=4)
+def _late_body(name: str) -> bytes:
+    return minify.js(late_script(name)).encode()
+
+
+async def late(request: Request) -> Response:
+    """``GET /live/late/NAME-DIGEST.js``: a late module's script (`scripts.late_script`,
+    minified), the same for everyone and named by its text's digest: kept a year. Any other
+    name (an older digest) is a 404: the page names the current one."""
+    served = {late_name(name): name for name in LATE_MODULES}
+    name = served.get(request.path_params["name"])
+    if name is None:
+        return Response("No such script.", status_code=404, media_type="text/plain")
+    headers = {"cache-control": "public, max-age=31536000, immutable",
+               "x-content-type-options": "nosniff"}
+    return gzipped(Response(_late_body(name), media_type="text/javascript; charset=utf-8",
+                            headers=headers), request.scope)
 
 
 async def language_of(scope, hub, code: str | None) -> str:

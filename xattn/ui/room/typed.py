@@ -1,7 +1,7 @@
 """The ways between the Streamlit page and a class's light phone page, in one tab.
 
 - `join_box`: a class code typed on the Streamlit page opens the class's phone page
-  (``?room=CODE``, ``xattn/server/phone.py``: about 18 kB on the wire) in this same tab,
+  (``?room=CODE``, ``xattn/server/phone.py``: about 17 kB on the wire) in this same tab,
   instead of the Streamlit page as a student's (8.6 MB on a phone);
 - `back_to_class`: on the full page a student explores, the link back to that phone page,
   in this same tab (a Markdown link would open a second one).

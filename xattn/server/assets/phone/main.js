@@ -9,7 +9,8 @@
 import { LANG, STRINGS, WANTED, say } from "./strings.js";
 import { $ } from "./dom.js";
 import { dueToSend, initialState, reduce } from "./state.js";
-import { draw, resized, timer } from "./view.js";
+import { draw, lateCame, resized, timer } from "./view.js";
+import { late, onLate } from "./late.js";
 
 const code = JOIN && JOIN.code;
 const KEY = "xattn-pending-" + code;
@@ -33,6 +34,7 @@ const act = {
 function dispatch(action) {
   const before = S;
   S = reduce(S, Object.assign({ t: seconds() }, action));
+  if (S.pending && !before.pending) late("charts");   // answered: the reveal's charts, fetched
   if (S.pending !== before.pending) {          // the outbox kept on the phone
     if (S.pending) localStorage.setItem(KEY, JSON.stringify(S.pending));
     else localStorage.removeItem(KEY);
@@ -55,10 +57,12 @@ function moreWords() {
     .catch(() => { setTimeout(() => { asked = null; }, 5000); });   // asked again later
 }
 
+onLate(() => lateCame(S, act, seconds()));
+
 // --- the stream ----------------------------------------------------------------------------
-let es = null, lost = null;
-function connect() {
-  es = new EventSource(route("events"));
+let es = null, lost = null, drawnId = "";   // drawnId: the id of the room frame drawn last
+function connect(had) {          // had: the room's frame this phone has (not sent again)
+  es = new EventSource(route("events") + (had ? "?had=" + encodeURIComponent(had) : ""));
   es.onopen = () => {
     clearTimeout(lost);
     lost = null;
@@ -66,14 +70,19 @@ function connect() {
     dispatch({ type: "status", text: null });
     dispatch({ type: "resend" });
   };
-  es.onmessage = (e) => { const f = JSON.parse(e.data); dispatch({ type: "frame", room: f.room, me: f.me, now: f.now, hash: location.hash }); };
+  es.onmessage = (e) => {
+    const f = JSON.parse(e.data);
+    drawnId = e.lastEventId;
+    dispatch({ type: "frame", room: f.room, me: f.me, now: f.now, hash: location.hash });
+    if (reopen) reopen();          // joined meanwhile: the stream again, with this frame's id
+  };
   es.addEventListener("me", (e) => { const f = JSON.parse(e.data); dispatch({ type: "me", me: f.me, now: f.now }); });
   es.addEventListener("status", (e) => dispatch({ type: "problem", problem: JSON.parse(e.data).problem }));
   es.addEventListener("gone", (e) => { const f = JSON.parse(e.data); es.close(); dispatch({ type: "gone", why: { why: f.gone, say: f.say } }); });
   es.onerror = () => {
     dispatch({ type: "stream", connected: false });
     if (es.readyState === EventSource.CLOSED) {   // refused (503): the browser gives up; we do not
-      setTimeout(() => { if (es.readyState === EventSource.CLOSED) connect(); }, 3000);
+      setTimeout(() => { if (es.readyState === EventSource.CLOSED) connect(drawnId); }, 3000);
     }
     // (a retry fails every 1.5 s while offline: the 2 s wait is not started again each time)
     if (!lost) lost = setTimeout(() => { lost = null; if (!S.connected) dispatch({ type: "status", text: say("reconnecting") }); }, 2000);
@@ -134,11 +143,29 @@ function join(challenge) {
     clearTimeout(shown);
     joining = false;
     window.__xattnJoinedAt = performance.now();   // for measurements (benchmarks/phone_load.py)
-    if (es) es.close();
-    connect();                   // the stream again, now as this student: receipts, presence
     dispatch({ type: "joined" });
     dispatch({ type: "resend" });
+    again();
   });
+}
+
+// The stream again, now as this student (receipts, presence), saying which room's frame it
+// has (`had`: not sent again). A first frame still on its way on the stream before (a room
+// the server is building) is waited for, 2 s at most, rather than downloaded twice.
+let reopen = null;
+function again() {
+  const old = es;
+  let wait = null;
+  const go = () => {
+    clearTimeout(wait);
+    reopen = null;
+    if (old) old.close();
+    connect(drawnId);
+  };
+  if (old && old.readyState === EventSource.OPEN && !drawnId) {
+    reopen = go;
+    wait = setTimeout(go, 2000);
+  } else go();
 }
 
 // --- the outbox: a tap not saved yet is sent, and again every 4 s until the store has it ----

@@ -4,7 +4,7 @@
 import { LANG, num, say, told } from "./strings.js";
 import { $, el, keepTokens } from "./dom.js";
 import { drawControl, said, same, sendsItself, words } from "./controls.js";
-import { chart, fit } from "./charts.js";
+import { late } from "./late.js";
 import { closed, levelOf, serverNow, shown } from "./state.js";
 
 const memo = { drawn: null, control: null, verdict: null, chartWidth: 0, seen: new WeakMap() };
@@ -44,10 +44,11 @@ export function draw(s, act, t) {
   const past = $("earlier"), earlier = r.phase !== "revealed" && r.earlier;
   past.hidden = !earlier;                 // a revote: how the class answered the round before
   if (!earlier) { past.textContent = ""; past.dataset.key = ""; }
-  else if (past.dataset.key !== key) {
+  else if (past.dataset.key !== key && late("charts")) {   // (drawn again once they come)
+    const c = late("charts");
     past.textContent = "";
-    past.append(chart(r.earlier.chart, past.clientWidth || Math.min(innerWidth, 748) - 31));
-    past.querySelectorAll("svg").forEach(fit);
+    past.append(c.chart(r.earlier.chart, past.clientWidth || Math.min(innerWidth, 748) - 31));
+    past.querySelectorAll("svg").forEach(c.fit);
     past.dataset.key = key;
   }
   receipt(s, t);
@@ -187,11 +188,12 @@ function reveal(s) {
   keepTokens($("verdict"));
   const charts = $("charts");
   const key = [r.code, r.version, r.step, r.round].join("|");
-  if (charts.dataset.key !== key) {
+  const c = late("charts");                          // (null until fetched: `lateCame`)
+  if (charts.dataset.key !== key && c) {
     charts.textContent = "";
     const room = charts.clientWidth || Math.min(innerWidth, 748) - 31;   // CSS px for a chart
-    r.answer.charts.forEach((c) => charts.append(chart(c, room)));
-    charts.querySelectorAll("svg").forEach(fit);     // measured once on the screen
+    r.answer.charts.forEach((spec) => charts.append(c.chart(spec, room)));
+    charts.querySelectorAll("svg").forEach(c.fit);   // measured once on the screen
     charts.dataset.key = key;
     memo.chartWidth = innerWidth;
   }
@@ -207,6 +209,12 @@ function textsLanguage(r) {
   try { name = new Intl.DisplayNames([LANG], { type: "language" }).of(r.lang) || r.lang; } catch (e) { /* a name in code */ }
   line.textContent = say("lesson.language", { language: name });
   line.hidden = false;
+}
+
+// A late module came (late.js): the parts that wait for it drawn again.
+export function lateCame(s, act, t) {
+  memo.verdict = null;                    // the reveal, charts included
+  draw(s, act, t);
 }
 
 export function resized(s) {
