@@ -371,3 +371,26 @@ def test_a_phone_in_a_language_new_to_the_room_never_sees_another_languages_fram
             hub.stop()
     assert run_async(asyncio.wait_for(main(), 60)) == ["en", "fr"]
     assert calls[0] == ("en",) and calls[-1] == ("en", "fr")
+
+
+@pytest.mark.parametrize("lang", OTHERS)
+def test_a_step_whose_weights_lack_what_it_needs_says_why_in_the_language(lang):
+    """`missing`: "This step's answer needs other weights: ..." and the `NEEDS` reason it
+    names, both from the lesson catalog (the reason filled in as said in the language)."""
+    from xattn.lesson import NEEDS, STEPS, missing, needed
+    from xattn.pipeline import Settings, run
+    from xattn.sources import random_attention
+    from xattn.words import translated
+
+    a = random_attention(run(Settings()))                   # random: no gold, no training
+    step = next(s for s in STEPS if "gold" in s.needs and missing(s, a) is not None)
+    first = next(n for n in step.needs if not NEEDS[n][0](a))
+    english = missing(step, a)
+    assert english == "This step's answer needs other weights: " + NEEDS[first][1]
+    with speaking(lang):
+        said, why = missing(step, a), needed(step, a)
+    reason = translated(NEEDS[first][1], lang)
+    assert why == reason and reason != NEEDS[first][1]
+    assert said == translated("This step's answer needs other weights: {why}", lang).replace(
+        "{why}", reason)
+    assert "needs other weights" not in said
