@@ -21,7 +21,7 @@ from xattn.lesson.aligns import word_pair
 from xattn.lesson.charts import head_chart
 from xattn.literal import md_code
 from xattn.sources import Attention
-from xattn.words import N_, say
+from xattn.words import N_, say, sentences
 
 __all__ = ["Step", "Ask", "Own", "OWN_KINDS", "NEEDS", "needed", "missing", "off_plan",
            "verdict", "is_right"]
@@ -110,11 +110,11 @@ class Own:
             layer = min(self.layer, a.n_layers) - 1
         head = min(self.head, a.n_heads) - 1
         shown = f"{float(self.answer):g}" if KINDS[self.kind].number else self.answer
-        said = "" if self.answer is None else " " + say("**The answer: {answer}**.",
-                                                        answer=md_code(shown))
+        said = "" if self.answer is None else say("**The answer: {answer}**.",
+                                                  answer=md_code(shown))
         words = self.explain or (say("A poll: there is no right answer; here is how the "
                                      "class answered.") if self.answer is None else "")
-        return Told({}, (words + said).strip(), self.prompt, self.question(), self.answer,
+        return Told({}, sentences(words.strip(), said), self.prompt, self.question(), self.answer,
                     tolerance=self.tolerance, layer=layer, head=head,
                     charts=(head_chart(a, layer, head),))
 
@@ -218,10 +218,8 @@ class Step:
             told = replace(told, charts=named_charts(self.chart, a, where, head))
         if self.case and told.question is not None:
             told = replace(told, question=replace(told.question, case=self.case),
-                           note=" ".join(filter(None, (
-                               say("The same question on a new case: {case}.",
-                                   case=md_code(self.case_what)),
-                               told.note))))
+                           note=sentences(say("The same question on a new case: {case}.",
+                                              case=md_code(self.case_what)), told.note))
         return told
 
     def render(self, told: Told | None) -> tuple[str, str, str]:
@@ -296,8 +294,8 @@ def verdict(told: Told, answer) -> str:
 
     line = told.question.of.verdict(told.question, told.key, answer)
     slip = misconception_of(told, answer)
-    return line + (" " + say("It is the answer of a known slip, **{name}**: {why}.",
-                             name=slip.name, why=slip.why) if slip is not None else "")
+    return sentences(line, say("It is the answer of a known slip, **{name}**: {why}.",
+                               name=slip.name, why=slip.why) if slip is not None else "")
 
 
 def is_right(told: Told, answer) -> bool:

@@ -16,7 +16,7 @@ from xattn.lesson._told import Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.lesson.charts import aer_chart, head_chart, named_charts
 from xattn.metrics import entropy, head_statistics
-from xattn.words import N_, number, say, say_n
+from xattn.words import N_, listed, number, say, say_n, sentences
 
 __all__ = ["one_head", "rows_sum", "padding", "wait_k", "seed", "trained", "training",
            "ablation", "sqrt", "layers", "learning", "asked_head"]
@@ -59,7 +59,7 @@ def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
     if not alone and h == 0 and head == 1:   # a link of its own: more heads than the step's
         fewer = say("This page shows {heads}: the step asks about head 1, the first.",
                     heads=_heads(a.n_heads))
-    note = " ".join(filter(None, (note, fewer)))
+    note = sentences(note, fewer)
     looks = (say("{target} looks most at {source} ({weight:.3f}).", target=name,
                  source=token_name(src, j), weight=float(row[j])) if alone else
              say("In head {head}, {target} looks most at {source} ({weight:.3f}).",
@@ -68,7 +68,7 @@ def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
                  "heatmap": say("the heatmap") if alone else say("head {head}'s heatmap",
                                                                  head=h + 1),
                  "head": say("the head") if alone else say("head {head}", head=h + 1)},
-                looks + (f" {say(a.meta.caveat)}" if a.meta.caveat else ""),
+                sentences(looks, say(a.meta.caveat) if a.meta.caveat else ""),
                 say("Tap the source word {target} will look at most in head {head}.",
                     target=name, head=h + 1),
                 _tokens(src), j, note, tokens=tuple(src), row=(i, h), layer=layer, head=h,
@@ -82,19 +82,20 @@ def rows_sum(a, layer: int, *, target: str = "noir", head: int = 2) -> Told:
     shown = [round(float(w), 3) for w in row]
     name = token_name(a.tgt_tokens, i)
     terms = " + ".join(number(w, ".3f") for w in shown)
-    rounding = "" if abs(sum(shown) - 1) < 5e-4 else " " + say(
+    rounding = "" if abs(sum(shown) - 1) < 5e-4 else say(
         "The three-decimal numbers shown add up to {total:.3f}, not exactly 1: each is "
         "rounded, the weights themselves add up to 1.", total=sum(shown))
+    sums = say("Head {head}, row {target}: {terms} = **{total:.3f}**. The softmax divides "
+               "every exp(score) by the row's total, so each target token shares exactly "
+               "one unit of attention among the source tokens.", head=h + 1, target=name,
+               terms=terms, total=float(row.sum()))
     return Told({"target": name, "head": say("head {head}", head=h + 1),
                  "heads": _heads(a.n_heads)},
-                say("Head {head}, row {target}: {terms} = **{total:.3f}**. The softmax divides "
-                    "every exp(score) by the row's total, so each target token shares exactly "
-                    "one unit of attention among the source tokens.", head=h + 1, target=name,
-                    terms=terms, total=float(row.sum())) + rounding,
+                sentences(sums, rounding),
                 say("What does the row of {target} in head {head} add up to?", target=name,
                     head=h + 1),
                 Question("number", low=0, high=10, decimals=2), float(row.sum()),
-                " ".join(filter(None, (note, fewer))), layer=layer, head=h,
+                sentences(note, fewer), layer=layer, head=h,
                 charts=(head_chart(a, layer, h),))
 
 
@@ -143,15 +144,15 @@ def wait_k(a, layer: int) -> Told:
                "interpreter who starts speaking before the sentence ends.") if restricted else
            say("No row is restricted here: k is at least the {n} source tokens, so every "
                "target token sees the whole sentence and the mask changes nothing.", n=n))
+    sees = say_n("The first target token {first} (target token 0) may see {seen} ({n} "
+                 "token); the last one, {last}, sees {last_seen} of {total}.",
+                 "The first target token {first} (target token 0) may see {seen} ({n} "
+                 "tokens); the last one, {last}, sees {last_seen} of {total}.", seen[0],
+                 first=token_name(a.tgt_tokens, 0), seen=listed(first) or say("nothing"),
+                 last=token_name(a.tgt_tokens, len(a.tgt_tokens) - 1), last_seen=seen[1],
+                 total=n)
     return Told({},
-                say_n("The first target token {first} (target token 0) may see {seen} ({n} "
-                      "token); the last one, {last}, sees {last_seen} of {total}.",
-                      "The first target token {first} (target token 0) may see {seen} ({n} "
-                      "tokens); the last one, {last}, sees {last_seen} of {total}.", seen[0],
-                      first=token_name(a.tgt_tokens, 0),
-                      seen=", ".join(first) or say("nothing"),
-                      last=token_name(a.tgt_tokens, len(a.tgt_tokens) - 1), last_seen=seen[1],
-                      total=n) + " " + how,
+                sentences(sees, how),
                 say("Which source tokens may the first target token see?"),
                 Question("choice", choices) if len(choices) > 1 else None,
                 choices[counts.index(seen[0])] if seen[0] in counts else None, layer=layer,
@@ -203,9 +204,9 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
                     note=say("There is no {word} in this target sentence.", word=said))
     weights = a.layer(layer)                                                  # (h, T, S)
     tgt, src = a.tgt_tokens, a.src_tokens
-    lines = [say("- Head {head}: ", head=h + 1) + "; ".join(
+    lines = [say("- Head {head}: ", head=h + 1) + listed((
         f"{token_name(tgt, i)} → {token_name(src, int(np.argmax(weights[h, i])))}"
-        for i in rows) for h in range(a.n_heads)]
+        for i in rows), semicolons=True) for h in range(a.n_heads)]
     mean = weights.mean(0)                                                  # (T, S)
     exact = [i for i in rows if a.gold[i, int(np.argmax(mean[i]))]]
     # a head tells the repeats apart when each of them looks most at its own gold word
@@ -216,16 +217,16 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
     heads = (say("no head tells them apart") if not apart else
              say_n("{n} head of {total} ({which}) put each on its own gold word",
                    "{n} heads of {total} ({which}) put each on its own gold word", len(apart),
-                   total=a.n_heads, which=", ".join(str(h + 1) for h in apart)))
+                   total=a.n_heads, which=listed(str(h + 1) for h in apart)))
     found = say("Averaged over heads, {found} of {n} {word} find their own gold word, and "
                 "{heads}.", found=len(exact), n=len(rows), word=token_name((word,), 0),
                 heads=heads)
+    why = (say("Only position can tell repeated words apart, and these heads learned to use "
+               "it.") if apart else
+           say("Only position can tell repeated words apart: none of these heads learned to "
+               "use it (yet)."))
     return Told({"target": name},
-                "\n".join(lines) + "\n\n" + found + " "
-                + (say("Only position can tell repeated words apart, and these heads learned "
-                       "to use it.") if apart else
-                   say("Only position can tell repeated words apart: none of these heads "
-                       "learned to use it (yet).")),
+                "\n".join(lines) + "\n\n" + sentences(found, why),
                 say("Tap the source word {target} looks at most (all heads averaged).",
                     target=name),
                 _tokens(a.src_tokens), int(np.argmax(mean[i])), tokens=tuple(a.src_tokens),
@@ -268,15 +269,17 @@ def ablation(a, layer: int) -> Told:
                    little=LITTLE) if small else
              say("Every head changes it by at least {least:.1%}: none could go unnoticed "
                  "here.", least=float(res.per_head[least])))
+    change = say("Head {most}: switching it off changes the attention output by "
+                 "**{change:.1%}** (‖ΔY‖ / ‖Y‖, the relative change of the output); head "
+                 "{least} changes it least ({small:.1%}).", most=most + 1,
+                 change=float(res.per_head[most]), least=least + 1,
+                 small=float(res.per_head[least]))
     return Told({"heads": _heads(a.n_heads)},
-                say("Head {most}: switching it off changes the attention output by "
-                    "**{change:.1%}** (‖ΔY‖ / ‖Y‖, the relative change of the output); head "
-                    "{least} changes it least ({small:.1%}).", most=most + 1,
-                    change=float(res.per_head[most]), least=least + 1,
-                    small=float(res.per_head[least])) + " " + could + " "
-                + say("In trained translation models many heads can be pruned with little "
-                      "loss of quality (Michel, Levy and Neubig 2019); a change of the output "
-                      "is not a loss of quality, which this page does not measure."),
+                sentences(change, could,
+                          say("In trained translation models many heads can be pruned with "
+                              "little loss of quality (Michel, Levy and Neubig 2019); a change "
+                              "of the output is not a loss of quality, which this page does not "
+                              "measure.")),
                 say("Which head's removal will change the output most?"),
                 Question("choice", choices) if a.n_heads > 1 else None, choices[most],
                 layer=layer, head=most, charts=named_charts("ablation", a, layer, most),
@@ -313,12 +316,13 @@ def sqrt(a, layer: int) -> Told:
     top_on, top_off = (float(t.weights[0, 0].max()) for t in (on, off))
     d_head = on.q.shape[-1]
     truth = SQRT_CHOICES[2 if abs(h_on - h_off) < 1e-3 else 0 if h_off < h_on else 1]
+    entropies = say("Head 1, target token {target}: with the scores divided by √{d_head}, the "
+                    "row's entropy is **{on:.3f}** nats; with the scores undivided, "
+                    "**{off:.3f}** nats (the most possible: {most:.3f}).",
+                    target=token_name(a.tgt_tokens, 0), d_head=d_head, on=h_on, off=h_off,
+                    most=float(np.log(allowed.sum())))
     return Told({"d_head": str(d_head)},
-                say("Head 1, target token {target}: with the scores divided by √{d_head}, the "
-                    "row's entropy is **{on:.3f}** nats; with the scores undivided, **{off:.3f}** "
-                    "nats (the most possible: {most:.3f}).", target=token_name(a.tgt_tokens, 0),
-                    d_head=d_head, on=h_on, off=h_off, most=float(np.log(allowed.sum())))
-                + " " + _sqrt_why(truth, d_head, top_on, top_off),
+                sentences(entropies, _sqrt_why(truth, d_head, top_on, top_off)),
                 say("Switch the division off: what happens to the entropy of the first row?"),
                 Question("choice", SQRT_CHOICES), truth, layer=layer, head=0,
                 charts=named_charts("saturation", a, layer, 0))
@@ -338,16 +342,16 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
     n = scores.aer.shape[0]
     best = scores.best_layer
     tied = scores.best_layers
-    aers = ", ".join(say("layer {layer}: {aer:.3f}", layer=k + 1, aer=float(v))
-                     for k, v in enumerate(scores.layer_aer))
+    aers = listed(say("layer {layer}: {aer:.3f}", layer=k + 1, aer=float(v))
+                  for k, v in enumerate(scores.layer_aer))
     choices = tuple(f"layer {k + 1}" for k in range(n))         # the values, in English
     shown = tuple(say("layer {layer}", layer=k + 1) for k in range(n))
     which = (say("**layer {layer}** aligns best", layer=best + 1) if len(tied) <= 1 else
              say("**layers {layers}** tie for the best",
                  layers=say(" and ").join(str(k + 1) for k in tied)))
     heads = scores.best_heads
-    named = "; ".join(say("head {head} of layer {layer}", head=h + 1, layer=lay + 1)
-                      for lay, h in heads)
+    named = listed((say("head {head} of layer {layer}", head=h + 1, layer=lay + 1)
+                    for lay, h in heads), semicolons=True)
     head = (say("its best single head is {heads}", heads=named) if len(heads) <= 1 else
             say("{n} single heads tie for the best: {heads}", n=len(heads), heads=named))
     rule = say(LINK_RULES[links]) + (f" ({number(link_min, 'g')})" if links == "threshold"
@@ -396,10 +400,10 @@ def learning(a, layer: int) -> Told:
              say("**Heads {heads}** (together) reach half of the held-out words first: by the "
                  "snapshot at step {step} ({every}), head {head} by {cue} (moved words "
                  "{moved:.0%}, repeated words {repeated:.0%}).",
-                 heads=", ".join(str(h + 1) for h in (first, *tied)), **said))
+                 heads=listed(str(h + 1) for h in (first, *tied)), **said))
     return Told({},
-                reach + " " + say("Heads do not learn together: one finds a cue, the others "
-                                  "follow or specialise in another."),
+                sentences(reach, say("Heads do not learn together: one finds a cue, the "
+                                     "others follow or specialise in another.")),
                 say("Which head will start aligning first?"), Question("choice", choices)
                 if len(choices) > 1 else None, choices[first],
                 also=tuple(choices[h] for h in tied), layer=layer, head=first,
