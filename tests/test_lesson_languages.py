@@ -121,7 +121,7 @@ def test_a_check_step_says_its_own_words_in_the_language():
     assert [s.title for s in lesson.steps] == ["Before the lesson: One head", "One head",
                                                "After the lesson: One head"]
     # its one text is a msgid of the catalogs: it speaks French, its check's words too
-    assert step_in(lesson, 1, "fr").title == "Avant la leçon : Une tête"
+    assert step_in(lesson, 1, "fr").title == "Avant la leçon\u00a0: Une tête"
     assert step_in(lesson, 3, "fr").text.startswith("**Le même test après la leçon.**")
     own = read_lesson('title = "T"\ncheck = [1]\n[[step]]\ntitle = "My head"\n'
                       '[step.question]\ncomputed = "strongest_source"\n')
@@ -318,7 +318,7 @@ def test_a_homework_step_is_in_the_phones_language_with_the_same_value():
     poll = class_step(lesson, 1)[1].question
     mine = {1: (poll.choices[0], None)}
     fr, en = (step_message(view, lesson, 1, mine, lang) for lang in ("fr", "en"))
-    assert (fr["room"]["title"], en["room"]["title"]) == ("Qu'attendez-vous ?",
+    assert (fr["room"]["title"], en["room"]["title"]) == ("Qu'attendez-vous\u00a0?",
                                                           "What do you expect?")
     assert fr["room"]["lang"] == "fr" and fr["room"]["titles"][1] == "Une tête"
     assert fr["room"]["ask"]["choices"] == en["room"]["ask"]["choices"]
