@@ -69,7 +69,8 @@ def test_arabic_writes_its_own_comma_semicolon_and_question_mark():
 @pytest.mark.parametrize("lang, other", [
     ("fr", r"\b(?:[Tt]u|[Tt]on|[Tt]a|[Tt]es|[Tt]oi)\b"),          # vous, never tu
     ("de", r"\b(?:[Dd]u|[Dd]ein\w*|[Dd]ir|[Dd]ich)\b"),           # Sie, never du
-    ("es", r"\b(?:[Uu]sted|[Ee]lija|[Pp]ulse|[Ee]nvíe|[Ee]scriba|[Rr]ecargue)\b"),   # tú
+    ("es", r"\b(?:[Uu]sted|[Ee]lija|[Pp]ulse|[Ee]nvíe|[Ee]scriba|[Rr]ecargue|[Tt]oque (?:la|el|"
+           r"uno|una))\b"),                                        # tú
     ("zh", "您"),                                                   # 你 throughout
 ])
 def test_one_register_per_language(lang, other):
@@ -77,11 +78,12 @@ def test_one_register_per_language(lang, other):
 
 
 @pytest.mark.parametrize("lang, words", [
-    ("de", r"\bK[oö]pf\w*|\bAbfrage"),      # the glossary keeps Head and Query in German
+    ("de", r"\bK[oö]pf\w*|\bAbfrage|\bLernende|Gold-"),   # Head, Query, Studierende, Referenz
+    ("fr", r"\bélèves?\b"),                # a student is an étudiant
     ("fr", r"\bjetons?\b"),                 # and token in French
     ("es", r"\bfichas?\b|\bcabezal"),       # token, cabeza
-    ("zh", "词元|令牌|注意力头"),            # token, 头
-    ("ar", "توكن"),                        # رمز
+    ("zh", "词元|令牌|注意力头|点出|点选"),        # token, 头, and a tap is 点按
+    ("ar", "توكن|المس|تُلمَس"),             # رمز, and a tap is اضغط
 ])
 def test_the_glossarys_terms_are_said_one_way(lang, words):
     assert _bad(lang, words) == []
