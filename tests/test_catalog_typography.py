@@ -61,6 +61,16 @@ def test_chinese_writes_full_width_punctuation_beside_chinese_text():
     assert _bad("zh", r"[\u4e00-\u9fff][,;?!]|[,;?!] ?[\u4e00-\u9fff]") == []
 
 
+def test_chinese_puts_no_space_after_a_full_stop_or_a_sentence_filled_in():
+    """A space after 。 or after a whole sentence put in ({why}, which ends in 。) shows as a
+    stray gap in Chinese: the phone's "{why}请输入…" had one."""
+    assert _bad("zh", "[。，：；！？] ") == []
+    for domain in DOMAINS:
+        text = (LOCALE_DIR / "zh" / "LC_MESSAGES" / f"{domain}.po").read_text("utf-8")
+        strings = [line for line in text.splitlines() if line.startswith(("msgstr", '"'))]
+        assert [line for line in strings if "{why} " in line] == [], domain
+
+
 def test_arabic_writes_its_own_comma_semicolon_and_question_mark():
     assert _bad("ar", r"[\u0600-\u06ff] ?[,;?]|[,;?] ?[\u0600-\u06ff]") == []
     assert len(_bad("ar", "[،؟]")) > 100
