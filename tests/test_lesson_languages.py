@@ -394,3 +394,14 @@ def test_a_step_whose_weights_lack_what_it_needs_says_why_in_the_language(lang):
     assert said == translated("This step's answer needs other weights: {why}", lang).replace(
         "{why}", reason)
     assert "needs other weights" not in said
+
+
+def test_a_number_said_as_a_word_is_english_only_in_english():
+    """«layers» of the alignment step and "the first two heads" are words in English only: in
+    another language an English "two" inside its sentence would be wrong, so digits."""
+    from xattn.lesson._words import number_word
+
+    assert number_word(2) == "two" and number_word(17) == "17"
+    for lang in OTHERS:
+        with speaking(lang):
+            assert number_word(2) == "2", lang
