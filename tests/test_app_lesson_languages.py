@@ -78,7 +78,7 @@ def test_a_lesson_step_alone_says_its_texts_answer_and_verdict_in_the_pages_lang
     linked = said(page(None, view="Lesson", lesson="3", lang="fr"))   # the link's language:
     assert told_of(3, "fr").answer in linked       # the step's own settings still (its mask)
     fr, en, ar = (" ".join(shown[k]) for k in ("fr", "en", "ar"))
-    assert "Masquage : cacher un token source" in fr and "القناع: إخفاء رمز مصدر" in ar
+    assert "Masquage\u00a0: cacher un token source" in fr and "القناع: إخفاء رمز مصدر" in ar
     assert "0,268" in fr and "Masking: hide a source token" not in fr
     with speaking("fr"):
         assert say("{n:.3f} of the weight", n=0.268) == "0,268 of the weight"

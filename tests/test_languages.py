@@ -254,7 +254,7 @@ def test_the_page_says_a_count_in_each_languages_plural_form(monkeypatch):
 
     said = "{title}: {n} step, checked.", "{title}: {n} steps, checked."
     for lang, n, text in [("en", 1, "L: 1 step, checked."), ("en", 7, "L: 7 steps, checked."),
-                          ("fr", 0, "L : 0 étape, vérifiée."), ("de", 2, "L: 2 Schritte, geprüft."),
+                          ("fr", 0, "L\u00a0: 0 étape, vérifiée."), ("de", 2, "L: 2 Schritte, geprüft."),
                           ("zh", 5, "L：5 步，已检查。"), ("ar", 2, "L: خطوتان، تم الفحص."),
                           ("ar", 7, "L: 7 خطوات، تم الفحص."), ("ar", 11, "L: 11 خطوة، تم الفحص.")]:
         monkeypatch.setattr(i18n, "page_lang", lambda lang=lang: lang)

@@ -121,7 +121,7 @@ def test_a_check_step_says_its_own_words_in_the_language():
     assert [s.title for s in lesson.steps] == ["Before the lesson: One head", "One head",
                                                "After the lesson: One head"]
     # its one text is a msgid of the catalogs: it speaks French, its check's words too
-    assert step_in(lesson, 1, "fr").title == "Avant la leçon : Une tête"
+    assert step_in(lesson, 1, "fr").title == "Avant la leçon\u00a0: Une tête"
     assert step_in(lesson, 3, "fr").text.startswith("**Le même test après la leçon.**")
     own = read_lesson('title = "T"\ncheck = [1]\n[[step]]\ntitle = "My head"\n'
                       '[step.question]\ncomputed = "strongest_source"\n')
@@ -318,7 +318,7 @@ def test_a_homework_step_is_in_the_phones_language_with_the_same_value():
     poll = class_step(lesson, 1)[1].question
     mine = {1: (poll.choices[0], None)}
     fr, en = (step_message(view, lesson, 1, mine, lang) for lang in ("fr", "en"))
-    assert (fr["room"]["title"], en["room"]["title"]) == ("Qu'attendez-vous ?",
+    assert (fr["room"]["title"], en["room"]["title"]) == ("Qu'attendez-vous\u00a0?",
                                                           "What do you expect?")
     assert fr["room"]["lang"] == "fr" and fr["room"]["titles"][1] == "Une tête"
     assert fr["room"]["ask"]["choices"] == en["room"]["ask"]["choices"]
@@ -371,3 +371,37 @@ def test_a_phone_in_a_language_new_to_the_room_never_sees_another_languages_fram
             hub.stop()
     assert run_async(asyncio.wait_for(main(), 60)) == ["en", "fr"]
     assert calls[0] == ("en",) and calls[-1] == ("en", "fr")
+
+
+@pytest.mark.parametrize("lang", OTHERS)
+def test_a_step_whose_weights_lack_what_it_needs_says_why_in_the_language(lang):
+    """`missing`: "This step's answer needs other weights: ..." and the `NEEDS` reason it
+    names, both from the lesson catalog (the reason filled in as said in the language)."""
+    from xattn.lesson import NEEDS, STEPS, missing, needed
+    from xattn.pipeline import Settings, run
+    from xattn.sources import random_attention
+    from xattn.words import translated
+
+    a = random_attention(run(Settings()))                   # random: no gold, no training
+    step = next(s for s in STEPS if "gold" in s.needs and missing(s, a) is not None)
+    first = next(n for n in step.needs if not NEEDS[n][0](a))
+    english = missing(step, a)
+    assert english == "This step's answer needs other weights: " + NEEDS[first][1]
+    with speaking(lang):
+        said, why = missing(step, a), needed(step, a)
+    reason = translated(NEEDS[first][1], lang)
+    assert why == reason and reason != NEEDS[first][1]
+    assert said == translated("This step's answer needs other weights: {why}", lang).replace(
+        "{why}", reason)
+    assert "needs other weights" not in said
+
+
+def test_a_number_said_as_a_word_is_english_only_in_english():
+    """«layers» of the alignment step and "the first two heads" are words in English only: in
+    another language an English "two" inside its sentence would be wrong, so digits."""
+    from xattn.lesson._words import number_word
+
+    assert number_word(2) == "two" and number_word(17) == "17"
+    for lang in OTHERS:
+        with speaking(lang):
+            assert number_word(2) == "2", lang

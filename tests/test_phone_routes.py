@@ -623,7 +623,7 @@ def test_the_server_sentences_in_a_language_are_one_cached_request(site):
     assert "max-age=3600" in r.getheader("cache-control")
     words = json.loads(gzip.decompress(body))
     assert words["lang"] == "fr" and all(k.startswith("why.") for k in words["strings"])
-    assert words["strings"]["why.revealed"] == "l'étape {step} est révélée : les réponses sont closes."
+    assert words["strings"]["why.revealed"] == "l'étape {step} est révélée\u00a0: les réponses sont closes."
     r, body = site.request("GET", "/live/words/pt", None, {})
     assert r.status == 404
 

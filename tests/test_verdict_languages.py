@@ -43,25 +43,25 @@ CASES = {
     "parts one wrong, one left": (
         PARTS, PARTS_KEY, ("aligns", "position", None),
         "**1 of 2 right** (1 not guessed): head 2: you said `position`, the measures say `sink`.",
-        "**1 sur 2 juste** (1 sans réponse) : head 2 : vous avez dit `position`, les mesures "
+        "**1 sur 2 juste** (1 sans réponse)\u00a0: head 2\u00a0: vous avez dit `position`, les mesures "
         "disent `sink`.",
         "**جزء واحد صحيح من 2** (جزء واحد دون إجابة): head 2: قلت `position`، والقياسات تقول "
         "`sink`."),
     "links exact": (LINKS, LINKS_KEY, ((0, 0), (1, 2), (2, 1)),
                     "**Right: the gold alignment exactly** (AER 0.00).",
-                    "**Juste : exactement l'alignement de référence** (AER 0,00).",
+                    "**Juste\u00a0: exactement l'alignement de référence** (AER 0,00).",
                     "**صحيح: المحاذاة المرجعية تمامًا** (AER 0.00)."),
     "links one gold of two": (
         LINKS, LINKS_KEY, ((0, 0), (1, 1)),
         "**Your AER 0.60**: 1 of your 2 links is gold, of the 3 gold links (lower AER is "
         "better; 0 is the gold alignment).",
-        "**Votre AER : 0,60** : 1 de vos 2 liens est dans la référence, qui compte 3 liens (un "
-        "AER plus bas est meilleur ; 0 est l'alignement de référence).",
+        "**Votre AER\u00a0: 0,60**\u00a0: 1 de vos 2 liens est dans la référence, qui compte 3 liens (un "
+        "AER plus bas est meilleur\u00a0; 0 est l'alignement de référence).",
         "**AER لديك 0.60**: رابط مرجعي واحد بين رابطين التي رسمتها، من أصل 3 في المحاذاة "
         "المرجعية (كلما قلّ AER كان أفضل؛ 0 هو المحاذاة المرجعية تمامًا)."),
     "tap on the peak": (TAP, Key((1, 2)), (1, 2),
                         "**Right**: you tapped the peak's patch (row 2, column 3).",
-                        "**Juste** : vous avez touché le carreau du pic (ligne 2, colonne 3).",
+                        "**Juste**\u00a0: vous avez touché le carreau du pic (ligne 2, colonne 3).",
                         "**صحيح**: لمست مربع الذروة (الصف 2، العمود 3)."),
     "tap next to it": (TAP, Key((1, 2)), (2, 3), "next to the peak's patch",
                        "à côté du carreau du pic", "بجوار مربع الذروة"),
@@ -69,7 +69,7 @@ CASES = {
         TAP, Key((1, 2)), (1, 5),
         "**Not this time**: you tapped row 2, column 6, 3 patches from the peak's patch (row 2, "
         "column 3).",
-        "**Pas cette fois** : vous avez touché ligne 2, colonne 6, à 3 carreaux du carreau du "
+        "**Pas cette fois**\u00a0: vous avez touché ligne 2, colonne 6, à 3 carreaux du carreau du "
         "pic (ligne 2, colonne 3).",
         "**ليس هذه المرة**: لمست الصف 2، العمود 6، على بُعد 3 مربعات من مربع الذروة (الصف 2، "
         "العمود 3)."),
@@ -137,7 +137,7 @@ def test_the_class_against_the_heads_is_said_in_the_phones_language(pair_step):
     en, fr, ar = lines["en"], lines["fr"], lines["ar"]
     assert en.line.startswith("AER (lower is better): the class 0.00 · ")
     assert "| | AER | precision | recall |" in en.table
-    assert fr.line.startswith("AER (plus bas, c'est mieux) : la classe 0,00 · ")
+    assert fr.line.startswith("AER (plus bas, c'est mieux)\u00a0: la classe 0,00 · ")
     assert "| | AER | précision | rappel |" in fr.table
     assert "| **la classe** (liens tracés par plus de la moitié de 3) | 0,000 |" in fr.table
     assert "meilleure tête" in fr.line and "أفضل رأس" in ar.line
@@ -363,7 +363,7 @@ def test_the_docs_example_in_french_and_arabic_says_its_verdicts_in_them():
             if not path.endswith((".about", ".question")) and t.strip() not in own]
     assert left == []
     fr = _frames(lesson, 3, "fr")
-    assert fr["right"]["verdict"].startswith("<p><strong>Juste</strong> : vous avez touché le "
+    assert fr["right"]["verdict"].startswith("<p><strong>Juste</strong>\u00a0: vous avez touché le "
                                              "moment du pic")
     assert _frames(lesson, 1, "ar")["wrong"]["verdict"].startswith(
         "<p><strong>ليس هذه المرة</strong>: لمست الصف")

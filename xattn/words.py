@@ -35,13 +35,19 @@ from babel.numbers import format_decimal, format_percent
 from babel.support import Translations
 
 __all__ = ["LANGS", "DOMAIN", "LOCALE_DIR", "say", "say_n", "speaking", "language",
-           "translations", "catalog", "number", "translated", "N_"]
+           "translations", "catalog", "number", "translated", "N_", "sentences", "listed",
+           "full_stop"]
 
 LANGS = ("en", "fr", "de", "es", "zh", "ar")
 DOMAIN = "lesson"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 _LANG: ContextVar[str] = ContextVar("xattn_lesson_language", default="en")
 _FIELD = re.compile(r"\{([a-z_][a-z0-9_]*)(?::([^{}]*))?\}")
+# Chinese full-width punctuation: no space follows the closing ones nor precedes the opening.
+_CLOSING = frozenset("。，、：；！？）」』】")
+_OPENING = frozenset("（「『【")
+# A list's separators per language, (comma, semicolon): Chinese and Arabic have their own.
+_LIST = {"zh": ("，", "；"), "ar": ("، ", "؛ ")}
 
 
 def _check(lang) -> str:
@@ -166,3 +172,39 @@ def say_n(singular: str, plural: str, n: int, /, **values) -> str:
     text = (singular if n == 1 else plural) if lang == "en" else \
         translations(lang).ngettext(singular, plural, n)
     return _fill(text, {"n": n, **values}, lang)
+
+
+def sentences(*parts: str, lang: str | None = None) -> str:
+    """The non-empty ``parts`` (sentences, already said) as one text, joined as ``lang``
+    (default: the context's) writes them: a space between two, but none in Chinese after a
+    full-width stop or comma (``。``, ``，``, ``：``...) or before an opening ``（``, where a
+    space would show.
+
+    >>> sentences("Head 1.", "", "Head 2."), sentences("头 1。", "头 2。", lang="zh")
+    ('Head 1. Head 2.', '头 1。头 2。')
+    """
+    lang = _check(lang) if lang is not None else language()
+    out = ""
+    for part in filter(None, parts):
+        if out and not (lang == "zh" and (out[-1] in _CLOSING or part[0] in _OPENING)):
+            out += " "
+        out += part
+    return out
+
+
+def listed(items, semicolons: bool = False, lang: str | None = None) -> str:
+    """``items`` (texts) as a list in ``lang`` (default: the context's): ``, `` (``; `` with
+    ``semicolons``) in most languages, ``，`` / ``；`` in Chinese, ``، `` / ``؛ `` in Arabic.
+
+    >>> listed(["1", "2"], lang="ar"), listed(["1", "2"], True, lang="zh")
+    ('1، 2', '1；2')
+    """
+    lang = _check(lang) if lang is not None else language()
+    return _LIST.get(lang, (", ", "; "))[bool(semicolons)].join(items)
+
+
+def full_stop(text: str, lang: str | None = None) -> str:
+    """``text`` ended as a sentence in ``lang`` (default: the context's): ``。`` in Chinese,
+    ``.`` elsewhere (Arabic's full stop is the Latin one)."""
+    lang = _check(lang) if lang is not None else language()
+    return text + ("。" if lang == "zh" else ".")

@@ -56,7 +56,7 @@ from xattn.classroom.taps import (
     verdict_tap,
     verdict_time,
 )
-from xattn.words import say
+from xattn.words import listed, say
 
 __all__ = ["Kind", "Key", "KINDS", "CONTROLS", "CHARTS", "MAX_CHOICES", "MAX_ROWS",
            "MAX_WORDS", "MAX_LINKS", "MAX_PATCHES", "MAX_BINS", "TAP_REACH", "TIME_REACH",
@@ -183,7 +183,7 @@ def _right_choice(q, key: Key, answer) -> bool:
 
 def _verdict_choice(q, key: Key, answer) -> str:
     v = dict(said=_code(answer), true=_code(key.truth),
-             tied=", ".join(map(_code, (key.truth, *key.also))))
+             tied=listed(map(_code, (key.truth, *key.also))))
     if key.also and _right_choice(q, key, answer):
         return say("**Right**: {said} ties for the answer with the others ({tied}).", **v)
     if key.also:

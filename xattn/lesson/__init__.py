@@ -29,6 +29,7 @@ from xattn.lesson._step import (
     Step,
     is_right,
     missing,
+    needed,
     off_plan,
     verdict,
 )
@@ -40,8 +41,8 @@ from xattn.lesson.lessonfile import MAX_ROOM_STEPS, MAX_STEPS, Lesson, LessonErr
 
 __all__ = ["Step", "Told", "Part", "Ask", "Own", "Chart", "CHARTS", "COMPUTED", "Lesson",
            "LessonError", "read_lesson", "shipped_lessons", "SHIPPED", "STEPS", "MAX_STEPS",
-           "MAX_ROOM_STEPS", "LESSONS", "DEFAULT", "NEEDS", "missing", "off_plan", "verdict",
-           "is_right", "Versus", "versus", "word_pair", "tell", "probe"]
+           "MAX_ROOM_STEPS", "LESSONS", "DEFAULT", "NEEDS", "needed", "missing", "off_plan",
+           "verdict", "is_right", "Versus", "versus", "word_pair", "tell", "probe"]
 
 LESSONS = Path(__file__).parent / "lessons"     # the lessons shipped with xattn
 

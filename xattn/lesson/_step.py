@@ -21,59 +21,60 @@ from xattn.lesson.aligns import word_pair
 from xattn.lesson.charts import head_chart
 from xattn.literal import md_code
 from xattn.sources import Attention
-from xattn.words import say
+from xattn.words import N_, say, sentences
 
-__all__ = ["Step", "Ask", "Own", "OWN_KINDS", "NEEDS", "missing", "off_plan", "verdict",
-           "is_right"]
+__all__ = ["Step", "Ask", "Own", "OWN_KINDS", "NEEDS", "needed", "missing", "off_plan",
+           "verdict", "is_right"]
 
-# What a step may need of the weights: (has it?, what the step shows instead, in one line).
+# What a step may need of the weights: (has it?, what the step shows instead, in one line: a
+# msgid of the lesson catalogs, said in the reader's language by `needed`).
 NEEDS: dict[str, tuple[Callable[[Attention], bool], str]] = {
     "mask": (lambda a: a.mask is not None,
-             "these weights do not say which cells were masked (a file), so the answer cannot "
-             "name them: choose *Weights: random* in the sidebar."),
+             N_("these weights do not say which cells were masked (a file), so the answer cannot "
+             "name them: choose *Weights: random* in the sidebar.")),
     "unmasked": (lambda a: a.recipe is not None and a.recipe.unmasked is not None,
-                 "only random weights take a mask you choose: choose *Weights: random* and "
-                 "*Masking: padding* in the sidebar, and mask a source token."),
+                 N_("only random weights take a mask you choose: choose *Weights: random* and "
+                 "*Masking: padding* in the sidebar, and mask a source token.")),
     "variant": (lambda a: a.recipe is not None,
-                "only random weights come from a seed you can change (trained weights are "
+                N_("only random weights come from a seed you can change (trained weights are "
                 "trained from theirs: compare training seeds in the sidebar): choose "
-                "*Weights: random*."),
+                "*Weights: random*.")),
     "gold": (lambda a: a.gold is not None,
-             "only the toy task's trained weights come with a gold alignment: choose "
-             "*Weights: trained*."),
+             N_("only the toy task's trained weights come with a gold alignment: choose "
+             "*Weights: trained*.")),
     "untrained": (lambda a: a.toy is not None and a.toy.untrained is not None,
-                  "only the toy task's trained weights have a random start to compare with: "
-                  "choose *Weights: trained*."),
+                  N_("only the toy task's trained weights have a random start to compare with: "
+                  "choose *Weights: trained*.")),
     "ablate": (lambda a: a.layers is not None and a.layers.ablate is not None,
-               "switching heads off needs the heads' outputs and W_O, which these weights do "
-               "not have: choose *Weights: random* or *trained*."),
+               N_("switching heads off needs the heads' outputs and W_O, which these weights do "
+               "not have: choose *Weights: random* or *trained*.")),
     "rescale": (lambda a: a.layers is not None and a.layers.rescalable,
-                "these weights' division by √d_head cannot be switched off here: choose "
-                "*Weights: random*."),
+                N_("these weights' division by √d_head cannot be switched off here: choose "
+                "*Weights: random*.")),
     "heldout": (lambda a: a.heldout is not None,
-                "only weights that can run on the toy corpus's held-out sentences can be "
+                N_("only weights that can run on the toy corpus's held-out sentences can be "
                 "scored against its gold alignment: choose *Weights: model* (the shipped "
-                "toy-en-fr) or *trained*."),
+                "toy-en-fr) or *trained*.")),
     "timelapse": (lambda a: a.toy is not None and a.toy.timelapse is not None,
-                  "only the toy task's trained weights keep snapshots of their training: "
-                  "choose *Weights: trained*."),
+                  N_("only the toy task's trained weights keep snapshots of their training: "
+                  "choose *Weights: trained*.")),
     "pair_gold": (lambda a: word_pair(a) is not None,
-                  "only a sentence pair of the toy task (its words on both sides, at most 16 "
+                  N_("only a sentence pair of the toy task (its words on both sides, at most 16 "
                   "each) has a gold alignment to score the class and the heads against: choose "
-                  "*Weights: model* (the shipped toy-en-fr) or *trained*, with whole words."),
+                  "*Weights: model* (the shipped toy-en-fr) or *trained*, with whole words.")),
     "effects": (lambda a: a.translation is not None and a.translation.effects is not None,
-                "only a translation model run here in NumPy produces a next word whose "
+                N_("only a translation model run here in NumPy produces a next word whose "
                 "probability can be measured with a source word masked: choose *Weights: "
-                "model* (the shipped toy-en-fr), with *Hide sink tokens* off."),
+                "model* (the shipped toy-en-fr), with *Hide sink tokens* off.")),
     "image": (lambda a: getattr(a.media, "kind", None) == "image",
-              "only an image model's page has an image to tap: choose *Weights: model* and an "
-              "image model (docs/audio-images.md)."),
+              N_("only an image model's page has an image to tap: choose *Weights: model* and an "
+              "image model (docs/audio-images.md).")),
     "audio": (lambda a: getattr(a.media, "kind", None) == "audio",
-              "only a speech model's page has a clip to tap a moment of: choose *Weights: "
-              "model* and a speech model (docs/audio-images.md)."),
+              N_("only a speech model's page has a clip to tap a moment of: choose *Weights: "
+              "model* and a speech model (docs/audio-images.md).")),
     "timing": (lambda a: getattr(a.media, "kind", None) == "audio" and bool(a.media.words),
-               "only a speech model's page on the built-in clip knows when each word is said: "
-               "choose *Weights: model* and a speech model (docs/audio-images.md)."),
+               N_("only a speech model's page on the built-in clip knows when each word is said: "
+               "choose *Weights: model* and a speech model (docs/audio-images.md).")),
 }
 _FIELD = re.compile("«([a-z_]+)»")
 OWN_KINDS = own_kinds()      # the built-in kinds a lesson file asks (Kind.own: all of them)
@@ -109,11 +110,11 @@ class Own:
             layer = min(self.layer, a.n_layers) - 1
         head = min(self.head, a.n_heads) - 1
         shown = f"{float(self.answer):g}" if KINDS[self.kind].number else self.answer
-        said = "" if self.answer is None else " " + say("**The answer: {answer}**.",
-                                                        answer=md_code(shown))
+        said = "" if self.answer is None else say("**The answer: {answer}**.",
+                                                  answer=md_code(shown))
         words = self.explain or (say("A poll: there is no right answer; here is how the "
                                      "class answered.") if self.answer is None else "")
-        return Told({}, (words + said).strip(), self.prompt, self.question(), self.answer,
+        return Told({}, sentences(words.strip(), said), self.prompt, self.question(), self.answer,
                     tolerance=self.tolerance, layer=layer, head=head,
                     charts=(head_chart(a, layer, head),))
 
@@ -217,10 +218,8 @@ class Step:
             told = replace(told, charts=named_charts(self.chart, a, where, head))
         if self.case and told.question is not None:
             told = replace(told, question=replace(told.question, case=self.case),
-                           note=" ".join(filter(None, (
-                               say("The same question on a new case: {case}.",
-                                   case=md_code(self.case_what)),
-                               told.note))))
+                           note=sentences(say("The same question on a new case: {case}.",
+                                              case=md_code(self.case_what)), told.note))
         return told
 
     def render(self, told: Told | None) -> tuple[str, str, str]:
@@ -245,13 +244,22 @@ class Step:
         return f"Step({self.title!r})"
 
 
-def missing(step: Step, a: Attention) -> str | None:
-    """Why ``a`` cannot give what ``step`` needs (Markdown, one line), or None."""
+def needed(step: Step, a: Attention) -> str | None:
+    """What ``step`` needs that ``a`` lacks, and what to choose instead (Markdown, one
+    clause of `NEEDS`, in the context's language), or None when ``a`` has it all."""
     for need in step.needs:
         has, why = NEEDS[need]
         if not has(a):
-            return f"This step's answer needs other weights: {why}"
+            return say(why)
     return None
+
+
+def missing(step: Step, a: Attention) -> str | None:
+    """Why ``a`` cannot give what ``step`` needs (Markdown, one line, in the context's
+    language), or None."""
+    why = needed(step, a)
+    return None if why is None else say("This step's answer needs other weights: {why}",
+                                        why=why)
 
 
 # What a step's text describes (its own weights), and what is on screen, in words.
@@ -286,8 +294,8 @@ def verdict(told: Told, answer) -> str:
 
     line = told.question.of.verdict(told.question, told.key, answer)
     slip = misconception_of(told, answer)
-    return line + (" " + say("It is the answer of a known slip, **{name}**: {why}.",
-                             name=slip.name, why=slip.why) if slip is not None else "")
+    return sentences(line, say("It is the answer of a known slip, **{name}**: {why}.",
+                               name=slip.name, why=slip.why) if slip is not None else "")
 
 
 def is_right(told: Told, answer) -> bool:

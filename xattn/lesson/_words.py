@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from xattn.literal import md_code
 from xattn.sources import Attention
-from xattn.words import say, say_n
+from xattn.words import language, number, say, say_n
 
 __all__ = ["token_name", "token_label", "target_row", "number_word", "heads_said", "head_choices"]
 
@@ -47,8 +47,11 @@ def target_row(a: Attention, word: str, occurrence: int = 0) -> tuple[int, str]:
 
 
 def number_word(n: int) -> str:
-    """``4`` as "four" (up to sixteen), else digits."""
-    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+    """``4`` as "four" (up to sixteen) in English; digits in other languages (where a word
+    would be English inside their sentence) and beyond sixteen."""
+    if language() == "en" and 0 <= n < len(_WORDS):
+        return _WORDS[n]
+    return number(n)
 
 
 def heads_said(n: int) -> str:

@@ -20,7 +20,7 @@ from xattn.classroom.question import MAX_WORDS, Question
 from xattn.lesson._told import Told
 from xattn.lesson._words import token_label
 from xattn.literal import md_code
-from xattn.words import N_, number, say, say_n
+from xattn.words import N_, full_stop, listed, number, say, say_n, sentences
 
 __all__ = ["WordPair", "word_pair", "aligns", "Versus", "versus"]
 
@@ -103,15 +103,16 @@ def aligns(a, layer: int) -> Told:
              say("Against the gold alignment, layer {layer}'s heads, averaged, score AER "
                  "{aer:.2f}", layer=best[0] + 1, aer=low) if len(best) == 1 else
              say("Against the gold alignment, layers {layers} (heads averaged) tie and score "
-                 "AER {aer:.2f}", layers=", ".join(str(k + 1) for k in best), aer=low))
+                 "AER {aer:.2f}", layers=listed(str(k + 1) for k in best), aer=low))
     head = scores.best_heads
-    text = (where + "; " + say("the best single head ({head}) scores {aer:.2f}",
-                               head=_head_name(head[0], n_layers),
-                               aer=float(np.nanmin(scores.aer)))
-            + (" " + say("({n} heads tie)", n=len(head)) if len(head) > 1 else "") + ". "
-            + say("A head's links are its strongest source word for each target word; the "
-                  "class's are the links more than half of it drew. AER = 1 − (|A∩S| + |A∩P|) "
-                  "/ (|A| + |S|): 0 is the gold alignment exactly (Och and Ney 2003)."))
+    best_head = say("the best single head ({head}) scores {aer:.2f}",
+                    head=_head_name(head[0], n_layers), aer=float(np.nanmin(scores.aer)))
+    tie = say("({n} heads tie)", n=len(head)) if len(head) > 1 else ""
+    text = sentences(
+        full_stop(sentences(listed((where, best_head), semicolons=True), tie)),
+        say("A head's links are its strongest source word for each target word; the class's "
+            "are the links more than half of it drew. AER = 1 − (|A∩S| + |A∩P|) / (|A| + "
+            "|S|): 0 is the gold alignment exactly (Och and Ney 2003)."))
     words = {"pair": f"{md_code(' '.join(pair.src_words))} → "
                      f"{md_code(' '.join(pair.tgt_words))}",
              "heads": (say("{layers} layers × {heads} heads", layers=n_layers, heads=n_heads)

@@ -19,7 +19,7 @@ from xattn.classroom.question import Question
 from xattn.classroom.taps import time_bin_labels
 from xattn.lesson._told import Told
 from xattn.lesson._words import token_name
-from xattn.words import number, say
+from xattn.words import listed, number, say, sentences
 
 __all__ = ["tap_letter", "timing_head", "tap_time", "patch_of_peak", "image_url", "head_label",
            "time_bins", "bin_of_peak", "spectrogram_url"]
@@ -97,15 +97,15 @@ def timing_head(a, layer: int) -> Told:
     ties = [head_label(int(lyr), int(h)) for lyr, h in zip(*np.nonzero(f1 >= best - 1e-9),
                                                            strict=True)]
     labels = tuple(head_label(lyr, h) for lyr in range(a.n_layers) for h in range(a.n_heads))
-    table = ", ".join(f"{head_label(lyr, h)} {number(float(f1[lyr, h]), '.2f')}"
-                      for lyr in range(a.n_layers) for h in range(a.n_heads))
+    table = listed(f"{head_label(lyr, h)} {number(float(f1[lyr, h]), '.2f')}"
+                   for lyr in range(a.n_layers) for h in range(a.n_heads))
     said = dict(n=len(audio.words), table=table, best=ties[0], f1=best)
     return Told({"best": ties[0], "words": str(len(audio.words))},
                 say("Timing F1 at 100 ms of each head's attention peaks against the {n} words' "
                     "times: {table}. Best: **{best}** ({f1:.2f}).", **said) if len(ties) == 1
                 else say("Timing F1 at 100 ms of each head's attention peaks against the {n} "
                          "words' times: {table}. Best: **{best}** ({f1:.2f}), tied with "
-                         "{ties}.", ties=", ".join(ties[1:]), **said),
+                         "{ties}.", ties=listed(ties[1:]), **said),
                 say("Which head tells time? (its attention peaks land nearest the words)"),
                 Question("head", labels), ties[0], also=tuple(ties[1:]), layer=layer)
 
@@ -155,8 +155,8 @@ def _said(a, i: int, k: int) -> str:
     words, rows = a.media.words, a.media.text_rows
     if not words or len(words) != len(rows) or words[k].word != a.tgt_tokens[i].strip():
         return ""
-    return " " + say("The clip says it from {start:.2f} to {end:.2f} s.",
-                     start=float(words[k].start), end=float(words[k].end))
+    return say("The clip says it from {start:.2f} to {end:.2f} s.",
+               start=float(words[k].start), end=float(words[k].end))
 
 
 def tap_time(a, layer: int, *, word: int = 3, head: int = 2) -> Told:
@@ -176,12 +176,12 @@ def tap_time(a, layer: int, *, word: int = 3, head: int = 2) -> Told:
     note = "" if word <= len(rows) else say("The model wrote {n} words: the question asks "
                                             "about the last, not word {word}.", n=len(rows),
                                             word=word)
+    peaks = say("Writing {token}, {head} peaks at {time:.2f} s (weight {weight:.3f}), in the "
+                "bin {bin}.", token=name, head=label,
+                time=float(peak * audio.seconds_per_position),
+                weight=float(a.layer(layer)[h, i, peak]), bin=q.choices[truth])
     return Told({"token": name, "head": label, "bin": q.choices[truth]},
-                say("Writing {token}, {head} peaks at {time:.2f} s (weight {weight:.3f}), in "
-                    "the bin {bin}.", token=name, head=label,
-                    time=float(peak * audio.seconds_per_position),
-                    weight=float(a.layer(layer)[h, i, peak]), bin=q.choices[truth])
-                + _said(a, i, k),
+                sentences(peaks, _said(a, i, k)),
                 say("Tap when the model hears {token} (word {k} it wrote): where {head} "
                     "peaks; within one time bin counts.", token=name, k=k + 1, head=label),
                 q, truth, note, layer=layer, head=h, weights=tuple(float(x) for x in w))

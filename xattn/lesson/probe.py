@@ -13,7 +13,7 @@ from xattn.lesson._numbers import cost, pair, three
 from xattn.lesson._told import Part, Told
 from xattn.lesson._words import number_word, target_row, token_label, token_name
 from xattn.lesson.charts import Chart, heads_chart
-from xattn.words import number, say, say_n
+from xattn.words import listed, number, say, say_n, sentences
 
 __all__ = ["jobs", "explanation"]
 
@@ -67,11 +67,12 @@ def _table(a, layer: int, found) -> list[str]:
     rows = [say("| {where}head | sink | spread | offset | tell | follows position | aligns "
                 "words | job |", where=where), "|---|---|---|---|---|---|---|---|"]
     for j in found:
-        close = " " + say("(close: {jobs})", jobs=", ".join(j.close)) if j.close else ""
+        job = sentences(f"**{j.job}**", say("(close: {jobs})", jobs=listed(j.close))
+                        if j.close else "")
         rows.append(f"| {j.name} | {_signed(j.scores['sink'])} | {_signed(j.spread)} | "
                     + f"{j.offset:+d}".replace("-", "−") + f" | {j.n_tell or '–'} | "
                     f"{_signed(j.scores['follows position'])} | "
-                    f"{_signed(j.scores['aligns words'])} | **{j.job}**{close} |")
+                    f"{_signed(j.scores['aligns words'])} | {job} |")
     return rows
 
 
@@ -82,19 +83,19 @@ def jobs(a, layer: int) -> Told:
     parts = tuple(Part(j.name, Question("choice", JOBS), j.job, j.close) for j in found)
     question = Question("parts", JOBS, rows=tuple(j.name for j in found))
     counts = {job: sum(j.job == job for j in found) for job in JOBS}
-    summary = ", ".join(f"{number(n)} {job}" for job, n in counts.items() if n)
+    summary = listed(f"{number(n)} {job}" for job, n in counts.items() if n)
     where = say("layer {layer}", layer=layer + 1) if a.n_layers > 1 else say("these weights")
     n = len(found)
     heads = (say("the head") if n <= 1 else
              say_n("the first {word} head", "the first {word} heads", n, word=number_word(n))
              if n < a.n_heads else
              say_n("the {word} head", "the {word} heads", n, word=number_word(n)))
+    chosen = say("The job is the largest of the four scores; one within {close} of it is a "
+                 "close call, right too. Here: {summary}. The labels simplify: most heads do a "
+                 "bit of each.", close=CLOSE, summary=summary)
     return Told({"layer": where, "heads": heads},
                 _measured_on(found[0].basis) + "\n\n" + "\n".join(_table(a, layer, found))
-                + "\n\n" + _rule(found) + " "
-                + say("The job is the largest of the four scores; one within {close} of it is "
-                      "a close call, right too. Here: {summary}. The labels simplify: most "
-                      "heads do a bit of each.", close=CLOSE, summary=summary),
+                + "\n\n" + sentences(_rule(found), chosen),
                 say("Label each head's job."), question, tuple(j.job for j in found),
                 parts=parts, layer=layer, charts=(heads_chart(a, layer),))
 
@@ -121,9 +122,9 @@ def _heads_line(e, off: tuple, on: tuple, word: str) -> str:
                 "switching it off {cost_on}.", off=name(off), cost=cost(most), word=word,
                 on=name(on), weight=looks, cost_on=cost(e.head_drop[on])))
     if most < needed / 2:
-        text += " " + say("No single head carries {word} to the output: masking the word "
+        text = sentences(text, say("No single head carries {word} to the output: masking the word "
                           "costs {needed}, any one head at most {most}; the others make up "
-                          "for it.", word=word, needed=three(needed), most=three(most))
+                          "for it.", word=word, needed=three(needed), most=three(most)))
     return text
 
 
@@ -148,15 +149,16 @@ def explanation(a, layer: int, *, target: str = "chat") -> Told:
                  weight=float(weight[looked]), needed=token_name(src, needed),
                  other=float(weight[needed])))
     before, after = pair(e.p, e.masked[needed])
+    costs = (say("Masked from the cross-attention (every layer), {needed} costs {target} the "
+                 "most: its probability falls from {before} to {after}.",
+                 needed=token_name(src, needed), target=name, before=before, after=after)
+             if e.drop[needed] >= 0.0005 else
+             say("Masked from the cross-attention (every layer), no source word changes "
+                 "{target}'s probability ({p:.3f}) at 3 decimals; {needed} changes it most "
+                 "(from {before} to {after}).", target=name, p=float(e.p),
+                 needed=token_name(src, needed), before=before, after=after))
     lines = [
-        (say("Masked from the cross-attention (every layer), {needed} costs {target} the "
-             "most: its probability falls from {before} to {after}.",
-             needed=token_name(src, needed), target=name, before=before, after=after)
-         if e.drop[needed] >= 0.0005 else
-         say("Masked from the cross-attention (every layer), no source word changes "
-             "{target}'s probability ({p:.3f}) at 3 decimals; {needed} changes it most (from "
-             "{before} to {after}).", target=name, p=float(e.p),
-             needed=token_name(src, needed), before=before, after=after)) + " " + where,
+        sentences(costs, where),
         (say("**They agree here**, on this word: a heavy weight can still be one of several "
              "routes to the output, so agreement is no proof either.") if agree else
          say("**They disagree**: the heaviest weight is on {looked}, but masking it {cost}. "

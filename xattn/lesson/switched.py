@@ -12,7 +12,7 @@ from xattn.lesson._told import Told
 from xattn.lesson._words import head_choices, heads_said, token_name
 from xattn.lesson.charts import named_charts
 from xattn.metrics import entropy
-from xattn.words import N_, say, say_n
+from xattn.words import N_, say, say_n, sentences
 
 __all__ = ["ablation", "sqrt", "SQRT_CHOICES", "LITTLE", "SATURATED"]
 
@@ -31,15 +31,17 @@ def ablation(a, layer: int) -> Told:
                    little=LITTLE) if small else
              say("Every head changes it by at least {least:.1%}: none could go unnoticed "
                  "here.", least=float(res.per_head[least])))
+    change = say("Head {most}: switching it off changes the attention output by "
+                 "**{change:.1%}** (‖ΔY‖ / ‖Y‖, the relative change of the output); head "
+                 "{least} changes it least ({small:.1%}).", most=most + 1,
+                 change=float(res.per_head[most]), least=least + 1,
+                 small=float(res.per_head[least]))
     return Told({"heads": heads_said(a.n_heads)},
-                say("Head {most}: switching it off changes the attention output by "
-                    "**{change:.1%}** (‖ΔY‖ / ‖Y‖, the relative change of the output); head "
-                    "{least} changes it least ({small:.1%}).", most=most + 1,
-                    change=float(res.per_head[most]), least=least + 1,
-                    small=float(res.per_head[least])) + " " + could + " "
-                + say("In trained translation models many heads can be pruned with little "
-                      "loss of quality (Michel, Levy and Neubig 2019); a change of the output "
-                      "is not a loss of quality, which this page does not measure."),
+                sentences(change, could,
+                          say("In trained translation models many heads can be pruned with "
+                              "little loss of quality (Michel, Levy and Neubig 2019); a change "
+                              "of the output is not a loss of quality, which this page does not "
+                              "measure.")),
                 say("Which head's removal will change the output most?"),
                 Question("choice", choices) if a.n_heads > 1 else None, choices[most],
                 layer=layer, head=most, charts=named_charts("ablation", a, layer, most),
@@ -76,12 +78,13 @@ def sqrt(a, layer: int) -> Told:
     top_on, top_off = (float(t.weights[0, 0].max()) for t in (on, off))
     d_head = on.q.shape[-1]
     truth = SQRT_CHOICES[2 if abs(h_on - h_off) < 1e-3 else 0 if h_off < h_on else 1]
+    entropies = say("Head 1, target token {target}: with the scores divided by √{d_head}, the "
+                    "row's entropy is **{on:.3f}** nats; with the scores undivided, "
+                    "**{off:.3f}** nats (the most possible: {most:.3f}).",
+                    target=token_name(a.tgt_tokens, 0), d_head=d_head, on=h_on, off=h_off,
+                    most=float(np.log(allowed.sum())))
     return Told({"d_head": str(d_head)},
-                say("Head 1, target token {target}: with the scores divided by √{d_head}, the "
-                    "row's entropy is **{on:.3f}** nats; with the scores undivided, **{off:.3f}** "
-                    "nats (the most possible: {most:.3f}).", target=token_name(a.tgt_tokens, 0),
-                    d_head=d_head, on=h_on, off=h_off, most=float(np.log(allowed.sum())))
-                + " " + _sqrt_why(truth, d_head, top_on, top_off),
+                sentences(entropies, _sqrt_why(truth, d_head, top_on, top_off)),
                 say("Switch the division off: what happens to the entropy of the first row?"),
                 Question("choice", SQRT_CHOICES), truth, layer=layer, head=0,
                 charts=named_charts("saturation", a, layer, 0))

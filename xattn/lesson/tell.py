@@ -23,7 +23,7 @@ from xattn.lesson._words import (
 )
 from xattn.lesson.charts import aer_chart, head_chart, named_charts
 from xattn.metrics import head_statistics
-from xattn.words import N_, number, say, say_n
+from xattn.words import N_, listed, number, say, say_n, sentences
 
 __all__ = ["one_head", "rows_sum", "padding", "wait_k", "seed", "trained", "training",
            "layers", "learning", "asked_head"]
@@ -54,7 +54,7 @@ def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
     if not alone and h == 0 and head == 1:   # a link of its own: more heads than the step's
         fewer = say("This page shows {heads}: the step asks about head 1, the first.",
                     heads=heads_said(a.n_heads))
-    note = " ".join(filter(None, (note, fewer)))
+    note = sentences(note, fewer)
     looks = (say("{target} looks most at {source} ({weight:.3f}).", target=name,
                  source=token_name(src, j), weight=float(row[j])) if alone else
              say("In head {head}, {target} looks most at {source} ({weight:.3f}).",
@@ -63,7 +63,7 @@ def one_head(a, layer: int, *, target: str = "chat", head: int = 1) -> Told:
                  "heatmap": say("the heatmap") if alone else say("head {head}'s heatmap",
                                                                  head=h + 1),
                  "head": say("the head") if alone else say("head {head}", head=h + 1)},
-                looks + (f" {say(a.meta.caveat)}" if a.meta.caveat else ""),
+                sentences(looks, say(a.meta.caveat) if a.meta.caveat else ""),
                 say("Tap the source word {target} will look at most in head {head}.",
                     target=name, head=h + 1),
                 _tokens(src), j, note, tokens=tuple(src), row=(i, h), layer=layer, head=h,
@@ -77,19 +77,20 @@ def rows_sum(a, layer: int, *, target: str = "noir", head: int = 2) -> Told:
     shown = [round(float(w), 3) for w in row]
     name = token_name(a.tgt_tokens, i)
     terms = " + ".join(number(w, ".3f") for w in shown)
-    rounding = "" if abs(sum(shown) - 1) < 5e-4 else " " + say(
+    rounding = "" if abs(sum(shown) - 1) < 5e-4 else say(
         "The three-decimal numbers shown add up to {total:.3f}, not exactly 1: each is "
         "rounded, the weights themselves add up to 1.", total=sum(shown))
+    sums = say("Head {head}, row {target}: {terms} = **{total:.3f}**. The softmax divides "
+               "every exp(score) by the row's total, so each target token shares exactly "
+               "one unit of attention among the source tokens.", head=h + 1, target=name,
+               terms=terms, total=float(row.sum()))
     return Told({"target": name, "head": say("head {head}", head=h + 1),
                  "heads": heads_said(a.n_heads)},
-                say("Head {head}, row {target}: {terms} = **{total:.3f}**. The softmax divides "
-                    "every exp(score) by the row's total, so each target token shares exactly "
-                    "one unit of attention among the source tokens.", head=h + 1, target=name,
-                    terms=terms, total=float(row.sum())) + rounding,
+                sentences(sums, rounding),
                 say("What does the row of {target} in head {head} add up to?", target=name,
                     head=h + 1),
                 Question("number", low=0, high=10, decimals=2), float(row.sum()),
-                " ".join(filter(None, (note, fewer))), layer=layer, head=h,
+                sentences(note, fewer), layer=layer, head=h,
                 charts=(head_chart(a, layer, h),))
 
 
@@ -138,15 +139,15 @@ def wait_k(a, layer: int) -> Told:
                "interpreter who starts speaking before the sentence ends.") if restricted else
            say("No row is restricted here: k is at least the {n} source tokens, so every "
                "target token sees the whole sentence and the mask changes nothing.", n=n))
+    sees = say_n("The first target token {first} (target token 0) may see {seen} ({n} "
+                 "token); the last one, {last}, sees {last_seen} of {total}.",
+                 "The first target token {first} (target token 0) may see {seen} ({n} "
+                 "tokens); the last one, {last}, sees {last_seen} of {total}.", seen[0],
+                 first=token_name(a.tgt_tokens, 0), seen=listed(first) or say("nothing"),
+                 last=token_name(a.tgt_tokens, len(a.tgt_tokens) - 1), last_seen=seen[1],
+                 total=n)
     return Told({},
-                say_n("The first target token {first} (target token 0) may see {seen} ({n} "
-                      "token); the last one, {last}, sees {last_seen} of {total}.",
-                      "The first target token {first} (target token 0) may see {seen} ({n} "
-                      "tokens); the last one, {last}, sees {last_seen} of {total}.", seen[0],
-                      first=token_name(a.tgt_tokens, 0),
-                      seen=", ".join(first) or say("nothing"),
-                      last=token_name(a.tgt_tokens, len(a.tgt_tokens) - 1), last_seen=seen[1],
-                      total=n) + " " + how,
+                sentences(sees, how),
                 say("Which source tokens may the first target token see?"),
                 Question("choice", choices) if len(choices) > 1 else None,
                 choices[counts.index(seen[0])] if seen[0] in counts else None, layer=layer,
@@ -198,9 +199,9 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
                     note=say("There is no {word} in this target sentence.", word=said))
     weights = a.layer(layer)                                                  # (h, T, S)
     tgt, src = a.tgt_tokens, a.src_tokens
-    lines = [say("- Head {head}: ", head=h + 1) + "; ".join(
+    lines = [say("- Head {head}: ", head=h + 1) + listed((
         f"{token_name(tgt, i)} → {token_name(src, int(np.argmax(weights[h, i])))}"
-        for i in rows) for h in range(a.n_heads)]
+        for i in rows), semicolons=True) for h in range(a.n_heads)]
     mean = weights.mean(0)                                                  # (T, S)
     exact = [i for i in rows if a.gold[i, int(np.argmax(mean[i]))]]
     # a head tells the repeats apart when each of them looks most at its own gold word
@@ -211,16 +212,16 @@ def trained(a, layer: int, *, word: str = "le") -> Told:
     heads = (say("no head tells them apart") if not apart else
              say_n("{n} head of {total} ({which}) put each on its own gold word",
                    "{n} heads of {total} ({which}) put each on its own gold word", len(apart),
-                   total=a.n_heads, which=", ".join(str(h + 1) for h in apart)))
+                   total=a.n_heads, which=listed(str(h + 1) for h in apart)))
     found = say("Averaged over heads, {found} of {n} {word} find their own gold word, and "
                 "{heads}.", found=len(exact), n=len(rows), word=token_name((word,), 0),
                 heads=heads)
+    why = (say("Only position can tell repeated words apart, and these heads learned to use "
+               "it.") if apart else
+           say("Only position can tell repeated words apart: none of these heads learned to "
+               "use it (yet)."))
     return Told({"target": name},
-                "\n".join(lines) + "\n\n" + found + " "
-                + (say("Only position can tell repeated words apart, and these heads learned "
-                       "to use it.") if apart else
-                   say("Only position can tell repeated words apart: none of these heads "
-                       "learned to use it (yet).")),
+                "\n".join(lines) + "\n\n" + sentences(found, why),
                 say("Tap the source word {target} looks at most (all heads averaged).",
                     target=name),
                 _tokens(a.src_tokens), int(np.argmax(mean[i])), tokens=tuple(a.src_tokens),
@@ -262,16 +263,16 @@ def layers(a, layer: int, *, links: str = "target_argmax", link_min: float = 0.3
     n = scores.aer.shape[0]
     best = scores.best_layer
     tied = scores.best_layers
-    aers = ", ".join(say("layer {layer}: {aer:.3f}", layer=k + 1, aer=float(v))
-                     for k, v in enumerate(scores.layer_aer))
+    aers = listed(say("layer {layer}: {aer:.3f}", layer=k + 1, aer=float(v))
+                  for k, v in enumerate(scores.layer_aer))
     choices = tuple(f"layer {k + 1}" for k in range(n))         # the values, in English
     shown = tuple(say("layer {layer}", layer=k + 1) for k in range(n))
     which = (say("**layer {layer}** aligns best", layer=best + 1) if len(tied) <= 1 else
              say("**layers {layers}** tie for the best",
                  layers=say(" and ").join(str(k + 1) for k in tied)))
     heads = scores.best_heads
-    named = "; ".join(say("head {head} of layer {layer}", head=h + 1, layer=lay + 1)
-                      for lay, h in heads)
+    named = listed((say("head {head} of layer {layer}", head=h + 1, layer=lay + 1)
+                    for lay, h in heads), semicolons=True)
     head = (say("its best single head is {heads}", heads=named) if len(heads) <= 1 else
             say("{n} single heads tie for the best: {heads}", n=len(heads), heads=named))
     rule = say(LINK_RULES[links]) + (f" ({number(link_min, 'g')})" if links == "threshold"
@@ -321,10 +322,10 @@ def learning(a, layer: int) -> Told:
              say("**Heads {heads}** (together) reach half of the held-out words first: by the "
                  "snapshot at step {step} ({every}), head {head} by {cue} (moved words "
                  "{moved:.0%}, repeated words {repeated:.0%}).",
-                 heads=", ".join(str(h + 1) for h in (first, *tied)), **said))
+                 heads=listed(str(h + 1) for h in (first, *tied)), **said))
     return Told({},
-                reach + " " + say("Heads do not learn together: one finds a cue, the others "
-                                  "follow or specialise in another."),
+                sentences(reach, say("Heads do not learn together: one finds a cue, the "
+                                     "others follow or specialise in another.")),
                 say("Which head will start aligning first?"), Question("choice", choices)
                 if len(choices) > 1 else None, choices[first],
                 also=tuple(choices[h] for h in tied), layer=layer, head=first,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xattn.classroom import NO_QUESTION, Question
-from xattn.lesson import Lesson, Step, missing
+from xattn.lesson import Lesson, Step, needed
 from xattn.literal import md_code
 from xattn.live.compute import cached_run
 from xattn.live.link import REGISTRY, parse_label
@@ -125,10 +125,9 @@ def lesson_questions(lesson: Lesson, shown: Shown | None = None
     for n, step in enumerate(lesson.steps, 1):
         try:
             a = prepared_attention(step, shown=shown)
-            why = missing(step, a)
+            why = needed(step, a)
             if why:
-                raise StepUnavailable(why.removeprefix("This step's answer needs other "
-                                                       "weights: "))
+                raise StepUnavailable(why)
             questions.append(step.tell(a, step.layer(a.n_layers)).question or NO_QUESTION)
         except StepUnavailable as err:
             where = f" (line {step.line})" if step.line else ""
