@@ -31,8 +31,8 @@ from xattn.locales import LANGS, LOCALE_DIR, NAMES, RTL, check_lang
 from xattn.server.languages import negotiate
 from xattn.ui.internals import in_page
 
-__all__ = ["gettext", "N_", "ngettext", "page_lang", "setup", "language_picker", "catalog",
-           "DOMAIN", "KEYWORDS"]
+__all__ = ["gettext", "N_", "ngettext", "translated", "page_lang", "setup", "language_picker",
+           "catalog", "DOMAIN", "KEYWORDS"]
 
 DOMAIN = "app"
 # what `pybabel extract -k` is told (tests/test_languages.py extracts with them)
@@ -75,6 +75,12 @@ def gettext(message: str, **names) -> str:
 
 
 _ = gettext
+
+
+def translated(message: str, lang: str) -> str:
+    """``message`` in ``lang`` (whatever the page's language), itself where the catalog
+    lacks it."""
+    return _table(check_lang(lang))[0].get(message, message)
 
 
 def N_(message: str) -> str:

@@ -34,6 +34,7 @@ from xattn.ui.look import page_style
 from xattn.ui.room.card import hidden_note
 from xattn.ui.room.room import Room, back_to_class, class_store, follow, join_box, room_setup
 from xattn.ui.state import PageState, page_state
+from xattn.ui.tabs import take_click, view_tabs
 from xattn.ui.views.alignment import alignment_view
 from xattn.ui.views.analysis import ablation_view, stats_view
 from xattn.ui.views.compare import compare_view
@@ -165,6 +166,7 @@ def main() -> None:
 
 def _page(state: PageState) -> None:
     language_setup(state)                # the page's language, before any label is drawn
+    take_click()                         # a tab clicked: its view, by its English name
     linked = state.forced.get(COURSE.key, "")          # ?class=new&course=NAME
     room = room_setup(state, lambda: new_class(state, linked))   # a room sets the step
     try:
@@ -274,7 +276,7 @@ def _lesson(state: PageState, room: Room | None) -> Lesson:
 
 
 def _views(state: PageState, a, layer: int, step, room: Room | None, lesson: Lesson) -> None:
-    tabs = st.tabs(list(VIEWS), key=VIEW.key, on_change="rerun")
+    tabs = view_tabs(list(VIEWS), state.shown(VIEW))
     drawn = Tab(a, layer, state, step, room, lesson)
     for tab, view in zip(tabs, VIEWS.values(), strict=True):
         if tab.open:
