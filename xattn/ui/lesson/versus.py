@@ -8,6 +8,7 @@ import streamlit as st
 from xattn.lesson import Told, Versus
 from xattn.live.versus import ALT, class_versus, versus_chart
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 
 __all__ = ["show_versus"]
 
@@ -22,6 +23,9 @@ def show_versus(a, told: Told, counts: dict, n_answered: int, *, who: str = "the
         show_chart(versus_chart(a, told, v, counts, who=who, font_scale=font_scale), key=key,
                    name=name, alt=ALT)
     if table:
-        with st.expander(f"AER of {who}, every layer and every head"):
+        with st.expander(_("AER of the class, every layer and every head")
+                         if who == "the class" else
+                         _("Your AER, every layer and every head") if who == "you" else
+                         _("AER of {who}, every layer and every head", who=who)):
             st.markdown(v.table)
     return v
