@@ -50,14 +50,17 @@ def untranslated(at: AppTest, lang: str) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize(("locale", "lang", "heading", "step", "next_", "look"), [
-    ("fr-FR", "fr", "## Étape 2 sur 14 : ", "Étape", "Suivante →", "**Regardez :**"),
-    ("ar-EG", "ar", "## الخطوة 2 من 14: ", "الخطوة", "التالية ←", "**انظر إلى:**"),
+@pytest.mark.parametrize(("locale", "lang", "heading", "step", "next_", "look", "banner"), [
+    ("fr-FR", "fr", "## Étape 2 sur 14 : ", "Étape", "Suivante →", "**Regardez :**",
+     "Poids aléatoires (graine 0) : "),
+    ("ar-EG", "ar", "## الخطوة 2 من 14: ", "الخطوة", "التالية ←", "**انظر إلى:**",
+     "أوزان عشوائية (البذرة 0): "),
 ])
 def test_the_lesson_views_frame_speaks_the_pages_language(locale, lang, heading, step,
-                                                         next_, look):
+                                                         next_, look, banner):
     at = page(locale, view="Lesson", lesson="2")
     said = texts(at)
+    assert at.info[0].value.startswith(banner)       # the weights' label (xattn/sources.py)
     assert any(t.startswith(heading) for t in said)
     assert any(look in t for t in said)
     assert at.selectbox(key="lesson").label == step

@@ -32,7 +32,7 @@ from xattn.server.languages import negotiate
 from xattn.ui.internals import in_page
 
 __all__ = ["gettext", "N_", "ngettext", "translated", "page_lang", "setup", "language_picker",
-           "catalog", "DOMAIN", "KEYWORDS"]
+           "catalog", "said_label", "DOMAIN", "KEYWORDS"]
 
 DOMAIN = "app"
 # what `pybabel extract -k` is told (tests/test_languages.py extracts with them)
@@ -81,6 +81,21 @@ def translated(message: str, lang: str) -> str:
     """``message`` in ``lang`` (whatever the page's language), itself where the catalog
     lacks it."""
     return _table(check_lang(lang))[0].get(message, message)
+
+
+def said_label(a, layer: int) -> str:
+    """What the weights ``a`` (``xattn.record.Attention``) are, in the page's language: its
+    label's sentences (``a.said``, the ``lesson`` catalog's; else its English ``label``),
+    plus which layer is shown when there are several (``Attention.describe``'s words)."""
+    from xattn.words import say, speaking
+
+    label = a.label
+    if a.said:
+        with speaking(page_lang()):
+            label = " ".join(say(s.msgid, **s.values) for s in a.said)
+    if a.n_layers == 1:
+        return label
+    return label + " " + _("Layer {layer} of {n}.", layer=layer + 1, n=a.n_layers)
 
 
 def N_(message: str) -> str:

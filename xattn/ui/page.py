@@ -26,7 +26,7 @@ from xattn.server import logs as server_logs
 from xattn.sources import Attention
 from xattn.ui import internals
 from xattn.ui.i18n import gettext as _
-from xattn.ui.i18n import rtl_style
+from xattn.ui.i18n import rtl_style, said_label
 from xattn.ui.i18n import setup as language_setup
 from xattn.ui.lesson.start import lesson_picker, lms_export, new_class, page_lesson, start_panel
 from xattn.ui.lesson.view import lesson_setup, lesson_view
@@ -220,7 +220,7 @@ def _full_page(state: PageState, room: Room | None) -> None:
     if present:
         st.set_page_config(initial_sidebar_state="collapsed")
     if a is not None:
-        banner.info(a.describe(layer), icon=PAGE_SOURCES[source].icon)
+        banner.info(said_label(a, layer), icon=PAGE_SOURCES[source].icon)
     _views(state, a, layer, step, room, lesson)
     with row:
         if room is not None and not room.host:

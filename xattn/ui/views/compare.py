@@ -19,6 +19,7 @@ from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, head_choices, run_tokens
 from xattn.sources import Attention, random_attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import said_label
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.weights.controls import nearest
@@ -46,7 +47,7 @@ def choices(a: Attention) -> dict[str, str]:
 
 
 def _column(a: Attention, layer: int, key: str, label: str, font_scale: float) -> None:
-    st.markdown(f"**{label}**: {a.describe(layer)}")
+    st.markdown(f"**{label}**: {said_label(a, layer)}")
     weights = a.layer(layer)
     fig = per_head_figure(weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask,
                           max_cols=2, title=f"{label}: {counted(a.n_heads, 'head')}", gold=a.gold,
