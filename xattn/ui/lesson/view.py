@@ -120,7 +120,8 @@ def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
     the class's move cut short) is another widget, whose value nobody changed, so it never
     reaches the server as a change that would move the class back."""
     names = {k: f"{k}. {s.title}" for k, s in enumerate(lesson.steps, 1)}
-    left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
+    # Next gets two parts of eight: "Suivante →" and "التالية ←" fit at 1024 px
+    left, middle, right = st.columns([1, 5, 2], vertical_alignment="bottom")
     if room is None:
         keys, seen = ("lesson_prev", LESSON.key, "lesson_next"), None
         middle.selectbox(_("Step"), list(names), key=LESSON.key, format_func=names.get,
@@ -131,7 +132,8 @@ def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
         middle.selectbox(_("Step"), list(names), index=n - 1, key=keys[1],
                          format_func=names.get, label_visibility="collapsed",
                          on_change=_picked, args=(room, keys[1], seen, n))
-    left.button("←", key=keys[0], disabled=n == 1, on_click=_go, args=(n - 1, room, seen),
+    # Previous: "→" right to left, where it stands at the right
+    left.button(_("←"), key=keys[0], disabled=n == 1, on_click=_go, args=(n - 1, room, seen),
                 width="stretch", help=_("The previous step"))
     right.button(_("Next →"), key=keys[2], disabled=n == len(lesson.steps), on_click=_go,
                  args=(n + 1, room, seen), type="primary", width="stretch")
