@@ -14,15 +14,17 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.lesson import Lesson, LessonError, read_lesson
+from xattn.lesson.translated import words_in
 from xattn.literal import md_code, show_value
 from xattn.live.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
 from xattn.live.link import CLASS, COURSE, HOMEWORK, LESSON, MAX_HOMEWORK_DAYS, ROOM, lesson_setting
 from xattn.live.prepared import StepUnavailable, lesson_questions
-from xattn.ui.i18n import N_, ngettext
+from xattn.ui.i18n import N_, ngettext, page_lang
 from xattn.ui.i18n import gettext as _
 from xattn.ui.room.language import start_choice
 from xattn.ui.state import Notice, PageState
 from xattn.ui.weights.progress import page_shown
+from xattn.words import translated
 
 __all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "lms_export",
            "UPLOADED"]
@@ -46,11 +48,16 @@ def page_lesson(state: PageState) -> Lesson:
 
 
 def _title(lesson: Lesson) -> str:
+    """The lesson's title in the page's language where the lesson has it, its length."""
+    lang = words_in(lesson, page_lang())
+    title = (lesson.texts.get(lang, {}).get("title")
+             or (translated(lesson.title, lang) if lesson.language == "en" else None)
+             or lesson.title)
     n = len(lesson.steps)
     if lesson.minutes:
         return ngettext("{title} ({n} step, {minutes} min)", "{title} ({n} steps, {minutes} min)",
-                        n, title=lesson.title, minutes=lesson.minutes)
-    return ngettext("{title} ({n} step)", "{title} ({n} steps)", n, title=lesson.title)
+                        n, title=title, minutes=lesson.minutes)
+    return ngettext("{title} ({n} step)", "{title} ({n} steps)", n, title=title)
 
 
 def _picked() -> None:

@@ -16,6 +16,7 @@ from xattn.classroom import ClassroomError
 from xattn.figures.frozen import narrowed
 from xattn.lesson import Lesson, Step, Told, missing, off_plan, verdict
 from xattn.lesson.followup import case_step
+from xattn.lesson.translated import step_in, words_in
 from xattn.live.answers import answer_charts as step_answer_charts
 from xattn.live.compute import derived
 from xattn.live.link import (
@@ -36,6 +37,7 @@ from xattn.live.versus import class_versus
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import page_lang
 from xattn.ui.lesson.parts import answer_charts
 from xattn.ui.lesson.predict import prediction_widget
 from xattn.ui.lesson.versus import show_versus
@@ -47,6 +49,7 @@ from xattn.ui.room.homework import homework_panel
 from xattn.ui.room.panels import class_answers, class_controls, step_view
 from xattn.ui.room.room import Room
 from xattn.ui.state import PageState
+from xattn.words import speaking
 
 __all__ = ["lesson_setup", "lesson_view"]
 
@@ -73,7 +76,7 @@ def lesson_setup(state: PageState, view: str, lesson: Lesson,
     steps = lesson.steps
     n = state.value(LESSON, range(1, len(steps) + 1),
                     why=f"(the lesson has {len(steps)} steps)")
-    step = steps[n - 1]
+    step = step_in(lesson, n, words(lesson))    # its words in the page's language
     # A step opened now (its link, or a button) sets the controls; a link that also carries
     # settings of its own (a student's exploration, shared) keeps them instead. In a class,
     # only a page reloaded on the room's step keeps its link's settings (the lecturer's
@@ -119,7 +122,8 @@ def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
     the screen it was made on, and a picker still showing the step before (the run that drew
     the class's move cut short) is another widget, whose value nobody changed, so it never
     reaches the server as a change that would move the class back."""
-    names = {k: f"{k}. {s.title}" for k, s in enumerate(lesson.steps, 1)}
+    lang = words(lesson)
+    names = {k: f"{k}. {step_in(lesson, k, lang).title}" for k in range(1, len(lesson.steps) + 1)}
     # Next gets two parts of eight: "Suivante →" and "التالية ←" fit at 1024 px
     left, middle, right = st.columns([1, 5, 2], vertical_alignment="bottom")
     if room is None:
@@ -139,8 +143,23 @@ def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
                  args=(n + 1, room, seen), type="primary", width="stretch")
 
 
+def words(lesson: Lesson) -> str:
+    """The language the page shows ``lesson``'s words in: the page's, if the lesson has
+    them (its file's tables, or the ``lesson`` catalog for an English lesson), else its own."""
+    return words_in(lesson, page_lang())
+
+
 def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
                 draw: Callable, lesson: Lesson, room: Room | None = None) -> None:
+    """`shown_step` in the lesson's words of the page's language (``xattn.words``)."""
+    lang = words(lesson)
+    with speaking(lang):
+        shown_step(a, layer, state, step, draw, lesson, room, lang)
+
+
+def shown_step(a: Attention | None, layer: int, state: PageState, step: Step,
+               draw: Callable, lesson: Lesson, room: Room | None = None,
+               lang: str = "en") -> None:
     """The step beside its view: text, question, prediction and answer on the left, the
     step's view (``draw(view, a, layer)``) on the right, so both fit one screen. In a room the
     host drives the room's step and, once it is revealed, sees the answer, the class's answers
@@ -155,7 +174,7 @@ def lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     if room is None:        # alone, the answer follows the page's settings (F6); a room's
         step = step.on_page(_page_settings(state, step))   # stays the class's question
     why_not = missing(step, a) if a is not None else None
-    told = (derived(("tell", lesson.digest, a.key, n, layer, step.ask),
+    told = (derived(("tell", lesson.digest, a.key, n, layer, step.ask, lang),
                     lambda: step.tell(a, layer))
             if a is not None and not why_not and a.key else
             step.tell(a, layer) if a is not None and not why_not else None)
