@@ -10,6 +10,7 @@ from xattn.live.compute import figure
 from xattn.live.link import FOCUS, LAYER
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 from xattn.ui.state import PageState
 
 __all__ = ["layers_overview"]
@@ -37,8 +38,10 @@ def layers_overview(a: Attention, layer: int, state: PageState) -> int | None:
                  lambda: overview_figure(a.weights, selected=selected))
     show_chart(fig, key=PICK_KEY, name="xattn-layers-heads", toolbar=False,
                on_select=_on_pick, selection_mode="points", width="content",
-               alt=f"Small heatmaps of all {a.n_layers * a.n_heads} heads, one row per layer; "
-                   "click one to open it, or choose it in the box below.")
-    st.selectbox("Open one head of this layer (or click it above)", heads, key=FOCUS.key,
-                 format_func=lambda h: "none: every head below" if h == 0 else f"head {h}")
+               alt=_("Small heatmaps of all {n} heads, one row per layer; click one to open "
+                     "it, or choose it in the box below.", n=a.n_layers * a.n_heads))
+    names = {h: _("none: every head below") if h == 0 else _("head {head}", head=h)
+             for h in heads}
+    st.selectbox(_("Open one head of this layer (or click it above)"), heads, key=FOCUS.key,
+                 format_func=names.get)
     return focus - 1 if focus else None
