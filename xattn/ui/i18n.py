@@ -32,7 +32,7 @@ from xattn.server.languages import negotiate
 from xattn.ui.internals import in_page
 
 __all__ = ["gettext", "N_", "ngettext", "translated", "page_lang", "setup", "language_picker",
-           "catalog", "said_label", "DOMAIN", "KEYWORDS"]
+           "catalog", "said_label", "lesson_says", "DOMAIN", "KEYWORDS"]
 
 DOMAIN = "app"
 # what `pybabel extract -k` is told (tests/test_languages.py extracts with them)
@@ -87,15 +87,19 @@ def said_label(a, layer: int) -> str:
     """What the weights ``a`` (``xattn.record.Attention``) are, in the page's language: its
     label's sentences (``a.said``, the ``lesson`` catalog's; else its English ``label``),
     plus which layer is shown when there are several (``Attention.describe``'s words)."""
-    from xattn.words import say, speaking
-
-    label = a.label
-    if a.said:
-        with speaking(page_lang()):
-            label = " ".join(say(s.msgid, **s.values) for s in a.said)
+    label = " ".join(lesson_says(s.msgid, **s.values) for s in a.said) if a.said else a.label
     if a.n_layers == 1:
         return label
     return label + " " + _("Layer {layer} of {n}.", layer=layer + 1, n=a.n_layers)
+
+
+def lesson_says(msgid: str, **values) -> str:
+    """A message of the ``lesson`` catalog (``xattn.words``: a caveat, a label's sentence)
+    in the page's language."""
+    from xattn.words import say, speaking
+
+    with speaking(page_lang()):
+        return say(msgid, **values)
 
 
 def N_(message: str) -> str:
