@@ -16,12 +16,14 @@ from xattn.live.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_
 from xattn.sources import Attention
 from xattn.steps import row_entropy, stages
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import N_
+from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.page_assets import page_asset
 from xattn.ui.state import PageState
 
 PICK_KEY = "step_pick"
-NONE = "none"                 # the source picker's "no column marked"
+NONE = N_("none")             # the source picker's "no column marked"
 
 # One tap on a phone must pick a cell. Plotly selects the point under the *last hover*
 # (``gd._hoverdata``) and only then works out the point under the click; a finger gives no hover
@@ -64,50 +66,52 @@ def _table(values: np.ndarray, row_labels: list[str] | None = None, *,
     st.dataframe(table, hide_index=True, column_config=config, row_height=row_px,
                  height=row_px * (min(len(arr), max_rows) + 1) + 3)
     if arr.shape[1] > 12:
-        st.caption(f"{arr.shape[1]} dimensions: scroll the table sideways for the rest.")
+        st.caption(_("{n} dimensions: scroll the table sideways for the rest.",
+                     n=arr.shape[1]))
 
 
 def step_view(a: Attention, layer: int, state: PageState) -> None:
     layers = a.layers
     if layers is None:
-        st.info(f"Step through is not available for these weights: {a.why_no_projections} It "
-                "needs the projections W_Q, W_K, W_V, W_O (random, trained or model weights).",
-                icon=":material/info:")
+        st.info(_("Step through is not available for these weights: {why} It needs the "
+                  "projections W_Q, W_K, W_V, W_O (random, trained or model weights).",
+                  why=a.why_no_projections), icon=":material/info:")
         return
     src_tokens, tgt_tokens = layers.tokens or (a.src_tokens, a.tgt_tokens)
     present = bool(state.shown(PRESENT))
     row_px, font_scale = ROW_PX[present], FONT_SCALE if present else 1.0
     tgt_labels = [token_label(i, t) for i, t in enumerate(tgt_tokens)]
     src_labels = [token_label(j, t) for j, t in enumerate(src_tokens)]
-    st.markdown("Pick a head, a target token and, to follow one weight, a source token (or "
-                "click a cell of the heatmap), and follow one row of weights from the query "
-                "vector to the output row. Every number is from these weights"
-                + (", at the level of subword pieces." if layers.tokens else "."))
+    st.markdown(_("Pick a head, a target token and, to follow one weight, a source token (or "
+                  "click a cell of the heatmap), and follow one row of weights from the query "
+                  "vector to the output row.") + " "
+                + (_("Every number is from these weights, at the level of subword pieces.")
+                   if layers.tokens else _("Every number is from these weights.")))
     c1, c2, c3, c4 = st.columns([1, 2, 2, 2])
     heads = range(1, a.n_heads + 1)
     head = state.value(STEP_HEAD, heads, why=f"(there are {counted(a.n_heads, 'head')})") - 1
-    c1.selectbox("Head", heads, key=STEP_HEAD.key)
+    c1.selectbox(_("Head"), heads, key=STEP_HEAD.key)
     label = state.value(STEP_TGT, tgt_labels, why="in the target sentence")
-    c2.selectbox("Target token (query)", tgt_labels, key=STEP_TGT.key)
+    c2.selectbox(_("Target token (query)"), tgt_labels, key=STEP_TGT.key)
     marked = state.value(STEP_SRC, ["", *src_labels], why="in the source sentence")
-    c3.selectbox("Source token (key) to follow", ["", *src_labels], key=STEP_SRC.key,
-                 format_func=lambda v: v or NONE,
-                 help="Marks one column: its weight is highlighted in the chart and tables. "
-                      "Clicking a cell of the heatmap chooses its row and column.")
+    c3.selectbox(_("Source token (key) to follow"), ["", *src_labels], key=STEP_SRC.key,
+                 format_func=lambda v: v or _(NONE),
+                 help=_("Marks one column: its weight is highlighted in the chart and tables. "
+                        "Clicking a cell of the heatmap chooses its row and column."))
     i = tgt_labels.index(label)
     column = src_labels.index(marked) if marked else None
     scaled = True
     if layers.rescalable:
         scaled = state.value(SQRT)
-        c4.toggle("Divide scores by √d_head", key=SQRT.key,
-                  help="Switch off to see the softmax saturate: a few keys take all the weight "
-                       "as d_head grows.")
+        c4.toggle(_("Divide scores by √d_head"), key=SQRT.key,
+                  help=_("Switch off to see the softmax saturate: a few keys take all the "
+                         "weight as d_head grows."))
     trace = derived(("trace", a.key, layer, scaled), lambda: layers.trace(layer, scaled))
     if not layers.rescalable:
-        c4.caption("This model does not divide its scores by √d_head (T5 learns the scale into "
-                   "its weights)." if trace.scale == 1.0 else
-                   "These weights' division by √d_head cannot be switched off here: their "
-                   "projections are read from the model as it runs.")
+        c4.caption(_("This model does not divide its scores by √d_head (T5 learns the scale "
+                     "into its weights).") if trace.scale == 1.0 else
+                   _("These weights' division by √d_head cannot be switched off here: their "
+                     "projections are read from the model as it runs."))
     mask = trace.mask
     left, right = st.columns([3, 2])
     with left:
@@ -117,51 +121,53 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
                                   font_scale=font_scale),
             key=PICK_KEY, on_select=partial(_on_pick, tgt_labels, src_labels),
             selection_mode="points", name=f"xattn-head{head + 1}-step",
-            alt=f"Heatmap of head {head + 1}; click a cell, or use the pickers above, to choose "
-                "its target token and source token.")
+            alt=_("Heatmap of head {head}; click a cell, or use the pickers above, to choose "
+                  "its target token and source token.", head=head + 1))
         st.html(TAP_HOVER_JS, unsafe_allow_javascript=True)   # no user text in it
     with right:
         show_chart(weights_bar_figure(trace.weights[head, i], list(src_tokens),
                                       allowed=mask[i], query=tgt_tokens[i], head=head,
                                       marked=column, font_scale=font_scale),
                    key="step_bar", name=f"xattn-head{head + 1}-weights",
-                   alt="Bar chart of the softmax weights of the chosen target token.")
+                   alt=_("Bar chart of the softmax weights of the chosen target token."))
         _entropy_note(mask, trace, head, i, scaled)
     if layers.inputs is not None:
         inputs = derived(("inputs", a.key, layer), lambda: layers.inputs(layer))
         _inputs(inputs, tgt_tokens[i], head, i, trace.q.shape[-1], row_px)
     else:
-        st.caption("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q (this "
-                   "model's inputs are not kept here).")
+        st.caption(_("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q (this "
+                     "model's inputs are not kept here)."))
     _stages(list(src_tokens), trace, head, i, column, row_px)
     if a.recipe is not None:
         _saturation(a, trace.q.shape[-1], font_scale)
 
 
 def _saturation(a: Attention, d_head: int, scale: float) -> None:
-    with st.expander("Why divide by √d_head? Entropy as d_head grows"):
+    with st.expander(_("Why divide by √d_head? Entropy as d_head grows")):
         show_chart(saturation_figure(derived(("saturation", a.key), a.recipe.saturation), d_head,
                                      font_scale=scale),
                    key="saturation", name="xattn-saturation",
-                   alt="Line chart: mean normalised entropy against d_head, scaled and "
-                       "unscaled.")
-        st.caption("Dot products of random d_head-dimensional vectors grow like √d_head; "
-                   "dividing by √d_head keeps the softmax from collapsing onto one key.")
+                   alt=_("Line chart: mean normalised entropy against d_head, scaled and "
+                         "unscaled."))
+        st.caption(_("Dot products of random d_head-dimensional vectors grow like √d_head; "
+                     "dividing by √d_head keeps the softmax from collapsing onto one key."))
 
 
 def _entropy_note(mask, trace, head: int, i: int, scaled: bool) -> None:
     allowed = mask[i]
     if not allowed.any():
-        st.warning("This target token has no source token to attend to: every key is masked, "
-                   "so its weights and output are all zero.")
+        st.warning(_("This target token has no source token to attend to: every key is "
+                     "masked, so its weights and output are all zero."))
         return
     h = row_entropy(trace.weights[head, i], allowed)
     n = int(allowed.sum())
-    st.metric("Entropy of this row", f"{h:.3f} nats",
-              help=f"0 = all weight on one source token; log({n}) = {np.log(n):.3f} = spread "
-                   f"evenly over the {n} allowed tokens.")
+    st.metric(_("Entropy of this row"), f"{h:.3f} nats",
+              help=_("0 = all weight on one source token; log({n}) = {log} = spread evenly "
+                     "over the {n} allowed tokens.", n=n, log=f"{np.log(n):.3f}"))
     on = scaled and trace.scale != 1.0            # T5 never scales: its factor is 1
-    st.caption(f"Scaling is {'on' if on else 'off'}: scores × {trace.scale:.3f}.")
+    scale = f"{trace.scale:.3f}"
+    st.caption(_("Scaling is on: scores × {scale}.", scale=scale) if on else
+               _("Scaling is off: scores × {scale}.", scale=scale))
 
 
 def _inputs(inputs, token: str, head: int, i: int, d_head: int, row_px: int) -> None:
