@@ -92,3 +92,13 @@ def test_the_check_finds_english_where_a_translation_exists():
     english = page("en-US", view="Lesson", lesson="2")
     assert {"Next →", "Show the answer (computed from the numbers on screen)",
             "Start a class"} <= untranslated(english, "fr")
+
+
+@pytest.mark.parametrize("view", ["Heads", "Decode"])
+def test_no_catalog_message_is_left_in_english_on_a_french_model_view(view):
+    """The shipped model's page: the model's sidebar, its notes, the layers × heads overview,
+    the decoding step by step."""
+    at = page("fr-FR", view=view, weights="model")
+    assert not untranslated(at, "fr")
+    assert any(t.startswith("**Chaque couche et chaque tête** (2 couches × 4 têtes)")
+               for t in texts(at)) or view != "Heads"

@@ -11,6 +11,7 @@ from xattn.live.link import FOCUS, LAYER
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import ngettext
 from xattn.ui.state import PageState
 
 __all__ = ["layers_overview"]
@@ -30,9 +31,9 @@ def layers_overview(a: Attention, layer: int, state: PageState) -> int | None:
     """Draw the overview; return the opened head (0-based), or None."""
     heads = range(0, a.n_heads + 1)
     focus = state.value(FOCUS, heads, why=f"(there are {counted(a.n_heads, 'head')})")
-    st.markdown(f"**Every layer and head** ({counted(a.n_layers, 'layer')} × "
-                f"{counted(a.n_heads, 'head')}): click "
-                "one to open it below.")
+    st.markdown(_("**Every layer and head** ({layers} × {heads}): click one to open it "
+                  "below.", layers=ngettext("{n} layer", "{n} layers", a.n_layers),
+                  heads=ngettext("{n} head", "{n} heads", a.n_heads)))
     selected = (layer, focus - 1) if focus else None
     fig = figure((a.key, "overview", selected),
                  lambda: overview_figure(a.weights, selected=selected))
