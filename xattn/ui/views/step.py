@@ -24,6 +24,10 @@ from xattn.ui.state import PageState
 
 PICK_KEY = "step_pick"
 NONE = N_("none")             # the source picker's "no column marked"
+# xattn.steps' stage titles, as the catalogs' messages (translated where drawn)
+STAGES = (N_("Query of this target token"), N_("Keys of the source tokens"),
+          N_("Weighted values"), N_("Head output"), N_("All heads side by side"),
+          N_("Output row"))
 
 # One tap on a phone must pick a cell. Plotly selects the point under the *last hover*
 # (``gd._hoverdata``) and only then works out the point under the click; a finger gives no hover
@@ -175,51 +179,61 @@ def _inputs(inputs, token: str, head: int, i: int, d_head: int, row_px: int) -> 
     can be checked by hand."""
     x, w_q, b_q = inputs
     cols = slice(head * d_head, (head + 1) * d_head)
-    plus = " plus the bias b_Q" if b_q is not None else ""
-    with st.expander(f"0. Where q_i comes from: x_i (the vector of {md_code(token)}) times the "
-                     f"columns {cols.start}..{cols.stop - 1} of W_Q{plus}"):
-        st.markdown(f"$x_i$ · {x.shape[1]} numbers: the token's vector as this layer reads it")
+    said = dict(token=md_code(token), first=cols.start, last=cols.stop - 1)
+    with st.expander(
+            _("0. Where q_i comes from: x_i (the vector of {token}) times the columns "
+              "{first}..{last} of W_Q plus the bias b_Q", **said) if b_q is not None else
+            _("0. Where q_i comes from: x_i (the vector of {token}) times the columns "
+              "{first}..{last} of W_Q", **said)):
+        st.markdown("$x_i$ · " + _("{n} numbers: the token's vector as this layer reads it",
+                                   n=x.shape[1]))
         _table(x[i], row_px=row_px)
-        st.markdown(f"$W^Q_h$ · {x.shape[1]} × {d_head}: head {head + 1}'s columns of $W^Q$; "
-                    "each number of $q_i$ is $x_i$ times one column" + (
-                        ", plus that column's bias" if b_q is not None else ""))
+        st.markdown(f"$W^Q_h$ · {x.shape[1]} × {d_head}: " + (
+            _("head {head}'s columns of $W^Q$; each number of $q_i$ is $x_i$ times one column, "
+              "plus that column's bias", head=head + 1) if b_q is not None else
+            _("head {head}'s columns of $W^Q$; each number of $q_i$ is $x_i$ times one column",
+              head=head + 1)))
         _table(np.asarray(w_q[:, cols], dtype=float), [str(r) for r in range(x.shape[1])],
                first="row", max_rows=16, row_px=row_px)
         if b_q is not None:
-            st.markdown(f"$b^Q_h$ · {d_head} numbers: head {head + 1}'s part of the bias")
+            st.markdown("$b^Q_h$ · " + _("{n} numbers: head {head}'s part of the bias",
+                                         n=d_head, head=head + 1))
             _table(np.asarray(b_q[cols], dtype=float), row_px=row_px)
 
 
 def _stages(src_tokens: list[str], trace, head: int, i: int, column: int | None,
             row_px: int) -> None:
-    src_labels = [token_label(j, t) + (" ◀ followed" if j == column else "")
+    src_labels = [token_label(j, t) + (" ◀ " + _("followed") if j == column else "")
                   for j, t in enumerate(src_tokens)]
+    shape = _("shape")
     q, k, dots, scaled, mask, weights, weighted, out, concat, y = stages(trace, head, i)
-    st.markdown(f"**1. {q.title}** · shape {q.shape} · ${q.formula}$")
+    st.markdown(f"**1. {_(q.title)}** · {shape} {q.shape} · ${q.formula}$")
     _table(q.values, row_px=row_px)
-    st.markdown(f"**2. {k.title}** · shape {k.shape} · ${k.formula}$")
+    st.markdown(f"**2. {_(k.title)}** · {shape} {k.shape} · ${k.formula}$")
     _table(k.values, src_labels, row_px=row_px)
-    st.markdown("**3–6. From dot products to weights**, one row per source token · shape "
-                f"{dots.shape} each")
+    st.markdown(_("**3–6. From dot products to weights**, one row per source token · shape "
+                  "{shape} each", shape=dots.shape))
+    numbers = (_("3. dot product q·k"), _("4. scaled score"), _("6. softmax weight"))
     st.dataframe({
-        "source token": src_labels,
-        "3. dot product q·k": np.round(dots.values, 3),
-        "4. scaled score": np.round(scaled.values, 3),
-        "5. mask M": ["0 (may attend)" if m else "−∞ (masked)" for m in mask.values],
-        "6. softmax weight": np.round(weights.values, 3),
+        _("source token"): src_labels,
+        numbers[0]: np.round(dots.values, 3),
+        numbers[1]: np.round(scaled.values, 3),
+        _("5. mask M"): [_("0 (may attend)") if m else _("−∞ (masked)") for m in mask.values],
+        numbers[2]: np.round(weights.values, 3),
     }, hide_index=True, row_height=row_px, height=row_px * (len(src_labels) + 1) + 3,
-        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in (
-            "3. dot product q·k", "4. scaled score", "6. softmax weight")})
+        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers})
     st.latex(rf"{scaled.formula} \qquad {weights.formula} \quad (z = \text{{score}} + M)")
-    st.markdown(f"**7. {weighted.title}** · shape {weighted.shape} · ${weighted.formula}$")
+    st.markdown(f"**7. {_(weighted.title)}** · {shape} {weighted.shape} · "
+                f"${weighted.formula}$")
     _table(weighted.values, src_labels, row_px=row_px)
-    st.markdown(f"**8. {out.title}**, the column sums of step 7 · shape {out.shape} · "
-                f"${out.formula}$")
+    st.markdown(f"**8. {_(out.title)}**, " + _("the column sums of step 7") + f" · {shape} "
+                f"{out.shape} · ${out.formula}$")
     _table(out.values, row_px=row_px)
     d_head = trace.q.shape[-1]
-    st.markdown(f"**9. {concat.title}** · shape {concat.shape} · ${concat.formula}$ — head "
-                f"{head + 1} fills dimensions {head * d_head}..{(head + 1) * d_head - 1}")
+    st.markdown(f"**9. {_(concat.title)}** · {shape} {concat.shape} · ${concat.formula}$ — "
+                + _("head {head} fills dimensions {first}..{last}", head=head + 1,
+                    first=head * d_head, last=(head + 1) * d_head - 1))
     _table(concat.values, row_px=row_px)
-    st.markdown(f"**10. {y.title}** · shape {y.shape} · ${y.formula}$: $W^O$ mixes all heads "
-                "into the output row of this target token")
+    st.markdown(f"**10. {_(y.title)}** · {shape} {y.shape} · ${y.formula}$: "
+                + _("$W^O$ mixes all heads into the output row of this target token"))
     _table(y.values, row_px=row_px)
