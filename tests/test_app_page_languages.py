@@ -81,7 +81,7 @@ def test_the_lesson_views_frame_speaks_the_pages_language(locale, lang, heading,
 
 
 @pytest.mark.parametrize("view", ["Heads", "Step through", "Head statistics", "Switch heads off",
-                                  "Lines", "Compare", "Decode", "Training", "Export",
+                                  "Lines", "Compare", "Decode", "Alignment", "Training", "Export",
                                   "How to read this"])
 def test_no_catalog_message_is_left_in_english_on_a_french_view(view):
     at = page("fr-FR", view=view)
