@@ -94,11 +94,14 @@ def test_the_check_finds_english_where_a_translation_exists():
             "Start a class"} <= untranslated(english, "fr")
 
 
-@pytest.mark.parametrize("view", ["Heads", "Decode"])
-def test_no_catalog_message_is_left_in_english_on_a_french_model_view(view):
-    """The shipped model's page: the model's sidebar, its notes, the layers × heads overview,
-    the decoding step by step."""
-    at = page("fr-FR", view=view, weights="model")
+@pytest.mark.parametrize(("view", "weights"), [("Heads", "model"), ("Decode", "model"),
+                                             ("Heads", "trained"), ("Alignment", "trained")])
+def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights(view, weights):
+    """The shipped model's page (its sidebar, notes, the layers × heads overview, decoding
+    step by step) and the toy task's (its training controls, lexicon, gold alignment, the
+    alignment lab on the held-out corpus)."""
+    at = page("fr-FR", view=view, weights=weights)
     assert not untranslated(at, "fr")
-    assert any(t.startswith("**Chaque couche et chaque tête** (2 couches × 4 têtes)")
-               for t in texts(at)) or view != "Heads"
+    if (view, weights) == ("Heads", "model"):
+        assert any(t.startswith("**Chaque couche et chaque tête** (2 couches × 4 têtes)")
+                   for t in texts(at))
