@@ -33,6 +33,7 @@ from xattn.pairs import Problem, gold_text, read_pair
 from xattn.sources import Attention, trained_attention
 from xattn.train import TrainConfig
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import N_
 from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState, text_value
@@ -40,20 +41,21 @@ from xattn.ui.weights.progress import page_progress
 
 DEFAULT_SRC = TR_SRC.default
 
-TASK = """
-**The task.** Each French (target) word must *retrieve the English (source) word it
-translates*: *chat* must look at *cat* and *rouge* at *red*, although French moves the adjective
-after the noun, and each *le* must pick its own *the*. The model is the cross-attention of the
-other tabs, one layer: the queries are the French words' vectors plus their positions, the keys
-and values the English words' vectors plus theirs.
-
-**The training.** Random sentences from a small grammar over the lexicon below, with their
-known word alignment. The output at each French word must reproduce the vector of its aligned
-English word (mean squared error), and attention is the only route to it. The word vectors
-stay fixed: nothing but $W^Q, W^K, W^V, W^O$ is trained (Adam, 32 sentences a step).
-A French word counts as **aligned** when the English word it attends to most (averaged over
-heads) is its gold word; *exact* also requires the right position, e.g. the right *the*.
-"""
+# The toy task told in two paragraphs, each a message (translated where drawn)
+TASK = (
+    N_("**The task.** Each French (target) word must *retrieve the English (source) word it "
+       "translates*: *chat* must look at *cat* and *rouge* at *red*, although French moves the "
+       "adjective after the noun, and each *le* must pick its own *the*. The model is the "
+       "cross-attention of the other tabs, one layer: the queries are the French words' vectors "
+       "plus their positions, the keys and values the English words' vectors plus theirs."),
+    N_("**The training.** Random sentences from a small grammar over the lexicon below, with "
+       "their known word alignment. The output at each French word must reproduce the vector of "
+       "its aligned English word (mean squared error), and attention is the only route to it. "
+       "The word vectors stay fixed: nothing but $W^Q, W^K, W^V, W^O$ is trained (Adam, 32 "
+       "sentences a step). A French word counts as **aligned** when the English word it attends "
+       "to most (averaged over heads) is its gold word; *exact* also requires the right "
+       "position, e.g. the right *the*."),
+)
 
 
 PAIR_COLUMNS = {  # column of the per-pair table: (label, help, number format)
@@ -145,7 +147,7 @@ def training_panel(config: TrainConfig, font_scale: float = 1.0) -> Evaluated | 
         return None
     live_curve.empty()
     with st.expander(_("The toy task and its training run: loss curve, held-out accuracy")):
-        st.markdown(TASK)
+        st.markdown("\n\n".join(_(paragraph) for paragraph in TASK))
         left, right = st.columns([3, 2], gap="large")
         curve_slot = left.empty()
         stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
