@@ -105,3 +105,10 @@ def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights
     if (view, weights) == ("Heads", "model"):
         assert any(t.startswith("**Chaque couche et chaque tête** (2 couches × 4 têtes)")
                    for t in texts(at))
+
+
+def test_the_measures_messages_are_the_metrics_own_words():
+    from xattn.metrics import MEASURES
+    from xattn.ui.views.analysis import MEASURE_WORDS
+
+    assert MEASURE_WORDS == {k: (m.name, m.description) for k, m in MEASURES.items()}

@@ -12,19 +12,38 @@ from xattn.live.link import OFF, PRESENT
 from xattn.metrics import MEASURES, head_statistics
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import N_, lesson_says
 from xattn.ui.i18n import gettext as _
-from xattn.ui.i18n import lesson_says
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.views.heads import file_stem
 from xattn.ui.weights.trained import gold_statistics
+
+# xattn.metrics.MEASURES' names and descriptions as the catalogs' messages (English, said in
+# the page's language where drawn; tests/test_app_page_languages.py checks they are MEASURES')
+MEASURE_WORDS = {
+    "normalised_entropy": (N_("spread (normalised entropy)"), N_(
+        "How spread out a target token's attention is: 0 = all on one source token, 1 = evenly "
+        "over every source token it may see.")),
+    "effective_keys": (N_("effective number of source tokens"), N_(
+        "About how many source tokens a target token really looks at (exp of the entropy).")),
+    "confidence": (N_("confidence (mean row maximum)"), N_(
+        "Average weight of each target token's strongest source token: 1 = one clear choice, "
+        "1/n_src = no preference (Voita et al. 2019).")),
+    "diagonal_alignment": (N_("diagonal alignment"), N_(
+        "How close attention stays to the diagonal that pairs the start of the target with the "
+        "start of the source and the end with the end (1 = on it).")),
+    "monotonicity": (N_("monotonicity"), N_(
+        "Share of steps to the next target token in which the most-attended source token does "
+        "not move backwards (1 = reads the source left to right).")),
+}
 
 
 def stats_view(a: Attention, layer: int, state: PageState) -> None:
     weights = a.layer(layer)
     stats = derived(("stats", a.key, layer), lambda: head_statistics(weights, a.mask))
     table = {_("head"): [_("head {head}", head=h + 1) for h in stats["head"]]}
-    table.update({m.name: np.round(stats[k], 3) for k, m in MEASURES.items()})
+    table.update({_(m.name): np.round(stats[k], 3) for k, m in MEASURES.items()})
     st.dataframe(table, hide_index=True)
     scale = FONT_SCALE if state.shown(PRESENT) else 1.0
     stem = file_stem(a, layer)
@@ -32,8 +51,8 @@ def stats_view(a: Attention, layer: int, state: PageState) -> None:
     for k, (key, m) in enumerate(MEASURES.items()):   # columns stack on a phone
         show_chart(measure_figure(stats, key, m.short, font_scale=scale), key=f"stats_{key}",
                    name=f"{stem}-{key}", where=columns[k % len(columns)],
-                   alt=_("Bar chart of the {measure}, one bar per head.", measure=m.name))
-    st.markdown("\n".join(f"- **{m.name}**: {m.description}" for m in MEASURES.values()))
+                   alt=_("Bar chart of the {measure}, one bar per head.", measure=_(m.name)))
+    st.markdown("\n".join(f"- **{_(m.name)}**: {_(m.description)}" for m in MEASURES.values()))
     st.caption(_("Means are over target tokens that have at least one source token to "
                  "attend to.") + (f" {lesson_says(a.meta.caveat)}" if a.meta.caveat else ""))
     if a.toy is not None and a.toy.scores is not None:
