@@ -95,7 +95,8 @@ def test_the_check_finds_english_where_a_translation_exists():
 
 
 @pytest.mark.parametrize(("view", "weights"), [("Heads", "model"), ("Decode", "model"),
-                                             ("Heads", "trained"), ("Alignment", "trained")])
+                                             ("Heads", "trained"), ("Alignment", "trained"),
+                                             ("Heads", "file")])
 def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights(view, weights):
     """The shipped model's page (its sidebar, notes, the layers × heads overview, decoding
     step by step) and the toy task's (its training controls, lexicon, gold alignment, the
