@@ -94,16 +94,20 @@ def test_the_check_finds_english_where_a_translation_exists():
             "Start a class"} <= untranslated(english, "fr")
 
 
-@pytest.mark.parametrize(("view", "weights"), [("Heads", "model"), ("Decode", "model"),
-                                             ("Heads", "trained"), ("Alignment", "trained"),
-                                             ("Heads", "file")])
-def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights(view, weights):
+@pytest.mark.parametrize(("view", "weights", "model"), [
+    ("Heads", "model", "toy-en-fr"), ("Decode", "model", "toy-en-fr"),
+    ("Heads", "trained", "toy-en-fr"), ("Alignment", "trained", "toy-en-fr"),
+    ("Heads", "file", "toy-en-fr"), ("Heads", "model", "toy-digits"),
+    ("Alignment", "model", "toy-digits"), ("Alignment", "model", "toy-reader")])
+def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights(
+        view, weights, model):
     """The shipped model's page (its sidebar, notes, the layers × heads overview, decoding
-    step by step) and the toy task's (its training controls, lexicon, gold alignment, the
-    alignment lab on the held-out corpus)."""
-    at = page("fr-FR", view=view, weights=weights)
+    step by step), the toy task's (its training controls, lexicon, gold alignment, the
+    alignment lab on the held-out corpus), a file's, and the shipped speech and image
+    models' (the clip, the time and letter labs)."""
+    at = page("fr-FR", view=view, weights=weights, model=model)
     assert not untranslated(at, "fr")
-    if (view, weights) == ("Heads", "model"):
+    if (view, weights, model) == ("Heads", "model", "toy-en-fr"):
         assert any(t.startswith("**Chaque couche et chaque tête** (2 couches × 4 têtes)")
                    for t in texts(at))
 
