@@ -164,3 +164,27 @@ def test_docs_views_md_quotes_the_shipped_model_s_banner():
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "views.md")
                    .read_text(encoding="utf-8").split())
     assert f'"{a.describe(default_layer(a.n_layers) - 1)}"' in doc
+
+
+def test_a_label_is_kept_as_its_sentences_for_a_page_in_another_language(trained):
+    """``said``: the label's messages, which say the English ``label`` in English and the
+    ``lesson`` catalog's words in another language, numbers as the language writes them."""
+    from xattn.alignment import evaluate
+    from xattn.record import Said
+    from xattn.sources import labelled, trained_attention
+    from xattn.words import say, speaking
+
+    def said(a, lang):
+        with speaking(lang):
+            return " ".join(say(s.msgid, **s.values) for s in a.said)
+
+    a = random_attention(run(Settings(n_heads=2, seed=1234)))
+    assert said(a, "en") == a.label                     # the seed is a name: never "1,234"
+    assert said(a, "fr") == ("Poids aléatoires (graine 1234)\u00a0: les motifs viennent de la "
+                             "graine, pas de la langue.")
+    assert said(a, "ar").startswith("أوزان عشوائية (البذرة 1234)")
+    t = trained_attention(evaluate(trained, 1.0), translate("the red cat sees the dog"))
+    assert said(t, "en") == t.label and "%" in t.label
+    assert "\u202f%" in said(t, "fr") or "\xa0%" in said(t, "fr")   # "57,3 %"
+    assert labelled(Said("Weights read from {name}.", {"name": "`x.npz`"})) == \
+        ("Weights read from `x.npz`.", (Said("Weights read from {name}.", {"name": "`x.npz`"}),))

@@ -30,9 +30,27 @@ from xattn.ablation import AblationResult
 from xattn.alignment import GoldScores
 from xattn.attention import AttentionTrace
 
-__all__ = ["Attention", "Layers", "Meta", "Recipe", "SOURCES", "Toy", "Translation"]
+__all__ = ["Attention", "Layers", "Meta", "Recipe", "SOURCES", "Said", "Toy", "Translation"]
 
 SOURCES = ("random", "trained", "model", "file")
+
+
+@dataclass(frozen=True)
+class Said:
+    """A sentence kept as a message of the ``lesson`` catalog, said in a reader's language
+    (``xattn.words.say``: numbers formatted for the language, texts as they are).
+
+    Attributes
+    ----------
+    msgid : str
+        The English text with its ``{name}``s, marked with ``xattn.words.N_`` where it is
+        written.
+    values : mapping of str to str, int or float
+        The value of each ``{name}``.
+    """
+
+    msgid: str
+    values: Mapping = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -184,6 +202,9 @@ class Attention:
         What these weights are, for a student, e.g. "Random weights (seed 0): the patterns come
         from the seed, not from language." Markdown: names that come from outside (a model, a
         file) are code spans.
+    said : tuple of Said
+        ``label``'s sentences as messages, for a page in another language (empty: ``label``
+        is said as it is, in English).
     meta : Meta
     gold : ndarray of bool, shape (n_tgt, n_src), or None
         The gold word alignment, where one is known (the toy task).
@@ -217,6 +238,7 @@ class Attention:
     translation: Translation | None = None
     heldout: Callable[[bool], list] | None = None
     media: object | None = None
+    said: tuple[Said, ...] = ()
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights)

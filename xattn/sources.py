@@ -23,8 +23,8 @@ from xattn.ablation import AblationResult, ablation
 from xattn.alignment import gold_scores
 from xattn.attention import AttentionTrace, MultiHeadCrossAttention
 from xattn.literal import md_code
-from xattn.record import SOURCES, Attention, Layers, Meta, Recipe, Toy, Translation
-from xattn.words import N_
+from xattn.record import SOURCES, Attention, Layers, Meta, Recipe, Said, Toy, Translation
+from xattn.words import N_, say, speaking
 
 __all__ = ["Attention", "HELDOUT", "SOURCES", "random_attention", "trained_attention",
            "model_attention", "file_attention", "module_layers", "shapes", "default_layer"]
@@ -79,10 +79,11 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
 
     s = run.settings
     n_tgt, n_src = run.mask.shape
+    label, said = labelled(Said(N_("Random weights (seed {seed}): the patterns come from the "
+                                   "seed, not from language."), {"seed": str(s.seed)}))
     return Attention(
         run.weights[None], tuple(run.src_tokens), tuple(run.tgt_tokens), run.mask, "random",
-        f"Random weights (seed {s.seed}): the patterns come from the seed, not from language.",
-        Meta(name=f"{s.n_heads}heads-d{s.d_model}-seed{s.seed}",
+        label, Meta(name=f"{s.n_heads}heads-d{s.d_model}-seed{s.seed}",
              about=f"Random weights: d_model {s.d_model}, {counted(s.n_heads, 'head')}, "
                    f"seed {s.seed}, "
                    f"tokenizer {s.tokenizer}, embedder {s.embedder}, positions "
@@ -94,7 +95,14 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
                          settings=np.array(json.dumps(asdict(s))))),
         layers=module_layers(run.module, run.decoder_state, run.encoder_output, run.mask,
                              s.n_heads, output=run.output),
-        recipe=_recipe(run, rerun or pipeline_run))
+        recipe=_recipe(run, rerun or pipeline_run), said=said)
+
+
+def labelled(*sentences: Said) -> tuple[str, tuple[Said, ...]]:
+    """A record's label in English (its ``label``) and as its sentences (its ``said``), which
+    a page in another language says in its own (``xattn.ui.i18n.said_label``)."""
+    with speaking("en"):
+        return " ".join(say(s.msgid, **s.values) for s in sentences), sentences
 
 
 def _recipe(run, rerun: Callable) -> Recipe:
@@ -140,11 +148,13 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
     output, weights = model(x_t, x_s)                 # (n_tgt, 32), (n_heads, n_tgt, n_src)
     mask = np.ones(weights.shape[1:], dtype=bool)
     word, _ = evaluated.accuracy["untrained" if untrained else "trained"]
-    label = (f"The toy model before training (seed {config.seed}): random weights, "
-             f"{word:.1%} of held-out words aligned (chance: "
-             f"{evaluated.accuracy['chance'][0]:.1%})." if untrained else
-             f"Trained on the toy task for {config.steps} steps: {word:.1%} of held-out words "
-             "aligned.")
+    label, said = labelled(
+        Said(N_("The toy model before training (seed {seed}): random weights, {aligned:.1%} "
+                "of held-out words aligned (chance: {chance:.1%})."),
+             {"seed": str(config.seed), "aligned": word,
+              "chance": evaluated.accuracy["chance"][0]}) if untrained else
+        Said(N_("Trained on the toy task for {steps} steps: {aligned:.1%} of held-out words "
+                "aligned."), {"steps": config.steps, "aligned": word}))
     what = "untrained" if untrained else "trained"
     return Attention(
         weights[None], tuple(pair.source), tuple(pair.target), mask, "trained", label,
@@ -158,7 +168,7 @@ def trained_attention(evaluated, pair, *, untrained: bool = False) -> Attention:
         layers=module_layers(lambda: model, x_t, x_s, mask, model.n_heads, output=output),
         toy=None if untrained else _toy(evaluated, pair),
         heldout=None if untrained else (lambda reading=False, specials=False:
-                                         _toy_heldout(result)))
+                                         _toy_heldout(result)), said=said)
 
 
 def _toy(evaluated, pair) -> Toy:
@@ -192,12 +202,15 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
             weights, hidden = drop_sinks(weights, sinks)
             src = tuple(t for t, s in zip(src, sinks, strict=True) if not s)
     tgt = tuple(result.tgt_tokens)
-    label = (f"{md_code(result.model)}: a translation model trained here on the toy task "
-             f"({_shipped_exact()} of held-out sentences translated exactly), run in NumPy."
-             if _is_shipped(result.model) else
-             f"{md_code(result.model)}: a trained translation model.")
+    model = {"model": md_code(result.model)}
+    sentences = [
+        Said(N_("{model}: a translation model trained here on the toy task ({exact:.0%} of "
+                "held-out sentences translated exactly), run in NumPy."),
+             model | {"exact": _shipped_exact()}) if _is_shipped(result.model) else
+        Said(N_("{model}: a trained translation model."), model)]
     if result.translated:
-        label += " The target is the model's own translation."
+        sentences.append(Said(N_("The target is the model's own translation.")))
+    label, said = labelled(*sentences)
     n_layers, n_heads = weights.shape[:2]
     d_model = loaded.d_model if loaded is not None else None
     details = (f"{counted(n_layers, 'decoder layer')} × {counted(n_heads, 'head')}"
@@ -215,7 +228,7 @@ def model_attention(result, *, hide_sinks: bool = False, loaded=None) -> Attenti
             "this model is not loaded here." if loaded is None else
             "its back end does not open the model's layers."),
         translation=_translation(loaded, result, hidden, hide_sinks),
-        heldout=None if loaded is None else _model_heldout(loaded))
+        heldout=None if loaded is None else _model_heldout(loaded), said=said)
 
 
 def _translation(loaded, result, hidden, hide_sinks: bool) -> Translation:
@@ -263,12 +276,12 @@ def _is_shipped(name: str) -> bool:
 
 
 @functools.cache
-def _shipped_exact() -> str:
+def _shipped_exact() -> float:
     """The shipped model's held-out exact match, from its model card's metrics."""
     from xattn.encdec import SHIPPED_FOLDER
 
     exact = json.loads((SHIPPED_FOLDER / "metrics.json").read_text())["exact_match"]
-    return f"{exact['rate']:.0%}"
+    return exact["rate"]
 
 
 def _model_heldout(loaded):
@@ -299,14 +312,17 @@ def file_attention(loaded, name: str = "the file") -> Attention:
     weights = np.asarray(loaded.weights)
     src = tuple(check_tokens(list(loaded.src_tokens), weights.shape[3], "src_tokens"))
     tgt = tuple(check_tokens(list(loaded.tgt_tokens), weights.shape[2], "tgt_tokens"))
-    model = f" of {md_code(loaded.model)}" if loaded.model else ""
     n_layers, n_heads = weights.shape[:2]
+    label, said = labelled(
+        Said(N_("Weights of {model} read from {name}."),
+             {"model": md_code(loaded.model), "name": md_code(name)}) if loaded.model else
+        Said(N_("Weights read from {name}."), {"name": md_code(name)}))
     return Attention(
-        weights, src, tgt, None, "file", f"Weights{model} read from {md_code(name)}.",
+        weights, src, tgt, None, "file", label,
         Meta(name="file", about=f"File of {loaded.model or 'an unnamed model'}",
              model=loaded.model or "", src_text=loaded.src_text or "",
              tgt_text=loaded.tgt_text or "",
              details=f"weights ({n_layers}, {n_heads}, {len(tgt)}, {len(src)}) = layers × heads "
                      "× target × source"),
         why_no_projections="a file holds the weights only, not the query, key and value "
-                           "projections that produced them.")
+                           "projections that produced them.", said=said)

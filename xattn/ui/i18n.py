@@ -31,8 +31,8 @@ from xattn.locales import LANGS, LOCALE_DIR, NAMES, RTL, check_lang
 from xattn.server.languages import negotiate
 from xattn.ui.internals import in_page
 
-__all__ = ["gettext", "N_", "ngettext", "page_lang", "setup", "language_picker", "catalog",
-           "DOMAIN", "KEYWORDS"]
+__all__ = ["gettext", "N_", "ngettext", "translated", "page_lang", "setup", "language_picker",
+           "catalog", "said_label", "lesson_says", "DOMAIN", "KEYWORDS"]
 
 DOMAIN = "app"
 # what `pybabel extract -k` is told (tests/test_languages.py extracts with them)
@@ -75,6 +75,31 @@ def gettext(message: str, **names) -> str:
 
 
 _ = gettext
+
+
+def translated(message: str, lang: str) -> str:
+    """``message`` in ``lang`` (whatever the page's language), itself where the catalog
+    lacks it."""
+    return _table(check_lang(lang))[0].get(message, message)
+
+
+def said_label(a, layer: int) -> str:
+    """What the weights ``a`` (``xattn.record.Attention``) are, in the page's language: its
+    label's sentences (``a.said``, the ``lesson`` catalog's; else its English ``label``),
+    plus which layer is shown when there are several (``Attention.describe``'s words)."""
+    label = " ".join(lesson_says(s.msgid, **s.values) for s in a.said) if a.said else a.label
+    if a.n_layers == 1:
+        return label
+    return label + " " + _("Layer {layer} of {n}.", layer=layer + 1, n=a.n_layers)
+
+
+def lesson_says(msgid: str, **values) -> str:
+    """A message of the ``lesson`` catalog (``xattn.words``: a caveat, a label's sentence)
+    in the page's language."""
+    from xattn.words import say, speaking
+
+    with speaking(page_lang()):
+        return say(msgid, **values)
 
 
 def N_(message: str) -> str:

@@ -25,8 +25,8 @@ from xattn.live.link import COURSE, HOST, LESSON, PRESENT, VIEW
 from xattn.server import logs as server_logs
 from xattn.sources import Attention
 from xattn.ui import internals
+from xattn.ui.i18n import N_, rtl_style, said_label
 from xattn.ui.i18n import gettext as _
-from xattn.ui.i18n import rtl_style
 from xattn.ui.i18n import setup as language_setup
 from xattn.ui.lesson.start import lesson_picker, lms_export, new_class, page_lesson, start_panel
 from xattn.ui.lesson.view import lesson_setup, lesson_view
@@ -34,6 +34,7 @@ from xattn.ui.look import page_style
 from xattn.ui.room.card import hidden_note
 from xattn.ui.room.room import Room, back_to_class, class_store, follow, join_box, room_setup
 from xattn.ui.state import PageState, page_state
+from xattn.ui.tabs import take_click, view_tabs
 from xattn.ui.views.alignment import alignment_view
 from xattn.ui.views.analysis import ablation_view, stats_view
 from xattn.ui.views.compare import compare_view
@@ -105,7 +106,7 @@ def _lesson_tab(t: Tab) -> None:
 
 
 def _reading_tab(t: Tab) -> None:
-    st.markdown(HOW_TO_READ)
+    st.markdown("\n\n".join(_(paragraph) for paragraph in HOW_TO_READ))
 
 
 VIEWS: dict[str, Callable[[Tab], None]] = {   # the tabs in order, each drawn from a Tab
@@ -114,39 +115,40 @@ VIEWS: dict[str, Callable[[Tab], None]] = {   # the tabs in order, each drawn fr
     "How to read this": _reading_tab,
 }
 
-HOW_TO_READ = """
-**Rows and columns.** Each heatmap is one head. A row is a *target* token (the decoder's query:
-the word being produced); a column is a *source* token (the encoder's key: a word of the
-sentence being translated). The colour of a cell is how much that target token looks at that
-source token. Every row sums to 1: attention shares one unit of "looking" among the source
-tokens.
-
-**What a head outputs.** Each target token receives the weighted average of the source tokens'
-*value* vectors, using its row of weights. The heads' results are put side by side and mixed by
-$W^O$ into the output: one vector of `d_model` numbers per target token.
-
-**Masking.** A masked source token may not be looked at: its weight is exactly 0 (marked with a
-grey cross) and the rest of the row shares the whole unit. Padding masks hide filler tokens of a
-batch; *wait-k* lets target token *i* see only the first *i + k* source tokens, as a simultaneous
-interpreter who must speak before the sentence ends; a *local window* allows only source tokens
-near the diagonal. If every source token is masked for a target token, that row has nothing to
-attend to: its weights and output are all zero.
-
-**Where the weights come from** (sidebar, *Weights*). *Random*: nothing was trained; the token
-vectors come from a hash of each word and the projection matrices from the seed, so change the
-seed and every pattern changes, and any resemblance to a word alignment is chance (or spelling,
-in the n-gram embedder, or position, with positional encoding). *Trained*: the same module
-trained on a toy English→French task, where each French word must find the English word it
-translates; ◻ marks the gold word. *Model*: a real translation model (opus-mt); row *i* is the
-step that *produces* target token *i* (its query is the previous token), and much of the weight
-parks on `</s>` and punctuation ("attention sinks"). *File*: weights from any model, uploaded.
-*Compare* puts random and trained (or two layers) side by side.
-
-**Attention is not explanation.** Even in a trained model, a high weight says where a head
-looked, not why the model produced its output: values can be small, other heads and layers mix
-the result, and different weights can give the same output (Jain and Wallace 2019; Wiegreffe
-and Pinter 2019). Read the pictures as *what the mechanism does*, not as reasons.
-"""
+# The reading guide, a paragraph a message (translated where drawn: `_reading_tab`)
+HOW_TO_READ = (
+    N_("**Rows and columns.** Each heatmap is one head. A row is a *target* token (the decoder's"
+       " query: the word being produced); a column is a *source* token (the encoder's key: a "
+       "word of the sentence being translated). The colour of a cell is how much that target "
+       "token looks at that source token. Every row sums to 1: attention shares one unit of "
+       '"looking" among the source tokens.'),
+    N_("**What a head outputs.** Each target token receives the weighted average of the source "
+       "tokens' *value* vectors, using its row of weights. The heads' results are put side by "
+       "side and mixed by $W^O$ into the output: one vector of `d_model` numbers per target "
+       "token."),
+    N_("**Masking.** A masked source token may not be looked at: its weight is exactly 0 (marked"
+       " with a grey cross) and the rest of the row shares the whole unit. Padding masks hide "
+       "filler tokens of a batch; *wait-k* lets target token *i* see only the first *i + k* "
+       "source tokens, as a simultaneous interpreter who must speak before the sentence ends; a "
+       "*local window* allows only source tokens near the diagonal. If every source token is "
+       "masked for a target token, that row has nothing to attend to: its weights and output are"
+       " all zero."),
+    N_("**Where the weights come from** (sidebar, *Weights*). *Random*: nothing was trained; the"
+       " token vectors come from a hash of each word and the projection matrices from the seed, "
+       "so change the seed and every pattern changes, and any resemblance to a word alignment is"
+       " chance (or spelling, in the n-gram embedder, or position, with positional encoding). "
+       "*Trained*: the same module trained on a toy English→French task, where each French word "
+       "must find the English word it translates; ◻ marks the gold word. *Model*: a real "
+       "translation model (opus-mt); row *i* is the step that *produces* target token *i* (its "
+       "query is the previous token), and much of the weight parks on `</s>` and punctuation "
+       '("attention sinks"). *File*: weights from any model, uploaded. *Compare* puts random and'
+       " trained (or two layers) side by side."),
+    N_("**Attention is not explanation.** Even in a trained model, a high weight says where a "
+       "head looked, not why the model produced its output: values can be small, other heads and"
+       " layers mix the result, and different weights can give the same output (Jain and Wallace"
+       " 2019; Wiegreffe and Pinter 2019). Read the pictures as *what the mechanism does*, not "
+       "as reasons."),
+)
 
 
 def main() -> None:
@@ -165,6 +167,7 @@ def main() -> None:
 
 def _page(state: PageState) -> None:
     language_setup(state)                # the page's language, before any label is drawn
+    take_click()                         # a tab clicked: its view, by its English name
     linked = state.forced.get(COURSE.key, "")          # ?class=new&course=NAME
     room = room_setup(state, lambda: new_class(state, linked))   # a room sets the step
     try:
@@ -218,7 +221,7 @@ def _full_page(state: PageState, room: Room | None) -> None:
     if present:
         st.set_page_config(initial_sidebar_state="collapsed")
     if a is not None:
-        banner.info(a.describe(layer), icon=PAGE_SOURCES[source].icon)
+        banner.info(said_label(a, layer), icon=PAGE_SOURCES[source].icon)
     _views(state, a, layer, step, room, lesson)
     with row:
         if room is not None and not room.host:
@@ -274,7 +277,7 @@ def _lesson(state: PageState, room: Room | None) -> Lesson:
 
 
 def _views(state: PageState, a, layer: int, step, room: Room | None, lesson: Lesson) -> None:
-    tabs = st.tabs(list(VIEWS), key=VIEW.key, on_change="rerun")
+    tabs = view_tabs(list(VIEWS), state.shown(VIEW))
     drawn = Tab(a, layer, state, step, room, lesson)
     for tab, view in zip(tabs, VIEWS.values(), strict=True):
         if tab.open:

@@ -17,6 +17,8 @@ from xattn.classroom.question import MAX_LINKS
 from xattn.jobs import LABELS
 from xattn.lesson import Told
 from xattn.literal import md_code
+from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import ngettext
 
 __all__ = ["prediction_widget", "WIDGETS"]
 
@@ -30,7 +32,7 @@ def prediction_widget(told: Told, key: str, *, default=None, disabled: bool = Fa
     pills' labels in the page's language (``xattn.ui.lesson.words.option_labels``), the
     values the same."""
     q = told.question
-    label = f"**Your prediction.** {told.prompt}"
+    label = _("**Your prediction.** {prompt}", prompt=told.prompt)
     draw = WIDGETS[q.of.asked.draws]     # xattn.classroom.controls: the control's drawing
     if shown is not None and draw is _pills:
         return _pills(q, key, label, default, disabled, on_change, shown=shown)
@@ -40,7 +42,7 @@ def prediction_widget(told: Told, key: str, *, default=None, disabled: bool = Fa
 def _number(q: Question, key: str, label: str, default, disabled: bool, on_change):
     return st.number_input(label, q.low, q.high, value=default, step=10 ** -q.decimals,
                            format=f"%.{q.decimals}f", key=key, disabled=disabled,
-                           placeholder="type a number", on_change=on_change)
+                           placeholder=_("type a number"), on_change=on_change)
 
 
 def _pills(q: Question, key: str, label: str, default, disabled: bool, on_change, *,
@@ -127,16 +129,17 @@ def _links(q: Question, key: str, label: str, default, disabled: bool, on_change
     linked = {t for t, _ in links}
     with st.container(key=key):
         st.markdown(label)
-        t = st.pills("Target word", range(len(q.rows)), key=tgt_key, disabled=disabled,
+        t = st.pills(_("Target word"), range(len(q.rows)), key=tgt_key, disabled=disabled,
                      label_visibility="collapsed",   # the prompt above says what it is
                      format_func=lambda i: q.rows[i] + (" ✓" if i in linked else ""))
-        st.pills("its source word" if t is None else f"{q.rows[t]} translates:",
+        st.pills(_("its source word") if t is None else _("{word} translates:", word=q.rows[t]),
                  range(len(q.choices)), key=src_key, disabled=disabled or t is None,
                  on_change=_tap_source, args=(q, key),
                  format_func=lambda j: q.choices[j] + (" ✓" if (t, j) in links else ""))
         if links:
-            st.pills(f"Your {len(links)} link{'s' if len(links) != 1 else ''} (tap one to "
-                     "take it back)", list(links), key=drawn_key, selection_mode="multi",
+            st.pills(ngettext("Your {n} link (tap it to take it back)",
+                              "Your {n} links (tap one to take it back)", len(links)),
+                     list(links), key=drawn_key, selection_mode="multi",
                      disabled=disabled, on_change=_untap, args=(key,),
                      format_func=lambda lk: f"{q.rows[lk[0]]} → {q.choices[lk[1]]}")
     return links or None
@@ -150,11 +153,12 @@ def _tap(q: Question, key: str, label: str, default, disabled: bool, on_change):
     with st.container(key=key):
         st.markdown(label)
         if q.image:
-            st.image(q.image, width=240, caption=f"{len(q.rows)} × {len(q.choices)} patches")
-        r = st.pills("Row of patches (from the top)", range(len(q.rows)), key=f"{key}_row",
+            st.image(q.image, width=240, caption=_("{rows} × {columns} patches", rows=len(q.rows),
+                                                       columns=len(q.choices)))
+        r = st.pills(_("Row of patches (from the top)"), range(len(q.rows)), key=f"{key}_row",
                      default=mine[0], disabled=disabled, on_change=on_change,
                      format_func=lambda i: q.rows[i])
-        c = st.pills("Column of patches (from the left)", range(len(q.choices)),
+        c = st.pills(_("Column of patches (from the left)"), range(len(q.choices)),
                      key=f"{key}_col", default=mine[1], disabled=disabled,
                      on_change=on_change, format_func=lambda j: q.choices[j])
     return None if r is None or c is None else (r, c)
@@ -167,9 +171,11 @@ def _strip(q: Question, key: str, label: str, default, disabled: bool, on_change
         st.markdown(label)
         if q.image:
             st.image(q.image, width="stretch",
-                     caption=f"The clip's spectrogram, {q.choices[0].split('–')[0]} to "
-                             f"{q.choices[-1].split('–')[1]}: {len(q.choices)} time bins")
-        return st.pills("Time bin (seconds)", range(len(q.choices)), key=f"{key}_bin",
+                     caption=ngettext("The clip's spectrogram, {start} to {end}: {n} time bin",
+                                      "The clip's spectrogram, {start} to {end}: {n} time bins",
+                                      len(q.choices), start=q.choices[0].split("–")[0],
+                                      end=q.choices[-1].split("–")[1]))
+        return st.pills(_("Time bin (seconds)"), range(len(q.choices)), key=f"{key}_bin",
                         default=default if isinstance(default, int) else None,
                         disabled=disabled, on_change=on_change,
                         format_func=lambda i: q.choices[i])

@@ -14,15 +14,17 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.lesson import Lesson, LessonError, read_lesson
+from xattn.lesson.translated import words_in
 from xattn.literal import md_code, show_value
 from xattn.live.catalog import broken_lessons, default_lesson, lesson_named, server_lessons
 from xattn.live.link import CLASS, COURSE, HOMEWORK, LESSON, MAX_HOMEWORK_DAYS, ROOM, lesson_setting
 from xattn.live.prepared import StepUnavailable, lesson_questions
-from xattn.ui.i18n import N_, ngettext
+from xattn.ui.i18n import N_, ngettext, page_lang
 from xattn.ui.i18n import gettext as _
 from xattn.ui.room.language import start_choice
 from xattn.ui.state import Notice, PageState
 from xattn.ui.weights.progress import page_shown
+from xattn.words import translated
 
 __all__ = ["page_lesson", "lesson_picker", "start_panel", "new_class", "lms_export",
            "UPLOADED"]
@@ -46,8 +48,16 @@ def page_lesson(state: PageState) -> Lesson:
 
 
 def _title(lesson: Lesson) -> str:
-    minutes = f", {lesson.minutes} min" if lesson.minutes else ""
-    return f"{lesson.title} ({len(lesson.steps)} steps{minutes})"
+    """The lesson's title in the page's language where the lesson has it, its length."""
+    lang = words_in(lesson, page_lang())
+    title = (lesson.texts.get(lang, {}).get("title")
+             or (translated(lesson.title, lang) if lesson.language == "en" else None)
+             or lesson.title)
+    n = len(lesson.steps)
+    if lesson.minutes:
+        return ngettext("{title} ({n} step, {minutes} min)", "{title} ({n} steps, {minutes} min)",
+                        n, title=title, minutes=lesson.minutes)
+    return ngettext("{title} ({n} step)", "{title} ({n} steps)", n, title=title)
 
 
 def _picked() -> None:
@@ -58,34 +68,34 @@ def lesson_picker(state: PageState, lesson: Lesson) -> None:
     """Above the steps outside a class: which of the server's lessons the page teaches."""
     lessons, broken = server_lessons(), broken_lessons()
     if broken:
-        with st.expander(f"Lessons not available on this server ({len(broken)})"):
+        with st.expander(_("Lessons not available on this server ({n})", n=len(broken))):
             for name, why in broken.items():
                 st.markdown(f"- {md_code(name)}: {md_code(why)}")
     if len(lessons) < 2:
         return
     names = {"": _title(default_lesson()),
              **{k: _title(v) for k, v in lessons.items() if v is not default_lesson()}}
-    st.selectbox("Lesson", list(names), key=COURSE.key, format_func=names.get,
-                 on_change=_picked, help="The server's lessons: the shipped ones and the "
-                                         "deployer's (docs/lesson-files.md).")
+    st.selectbox(_("Lesson"), list(names), key=COURSE.key, format_func=names.get,
+                 on_change=_picked, help=_("The server's lessons: the shipped ones and the "
+                                           "deployer's (docs/lesson-files.md)."))
 
 
 def lms_export(lesson: Lesson) -> None:
     """The lesson's questions with their computed answers as Moodle XML (made on a press: it
     computes every step's weights)."""
-    with st.popover("Export the questions for Moodle", icon=":material/download:"):
-        st.caption("Every question of this lesson with the answer computed from its step's "
-                   "own weights, as Moodle XML (multiple choice, numerical, matching); polls "
-                   "have no right answer and are left out.")
+    with st.popover(_("Export the questions for Moodle"), icon=":material/download:"):
+        st.caption(_("Every question of this lesson with the answer computed from its step's "
+                     "own weights, as Moodle XML (multiple choice, numerical, matching); polls "
+                     "have no right answer and are left out."))
         key = f"_xattn_lms_{lesson.digest}"
-        if st.button("Make the file", key="lms_make"):
+        if st.button(_("Make the file"), key="lms_make"):
             try:
                 st.session_state[key] = _moodle(lesson)
             except StepUnavailable as err:
-                st.error(f"A step cannot be made here: {md_code(str(err))}",
+                st.error(_("A step cannot be made here: {why}", why=md_code(str(err))),
                          icon=":material/error:")
         if key in st.session_state:
-            st.download_button("The questions (Moodle XML)", st.session_state[key],
+            st.download_button(_("The questions (Moodle XML)"), st.session_state[key],
                                f"xattn-{lesson.name}-moodle.xml", "application/xml",
                                key="lms_download", on_click="ignore")
 

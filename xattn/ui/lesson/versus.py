@@ -9,6 +9,7 @@ from xattn.figures.words import chart_words
 from xattn.lesson import Told, Versus
 from xattn.live.versus import ALT, class_versus, versus_chart
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import page_lang
 
 __all__ = ["show_versus"]
@@ -25,6 +26,9 @@ def show_versus(a, told: Told, counts: dict, n_answered: int, *, who: str = "the
                                 lang=page_lang()), key=key,
                    name=name, alt=chart_words(page_lang())(ALT))
     if table:
-        with st.expander(f"AER of {who}, every layer and every head"):
+        with st.expander(_("AER of the class, every layer and every head")
+                         if who == "the class" else
+                         _("Your AER, every layer and every head") if who == "you" else
+                         _("AER of {who}, every layer and every head", who=who)):
             st.markdown(v.table)
     return v

@@ -36,6 +36,7 @@ from xattn.live.link import (
 from xattn.live.versus import class_versus
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 from xattn.ui.lesson.parts import answer_charts
 from xattn.ui.lesson.predict import prediction_widget
 from xattn.ui.lesson.versus import show_versus
@@ -127,20 +128,22 @@ def navigation(n: int, lesson: Lesson, room: Room | None = None) -> None:
     the class's move cut short) is another widget, whose value nobody changed, so it never
     reaches the server as a change that would move the class back."""
     names = {k: f"{k}. {title}" for k, title in enumerate(step_titles(lesson), 1)}
-    left, middle, right = st.columns([1, 6, 1], vertical_alignment="bottom")
+    # Next gets two parts of eight: "Suivante →" and "التالية ←" fit at 1024 px
+    left, middle, right = st.columns([1, 5, 2], vertical_alignment="bottom")
     if room is None:
         keys, seen = ("lesson_prev", LESSON.key, "lesson_next"), None
-        middle.selectbox("Step", list(names), key=LESSON.key, format_func=names.get,
+        middle.selectbox(_("Step"), list(names), key=LESSON.key, format_func=names.get,
                          label_visibility="collapsed")
     else:
         seen = room.view.version if room.view is not None else -1
         keys = (f"lesson_prev_v{seen}", f"lesson_pick_v{seen}", f"lesson_next_v{seen}")
-        middle.selectbox("Step", list(names), index=n - 1, key=keys[1],
+        middle.selectbox(_("Step"), list(names), index=n - 1, key=keys[1],
                          format_func=names.get, label_visibility="collapsed",
                          on_change=_picked, args=(room, keys[1], seen, n))
-    left.button("←", key=keys[0], disabled=n == 1, on_click=_go, args=(n - 1, room, seen),
-                width="stretch", help="The previous step")
-    right.button("Next →", key=keys[2], disabled=n == len(lesson.steps), on_click=_go,
+    # Previous: "→" right to left, where it stands at the right
+    left.button(_("←"), key=keys[0], disabled=n == 1, on_click=_go, args=(n - 1, room, seen),
+                width="stretch", help=_("The previous step"))
+    right.button(_("Next →"), key=keys[2], disabled=n == len(lesson.steps), on_click=_go,
                  args=(n + 1, room, seen), type="primary", width="stretch")
 
 
@@ -178,25 +181,26 @@ def _lesson_view(a: Attention | None, layer: int, state: PageState, step: Step,
     revealed = room is not None and not room.hidden
     left, right = st.columns([2, 3], gap="medium")
     with left:
-        heading = f"## Step {n} of {len(lesson.steps)}: {step.title}"
+        heading = "## " + _("Step {n} of {total}: {title}", n=n, total=len(lesson.steps),
+                            title=step.title)
         off = off_plan(step, a) if a is not None else None
         st.markdown(heading + (f"\n\n{off}" if off else ""))
         if fallback_note(lesson):
             st.caption(fallback_note(lesson))
         if off and (room is None or room.host):
-            st.button("Open this step with its own settings", key="lesson_replan_go",
+            st.button(_("Open this step with its own settings"), key="lesson_replan_go",
                       on_click=lambda: st.session_state.__setitem__(REPLAN, n))
         if revealed:                               # the answer first, the text folded
-            st.markdown(f"**Question for the class:** {question}")
+            st.markdown(_("**Question for the class:** {question}", question=question))
         else:
-            st.markdown(f"{text}\n\n**Look at:** {look}\n\n"
-                        f"**Question for the class:** {question}")
+            st.markdown(f"{text}\n\n" + _("**Look at:** {look}", look=look) + "\n\n"
+                        + _("**Question for the class:** {question}", question=question))
         if told is not None and told.note:
             st.caption(told.note)
         _left(a, layer, why_not, told, room, scale, option_labels(lesson, n, told))
         if revealed:
-            with st.expander("About this step"):
-                st.markdown(f"{text}\n\n**Look at:** {look}")
+            with st.expander(_("About this step")):
+                st.markdown(f"{text}\n\n" + _("**Look at:** {look}", look=look))
     with right:
         if room is not None and room.hidden:
             if room.host:                         # the poll screen: join, and the answers
@@ -271,20 +275,20 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
     """Alone: the prediction, then the answer. A host: the answer once revealed, the class's
     answers beside it, and the class panel. A student exploring: the way back."""
     if a is None:
-        st.info("The answer appears once the weights above can be computed.")
+        st.info(_("The answer appears once the weights above can be computed."))
         return
     if why_not:
         st.info(why_not, icon=":material/info:")
     if room is not None and not room.host:
-        where = "homework's page: *Back to the homework*" if room.homework else \
-            "class's page: *Back to the class*"
-        st.caption(f"Your prediction is on the {where}, above.")
+        st.caption(_("Your prediction is on the homework's page: *Back to the homework*, "
+                     "above.") if room.homework else
+                   _("Your prediction is on the class's page: *Back to the class*, above."))
         return
     asks = told is not None and told.question is not None
     if room is None:
         said = prediction_widget(told, PREDICT, shown=shown) if asks else None
         if told is not None:
-            with st.expander("Show the answer (computed from the numbers on screen)"):
+            with st.expander(_("Show the answer (computed from the numbers on screen)")):
                 if said is not None:
                     st.markdown(verdict(told, said))
                 st.markdown(told.answer)
@@ -297,7 +301,7 @@ def _left(a, layer: int, why_not: str | None, told: Told | None, room: Room | No
                 answer_charts(told, scale, a)
         return
     if not room.hidden and told is not None:
-        st.markdown(f"**The answer.** {told.answer}")
+        st.markdown(_("**The answer.** {answer}", answer=told.answer))
         if told.question is not None and told.question.of.drawn.versus and room.view:
             st.markdown(class_versus(a, room.view.counts, room.view.n_answered).table)
     if room.homework:

@@ -59,11 +59,11 @@ def back_to_class(room) -> None:
     """On the full page a student explores: the way back to the phone's page of the class,
     in this tab."""
     if room.homework:                     # the phone's page, on this step
-        link, words = phone_link(room.code, room.at), "Back to the homework"
-        where = f"homework {room.code}, step {room.at}"
+        link, words = phone_link(room.code, room.at), _("Back to the homework")
+        where = _("homework {code}, step {step}", code=room.code, step=room.at)
     else:
         step = room.view.step if room.view is not None else "?"
-        link, words = phone_link(room.code), "Back to the class"
-        where = f"class {room.code} is on step {step}"
-    st.markdown(f'<a href="{escape(link)}" target="_self">{words}</a> · {where}',
+        link, words = phone_link(room.code), _("Back to the class")
+        where = _("class {code} is on step {step}", code=room.code, step=step)
+    st.markdown(f'<a href="{escape(link)}" target="_self">{escape(words)}</a> · {where}',
                 unsafe_allow_html=True)

@@ -31,16 +31,17 @@ from xattn.live.compute import derived
 from xattn.live.link import AL_GOLD, AL_METHOD, AL_THRESHOLD, PRESENT, READS
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.i18n import page_lang
+from xattn.ui.i18n import N_, ngettext, page_lang
+from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 
 __all__ = ["alignment_view"]
 
-METHOD_NAMES = {"target_argmax": "each target word's strongest source word",
-                "source_argmax": "each source word's strongest target word",
-                "intersection": "both (the links the two agree on)",
-                "threshold": "every weight above a threshold"}
+METHOD_NAMES = {"target_argmax": N_("each target word's strongest source word"),   # English:
+                "source_argmax": N_("each source word's strongest target word"),  # translated
+                "intersection": N_("both (the links the two agree on)"),          # where drawn
+                "threshold": N_("every weight above a threshold")}
 
 
 def alignment_view(a: Attention, layer: int, state: PageState) -> None:
@@ -50,32 +51,34 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
         return
     # A projector shows the chart on its first screen: it comes before the explanation.
     first = st.container() if state.shown(PRESENT) else None
-    st.markdown("How well does attention align words? Each head's weights become links "
-                "(below), compared with gold links: **AER** = 1 − (|A∩S| + |A∩P|) / (|A| + |S|) "
-                "for the links A, the sure gold links S and the possible ones P (Och and Ney "
-                "2003); lower is better. The average of a layer's heads is scored too.")
-    options = {"corpus": "the toy corpus, 256 held-out sentences",
-               "file": "a gold file for the pair on screen"}
+    st.markdown(_("How well does attention align words? Each head's weights become links "
+                  "(below), compared with gold links: **AER** = 1 − (|A∩S| + |A∩P|) / (|A| + "
+                  "|S|) for the links A, the sure gold links S and the possible ones P (Och and "
+                  "Ney 2003); lower is better. The average of a layer's heads is scored too."))
+    options = {"corpus": _("the toy corpus, 256 held-out sentences"),
+               "file": _("a gold file for the pair on screen")}
     if a.heldout is None:
         options.pop("corpus")
     left, right = st.columns(2)
     gold = state.value(AL_GOLD, list(options), why="for these weights")
-    left.radio("Gold alignment", list(options), key=AL_GOLD.key, format_func=options.get,
-               help="The toy corpus knows every word's translation; a file brings the gold of "
-                    "another language pair.")
+    left.radio(_("Gold alignment"), list(options), key=AL_GOLD.key, format_func=options.get,
+               help=_("The toy corpus knows every word's translation; a file brings the gold "
+                      "of another language pair."))
     method = state.value(AL_METHOD)
-    right.selectbox("Links from a head's weights", list(METHOD_NAMES), key=AL_METHOD.key,
-                    format_func=METHOD_NAMES.get, help=METHOD_DESCRIPTIONS.get(method, ""))
+    methods = {k: _(v) for k, v in METHOD_NAMES.items()}
+    right.selectbox(_("Links from a head's weights"), list(METHOD_NAMES), key=AL_METHOD.key,
+                    format_func=methods.get, help=METHOD_DESCRIPTIONS.get(method, ""))
     threshold = None
     if method == "threshold":
         threshold = state.value(AL_THRESHOLD)
-        right.slider("Threshold", 0.01, 0.99, step=0.01, key=AL_THRESHOLD.key)
+        right.slider(_("Threshold"), 0.01, 0.99, step=0.01, key=AL_THRESHOLD.key)
     reading = False
     if a.translation is not None:
         reading = bool(state.value(READS))
-        st.toggle("Read each word at the step after it", key=READS.key,
-                  help="The step after the one that produces a word reads it as the "
-                       "decoder's input; its alignment can be read there (Chen et al. 2020).")
+        st.toggle(_("Read each word at the step after it"), key=READS.key,
+                  help=_("The step after the one that produces a word reads it as the "
+                         "decoder's input; its alignment can be read there (Chen et al. "
+                         "2020)."))
     examples = (_corpus(a, reading) if gold == "corpus" else _file(a, layer, reading))
     if not examples:
         return
@@ -86,7 +89,7 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
 
 
 def _corpus(a: Attention, reading: bool) -> list:
-    with st.spinner("Scoring 256 held-out sentences…"):
+    with st.spinner(_("Scoring 256 held-out sentences…")):
         return derived(("heldout", a.key, reading), lambda: a.heldout(reading))
 
 
@@ -99,29 +102,31 @@ def _file_id() -> str:
 def _file(a: Attention, layer: int, reading: bool) -> list:
     """The uploaded gold of the pair on screen, against these weights (every layer)."""
     c1, c2, c3 = st.columns(3)
-    fmt = c1.radio("Format", ("pharaoh", "naacl"), key="gold_format", horizontal=True,
+    fmt = c1.radio(_("Format"), ("pharaoh", "naacl"), key="gold_format", horizontal=True,
                    format_func={"pharaoh": "Pharaoh (i-j, i?j)",
                                 "naacl": "NAACL (sentence src tgt S|P)"}.get)
-    first = c2.radio("Positions count from", (0, 1), key="gold_first", horizontal=True,
-                     index=None, help="Say it: gold files are usually one-based, and reading "
-                                      "them as zero-based is the classic mistake.")
-    order = c3.radio("Each link is", ("src-tgt", "tgt-src"), key="gold_order", horizontal=True)
-    up = st.file_uploader("Gold alignment (the first pair is the pair on screen)",
+    first = c2.radio(_("Positions count from"), (0, 1), key="gold_first", horizontal=True,
+                     index=None, help=_("Say it: gold files are usually one-based, and "
+                                        "reading them as zero-based is the classic mistake."))
+    order = c3.radio(_("Each link is"), ("src-tgt", "tgt-src"), key="gold_order",
+                     horizontal=True)
+    up = st.file_uploader(_("Gold alignment (the first pair is the pair on screen)"),
                           type=["txt", "talp", "naacl", "align", "gold"], key="gold_upload")
     if up is None or first is None:
-        st.info("Upload a gold file and say whether its positions count from 0 or from 1.",
+        st.info(_("Upload a gold file and say whether its positions count from 0 or from 1."),
                 icon=":material/upload_file:")
         return []
     try:
         gold = read_gold(up.getvalue(), format=fmt, first_index=first, order=order)
     except GoldFileError as err:
         n = len(err.problems)
-        st.error(f"The file {md_code(up.name)} cannot be read ({n} problem"
-                 f"{'' if n == 1 else 's'}, one a line below).", icon=":material/error:")
+        st.error(ngettext("The file {name} cannot be read ({n} problem, one a line below).",
+                          "The file {name} cannot be read ({n} problems, one a line below).",
+                          n, name=md_code(up.name)), icon=":material/error:")
         st.code("\n".join(err.problems[:20]), language=None, wrap_lines=True)
         return []
     if not gold.pairs:
-        st.error("The file holds no sentence pair.", icon=":material/error:")
+        st.error(_("The file holds no sentence pair."), icon=":material/error:")
         return []
     n_tgt, n_src = a.weights.shape[2:]
     for warning in indexing_warnings(gold, tokens=[(a.tgt_tokens, a.src_tokens)]):
@@ -145,9 +150,9 @@ def _unscored_note(a: Attention, rows: np.ndarray, cols: np.ndarray) -> None:
     names += [md_code(t) for t, out in zip(a.tgt_tokens, rows, strict=True) if out
               and md_code(t) not in names]
     if names:
-        st.caption(f"Not scored: {', '.join(names)} (special tokens, not words; the gold file "
-                   "links none of them). A row of the target's special token makes no link, "
-                   "and no head's link goes to the source's.")
+        st.caption(_("Not scored: {names} (special tokens, not words; the gold file links "
+                     "none of them). A row of the target's special token makes no link, and no "
+                     "head's link goes to the source's.", names=", ".join(names)))
 
 
 def _and(items: list[str]) -> str:
@@ -188,15 +193,21 @@ def _results(a: Attention, scores, state: PageState, first=None) -> None:
         where.markdown(best_text(scores))
     show_chart(aer_figure(scores, font_scale=scale, lang=page_lang()), key="aer_chart", where=where,
                name=f"xattn-{a.meta.name}-aer",
-               alt="Heatmap of the alignment error rate of every layer and head, and of each "
-                   "layer's average; lower is better.")
+               alt=_("Heatmap of the alignment error rate of every layer and head, and of "
+                     "each layer's average; lower is better."))
     if scores.best_layer >= 0 and first is not None:
         where.markdown(best_text(scores))
     n = scores.n_pairs
-    outlined = ("; outlined: the best layer's average (solid) and the best head (dotted), "
-                "every one of them on a tie" if scores.best_layer >= 0 else "")
-    st.caption(f"Over {n} sentence pair{'' if n == 1 else 's'}. The last column is each "
-               f"layer's heads averaged{outlined}.")
+    st.caption(ngettext("Over {n} sentence pair. The last column is each layer's heads "
+                        "averaged; outlined: the best layer's average (solid) and the best "
+                        "head (dotted), every one of them on a tie.",
+                        "Over {n} sentence pairs. The last column is each layer's heads "
+                        "averaged; outlined: the best layer's average (solid) and the best "
+                        "head (dotted), every one of them on a tie.", n)
+               if scores.best_layer >= 0 else
+               ngettext("Over {n} sentence pair. The last column is each layer's heads "
+                        "averaged.", "Over {n} sentence pairs. The last column is each "
+                        "layer's heads averaged.", n))
     n_layers, n_heads = scores.aer.shape
     rows = [(f"layer {lay + 1}", f"head {h + 1}" if h < n_heads else "average", *(
         (scores.aer[lay, h], scores.precision[lay, h], scores.recall[lay, h]) if h < n_heads
@@ -204,14 +215,14 @@ def _results(a: Attention, scores, state: PageState, first=None) -> None:
         for lay in range(n_layers) for h in range(n_heads + 1)]
     table = dict(zip(("layer", "head", "AER", "precision", "recall"),
                      map(list, zip(*rows, strict=True)), strict=True))
-    with st.expander("Every head: AER, precision, recall"):
+    with st.expander(_("Every head: AER, precision, recall")):
         st.dataframe(table, hide_index=True, column_config={
             k: st.column_config.NumberColumn(format="%.3f") for k in ("AER", "precision",
                                                                       "recall")})
 
 
 def _references() -> None:
-    with st.expander("Published results, for reference (not measured here)"):
+    with st.expander(_("Published results, for reference (not measured here)")):
         st.caption(REFERENCE_LABEL)
         st.markdown("\n".join(f"- {f.claim} ({f.citation})" for f in PUBLISHED_FINDINGS))
         st.dataframe({"system": [r.system for r in PUBLISHED_AER],

@@ -19,7 +19,8 @@ from xattn.metrics import head_statistics
 from xattn.pipeline import Settings, head_choices, run_tokens
 from xattn.sources import Attention, random_attention
 from xattn.ui.charts import show_chart
-from xattn.ui.i18n import page_lang
+from xattn.ui.i18n import N_, lesson_says, ngettext, page_lang, said_label
+from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.weights.controls import nearest
@@ -27,10 +28,11 @@ from xattn.ui.weights.trained import default_trained
 
 __all__ = ["compare_view", "choices"]
 
-LABELS = {
-    "seed": "another seed", "heads": "another number of heads",
-    "trained": "the toy task's trained weights", "untrained": "its random start (before "
-    "training)", "random": "random weights on the same words", "layer": "another layer",
+LABELS = {           # (English: translated where drawn)
+    "seed": N_("another seed"), "heads": N_("another number of heads"),
+    "trained": N_("the toy task's trained weights"),
+    "untrained": N_("its random start (before training)"),
+    "random": N_("random weights on the same words"), "layer": N_("another layer"),
 }
 ORDER = ("layer", "seed", "heads", "untrained", "random", "trained")   # the first: default
 TOY_D_MODEL = 32     # random weights on the same words: the toy task's width
@@ -47,19 +49,20 @@ def choices(a: Attention) -> dict[str, str]:
 
 
 def _column(a: Attention, layer: int, key: str, label: str, font_scale: float) -> None:
-    st.markdown(f"**{label}**: {a.describe(layer)}")
+    st.markdown(f"**{label}**: {said_label(a, layer)}")
     weights = a.layer(layer)
     fig = per_head_figure(weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask,
                           max_cols=2, title=f"{label}: {counted(a.n_heads, 'head')}", gold=a.gold,
                           font_scale=font_scale, lang=page_lang())
     show_chart(fig, key=key, name=f"xattn-compare-{key}",
-               alt=f"Heatmaps of {label}, one per head.")
+               alt=_("Heatmaps of {label}, one per head.", label=label))
     stats = head_statistics(weights, a.mask)
     output = a.layers.output if a.layers is not None else None
-    st.caption(f"Mean confidence {np.nanmean(stats['confidence']):.3f} · mean spread "
-               f"(normalised entropy) {np.nanmean(stats['normalised_entropy']):.3f}"
-               + (f" · output norm {np.linalg.norm(output):.3f}" if output is not None
-                  else ""))
+    st.caption(_("Mean confidence {confidence} · mean spread (normalised entropy) {spread}",
+                 confidence=f"{np.nanmean(stats['confidence']):.3f}",
+                 spread=f"{np.nanmean(stats['normalised_entropy']):.3f}")
+               + (" · " + _("output norm {norm}", norm=f"{np.linalg.norm(output):.3f}")
+                  if output is not None else ""))
 
 
 def _random_like(a: Attention, seed: int, n_heads: int) -> Attention:
@@ -74,7 +77,8 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
     options = choices(a)
     choice = state.value(CMP, list(options), why="for these weights")
     left, right = st.columns(2)
-    left.selectbox("B is", list(options), key=CMP.key, format_func=options.get)
+    shown = {k: _(v) for k, v in options.items()}
+    left.selectbox(_("B is"), list(options), key=CMP.key, format_func=shown.get)
     if choice in ("seed", "heads", "random"):
         base_seed = a.recipe.seed if a.recipe is not None else 0
         seed = state.value(CMP_SEED, default=(base_seed + 1) % (MAX_SEED + 1)
@@ -85,36 +89,38 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
                               default=min(heads, key=lambda h: abs(h - a.n_heads)),
                               why=f"with d_model {d_model} (heads must divide it)")
         if choice == "seed":
-            right.number_input("Seed of B", 0, MAX_SEED, key=CMP_SEED.key)
+            right.number_input(_("Seed of B"), 0, MAX_SEED, key=CMP_SEED.key)
         elif choice == "heads":
-            right.select_slider("Heads of B", heads, key=CMP_HEADS.key)
+            right.select_slider(_("Heads of B"), heads, key=CMP_HEADS.key)
         else:
             c1, c2 = right.columns(2)
-            c1.number_input("Seed of B", 0, MAX_SEED, key=CMP_SEED.key)
-            c2.select_slider("Heads of B", heads, key=CMP_HEADS.key)
+            c1.number_input(_("Seed of B"), 0, MAX_SEED, key=CMP_SEED.key)
+            c2.select_slider(_("Heads of B"), heads, key=CMP_HEADS.key)
         b = a.recipe.variant(seed, n_heads) if a.recipe is not None else \
             _random_like(a, seed, n_heads)
-        what = {"seed": f"the seed ({base_seed} → {seed}): the projection matrices W_Q, W_K, "
-                        "W_V, W_O",
-                "heads": f"the split into heads ({a.n_heads} → {counted(n_heads, 'head')} of "
-                         f"d_head {d_model // n_heads})",
-                "random": "the weights: random projections instead of these"}[choice]
+        what = (_("the seed ({was} → {now}): the projection matrices W_Q, W_K, W_V, W_O",
+                  was=base_seed, now=seed) if choice == "seed" else
+                ngettext("the split into heads ({was} → {n} head of d_head {d_head})",
+                         "the split into heads ({was} → {n} heads of d_head {d_head})",
+                         n_heads, was=a.n_heads, d_head=d_model // n_heads)
+                if choice == "heads" else
+                _("the weights: random projections instead of these"))
         return b, 0, what
     if choice == "untrained":
-        return a.toy.untrained(), 0, "training: the same module, before its first step"
+        return a.toy.untrained(), 0, _("training: the same module, before its first step")
     if choice == "trained":
         b = default_trained(a)
-        return (b, 0, "the weights: trained on the toy task") if b is not None else None
+        return (b, 0, _("the weights: trained on the toy task")) if b is not None else None
     layers = range(1, a.n_layers + 1)
     other = state.value(CMP_LAYER, layers, default=1 if layer != 0 else a.n_layers,
                         why=f"(there are {counted(a.n_layers, 'layer')})")
-    right.select_slider("Layer of B", layers, key=CMP_LAYER.key)
-    return a, other - 1, f"the layer ({layer + 1} → {other})"
+    right.select_slider(_("Layer of B"), layers, key=CMP_LAYER.key)
+    return a, other - 1, _("the layer ({was} → {now})", was=layer + 1, now=other)
 
 
 def compare_view(a: Attention, layer: int, state: PageState) -> None:
-    st.markdown("**A** is the weights chosen in the sidebar; **B** changes one thing. Same "
-                "sentences, same tokens.")
+    st.markdown(_("**A** is the weights chosen in the sidebar; **B** changes one thing. Same "
+                  "sentences, same tokens."))
     found = _b(a, layer, state)
     if found is None:
         return
@@ -127,7 +133,7 @@ def compare_view(a: Attention, layer: int, state: PageState) -> None:
         _column(b, b_layer, "compare_b", "B", scale)
     same = np.array_equal(a.layer(layer), b.layer(b_layer))
     st.markdown(
-        f"- **Changed:** {what}.\n"
-        "- **Unchanged:** the tokens, and that every row of weights sums to 1.\n"
-        + ("- The two pictures are identical.\n" if same else "")
-        + (f"- {a.meta.caveat}" if a.meta.caveat else ""))
+        "- " + _("**Changed:** {what}.", what=what) + "\n"
+        "- " + _("**Unchanged:** the tokens, and that every row of weights sums to 1.") + "\n"
+        + ("- " + _("The two pictures are identical.") + "\n" if same else "")
+        + (f"- {lesson_says(a.meta.caveat)}" if a.meta.caveat else ""))

@@ -60,16 +60,17 @@ def _force_chosen(t: int, taken: str, current: tuple) -> None:
 def decode_view(a: Attention, layer: int, state: PageState) -> None:
     decoder = a.translation.decoder if a.translation is not None else None
     if decoder is None:
-        st.info("Decode needs a model that runs here in NumPy (the shipped model, or a model "
-                "folder of Marian, BART, mBART, M2M100, NLLB or T5): choose *Weights: model* "
-                "and such a model; files and the toy task's module do not translate.",
-                icon=":material/info:")
+        st.info(_("Decode needs a model that runs here in NumPy (the shipped model, or a "
+                  "model folder of Marian, BART, mBART, M2M100, NLLB or T5): choose *Weights: "
+                  "model* and such a model; files and the toy task's module do not "
+                  "translate."), icon=":material/info:")
         return
     forced = _forced(state)
     try:
         d = derived(("decode", a.key, forced), lambda: decoder(forced))
     except ValueError as err:
-        st.warning(f"A forced token cannot be used: {md_code(str(err))} It is dropped.",
+        st.warning(_("A forced token cannot be used: {why} It is dropped.",
+                     why=md_code(str(err))),
                    icon=":material/warning:")
         st.session_state[FORCE.key] = []
         d = derived(("decode", a.key, ()), lambda: decoder(()))
@@ -81,14 +82,14 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
     # A projector shows the step's charts on its first screen: they come before the controls.
     charts = st.container() if present else None
     top, right = st.columns([3, 1], vertical_alignment="bottom")
-    top.select_slider("Decoder step", list(range(n)), key=DSTEP.key,
+    top.select_slider(_("Decoder step"), list(range(n)), key=DSTEP.key,
                       format_func=lambda s: f"{s}: {d.tokens[s]}",
-                      help="Step t produces target token t; it reads the token before it.")
-    playing = right.toggle("Play (a step a second)", key=PLAY)
+                      help=_("Step t produces target token t; it reads the token before it."))
+    playing = right.toggle(_("Play (a step a second)"), key=PLAY)
     reads = state.value(READS)
-    st.toggle("Read each word at the step after it", key=READS.key,
-              help="The step after the one that produces a word reads it as the decoder's "
-                   "input; its alignment can be read there (Chen et al. 2020).")
+    st.toggle(_("Read each word at the step after it"), key=READS.key,
+              help=_("The step after the one that produces a word reads it as the decoder's "
+                     "input; its alignment can be read there (Chen et al. 2020)."))
     _so_far(d, t)
     row_step = t + 1 if reads else t
     narrow = bool(state.narrow)          # a lesson's column: the charts one under another
@@ -103,12 +104,13 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
                                           l=layer + 1),
                                   font_scale=scale, lang=page_lang()),
                key="decode_so_far", name=f"xattn-{a.meta.name}-decode-layer{layer + 1}",
-               alt="Heatmap of the cross-attention rows made so far, one per step.")
-    st.caption("Each row is the teacher-forced heatmap's row for the same output: decoding "
-               "makes them one by one. " + (
-                   "Columns are the source's words (a word's pieces added up); the model "
-                   f"still produces one piece a step ({d.marker} starts a word)." if d.words
-                   else f"Subword pieces: {d.marker} starts a word."))
+               alt=_("Heatmap of the cross-attention rows made so far, one per step."))
+    st.caption(_("Each row is the teacher-forced heatmap's row for the same output: decoding "
+                 "makes them one by one.") + " " + (
+                   _("Columns are the source's words (a word's pieces added up); the model "
+                     "still produces one piece a step ({marker} starts a word).",
+                     marker=d.marker) if d.words
+                   else _("Subword pieces: {marker} starts a word.", marker=d.marker)))
     if playing:
         _play(n)
 
@@ -128,16 +130,18 @@ def _step_charts(a: Attention, d, t: int, row_step: int, reads: bool, forced: tu
             show_chart(step_rows_figure(d.rows[row_step], d.src_tokens, title=title,
                                         font_scale=scale, lang=page_lang()),
                        key="decode_rows", name=f"xattn-{a.meta.name}-decode-step{row_step}",
-                       alt="Heatmap: one row per layer and head, the cross-attention of this "
-                           "decoder step over the source " + ("words." if d.words else
-                                                              "pieces."))
+                       alt=_("Heatmap: one row per layer and head, the cross-attention of "
+                             "this decoder step over the source words.") if d.words else
+                       _("Heatmap: one row per layer and head, the cross-attention of this "
+                         "decoder step over the source pieces."))
         else:
-            st.info(f"{md_code(d.tokens[t])} is the last token: no step reads it.")
+            st.info(_("{token} is the last token: no step reads it.",
+                      token=md_code(d.tokens[t])))
     with mid:
         show_chart(candidates_figure(d.top[t], d.tokens[t], forced=d.forced[t],
                                      font_scale=scale, lang=page_lang()),
                    key="decode_top", name=f"xattn-{a.meta.name}-decode-top",
-                   alt="Bar chart of the five most likely tokens at this step.")
+                   alt=_("Bar chart of the five most likely tokens at this step."))
         _force_controls(d, t, forced)
         _lens(a, d, t, forced, scale)
 
@@ -150,12 +154,13 @@ def _lens(a: Attention, d, t: int, forced: tuple, scale: float) -> None:
     show_chart(lens_figure(lens, t, d.tokens[t], font_scale=scale, lang=page_lang()),
                key="decode_lens",
                name=f"xattn-{a.meta.name}-decode-lens{t}",
-               alt=f"Bar chart: for each decoder layer, the probability of {d.tokens[t]!r} if "
-                   "the model stopped after that layer, with the token that layer would choose.")
-    st.caption("The logit lens: each decoder layer's output through the output projection, as "
-               "if the model stopped there, each layer read as the last one is (through the "
-               "stack's final norm where the model has one); the last row is the model's own "
-               "output.")
+               alt=_("Bar chart: for each decoder layer, the probability of {token} if the "
+                     "model stopped after that layer, with the token that layer would choose.",
+                     token=repr(d.tokens[t])))
+    st.caption(_("The logit lens: each decoder layer's output through the output projection, "
+                 "as if the model stopped there, each layer read as the last one is (through "
+                 "the stack's final norm where the model has one); the last row is the model's "
+                 "own output."))
 
 
 def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float,
@@ -170,51 +175,54 @@ def _query(a: Attention, d, forced: tuple, layer: int, s: int, scale: float,
                                        l=layer + 1),
                             font_scale=scale, lang=page_lang()),
                key="decode_query", where=left, name=f"xattn-{a.meta.name}-decode-query{s}",
-               alt=f"Heatmap of the query of decoder step {s} in layer {layer + 1}: one row "
-                   f"per head, {d_head} numbers each.")
+               alt=_("Heatmap of the query of decoder step {step} in layer {layer}: one row "
+                     "per head, {n} numbers each.", step=s, layer=layer + 1, n=d_head))
     divided = "" if trace.scale == 1.0 else f" / √{d_head}"     # T5 does not divide
     show_chart(query_scores_figure(scores, d.src_pieces or d.src_tokens,
                                    title=_("Its scores q · k{divided}: softmax makes the row",
                                            divided=divided),
                                    font_scale=scale, lang=page_lang()),
                key="decode_scores", where=right, name=f"xattn-{a.meta.name}-decode-scores{s}",
-               alt=f"Heatmap of the scores of decoder step {s}'s query against every source "
-                   f"key in layer {layer + 1}, one row per head.")
-    st.caption(f"x is the decoder's state at this position as layer {layer + 1}'s "
-               "cross-attention reads it (the token before, after the layers below and this "
-               "layer's self-attention over the tokens so far). Each head compares its part of "
-               "the query with every source piece's key; the softmax of a head's scores is its "
-               "row in the chart above" + (", over pieces: a word's weight there is the sum of "
-                                           "its pieces'." if d.words else "."))
+               alt=_("Heatmap of the scores of decoder step {step}'s query against every "
+                     "source key in layer {layer}, one row per head.", step=s,
+                     layer=layer + 1))
+    st.caption(_("x is the decoder's state at this position as layer {layer}'s cross-attention "
+                 "reads it (the token before, after the layers below and this layer's "
+                 "self-attention over the tokens so far). Each head compares its part of the "
+                 "query with every source piece's key; the softmax of a head's scores is its "
+                 "row in the chart above.", layer=layer + 1)
+               + (" " + _("It is over pieces: a word's weight there is the sum of its pieces'.")
+                  if d.words else ""))
 
 
 def _so_far(d, t: int) -> None:
     """The target so far, the newest token in bold (each piece or word literal)."""
-    ending = "" if t < d.n_steps - 1 else (" (the end)" if d.finished else
-                                           " (the length limit)")
+    ending = "" if t < d.n_steps - 1 else (" " + _("(the end)") if d.finished else
+                                           " " + _("(the length limit)"))
+    mark = " " + _("(forced)")
     if d.words:
-        shown = [(lambda m: f"**{m}**" if newest else m)(
-            md_code(w) + (" (forced)" if forced else ""))
-            for w, newest, forced in d.words_so_far(t)]
-        st.markdown(f"**So far** ({t + 1} of {d.n_steps} pieces, in words): " + " ".join(shown)
-                    + ending)
+        shown = [(lambda m: f"**{m}**" if newest else m)(md_code(w) + (mark if forced else ""))
+                 for w, newest, forced in d.words_so_far(t)]
+        st.markdown(_("**So far** ({n} of {total} pieces, in words):", n=t + 1,
+                      total=d.n_steps) + " " + " ".join(shown) + ending)
         return
-    words = [md_code(w) + (" (forced)" if d.forced[s] else "") for s, w in
+    words = [md_code(w) + (mark if d.forced[s] else "") for s, w in
              enumerate(d.tokens[:t + 1])]
     words[-1] = f"**{words[-1]}**"
-    st.markdown(f"**So far** ({t + 1} of {d.n_steps} tokens): " + " ".join(words) + ending)
+    st.markdown(_("**So far** ({n} of {total} tokens):", n=t + 1, total=d.n_steps) + " "
+                + " ".join(words) + ending)
 
 
 def _force_controls(d, t: int, forced: tuple) -> None:
     options = [p for p, _ in d.top[t] if p != d.tokens[t]]
-    with st.popover("Force another token", icon=":material/alt_route:"):
-        st.selectbox(f"Instead of {md_code(d.tokens[t])} at step {t}", options,
-                            key="force_pick", format_func=lambda p: p)
-        st.text_input("or type a word or piece", key="force_typed", max_chars=40)
-        st.button("Force it", key="force_go", on_click=_force_chosen,
+    with st.popover(_("Force another token"), icon=":material/alt_route:"):
+        st.selectbox(_("Instead of {token} at step {step}", token=md_code(d.tokens[t]),
+                       step=t), options, key="force_pick", format_func=lambda p: p)
+        st.text_input(_("or type a word or piece"), key="force_typed", max_chars=40)
+        st.button(_("Force it"), key="force_go", on_click=_force_chosen,
                   args=(t, d.tokens[t], forced))
     if forced:
-        st.button("Clear the forced tokens", key="force_clear",
+        st.button(_("Clear the forced tokens"), key="force_clear",
                   on_click=lambda: st.session_state.__setitem__(FORCE.key, []))
 
 

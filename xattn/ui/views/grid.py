@@ -23,6 +23,7 @@ from xattn.live.compute import figure
 from xattn.live.link import HPAGE, SCALE
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import page_lang
 from xattn.ui.state import PageState
 
@@ -85,12 +86,13 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
     pages = math.ceil(n_heads / per_page)
     first = 0
     if pages > 1:
-        names = {p: f"heads {(p - 1) * per_page + 1}–{min(p * per_page, n_heads)}"
+        names = {p: _("heads {first}–{last}", first=(p - 1) * per_page + 1,
+                      last=min(p * per_page, n_heads))
                  for p in range(1, pages + 1)}
         page = state.value(HPAGE, list(names), why=f"(there are {pages} pages of heads)")
-        st.segmented_control("Heads", list(names), key=HPAGE.key, format_func=names.get,
-                             help="Long sentences make tall charts: the heads come a page at a "
-                                  "time.")
+        st.segmented_control(_("Heads"), list(names), key=HPAGE.key, format_func=names.get,
+                             help=_("Long sentences make tall charts: the heads come a page "
+                                    "at a time."))
         first = (page - 1) * per_page
     if not legend_below:
         legend(top)
@@ -101,7 +103,7 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
             fig = figure((a.key, layer, "head", h, top, font_scale, labels, page_lang()),
                          partial(_head, a, weights, h, top, font_scale, labels))
             show_chart(fig, key=f"head_{h + 1}", name=f"{stem}-head{h + 1}", where=col,
-                       alt=f"Heatmap of head {h + 1}: target tokens (rows) by source tokens "
-                           "(columns); a text version is in the expander below.")
+                       alt=_("Heatmap of head {head}: target tokens (rows) by source tokens "
+                             "(columns); a text version is in the expander below.", head=h + 1))
     if legend_below:
         legend(top)

@@ -47,11 +47,11 @@ def text_alternative(weights: np.ndarray, mask, src_tokens, tgt_tokens) -> str:
         pairs = []
         for i, row in enumerate(head):
             if (mask is not None and not mask[i].any()) or not row.any():
-                pairs.append(f"{md_code(tgt_tokens[i])} → (nothing to attend to)")
+                pairs.append(f"{md_code(tgt_tokens[i])} → " + _("(nothing to attend to)"))
                 continue
             j = int(np.argmax(row))
             pairs.append(f"{md_code(tgt_tokens[i])} → {md_code(src_tokens[j])} ({row[j]:.3f})")
-        lines.append(f"- **Head {h + 1}**: " + "; ".join(pairs))
+        lines.append("- " + _("**Head {head}**:", head=h + 1) + " " + "; ".join(pairs))
     return "\n".join(lines)
 
 
@@ -68,28 +68,30 @@ def heads_view(a: Attention, layer: int, state) -> None:
                 title=_("Layer {l}, head {h}", l=layer + 1, h=focus + 1), zmax=top, colorbar=True,
                 max_x_labels=64, lang=lang))
             show_chart(fig, key="focus_head", name=f"{stem}-head{focus + 1}",
-                       alt=f"Heatmap of layer {layer + 1}, head {focus + 1}.")
+                       alt=_("Heatmap of layer {layer}, head {head}.", layer=layer + 1,
+                             head=focus + 1))
     if a.meta.details:
-        st.caption(f"**Shapes:** {a.meta.details}")
+        st.caption(_("**Shapes:** {details}", details=a.meta.details))
     present = bool(state.shown(PRESENT))
     head_grid(a, layer, state, top=top, stem=stem, font_scale=FONT_SCALE if present else 1.0,
               max_cols=2 if present or state.narrow else 4)
     media_panel(a, layer)          # the clip or the image (nothing for text)
-    notes = ["Each heatmap is one head's softmax(Q W\\_Q (K W\\_K)ᵀ / √d\\_head + M): a row per "
-             "target token (query), a column per source token (key); every row sums to 1."]
+    notes = [_("Each heatmap is one head's softmax(Q W\\_Q (K W\\_K)ᵀ / √d\\_head + M): a row "
+               "per target token (query), a column per source token (key); every row sums to "
+               "1.")]
     if a.gold is not None:
-        notes.append("◻ marks each target word's gold source word (the word it translates).")
+        notes.append(_("◻ marks each target word's gold source word (the word it translates)."))
     if a.mask is not None and (~a.mask).any():
-        notes.append("Grey crosses mark masked cells: that source token may not be attended "
-                     "from that target token, so its weight is exactly 0 (a row with every "
-                     "cell masked sums to 0).")
+        notes.append(_("Grey crosses mark masked cells: that source token may not be attended "
+                       "from that target token, so its weight is exactly 0 (a row with every "
+                       "cell masked sums to 0)."))
     st.caption("  \n".join(notes))     # one element: each is a message on every rerun
-    text = st.expander("Text description of the heatmaps (strongest source token per row)",
+    text = st.expander(_("Text description of the heatmaps (strongest source token per row)"),
                        key="heads_text", on_change="rerun")
     if text.open:      # drawn only when opened: nothing to build or send on other reruns
         with text:
             st.markdown(text_alternative(weights, a.mask, a.src_tokens, a.tgt_tokens))
-    more = st.expander("The formula, the average over heads and the output", key="heads_more",
+    more = st.expander(_("The formula, the average over heads and the output"), key="heads_more",
                        on_change="rerun", icon=":material/functions:")
     if more.open:
         with more:
@@ -107,22 +109,24 @@ def average_and_output(a: Attention, layer: int, top: float, stem: str) -> None:
         fig = figure((a.key, layer, "average", top, lang), lambda: average_figure(
             weights, list(a.src_tokens), list(a.tgt_tokens), mask=a.mask, zmax=top, lang=lang))
         show_chart(fig, key="average", name=f"{stem}-average",
-                   alt="Heatmap of the attention weights averaged over heads.")
+                   alt=_("Heatmap of the attention weights averaged over heads."))
     output = a.layers.output if a.layers is not None else None
     if output is not None:
         with right:
             fig = figure((a.key, layer, "output", lang),
                          lambda: output_figure(output, list(a.tgt_tokens), lang=lang))
             show_chart(fig, key="output", name=f"{stem}-output",
-                       alt="Heatmap of the output representation: target tokens by model "
-                           "dimensions.")
+                       alt=_("Heatmap of the output representation: target tokens by "
+                             "model dimensions."))
 
 
 def formula(a: Attention) -> None:
     d_head = f" = {a.layers.d_head}" if a.layers is not None and a.layers.d_head else ""
-    st.markdown(f"**The formula.** $Q$ = decoder state (target), $K = V$ = encoder output "
-                f"(source), $d_\\text{{head}} = d_\\text{{model}} / h{d_head}$, and $M$ is 0 where "
-                "a key may be attended and $-\\infty$ where it is masked.")
+    # the LaTeX's braces stay out of the messages (a message's {names} are filled)
+    st.markdown(_("**The formula.** $Q$ = decoder state (target), $K = V$ = encoder output "
+                  "(source),") + f" $d_\\text{{head}} = d_\\text{{model}} / h{d_head}$, "
+                + _("and $M$ is 0 where a key may be attended and $-\\infty$ where it is "
+                    "masked."))
     st.latex(FORMULA)
 
 
@@ -164,17 +168,18 @@ def _as_bytes(data: str | bytes) -> bytes:
 
 def downloads(a: Attention, stem: str) -> None:
     row = st.container(horizontal=True)      # one block: each block is a message per rerun
-    layers = "layer, " if a.n_layers > 1 else ""
+    layers = "layer, " if a.n_layers > 1 else ""          # the CSV's columns: code
     weights = a.weights if a.n_layers > 1 else a.weights[0]
     csv = prepared(a, "csv", lambda: weights_csv(weights, a.src_tokens, a.tgt_tokens))
-    row.download_button("Download the weights as CSV", csv, f"{stem}-weights.csv", "text/csv",
-                        key="dl_csv", on_click="ignore",
-                        help=f"Long format: {layers}head, tgt_pos, tgt_token, src_pos, "
-                             "src_token, weight. Heads count from 1, positions from 0. A token "
-                             "a spreadsheet would read as a formula (=, +, -, @ first) gets a "
-                             "' in front.")
+    row.download_button(_("Download the weights as CSV"), csv, f"{stem}-weights.csv",
+                        "text/csv", key="dl_csv", on_click="ignore",
+                        help=_("Long format: {columns}. Heads count from 1, positions from 0. "
+                               "A token a spreadsheet would read as a formula (=, +, -, @ "
+                               "first) gets a ' in front.",
+                               columns=f"{layers}head, tgt_pos, tgt_token, src_pos, src_token, "
+                                       "weight"))
     npz = prepared(a, "npz", lambda: attention_npz(a))
-    row.download_button("Download everything as .npz", npz, f"{stem}.npz",
+    row.download_button(_("Download everything as .npz"), npz, f"{stem}.npz",
                         "application/octet-stream", key="dl_npz", on_click="ignore",
-                        help="NumPy archive in the attention file format (it uploads back as "
-                             "Weights: file), tokens exactly as typed.")
+                        help=_("NumPy archive in the attention file format (it uploads back "
+                               "as Weights: file), tokens exactly as typed."))

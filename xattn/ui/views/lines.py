@@ -9,6 +9,7 @@ from xattn.figures import lines_figure
 from xattn.live.link import LINES_HEADS, THRESHOLD
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import page_lang
 from xattn.ui.state import PageState
 from xattn.ui.views.heads import file_stem
@@ -19,16 +20,18 @@ def lines_view(a: Attention, layer: int, state: PageState) -> None:
     heads = range(1, n_heads + 1)
     left, right = st.columns([2, 1])
     chosen = state.value(LINES_HEADS, heads, why=f"(there are {counted(n_heads, 'head')})")
-    left.multiselect("Heads to draw (empty = all)", heads, key=LINES_HEADS.key,
-                     placeholder="all heads")
+    left.multiselect(_("Heads to draw (empty = all)"), heads, key=LINES_HEADS.key,
+                     placeholder=_("all heads"))
     threshold = state.value(THRESHOLD)
-    right.slider("Hide lines below weight", 0.0, 0.5, step=0.01, key=THRESHOLD.key,
-                 help="Lines for smaller weights are not drawn, so the strong links stand out.")
+    right.slider(_("Hide lines below weight"), 0.0, 0.5, step=0.01, key=THRESHOLD.key,
+                 help=_("Lines for smaller weights are not drawn, so the strong links stand "
+                        "out."))
     fig = lines_figure(a.layer(layer), a.src_tokens, a.tgt_tokens,
                        heads=[h - 1 for h in chosen] or None, threshold=float(threshold),
                        mask=a.mask, lang=page_lang())
     show_chart(fig, key="lines", name=f"{file_stem(a, layer)}-lines",
-               alt="Lines from each target token to the source tokens it attends to, one "
-                   "colour per head, more opaque for larger weights.")
-    st.caption("Each line joins a target token (left) to a source token (right); the stronger "
-               "the weight, the more opaque the line. Click a head in the legend to hide it.")
+               alt=_("Lines from each target token to the source tokens it attends to, one "
+                     "colour per head, more opaque for larger weights."))
+    st.caption(_("Each line joins a target token (left) to a source token (right); the "
+                 "stronger the weight, the more opaque the line. Click a head in the legend to "
+                 "hide it."))

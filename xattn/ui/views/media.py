@@ -28,6 +28,7 @@ from xattn.sources import Attention
 from xattn.speech.alignment import TOLERANCES, dtw_path, head_timing, token_starts
 from xattn.speech.wavfile import wav_bytes
 from xattn.ui.charts import show_chart
+from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import page_lang
 
 __all__ = ["media_panel", "time_lab", "image_lab", "MOSAIC_ROWS"]
@@ -48,8 +49,9 @@ def media_panel(a: Attention, layer: int) -> None:
 
 def _audio_panel(a: Attention, layer: int) -> None:
     m = a.media
-    st.markdown(f"**The clip** ({m.origin}), as the columns cover it: play it, and see where "
-                "each token looks (▼: the peak of its row, mean over this layer's heads).")
+    st.markdown(_("**The clip** ({origin}), as the columns cover it: play it, and see where "
+                  "each token looks (▼: the peak of its row, mean over this layer's heads).",
+                  origin=m.origin))
     audio = derived((a.key, "wav"), lambda: wav_bytes(m.samples, m.rate))
     st.audio(audio, format="audio/wav")
     frame = m.seconds_per_position / 2
@@ -62,10 +64,11 @@ def _audio_panel(a: Attention, layer: int) -> None:
     lang = page_lang()
     fig = figure((a.key, layer, "spectrogram", lang), make)
     show_chart(fig, key="spectrogram", name="spectrogram",
-               alt="Log-mel spectrogram of the clip with each token's attention peak marked.")
+               alt=_("Log-mel spectrogram of the clip with each token's attention peak "
+                     "marked."))
     if m.words:
-        st.caption("Outlined: the words of the built-in clip, where they really are. The "
-                   "*Alignment* view scores every head against them.")
+        st.caption(_("Outlined: the words of the built-in clip, where they really are. The "
+                     "*Alignment* view scores every head against them."))
 
 
 def _image_panel(a: Attention, layer: int) -> None:
@@ -73,14 +76,15 @@ def _image_panel(a: Attention, layer: int) -> None:
     rows = list(range(len(a.tgt_tokens)))[:MOSAIC_ROWS]
     mosaic = derived((a.key, layer, "mosaic"), lambda: overlay_mosaic(
         m.image, m.boxes, a.layer(layer), a.tgt_tokens, rows))
-    st.markdown(f"**The image** ({m.origin}) under each token's attention: a row per output "
-                "token, a column per head and their mean; the brighter a patch, the more that "
-                "head looks at it when writing that token (each picture scaled to its own "
-                "maximum; the CLS token is not drawn).")
+    st.markdown(_("**The image** ({origin}) under each token's attention: a row per output "
+                  "token, a column per head and their mean; the brighter a patch, the more "
+                  "that head looks at it when writing that token (each picture scaled to its "
+                  "own maximum; the CLS token is not drawn).", origin=m.origin))
     with st.container(key="overlays"):
-        st.image(mosaic, caption=f"Layer {layer + 1}: the first {len(rows)} of "
-                                 f"{len(a.tgt_tokens)} tokens.",
-                 alt="The image with each token's attention per head painted over its patches.")
+        st.image(mosaic, caption=_("Layer {layer}: the first {n} of {total} tokens.",
+                                   layer=layer + 1, n=len(rows), total=len(a.tgt_tokens)),
+                 alt=_("The image with each token's attention per head painted over its "
+                       "patches."))
 
 
 def _reading_rows(a: Attention) -> tuple[list[int], list[int]]:
@@ -105,48 +109,51 @@ def _default_heads(a: Attention, scores) -> list[tuple[int, int]]:
 def time_lab(a: Attention, layer: int) -> None:
     """The alignment lab for time (the Alignment view on a clip)."""
     m = a.media
-    st.markdown("**Which heads tell time?** Each output token's row has a peak, a moment of "
-                "the clip. A head tells time when its peaks fall on the words: **timing F1** "
-                "counts a peak within 50 ms (or 100 ms) of a word's middle as a hit, each word "
-                "once (precision over peaks, recall over words). Whisper's word timestamps "
-                "come from a few such heads: their rows, normalised over tokens and "
-                "median-filtered, averaged, then a DTW path through them.")
-    reading = st.radio("Rows", ("writes", "reads"), key="time_rows", horizontal=True,
-                       format_func={"writes": "the step that writes each token",
-                                    "reads": "the step that reads it (Whisper's DTW rows)"}.get,
-                       help="Row i of the heatmaps is the step that writes token i; the step "
-                            "after it reads that token, and is what Whisper aligns.") == "reads"
+    st.markdown(_("**Which heads tell time?** Each output token's row has a peak, a moment of "
+                  "the clip. A head tells time when its peaks fall on the words: **timing F1** "
+                  "counts a peak within 50 ms (or 100 ms) of a word's middle as a hit, each "
+                  "word once (precision over peaks, recall over words). Whisper's word "
+                  "timestamps come from a few such heads: their rows, normalised over tokens "
+                  "and median-filtered, averaged, then a DTW path through them."))
+    rows_shown = {"writes": _("the step that writes each token"),
+                  "reads": _("the step that reads it (Whisper's DTW rows)")}
+    reading = st.radio(_("Rows"), ("writes", "reads"), key="time_rows", horizontal=True,
+                       format_func=rows_shown.get,
+                       help=_("Row i of the heatmaps is the step that writes token i; the step "
+                              "after it reads that token, and is what Whisper aligns.")
+                       ) == "reads"
     rows, tokens = _reading_rows(a) if reading else (list(m.text_rows), list(m.text_rows))
     if not rows:
-        st.info("The model wrote no text token here, so there is nothing to time.")
+        st.info(_("The model wrote no text token here, so there is nothing to time."))
         return
     scores = None
     if m.words:
         scores = derived((a.key, "timing", reading), lambda: head_timing(
             a.weights, m.seconds_per_position, m.words, rows, TOLERANCES))
         best = np.unravel_index(int(np.argmax(scores[..., -1])), scores.shape[:2])
-        st.markdown(f"Timing F1 of every head on the {len(m.words)} words of the clip (50 ms / "
-                    f"100 ms; colour: 100 ms). Best: layer {best[0] + 1}, head {best[1] + 1} "
-                    f"({scores[best][0]:.2f} / {scores[best][1]:.2f}).")
+        st.markdown(_("Timing F1 of every head on the {n} words of the clip (50 ms / 100 ms; "
+                      "colour: 100 ms). Best: layer {layer}, head {head} ({f50} / {f100}).",
+                      n=len(m.words), layer=best[0] + 1, head=best[1] + 1,
+                      f50=f"{scores[best][0]:.2f}", f100=f"{scores[best][1]:.2f}"))
     else:
-        st.info("Word timings are known for the built-in clip only: an uploaded clip gets the "
-                "DTW path, not the timing F1.")
+        st.info(_("Word timings are known for the built-in clip only: an uploaded clip gets "
+                  "the DTW path, not the timing F1."))
     options = [f"L{i + 1} H{h + 1}" for i in range(a.n_layers) for h in range(a.n_heads)]
     default = [f"L{i + 1} H{h + 1}" for i, h in _default_heads(a, scores)
                if i < a.n_layers and h < a.n_heads]
-    picked = st.multiselect("Heads whose attention the DTW path follows", options,
+    picked = st.multiselect(_("Heads whose attention the DTW path follows"), options,
                             default=default, key="dtw_heads",
-                            help="By default the folder's alignment_heads (OpenAI chose them by "
-                                 "inspection), else the three best by timing F1, else every "
-                                 "head of the second half of the layers.")
+                            help=_("By default the folder's alignment_heads (OpenAI chose them "
+                                   "by inspection), else the three best by timing F1, else "
+                                   "every head of the second half of the layers."))
     chosen = [(int(p.split()[0][1:]) - 1, int(p.split()[1][1:]) - 1) for p in picked]
     if scores is not None:
         fig = figure((a.key, "timing_fig", reading, tuple(chosen), page_lang()),
                      lambda: timing_figure(scores, TOLERANCES, chosen=chosen, lang=page_lang()))
         show_chart(fig, key="timing_chart", name="timing-f1",
-                   alt="Timing F1 of every layer and head at 50 and 100 ms.")
+                   alt=_("Timing F1 of every layer and head at 50 and 100 ms."))
     if not chosen:
-        st.info("Choose at least one head for the DTW path.")
+        st.info(_("Choose at least one head for the DTW path."))
         return
     raw = a.weights * (1 - m.padding)[..., None]        # the rows as the model gave them
     picked_rows = np.stack([raw[i, h][rows] for i, h in chosen])       # (k, n_rows, n_src)
@@ -157,9 +164,10 @@ def time_lab(a: Attention, layer: int) -> None:
     fig = figure((a.key, "dtw_fig", reading, tuple(chosen), lang), lambda: dtw_figure(
         path[2], path[0], path[1], names, m.seconds_per_position, m.words, lang=lang))
     show_chart(fig, key="dtw_chart", name="dtw-path",
-               alt="The chosen heads' normalised attention with Whisper's DTW path over it.")
+               alt=_("The chosen heads' normalised attention with Whisper's DTW path over "
+                     "it."))
     starts = token_starts(path[0], path[1], m.seconds_per_position)
-    st.caption("Start of each token along the path: " + ", ".join(
+    st.caption(_("Start of each token along the path:") + " " + ", ".join(
         f"{md_code(n)} {s:.2f} s" for n, s in zip(names, starts, strict=True)) + ".")
 
 
@@ -167,15 +175,16 @@ def image_lab(a: Attention, layer: int) -> None:
     """The Alignment view on an image: characters found by their token's attention."""
     m = a.media
     if not m.char_boxes:
-        st.info("The alignment lab needs where each character is: known for the built-in "
-                "image only. The Heads view overlays each token's attention on the image.")
+        st.info(_("The alignment lab needs where each character is: known for the built-in "
+                  "image only. The Heads view overlays each token's attention on the image."))
         return
     rows = list(range(len(a.tgt_tokens)))
     hits = derived((a.key, "glyphs"), lambda: glyph_hits(a.weights, m.boxes, m.char_boxes,
                                                          rows))
-    st.markdown(f"**Which heads read the letters?** Character k of the word is written by "
-                f"token k (a reader of characters); a head finds it when that token's "
-                f"attention peak falls on a patch that overlaps the character's box. Shares "
-                f"of the {len(m.char_boxes)} characters found, per layer and head:")
-    table = {f"head {h + 1}": [f"{v:.0%}" for v in hits[:, h]] for h in range(a.n_heads)}
+    st.markdown(_("**Which heads read the letters?** Character k of the word is written by "
+                  "token k (a reader of characters); a head finds it when that token's "
+                  "attention peak falls on a patch that overlaps the character's box. Shares "
+                  "of the {n} characters found, per layer and head:", n=len(m.char_boxes)))
+    table = {_("head {head}", head=h + 1): [f"{v:.0%}" for v in hits[:, h]]
+             for h in range(a.n_heads)}
     st.dataframe(table, key="glyph_table", hide_index=False)

@@ -16,13 +16,18 @@ from xattn.live.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_
 from xattn.sources import Attention
 from xattn.steps import row_entropy, stages
 from xattn.ui.charts import show_chart
-from xattn.ui.i18n import page_lang
+from xattn.ui.i18n import N_, page_lang
+from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.page_assets import page_asset
 from xattn.ui.state import PageState
 
 PICK_KEY = "step_pick"
-NONE = "none"                 # the source picker's "no column marked"
+NONE = N_("none")             # the source picker's "no column marked"
+# xattn.steps' stage titles, as the catalogs' messages (translated where drawn)
+STAGES = (N_("Query of this target token"), N_("Keys of the source tokens"),
+          N_("Weighted values"), N_("Head output"), N_("All heads side by side"),
+          N_("Output row"))
 
 # One tap on a phone must pick a cell. Plotly selects the point under the *last hover*
 # (``gd._hoverdata``) and only then works out the point under the click; a finger gives no hover
@@ -65,50 +70,52 @@ def _table(values: np.ndarray, row_labels: list[str] | None = None, *,
     st.dataframe(table, hide_index=True, column_config=config, row_height=row_px,
                  height=row_px * (min(len(arr), max_rows) + 1) + 3)
     if arr.shape[1] > 12:
-        st.caption(f"{arr.shape[1]} dimensions: scroll the table sideways for the rest.")
+        st.caption(_("{n} dimensions: scroll the table sideways for the rest.",
+                     n=arr.shape[1]))
 
 
 def step_view(a: Attention, layer: int, state: PageState) -> None:
     layers = a.layers
     if layers is None:
-        st.info(f"Step through is not available for these weights: {a.why_no_projections} It "
-                "needs the projections W_Q, W_K, W_V, W_O (random, trained or model weights).",
-                icon=":material/info:")
+        st.info(_("Step through is not available for these weights: {why} It needs the "
+                  "projections W_Q, W_K, W_V, W_O (random, trained or model weights).",
+                  why=a.why_no_projections), icon=":material/info:")
         return
     src_tokens, tgt_tokens = layers.tokens or (a.src_tokens, a.tgt_tokens)
     present = bool(state.shown(PRESENT))
     row_px, font_scale = ROW_PX[present], FONT_SCALE if present else 1.0
     tgt_labels = [token_label(i, t) for i, t in enumerate(tgt_tokens)]
     src_labels = [token_label(j, t) for j, t in enumerate(src_tokens)]
-    st.markdown("Pick a head, a target token and, to follow one weight, a source token (or "
-                "click a cell of the heatmap), and follow one row of weights from the query "
-                "vector to the output row. Every number is from these weights"
-                + (", at the level of subword pieces." if layers.tokens else "."))
+    st.markdown(_("Pick a head, a target token and, to follow one weight, a source token (or "
+                  "click a cell of the heatmap), and follow one row of weights from the query "
+                  "vector to the output row.") + " "
+                + (_("Every number is from these weights, at the level of subword pieces.")
+                   if layers.tokens else _("Every number is from these weights.")))
     c1, c2, c3, c4 = st.columns([1, 2, 2, 2])
     heads = range(1, a.n_heads + 1)
     head = state.value(STEP_HEAD, heads, why=f"(there are {counted(a.n_heads, 'head')})") - 1
-    c1.selectbox("Head", heads, key=STEP_HEAD.key)
+    c1.selectbox(_("Head"), heads, key=STEP_HEAD.key)
     label = state.value(STEP_TGT, tgt_labels, why="in the target sentence")
-    c2.selectbox("Target token (query)", tgt_labels, key=STEP_TGT.key)
+    c2.selectbox(_("Target token (query)"), tgt_labels, key=STEP_TGT.key)
     marked = state.value(STEP_SRC, ["", *src_labels], why="in the source sentence")
-    c3.selectbox("Source token (key) to follow", ["", *src_labels], key=STEP_SRC.key,
-                 format_func=lambda v: v or NONE,
-                 help="Marks one column: its weight is highlighted in the chart and tables. "
-                      "Clicking a cell of the heatmap chooses its row and column.")
+    c3.selectbox(_("Source token (key) to follow"), ["", *src_labels], key=STEP_SRC.key,
+                 format_func=lambda v: v or _(NONE),
+                 help=_("Marks one column: its weight is highlighted in the chart and tables. "
+                        "Clicking a cell of the heatmap chooses its row and column."))
     i = tgt_labels.index(label)
     column = src_labels.index(marked) if marked else None
     scaled = True
     if layers.rescalable:
         scaled = state.value(SQRT)
-        c4.toggle("Divide scores by √d_head", key=SQRT.key,
-                  help="Switch off to see the softmax saturate: a few keys take all the weight "
-                       "as d_head grows.")
+        c4.toggle(_("Divide scores by √d_head"), key=SQRT.key,
+                  help=_("Switch off to see the softmax saturate: a few keys take all the "
+                         "weight as d_head grows."))
     trace = derived(("trace", a.key, layer, scaled), lambda: layers.trace(layer, scaled))
     if not layers.rescalable:
-        c4.caption("This model does not divide its scores by √d_head (T5 learns the scale into "
-                   "its weights)." if trace.scale == 1.0 else
-                   "These weights' division by √d_head cannot be switched off here: their "
-                   "projections are read from the model as it runs.")
+        c4.caption(_("This model does not divide its scores by √d_head (T5 learns the scale "
+                     "into its weights).") if trace.scale == 1.0 else
+                   _("These weights' division by √d_head cannot be switched off here: their "
+                     "projections are read from the model as it runs."))
     mask = trace.mask
     left, right = st.columns([3, 2])
     with left:
@@ -118,51 +125,53 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
                                   font_scale=font_scale, lang=page_lang()),
             key=PICK_KEY, on_select=partial(_on_pick, tgt_labels, src_labels),
             selection_mode="points", name=f"xattn-head{head + 1}-step",
-            alt=f"Heatmap of head {head + 1}; click a cell, or use the pickers above, to choose "
-                "its target token and source token.")
+            alt=_("Heatmap of head {head}; click a cell, or use the pickers above, to choose "
+                  "its target token and source token.", head=head + 1))
         st.html(TAP_HOVER_JS, unsafe_allow_javascript=True)   # no user text in it
     with right:
         show_chart(weights_bar_figure(trace.weights[head, i], list(src_tokens),
                                       allowed=mask[i], query=tgt_tokens[i], head=head,
                                       marked=column, font_scale=font_scale, lang=page_lang()),
                    key="step_bar", name=f"xattn-head{head + 1}-weights",
-                   alt="Bar chart of the softmax weights of the chosen target token.")
+                   alt=_("Bar chart of the softmax weights of the chosen target token."))
         _entropy_note(mask, trace, head, i, scaled)
     if layers.inputs is not None:
         inputs = derived(("inputs", a.key, layer), lambda: layers.inputs(layer))
         _inputs(inputs, tgt_tokens[i], head, i, trace.q.shape[-1], row_px)
     else:
-        st.caption("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q (this "
-                   "model's inputs are not kept here).")
+        st.caption(_("A real model adds a bias to each projection: q_i = x_i W_Q + b_Q (this "
+                     "model's inputs are not kept here)."))
     _stages(list(src_tokens), trace, head, i, column, row_px)
     if a.recipe is not None:
         _saturation(a, trace.q.shape[-1], font_scale)
 
 
 def _saturation(a: Attention, d_head: int, scale: float) -> None:
-    with st.expander("Why divide by √d_head? Entropy as d_head grows"):
+    with st.expander(_("Why divide by √d_head? Entropy as d_head grows")):
         show_chart(saturation_figure(derived(("saturation", a.key), a.recipe.saturation), d_head,
                                      font_scale=scale, lang=page_lang()),
                    key="saturation", name="xattn-saturation",
-                   alt="Line chart: mean normalised entropy against d_head, scaled and "
-                       "unscaled.")
-        st.caption("Dot products of random d_head-dimensional vectors grow like √d_head; "
-                   "dividing by √d_head keeps the softmax from collapsing onto one key.")
+                   alt=_("Line chart: mean normalised entropy against d_head, scaled and "
+                         "unscaled."))
+        st.caption(_("Dot products of random d_head-dimensional vectors grow like √d_head; "
+                     "dividing by √d_head keeps the softmax from collapsing onto one key."))
 
 
 def _entropy_note(mask, trace, head: int, i: int, scaled: bool) -> None:
     allowed = mask[i]
     if not allowed.any():
-        st.warning("This target token has no source token to attend to: every key is masked, "
-                   "so its weights and output are all zero.")
+        st.warning(_("This target token has no source token to attend to: every key is "
+                     "masked, so its weights and output are all zero."))
         return
     h = row_entropy(trace.weights[head, i], allowed)
     n = int(allowed.sum())
-    st.metric("Entropy of this row", f"{h:.3f} nats",
-              help=f"0 = all weight on one source token; log({n}) = {np.log(n):.3f} = spread "
-                   f"evenly over the {n} allowed tokens.")
+    st.metric(_("Entropy of this row"), f"{h:.3f} nats",
+              help=_("0 = all weight on one source token; log({n}) = {log} = spread evenly "
+                     "over the {n} allowed tokens.", n=n, log=f"{np.log(n):.3f}"))
     on = scaled and trace.scale != 1.0            # T5 never scales: its factor is 1
-    st.caption(f"Scaling is {'on' if on else 'off'}: scores × {trace.scale:.3f}.")
+    scale = f"{trace.scale:.3f}"
+    st.caption(_("Scaling is on: scores × {scale}.", scale=scale) if on else
+               _("Scaling is off: scores × {scale}.", scale=scale))
 
 
 def _inputs(inputs, token: str, head: int, i: int, d_head: int, row_px: int) -> None:
@@ -170,51 +179,61 @@ def _inputs(inputs, token: str, head: int, i: int, d_head: int, row_px: int) -> 
     can be checked by hand."""
     x, w_q, b_q = inputs
     cols = slice(head * d_head, (head + 1) * d_head)
-    plus = " plus the bias b_Q" if b_q is not None else ""
-    with st.expander(f"0. Where q_i comes from: x_i (the vector of {md_code(token)}) times the "
-                     f"columns {cols.start}..{cols.stop - 1} of W_Q{plus}"):
-        st.markdown(f"$x_i$ · {x.shape[1]} numbers: the token's vector as this layer reads it")
+    said = dict(token=md_code(token), first=cols.start, last=cols.stop - 1)
+    with st.expander(
+            _("0. Where q_i comes from: x_i (the vector of {token}) times the columns "
+              "{first}..{last} of W_Q plus the bias b_Q", **said) if b_q is not None else
+            _("0. Where q_i comes from: x_i (the vector of {token}) times the columns "
+              "{first}..{last} of W_Q", **said)):
+        st.markdown("$x_i$ · " + _("{n} numbers: the token's vector as this layer reads it",
+                                   n=x.shape[1]))
         _table(x[i], row_px=row_px)
-        st.markdown(f"$W^Q_h$ · {x.shape[1]} × {d_head}: head {head + 1}'s columns of $W^Q$; "
-                    "each number of $q_i$ is $x_i$ times one column" + (
-                        ", plus that column's bias" if b_q is not None else ""))
+        st.markdown(f"$W^Q_h$ · {x.shape[1]} × {d_head}: " + (
+            _("head {head}'s columns of $W^Q$; each number of $q_i$ is $x_i$ times one column, "
+              "plus that column's bias", head=head + 1) if b_q is not None else
+            _("head {head}'s columns of $W^Q$; each number of $q_i$ is $x_i$ times one column",
+              head=head + 1)))
         _table(np.asarray(w_q[:, cols], dtype=float), [str(r) for r in range(x.shape[1])],
                first="row", max_rows=16, row_px=row_px)
         if b_q is not None:
-            st.markdown(f"$b^Q_h$ · {d_head} numbers: head {head + 1}'s part of the bias")
+            st.markdown("$b^Q_h$ · " + _("{n} numbers: head {head}'s part of the bias",
+                                         n=d_head, head=head + 1))
             _table(np.asarray(b_q[cols], dtype=float), row_px=row_px)
 
 
 def _stages(src_tokens: list[str], trace, head: int, i: int, column: int | None,
             row_px: int) -> None:
-    src_labels = [token_label(j, t) + (" ◀ followed" if j == column else "")
+    src_labels = [token_label(j, t) + (" ◀ " + _("followed") if j == column else "")
                   for j, t in enumerate(src_tokens)]
+    shape = _("shape")
     q, k, dots, scaled, mask, weights, weighted, out, concat, y = stages(trace, head, i)
-    st.markdown(f"**1. {q.title}** · shape {q.shape} · ${q.formula}$")
+    st.markdown(f"**1. {_(q.title)}** · {shape} {q.shape} · ${q.formula}$")
     _table(q.values, row_px=row_px)
-    st.markdown(f"**2. {k.title}** · shape {k.shape} · ${k.formula}$")
+    st.markdown(f"**2. {_(k.title)}** · {shape} {k.shape} · ${k.formula}$")
     _table(k.values, src_labels, row_px=row_px)
-    st.markdown("**3–6. From dot products to weights**, one row per source token · shape "
-                f"{dots.shape} each")
+    st.markdown(_("**3–6. From dot products to weights**, one row per source token · shape "
+                  "{shape} each", shape=dots.shape))
+    numbers = (_("3. dot product q·k"), _("4. scaled score"), _("6. softmax weight"))
     st.dataframe({
-        "source token": src_labels,
-        "3. dot product q·k": np.round(dots.values, 3),
-        "4. scaled score": np.round(scaled.values, 3),
-        "5. mask M": ["0 (may attend)" if m else "−∞ (masked)" for m in mask.values],
-        "6. softmax weight": np.round(weights.values, 3),
+        _("source token"): src_labels,
+        numbers[0]: np.round(dots.values, 3),
+        numbers[1]: np.round(scaled.values, 3),
+        _("5. mask M"): [_("0 (may attend)") if m else _("−∞ (masked)") for m in mask.values],
+        numbers[2]: np.round(weights.values, 3),
     }, hide_index=True, row_height=row_px, height=row_px * (len(src_labels) + 1) + 3,
-        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in (
-            "3. dot product q·k", "4. scaled score", "6. softmax weight")})
+        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers})
     st.latex(rf"{scaled.formula} \qquad {weights.formula} \quad (z = \text{{score}} + M)")
-    st.markdown(f"**7. {weighted.title}** · shape {weighted.shape} · ${weighted.formula}$")
+    st.markdown(f"**7. {_(weighted.title)}** · {shape} {weighted.shape} · "
+                f"${weighted.formula}$")
     _table(weighted.values, src_labels, row_px=row_px)
-    st.markdown(f"**8. {out.title}**, the column sums of step 7 · shape {out.shape} · "
-                f"${out.formula}$")
+    st.markdown(f"**8. {_(out.title)}**, " + _("the column sums of step 7") + f" · {shape} "
+                f"{out.shape} · ${out.formula}$")
     _table(out.values, row_px=row_px)
     d_head = trace.q.shape[-1]
-    st.markdown(f"**9. {concat.title}** · shape {concat.shape} · ${concat.formula}$ — head "
-                f"{head + 1} fills dimensions {head * d_head}..{(head + 1) * d_head - 1}")
+    st.markdown(f"**9. {_(concat.title)}** · {shape} {concat.shape} · ${concat.formula}$ — "
+                + _("head {head} fills dimensions {first}..{last}", head=head + 1,
+                    first=head * d_head, last=(head + 1) * d_head - 1))
     _table(concat.values, row_px=row_px)
-    st.markdown(f"**10. {y.title}** · shape {y.shape} · ${y.formula}$: $W^O$ mixes all heads "
-                "into the output row of this target token")
+    st.markdown(f"**10. {_(y.title)}** · {shape} {y.shape} · ${y.formula}$: "
+                + _("$W^O$ mixes all heads into the output row of this target token"))
     _table(y.values, row_px=row_px)

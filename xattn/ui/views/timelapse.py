@@ -18,7 +18,8 @@ from xattn.record import Meta
 from xattn.sources import Attention
 from xattn.timelapse import PROBE_SENTENCE
 from xattn.ui.charts import show_chart
-from xattn.ui.i18n import page_lang
+from xattn.ui.i18n import N_, page_lang
+from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
 from xattn.ui.views.grid import head_grid
@@ -35,20 +36,25 @@ def onset_lines(tl) -> list[str]:
     lines = []
     for h, step in enumerate(onset.tolist()):
         moved, repeated = last["moved_accuracy"][h], last["repeated_accuracy"][h]
-        cue = ("by meaning and by position" if min(moved, repeated) >= 0.75 else
-               "by meaning" if moved >= repeated + 0.2 else
-               "by position" if repeated >= moved + 0.2 else "by both cues, neither reliably")
-        when = (f"reaches {LEVEL:.0%} of held-out words at step {step}" if step >= 0 else
-                f"never reaches {LEVEL:.0%} of held-out words alone")
-        lines.append(f"**Head {h + 1}** {when}; at the end it aligns {cue} (moved words "
-                     f"{moved:.0%}, repeated words {repeated:.0%}).")
+        cue = _(N_("by meaning and by position") if min(moved, repeated) >= 0.75 else
+                N_("by meaning") if moved >= repeated + 0.2 else
+                N_("by position") if repeated >= moved + 0.2 else
+                N_("by both cues, neither reliably"))
+        said = dict(head=h + 1, level=f"{LEVEL:.0%}", cue=cue, moved=f"{moved:.0%}",
+                    repeated=f"{repeated:.0%}")
+        lines.append(_("**Head {head}** reaches {level} of held-out words at step {step}; at "
+                       "the end it aligns {cue} (moved words {moved}, repeated words "
+                       "{repeated}).", step=step, **said) if step >= 0 else
+                     _("**Head {head}** never reaches {level} of held-out words alone; at the "
+                       "end it aligns {cue} (moved words {moved}, repeated words {repeated}).",
+                       **said))
     return lines
 
 
 def training_view(a: Attention, layer: int, state: PageState) -> None:
     if a.toy is None or a.toy.timelapse is None:
-        st.info("The time-lapse belongs to the toy task's trained weights: choose *Weights: "
-                "trained* in the sidebar to watch its heads learn.", icon=":material/info:")
+        st.info(_("The time-lapse belongs to the toy task's trained weights: choose *Weights: "
+                  "trained* in the sidebar to watch its heads learn."), icon=":material/info:")
         return
     tl = a.toy.timelapse()
     n = len(tl.steps)
@@ -58,21 +64,22 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
     scale = FONT_SCALE if present else 1.0
     # A projector shows the heads on its first screen: they come before the step control.
     heads = st.container() if present else None
-    st.select_slider("Training step", list(range(n)), key=TSTEP.key,
-                     format_func=lambda i: f"step {tl.steps[i]}",
-                     help="Snapshots of this run, from its random start (step 0) to the end.")
+    steps = {i: _("step {step}", step=tl.steps[i]) for i in range(n)}
+    st.select_slider(_("Training step"), list(range(n)), key=TSTEP.key, format_func=steps.get,
+                     help=_("Snapshots of this run, from its random start (step 0) to the "
+                            "end."))
     step = int(tl.steps[k])
     left, middle, right = st.columns(3)
-    left.metric(f"Step (of {int(tl.steps[-1])})", f"{step}",
-                help="Adam updates done when this snapshot was taken.")
-    middle.metric("Held-out loss", f"{tl.loss[k]:.4f}")
-    right.metric("Words aligned", f"{tl.word_accuracy[k]:.0%}",
-                 help=f"Held out: of {tl.n_heldout} sentences never trained on, the share of "
-                      "French words whose strongest attention (heads averaged) falls on their "
-                      "gold English word.")
+    left.metric(_("Step (of {last})", last=int(tl.steps[-1])), f"{step}",
+                help=_("Adam updates done when this snapshot was taken."))
+    middle.metric(_("Held-out loss"), f"{tl.loss[k]:.4f}")
+    right.metric(_("Words aligned"), f"{tl.word_accuracy[k]:.0%}",
+                 help=_("Held out: of {n} sentences never trained on, the share of French "
+                        "words whose strongest attention (heads averaged) falls on their gold "
+                        "English word.", n=tl.n_heldout))
     frame = _frame(a, tl, k)
-    caption = (f"Every head on {PROBE_SENTENCE!r} at step {step}; ◻ marks each French word's "
-               "gold English word.")
+    caption = _("Every head on {sentence} at step {step}; ◻ marks each French word's gold "
+                "English word.", sentence=repr(PROBE_SENTENCE), step=step)
     with heads if heads is not None else st.container():
         if heads is None:
             st.caption(caption)
@@ -83,15 +90,16 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
             st.caption(caption)
     show_chart(run_curves_figure(tl, step, font_scale=scale, lang=page_lang()), key="tl_run",
                name=f"xattn-{a.meta.name}-run",
-               alt="Line chart over the training steps of the held-out loss and the share of "
-                   "held-out words aligned.")
+               alt=_("Line chart over the training steps of the held-out loss and the share "
+                     "of held-out words aligned."))
     show_chart(head_curves_figure(tl, step, font_scale=scale, lang=page_lang()), key="tl_heads",
                name=f"xattn-{a.meta.name}-heads",
-               alt="Line chart over the training steps, per head, of the accuracy on moved "
-                   "words (meaning) and on repeated words (position).")
-    st.caption("Solid: accuracy on the moved words (the swapped noun and adjective, which only "
-               "meaning finds); dashed: on the repeated words (the right one of two \"the\", "
-               "which only position finds). A head in the legend shows or hides both its lines.")
+               alt=_("Line chart over the training steps, per head, of the accuracy on "
+                     "moved words (meaning) and on repeated words (position)."))
+    st.caption(_("Solid: accuracy on the moved words (the swapped noun and adjective, which "
+                 "only meaning finds); dashed: on the repeated words (the right one of two "
+                 "\"the\", which only position finds). A head in the legend shows or hides "
+                 "both its lines."))
     st.markdown("\n".join(f"- {line}" for line in onset_lines(tl)))
 
 

@@ -17,21 +17,22 @@ from xattn.live.link import MAX_SEED, parse_label, token_label
 from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_TOKENS, Settings, head_choices
 from xattn.tokenize import TOKENIZER_MODES
+from xattn.ui.i18n import N_, language_picker
 from xattn.ui.i18n import gettext as _
-from xattn.ui.i18n import language_picker
 from xattn.ui.state import PageState, text_value
 
 # Bound widgets write their option's text into the URL, so options stay short words and the
 # explanations go into captions.
+# (English: each is translated where drawn)
 MASK_LABELS = {
-    "none": "every target token sees every source token",
-    "padding": "hide chosen source tokens",
-    "wait-k": "target i sees the first i + k source tokens",
-    "window": "a band around the diagonal",
+    "none": N_("every target token sees every source token"),
+    "padding": N_("hide chosen source tokens"),
+    "wait-k": N_("target i sees the first i + k source tokens"),
+    "window": N_("a band around the diagonal"),
 }
 EMBEDDER_LABELS = {
-    "token": "one random vector per word",
-    "ngram": "character n-grams: similar spellings, similar vectors",
+    "token": N_("one random vector per word"),
+    "ngram": N_("character n-grams: similar spellings, similar vectors"),
 }
 
 
@@ -86,11 +87,11 @@ def model_controls(state: PageState) -> dict:
     section = folded(state, _("Tokens to vectors"), "fold_tokens", (link.TOK, link.EMB, link.POS))
     if section is not None:
         section.selectbox(_("Tokenizer"), TOKENIZER_MODES, key=link.TOK.key,
-                          help="words: punctuation split off, <s>-like tags kept whole; "
-                               "whitespace: split on spaces only; chars: one token per "
-                               "character.")
+                          help=_("words: punctuation split off, <s>-like tags kept whole; "
+                                 "whitespace: split on spaces only; chars: one token per "
+                                 "character."))
         section.radio(_("Embedder"), EMBEDDER_MODES, key=link.EMB.key,
-                      captions=[EMBEDDER_LABELS[m] for m in EMBEDDER_MODES])
+                      captions=[_(EMBEDDER_LABELS[m]) for m in EMBEDDER_MODES])
         section.toggle(_("Add positional encoding"), key=link.POS.key,
                        help=_("Sinusoidal positions (Vaswani et al. 2017): a repeated word "
                               "gets a different vector at each position."))
@@ -118,7 +119,7 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
     sb.header(_("Masking"))
     mode = state.value(link.MASK)
     sb.radio(_("Which source tokens may each target token see?"), MASK_MODES, key=link.MASK.key,
-             captions=[MASK_LABELS[m] for m in MASK_MODES])
+             captions=[_(MASK_LABELS[m]) for m in MASK_MODES])
     out = dict(mask_mode=mode)
     tokens = tokens_of(src, tokenizer)[:MAX_TOKENS]
     if mode == "padding":
@@ -136,8 +137,8 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
                         why=f"for a source of {top} tokens (k runs from 1 to {top})")
         if top > 1:
             sb.slider("k", 1, top, key=link.K.key,
-                      help="Target token i (from 0) may see the first i + k source tokens, as "
-                           "a simultaneous interpreter who starts after k words.")
+                      help=_("Target token i (from 0) may see the first i + k source tokens, "
+                             "as a simultaneous interpreter who starts after k words."))
         out["wait_k"] = k
     elif mode == "window":
         out["window"] = state.value(link.WINDOW)
@@ -163,17 +164,18 @@ def display_controls(state: PageState) -> None:
         return
     language_picker(section)
     section.toggle(_("Presenter mode (projector)"), key=link.PRESENT.key,
-                   help="Bigger text and charts, the sidebar folded away, the heatmaps on the "
-                        "first screen. Share the link with present=1 to open it this way.")
+                   help=_("Bigger text and charts, the sidebar folded away, the heatmaps on "
+                          "the first screen. Share the link with present=1 to open it this "
+                          "way."))
     section.radio(_("Colour scale"), ("fixed", "max"), key=link.SCALE.key, horizontal=True,
                   format_func={"fixed": _("0 to 1"), "max": _("0 to the maximum")}.get,
-                  help="0 to 1: a colour means the same weight in every head and picture. 0 to "
-                       "the maximum: with 40 tokens every weight is about 1/40, and this shows "
-                       "the pattern anyway.")
+                  help=_("0 to 1: a colour means the same weight in every head and picture. "
+                         "0 to the maximum: with 40 tokens every weight is about 1/40, and "
+                         "this shows the pattern anyway."))
     section.radio(_("Charts' camera button saves"), ("png", "svg"), horizontal=True,
                   key=link.IMG.key,
-                  help="The download button in the toolbar of every chart. SVG stays sharp "
-                       "on slides and in papers.")
+                  help=_("The download button in the toolbar of every chart. SVG stays "
+                         "sharp on slides and in papers."))
 
 
 def folded(state: PageState, label: str, key: str, controls: tuple):

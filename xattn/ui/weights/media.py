@@ -21,6 +21,7 @@ from xattn.live.link import SINKS, SRC, TGT, WORDS
 from xattn.media import example_of, image_attention, media_kind, speech_attention
 from xattn.sources import Attention
 from xattn.speech.wavfile import MAX_SECONDS, MAX_WAV_BYTES, read_wav
+from xattn.ui.i18n import gettext as _
 from xattn.ui.state import Notice, PageState
 from xattn.vision.pngfile import MAX_PNG_BYTES, MAX_PNG_PIXELS, read_png
 
@@ -29,10 +30,16 @@ __all__ = ["media_source", "UPLOAD_KEY"]
 UPLOAD_KEY = "media_upload"
 _HELD = "_xattn_media_upload"       # session state: (file_id, decoded input or its problem)
 RATE = 16000
-LIMITS = {"audio": f"a WAV file (PCM or float) of at most {MAX_WAV_BYTES / 1e6:.0f} MB and "
-                   f"{MAX_SECONDS:.0f} s; the model hears the clip from its start",
-          "image": f"a PNG file of at most {MAX_PNG_BYTES / 1e6:.0f} MB and "
-                   f"{MAX_PNG_PIXELS / 1e6:.0f} million pixels"}
+
+
+def _limits(kind: str) -> str:
+    """What an upload may be, in the page's language."""
+    if kind == "audio":
+        return _("a WAV file (PCM or float) of at most {mb} MB and {seconds} s; the model hears "
+                 "the clip from its start", mb=f"{MAX_WAV_BYTES / 1e6:.0f}",
+                 seconds=f"{MAX_SECONDS:.0f}")
+    return _("a PNG file of at most {mb} MB and {millions} million pixels",
+             mb=f"{MAX_PNG_BYTES / 1e6:.0f}", millions=f"{MAX_PNG_PIXELS / 1e6:.0f}")
 
 
 def _key(name: str, kind: str, given) -> tuple:
@@ -56,11 +63,12 @@ def _attention(model, name: str, kind: str, given) -> Attention:
 def _upload(kind: str):
     """The sidebar's upload: None (none: the example), (name, samples or image), or a
     problem's text."""
-    what = "WAV clip" if kind == "audio" else "PNG image"
     upload = st.sidebar.file_uploader(
-        f"Your own {what} (optional)", type=["wav"] if kind == "audio" else ["png"],
+        _("Your own WAV clip (optional)") if kind == "audio" else
+        _("Your own PNG image (optional)"), type=["wav"] if kind == "audio" else ["png"],
         key=UPLOAD_KEY, max_upload_size=max(MAX_WAV_BYTES, MAX_PNG_BYTES) // 10**6,
-        help=f"Without a file the page shows the built-in example. Up to {LIMITS[kind]}.")
+        help=_("Without a file the page shows the built-in example. Up to {limits}.",
+               limits=_limits(kind)))
     if upload is None:
         st.session_state.pop(_HELD, None)
         return None
@@ -96,15 +104,16 @@ def media_source(state: PageState, name: str) -> Attention | None:
 
     kind = media_kind(name)
     _unused_settings(state, kind)
-    st.sidebar.header("Audio clip" if kind == "audio" else "Image")
+    st.sidebar.header(_("Audio clip") if kind == "audio" else _("Image"))
     given = _upload(kind)
     if isinstance(given, str):
-        st.error(f"The uploaded file cannot be read: {given} Upload {LIMITS[kind]}.",
-                 icon=":material/error:")
+        st.error(_("The uploaded file cannot be read: {why} Upload {limits}.", why=given,
+                   limits=_limits(kind)), icon=":material/error:")
         return None
     loaded = loaded_model(name)
     if isinstance(loaded, str):
-        st.error(f"The model {md_code(name)} cannot be used: {loaded}", icon=":material/error:")
+        st.error(_("The model {name} cannot be used: {why}", name=md_code(name), why=loaded),
+                 icon=":material/error:")
         return None
     try:
         a = derived(_key(name, kind, given), lambda: _attention(loaded, name, kind, given))
@@ -116,13 +125,16 @@ def media_source(state: PageState, name: str) -> Attention | None:
         pad = float(np.mean(m.padding))
         clip = len(m.samples) / m.rate
         window = len(a.layers.tokens[0]) * m.seconds_per_position
-        heard = (f"The model hears the first {window:g} s of this {clip:.1f} s clip (its "
-                 "window): the rest is left out." if clip > window + 1e-6 else
-                 f"Columns stop where the clip ends: the rows put {pad:.1%} of their weight on "
-                 "the silence Whisper pads every clip with, and are rescaled to sum to 1.")
-        st.caption(f"The model's own transcription (greedy): {md_code(a.meta.tgt_text)}. Each "
-                   f"row is the step that writes its token. {heard}")
+        heard = (_("The model hears the first {window} s of this {clip} s clip (its window): "
+                   "the rest is left out.", window=f"{window:g}", clip=f"{clip:.1f}")
+                 if clip > window + 1e-6 else
+                 _("Columns stop where the clip ends: the rows put {share} of their weight on "
+                   "the silence Whisper pads every clip with, and are rescaled to sum to 1.",
+                   share=f"{pad:.1%}"))
+        st.caption(_("The model's own transcription (greedy): {text}. Each row is the step "
+                     "that writes its token.", text=md_code(a.meta.tgt_text)) + " " + heard)
     else:
-        st.caption(f"The model's own reading (greedy): {md_code(a.meta.tgt_text)}. Each row is "
-                   "the step that writes its token; columns are the image's patches.")
+        st.caption(_("The model's own reading (greedy): {text}. Each row is the step that "
+                     "writes its token; columns are the image's patches.",
+                     text=md_code(a.meta.tgt_text)))
     return a

@@ -12,6 +12,7 @@ from xattn.live.compute import derived
 from xattn.live.link import MODEL, SINKS, WORDS
 from xattn.live.models import TOY_PAIR, attention_of
 from xattn.sources import Attention, model_attention
+from xattn.ui.i18n import gettext as _
 from xattn.ui.state import PageState
 from xattn.ui.weights.controls import sentence_inputs
 
@@ -26,10 +27,11 @@ def loaded_model(name: str, *, show: bool = True):
         return found if found is not None else models.loaded_model(name)
     first = models.load_note(name)
     slot = st.empty()
-    with slot.status(f"Loading {name}{first}…") as status:
+    with slot.status(_("Loading {name}{first}…", name=name, first=first)) as status:
         found = models.loaded_model(name)
         failed = isinstance(found, str)
-        status.update(label=f"Could not load {name}" if failed else f"Loaded {name}",
+        status.update(label=_("Could not load {name}", name=name) if failed else
+                      _("Loaded {name}", name=name),
                       state="error" if failed else "complete", expanded=False)
     if not failed:
         slot.empty()         # loaded: the page goes on as if it always had been (a projector's
@@ -38,29 +40,29 @@ def loaded_model(name: str, *, show: bool = True):
 
 def _model_choice(state: PageState) -> str:
     sb = st.sidebar
-    sb.header("Model")
+    sb.header(_("Model"))
     from xattn.backends import offered_models
 
     offered = offered_models()
     name = state.value(MODEL, offered, why="(the server's list of models)")
-    sb.selectbox("Model", offered, key=MODEL.key,
-                 help="From the list this server allows (set by whoever deployed it); a link "
-                      "can only pick one of these. toy-en-fr: trained here on the toy "
-                      "English→French task, run in NumPy. A Whisper folder reads audio, a "
-                      "VisionEncoderDecoder folder reads an image.")
+    sb.selectbox(_("Model"), offered, key=MODEL.key,
+                 help=_("From the list this server allows (set by whoever deployed it); a "
+                        "link can only pick one of these. toy-en-fr: trained here on the toy "
+                        "English→French task, run in NumPy. A Whisper folder reads audio, a "
+                        "VisionEncoderDecoder folder reads an image."))
     return name
 
 
 def _controls(state: PageState, name: str) -> tuple[bool, bool]:
     sb = st.sidebar
     words = state.value(WORDS)
-    sb.toggle("Whole words (not subword pieces)", key=WORDS.key,
-              help="Attention to a word = the sum over its pieces; from a word = the mean over "
-                   "its pieces.")
+    sb.toggle(_("Whole words (not subword pieces)"), key=WORDS.key,
+              help=_("Attention to a word = the sum over its pieces; from a word = the mean "
+                     "over its pieces."))
     sinks = state.value(SINKS)
-    sb.toggle("Hide sink tokens and renormalise", key=SINKS.key,
-              help="Real models park much of their attention on </s> and punctuation. Hiding "
-                   "them drops those columns and rescales each row to sum to 1.")
+    sb.toggle(_("Hide sink tokens and renormalise"), key=SINKS.key,
+              help=_("Real models park much of their attention on </s> and punctuation. "
+                     "Hiding them drops those columns and rescales each row to sum to 1."))
     return words, sinks
 
 
@@ -92,8 +94,8 @@ def model_source(state: PageState) -> Attention | None:
         return None
     a = model_attention(result, hide_sinks=sinks, loaded=loaded)
     if result.translated:
-        st.caption(f"The model's own translation (greedy): {md_code(result.tgt_text)}. Each row "
-                   "is the step that produces its target token.")
+        st.caption(_("The model's own translation (greedy): {text}. Each row is the step "
+                     "that produces its target token.", text=md_code(result.tgt_text)))
     _sink_note(result, a, sinks)
     return a
 
@@ -102,14 +104,14 @@ def _sink_note(result, a: Attention, hidden: bool) -> None:
     from xattn.subwords import sink_columns
 
     if hidden and a.translation.hidden is not None:
-        st.caption(f"Hidden: special tokens and punctuation took {a.translation.hidden.mean():.1%}"
-                   " of the "
-                   "weight (all layers, heads and rows); the rest is scaled to sum to 1.")
+        st.caption(_("Hidden: special tokens and punctuation took {share} of the weight (all "
+                     "layers, heads and rows); the rest is scaled to sum to 1.",
+                     share=f"{a.translation.hidden.mean():.1%}"))
         return
     sinks = sink_columns(list(result.src_tokens))
     if sinks.any():
         mass = float(np.asarray(result.weights)[..., sinks].sum(axis=-1).mean())
         names = ", ".join(md_code(t) for t, s in zip(result.src_tokens, sinks, strict=True) if s)
-        st.caption(f"The sink tokens {names} take {mass:.1%} of the weight (all layers, heads "
-                   "and rows): models park attention there. *Hide sink tokens* (sidebar) drops "
-                   "them.")
+        st.caption(_("The sink tokens {names} take {share} of the weight (all layers, heads "
+                     "and rows): models park attention there. *Hide sink tokens* (sidebar) "
+                     "drops them.", names=names, share=f"{mass:.1%}"))

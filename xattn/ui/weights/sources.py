@@ -43,6 +43,7 @@ from xattn.live.link import (
 )
 from xattn.sources import SOURCES, Attention, default_layer, random_attention
 from xattn.tokenize import splits_words
+from xattn.ui.i18n import N_
 from xattn.ui.i18n import gettext as _
 from xattn.ui.state import Notice, PageState
 from xattn.ui.weights.controls import (
@@ -60,7 +61,8 @@ __all__ = ["weights_source", "layer_control", "foreign_settings", "PageSource", 
 def weights_choice(state: PageState) -> str:
     source = state.value(WEIGHTS)
     st.sidebar.radio(_("Weights"), SOURCES, key=WEIGHTS.key,
-                     captions=[PAGE_SOURCES[s].caption for s in SOURCES],
+                     captions=[_(PAGE_SOURCES[s].caption) for s in SOURCES],
+                     format_func={s: _(s) for s in _NAMES}.get,   # the link keeps the value
                      help=_("Where the attention weights come from. Every view shows the "
                             "chosen weights; the controls below belong to them."))
     return source
@@ -149,19 +151,21 @@ class PageSource:
     params: tuple[Param, ...]
 
 
+_NAMES = (N_("random"), N_("trained"), N_("model"), N_("file"))   # SOURCES as the page says
 PAGE_SOURCES = {
     "random": PageSource(
-        "random projections from a seed: patterns from the seed, not from language",
+        N_("random projections from a seed: patterns from the seed, not from language"),
         ":material/casino:", _random,
         (SRC, TGT, D_MODEL, HEADS, SEED, TOK, EMB, POS, MASK, PAD, K, WINDOW)),
     "trained": PageSource(
-        "the same module trained on a toy English→French task", ":material/school:",
+        N_("the same module trained on a toy English→French task"), ":material/school:",
         trained_source, (TR_SRC, TR_TGT, TR_HEADS, TR_STEPS, TR_SEED)),
     "model": PageSource(
-        "a real translation model, run in NumPy (by default one trained here on the toy "
-        "task)", ":material/translate:", model_source, (SRC, TGT, MODEL, WORDS, SINKS, LAYER)),
+        N_("a real translation model, run in NumPy (by default one trained here on the toy "
+           "task)"), ":material/translate:", model_source,
+        (SRC, TGT, MODEL, WORDS, SINKS, LAYER)),
     "file": PageSource(
-        "an .npz file of attention weights from any model", ":material/description:",
+        N_("an .npz file of attention weights from any model"), ":material/description:",
         file_source, (LAYER,)),
 }
 if tuple(PAGE_SOURCES) != SOURCES:

@@ -33,27 +33,29 @@ from xattn.pairs import Problem, gold_text, read_pair
 from xattn.sources import Attention, trained_attention
 from xattn.train import TrainConfig
 from xattn.ui.charts import show_chart
-from xattn.ui.i18n import page_lang
+from xattn.ui.i18n import N_, page_lang
+from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState, text_value
 from xattn.ui.weights.progress import page_progress
 
 DEFAULT_SRC = TR_SRC.default
 
-TASK = """
-**The task.** Each French (target) word must *retrieve the English (source) word it
-translates*: *chat* must look at *cat* and *rouge* at *red*, although French moves the adjective
-after the noun, and each *le* must pick its own *the*. The model is the cross-attention of the
-other tabs, one layer: the queries are the French words' vectors plus their positions, the keys
-and values the English words' vectors plus theirs.
-
-**The training.** Random sentences from a small grammar over the lexicon below, with their
-known word alignment. The output at each French word must reproduce the vector of its aligned
-English word (mean squared error), and attention is the only route to it. The word vectors
-stay fixed: nothing but $W^Q, W^K, W^V, W^O$ is trained (Adam, 32 sentences a step).
-A French word counts as **aligned** when the English word it attends to most (averaged over
-heads) is its gold word; *exact* also requires the right position, e.g. the right *the*.
-"""
+# The toy task told in two paragraphs, each a message (translated where drawn)
+TASK = (
+    N_("**The task.** Each French (target) word must *retrieve the English (source) word it "
+       "translates*: *chat* must look at *cat* and *rouge* at *red*, although French moves the "
+       "adjective after the noun, and each *le* must pick its own *the*. The model is the "
+       "cross-attention of the other tabs, one layer: the queries are the French words' vectors "
+       "plus their positions, the keys and values the English words' vectors plus theirs."),
+    N_("**The training.** Random sentences from a small grammar over the lexicon below, with "
+       "their known word alignment. The output at each French word must reproduce the vector of "
+       "its aligned English word (mean squared error), and attention is the only route to it. "
+       "The word vectors stay fixed: nothing but $W^Q, W^K, W^V, W^O$ is trained (Adam, 32 "
+       "sentences a step). A French word counts as **aligned** when the English word it attends "
+       "to most (averaged over heads) is its gold word; *exact* also requires the right "
+       "position, e.g. the right *the*."),
+)
 
 
 PAIR_COLUMNS = {  # column of the per-pair table: (label, help, number format)
@@ -117,17 +119,17 @@ def lexicon_table(categories: tuple[str, ...]) -> dict[str, list]:
 # ----------------------------------------------------------------------- the source
 def training_controls(state: PageState) -> TrainConfig:
     sb = st.sidebar
-    sb.header("Training")
+    sb.header(_("Training"))
     heads = state.value(TR_HEADS, TR_HEAD_CHOICES, why="(1, 2, 4 or 8 heads of d_model 32)")
-    sb.select_slider("Number of heads", TR_HEAD_CHOICES, key=TR_HEADS.key,
-                     help="d_model is 32, so each head gets 32 / h dimensions.")
+    sb.select_slider(_("Number of heads"), TR_HEAD_CHOICES, key=TR_HEADS.key,
+                     help=_("d_model is 32, so each head gets 32 / h dimensions."))
     steps = state.value(TR_STEPS, TR_STEP_CHOICES, why="(25, 50, 100, 200 or 400 steps)")
-    sb.select_slider("Training steps", TR_STEP_CHOICES, key=TR_STEPS.key,
-                     help="Adam updates, each on 32 fresh random sentences.")
+    sb.select_slider(_("Training steps"), TR_STEP_CHOICES, key=TR_STEPS.key,
+                     help=_("Adam updates, each on 32 fresh random sentences."))
     seed = state.value(TR_SEED)
-    sb.number_input("Training seed", 0, TR_MAX_SEED, step=1, key=TR_SEED.key,
-                    help="Draws the random starting weights and the training sentences: another "
-                         "seed, other heads.")
+    sb.number_input(_("Training seed"), 0, TR_MAX_SEED, step=1, key=TR_SEED.key,
+                    help=_("Draws the random starting weights and the training sentences: "
+                           "another seed, other heads."))
     return TrainConfig(n_heads=int(heads), steps=int(steps), seed=int(seed))
 
 
@@ -141,11 +143,11 @@ def training_panel(config: TrainConfig, font_scale: float = 1.0) -> Evaluated | 
     try:
         run, made = obtain(config, page_progress(bar_slot, live_curve))
     except ValueError as err:  # not expected with the offered choices; never a traceback
-        st.error(f"Training failed: {err}", icon=":material/error:")
+        st.error(_("Training failed: {why}", why=err), icon=":material/error:")
         return None
     live_curve.empty()
-    with st.expander("The toy task and its training run: loss curve, held-out accuracy"):
-        st.markdown(TASK)
+    with st.expander(_("The toy task and its training run: loss curve, held-out accuracy")):
+        st.markdown("\n\n".join(_(paragraph) for paragraph in TASK))
         left, right = st.columns([3, 2], gap="large")
         curve_slot = left.empty()
         stem = f"xattn-trained-{config.n_heads}heads-{config.steps}steps-seed{config.seed}"
@@ -153,11 +155,13 @@ def training_panel(config: TrainConfig, font_scale: float = 1.0) -> Evaluated | 
                                lang=page_lang()),
                    key="tr_loss",
                    name=f"{stem}-loss", where=curve_slot,
-                   alt="Line chart of the training loss per step, falling.")
-        left.caption(f"Trained just now in {run.seconds:.1f} s and stored for the whole class: "
-                     "anyone choosing these settings gets this very run." if made else
-                     f"The class's shared run of these settings (it trained once, in "
-                     f"{run.seconds:.1f} s). Change heads, steps or seed to train another.")
+                   alt=_("Line chart of the training loss per step, falling."))
+        seconds = f"{run.seconds:.1f}"
+        left.caption(_("Trained just now in {seconds} s and stored for the whole class: anyone "
+                       "choosing these settings gets this very run.", seconds=seconds) if made
+                     else _("The class's shared run of these settings (it trained once, in "
+                            "{seconds} s). Change heads, steps or seed to train another.",
+                            seconds=seconds))
         with right:
             accuracy_summary(run)
     return run
@@ -166,38 +170,41 @@ def training_panel(config: TrainConfig, font_scale: float = 1.0) -> Evaluated | 
 def accuracy_summary(run: Evaluated) -> None:
     (tw, te), (uw, ue), (cw, ce) = (run.accuracy[k] for k in ("trained", "untrained", "chance"))
     n = len(run.result.heldout)
-    st.metric("Held-out word accuracy (trained)", f"{tw:.1%}",
-              delta=f"{100 * (tw - uw):+.1f} points over the random start",
-              help=f"On {n} test sentences never seen in training: share of French words whose "
-                   "strongest attention (averaged over heads) falls on their gold English word.")
+    st.metric(_("Held-out word accuracy (trained)"), f"{tw:.1%}",
+              delta=_("{points} points over the random start", points=f"{100 * (tw - uw):+.1f}"),
+              help=_("On {n} test sentences never seen in training: share of French words "
+                     "whose strongest attention (averaged over heads) falls on their gold "
+                     "English word.", n=n))
     st.dataframe({"model": ["trained", "untrained (random start)", "chance (random guess)"],
                   "word": [f"{tw:.1%}", f"{uw:.1%}", f"{cw:.1%}"],
                   "exact (right position)": [f"{te:.1%}", f"{ue:.1%}", f"{ce:.1%}"]},
                  hide_index=True)
-    st.caption(f"{n} held-out sentences. *Word*: either *the* counts for *le*; *exact*: it must "
-               "be the right one. *Chance*: the strongest weight falls on a random source word.")
+    st.caption(_("{n} held-out sentences. *Word*: either *the* counts for *le*; *exact*: it "
+                 "must be the right one. *Chance*: the strongest weight falls on a random "
+                 "source word.", n=n))
 
 
 def sentence_controls(state: PageState) -> tuple[str, str]:
     left, right = st.columns(2)
     src, tgt = text_value(state, TR_SRC), text_value(state, TR_TGT)
-    left.text_input("English sentence (source: keys and values)", key=TR_SRC.key,
+    left.text_input(_("English sentence (source: keys and values)"), key=TR_SRC.key,
                     max_chars=TR_SRC.max_chars,
-                    help="Words of the lexicon below; e.g. 'a sad king follows the dog'.")
-    right.text_input("French sentence (target: queries), optional", key=TR_TGT.key,
-                     max_chars=TR_TGT.max_chars, placeholder="empty: translated by the grammar",
-                     help="Leave empty to translate the English with the grammar. Typed "
-                          "French is aligned word by word through the lexicon.")
+                    help=_("Words of the lexicon below; e.g. 'a sad king follows the dog'."))
+    right.text_input(_("French sentence (target: queries), optional"), key=TR_TGT.key,
+                     max_chars=TR_TGT.max_chars,
+                     placeholder=_("empty: translated by the grammar"),
+                     help=_("Leave empty to translate the English with the grammar. Typed "
+                            "French is aligned word by word through the lexicon."))
     return src, tgt
 
 
 def lexicon_expander() -> None:
-    with st.expander(f"The lexicon: the {len(LEXICON)} English words the model knows, with "
-                     "their French"):
-        st.caption("Sentences follow one pattern: *determiner (adjective) noun verb*, and for a "
-                   "transitive verb a second *determiner (adjective) noun*. French puts the "
-                   "adjective after the noun, and *le/la*, *un/une*, *ce/cette* follow the "
-                   "noun's gender (m/f).")
+    with st.expander(_("The lexicon: the {n} English words the model knows, with their "
+                       "French", n=len(LEXICON))):
+        st.caption(_("Sentences follow one pattern: *determiner (adjective) noun verb*, and for "
+                     "a transitive verb a second *determiner (adjective) noun*. French puts the "
+                     "adjective after the noun, and *le/la*, *un/une*, *ce/cette* follow the "
+                     "noun's gender (m/f)."))
         groups = (("determiner", "verb"), ("noun",), ("adjective",))
         for col, categories in zip(st.columns(3), groups, strict=True):
             table = lexicon_table(categories)
@@ -219,9 +226,10 @@ def trained_source(state: PageState, *, untrained: bool = False) -> Attention | 
         show(pair.message, icon=f":material/{pair.level}:")   # material: no emoji font needed
         return None
     loose = [t for t, j in zip(pair.target, pair.alignment, strict=True) if j is None]
-    st.caption(f"Gold alignment: {gold_text(pair)}"
-               + (f". No unused English word translates {', '.join(map(md_code, loose))}: no "
-                  "gold mark there, and left out of the accuracy." if loose else ""))
+    st.caption(_("Gold alignment: {links}", links=gold_text(pair))
+               + (". " + _("No unused English word translates {words}: no gold mark there, and "
+                           "left out of the accuracy.", words=", ".join(map(md_code, loose)))
+                  if loose else ""))
     return trained_attention(run, pair, untrained=untrained)
 
 
@@ -230,15 +238,16 @@ def gold_statistics(scores: GoldScores, stats: dict[str, np.ndarray]) -> None:
     """Weights with a gold alignment: this pair's per-head scores and each head on held-out
     sentences (``stats``: ``head_statistics`` of the layer shown)."""
     word, n_gold = scores.word, scores.n_gold
-    st.markdown("#### On this sentence pair")
-    st.metric("Aligned words in this sentence (heads averaged)",
-              "n/a" if np.isnan(word) else f"{round(word * n_gold)} of {n_gold}",
-              help=f"Exact (right position): {pct(scores.exact)}.")
+    st.markdown("#### " + _("On this sentence pair"))
+    st.metric(_("Aligned words in this sentence (heads averaged)"),
+              "n/a" if np.isnan(word) else _("{n} of {total}", n=round(word * n_gold),
+                                             total=n_gold),
+              help=_("Exact (right position): {share}.", share=pct(scores.exact)))
     st.dataframe(pair_table(scores, stats), hide_index=True,
                  column_config=_column_config(PAIR_COLUMNS, narrow=True))
-    st.markdown("#### Which head learned what")
-    st.caption(f"Each trained head on its own, on the {scores.n_heldout} held-out "
-               "sentences: where does its strongest weight fall?")
+    st.markdown("#### " + _("Which head learned what"))
+    st.caption(_("Each trained head on its own, on the {n} held-out sentences: where does its "
+                 "strongest weight fall?", n=scores.n_heldout))
     st.markdown("\n".join(f"- {line}" for line in scores.sentences))
     st.dataframe(heldout_table(scores), hide_index=True,
                  column_config=_column_config(HELDOUT_COLUMNS))
@@ -249,11 +258,11 @@ def default_trained(a: Attention) -> Attention | None:
     why these sentences cannot be shown by it."""
     config = TrainConfig()
     bar_slot, curve_slot = st.empty(), st.empty()
-    run, _ = obtain(config, page_progress(bar_slot, curve_slot))
+    run, _made = obtain(config, page_progress(bar_slot, curve_slot))
     pair = read_pair(" ".join(a.src_tokens), " ".join(a.tgt_tokens))
     if isinstance(pair, Problem):
-        st.info("B cannot be the trained weights here: the toy model knows only the words of "
-                "its lexicon (choose *trained* weights in the sidebar to see it). "
-                + pair.message, icon=":material/info:")
+        st.info(_("B cannot be the trained weights here: the toy model knows only the words "
+                  "of its lexicon (choose *trained* weights in the sidebar to see it).")
+                + " " + pair.message, icon=":material/info:")
         return None
     return trained_attention(run, pair)

@@ -29,18 +29,30 @@ from xattn.attnfile import (
 )
 from xattn.literal import md_code
 from xattn.sources import Attention, file_attention
+from xattn.ui.i18n import N_, ngettext
+from xattn.ui.i18n import gettext as _
 
-__all__ = ["file_source", "FORMAT", "LIMITS", "FILE_KEY", "UPLOAD_MB"]
+__all__ = ["file_source", "format_text", "FORMAT", "LIMITS", "FILE_KEY", "UPLOAD_MB"]
 
 UPLOAD_MB = MAX_BYTES // 10**6      # what the uploader is told, in its megabytes
 FILE_KEY = "_xattn_file"            # session state: (file_id, AttentionFile or problems)
-LIMITS = (f"At most {size_text(MAX_BYTES)}, {MAX_LAYERS} layers × {MAX_HEADS} heads and "
-          f"{MAX_TOKENS} tokens a side (the page shows no more).")
-FORMAT = ("An `.npz` holding `cross_attention`, shape (layers, heads, target, source) or (heads, "
-          "target, source), each row summing to 1 (or all zero), and `src_tokens`, "
-          "`tgt_tokens` as strings; optionally `model`, `src_text`, `tgt_text`. " + LIMITS +
-          " The page's own *Download everything as .npz* button is one; so is "
-          "`python -m xattn.torch_models export`.")
+# The file's limits and format as messages (said in the page's language by `format_text`);
+# LIMITS and FORMAT are their English.
+_LIMITS = N_("At most {size}, {layers} layers × {heads} heads and {tokens} tokens a side (the "
+             "page shows no more).")
+_SIZES = dict(size=size_text(MAX_BYTES), layers=MAX_LAYERS, heads=MAX_HEADS, tokens=MAX_TOKENS)
+_FORMAT = N_("An `.npz` holding `cross_attention`, shape (layers, heads, target, source) or "
+             "(heads, target, source), each row summing to 1 (or all zero), and `src_tokens`, "
+             "`tgt_tokens` as strings; optionally `model`, `src_text`, `tgt_text`. {limits} The "
+             "page's own *Download everything as .npz* button is one; so is `python -m "
+             "xattn.torch_models export`.")
+LIMITS = _LIMITS.format(**_SIZES)
+FORMAT = _FORMAT.format(limits=LIMITS)
+
+
+def format_text() -> str:
+    """`FORMAT` in the page's language."""
+    return _(_FORMAT, limits=_(_LIMITS, **_SIZES))
 
 
 def _checked(upload) -> AttentionFile | list[str]:
@@ -61,24 +73,26 @@ def file_source(state) -> Attention | None:
     """The uploaded file's weights, or None after saying what is wrong with it (one problem a
     line). The file stays while *file* is the chosen weights."""
     sb = st.sidebar
-    sb.header("Attention file")
-    upload = sb.file_uploader("Attention weights (.npz)", type=["npz"], key="upload",
-                              max_upload_size=UPLOAD_MB, help=FORMAT)
+    sb.header(_("Attention file"))
+    upload = sb.file_uploader(_("Attention weights (.npz)"), type=["npz"], key="upload",
+                              max_upload_size=UPLOAD_MB, help=format_text())
     if upload is None:
         st.session_state.pop(FILE_KEY, None)
-        st.info("Upload a file of attention weights in the sidebar. " + FORMAT,
+        st.info(_("Upload a file of attention weights in the sidebar.") + " " + format_text(),
                 icon=":material/upload_file:")
         return None
     loaded = _checked(upload)
     if isinstance(loaded, list):
         n = len(loaded)
-        st.error(f"The file {md_code(upload.name)} cannot be shown ({n} "
-                 f"problem{'s' if n > 1 else ''}, one a line below). " + FORMAT,
+        st.error(ngettext("The file {name} cannot be shown ({n} problem, one a line below).",
+                          "The file {name} cannot be shown ({n} problems, one a line below).",
+                          n, name=md_code(upload.name)) + " " + format_text(),
                  icon=":material/error:")
         st.code("\n".join(loaded), language=None, wrap_lines=True)
         return None
-    texts = [f"{side}: {md_code(text)}" for side, text in (("source", loaded.src_text),
-                                                            ("target", loaded.tgt_text)) if text]
+    texts = [f"{side}: {md_code(text)}" for side, text in ((_("source"), loaded.src_text),
+                                                            (_("target"), loaded.tgt_text))
+             if text]
     if texts:
-        st.caption("From the file, " + " · ".join(texts))
+        st.caption(_("From the file,") + " " + " · ".join(texts))
     return file_attention(loaded, upload.name)
