@@ -164,3 +164,50 @@ def test_docs_views_md_quotes_the_shipped_model_s_banner():
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "views.md")
                    .read_text(encoding="utf-8").split())
     assert f'"{a.describe(default_layer(a.n_layers) - 1)}"' in doc
+
+
+def test_held_out_examples_are_made_once_per_reading_and_specials(trained, monkeypatch):
+    """A lesson's step asks its weights' held-out examples for its answer, its slips and its
+    chart, in each language its class reads: the module runs on them once per (reading,
+    specials), and what every caller shares cannot be written to."""
+    import xattn.alignlab
+    from xattn.alignment import evaluate
+    from xattn.sources import trained_attention
+
+    runs = []
+    real = xattn.alignlab.toy_examples
+
+    def counted(*args):
+        runs.append(len(args[2]))
+        return real(*args)
+    monkeypatch.setattr(xattn.alignlab, "toy_examples", counted)
+    a = trained_attention(evaluate(trained, 1.0), translate("the red cat sees the dog"))
+    first = a.heldout(False)
+    assert a.heldout(False) is first and len(runs) == 1
+    assert a.heldout(False, specials=True) is not first and len(runs) == 2
+    assert a.heldout(False, specials=True) is a.heldout(False, specials=True) and len(runs) == 2
+    w, _ = first[0]
+    with pytest.raises(ValueError, match="read-only"):
+        w[...] = 0
+
+
+def test_a_models_held_out_examples_are_made_once():
+    import xattn.translator
+    from xattn.encdec import cross_attention, load_encdec
+
+    model = load_encdec()
+    a = model_attention(cross_attention(model, "the red cat sees the dog"), loaded=model)
+    b = model_attention(cross_attention(model, "the dog sees the cat"), loaded=model)
+    calls = []
+    real = xattn.translator.word_level
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(xattn.translator, "word_level", counted)
+        first = a.heldout(False)
+        n = len(calls)
+        assert n == len(first) and a.heldout(False) is first and len(calls) == n
+        b.heldout(False)                         # another step's weights: their own
+        assert len(calls) == 2 * n
