@@ -245,14 +245,15 @@ def _room_message(view, lesson, earlier, language, n, case) -> Message:
                    question, personal, bool(asks and view.confidence), language=language)
 
 
-def warm(lesson: Lesson) -> None:
-    """Make every step's words and answer charts of ``lesson`` now (a process that sees a
-    room of it first): a move to a step this process has not shown then costs a message, not
-    a model's load."""
+def warm(lesson: Lesson, language: str | None = None) -> None:
+    """Make every step's words and answer charts of ``lesson`` now, in ``language`` (default:
+    the lesson's own), as a process that sees a room of it first does for each language its
+    phones read: a move to a step this process has not shown then costs a message, not a
+    model's load nor a step told again in that language."""
     for n in range(1, len(lesson.steps) + 1):
         try:
-            step_part(lesson, n)
-            a, told = class_step(lesson, n)
+            step_part(lesson, n, 0, language)
+            a, told = class_step(lesson, n, language=language)
         except StepUnavailable:
             continue
         question = told.question or NO_QUESTION
