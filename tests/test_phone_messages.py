@@ -41,3 +41,18 @@ def test_a_few_distinct_numbers_keep_a_bar_each():
     msg = room_message(RoomView("HJK23M", 2, 14, "revealed", 1, q, counts, 36, 36), SHIPPED)
     (panel,) = json.loads(msg.room)["answer"]["charts"][0]["panels"]
     assert panel["x"] == ["0.90", "1.00", "2.00"] and panel["series"][0]["y"] == [5.0, 30.0, 1.0]
+
+
+def test_the_class_against_the_heads_is_in_each_phones_language():
+    """Step 14's table names the heads in each phone's language, whichever language was
+    built first (it was made once for every language: English and French phones read the
+    Arabic head names)."""
+    from xattn.live.build import messages_by_language
+
+    _, told = class_step(SHIPPED, 14)
+    q = told.question
+    view = RoomView("HJK23M", 14, 14, "revealed", 1, q, {(0, 0): 3, (1, 1): 2}, 3, 3)
+    built = messages_by_language(view, SHIPPED, None, ("ar", "en", "fr"))
+    table = {lang: json.loads(built[lang].room)["answer"]["versus"] for lang in built}
+    assert "الرأس" in table["ar"] and "الرأس" not in table["en"] + table["fr"]
+    assert "layer 2, head 4" in table["en"] and "head 4" not in table["fr"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from xattn.figures.aligns import versus_figure
 from xattn.lesson import Told, Versus, versus
 from xattn.live.compute import derived, figure
+from xattn.words import language
 
 __all__ = ["class_versus", "versus_chart", "ALT"]
 
@@ -25,8 +26,9 @@ def _counted(counts: dict) -> tuple:
 
 def class_versus(a, counts: dict, n_answered: int, who: str = "the class") -> Versus:
     """``who``'s majority alignment beside every layer and head, once per server for these
-    weights and counts."""
-    return derived(("versus", a.key, who, _counted(counts), int(n_answered)),
+    weights and counts in the context's language (``xattn.words.speaking``: its table names
+    the heads in it)."""
+    return derived(("versus", a.key, who, _counted(counts), int(n_answered), language()),
                    lambda: versus(a, counts, n_answered, who))
 
 
