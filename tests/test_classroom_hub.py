@@ -143,7 +143,7 @@ class Languages(Builder):
 
     def __init__(self):
         super().__init__()
-        self.by_language = {}
+        self.by_language, self.ahead = {}, []
 
     def __call__(self, view, languages):
         made = {}
@@ -159,9 +159,13 @@ class Languages(Builder):
                 if "verdict" in out:
                     out["verdict"] = f"[{lang}] {out['verdict']}"
                 return out
+            def ahead(text, lang=lang):
+                with self.lock:
+                    self.ahead.append((lang, text))
             made[lang] = Message(message.key, message.room, message.step, message.round,
                                  message.question, personal, message.confidence,
-                                 language=lang)
+                                 language=lang,
+                                 ahead=ahead if view.phase != "revealed" else None)
         return made
 
 
@@ -618,3 +622,32 @@ def test_only_a_host_stream_with_the_rooms_key_keeps_it_taught(backend, monkeypa
     with pytest.raises(RoomEnded):          # as if ended: the hub's snapshot is not given back
         store.room_view(kept)
     assert store.room_view(taught).step == 1 and store.room_view(lecturer).step == 1
+
+
+def test_an_answer_saved_here_has_its_verdict_made_ahead_in_its_phones_languages(store):
+    """While a step asks, each answer a phone of this process sends has its verdict made
+    ahead (``Message.ahead``, in the builders' threads), in each language its open streams
+    read, so that the reveal finds it made; an answer stored by another process is not."""
+    code, secret = store.create_room(QUESTIONS)
+    build = Languages()
+    me, other = new_student_id(), new_student_id()
+
+    async def main():
+        hub = Hub(store, build)
+        hub.start()
+        try:
+            phones = [hub.subscribe(code, me, lang="fr"), hub.subscribe(code, me, lang="ar")]
+            for f in phones:
+                await until(f, room_state(1))
+            store.answer(code, 1, other, "same")                 # another process's phone
+            receipt = await hub.answer(code, me, 1, 1, "down")
+            assert receipt.state == "saved"
+            for _ in range(100):
+                if len(build.ahead) >= 2:
+                    break
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.1)
+            assert sorted(build.ahead) == [("ar", "1"), ("fr", "1")]
+        finally:
+            hub.stop()
+    run(main())

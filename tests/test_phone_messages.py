@@ -43,6 +43,37 @@ def test_a_few_distinct_numbers_keep_a_bar_each():
     assert panel["x"] == ["0.90", "1.00", "2.00"] and panel["series"][0]["y"] == [5.0, 30.0, 1.0]
 
 
+def test_a_verdict_made_ahead_while_the_step_asks_is_the_reveals_own(monkeypatch):
+    """While a step asks, its message makes an answer's verdict ahead (``Message.ahead``, as
+    the hub does when a phone's answer is saved): the reveal's own part finds it made (no
+    verdict judged again) and says the same as one made at the reveal; each language its
+    own words."""
+    import xattn.live.messages as messages_module
+
+    _, told = class_step(SHIPPED, 2, language="fr")
+    q = told.question
+    monkeypatch.setattr(messages_module, "_judged_kept", type(messages_module._judged_kept)())
+    judged = []
+    real = messages_module.verdict
+
+    def counted(told, answer):
+        judged.append(answer)
+        return real(told, answer)
+    monkeypatch.setattr(messages_module, "verdict", counted)
+    text = q.encode(0.37)
+    asking = RoomView("HJK23M", 2, 14, "asking", 1, q)
+    revealed = RoomView("HJK23M", 2, 14, "revealed", 1, q, {0.37: 1}, 1, 1)
+    for lang in ("fr", "ar"):
+        room_message(asking, SHIPPED, None, lang).ahead(text)
+    assert len(judged) == 2
+    fr, ar = (room_message(revealed, SHIPPED, None, lang).personal(text) for lang in ("fr", "ar"))
+    assert len(judged) == 2                               # found made
+    assert "0,37" in fr["verdict"] and fr["verdict"] != ar["verdict"] and fr["mine"] == 0.37
+    monkeypatch.setattr(messages_module, "_judged_kept", type(messages_module._judged_kept)())
+    assert room_message(revealed, SHIPPED, None, "fr").personal(text) == fr   # made anew
+    assert room_message(revealed, SHIPPED, None, "fr").ahead is None          # revealed: none
+
+
 def test_the_class_against_the_heads_is_in_each_phones_language():
     """Step 14's table names the heads in each phone's language, whichever language was
     built first (it was made once for every language: English and French phones read the

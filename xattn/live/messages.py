@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import replace
 
 # Whole before any figure is built in a thread (see xattn/ui/page.py: Plotly looks pandas up
@@ -229,20 +231,52 @@ def _room_message(view, lesson, earlier, language, n, case) -> Message:
     judged = labelled(told, shown)
     label = dict(zip(view.question.choices, shown, strict=True)) if shown else {}
 
+    def judge(text: str | None) -> dict:
+        """What the reveal tells the answer ``text`` (None: no answer): its verdict (HTML) and
+        the steps to revisit, the same for every room on this step in this language."""
+        mine = None if text is None else view.question.decode(text)
+        with speaking(language):
+            said = to_html(verdict(judged, label.get(mine, mine) if label else mine)
+                           if mine is not None else
+                           say("You did not predict this step: here is the answer."))
+        return {"verdict": said, "surprise": surprise(told, mine)}
+
+    def judged_once(text: str | None) -> dict:
+        return _judged((lesson.digest, n, case, language, view.question, text),
+                       lambda: judge(text))
+
     def personal(text: str | None) -> dict:
         mine = None if text is None or question is None else question.decode(text)
         out = {"mine": plain(mine)}
         if revealed and question is not None:
-            with speaking(language):           # made later, on the loop, once per answer
-                out["verdict"] = to_html(verdict(judged, label.get(mine, mine) if label else mine)
-                                         if mine is not None else
-                                         say("You did not predict this step: here is the "
-                                             "answer."))
-            out["surprise"] = surprise(told, mine)     # the phone's steps to revisit
+            out.update(judged_once(text))
         return out
 
     return Message((view.code, view.version, view.phase, n, view.round), body, n, view.round,
-                   question, personal, bool(asks and view.confidence), language=language)
+                   question, personal, bool(asks and view.confidence), language=language,
+                   ahead=judged_once if asks and not revealed else None)
+
+
+MAX_JUDGED = 8192     # answers' verdicts kept (about 1 kB each): a class of 1,000, six steps ahead
+_judged_lock = threading.Lock()
+_judged_kept: OrderedDict = OrderedDict()
+
+
+def _judged(key: tuple, make) -> dict:
+    """``make()``, the verdict of one answer on one step in one language (``key``), made once
+    per process: while a step asks, the hub makes the verdict of each answer its phones send
+    (``Message.ahead``), so that the reveal finds it made."""
+    with _judged_lock:
+        made = _judged_kept.get(key)
+        if made is not None:
+            _judged_kept.move_to_end(key)
+            return made
+    made = make()
+    with _judged_lock:
+        _judged_kept[key] = made
+        while len(_judged_kept) > MAX_JUDGED:
+            _judged_kept.popitem(last=False)
+    return made
 
 
 def warm(lesson: Lesson, language: str | None = None) -> None:
