@@ -87,3 +87,29 @@ def test_the_class_against_the_heads_is_in_each_phones_language():
     table = {lang: json.loads(built[lang].room)["answer"]["versus"] for lang in built}
     assert "الرأس" in table["ar"] and "الرأس" not in table["en"] + table["fr"]
     assert "layer 2, head 4" in table["en"] and "head 4" not in table["fr"]
+
+
+def test_the_charts_of_one_move_are_made_once_for_all_its_languages(monkeypatch):
+    """A move's messages in several languages share the reveal's charts, which take no
+    language (made once: each language's took 2-3 ms of Plotly); each keeps its own words."""
+    import xattn.live.messages as messages_module
+    from xattn.live.build import messages_by_language
+
+    made = []
+    real = messages_module.phone_chart
+
+    def counted(fig, **kwargs):
+        made.append(kwargs.get("alt"))
+        return real(fig, **kwargs)
+    monkeypatch.setattr(messages_module, "phone_chart", counted)
+    _, told = class_step(SHIPPED, 14)
+    q = told.question
+    view = RoomView("HJK23M", 14, 14, "revealed", 1, q, {(0, 0): 3, (2, 1): 2}, 3, 3)
+    built = messages_by_language(view, SHIPPED, None, ("ar", "en", "fr"))
+    rooms = {lang: json.loads(built[lang].room) for lang in built}
+    assert len(made) == 1
+    assert rooms["ar"]["answer"]["charts"] == rooms["en"]["answer"]["charts"] \
+        == rooms["fr"]["answer"]["charts"]
+    assert rooms["fr"]["answer"]["text"] != rooms["en"]["answer"]["text"]
+    room_message(view, SHIPPED, None, "de")                 # alone: its own charts
+    assert len(made) == 2

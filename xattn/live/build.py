@@ -48,12 +48,14 @@ def build(view: RoomView, languages: tuple[str, ...] = ("en",)) -> dict[str, Mes
 
 def messages_by_language(view: RoomView, lesson, before, languages) -> dict[str, Message]:
     """``view``'s message for each of ``languages``: one ``room_message`` per language the
-    lesson speaks among them (a language it lacks shares its own language's)."""
+    lesson speaks among them (a language it lacks shares its own language's), sharing the
+    reveal's charts (``xattn.live.messages.one_move``)."""
     from xattn.live import messages
 
     words = {lang: words_in(lesson, lang) for lang in languages}
-    built = {said: messages.room_message(view, lesson, before, said)
-             for said in dict.fromkeys(words.values())}
+    with messages.one_move():             # the charts, which take no language, made once
+        built = {said: messages.room_message(view, lesson, before, said)
+                 for said in dict.fromkeys(words.values())}
     return {lang: built[words[lang]] for lang in languages}
 
 
