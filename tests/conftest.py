@@ -114,6 +114,8 @@ SLOW_TESTS = (
     "tests/test_train.py::test_timelapse_is_identical_in_another_process",
     "tests/test_ui_state.py::test_every_control_is_a_url_parameter",
     "tests/test_ui_state.py::test_a_fresh_server_process_knows_every_parameter",
+    # the default lesson's questions and its steps made in two languages, then a class
+    "tests/test_bench_moves.py::",
 )
 
 

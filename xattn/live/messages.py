@@ -283,7 +283,7 @@ def _room_message(view, lesson, earlier, language, n, case) -> Message:
                    ahead=judged_once if asks and not revealed else None)
 
 
-MAX_JUDGED = 8192     # answers' verdicts kept (about 1 kB each): a class of 1,000, six steps ahead
+MAX_JUDGED = 8192     # verdicts kept (about 1 kB each): 500 phones' answers to 16 steps
 _judged_lock = threading.Lock()
 _judged_kept: OrderedDict = OrderedDict()
 
