@@ -119,6 +119,8 @@ SLOW_TESTS = (
     # every step of the default lesson built in en, fr and ar, asking and revealed (~6 s)
     "tests/test_verdict_languages.py::test_no_frame_of_a_shipped_lesson_reads_english_in_french"
     "_or_arabic[cross-attention]",
+    # the default lesson's questions and its steps made in two languages, then a class
+    "tests/test_bench_moves.py::",
 )
 
 

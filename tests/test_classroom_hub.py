@@ -130,7 +130,81 @@ def test_verdicts_are_made_once_per_answer_not_per_phone(store):
                 assert d["me"]["mine"] == stored and d["me"]["verdict"] == f"verdict of {stored}"
             version = got[0][1]["room"]["version"]
             made = {text: n for (v, text), n in build.personal.items() if v == version}
-            assert set(made) == {"0", "1", "2", None} and all(n == 1 for n in made.values())
+            assert set(made) == {"0", "1", "2"} and all(n == 1 for n in made.values())
+        finally:
+            hub.stop()
+    run(main())
+
+
+class Languages(Builder):
+    """A build that takes the languages its room's phones read: one message per language,
+    each phone's verdict in its words (``[ar] ...``), counting own parts per (language,
+    answer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_language, self.ahead = {}, []
+
+    def __call__(self, view, languages):
+        made = {}
+        for lang in languages:
+            message = super().__call__(view)
+            plain = message.personal
+
+            def personal(text, plain=plain, lang=lang):
+                out = plain(text)
+                with self.lock:
+                    key = (view.version, lang, text)
+                    self.by_language[key] = self.by_language.get(key, 0) + 1
+                if "verdict" in out:
+                    out["verdict"] = f"[{lang}] {out['verdict']}"
+                return out
+            def ahead(text, lang=lang):
+                with self.lock:
+                    self.ahead.append((lang, text))
+            made[lang] = Message(message.key, message.room, message.step, message.round,
+                                 message.question, personal, message.confidence,
+                                 language=lang,
+                                 ahead=ahead if view.phase != "revealed" else None)
+        return made
+
+
+def test_a_reveal_makes_own_parts_for_the_phones_here_once_per_answer_and_language(store):
+    """Own parts (answer, verdict) are made in the build's thread only for the phones open
+    in this process, once per (language, answer) among them: never for every answer of the
+    room (the phones of other processes) in every language. Two phones with the same answer
+    and language get the same bytes; a phone in Arabic gets its own words."""
+    code, secret = store.create_room(QUESTIONS)
+    build = Languages()
+    here = [new_student_id() for _ in range(4)]
+    langs, picks = ["en", "en", "ar", "fr"], [0.25, 0.25, 0.25, 0.5]
+    elsewhere = [new_student_id() for _ in range(40)]
+
+    async def main():
+        hub = Hub(store, build)
+        hub.start()
+        try:
+            phones = [hub.subscribe(code, s, lang=lang) for s, lang in zip(here, langs,
+                                                                           strict=True)]
+            for f in phones:
+                await until(f, room_state(1))
+            store.set_step(code, secret, 2)
+            for f in phones:
+                await until(f, room_state(2, "asking"))
+            for s, pick in zip(here, picks, strict=True):
+                store.answer(code, 2, s, pick)
+            for k, s in enumerate(elsewhere):      # answers of phones this process never sees
+                store.answer(code, 2, s, round(0.51 + k / 100, 2))
+            store.reveal(code, secret, 2)
+            got = [await until(f, room_state(2, "revealed")) for f in phones]
+            me = [json.dumps(d["me"]) for _, d in got]
+            assert me[0] == me[1] and me[2] != me[0] and me[3] != me[0]
+            assert [json.loads(m)["verdict"] for m in me[1:]] == [
+                "[en] verdict of 0.25", "[ar] verdict of 0.25", "[fr] verdict of 0.50"]
+            version = got[0][1]["room"]["version"]
+            made = {(lang, text): n for (v, lang, text), n in build.by_language.items()
+                    if v == version}
+            assert made == {("en", "0.25"): 1, ("ar", "0.25"): 1, ("fr", "0.50"): 1}
         finally:
             hub.stop()
     run(main())
@@ -577,6 +651,35 @@ def test_a_phone_that_has_the_rooms_frame_gets_its_own_part_not_the_room_again(s
             for f in (cold, warm):
                 await until(f, room_state(2, "asking"))
             assert cold.had == warm.had != first
+        finally:
+            hub.stop()
+    run(main())
+
+
+def test_an_answer_saved_here_has_its_verdict_made_ahead_in_its_phones_languages(store):
+    """While a step asks, each answer a phone of this process sends has its verdict made
+    ahead (``Message.ahead``, in the builders' threads), in each language its open streams
+    read, so that the reveal finds it made; an answer stored by another process is not."""
+    code, secret = store.create_room(QUESTIONS)
+    build = Languages()
+    me, other = new_student_id(), new_student_id()
+
+    async def main():
+        hub = Hub(store, build)
+        hub.start()
+        try:
+            phones = [hub.subscribe(code, me, lang="fr"), hub.subscribe(code, me, lang="ar")]
+            for f in phones:
+                await until(f, room_state(1))
+            store.answer(code, 1, other, "same")                 # another process's phone
+            receipt = await hub.answer(code, me, 1, 1, "down")
+            assert receipt.state == "saved"
+            for _ in range(100):
+                if len(build.ahead) >= 2:
+                    break
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.1)
+            assert sorted(build.ahead) == [("ar", "1"), ("fr", "1")]
         finally:
             hub.stop()
     run(main())

@@ -37,6 +37,14 @@ def tags(text: str) -> set[str]:
     ("$W^O$", '<p><span class="math">W<sup>O</sup></span></p>'),
     ("$x \\unknown y$", '<p><span class="math">x \\unknown y</span></p>'),
     ("<b>x</b> & y", "<p>&lt;b&gt;x&lt;/b&gt; &amp; y</p>"),
+    # a star's neighbours inside a run of text (read as one piece) or beside another mark
+    ("a *b c* d", "<p>a <em>b c</em> d</p>"),
+    ("a* b *c", "<p>a* b *c</p>"),
+    ("**x***y*", "<p><strong>x</strong><em>y</em></p>"),
+    ("`c`*d* e", "<p><code>c</code><em>d</em> e</p>"),
+    ("\\**e*", "<p>*<em>e</em></p>"),
+    ("$x$ *y*z", '<p><span class="math">x</span> <em>y</em>z</p>'),
+    ("*a\tb *c*", "<p>*a\tb <em>c</em></p>"),
 ])
 def test_the_lessons_markdown_becomes_html(source, expected):
     assert to_html(source) == expected

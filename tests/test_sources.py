@@ -188,3 +188,50 @@ def test_a_label_is_kept_as_its_sentences_for_a_page_in_another_language(trained
     assert "\u202f%" in said(t, "fr") or "\xa0%" in said(t, "fr")   # "57,3 %"
     assert labelled(Said("Weights read from {name}.", {"name": "`x.npz`"})) == \
         ("Weights read from `x.npz`.", (Said("Weights read from {name}.", {"name": "`x.npz`"}),))
+
+
+def test_held_out_examples_are_made_once_per_reading_and_specials(trained, monkeypatch):
+    """A lesson's step asks its weights' held-out examples for its answer, its slips and its
+    chart, in each language its class reads: the module runs on them once per (reading,
+    specials), and what every caller shares cannot be written to."""
+    import xattn.alignlab
+    from xattn.alignment import evaluate
+    from xattn.sources import trained_attention
+
+    runs = []
+    real = xattn.alignlab.toy_examples
+
+    def counted(*args):
+        runs.append(len(args[2]))
+        return real(*args)
+    monkeypatch.setattr(xattn.alignlab, "toy_examples", counted)
+    a = trained_attention(evaluate(trained, 1.0), translate("the red cat sees the dog"))
+    first = a.heldout(False)
+    assert a.heldout(False) is first and len(runs) == 1
+    assert a.heldout(False, specials=True) is not first and len(runs) == 2
+    assert a.heldout(False, specials=True) is a.heldout(False, specials=True) and len(runs) == 2
+    w, _ = first[0]
+    with pytest.raises(ValueError, match="read-only"):
+        w[...] = 0
+
+
+def test_a_models_held_out_examples_are_made_once():
+    import xattn.translator
+    from xattn.encdec import cross_attention, load_encdec
+
+    model = load_encdec()
+    a = model_attention(cross_attention(model, "the red cat sees the dog"), loaded=model)
+    b = model_attention(cross_attention(model, "the dog sees the cat"), loaded=model)
+    calls = []
+    real = xattn.translator.word_level
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(xattn.translator, "word_level", counted)
+        first = a.heldout(False)
+        n = len(calls)
+        assert n == len(first) and a.heldout(False) is first and len(calls) == n
+        b.heldout(False)                         # another step's weights: their own
+        assert len(calls) == 2 * n

@@ -38,6 +38,7 @@ _SYMBOLS = {"cdot": "·", "times": "×", "infty": "∞", "to": "→", "rightarro
             "leq": "≤", "geq": "≥", "approx": "≈", "sum": "Σ", "alpha": "α", "beta": "β",
             "top": "ᵀ", "ldots": "…", "quad": " ", ",": " "}
 _TEXT_COMMANDS = ("mathrm", "text", "mathbf", "operatorname", "mathit")
+_SPECIAL = re.compile(r"[\\`$*]")         # where a run of plain text ends: a mark may start
 
 
 def to_html(markdown: str) -> str:
@@ -114,7 +115,8 @@ def _run(text: str, i: int) -> int:
 
 def _inline(text: str) -> str:
     """Inline Markdown: code spans first (nothing inside them is read), then escapes,
-    formulas, bold and italic; every character escaped."""
+    formulas, bold and italic; every character escaped. The text between marks is one
+    piece (a verdict is made for each phone's answer: a piece per character cost 0.05 ms)."""
     out, i, plain = [], 0, []
     while i < len(text):
         ch = text[i]
@@ -143,14 +145,21 @@ def _inline(text: str) -> str:
                 plain.append(("math", text[i + 1:close]))
                 i = close + 1
                 continue
-        plain.append(("md", ch))
-        i += 1
+        if ch == "*":                           # each star a piece of its own
+            plain.append(("md", ch))
+            i += 1
+            continue
+        found = _SPECIAL.search(text, i + 1)     # a run of text to the next mark, at once
+        end = found.start() if found else len(text)
+        plain.append(("md", text[i:end]))
+        i = end
     return _emphasis(plain, out)
 
 
 def _emphasis(pieces: list[tuple[str, str]], out: list[str]) -> str:
-    """Pieces of ("md", one character), ("lit", text), ("code", text), ("math", text) as
-    HTML: ``**`` and ``*`` pairs among the "md" characters become strong and em."""
+    """Pieces of ("md", a star or a run of text without one), ("lit", text), ("code", text),
+    ("math", text) as HTML: ``**`` and ``*`` pairs among the "md" stars become strong and
+    em."""
     marks = [k for k, (kind, ch) in enumerate(pieces) if kind == "md" and ch == "*"]
     tags: dict[int, str] = {}
     used: set[int] = set()
@@ -194,13 +203,13 @@ def _emphasis(pieces: list[tuple[str, str]], out: list[str]) -> str:
 def _opens(pieces, k: int) -> bool:
     """A ``*`` that can open emphasis: followed by a character that is not a space."""
     nxt = pieces[k + 1] if k + 1 < len(pieces) else None
-    return nxt is not None and not (nxt[0] == "md" and nxt[1].isspace())
+    return nxt is not None and not (nxt[0] == "md" and nxt[1][0].isspace())
 
 
 def _closes(pieces, k: int) -> bool:
     """A ``*`` that can close emphasis: after a character that is not a space."""
     prev = pieces[k - 1] if k > 0 else None
-    return prev is not None and not (prev[0] == "md" and prev[1].isspace())
+    return prev is not None and not (prev[0] == "md" and prev[1][-1].isspace())
 
 
 def _group(tex: str, i: int) -> tuple[str, int]:

@@ -21,6 +21,7 @@ put in exactly as given, never reformatted.
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -104,7 +105,9 @@ def translated(msgid: str, lang: str | None = None) -> str | None:
 
 def number(value, spec: str = "", lang: str | None = None) -> str:
     """``value`` as prose writes it in ``lang`` (default: the context's): ``spec`` is a
-    Python format spec among ``""``, ``"g"``, ``".Nf"`` and ``".N%"``.
+    Python format spec among ``""``, ``"g"``, ``".Nf"`` and ``".N%"``. Each (value, spec,
+    language) is formatted by Babel once per process (a Reveal says a number in the verdict
+    of every phone's answer: Babel takes 0.02 ms a number).
 
     >>> number(1234.5, ".2f", "de"), number(0.125, ".1%", "fr")
     ('1.234,50', '12,5\\xa0%')
@@ -114,13 +117,13 @@ def number(value, spec: str = "", lang: str | None = None) -> str:
             value, "__float__"):
         raise TypeError(f"a number to format is an int or float, received "
                         f"{type(value).__name__} ({value!r})")
-    return _formatted(value if isinstance(value, int) else float(value), spec, lang)
+    v = value if isinstance(value, int) else float(value)
+    # typed: 1 and 1.0 apart; the sign apart too (-0.0 == 0.0, and prints "-0")
+    return _formatted(v, isinstance(v, float) and math.copysign(1.0, v) < 0, spec, lang)
 
 
-@lru_cache(maxsize=4096, typed=True)
-def _formatted(value: int | float, spec: str, lang: str) -> str:
-    """`number`'s text, kept: a verdict says the same few numbers (an AER to two places, a
-    count) for many answers, and Babel's formatting costs ~25 µs a number."""
+@lru_cache(maxsize=8192, typed=True)
+def _formatted(v: int | float, negative: bool, spec: str, lang: str) -> str:
     match = re.fullmatch(r"\.(\d)([f%])", spec)
     if match:
         digits, kind = int(match.group(1)), match.group(2)
@@ -128,12 +131,11 @@ def _formatted(value: int | float, spec: str, lang: str) -> str:
             pattern = Locale.parse(lang).percent_formats[None].pattern.split(";")[0]
             if digits:
                 pattern = re.sub(r"0(?!.*0)", "0." + "0" * digits, pattern, count=1)
-            return format_percent(float(value), pattern, locale=lang)
+            return format_percent(float(v), pattern, locale=lang)
         pattern = "#,##0" + ("." + "0" * digits if digits else "")
-        return format_decimal(round(float(value), digits), pattern, locale=lang)
+        return format_decimal(round(float(v), digits), pattern, locale=lang)
     if spec not in ("", "g", "d"):
         raise ValueError(f"a number's format is '', 'g', 'd', '.Nf' or '.N%', received {spec!r}")
-    v = value if isinstance(value, int) else float(value)
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
         v = int(v)
     return format_decimal(v, locale=lang)

@@ -34,7 +34,9 @@ class Message:
     room's, not a step's: each phone asks for its own step, and its own part carries the
     receipt of its last answer whatever its step. ``language``: the language its words are
     in (a room's phones in several languages get one message per language in use: the
-    same key, numbers and tokens, the words of each)."""
+    same key, numbers and tokens, the words of each). ``ahead(text)``, where a step asks:
+    makes now what its reveal will tell the answer ``text`` (its verdict), called in the
+    hub's threads as its phones' answers are saved, so that the reveal finds it made."""
 
     key: tuple
     room: bytes
@@ -45,6 +47,7 @@ class Message:
     confidence: bool = False
     homework: bool = False
     language: str = "en"
+    ahead: Callable[[str | None], object] | None = None
 
 
 class Follower:
@@ -108,6 +111,7 @@ class HubRoom:
     gone: Exception | None = None        # why the room is gone: its RoomNotFound
     memo: dict = field(default_factory=dict)   # (key, language, text) -> personal JSON
     ids: dict = field(default_factory=dict)    # id(message.room) -> its `frame_id`
+    ahead: set = field(default_factory=set)    # (language, text) whose verdict is made ahead
     # What this process keeps of the room, to give back to a store that restarted empty:
     # the store's snapshot at the last move, and every answer saved here since it was read
     snapshot: Snapshot | None = None

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from xattn.classroom.errors import ClassroomError
 from xattn.classroom.frames import (
@@ -22,6 +23,15 @@ from xattn.classroom.rules import parse_question
 from xattn.classroom.said import said_of
 
 __all__ = ["Publishing"]
+
+_LOGGER = logging.getLogger("xattn.classroom.hub")   # the hub's log
+
+
+def _quietly(ahead, text) -> None:
+    try:
+        ahead(text)
+    except Exception:  # noqa: BLE001 - the reveal makes it again and says what is wrong
+        _LOGGER.exception("xattn hub: a verdict could not be made ahead")
 
 
 class Publishing:
@@ -114,7 +124,7 @@ class Publishing:
         for student in saved:                      # with the confidence saved, or none
             levels.pop(student, None)
         levels.update(room.saved_levels.get(key, {}))
-        room.message, room.messages, room.ids = message, messages, {}
+        room.message, room.messages, room.ids, room.ahead = message, messages, {}, set()
         room.answers, room.levels = answers, levels
         room.memo = {(message.key, lang, text): made for (lang, text), made in personal.items()}
         late = False                 # a phone in a language that came during the build
@@ -216,9 +226,25 @@ class Publishing:
                 room.levels.pop(student, None)
             else:
                 room.levels[student] = receipt.confidence
+            self._ahead(room, student)
         for f in list(room.followers):
             if f.student == student and not f.host:
                 f.push("me", self._me_frame(room, f))
+
+    def _ahead(self, room: HubRoom, student: str) -> None:
+        """Have the verdict the reveal will give ``student``'s answer made now, in each
+        language its open phones read (`Message.ahead`, in the builders' threads): a Reveal
+        of a step with as many answers as phones (a number, several parts, links) then finds
+        them made, and costs its phones a message and a write each."""
+        text = room.answers.get(student)
+        if text is None:
+            return
+        for lang in {f.lang for f in room.followers if f.student == student and not f.host}:
+            message = room.messages.get(lang)       # (a language still to build: none)
+            ahead = message.ahead if message is not None else None
+            if ahead is not None and (lang, text) not in room.ahead:
+                room.ahead.add((lang, text))        # (a receipt may be told twice)
+                self._builders.submit(_quietly, ahead, text)
 
     def _read_mine(self, code: str, f: Follower) -> None:
         room = self._rooms.get(code)

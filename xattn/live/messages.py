@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import replace
 
 # Whole before any figure is built in a thread (see xattn/ui/page.py: Plotly looks pandas up
@@ -142,7 +144,8 @@ def _told_shown(told: Told) -> list[str] | None:
 
 def _charts(a, told: Told, view: RoomView, asks: bool) -> tuple[list, str | None]:
     """The phone's charts after the reveal (the class's answers first, where they are a chart
-    of their own) and, for links, the line comparing the class with the heads (HTML)."""
+    of their own) and, for links, the line comparing the class with the heads (HTML, in the
+    context's language), the charts' words in it too (``xattn.figures.words``)."""
     charts, line = [], None
     if asks and view.question.of.drawn.versus:     # the class beside every layer and head
         v = class_versus(a, view.counts, view.n_answered)
@@ -253,30 +256,63 @@ def _room_message(view, lesson, earlier, language, n, case) -> Message:
     judged = labelled(told, shown)
     label = label_of(view.question.choices, shown)
 
+    def judge(text: str | None) -> dict:
+        """What the reveal tells the answer ``text`` (None: no answer): its verdict (HTML) and
+        the steps to revisit, the same for every room on this step in this language."""
+        mine = None if text is None else view.question.decode(text)
+        with speaking(language):
+            said = to_html(verdict(judged, label.get(mine, mine) if label else mine)
+                           if mine is not None else
+                           say("You did not predict this step: here is the answer."))
+        return {"verdict": said, "surprise": surprise(told, mine)}
+
+    def judged_once(text: str | None) -> dict:
+        return _judged((lesson.digest, n, case, language, view.question, text),
+                       lambda: judge(text))
+
     def personal(text: str | None) -> dict:
         mine = None if text is None or question is None else question.decode(text)
         out = {"mine": plain(mine)}
         if revealed and question is not None:
-            with speaking(language):           # made later, on the loop, once per answer
-                out["verdict"] = to_html(verdict(judged, label.get(mine, mine) if label else mine)
-                                         if mine is not None else
-                                         say("You did not predict this step: here is the "
-                                             "answer."))
-            out["surprise"] = surprise(told, mine)     # the phone's steps to revisit
+            out.update(judged_once(text))
         return out
 
     return Message((view.code, view.version, view.phase, n, view.round), body, n, view.round,
-                   question, personal, bool(asks and view.confidence), language=language)
+                   question, personal, bool(asks and view.confidence), language=language,
+                   ahead=judged_once if asks and not revealed else None)
 
 
-def warm(lesson: Lesson) -> None:
-    """Make every step's words and answer charts of ``lesson`` now (a process that sees a
-    room of it first): a move to a step this process has not shown then costs a message, not
-    a model's load."""
+MAX_JUDGED = 8192     # verdicts kept (about 1 kB each): 500 phones' answers to 16 steps
+_judged_lock = threading.Lock()
+_judged_kept: OrderedDict = OrderedDict()
+
+
+def _judged(key: tuple, make) -> dict:
+    """``make()``, the verdict of one answer on one step in one language (``key``), made once
+    per process: while a step asks, the hub makes the verdict of each answer its phones send
+    (``Message.ahead``), so that the reveal finds it made."""
+    with _judged_lock:
+        made = _judged_kept.get(key)
+        if made is not None:
+            _judged_kept.move_to_end(key)
+            return made
+    made = make()
+    with _judged_lock:
+        _judged_kept[key] = made
+        while len(_judged_kept) > MAX_JUDGED:
+            _judged_kept.popitem(last=False)
+    return made
+
+
+def warm(lesson: Lesson, language: str | None = None) -> None:
+    """Make every step's words and answer charts of ``lesson`` now, in ``language`` (default:
+    the lesson's own), as a process that sees a room of it first does for each language its
+    phones read: a move to a step this process has not shown then costs a message, not a
+    model's load nor a step told again in that language."""
     for n in range(1, len(lesson.steps) + 1):
         try:
-            step_part(lesson, n)
-            a, told = class_step(lesson, n)
+            step_part(lesson, n, 0, language)
+            a, told = class_step(lesson, n, language=language)
         except StepUnavailable:
             continue
         question = told.question or NO_QUESTION

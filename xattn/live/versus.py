@@ -26,7 +26,8 @@ def _counted(counts: dict) -> tuple:
 
 def class_versus(a, counts: dict, n_answered: int, who: str = "the class") -> Versus:
     """``who``'s majority alignment beside every layer and head, once per server for these
-    weights, counts and the context's language (its table and line are said in it)."""
+    weights and counts in the context's language (``xattn.words.speaking``: its table names
+    the heads in it)."""
     return derived(("versus", a.key, who, _counted(counts), int(n_answered), language()),
                    lambda: versus(a, counts, n_answered, who))
 
