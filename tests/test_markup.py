@@ -123,3 +123,20 @@ def test_to_text_drops_the_tags():
 def test_not_a_str_is_a_type_error():
     with pytest.raises(TypeError, match="Markdown text .str.; received int"):
         to_html(3)
+
+
+@pytest.mark.parametrize("text, inside", [
+    ("$x_\\$", "x<sub>\\</sub>"),          # a lone backslash ends the formula: kept, not a crash
+    ("$a\\$ b", "a\\"),
+    ("$\\\n$", "\\ "),                      # a backslash before a line break
+])
+def test_a_formula_with_a_lone_backslash_keeps_it(text, inside):
+    assert f'<span class="math">{inside}</span>' in to_html(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="$\\_^{}x \n", max_size=40))
+def test_any_formula_text_is_made_without_an_exception(text):
+    """Formulas made of LaTeX's special characters alone (found: ``$x_\\$`` raised)."""
+    out = to_html(text)
+    assert "<" not in _TAG.sub("", out)

@@ -223,7 +223,7 @@ def _group(tex: str, i: int) -> tuple[str, int]:
             j += 1
         return tex[i + 1:], len(tex)
     if i < len(tex) and tex[i] == "\\":
-        m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+        m = re.match(r"\\([A-Za-z]+|.?)", tex[i:], re.S)   # a lone "\\" at the end too
         end = i + len(m.group(0))
         if m.group(1) in (*_TEXT_COMMANDS, "sqrt"):     # a command with its argument
             _, end = _group(tex, end)
@@ -237,7 +237,7 @@ def _formula(tex: str) -> str:
     while i < len(tex):
         ch = tex[i]
         if ch == "\\":
-            m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+            m = re.match(r"\\([A-Za-z]+|.?)", tex[i:], re.S)   # a lone "\\" at the end too
             name = m.group(1)
             i += len(m.group(0))
             if name in _TEXT_COMMANDS:
@@ -249,7 +249,7 @@ def _formula(tex: str) -> str:
                 out.append(f"√{inner}" if len(arg) == 1 else f"√({inner})")
             elif name in _SYMBOLS:
                 out.append(_SYMBOLS[name])
-            elif name in "{}$%&_#":
+            elif name and name in "{}$%&_#":
                 out.append(html.escape(name, quote=False))
             else:
                 out.append(html.escape(m.group(0), quote=False))
