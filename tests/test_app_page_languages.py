@@ -97,19 +97,25 @@ def test_the_check_finds_english_where_a_translation_exists():
 @pytest.mark.parametrize(("view", "weights", "model"), [
     ("Heads", "model", "toy-en-fr"), ("Decode", "model", "toy-en-fr"),
     ("Heads", "trained", "toy-en-fr"), ("Alignment", "trained", "toy-en-fr"),
+    ("Head statistics", "trained", "toy-en-fr"),
     ("Heads", "file", "toy-en-fr"), ("Heads", "model", "toy-digits"),
     ("Alignment", "model", "toy-digits"), ("Alignment", "model", "toy-reader")])
 def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights(
         view, weights, model):
     """The shipped model's page (its sidebar, notes, the layers × heads overview, decoding
     step by step), the toy task's (its training controls, lexicon, gold alignment, the
-    alignment lab on the held-out corpus), a file's, and the shipped speech and image
+    alignment lab on the held-out corpus and its best-layer line, the gold statistics' head
+    sentences), a file's, and the shipped speech and image
     models' (the clip, the time and letter labs)."""
     at = page("fr-FR", view=view, weights=weights, model=model)
     assert not untranslated(at, "fr")
     if (view, weights, model) == ("Heads", "model", "toy-en-fr"):
         assert any(t.startswith("**Chaque couche et chaque tête** (2 couches × 4 têtes)")
                    for t in texts(at))
+    if (view, weights) == ("Alignment", "trained"):
+        assert any(t.startswith("**Meilleure couche\u00a0: 1** sur 1") for t in texts(at))
+    if (view, weights) == ("Head statistics", "trained"):
+        assert any(t.startswith("- **Tête 1**\u00a0: ") for t in texts(at))
 
 
 def test_the_measures_messages_are_the_metrics_own_words():
