@@ -114,6 +114,9 @@ def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights
                    for t in texts(at))
     if (view, weights) == ("Alignment", "trained"):
         assert any(t.startswith("**Meilleure couche\u00a0: 1** sur 1") for t in texts(at))
+    if model in ("toy-digits", "toy-reader"):          # the banner: xattn.media's label
+        said = "un modèle de parole (Whisper)" if model == "toy-digits" else "image-vers-texte"
+        assert any(said in i.value and "l'exemple intégré" in i.value for i in at.info)
     if (view, weights) == ("Head statistics", "trained"):
         assert any(t.startswith("- **Tête 1**\u00a0: ") for t in texts(at))
 
