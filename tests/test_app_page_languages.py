@@ -73,6 +73,8 @@ def test_the_lesson_views_frame_speaks_the_pages_language(locale, lang, heading,
     options = at.selectbox(key="course").options                 # "(14 étapes, 90 min)"
     assert any(re.search(r"\(14 \w+\W+90 ", o) for o in options)
     assert not any("steps" in o for o in options)
+    own = words.translated(default_lesson().title, lang)          # the lesson's catalog
+    assert own and own != default_lesson().title and any(o.startswith(own) for o in options)
     assert not untranslated(at, lang)
     at.button(key="lesson_next").click().run()                   # the link stays English
     assert not at.exception and at.query_params["view"] == "Lesson"
@@ -126,3 +128,12 @@ def test_the_measures_messages_are_the_metrics_own_words():
     from xattn.ui.views.analysis import MEASURE_WORDS
 
     assert MEASURE_WORDS == {k: (m.name, m.description) for k, m in MEASURES.items()}
+
+
+def test_a_step_on_other_weights_says_so_in_the_pages_language():
+    """lesson=6 with a link's own sentence (random weights under "Trained heads align words"):
+    the notice above the paragraph is said in French (`off_plan`, the lesson's catalog)."""
+    at = page("fr-FR", view="Lesson", lesson="6", tr_src="the red dog sees the cat")
+    notice = [t for t in texts(at) if "**Pas le réglage de cette étape.**" in t]
+    assert notice and "montre des poids aléatoires" in notice[0]
+    assert not any("Not this step's setting" in t for t in texts(at))
