@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from xattn import alignment
-from xattn.alignlab import PUBLISHED_FINDINGS, REFERENCE_LABEL, read_gold, score_heads
+from xattn.alignlab import (
+    METHOD_DESCRIPTIONS,
+    PUBLISHED_FINDINGS,
+    REFERENCE_LABEL,
+    read_gold,
+    score_heads,
+)
 from xattn.ui import i18n
 from xattn.ui.views import alignment as view
 from xattn.ui.weights import trained as toy
@@ -132,6 +138,7 @@ def test_the_pages_marked_words_are_the_libraries_own():
 
     assert view.FINDING_WORDS == tuple(f.claim for f in PUBLISHED_FINDINGS)
     assert view.REFERENCE_WORDS == REFERENCE_LABEL
+    assert view.METHOD_HELP == METHOD_DESCRIPTIONS
     assert toy.GOLD_MEASURE_WORDS == alignment.ALIGNMENT_MEASURES
     assert toy.VERDICT_WORDS == alignment.VERDICTS
     assert {k: MEASURES[k].short for k in toy.SHORT_WORDS} == toy.SHORT_WORDS

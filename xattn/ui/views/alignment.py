@@ -14,7 +14,6 @@ import numpy as np
 import streamlit as st
 
 from xattn.alignlab import (
-    METHOD_DESCRIPTIONS,
     PUBLISHED_AER,
     PUBLISHED_FINDINGS,
     REFERENCE_LABEL,
@@ -44,6 +43,16 @@ METHOD_NAMES = {"target_argmax": N_("each target word's strongest source word"),
                 "intersection": N_("both (the links the two agree on)"),          # where drawn
                 "threshold": N_("every weight above a threshold")}
 
+# ``xattn.alignlab.METHOD_DESCRIPTIONS``' English, marked for the catalog (a test holds them
+# equal), said as the method's help
+METHOD_HELP = {
+    "target_argmax": N_("Each target word links to the source word it attends most."),
+    "source_argmax": N_("Each source word links to the target word that attends it most."),
+    "intersection": N_("Only links that are both: the largest weight of their row and of "
+                       "their column."),
+    "threshold": N_("Every weight above the threshold."),
+}
+
 
 def alignment_view(a: Attention, layer: int, state: PageState) -> None:
     if a.media is not None:        # a clip or an image: scored in time or on the glyphs
@@ -68,7 +77,8 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
     method = state.value(AL_METHOD)
     methods = {k: _(v) for k, v in METHOD_NAMES.items()}
     right.selectbox(_("Links from a head's weights"), list(METHOD_NAMES), key=AL_METHOD.key,
-                    format_func=methods.get, help=METHOD_DESCRIPTIONS.get(method, ""))
+                    format_func=methods.get, help=_(METHOD_HELP[method]) if method in METHOD_HELP
+                    else "")
     threshold = None
     if method == "threshold":
         threshold = state.value(AL_THRESHOLD)
