@@ -99,7 +99,7 @@ def test_the_check_finds_english_where_a_translation_exists():
 @pytest.mark.parametrize(("view", "weights", "model"), [
     ("Heads", "model", "toy-en-fr"), ("Decode", "model", "toy-en-fr"),
     ("Heads", "trained", "toy-en-fr"), ("Alignment", "trained", "toy-en-fr"),
-    ("Head statistics", "trained", "toy-en-fr"),
+    ("Head statistics", "trained", "toy-en-fr"), ("Training", "trained", "toy-en-fr"),
     ("Heads", "file", "toy-en-fr"), ("Heads", "model", "toy-digits"),
     ("Alignment", "model", "toy-digits"), ("Alignment", "model", "toy-reader")])
 def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights(
