@@ -3,7 +3,8 @@ catalogs brought up to date with them (``python -m devtools.lesson_catalog``).
 
 The msgids are every literal ``say("...")`` / ``say_n("...", "...", n)`` of the lesson's
 Python (Babel's extractor over `SOURCES`) and every text of the shipped lessons
-(``xattn/lesson/lessons/*.toml``: ``xattn.lesson.translated.texts_of``). Updating keeps each
+(``xattn/lesson/lessons/*.toml``: ``xattn.lesson.translated.texts_of``, and each English
+lesson's title). Updating keeps each
 translation, adds a new msgid untranslated (English: the msgid itself) and drops an unused
 one; ``tests/test_lesson_languages.py`` fails on either, so a catalog never drifts.
 """
@@ -21,7 +22,8 @@ from xattn.words import DOMAIN, LANGS, LOCALE_DIR
 __all__ = ["SOURCES", "code_msgids", "lesson_msgids", "msgids", "update"]
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("xattn/lesson", "xattn/live", "xattn/classroom", "xattn/sources.py")   # said there
+SOURCES = ("xattn/lesson", "xattn/live", "xattn/classroom", "xattn/sources.py",  # said there
+           "xattn/media.py", "xattn/media_models.py")
 KEYWORDS = {"say": (1,), "say_n": (1, 2), "N_": (1,)}
 HEADER = ("The lesson's words in {lang}: msgid = the English text (xattn/words.py, "
           "docs/languages.md). Made by python -m devtools.lesson_catalog; translations by hand.")
@@ -41,11 +43,14 @@ def code_msgids() -> set:
 
 
 def lesson_msgids() -> set[str]:
-    """Every text of the shipped lessons."""
+    """Every text of the shipped lessons, and the title of each English one (the lesson
+    picker's; a lesson file's ``[fr] title`` still wins)."""
     from xattn.lesson import shipped_lessons
     from xattn.lesson.translated import texts_of
 
-    return {t for lesson in shipped_lessons().values() for t in texts_of(lesson)}
+    lessons = shipped_lessons().values()
+    return ({t for lesson in lessons for t in texts_of(lesson)}
+            | {lesson.title for lesson in lessons if lesson.language == "en"})
 
 
 def msgids() -> set:

@@ -73,6 +73,8 @@ def test_the_lesson_views_frame_speaks_the_pages_language(locale, lang, heading,
     options = at.selectbox(key="course").options                 # "(14 étapes, 90 min)"
     assert any(re.search(r"\(14 \w+\W+90 ", o) for o in options)
     assert not any("steps" in o for o in options)
+    own = words.translated(default_lesson().title, lang)          # the lesson's catalog
+    assert own and own != default_lesson().title and any(o.startswith(own) for o in options)
     assert not untranslated(at, lang)
     at.button(key="lesson_next").click().run()                   # the link stays English
     assert not at.exception and at.query_params["view"] == "Lesson"
@@ -97,19 +99,28 @@ def test_the_check_finds_english_where_a_translation_exists():
 @pytest.mark.parametrize(("view", "weights", "model"), [
     ("Heads", "model", "toy-en-fr"), ("Decode", "model", "toy-en-fr"),
     ("Heads", "trained", "toy-en-fr"), ("Alignment", "trained", "toy-en-fr"),
+    ("Head statistics", "trained", "toy-en-fr"), ("Training", "trained", "toy-en-fr"),
     ("Heads", "file", "toy-en-fr"), ("Heads", "model", "toy-digits"),
     ("Alignment", "model", "toy-digits"), ("Alignment", "model", "toy-reader")])
 def test_no_catalog_message_is_left_in_english_on_a_french_page_of_other_weights(
         view, weights, model):
     """The shipped model's page (its sidebar, notes, the layers × heads overview, decoding
     step by step), the toy task's (its training controls, lexicon, gold alignment, the
-    alignment lab on the held-out corpus), a file's, and the shipped speech and image
+    alignment lab on the held-out corpus and its best-layer line, the gold statistics' head
+    sentences), a file's, and the shipped speech and image
     models' (the clip, the time and letter labs)."""
     at = page("fr-FR", view=view, weights=weights, model=model)
     assert not untranslated(at, "fr")
     if (view, weights, model) == ("Heads", "model", "toy-en-fr"):
         assert any(t.startswith("**Chaque couche et chaque tête** (2 couches × 4 têtes)")
                    for t in texts(at))
+    if (view, weights) == ("Alignment", "trained"):
+        assert any(t.startswith("**Meilleure couche\u00a0: 1** sur 1") for t in texts(at))
+    if model in ("toy-digits", "toy-reader"):          # the banner: xattn.media's label
+        said = "un modèle de parole (Whisper)" if model == "toy-digits" else "image-vers-texte"
+        assert any(said in i.value and "l'exemple intégré" in i.value for i in at.info)
+    if (view, weights) == ("Head statistics", "trained"):
+        assert any(t.startswith("- **Tête 1**\u00a0: ") for t in texts(at))
 
 
 def test_the_measures_messages_are_the_metrics_own_words():
@@ -117,3 +128,12 @@ def test_the_measures_messages_are_the_metrics_own_words():
     from xattn.ui.views.analysis import MEASURE_WORDS
 
     assert MEASURE_WORDS == {k: (m.name, m.description) for k, m in MEASURES.items()}
+
+
+def test_a_step_on_other_weights_says_so_in_the_pages_language():
+    """lesson=6 with a link's own sentence (random weights under "Trained heads align words"):
+    the notice above the paragraph is said in French (`off_plan`, the lesson's catalog)."""
+    at = page("fr-FR", view="Lesson", lesson="6", tr_src="the red dog sees the cat")
+    notice = [t for t in texts(at) if "**Pas le réglage de cette étape.**" in t]
+    assert notice and "montre des poids aléatoires" in notice[0]
+    assert not any("Not this step's setting" in t for t in texts(at))

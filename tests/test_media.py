@@ -124,3 +124,27 @@ def test_a_cache_counts_the_encoder_output_the_views_reuse(speech, image):
     for a in (speech, image):
         enc = a.media.encoder_output
         assert enc is not None and nbytes(a) > enc.nbytes + a.weights.nbytes
+
+
+def test_the_labels_are_said_in_the_pages_language(speech, image):
+    """The label stays English on the record (`label`) and is kept as its sentences
+    (`said`), which a French or Arabic page says with the same numbers."""
+    from xattn import words
+    from xattn.sources import said_text
+
+    assert speech.label.endswith("Rows: the tokens it wrote; columns: moments of the clip.")
+    assert ": a speech model (Whisper) run in NumPy, hearing the built-in example (" in \
+        speech.label
+    assert ": an image-to-text model (VisionEncoderDecoder) run in NumPy, reading the " \
+           "built-in example (" in image.label
+    for a in (speech, image):
+        with words.speaking("en"):
+            assert " ".join(said_text(s) for s in a.said) == a.label
+    with words.speaking("fr"):
+        fr = " ".join(said_text(s) for s in speech.said)
+    with words.speaking("ar"):
+        ar = " ".join(said_text(s) for s in image.said)
+    seconds = speech.label.split("(")[-1].split(" s)")[0]            # "2.00"
+    assert "qui écoute l'exemple intégré (" + seconds.replace(".", ",") + "\u00a0s)" in fr
+    assert fr.endswith("colonnes\u00a0: des instants du clip.")
+    assert "يقرأ المثال المدمج (" in ar and ar.endswith("الأعمدة: مربعات من الصورة.")

@@ -19,7 +19,8 @@ from xattn.embedder import ToyEmbedder
 from xattn.train import Batch, TrainResult, make_batch
 
 __all__ = ["ALIGNMENT_MEASURES", "alignment_accuracy", "chance_accuracy", "alignment_by_head",
-           "Evaluated", "evaluate", "head_sentences", "GoldScores", "gold_scores"]
+           "Evaluated", "evaluate", "VERDICTS", "verdict", "head_sentences", "GoldScores",
+           "gold_scores"]
 
 # One plain-English line per column of `alignment_by_head`, for the page.
 ALIGNMENT_MEASURES = {
@@ -189,16 +190,29 @@ def pct(x: float) -> str:
     return "n/a" if np.isnan(x) else f"{x:.0%}"
 
 
-def _verdict(word: float, moved: float, repeated: float) -> str:
+# What a head learned, by `verdict`'s key: the English of `head_sentences` (the lecturer's
+# page says them in its language: ``xattn.ui.weights.trained``).
+VERDICTS = {
+    "little": "It learned little on its own: the other heads carry the alignment.",
+    "both": "It uses meaning *and* position.",
+    "meaning": "It aligns by meaning: it follows the moved adjective, but two *the*s fool it.",
+    "position": "It leans on position: it picks the right *the* but misses the swapped words.",
+    "mixed": "It mixes both cues, neither reliably.",
+}
+
+
+def verdict(word: float, moved: float, repeated: float) -> str:
+    """What a head learned, as a key of `VERDICTS`, from its word, swapped-word and
+    repeated-word accuracies."""
     if word < LITTLE:
-        return "It learned little on its own: the other heads carry the alignment."
+        return "little"
     if moved >= MEANING and repeated >= MEANING:
-        return "It uses meaning *and* position."
+        return "both"
     if moved >= MEANING:
-        return "It aligns by meaning: it follows the moved adjective, but two *the*s fool it."
+        return "meaning"
     if repeated >= POSITION:
-        return "It leans on position: it picks the right *the* but misses the swapped words."
-    return "It mixes both cues, neither reliably."
+        return "position"
+    return "mixed"
 
 
 def head_sentences(trained: dict, untrained: dict) -> list[str]:
@@ -218,7 +232,7 @@ def head_sentences(trained: dict, untrained: dict) -> list[str]:
         lines.append(f"**Head {h + 1}** puts {pct(word)} of its argmaxes on the gold word "
                      f"(untrained: {pct(untrained['word_accuracy'][h])}); {pct(moved)} on "
                      f"a swapped noun or adjective, {pct(repeated)} on the right one of a "
-                     f"repeated word. {_verdict(word, moved, repeated)}")
+                     f"repeated word. {VERDICTS[verdict(word, moved, repeated)]}")
     return lines
 
 

@@ -33,7 +33,9 @@ from xattn.media_models import (
     media_folder,
     media_kind,
 )
-from xattn.record import Attention, Layers, Meta, Translation
+from xattn.record import Attention, Layers, Meta, Said, Translation
+from xattn.sources import labelled
+from xattn.words import N_
 
 __all__ = ["MEDIA_KINDS", "SHIPPED_MEDIA", "Audio", "Picture", "Example", "example_of",
            "media_kind", "media_folder",
@@ -175,8 +177,16 @@ def _cut(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return kept / np.where(total > 0, total, 1), np.clip(1 - total[..., 0], 0, 1)
 
 
+def _origin(origin: str, said: Said | None) -> Said | str:
+    """What a label says the input is: ``said`` (a message, said in the reader's language),
+    the default example's message, or ``origin`` as it is (an upload's name)."""
+    if said is not None:
+        return said
+    return Said(N_("the built-in example")) if origin == "the built-in example" else origin
+
+
 def speech_attention(model, samples, *, words=None, origin: str = "the built-in example",
-                     rate: int = 16000) -> Attention:
+                     rate: int = 16000, said: Said | None = None) -> Attention:
     """A Whisper model's cross-attention on a clip: rows the tokens it produced (greedy,
     timestamps off, as ``xattn.speech.greedy``), columns the encoder positions the clip
     covers. The clip is encoded once: every view's trace, heads switched off and decoding
@@ -240,11 +250,14 @@ def speech_attention(model, samples, *, words=None, origin: str = "the built-in 
                         tracer(tuple(s.token_id for s in made)))
 
     d = model.config.d_model
+    label, sentences = labelled(
+        Said(N_("{model}: a speech model (Whisper) run in NumPy, hearing {origin} "
+                "({seconds:.2f} s)."), {"model": md_code(model.name),
+                                         "origin": _origin(origin, said),
+                                         "seconds": len(audio) / front.sampling_rate}),
+        Said(N_("Rows: the tokens it wrote; columns: moments of the clip.")))
     return Attention(
-        weights, src, tgt, np.ones(weights.shape[2:], dtype=bool), "model",
-        f"{md_code(model.name)}: a speech model (Whisper) run in NumPy, hearing "
-        f"{origin} ({len(audio) / front.sampling_rate:.2f} s). Rows: the tokens it wrote; "
-        "columns: moments of the clip.",
+        weights, src, tgt, np.ones(weights.shape[2:], dtype=bool), "model", label,
         Meta(name=Path(model.name).name or "whisper", about=f"Model {model.name} on {origin}",
              model=model.name, tgt_text=" ".join(tgt),
              details=f"{model.n_layers} decoder layers × {model.n_heads} heads, d_model {d} · "
@@ -254,7 +267,7 @@ def speech_attention(model, samples, *, words=None, origin: str = "the built-in 
         layers=Layers(tracer(ids), ablate, inputs, rescalable=True,
                       tokens=(time_labels(n_src, seconds), tgt), d_model=d,
                       d_head=d // model.n_heads),
-        translation=Translation(decoder=decoder), media=media)
+        translation=Translation(decoder=decoder), media=media, said=sentences)
 
 
 # ---------------------------------------------------------------------- images
@@ -275,7 +288,7 @@ def _image_steps(model, sources, forced: dict, max_new: int, top_k: int = 5):
 
 
 def image_attention(model, image, *, char_boxes=None,
-                    origin: str = "the built-in example") -> Attention:
+                    origin: str = "the built-in example", said: Said | None = None) -> Attention:
     """A VisionEncoderDecoder model's cross-attention on an image (height, width, 3) uint8:
     rows the tokens it produced (greedy, as ``xattn.vision.decode``), columns CLS (DIST) and
     the patches. The image is encoded once (`Picture.encoder_output`)."""
@@ -323,11 +336,14 @@ def image_attention(model, image, *, char_boxes=None,
 
     d = c.d_model
     height, width = np.asarray(image).shape[:2]
+    label, sentences = labelled(
+        Said(N_("{model}: an image-to-text model (VisionEncoderDecoder) run in NumPy, reading "
+                "{origin} ({width} × {height} px)."), {"model": md_code(model.name),
+                                                        "origin": _origin(origin, said),
+                                                        "width": width, "height": height}),
+        Said(N_("Rows: the tokens it wrote; columns: patches of the image.")))
     return Attention(
-        weights, src, tgt, np.ones(weights.shape[2:], dtype=bool), "model",
-        f"{md_code(model.name)}: an image-to-text model (VisionEncoderDecoder) run in NumPy, "
-        f"reading {origin} ({width} × {height} px). Rows: the tokens it wrote; columns: "
-        "patches of the image.",
+        weights, src, tgt, np.ones(weights.shape[2:], dtype=bool), "model", label,
         Meta(name=Path(model.name).name or "vision", about=f"Model {model.name} on {origin}",
              model=model.name, tgt_text=" ".join(tgt),
              details=f"{model.n_layers} decoder layers × {model.n_heads} heads, d_model {d} · "
@@ -336,7 +352,7 @@ def image_attention(model, image, *, char_boxes=None,
                      f"{e.grid[0]} × {e.grid[1]} patches)"),
         layers=Layers(tracer(ids), ablate, inputs, rescalable=True, d_model=d,
                       d_head=d // model.n_heads),
-        translation=Translation(decoder=decoder), media=media)
+        translation=Translation(decoder=decoder), media=media, said=sentences)
 
 
 def _light(steps) -> tuple[DecodeStep, ...]:

@@ -11,6 +11,8 @@ import numpy as np
 
 from xattn.encdec.files import present, read_json
 from xattn.literal import md_code
+from xattn.record import Said
+from xattn.words import N_, say, speaking
 
 __all__ = ["MEDIA_KINDS", "SHIPPED_MEDIA", "Example", "example_of", "media_kind",
            "media_folder", "load_media"]
@@ -43,7 +45,8 @@ def media_kind(name: str) -> str | None:
 @dataclass(frozen=True)
 class Example:
     """A model's built-in input: a clip (``samples`` at ``rate``, each word's timing in
-    ``words``) or an image (``image``, each letter's pixel box in ``boxes``), and its words."""
+    ``words``) or an image (``image``, each letter's pixel box in ``boxes``), and its words;
+    ``said``: ``origin`` as a message of the ``lesson`` catalog, for a page in its language."""
 
     origin: str
     samples: np.ndarray | None = None
@@ -51,6 +54,13 @@ class Example:
     words: tuple | None = None
     image: np.ndarray | None = None
     boxes: tuple | None = None
+    said: Said | None = None
+
+
+def _example(origin: Said, **given) -> Example:
+    """An example whose origin is said in English (its ``origin``) and kept as a message."""
+    with speaking("en"):
+        return Example(say(origin.msgid, **origin.values), said=origin, **given)
 
 
 EXAMPLE_SEED = 0   # the toy models' example: the first clip or word this seed draws
@@ -68,22 +78,23 @@ def example_of(name: str, kind: str) -> Example:
             clip = tones.tone_clip(np.random.default_rng(EXAMPLE_SEED))
             words = tuple(WordTiming(w, a, b)
                           for w, (a, b) in zip(clip.words, clip.spans, strict=True))
-            return Example(f"the built-in example, the tone words “{' '.join(clip.words)}”",
-                           samples=clip.audio, rate=tones.SAMPLING_RATE, words=words)
+            return _example(Said(N_("the built-in example, the tone words “{words}”"),
+                                 {"words": " ".join(clip.words)}),
+                            samples=clip.audio, rate=tones.SAMPLING_RATE, words=words)
         from xattn.speech.example import tone_clip
         clip = tone_clip()
-        return Example("the built-in example", samples=clip.samples, rate=clip.rate,
-                       words=clip.words)
+        return _example(Said(N_("the built-in example")), samples=clip.samples,
+                        rate=clip.rate, words=clip.words)
     if name == "toy-reader":
         from xattn.vision.glyphs import word_image
         drawn = word_image(np.random.default_rng(EXAMPLE_SEED), (32, 96), lengths=(3, 6),
                            scales=(2,), max_left=2, max_top=2, lines=2)
-        return Example(f"the built-in example, the word “{drawn.text}”", image=drawn.image,
-                       boxes=drawn.boxes)
+        return _example(Said(N_("the built-in example, the word “{word}”"),
+                             {"word": drawn.text}), image=drawn.image, boxes=drawn.boxes)
     from xattn.vision.example import rendered_word
     word = rendered_word()
-    return Example(f"the built-in example, the word “{word.text}”", image=word.image,
-                   boxes=word.boxes)
+    return _example(Said(N_("the built-in example, the word “{word}”"), {"word": word.text}),
+                    image=word.image, boxes=word.boxes)
 
 
 def load_media(name: str, *, allowed=None):

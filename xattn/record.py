@@ -45,8 +45,9 @@ class Said:
     msgid : str
         The English text with its ``{name}``s, marked with ``xattn.words.N_`` where it is
         written.
-    values : mapping of str to str, int or float
-        The value of each ``{name}``.
+    values : mapping of str to str, int, float or Said
+        The value of each ``{name}``; a `Said` is said first, in the same language
+        (``xattn.sources.said_text``: a media model's built-in example).
     """
 
     msgid: str

@@ -27,7 +27,8 @@ from xattn.record import SOURCES, Attention, Layers, Meta, Recipe, Said, Toy, Tr
 from xattn.words import N_, say, speaking
 
 __all__ = ["Attention", "HELDOUT", "SOURCES", "random_attention", "trained_attention",
-           "model_attention", "file_attention", "module_layers", "shapes", "default_layer"]
+           "model_attention", "file_attention", "module_layers", "shapes", "default_layer",
+           "labelled", "said_text", "snapshot_label"]
 
 HELDOUT = 256            # held-out sentences of the alignment lab
 HELDOUT_SEED = 2         # the shipped model's held-out set (its MODEL_CARD.md)
@@ -98,11 +99,23 @@ def random_attention(run, rerun: Callable | None = None) -> Attention:
         recipe=_recipe(run, rerun or pipeline_run), said=said)
 
 
+def said_text(sentence: Said) -> str:
+    """``sentence`` in the context's language (``xattn.words.speaking``); a value that is a
+    `Said` itself (a media model's built-in example) is said first, in the same language."""
+    return say(sentence.msgid, **{k: said_text(v) if isinstance(v, Said) else v
+                                  for k, v in sentence.values.items()})
+
+
 def labelled(*sentences: Said) -> tuple[str, tuple[Said, ...]]:
     """A record's label in English (its ``label``) and as its sentences (its ``said``), which
     a page in another language says in its own (``xattn.ui.i18n.said_label``)."""
     with speaking("en"):
-        return " ".join(say(s.msgid, **s.values) for s in sentences), sentences
+        return " ".join(said_text(s) for s in sentences), sentences
+
+
+def snapshot_label(step: int) -> tuple[str, tuple[Said, ...]]:
+    """The label of a training run's snapshot at ``step`` (the Training view's frame)."""
+    return labelled(Said(N_("Snapshot at step {step}."), {"step": step}))
 
 
 def _recipe(run, rerun: Callable) -> Recipe:

@@ -263,25 +263,30 @@ def missing(step: Step, a: Attention) -> str | None:
 
 
 # What a step's text describes (its own weights), and what is on screen, in words.
-PLANNED = {"random": "random weights", "trained": "the toy task's trained weights",
-           "model": "the translation model trained on the toy task"}
-ON_SCREEN = {"random": "random weights", "trained": "the toy task's trained weights",
-             "model": "a model", "file": "weights read from a file"}
+PLANNED = {"random": N_("random weights"), "trained": N_("the toy task's trained weights"),
+           "model": N_("the translation model trained on the toy task")}
+ON_SCREEN = {"random": N_("random weights"), "trained": N_("the toy task's trained weights"),
+             "model": N_("a model"), "file": N_("weights read from a file")}
 
 
 def off_plan(step: Step, a: Attention) -> str | None:
-    """Markdown, when the weights on screen cannot give what ``step`` needs (a link that kept
-    its own settings): the step's paragraph describes the step's own weights, not the ones
-    drawn below. None when the weights fit the step."""
+    """Markdown in the context's language (``xattn.words.speaking``), when the weights on
+    screen cannot give what ``step`` needs (a link that kept its own settings): the step's
+    paragraph describes the step's own weights, not the ones drawn below. None when the
+    weights fit the step."""
     if missing(step, a) is None:
         return None
     planned = PLANNED[step.state.get("weights", "random")]
     shown = ON_SCREEN[a.source]
-    same = planned == shown
-    return (f"**Not this step's setting.** The step is written for {planned}"
-            + (" with its own settings" if same else "") + "; this link keeps settings of its "
-            f"own and shows {shown}, so the paragraph below describes the step's setting, not "
-            "the charts beside it.")
+    if planned == shown:
+        return say("**Not this step's setting.** The step is written for {planned} with its "
+                   "own settings; this link keeps settings of its own and shows {shown}, so the "
+                   "paragraph below describes the step's setting, not the charts beside it.",
+                   planned=say(planned), shown=say(shown))
+    return say("**Not this step's setting.** The step is written for {planned}; this link keeps "
+               "settings of its own and shows {shown}, so the paragraph below describes the "
+               "step's setting, not the charts beside it.", planned=say(planned),
+               shown=say(shown))
 
 
 def verdict(told: Told, answer) -> str:

@@ -87,7 +87,14 @@ def said_label(a, layer: int) -> str:
     """What the weights ``a`` (``xattn.record.Attention``) are, in the page's language: its
     label's sentences (``a.said``, the ``lesson`` catalog's; else its English ``label``),
     plus which layer is shown when there are several (``Attention.describe``'s words)."""
-    label = " ".join(lesson_says(s.msgid, **s.values) for s in a.said) if a.said else a.label
+    if a.said:
+        from xattn.sources import said_text
+        from xattn.words import speaking
+
+        with speaking(page_lang()):
+            label = " ".join(said_text(s) for s in a.said)
+    else:
+        label = a.label
     if a.n_layers == 1:
         return label
     return label + " " + _("Layer {layer} of {n}.", layer=layer + 1, n=a.n_layers)

@@ -14,7 +14,6 @@ import numpy as np
 import streamlit as st
 
 from xattn.alignlab import (
-    METHOD_DESCRIPTIONS,
     PUBLISHED_AER,
     PUBLISHED_FINDINGS,
     REFERENCE_LABEL,
@@ -35,6 +34,7 @@ from xattn.ui.i18n import N_, ngettext, page_lang
 from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
+from xattn.words import full_stop, listed, number
 
 __all__ = ["alignment_view"]
 
@@ -42,6 +42,16 @@ METHOD_NAMES = {"target_argmax": N_("each target word's strongest source word"),
                 "source_argmax": N_("each source word's strongest target word"),  # translated
                 "intersection": N_("both (the links the two agree on)"),          # where drawn
                 "threshold": N_("every weight above a threshold")}
+
+# ``xattn.alignlab.METHOD_DESCRIPTIONS``' English, marked for the catalog (a test holds them
+# equal), said as the method's help
+METHOD_HELP = {
+    "target_argmax": N_("Each target word links to the source word it attends most."),
+    "source_argmax": N_("Each source word links to the target word that attends it most."),
+    "intersection": N_("Only links that are both: the largest weight of their row and of "
+                       "their column."),
+    "threshold": N_("Every weight above the threshold."),
+}
 
 
 def alignment_view(a: Attention, layer: int, state: PageState) -> None:
@@ -67,7 +77,8 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
     method = state.value(AL_METHOD)
     methods = {k: _(v) for k, v in METHOD_NAMES.items()}
     right.selectbox(_("Links from a head's weights"), list(METHOD_NAMES), key=AL_METHOD.key,
-                    format_func=methods.get, help=METHOD_DESCRIPTIONS.get(method, ""))
+                    format_func=methods.get, help=_(METHOD_HELP[method]) if method in METHOD_HELP
+                    else "")
     threshold = None
     if method == "threshold":
         threshold = state.value(AL_THRESHOLD)
@@ -156,32 +167,49 @@ def _unscored_note(a: Attention, rows: np.ndarray, cols: np.ndarray) -> None:
 
 
 def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    """``items`` as "a, b and c" in the page's language."""
+    if len(items) == 1:
+        return items[0]
+    return _("{items} and {last}", items=listed(items[:-1], lang=page_lang()), last=items[-1])
+
+
+def _num(x: float, spec: str) -> str:
+    return number(float(x), spec, page_lang())
 
 
 def best_text(scores) -> str:
-    """The best layer and head in one line of Markdown; ties named as ties."""
+    """The best layer and head in one line of Markdown, in the page's language; ties named
+    as ties."""
     n_layers = scores.aer.shape[0]
     layers = list(scores.best_layers)
     best = layers[0]
-    rates = (f"AER {scores.layer_aer[best]:.3f}, precision {scores.layer_precision[best]:.2f},"
-             f" recall {scores.layer_recall[best]:.2f}")
+    rates = _("AER {aer}, precision {precision}, recall {recall}",
+              aer=_num(scores.layer_aer[best], ".3f"),
+              precision=_num(scores.layer_precision[best], ".2f"),
+              recall=_num(scores.layer_recall[best], ".2f"))
     if len(layers) == 1:
-        text = f"**Best layer: {best + 1}** of {n_layers} (its heads' average: {rates})"
+        text = _("**Best layer: {layer}** of {n} (its heads' average: {rates})",
+                 layer=best + 1, n=n_layers, rates=rates)
     elif len(layers) == n_layers:
-        text = f"**No best layer: all {n_layers} tie** (each average: {rates})"
+        text = ngettext("**No best layer: all {n} tie** (each average: {rates})",
+                        "**No best layer: all {n} tie** (each average: {rates})",
+                        n_layers, rates=rates)
     else:
-        text = (f"**Best layers, tied: {_and([str(k + 1) for k in layers])}** of {n_layers} "
-                f"(each average: {rates})")
+        text = _("**Best layers, tied: {layers}** of {n} (each average: {rates})",
+                 layers=_and([str(k + 1) for k in layers]), n=n_layers, rates=rates)
     heads = list(scores.best_heads)
     if not heads:
-        return text + "."
-    aer = scores.aer[heads[0]]
-    named = [f"layer {lay + 1}, head {h + 1}" for lay, h in heads]
+        return full_stop(text, lang=page_lang())
+    aer = _num(scores.aer[heads[0]], ".3f")
+    named = [_("layer {layer}, head {head}", layer=lay + 1, head=h + 1) for lay, h in heads]
     if len(heads) == 1:
-        return text + f" · best head: {named[0]} (AER {aer:.3f})."
-    shown = _and(named) if len(named) <= 4 else f"{', '.join(named[:4])} and {len(named) - 4} more"
-    return text + f" · {len(heads)} heads tie for best (AER {aer:.3f}): {shown}."
+        return text + " · " + _("best head: {head} (AER {aer}).", head=named[0], aer=aer)
+    shown = _and(named) if len(named) <= 4 else ngettext(
+        "{heads} and {n} more", "{heads} and {n} more", len(named) - 4,
+        heads=listed(named[:4], lang=page_lang()))
+    return text + " · " + ngettext("{n} heads tie for best (AER {aer}): {heads}.",
+                                   "{n} heads tie for best (AER {aer}): {heads}.",
+                                   len(heads), aer=aer, heads=shown)
 
 
 def _results(a: Attention, scores, state: PageState, first=None) -> None:
@@ -209,23 +237,36 @@ def _results(a: Attention, scores, state: PageState, first=None) -> None:
                         "averaged.", "Over {n} sentence pairs. The last column is each "
                         "layer's heads averaged.", n))
     n_layers, n_heads = scores.aer.shape
-    rows = [(f"layer {lay + 1}", f"head {h + 1}" if h < n_heads else "average", *(
+    rows = [(_("layer {layer}", layer=lay + 1),
+             _("head {head}", head=h + 1) if h < n_heads else _("average"), *(
         (scores.aer[lay, h], scores.precision[lay, h], scores.recall[lay, h]) if h < n_heads
         else (scores.layer_aer[lay], scores.layer_precision[lay], scores.layer_recall[lay])))
         for lay in range(n_layers) for h in range(n_heads + 1)]
-    table = dict(zip(("layer", "head", "AER", "precision", "recall"),
-                     map(list, zip(*rows, strict=True)), strict=True))
+    heads = (_("layer"), _("head"), "AER", _("precision"), _("recall"))
+    table = dict(zip(heads, map(list, zip(*rows, strict=True)), strict=True))
     with st.expander(_("Every head: AER, precision, recall")):
         st.dataframe(table, hide_index=True, column_config={
-            k: st.column_config.NumberColumn(format="%.3f") for k in ("AER", "precision",
-                                                                      "recall")})
+            k: st.column_config.NumberColumn(format="%.3f") for k in heads[2:]})
+
+
+# The published findings' and label's English (``xattn.alignlab.references``, a library
+# module without the page's catalog), marked for the ``app`` catalog and said where drawn;
+# tests/test_app_alignment.py checks they are the library's own words.
+FINDING_WORDS = (
+    N_("In a vanilla 6-layer transformer, the average over the heads of the penultimate "
+       "decoder layer (layer 5 of 6) aligns best of all layers."),
+    N_("A target word's alignment is read better at the step where it is the decoder's input "
+       "(step i+1) than where it is produced."),
+)
+REFERENCE_WORDS = N_("Published results of other models on other test sets, for reference: "
+                     "not measured by this page.")
 
 
 def _references() -> None:
     with st.expander(_("Published results, for reference (not measured here)")):
-        st.caption(REFERENCE_LABEL)
-        st.markdown("\n".join(f"- {f.claim} ({f.citation})" for f in PUBLISHED_FINDINGS))
-        st.dataframe({"system": [r.system for r in PUBLISHED_AER],
-                      "test set": [r.test_set for r in PUBLISHED_AER],
-                      "AER (%)": [r.aer for r in PUBLISHED_AER],
-                      "source": [r.citation for r in PUBLISHED_AER]}, hide_index=True)
+        st.caption(_(REFERENCE_LABEL))
+        st.markdown("\n".join(f"- {_(f.claim)} ({f.citation})" for f in PUBLISHED_FINDINGS))
+        st.dataframe({_("system"): [r.system for r in PUBLISHED_AER],
+                      _("test set"): [r.test_set for r in PUBLISHED_AER],
+                      _("AER (%)"): [r.aer for r in PUBLISHED_AER],
+                      _("source"): [r.citation for r in PUBLISHED_AER]}, hide_index=True)

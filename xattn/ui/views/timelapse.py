@@ -15,7 +15,7 @@ from xattn.figures.timelapse import head_curves_figure, run_curves_figure
 from xattn.live.compute import derived
 from xattn.live.link import PRESENT, TSTEP
 from xattn.record import Meta
-from xattn.sources import Attention
+from xattn.sources import Attention, snapshot_label
 from xattn.timelapse import PROBE_SENTENCE
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import N_, page_lang
@@ -108,8 +108,9 @@ def _frame(a: Attention, tl, k: int) -> Attention:
     def make() -> Attention:
         probe = tl.probe
         weights = np.asarray(tl.weights[k])[None]                  # (1, n_heads, T, S)
+        label, said = snapshot_label(int(tl.steps[k]))
         return Attention(weights, tuple(probe.source), tuple(probe.target),
-                         np.ones(weights.shape[2:], bool), "trained",
-                         f"Snapshot at step {int(tl.steps[k])}.",
-                         Meta(name=f"{a.meta.name}-step"), gold=probe.alignment_matrix())
+                         np.ones(weights.shape[2:], bool), "trained", label,
+                         Meta(name=f"{a.meta.name}-step"), gold=probe.alignment_matrix(),
+                         said=said)
     return derived(("timelapse-frame", a.key, k), make)

@@ -53,8 +53,9 @@ def _attention(model, name: str, kind: str, given) -> Attention:
         ex = example_of(name, kind)
         if kind == "audio":
             return speech_attention(model, ex.samples, words=ex.words, rate=ex.rate,
-                                    origin=ex.origin)
-        return image_attention(model, ex.image, char_boxes=ex.boxes, origin=ex.origin)
+                                    origin=ex.origin, said=ex.said)
+        return image_attention(model, ex.image, char_boxes=ex.boxes, origin=ex.origin,
+                               said=ex.said)
     if kind == "audio":
         return speech_attention(model, given[1], origin=md_code(given[0]), rate=RATE)
     return image_attention(model, given[1], origin=md_code(given[0]))

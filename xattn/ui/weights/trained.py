@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from xattn.alignment import ALIGNMENT_MEASURES, Evaluated, GoldScores, pct
+from xattn.alignment import Evaluated, GoldScores, verdict
 from xattn.corpus import LEXICON
 from xattn.figures import loss_figure
 from xattn.literal import md_code
@@ -38,6 +38,7 @@ from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState, text_value
 from xattn.ui.weights.progress import page_progress
+from xattn.words import number, sentences
 
 DEFAULT_SRC = TR_SRC.default
 
@@ -58,19 +59,47 @@ TASK = (
 )
 
 
-PAIR_COLUMNS = {  # column of the per-pair table: (label, help, number format)
-    "word_accuracy": ("on gold", "Share of this pair's target words whose strongest "
-                      "weight in this head falls on their gold word.", "pct"),
-    "gold_weight": ("gold weight", ALIGNMENT_MEASURES["gold_weight"], "%.2f"),
-} | {k: (MEASURES[k].short, MEASURES[k].description, "%.2f")
+# The library's English words of the gold measures (``xattn.alignment.ALIGNMENT_MEASURES``)
+# and of the measures' short names (``xattn.metrics.MEASURES``), marked for the ``app``
+# catalog; tests/test_app_page_languages.py checks they are the libraries' own.
+GOLD_MEASURE_WORDS = {
+    "word_accuracy": N_("Share of target words whose most-attended source word is their gold "
+                        "word (either \"the\" counts when there are two)."),
+    "exact_accuracy": N_("Share of target words whose most-attended source word is the gold "
+                         "one at the gold position."),
+    "moved_accuracy": N_("Word accuracy on the swapped noun and adjective, where position alone "
+                         "points to the wrong word: high for a head that aligns by meaning."),
+    "repeated_accuracy": N_("Exact accuracy on words that occur twice in the source (\"the ... "
+                            "the\"), where meaning alone is a coin flip: high for a head that "
+                            "uses position."),
+    "gold_weight": N_("Average attention weight on the gold source word (1 = all of it)."),
+}
+SHORT_WORDS = {"confidence": N_("confidence"), "normalised_entropy": N_("spread"),
+               "diagonal_alignment": N_("diagonal"), "monotonicity": N_("monotonicity")}
+# What a head learned (``xattn.alignment.VERDICTS``), in the page's language
+VERDICT_WORDS = {
+    "little": N_("It learned little on its own: the other heads carry the alignment."),
+    "both": N_("It uses meaning *and* position."),
+    "meaning": N_("It aligns by meaning: it follows the moved adjective, but two *the*s fool "
+                  "it."),
+    "position": N_("It leans on position: it picks the right *the* but misses the swapped "
+                   "words."),
+    "mixed": N_("It mixes both cues, neither reliably."),
+}
+
+PAIR_COLUMNS = {  # column of the per-pair table: (label, help, number format), said where drawn
+    "word_accuracy": (N_("on gold"), N_("Share of this pair's target words whose strongest "
+                                        "weight in this head falls on their gold word."), "pct"),
+    "gold_weight": (N_("gold weight"), GOLD_MEASURE_WORDS["gold_weight"], "%.2f"),
+} | {k: (SHORT_WORDS[k], MEASURES[k].description, "%.2f")  # said: analysis.MEASURE_WORDS
      for k in ("confidence", "normalised_entropy", "diagonal_alignment", "monotonicity")}
 HELDOUT_COLUMNS = {
-    "word_accuracy": ("word", ALIGNMENT_MEASURES["word_accuracy"], "pct"),
-    "untrained_word": ("word, untrained", "The same head before training.", "pct"),
-    "exact_accuracy": ("exact", ALIGNMENT_MEASURES["exact_accuracy"], "pct"),
-    "moved_accuracy": ("swapped words", ALIGNMENT_MEASURES["moved_accuracy"], "pct"),
-    "repeated_accuracy": ("repeated words", ALIGNMENT_MEASURES["repeated_accuracy"], "pct"),
-    "gold_weight": ("gold weight", ALIGNMENT_MEASURES["gold_weight"], "%.2f"),
+    "word_accuracy": (N_("word"), GOLD_MEASURE_WORDS["word_accuracy"], "pct"),
+    "untrained_word": (N_("word, untrained"), N_("The same head before training."), "pct"),
+    "exact_accuracy": (N_("exact"), GOLD_MEASURE_WORDS["exact_accuracy"], "pct"),
+    "moved_accuracy": (N_("swapped words"), GOLD_MEASURE_WORDS["moved_accuracy"], "pct"),
+    "repeated_accuracy": (N_("repeated words"), GOLD_MEASURE_WORDS["repeated_accuracy"], "pct"),
+    "gold_weight": (N_("gold weight"), GOLD_MEASURE_WORDS["gold_weight"], "%.2f"),
 }
 
 
@@ -78,9 +107,10 @@ def _column_config(columns: dict, *, narrow: bool = False) -> dict:
     """Labels, tooltips and formats; ``narrow`` sizes columns to their labels (px), so that a
     half-page table shows every column."""
     width = (lambda label: 14 + 6 * len(label)) if narrow else (lambda label: None)
-    config = {"head": st.column_config.NumberColumn("head", format="%d", width=width("head"))}
+    head = _("head")
+    config = {"head": st.column_config.NumberColumn(head, format="%d", width=width(head))}
     config.update({k: st.column_config.NumberColumn(
-        label, help=text, format="%.0f%%" if fmt == "pct" else fmt, width=width(label))
+        _(label), help=_(text), format="%.0f%%" if fmt == "pct" else fmt, width=width(_(label)))
         for k, (label, text, fmt) in columns.items()})
     return config
 
@@ -107,13 +137,19 @@ def heldout_table(scores: GoldScores) -> dict[str, list]:
     return _frame(data, HELDOUT_COLUMNS)
 
 
+CATEGORY_WORDS = {"determiner": N_("determiner"), "verb": N_("verb"), "noun": N_("noun"),
+                  "adjective": N_("adjective")}
+LEXICON_HEADS = (N_("English"), N_("French"), N_("category"))
+
+
 def lexicon_table(categories: tuple[str, ...]) -> dict[str, list]:
+    """The lexicon's words of ``categories``, headed and categorised in the page's language
+    (the words themselves are the model's, as they are)."""
     rows = [(e.english, " / ".join(e.french),
-             e.category + (f" ({e.gender})" if e.gender else "")
-             + (", transitive" if e.transitive else ""))
+             _(CATEGORY_WORDS[e.category]) + (f" ({e.gender})" if e.gender else "")
+             + (_(", transitive") if e.transitive else ""))
             for e in LEXICON if e.category in categories]
-    return dict(zip(("English", "French", "category"), map(list, zip(*rows, strict=True)),
-                    strict=True))
+    return dict(zip(map(_, LEXICON_HEADS), map(list, zip(*rows, strict=True)), strict=True))
 
 
 # ----------------------------------------------------------------------- the source
@@ -208,7 +244,8 @@ def lexicon_expander() -> None:
         groups = (("determiner", "verb"), ("noun",), ("adjective",))
         for col, categories in zip(st.columns(3), groups, strict=True):
             table = lexicon_table(categories)
-            col.dataframe(table, hide_index=True, height=35 * (len(table["English"]) + 1) + 3)
+            rows = len(next(iter(table.values())))
+            col.dataframe(table, hide_index=True, height=35 * (rows + 1) + 3)
 
 
 def trained_source(state: PageState, *, untrained: bool = False) -> Attention | None:
@@ -242,15 +279,38 @@ def gold_statistics(scores: GoldScores, stats: dict[str, np.ndarray]) -> None:
     st.metric(_("Aligned words in this sentence (heads averaged)"),
               "n/a" if np.isnan(word) else _("{n} of {total}", n=round(word * n_gold),
                                              total=n_gold),
-              help=_("Exact (right position): {share}.", share=pct(scores.exact)))
+              help=_("Exact (right position): {share}.", share=_share(scores.exact)))
     st.dataframe(pair_table(scores, stats), hide_index=True,
                  column_config=_column_config(PAIR_COLUMNS, narrow=True))
     st.markdown("#### " + _("Which head learned what"))
     st.caption(_("Each trained head on its own, on the {n} held-out sentences: where does its "
                  "strongest weight fall?", n=scores.n_heldout))
-    st.markdown("\n".join(f"- {line}" for line in scores.sentences))
+    st.markdown("\n".join(f"- {line}" for line in head_lines(scores)))
     st.dataframe(heldout_table(scores), hide_index=True,
                  column_config=_column_config(HELDOUT_COLUMNS))
+
+
+def _share(x: float) -> str:
+    """A share as a whole percentage in the page's language (``93 %``), *n/a* for NaN."""
+    return _("n/a") if np.isnan(x) else number(float(x), ".0%", page_lang())
+
+
+def head_lines(scores: GoldScores) -> list[str]:
+    """One sentence per head on what it learned on the held-out sentences, in the page's
+    language (``xattn.alignment.head_sentences``' English, from the same numbers)."""
+    trained, untrained = scores.heldout_by_head, scores.untrained_by_head
+    lines = []
+    for h in range(len(trained["head"])):
+        word, moved = trained["word_accuracy"][h], trained["moved_accuracy"][h]
+        repeated = trained["repeated_accuracy"][h]
+        said = _("**Head {head}** puts {word} of its argmaxes on the gold word (untrained: "
+                 "{untrained}); {moved} on a swapped noun or adjective, {repeated} on the right "
+                 "one of a repeated word.", head=h + 1, word=_share(word),
+                 untrained=_share(untrained["word_accuracy"][h]), moved=_share(moved),
+                 repeated=_share(repeated))
+        lines.append(sentences(said, _(VERDICT_WORDS[verdict(word, moved, repeated)]),
+                               lang=page_lang()))
+    return lines
 
 
 def default_trained(a: Attention) -> Attention | None:
