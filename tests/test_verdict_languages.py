@@ -267,7 +267,6 @@ ALLOWED = (
     r"\.(code|kind|control|phase|lang|image)$",   # protocol words, not shown
     r"\.(choices|rows)\[\d+\]$",                  # the tokens, the values sent back
     r"\.mine$|\.mine\[\d+\]$",                    # the value sent: the same in every language
-    r"\.charts\[\d+\]\.panels",                     # the versus chart's panel names (L2 head 2)
     r"\.ask\.labels\[\d+\]$",                     # head_jobs' job names (xattn/lesson/computed.py)
 )
 
