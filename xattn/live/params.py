@@ -22,7 +22,8 @@ __all__ = ["Why", "Param", "int_param", "float_param", "choice_param", "bool_par
 class Why(NamedTuple):
     """Why a link's value was refused, or what was changed in it: an English message (a
     msgid of the lecturer's page's ``app`` catalog, said there by ``xattn.ui.state``) and its
-    names, each a text, a `Why` or a tuple of `Why`. ``str()`` is the English sentence.
+    names, each a text, a whole number (said as the language writes it: 1,000 in English),
+    a `Why` or a tuple of `Why`. ``str()`` is the English sentence.
 
     >>> str(Why("is not a number from {lo} to {hi}", (("lo", "0"), ("hi", "1"))))
     'is not a number from 0 to 1'
@@ -40,6 +41,8 @@ class Why(NamedTuple):
 def _english(value) -> str:
     if isinstance(value, Why):
         return str(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
     return "; ".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
@@ -80,7 +83,7 @@ class Param:
             return tuple(dict.fromkeys(values)), (Why("holds {bad}", (("bad", tuple(bad)),))
                                                   if bad else None)
         if len(raw) > 1:
-            return self.default, Why("appears {n} times", (("n", str(len(raw))),))
+            return self.default, Why("appears {n} times", (("n", len(raw)),))
         try:
             return self.parse(raw[0]), None
         except ValueError as err:
@@ -102,7 +105,7 @@ def whole_number(lo: int, hi: int) -> Callable[[str], int]:
         # ASCII digits only: int() would also take " 4", "+4", "4_0" and "٣".
         if not (text.isascii() and text.isdigit()) or not lo <= int(text) <= hi:
             raise ValueError(Why("is not a whole number from {lo} to {hi}",
-                                 (("lo", f"{lo:,}"), ("hi", f"{hi:,}"))))
+                                 (("lo", lo), ("hi", hi))))
         return int(text)
     return parse
 
@@ -173,6 +176,6 @@ def clean_text(text: str, max_chars: int) -> tuple[str, list[str]]:
             text = cleaned
     if len(text) > max_chars:
         changes.append(Why("it was cut from {n} to {max} characters",
-                           (("n", f"{len(text):,}"), ("max", f"{max_chars:,}"))))
+                           (("n", len(text)), ("max", max_chars))))
         text = text[:max_chars]
     return text, changes

@@ -26,8 +26,9 @@ import streamlit as st
 from xattn.literal import md_code, show_value
 from xattn.live.link import REGISTRY
 from xattn.live.params import Param, Why, clean_text
-from xattn.ui.i18n import N_, ngettext
+from xattn.ui.i18n import N_, ngettext, page_lang
 from xattn.ui.i18n import gettext as _
+from xattn.words import number
 
 __all__ = ["LINK_READ", "Notice", "PageState", "page_state", "text_value", "said", "REASONS"]
 
@@ -46,7 +47,7 @@ REASONS = (
     N_("is not `true` or `false`"), N_("not `true` or `false`"),
     N_("is not of the form `position: token` (e.g. `6: mat`)"),
     N_("not of the form `position: token` (e.g. `6: mat`)"),
-    N_("appears {n} times"), N_("holds {bad}"), N_("is not available"),
+    N_("appears {n} times"), N_("holds {bad}"), N_("{value}, {why}"), N_("is not available"),
     N_("is not available {why}"),
     N_("its line breaks or control characters became spaces"),
     N_("it was cut from {n} to {max} characters"),
@@ -108,12 +109,15 @@ WHATS = (
 
 
 def said(why) -> str:
-    """A `Why` (or plain text) in the page's language; the values a user typed, already
-    code spans in its names, are put in as they are."""
+    """A `Why` (or plain text) in the page's language: its whole numbers as the language
+    writes them (*2.147.483.647*), the values a user typed, already code spans in its names,
+    put in as they are."""
     if not isinstance(why, Why):
         return str(why)
     names = {k: said(v) if isinstance(v, Why) else
-             "; ".join(said(x) for x in v) if isinstance(v, tuple) else v for k, v in why.names}
+             "; ".join(said(x) for x in v) if isinstance(v, tuple) else
+             number(v, "", page_lang()) if isinstance(v, int) and not isinstance(v, bool) else v
+             for k, v in why.names}
     return _(why.msgid, **names) if names else _(why.msgid)
 
 
