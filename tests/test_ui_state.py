@@ -371,3 +371,11 @@ def test_a_typed_value_stays_literal_in_an_arabic_notice():
     warning = messages(at)["warning"][0]
     assert "``heads=x` **BOLD** [click here](https://example.com) :red[RE" in warning
     assert "طلب الرابط" in warning
+
+
+def test_a_chinese_notices_sentences_are_joined_without_a_space():
+    at = run_app({"lang": "zh", "seed": "1e400", "head": "8"})
+    assert_clean(at)
+    warnings = messages(at)["warning"]
+    assert len(warnings) == 2 and all("。" in w and "。 " not in w for w in warnings)
+    assert warnings[0].startswith("链接中有此页面不认识的参数") and "`head`" in warnings[0]

@@ -28,7 +28,7 @@ from xattn.live.link import REGISTRY
 from xattn.live.params import Param, Why, clean_text
 from xattn.ui.i18n import N_, ngettext, page_lang
 from xattn.ui.i18n import gettext as _
-from xattn.words import number
+from xattn.words import number, sentences
 
 __all__ = ["LINK_READ", "Notice", "PageState", "page_state", "text_value", "said", "REASONS"]
 
@@ -173,10 +173,11 @@ class PageState:
         hint = "; ".join(_("{right} instead of {wrong}", right=md_code(h[0]),
                            wrong=show_value(k, 30))
                          for k, h in zip(keys, hints, strict=False) if h)
-        self.notices.append(Notice("link", ngettext(
+        self.notices.append(Notice("link", sentences(ngettext(
             "The link has a parameter this page does not know, ignored: {names}.",
             "The link has parameters this page does not know, ignored: {names}.", len(keys),
-            names=names) + (" " + _("Did you mean {hint}?", hint=hint) if hint else "")))
+            names=names), _("Did you mean {hint}?", hint=hint) if hint else "",
+            lang=page_lang())))
 
     def link_notice(self, key: str, raw: str, problem, shown=None) -> None:
         """Say that the link's ``key=raw`` was refused because of ``problem`` (a
@@ -193,7 +194,7 @@ class PageState:
         text = (_("The link asked for {asked} ({what}), which {why}.", asked=asked,
                   what=_what(p), why=why) if p.what != key else
                 _("The link asked for {asked}, which {why}.", asked=asked, why=why))
-        self.notices.append(Notice("link", f"{text} {instead}"))
+        self.notices.append(Notice("link", sentences(text, instead, lang=page_lang())))
 
     # ---------------------------------------------------------------- the controls
     def value(self, param: Param, options: Sequence | None = None, *,
