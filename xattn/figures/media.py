@@ -112,7 +112,7 @@ def _png_uri(rgb: np.ndarray) -> str:
     from PIL import Image
 
     buf = io.BytesIO()
-    Image.fromarray(rgb).save(buf, format="PNG", optimize=True)
+    Image.fromarray(rgb).save(buf, format="PNG")      # optimize=True: 2 % smaller, 4x slower
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
