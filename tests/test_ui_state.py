@@ -379,3 +379,14 @@ def test_a_chinese_notices_sentences_are_joined_without_a_space():
     warnings = messages(at)["warning"]
     assert len(warnings) == 2 and all("。" in w and "。 " not in w for w in warnings)
     assert warnings[0].startswith("链接中有此页面不认识的参数") and "`head`" in warnings[0]
+
+
+def test_why_a_value_is_not_offered_is_said_in_the_pages_language():
+    at = run_app({"lang": "fr", "view": "Switch heads off", "off": "5"})
+    assert_clean(at)
+    text = " ".join(messages(at)["warning"])
+    from xattn.ui.i18n import catalog
+
+    heads = catalog("fr").get(("(there is {n} head)", "(there are {n} heads)")).string[2]
+    assert _said("fr", "is not available {why}", why=heads.format(n=4)) in text
+    assert "(il y a 4 têtes)" in text and "there are" not in text
