@@ -116,7 +116,9 @@ def test_an_image_folder_reads_the_built_in_word_and_an_upload(media_page, visio
     fig = heads_chart(at)
     assert fig["layout"]["xaxis"]["ticktext"][:2] == ["CLS", "r1c1"]
     assert any(m.value.startswith("**The image**") for m in at.markdown)
-    assert len(at.get("image")) == 1                    # the overlays, one picture
+    overlays = chart(at, "overlays")                    # the overlays: one picture, as a chart
+    assert [t["type"] for t in overlays["data"]] == ["image"] and not at.get("image")
+    assert overlays["layout"]["xaxis"]["ticktext"][-2:] == ["head 4", "mean"]   # words, not pixels
     at.session_state["view"] = "Alignment"
     at.run()
     assert any("read the letters" in m.value for m in at.markdown)

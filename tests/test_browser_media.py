@@ -44,10 +44,12 @@ def test_audio_and_image_pages_at_1440_px(chromium, media_server, whisper_dir, v
 
         page.open({"weights": "model", "model": vision_dir},
                   "traces && traces.length && !!document.querySelector("
-                  "'.st-key-overlays img')")
-        img = page.page.locator(".st-key-overlays img").first
+                  "'.st-key-overlays .js-plotly-plot image')")
+        overlays = chart(page.page, "overlays")               # one picture, its words the chart's
+        assert [t["type"] for t in overlays] == ["image"]
+        img = page.page.locator(".st-key-overlays .js-plotly-plot").first
         img.scroll_into_view_if_needed()
-        assert img.evaluate("(e) => e.complete && e.naturalWidth > 0")
+        assert page.page.locator(".st-key-overlays .xtick text").first.text_content() == "head 1"
         box = img.bounding_box()
         assert box["width"] > 300 and box["x"] + box["width"] <= 1440
         assert page.page.evaluate(WIDE_JS) <= 1440

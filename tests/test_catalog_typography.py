@@ -14,7 +14,7 @@ from babel.messages.pofile import read_po
 
 from xattn.words import LOCALE_DIR
 
-DOMAINS = ("phone", "app", "lesson")
+DOMAINS = ("phone", "app", "lesson", "charts")
 _KEPT = re.compile(r"`[^`]*`|\{[^{}]*\}|\$[^$]*\$|<[^>]*>|https?://\S+|«[a-z_]+»")
 
 

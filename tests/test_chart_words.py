@@ -36,6 +36,7 @@ from xattn.figures import (
     training,
 )
 from xattn.figures.words import DOMAIN, ChartWords, catalog, chart_words
+from xattn.lesson.aligns import PanelName
 from xattn.locales import LANGS
 
 OTHERS = [lang for lang in LANGS if lang != "en"]
@@ -163,8 +164,11 @@ def _builders(lang: str) -> dict:
         "loss_figure": lambda: training.loss_figure([1.0, 0.5, 0.2], 10, lang=lang),
         "aer_figure": lambda: alignment.aer_figure(scores, lang=lang),
         "versus_figure": lambda: aligns.versus_figure(
-            RNG.random((3, 6)), [("L1", w[0]), ("L1 head 2", w[1])], SRC, TGT, gold=gold,
-            lang=lang),
+            RNG.random((3, 6)), [(PanelName(1, None), w[0]), (PanelName(1, 2), w[1])], SRC,
+            TGT, gold=gold, lang=lang),
+        "overlay_figure": lambda: media.overlay_figure(
+            np.full((16, 32, 3), 200, np.uint8), [None, (0, 0, 16, 16), (16, 0, 32, 16)],
+            RNG.random((2, 3, 3)), TGT, [0, 1, 2], tile_height=16, lang=lang),
         "answers_figure": lambda: classroom.answers_figure(
             _question("choice"), {"up": 3, "down": 1}, truth="up", lang=lang),
         "revote_figure": lambda: classroom.revote_figure(
@@ -399,3 +403,92 @@ def test_the_versus_chart_made_as_dicts_is_the_figures_json_in_each_language():
         made = frozen(*aligns.versus_parts(*args, gold=gold, lang=lang)).to_dict()
         fig = freeze(aligns.versus_figure(*args, gold=gold, lang=lang)).to_dict()
         assert json.loads(pio.to_json(made)) == json.loads(pio.to_json(fig))
+
+
+# --- the versus chart's panels and the image overlay's columns: the chart's words ---------------
+
+def _msg(lang: str, msgid: str, **names) -> str:
+    text = catalog(lang).get(msgid).string
+    for k, v in names.items():
+        text = text.replace("{" + k + "}", str(v))
+    return text
+
+
+@pytest.mark.parametrize("lang", ["fr", "ar"])
+def test_the_versus_panels_are_named_in_the_charts_language(lang):
+    w, gold = toy_weights(), np.eye(3, 6, dtype=bool)
+    panels = [(PanelName(2, None), w[0]), (PanelName(2, 2), w[1]), (PanelName(None, None), w[2]),
+              (PanelName(None, 3), w[0])]
+    en = aligns.versus_figure(RNG.random((3, 6)), panels, SRC, TGT, gold=gold)
+    fig = aligns.versus_figure(RNG.random((3, 6)), panels, SRC, TGT, gold=gold, lang=lang)
+    names = [a.text for a in fig.layout.annotations]
+    assert [a.text for a in en.layout.annotations] == [
+        "<b>the class</b>", "<b>L2 mean</b>", "<b>L2 head 2</b>", "<b>mean</b>", "<b>head 3</b>"]
+    assert names == ["<b>" + n + "</b>" for n in (
+        _msg(lang, "the class"), _msg(lang, "L{l} mean", l=2), _msg(lang, "L{l} head {h}", l=2, h=2),
+        _msg(lang, "mean"), _msg(lang, "head {h}", h=3))]
+    assert fig.data[2].name == _msg(lang, "L{l} head {h}", l=2, h=2)
+    assert fig.layout.xaxis.ticktext == en.layout.xaxis.ticktext          # tokens as they are
+    # the title's abbreviation is the panels' (C for couche, ط for طبقة)
+    assert "(" + names[1][3] + ")" in fig.layout.title.text
+
+
+def _overlay(lang: str = "en", weights=None, tokens=("<s>", "le", "chat")):
+    image = np.full((16, 32, 3), 200, np.uint8)
+    boxes = [None, (0, 0, 16, 16), (16, 0, 32, 16)]
+    w = RNG.random((2, 3, 3)) if weights is None else weights
+    return media.overlay_figure(image, boxes, w, tokens, [0, 1, 2], tile_height=16, lang=lang)
+
+
+@pytest.mark.parametrize("lang", ["fr", "ar"])
+def test_the_image_overlays_words_are_the_charts_text_in_its_language(lang):
+    w = RNG.random((2, 3, 3))
+    en, fig = _overlay(weights=w), _overlay(lang, w)
+    assert list(en.layout.xaxis.ticktext) == ["head 1", "head 2", "mean"]
+    assert list(fig.layout.xaxis.ticktext) == [_msg(lang, "head {h}", h=1),
+                                               _msg(lang, "head {h}", h=2), _msg(lang, "mean")]
+    assert list(fig.layout.yaxis.ticktext) == ["&lt;s&gt;", "le", "chat"]     # as in English
+    assert fig.layout.yaxis.ticktext == en.layout.yaxis.ticktext
+    assert fig.data[0].type == "image" and fig.data[0].source == en.data[0].source
+
+
+def test_the_image_overlay_draws_no_words_into_its_pixels():
+    """Nothing but the tiles and white gaps: with no attention every tile is the grey image,
+    so a word drawn anywhere (the columns' names, the tokens, as Pillow once did) would show."""
+    w = np.zeros((2, 3, 3))
+    mosaic = media.overlay_mosaic(np.full((16, 32, 3), 200, np.uint8),
+                                  [None, (0, 0, 16, 16), (16, 0, 32, 16)], w, [0, 1, 2],
+                                  tile_height=16, pad=4)
+    assert mosaic.shape == (3 * 20, 3 * 36, 3)
+    assert set(np.unique(mosaic)) == {200, 255}
+    tiles = np.zeros(mosaic.shape[:2], bool)
+    for r in range(3):
+        for c in range(3):
+            tiles[r * 20:r * 20 + 16, c * 36:c * 36 + 32] = True
+    assert (mosaic[tiles] == 200).all() and (mosaic[~tiles] == 255).all()
+
+
+def test_a_french_and_an_arabic_chart_title_show_in_a_browser(chromium):
+    """A French title keeps its no-break space before ":" on screen (Plotly reads a title as
+    HTML-ish text: the U+00A0 must neither vanish nor turn into "&nbsp;"), and an Arabic one
+    shows its letters."""
+    from plotly.offline import get_plotlyjs
+
+    figs = {lang: heads.head_figure(toy_weights()[0], SRC, TGT, head=0, lang=lang,
+                                    title=_msg(lang, "Layer {l}: one heatmap per head", l=2))
+            for lang in ("fr", "ar")}
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.set_content("<div id=f></div><div id=a></div><script>" + get_plotlyjs()
+                         + "</script>")
+        for lang, div in (("fr", "f"), ("ar", "a")):
+            page.evaluate("([div, fig]) => Plotly.newPlot(div, fig.data, fig.layout)",
+                          [div, json.loads(figs[lang].to_json())])
+            shown = page.evaluate(f"document.querySelector('#{div} .gtitle').textContent")
+            width = page.evaluate(
+                f"document.querySelector('#{div} .gtitle').getBBox().width")
+            assert shown == figs[lang].layout.title.text and width > 50, (lang, shown)
+        assert "\u00a0:" in page.evaluate("document.querySelector('#f .gtitle').textContent")
+    finally:
+        context.close()

@@ -10,6 +10,7 @@ import pytest
 from test_lesson import attention, trained_attention_of
 
 from xattn.lesson import STEPS, missing, verdict, versus, word_pair
+from xattn.lesson.aligns import PanelName
 from xattn.sources import random_attention
 
 STEP = STEPS[13]
@@ -71,6 +72,10 @@ def test_every_layer_and_head_is_scored_as_a_loop_over_its_strongest_words(weigh
             expected = aer_by_hand(head_links(a.weights[k, h], rows, cols), gold)
             assert f"| {name} | {expected:.3f} |" in v.table, (name, v.table)
     assert len(v.panels) == a.n_layers * (a.n_heads + 1)
+    layer = (lambda k: None) if a.n_layers == 1 else (lambda k: k + 1)
+    assert [name for name, _ in v.panels] == (                # said by the chart, in its language
+        [PanelName(layer(k), None) for k in range(a.n_layers)]
+        + [PanelName(layer(k), h + 1) for k in range(a.n_layers) for h in range(a.n_heads)])
     np.testing.assert_allclose(v.panels[-1][1], a.weights[-1, -1][np.ix_(rows, cols)])
 
 

@@ -74,7 +74,7 @@ def test_the_overlay_is_brightest_on_the_patch_a_head_looks_at(image):
     m = image.media
     w = np.zeros((1, 1, len(image.src_tokens)))
     w[0, 0, 6] = 1.0                                     # patch r2c2 of the 4 x 4 grid
-    mosaic = overlay_mosaic(m.image, m.boxes, w, ("x",), [0], tile_height=64, labels=False)
+    mosaic = overlay_mosaic(m.image, m.boxes, w, [0], tile_height=64)
     tile = mosaic[:64, :128].astype(int)
     redness = tile[..., 0] - tile[..., 2]
     y, x = np.unravel_index(np.argmax(redness), redness.shape)

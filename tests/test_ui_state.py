@@ -53,10 +53,12 @@ def test_leading_zeros_are_a_number():
 
 
 def test_clean_text_turns_line_breaks_into_spaces_and_cuts():
-    assert clean_text("a\nb\rc\u2028d", 100) == ("a b c d", [
-        "its line breaks or control characters became spaces"])
+    text, changes = clean_text("a\nb\rc\u2028d", 100)
+    assert text == "a b c d" and list(map(str, changes)) == [
+        "its line breaks or control characters became spaces"]
     text, changes = clean_text("x" * 5000, 2000)
-    assert len(text) == 2000 and changes == ["it was cut from 5,000 to 2,000 characters"]
+    assert len(text) == 2000 and list(map(str, changes)) == [
+        "it was cut from 5,000 to 2,000 characters"]
     assert clean_text("👩\u200d👩\u200d👧 né", 100) == ("👩\u200d👩\u200d👧 né", [])  # ZWJ kept
 
 
@@ -318,3 +320,73 @@ def test_a_very_long_sentence_is_quoted_cut_once():
     text = " ".join(messages(at)["warning"] + [i.value for i in at.info])
     assert text.count("(100,000 characters)") == 1 and text.count("characters)") == 1, text
     assert "cut from 100,000 to 2,000 characters" in text
+
+
+# ---------------------------------------------------------------- said in the page's language
+def _said(lang: str, msgid: str, **names) -> str:
+    from xattn.ui.i18n import translated
+
+    return translated(msgid, lang).format(**names)
+
+
+@pytest.mark.parametrize("lang", ["fr", "ar"])
+def test_a_refused_value_is_said_in_the_pages_language_and_quoted_as_typed(lang):
+    at = run_app({"lang": lang, "seed": "1e400"})
+    assert_clean(at)
+    (warning,) = messages(at)["warning"]
+    big = {"fr": "2\u202f147\u202f483\u202f647", "ar": "2,147,483,647"}[lang]   # CLDR's grouping
+    why = _said(lang, "is not a whole number from {lo} to {hi}", lo="0", hi=big)
+    seed = _said(lang, "the seed")
+    assert seed != "the seed"
+    assert warning == (_said(lang, "The link asked for {asked} ({what}), which {why}.",
+                             asked="`seed=1e400`", what=seed, why=why) + " "
+                       + _said(lang, "Showing {what} {value} instead.", what=seed, value="`0`"))
+
+
+def test_every_controls_name_a_notice_says_is_marked_for_the_catalog():
+    from xattn.ui.state import WHATS
+
+    assert {p.what for k, p in REGISTRY.items() if p.what != k} == set(WHATS)
+
+
+@pytest.mark.parametrize("lang", ["fr", "ar"])
+def test_a_list_value_and_an_unknown_name_are_said_in_the_pages_language(lang):
+    at = run_app({"lang": lang, "view": "Lines", "lines_heads": "abc", "head": "8"})
+    assert_clean(at)
+    text = " ".join(messages(at)["warning"])
+    inner = _said(lang, "{value}, {why}", value="`abc`", why=_said(
+        lang, "not a whole number from {lo} to {hi}", lo="1", hi="16"))
+    assert _said(lang, "The link asked for {asked} ({what}), which {why}.",
+                 asked="`lines_heads=abc`", what=_said(lang, "the heads to draw"),
+                 why=_said(lang, "holds {bad}", bad=inner)) in text
+    assert _said(lang, "Did you mean {hint}?", hint=_said(
+        lang, "{right} instead of {wrong}", right="`heads`", wrong="`head`")) in text
+    assert "does not know" not in text and "`head`" in text
+
+
+def test_a_typed_value_stays_literal_in_an_arabic_notice():
+    value = "x` **BOLD** [click here](https://example.com) :red[RED] `"
+    at = run_app({"lang": "ar", "heads": value})
+    assert_clean(at)
+    warning = messages(at)["warning"][0]
+    assert "``heads=x` **BOLD** [click here](https://example.com) :red[RE" in warning
+    assert "طلب الرابط" in warning
+
+
+def test_a_chinese_notices_sentences_are_joined_without_a_space():
+    at = run_app({"lang": "zh", "seed": "1e400", "head": "8"})
+    assert_clean(at)
+    warnings = messages(at)["warning"]
+    assert len(warnings) == 2 and all("。" in w and "。 " not in w for w in warnings)
+    assert warnings[0].startswith("链接中有此页面不认识的参数") and "`head`" in warnings[0]
+
+
+def test_why_a_value_is_not_offered_is_said_in_the_pages_language():
+    at = run_app({"lang": "fr", "view": "Switch heads off", "off": "5"})
+    assert_clean(at)
+    text = " ".join(messages(at)["warning"])
+    from xattn.ui.i18n import catalog
+
+    heads = catalog("fr").get(("(there is {n} head)", "(there are {n} heads)")).string[2]
+    assert _said("fr", "is not available {why}", why=heads.format(n=4)) in text
+    assert "(il y a 4 têtes)" in text and "there are" not in text

@@ -203,7 +203,7 @@ def test_the_class_charts_text_alternative_is_in_the_phones_language():
     view = RoomView("HJK23M", token, len(lesson.steps), "revealed", 1, told.question,
                     {told.truth: 2}, 2)
     taps = json.loads(room_message(view, lesson, None, "fr").room)["answer"]["charts"][0]
-    assert taps["alt"].startswith("Deux lignes de couleur : la part de la classe")
+    assert taps["alt"].startswith("Deux lignes de couleur\u00a0: la part de la classe")
     number = Question("number", low=0, high=1, decimals=2)
     many = Tally(1, 1, number, {k / 100: 1 for k in range(30)}, n_answered=30)
     with speaking("fr"):
@@ -257,7 +257,7 @@ def test_the_round_befores_chart_title_is_in_the_phones_language():
         with speaking(lang):
             titles[lang] = earlier_chart(tally)["title"]
     assert titles == {"en": "Round 1: how the class answered (3 answers)",
-                      "fr": "Tour 1 : ce qu'a répondu la classe (3 réponses)",
+                      "fr": "Tour 1\u00a0: ce qu'a répondu la classe (3 réponses)",
                       "ar": "الجولة 1: كيف أجاب الصف (3 إجابات)"}
 
 
@@ -267,7 +267,7 @@ ALLOWED = (
     r"\.(code|kind|control|phase|lang|image)$",   # protocol words, not shown
     r"\.(choices|rows)\[\d+\]$",                  # the tokens, the values sent back
     r"\.mine$|\.mine\[\d+\]$",                    # the value sent: the same in every language
-    r"\.charts\[\d+\]\.panels",                     # the versus chart's panel names (L2 head 2)
+    r"\.charts\[\d+\]\.panels",                   # tokens, marks (names: test_chart_words)
     r"\.ask\.labels\[\d+\]$",                     # head_jobs' job names (xattn/lesson/computed.py)
 )
 

@@ -3,7 +3,8 @@ weights on the same pair, gold links outlined, one 0-1 colour scale.
 
 Small multiples that stay readable in a narrow column (a phone, a projector's right half):
 the target words are written once per row of panels (left), the source words once per column
-(under its last panel), and each panel's title is short ("L2 head 2": layer 2, head 2).
+(under its last panel), and each panel's title is short ("L2 head 2": layer 2, head 2; in the
+chart's language, "C2 tête 2" in French).
 """
 
 from __future__ import annotations
@@ -23,10 +24,22 @@ from xattn.figures._style import (
 from xattn.figures.heads import gold_marks, head_height
 from xattn.figures.words import N_, chart_words
 
-__all__ = ["versus_figure", "versus_parts"]
+__all__ = ["panel_title", "versus_figure", "versus_parts"]
 
 # whose links the first panel shows, as the lesson names them (said in the chart's language)
 WHO = (N_("the class"), N_("you"))
+
+
+def panel_title(name, tr) -> str:
+    """A panel's short title in ``tr``'s language: ``name`` is plain text (said as it is) or
+    a record with ``layer`` and ``head`` (1-based, None for none: ``xattn.lesson.PanelName``),
+    said "L2 head 2", "L2 mean", "head 2" or "mean"."""
+    if isinstance(name, str):
+        return name
+    if name.layer is None:
+        return tr("mean") if name.head is None else tr("head {h}", h=name.head)
+    return (tr("L{l} mean", l=name.layer) if name.head is None
+            else tr("L{l} head {h}", l=name.layer, h=name.head))
 
 
 def _panel(z, x, y, k: int, name: str, what: str, tr) -> dict:
@@ -47,8 +60,9 @@ def versus_figure(shares: np.ndarray, panels, src_words, tgt_words, *, gold: np.
     ----------
     shares : ndarray of shape (n_tgt, n_src)
         Each link's share of the class (1: everyone drew it).
-    panels : sequence of (str, ndarray of shape (n_tgt, n_src))
-        Short plain-text names and weights (``xattn.lesson.Versus.panels``).
+    panels : sequence of (name, ndarray of shape (n_tgt, n_src))
+        Each panel's name (plain text, or a layer and head said by `panel_title`) and weights
+        (``xattn.lesson.Versus.panels``).
     src_words, tgt_words : sequence of str
     gold : ndarray of bool, shape (n_tgt, n_src)
     who : str, optional
@@ -58,7 +72,7 @@ def versus_figure(shares: np.ndarray, panels, src_words, tgt_words, *, gold: np.
     font_scale : float
         Larger text for a projector.
     lang : str, default "en"
-        The language of the chart's words (the panels' names are the caller's).
+        The language of the chart's words, the panels' names among them.
 
     Returns
     -------
@@ -78,7 +92,8 @@ def versus_parts(shares: np.ndarray, panels, src_words, tgt_words, *, gold: np.n
     object tree (a phone's build makes one per language at each reveal)."""
     tr = chart_words(lang)
     who = tr(who) if who else tr("the class")
-    named = [(who, np.asarray(shares, np.float64)), *panels]
+    named = [(who, np.asarray(shares, np.float64)),
+             *((panel_title(name, tr), z) for name, z in panels)]
     n_tgt, n_src = named[0][1].shape
     x, x_text = axis_labels(src_words)
     y, y_text = axis_labels(tgt_words)

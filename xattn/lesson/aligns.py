@@ -12,6 +12,7 @@ of its heads' average, the class's the links more than half of the students who 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from xattn.lesson._words import token_label
 from xattn.literal import md_code
 from xattn.words import N_, full_stop, listed, number, say, say_n, sentences
 
-__all__ = ["WordPair", "word_pair", "aligns", "Versus", "versus"]
+__all__ = ["WordPair", "word_pair", "aligns", "PanelName", "Versus", "versus"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,6 +130,14 @@ def _head_name(lh: tuple[int, int], n_layers: int) -> str:
             else say("head {head}", head=lh[1] + 1))
 
 
+class PanelName(NamedTuple):
+    """Whose weights a panel of the versus chart shows; the chart says it in its language
+    (``xattn.figures.aligns.panel_title``: "L2 head 2", "C2 tête 2")."""
+
+    layer: int | None           # 1-based; None where the model has one layer
+    head: int | None            # 1-based; None for the layer's heads averaged
+
+
 @dataclass(frozen=True, eq=False)
 class Versus:
     """The class (or one person) beside every layer and head, for the reveal.
@@ -141,9 +150,10 @@ class Versus:
         Markdown, one line: "the class 0.04 · layer 2 0.10 · best head 0.18".
     shares : ndarray of float64, shape (n_tgt_words, n_src_words)
         Each link's share of the class.
-    panels : tuple of (str, ndarray of shape (n_tgt_words, n_src_words))
-        Each layer's average and each head's weights over the words, with short names ("L2
-        mean", "L2 head 2").
+    panels : tuple of (PanelName, ndarray of shape (n_tgt_words, n_src_words))
+        Each layer's average and each head's weights over the words, with their layer and
+        head (`PanelName`), said short in the chart's language ("L2
+        mean", "L2 head 2"; "C2 tête 2" in French).
     gold : ndarray of bool, shape (n_tgt_words, n_src_words)
     aer : float
         The class's AER (NaN when nobody answered).
@@ -201,9 +211,10 @@ def versus(a, counts: dict, n_voters: int, who: str = "the class") -> Versus:
          say("the heads averaged {aer}", aer=_rate(scores.layer_aer[best_layer]))),
         say("best head {aer} ({head})", aer=_rate(scores.aer[best_head]),
             head=_head_name(best_head, n_layers))])
-    panels = tuple((f"L{k + 1} mean" if n_layers > 1 else "mean", w[k].mean(axis=0))
+    one = n_layers == 1                     # a single layer's panels say no layer
+    panels = tuple((PanelName(None if one else k + 1, None), w[k].mean(axis=0))
                    for k in range(n_layers))
-    panels += tuple((f"L{k + 1} head {h + 1}" if n_layers > 1 else f"head {h + 1}", w[k, h])
+    panels += tuple((PanelName(None if one else k + 1, h + 1), w[k, h])
                     for k in range(n_layers) for h in range(n_heads))
     gold, _ = pair.gold.matrices(n_tgt, n_src)
     return Versus(table, say("AER (lower is better): {line}.", line=line), mine.shares, panels,

@@ -15,6 +15,7 @@ from xattn.embedder import EMBEDDER_MODES
 from xattn.lesson import MAX_ROOM_STEPS
 from xattn.live.params import (
     Param,
+    Why,
     bool_param,
     choice_param,
     float_param,
@@ -55,7 +56,7 @@ def parse_label(text: str) -> tuple[int, str]:
     """``"6: mat"`` to ``(6, "mat")``; ValueError (completing "which ...") otherwise."""
     match = _LABEL.fullmatch(text)
     if not match:
-        raise ValueError("is not of the form `position: token` (e.g. `6: mat`)")
+        raise ValueError(Why("is not of the form `position: token` (e.g. `6: mat`)"))
     return int(match.group(1)), match.group(2)
 
 
@@ -204,7 +205,7 @@ def lesson_setting(key: str, value):
             raise ValueError(f"expected {p.what}, each {wanted}, found {text!r}") from None
     parsed, problem = p.read(texts)
     if problem:
-        wanted = problem.replace("`", "").removeprefix("is not ").removeprefix("holds ")
+        wanted = str(problem).replace("`", "").removeprefix("is not ").removeprefix("holds ")
         raise ValueError(f"expected {wanted} ({p.what}), found {value!r}")
     if key in _OFFERED and parsed not in _OFFERED[key]:
         raise ValueError(f"expected {p.what} among {', '.join(map(str, _OFFERED[key]))}, found "

@@ -11,11 +11,45 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from xattn.literal import md_code, show_value
 
-__all__ = ["Param", "int_param", "float_param", "choice_param", "bool_param",
+__all__ = ["Why", "Param", "int_param", "float_param", "choice_param", "bool_param",
            "text_param", "list_param", "whole_number", "clean_text"]
+
+
+class Why(NamedTuple):
+    """Why a link's value was refused, or what was changed in it: an English message (a
+    msgid of the lecturer's page's ``app`` catalog, said there by ``xattn.ui.state``) and its
+    names, each a text, a whole number (said as the language writes it: 1,000 in English),
+    a `Why` or a tuple of `Why`. ``str()`` is the English sentence.
+
+    >>> str(Why("is not a number from {lo} to {hi}", (("lo", "0"), ("hi", "1"))))
+    'is not a number from 0 to 1'
+    """
+
+    msgid: str
+    names: tuple = ()            # (name, value) pairs
+
+    def __str__(self) -> str:
+        if not self.names:          # a message of no names is said as it is (braces too)
+            return self.msgid
+        return self.msgid.format(**{k: _english(v) for k, v in self.names})
+
+
+def _english(value) -> str:
+    if isinstance(value, Why):
+        return str(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return "; ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def why_of(err: ValueError) -> Why:
+    """The `Why` a parse function raised (its first argument), or its message as one."""
+    first = err.args[0] if err.args else ""
+    return first if isinstance(first, Why) else Why(str(first))
 
 
 @dataclass(frozen=True)
@@ -36,21 +70,24 @@ class Param:
     max_chars: int | None = None   # free text: cut to this length (`clean_text`)
 
     def read(self, raw: list[str]) -> tuple[object, str | None]:
-        """The value of this parameter's URL strings, and why not (None when fine)."""
+        """The value of this parameter's URL strings, and why not (a `Why`; None when fine)."""
         if self.multi:
             values, bad = [], []
             for text in raw:
                 try:
                     values.append(self.parse(text))
                 except ValueError as err:
-                    bad.append(f"{show_value(text)}, {str(err).removeprefix('is ')}")
-            return tuple(dict.fromkeys(values)), (f"holds {'; '.join(bad)}" if bad else None)
+                    why = why_of(err)
+                    bad.append(Why("{value}, {why}", (("value", show_value(text)), (
+                        "why", why._replace(msgid=why.msgid.removeprefix("is "))))))
+            return tuple(dict.fromkeys(values)), (Why("holds {bad}", (("bad", tuple(bad)),))
+                                                  if bad else None)
         if len(raw) > 1:
-            return self.default, f"appears {len(raw)} times"
+            return self.default, Why("appears {n} times", (("n", len(raw)),))
         try:
             return self.parse(raw[0]), None
         except ValueError as err:
-            return self.default, str(err)
+            return self.default, why_of(err)
 
     def to_url(self, value) -> str | list[str]:
         return [self.spell(v) for v in value] if self.multi else self.spell(value)
@@ -67,7 +104,8 @@ def whole_number(lo: int, hi: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         # ASCII digits only: int() would also take " 4", "+4", "4_0" and "٣".
         if not (text.isascii() and text.isdigit()) or not lo <= int(text) <= hi:
-            raise ValueError(f"is not a whole number from {lo:,} to {hi:,}")
+            raise ValueError(Why("is not a whole number from {lo} to {hi}",
+                                 (("lo", lo), ("hi", hi))))
         return int(text)
     return parse
 
@@ -84,7 +122,8 @@ def float_param(key: str, default: float, lo: float, hi: float, what: str = "") 
         except ValueError:
             value = None
         if value is None or not lo <= value <= hi:  # also refuses nan and inf
-            raise ValueError(f"is not a number from {lo} to {hi}")
+            raise ValueError(Why("is not a number from {lo} to {hi}",
+                                 (("lo", str(lo)), ("hi", str(hi)))))
         return value
     return Param(key, default, parse, spell=lambda v: f"{v:g}", what=what or key)
 
@@ -95,7 +134,8 @@ def choice_param(key: str, default: str, choices: Sequence[str], what: str = "")
 
     def parse(text: str) -> str:
         if text.lower() not in lookup:
-            raise ValueError("is not one of " + ", ".join(md_code(c) for c in choices))
+            raise ValueError(Why("is not one of {choices}",
+                                 (("choices", ", ".join(md_code(c) for c in choices)),)))
         return lookup[text.lower()]
     return Param(key, default, parse, what=what or key)
 
@@ -105,7 +145,7 @@ def bool_param(key: str, default: bool, what: str = "") -> Param:
 
     def parse(text: str) -> bool:
         if text.lower() not in words:
-            raise ValueError("is not `true` or `false`")
+            raise ValueError(Why("is not `true` or `false`"))
         return words[text.lower()]
     return Param(key, default, parse, spell=lambda v: "true" if v else "false",
                            what=what or key)
@@ -126,15 +166,16 @@ def list_param(key: str, parse: Callable[[str], object], spell: Callable[[object
 
 def clean_text(text: str, max_chars: int) -> tuple[str, list[str]]:
     """``text`` with control characters and line breaks as spaces, cut to ``max_chars``, and
-    what was changed, in words."""
+    what was changed (each a `Why`, ``str()`` its English words)."""
     changes = []
     if not text.isprintable():
         cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
                           for ch in text)
         if cleaned != text:
-            changes.append("its line breaks or control characters became spaces")
+            changes.append(Why("its line breaks or control characters became spaces"))
             text = cleaned
     if len(text) > max_chars:
-        changes.append(f"it was cut from {len(text):,} to {max_chars:,} characters")
+        changes.append(Why("it was cut from {n} to {max} characters",
+                           (("n", len(text)), ("max", max_chars))))
         text = text[:max_chars]
     return text, changes

@@ -25,14 +25,105 @@ import streamlit as st
 
 from xattn.literal import md_code, show_value
 from xattn.live.link import REGISTRY
-from xattn.live.params import Param, clean_text
+from xattn.live.params import Param, Why, clean_text
+from xattn.ui.i18n import N_, ngettext, page_lang
+from xattn.ui.i18n import gettext as _
+from xattn.words import number, sentences
 
-__all__ = ["LINK_READ", "Notice", "PageState", "page_state", "text_value"]
+__all__ = ["LINK_READ", "Notice", "PageState", "page_state", "text_value", "said", "REASONS"]
 
 EMBED_KEYS = ("embed", "embed_options")   # Streamlit's own parameters (embedding the app)
 _MEMORY = "_xattn_memory"                 # session: per parameter, the value wanted and shown
 LINK_READ = "_xattn_seen"                 # session: set once the link was read
 _RUNS = "_xattn_runs"                     # session: its full runs so far
+
+
+# What ``xattn.live.params`` and ``xattn.live.link`` may say of a link's value (their `Why`s),
+# marked for the ``app`` catalog; the controls' names (``Param.what``) that are words, too.
+REASONS = (
+    N_("is not a whole number from {lo} to {hi}"), N_("not a whole number from {lo} to {hi}"),
+    N_("is not a number from {lo} to {hi}"), N_("not a number from {lo} to {hi}"),
+    N_("is not one of {choices}"), N_("not one of {choices}"),
+    N_("is not `true` or `false`"), N_("not `true` or `false`"),
+    N_("is not of the form `position: token` (e.g. `6: mat`)"),
+    N_("not of the form `position: token` (e.g. `6: mat`)"),
+    N_("appears {n} times"), N_("holds {bad}"), N_("{value}, {why}"), N_("is not available"),
+    N_("is not available {why}"),
+    N_("its line breaks or control characters became spaces"),
+    N_("it was cut from {n} to {max} characters"),
+)
+WHATS = (
+    N_("B"),
+    N_("a new class"),
+    N_("hiding sink tokens"),
+    N_("how weights become links"),
+    N_("positional encoding"),
+    N_("presenter mode"),
+    N_("reading a word's alignment at the step after it"),
+    N_("the English sentence"),
+    N_("the French sentence"),
+    N_("the class code"),
+    N_("the colour scale"),
+    N_("the days the homework is open"),
+    N_("the decoder step"),
+    N_("the device code"),
+    N_("the division by √d_head"),
+    N_("the embedder"),
+    N_("the forced tokens"),
+    N_("the full page of the class's step"),
+    N_("the gold alignment"),
+    N_("the head"),
+    N_("the head opened"),
+    N_("the heads of B"),
+    N_("the heads switched off"),
+    N_("the heads to draw"),
+    N_("the host key"),
+    N_("the image format"),
+    N_("the layer"),
+    N_("the layer of B"),
+    N_("the lesson"),
+    N_("the lesson step"),
+    N_("the link threshold"),
+    N_("the mask"),
+    N_("the masked source tokens"),
+    N_("the model"),
+    N_("the number of heads"),
+    N_("the number of training steps"),
+    N_("the page of heads"),
+    N_("the page's language"),
+    N_("the seed"),
+    N_("the seed of B"),
+    N_("the source sentence"),
+    N_("the source token"),
+    N_("the target sentence"),
+    N_("the target token"),
+    N_("the threshold"),
+    N_("the tokenizer"),
+    N_("the training seed"),
+    N_("the training snapshot"),
+    N_("the view"),
+    N_("the weights"),
+    N_("the window"),
+    N_("whole words"),
+)
+
+
+def said(why) -> str:
+    """A `Why` (or plain text) in the page's language: its whole numbers as the language
+    writes them (*2.147.483.647*), the values a user typed, already code spans in its names,
+    put in as they are."""
+    if not isinstance(why, Why):
+        return str(why)
+    names = {k: said(v) if isinstance(v, Why) else
+             "; ".join(said(x) for x in v) if isinstance(v, tuple) else
+             number(v, "", page_lang()) if isinstance(v, int) and not isinstance(v, bool) else v
+             for k, v in why.names}
+    return _(why.msgid, **names) if names else _(why.msgid)
+
+
+def _what(p: Param, capital: bool = False) -> str:
+    what = _(p.what) if p.what != p.key else p.what       # a key is code, never translated
+    return what[:1].upper() + what[1:] if capital else what
 
 
 @dataclass(frozen=True)
@@ -56,15 +147,15 @@ class PageState:
     defaults: dict = field(default_factory=dict)    # key: its default this run (see `value`)
     refused: dict = field(default_factory=dict)     # key: (raw, why) of bad link values
     notices: list = field(default_factory=list)
+    unknown: list = field(default_factory=list)     # the link's names this page does not know
     narrow: bool = False      # the views are drawn in a narrow column (beside a lesson step)
     run: int = 1              # this session's full run (`page_state` counts them)
 
     # ---------------------------------------------------------------- reading the link
     def read_link(self, query: dict[str, list[str]]) -> None:
         """Take every parameter of ``query``; unknown keys and bad values become notices."""
-        unknown = [k for k in query if k not in REGISTRY and k.lower() not in EMBED_KEYS]
-        if unknown:
-            self._unknown(unknown)
+        # said by `finish`, once the page's language (itself a parameter) is known
+        self.unknown = [k for k in query if k not in REGISTRY and k.lower() not in EMBED_KEYS]
         for key, p in REGISTRY.items():
             value = p.default
             if key in query:
@@ -76,28 +167,34 @@ class PageState:
 
     def _unknown(self, keys: list[str]) -> None:
         names = ", ".join(show_value(k, 30) for k in keys[:5])
-        more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+        if len(keys) > 5:
+            names = _("{names} and {n} more", names=names, n=len(keys) - 5)
         hints = [difflib.get_close_matches(k, REGISTRY, n=1, cutoff=0.75) for k in keys[:5]]
-        hint = "; ".join(f"{md_code(h[0])} instead of {show_value(k, 30)}"
+        hint = "; ".join(_("{right} instead of {wrong}", right=md_code(h[0]),
+                           wrong=show_value(k, 30))
                          for k, h in zip(keys, hints, strict=False) if h)
-        self.notices.append(Notice("link", (
-            f"The link has {'a parameter' if len(keys) == 1 else 'parameters'} this page does "
-            f"not know, ignored: {names}{more}." + (f" Did you mean {hint}?" if hint else ""))))
+        self.notices.append(Notice("link", sentences(ngettext(
+            "The link has a parameter this page does not know, ignored: {names}.",
+            "The link has parameters this page does not know, ignored: {names}.", len(keys),
+            names=names), _("Did you mean {hint}?", hint=hint) if hint else "",
+            lang=page_lang())))
 
-    def link_notice(self, key: str, raw: str, problem: str, shown=None) -> None:
-        """Say that the link's ``key=raw`` was refused because of ``problem``; ``shown`` is
-        the value used instead (None: the control was not drawn this run)."""
+    def link_notice(self, key: str, raw: str, problem, shown=None) -> None:
+        """Say that the link's ``key=raw`` was refused because of ``problem`` (a
+        ``xattn.live.params.Why``); ``shown`` is the value used instead (None: the control
+        was not drawn this run). Said in the page's language; ``raw`` quoted as it is."""
         p = REGISTRY[key]
         if shown is None:
-            instead = "It is left at its default."
+            instead = _("It is left at its default.")
         elif p.multi and not shown:
-            instead = f"{p.what[:1].upper()}{p.what[1:]}: none."
+            instead = _("{what}: none.", what=_what(p, capital=True))
         else:
-            instead = f"Showing {p.what} {p.shown(shown)} instead."
-        what = f" ({p.what})" if p.what != key else ""
-        self.notices.append(Notice("link", (
-            f"The link asked for {show_value(f'{key}={raw}')}{what}, which {problem}. "
-            f"{instead}")))
+            instead = _("Showing {what} {value} instead.", what=_what(p), value=p.shown(shown))
+        asked, why = show_value(f"{key}={raw}"), said(problem)
+        text = (_("The link asked for {asked} ({what}), which {why}.", asked=asked,
+                  what=_what(p), why=why) if p.what != key else
+                _("The link asked for {asked}, which {why}.", asked=asked, why=why))
+        self.notices.append(Notice("link", sentences(text, instead, lang=page_lang())))
 
     # ---------------------------------------------------------------- the controls
     def value(self, param: Param, options: Sequence | None = None, *,
@@ -175,20 +272,23 @@ class PageState:
         if source == "link":
             raw = p.to_url(old)
             raw = "&".join(raw) if isinstance(raw, list) else raw
-            self.link_notice(p.key, raw, f"is not available {why}".rstrip(), new)
+            self.link_notice(p.key, raw, Why("is not available {why}", (("why", why),)) if why
+                             else Why("is not available"), new)
             return
-        what = p.what[:1].upper() + p.what[1:]
+        what = _what(p, capital=True)
         if not p.multi:
-            text = (f"{what} {p.shown(old)} is not available {why}".rstrip()
-                    + f": showing {p.shown(new)} until it is.")
+            text = (_("{what} {old} is not available {why}: showing {new} until it is.",
+                      what=what, old=p.shown(old), why=why, new=p.shown(new)) if why else
+                    _("{what} {old} is not available: showing {new} until it is.",
+                      what=what, old=p.shown(old), new=p.shown(new)))
         else:
             moved = [(v, k) for v in old if (k := closest(v)) is not None and k != v]
             gone = [v for v in old if closest(v) is None]
-            parts = ([f"{show_value(p.spell(v))} is now {show_value(p.spell(k))}"
-                      for v, k in moved]
-                     + [f"{show_value(p.spell(v))} is left out until it is available again"
-                        for v in gone])
-            text = f"{what}: " + "; ".join(parts) + "."
+            parts = ([_("{old} is now {new}", old=show_value(p.spell(v)),
+                        new=show_value(p.spell(k))) for v, k in moved]
+                     + [_("{old} is left out until it is available again",
+                          old=show_value(p.spell(v))) for v in gone])
+            text = _("{what}: {parts}.", what=what, parts="; ".join(parts))
         self.notices.append(Notice("changed", text))
 
     def shown(self, param: Param):
@@ -215,6 +315,10 @@ class PageState:
         for key, (raw, problem) in self.refused.items():
             self.link_notice(key, raw, problem)
         self.refused.clear()
+        if self.unknown:
+            self._unknown(self.unknown)
+            self.notices.insert(0, self.notices.pop())         # said first, as it was read
+            self.unknown = []
         return self.notices
 
     def url(self) -> dict[str, str | list[str]]:
@@ -264,9 +368,11 @@ def text_value(state: PageState, param: Param, default: str | None = None) -> st
     cleaned, changes = clean_text(value, param.max_chars)
     if changes:
         p, key = param, param.key
-        state.notices.append(Notice("changed", (
-            f"{p.what[:1].upper()}{p.what[1:]} {show_value(value, 40)}: "
-            + " and ".join(changes) + ".")))
+        state.notices.append(Notice("changed", _(
+            "{what} {value}: {changes}.", what=_what(p, capital=True),
+            value=show_value(value, 40), changes=_("{a} and {b}", a=said(changes[0]),
+                                                   b=said(changes[1]))
+            if len(changes) == 2 else said(changes[0]))))
         st.session_state[key] = cleaned
         state.drawn[key] = cleaned
         state.memory[key].update(wanted=cleaned, shown=cleaned, imposed=(state.run, cleaned))

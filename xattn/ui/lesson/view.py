@@ -37,6 +37,7 @@ from xattn.live.versus import class_versus
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import ngettext
 from xattn.ui.lesson.parts import answer_charts
 from xattn.ui.lesson.predict import prediction_widget
 from xattn.ui.lesson.versus import show_versus
@@ -80,7 +81,8 @@ def lesson_setup(state: PageState, view: str, lesson: Lesson,
     before = state.memory.get(LESSON.key, {}).get("shown")
     steps = lesson.steps
     n = state.value(LESSON, range(1, len(steps) + 1),
-                    why=f"(the lesson has {len(steps)} steps)")
+                    why=ngettext("(the lesson has {n} step)",
+                                 "(the lesson has {n} steps)", len(steps)))
     step = steps[n - 1]
     # A step opened now (its link, or a button) sets the controls; a link that also carries
     # settings of its own (a student's exploration, shared) keeps them instead. In a class,

@@ -70,7 +70,7 @@ def alignment_view(a: Attention, layer: int, state: PageState) -> None:
     if a.heldout is None:
         options.pop("corpus")
     left, right = st.columns(2)
-    gold = state.value(AL_GOLD, list(options), why="for these weights")
+    gold = state.value(AL_GOLD, list(options), why=_("for these weights"))
     left.radio(_("Gold alignment"), list(options), key=AL_GOLD.key, format_func=options.get,
                help=_("The toy corpus knows every word's translation; a file brings the gold "
                       "of another language pair."))

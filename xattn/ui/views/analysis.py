@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from xattn._checks import counted
 from xattn.figures import ablation_figure, measure_figure
 from xattn.live.compute import derived
 from xattn.live.link import OFF, PRESENT
 from xattn.metrics import MEASURES, head_statistics
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
-from xattn.ui.i18n import N_, lesson_says, page_lang
+from xattn.ui.i18n import N_, lesson_says, ngettext, page_lang
 from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
@@ -71,7 +70,8 @@ def ablation_view(a: Attention, layer: int, state: PageState) -> None:
                   "Michel, Levy and Neubig 2019) and see how much the output changes:")
                 + " $\\lVert Y - Y_{\\text{ablated}} \\rVert / \\lVert Y \\rVert$.")
     heads = range(1, n_heads + 1)
-    off = state.value(OFF, heads, why=f"(there are {counted(n_heads, 'head')})")
+    off = state.value(OFF, heads, why=ngettext("(there is {n} head)",
+                                               "(there are {n} heads)", n_heads))
     st.multiselect(_("Heads to switch off"), heads, key=OFF.key,
                    placeholder=_("choose heads by number"))
     alone = derived(("ablation", a.key, layer, ()), lambda: a.layers.ablate(layer, ()))

@@ -75,7 +75,7 @@ def _random_like(a: Attention, seed: int, n_heads: int) -> Attention:
 def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str] | None:
     """Draw B's controls; return B's weights, layer and what changed (Markdown)."""
     options = choices(a)
-    choice = state.value(CMP, list(options), why="for these weights")
+    choice = state.value(CMP, list(options), why=_("for these weights"))
     left, right = st.columns(2)
     shown = {k: _(v) for k, v in options.items()}
     left.selectbox(_("B is"), list(options), key=CMP.key, format_func=shown.get)
@@ -87,7 +87,8 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
         heads = head_choices(d_model)
         n_heads = state.value(CMP_HEADS, heads, closest=nearest(heads),
                               default=min(heads, key=lambda h: abs(h - a.n_heads)),
-                              why=f"with d_model {d_model} (heads must divide it)")
+                              why=_("with d_model {d_model} (heads must divide it)",
+                                    d_model=d_model))
         if choice == "seed":
             right.number_input(_("Seed of B"), 0, MAX_SEED, key=CMP_SEED.key)
         elif choice == "heads":
@@ -113,7 +114,7 @@ def _b(a: Attention, layer: int, state: PageState) -> tuple[Attention, int, str]
         return (b, 0, _("the weights: trained on the toy task")) if b is not None else None
     layers = range(1, a.n_layers + 1)
     other = state.value(CMP_LAYER, layers, default=1 if layer != 0 else a.n_layers,
-                        why=f"(there are {counted(a.n_layers, 'layer')})")
+                        why=ngettext("(there is {n} layer)", "(there are {n} layers)", a.n_layers))
     right.select_slider(_("Layer of B"), layers, key=CMP_LAYER.key)
     return a, other - 1, _("the layer ({was} → {now})", was=layer + 1, now=other)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from xattn._checks import counted
 from xattn.figures.decode import (
     candidates_figure,
     query_figure,
@@ -27,7 +26,7 @@ from xattn.live.link import DSTEP, FORCE, PRESENT, READS, parse_label, token_lab
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
-from xattn.ui.i18n import page_lang
+from xattn.ui.i18n import ngettext, page_lang
 from xattn.ui.internals import fragment_run
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
@@ -76,7 +75,8 @@ def decode_view(a: Attention, layer: int, state: PageState) -> None:
         d = derived(("decode", a.key, ()), lambda: decoder(()))
     n = d.n_steps
     t = state.value(DSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
-                    why=f"(this translation has {counted(n, 'step')})")
+                    why=ngettext("(this translation has {n} step)",
+                                 "(this translation has {n} steps)", n))
     present = bool(state.shown(PRESENT))
     scale = FONT_SCALE if present else 1.0
     # A projector shows the step's charts on its first screen: they come before the controls.

@@ -24,7 +24,7 @@ from xattn.live.link import HPAGE, SCALE
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
-from xattn.ui.i18n import page_lang
+from xattn.ui.i18n import ngettext, page_lang
 from xattn.ui.state import PageState
 
 __all__ = ["head_grid", "colour_top"]
@@ -89,7 +89,9 @@ def head_grid(a: Attention, layer: int, state: PageState, *, top: float,
         names = {p: _("heads {first}–{last}", first=(p - 1) * per_page + 1,
                       last=min(p * per_page, n_heads))
                  for p in range(1, pages + 1)}
-        page = state.value(HPAGE, list(names), why=f"(there are {pages} pages of heads)")
+        page = state.value(HPAGE, list(names),
+                           why=ngettext("(there is {n} page of heads)",
+                                        "(there are {n} pages of heads)", pages))
         st.segmented_control(_("Heads"), list(names), key=HPAGE.key, format_func=names.get,
                              help=_("Long sentences make tall charts: the heads come a page "
                                     "at a time."))

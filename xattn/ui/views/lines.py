@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from xattn._checks import counted
 from xattn.figures import lines_figure
 from xattn.live.link import LINES_HEADS, THRESHOLD
 from xattn.sources import Attention
 from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
-from xattn.ui.i18n import page_lang
+from xattn.ui.i18n import ngettext, page_lang
 from xattn.ui.state import PageState
 from xattn.ui.views.heads import file_stem
 
@@ -19,7 +18,8 @@ def lines_view(a: Attention, layer: int, state: PageState) -> None:
     n_heads = a.n_heads
     heads = range(1, n_heads + 1)
     left, right = st.columns([2, 1])
-    chosen = state.value(LINES_HEADS, heads, why=f"(there are {counted(n_heads, 'head')})")
+    chosen = state.value(LINES_HEADS, heads, why=ngettext("(there is {n} head)",
+                                                          "(there are {n} heads)", n_heads))
     left.multiselect(_("Heads to draw (empty = all)"), heads, key=LINES_HEADS.key,
                      placeholder=_("all heads"))
     threshold = state.value(THRESHOLD)

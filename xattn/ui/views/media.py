@@ -18,7 +18,7 @@ import streamlit as st
 from xattn.figures.media import (
     dtw_figure,
     glyph_hits,
-    overlay_mosaic,
+    overlay_figure,
     spectrogram_figure,
     timing_figure,
 )
@@ -74,17 +74,18 @@ def _audio_panel(a: Attention, layer: int) -> None:
 def _image_panel(a: Attention, layer: int) -> None:
     m = a.media
     rows = list(range(len(a.tgt_tokens)))[:MOSAIC_ROWS]
-    mosaic = derived((a.key, layer, "mosaic"), lambda: overlay_mosaic(
-        m.image, m.boxes, a.layer(layer), a.tgt_tokens, rows))
+    lang = page_lang()
+    fig = figure((a.key, layer, "overlays", lang), lambda: overlay_figure(
+        m.image, m.boxes, a.layer(layer), a.tgt_tokens, rows, lang=lang))
     st.markdown(_("**The image** ({origin}) under each token's attention: a row per output "
                   "token, a column per head and their mean; the brighter a patch, the more "
                   "that head looks at it when writing that token (each picture scaled to its "
                   "own maximum; the CLS token is not drawn).", origin=m.origin))
-    with st.container(key="overlays"):
-        st.image(mosaic, caption=_("Layer {layer}: the first {n} of {total} tokens.",
-                                   layer=layer + 1, n=len(rows), total=len(a.tgt_tokens)),
-                 alt=_("The image with each token's attention per head painted over its "
-                       "patches."))
+    show_chart(fig, key="overlays", name="overlays",
+               alt=_("The image with each token's attention per head painted over its "
+                     "patches."))
+    st.caption(_("Layer {layer}: the first {n} of {total} tokens.",
+                 layer=layer + 1, n=len(rows), total=len(a.tgt_tokens)))
 
 
 def _reading_rows(a: Attention) -> tuple[list[int], list[int]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from xattn._checks import counted
 from xattn.figures import overview_figure
 from xattn.live.compute import figure
 from xattn.live.link import FOCUS, LAYER
@@ -30,7 +29,8 @@ def _on_pick() -> None:
 def layers_overview(a: Attention, layer: int, state: PageState) -> int | None:
     """Draw the overview; return the opened head (0-based), or None."""
     heads = range(0, a.n_heads + 1)
-    focus = state.value(FOCUS, heads, why=f"(there are {counted(a.n_heads, 'head')})")
+    focus = state.value(FOCUS, heads, why=ngettext("(there is {n} head)",
+                                                   "(there are {n} heads)", a.n_heads))
     st.markdown(_("**Every layer and head** ({layers} × {heads}): click one to open it "
                   "below.", layers=ngettext("{n} layer", "{n} layers", a.n_layers),
                   heads=ngettext("{n} head", "{n} heads", a.n_heads)))

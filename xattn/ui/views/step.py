@@ -8,7 +8,6 @@ import numpy as np
 import pyarrow as pa
 import streamlit as st
 
-from xattn._checks import counted
 from xattn.figures import clickable_head_figure, saturation_figure, weights_bar_figure
 from xattn.literal import md_code
 from xattn.live.compute import derived
@@ -16,7 +15,7 @@ from xattn.live.link import PRESENT, SQRT, STEP_HEAD, STEP_SRC, STEP_TGT, token_
 from xattn.sources import Attention
 from xattn.steps import row_entropy, stages
 from xattn.ui.charts import show_chart
-from xattn.ui.i18n import N_, page_lang
+from xattn.ui.i18n import N_, ngettext, page_lang
 from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.page_assets import page_asset
@@ -93,11 +92,12 @@ def step_view(a: Attention, layer: int, state: PageState) -> None:
                    if layers.tokens else _("Every number is from these weights.")))
     c1, c2, c3, c4 = st.columns([1, 2, 2, 2])
     heads = range(1, a.n_heads + 1)
-    head = state.value(STEP_HEAD, heads, why=f"(there are {counted(a.n_heads, 'head')})") - 1
+    head = state.value(STEP_HEAD, heads, why=ngettext("(there is {n} head)",
+                                                      "(there are {n} heads)", a.n_heads)) - 1
     c1.selectbox(_("Head"), heads, key=STEP_HEAD.key)
-    label = state.value(STEP_TGT, tgt_labels, why="in the target sentence")
+    label = state.value(STEP_TGT, tgt_labels, why=_("in the target sentence"))
     c2.selectbox(_("Target token (query)"), tgt_labels, key=STEP_TGT.key)
-    marked = state.value(STEP_SRC, ["", *src_labels], why="in the source sentence")
+    marked = state.value(STEP_SRC, ["", *src_labels], why=_("in the source sentence"))
     c3.selectbox(_("Source token (key) to follow"), ["", *src_labels], key=STEP_SRC.key,
                  format_func=lambda v: v or _(NONE),
                  help=_("Marks one column: its weight is highlighted in the chart and tables. "

@@ -18,7 +18,7 @@ from xattn.record import Meta
 from xattn.sources import Attention, snapshot_label
 from xattn.timelapse import PROBE_SENTENCE
 from xattn.ui.charts import show_chart
-from xattn.ui.i18n import N_, page_lang
+from xattn.ui.i18n import N_, ngettext, page_lang
 from xattn.ui.i18n import gettext as _
 from xattn.ui.look import FONT_SCALE
 from xattn.ui.state import PageState
@@ -59,7 +59,7 @@ def training_view(a: Attention, layer: int, state: PageState) -> None:
     tl = a.toy.timelapse()
     n = len(tl.steps)
     k = state.value(TSTEP, range(n), closest=lambda v: n - 1, default=n - 1,
-                    why=f"(this run has {n} snapshots)")
+                    why=ngettext("(this run has {n} snapshot)", "(this run has {n} snapshots)", n))
     present = bool(state.shown(PRESENT))
     scale = FONT_SCALE if present else 1.0
     # A projector shows the heads on its first screen: they come before the step control.

@@ -17,7 +17,7 @@ from xattn.live.link import MAX_SEED, parse_label, token_label
 from xattn.masks import MASK_MODES
 from xattn.pipeline import D_MODEL_CHOICES, MAX_TOKENS, Settings, head_choices
 from xattn.tokenize import TOKENIZER_MODES
-from xattn.ui.i18n import N_, language_picker
+from xattn.ui.i18n import N_, language_picker, ngettext
 from xattn.ui.i18n import gettext as _
 from xattn.ui.state import PageState, text_value
 
@@ -70,12 +70,13 @@ def model_controls(state: PageState) -> dict:
     sb = st.sidebar
     sb.header(_("Random projections"))
     d_model = state.value(link.D_MODEL, D_MODEL_CHOICES, closest=nearest(D_MODEL_CHOICES),
-                          why=f"(d_model is one of {', '.join(map(str, D_MODEL_CHOICES))})")
+                          why=_("(d_model is one of {values})",
+                                  values=", ".join(map(str, D_MODEL_CHOICES))))
     sb.select_slider(_("d_model (width of every token vector)"), D_MODEL_CHOICES,
                      key=link.D_MODEL.key)
     choices = head_choices(d_model)
     n_heads = state.value(link.HEADS, choices, closest=nearest(choices),
-                          why=f"with d_model {d_model} (heads must divide it)")
+                          why=_("with d_model {d_model} (heads must divide it)", d_model=d_model))
     sb.select_slider(_("Number of heads h"), choices, key=link.HEADS.key,
                      help=_("Only divisors of d_model = {d_model}: each head gets d_head = "
                             "d_model / h.", d_model=d_model))
@@ -125,7 +126,7 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
     if mode == "padding":
         labels = [token_label(j, t) for j, t in enumerate(tokens)]
         padded = state.value(link.PAD, labels, closest=_keep_tokens(labels),
-                             why="in the source sentence")
+                             why=_("in the source sentence"))
         sb.multiselect(_("Source tokens to mask (padding)"), labels, key=link.PAD.key,
                        placeholder=_("choose source tokens"),
                        help=_("A masked source token gets weight exactly 0 from every target "
@@ -134,7 +135,8 @@ def mask_controls(state: PageState, src: str, tokenizer: str) -> dict:
     elif mode == "wait-k":
         top = max(1, len(tokens))
         k = state.value(link.K, range(1, top + 1), closest=lambda v: min(max(v, 1), top),
-                        why=f"for a source of {top} tokens (k runs from 1 to {top})")
+                        why=ngettext("for a source of {n} token (k runs from 1 to {n})",
+                                     "for a source of {n} tokens (k runs from 1 to {n})", top))
         if top > 1:
             sb.slider("k", 1, top, key=link.K.key,
                       help=_("Target token i (from 0) may see the first i + k source tokens, "

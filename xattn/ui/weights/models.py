@@ -44,7 +44,7 @@ def _model_choice(state: PageState) -> str:
     from xattn.backends import offered_models
 
     offered = offered_models()
-    name = state.value(MODEL, offered, why="(the server's list of models)")
+    name = state.value(MODEL, offered, why=_("(the server's list of models)"))
     sb.selectbox(_("Model"), offered, key=MODEL.key,
                  help=_("From the list this server allows (set by whoever deployed it); a "
                         "link can only pick one of these. toy-en-fr: trained here on the toy "

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from xattn._checks import counted
 from xattn.literal import md_code
 from xattn.live.compute import cached_run
 from xattn.live.link import (
@@ -43,7 +42,7 @@ from xattn.live.link import (
 )
 from xattn.sources import SOURCES, Attention, default_layer, random_attention
 from xattn.tokenize import splits_words
-from xattn.ui.i18n import N_
+from xattn.ui.i18n import N_, ngettext
 from xattn.ui.i18n import gettext as _
 from xattn.ui.state import Notice, PageState
 from xattn.ui.weights.controls import (
@@ -128,7 +127,8 @@ def layer_control(state: PageState, a: Attention) -> int:
         return 0
     layers = range(1, a.n_layers + 1)
     layer = state.value(LAYER, layers, default=default_layer(a.n_layers),
-                        why=f"(this model has {counted(a.n_layers, 'layer')})")
+                        why=ngettext("(this model has {n} layer)",
+                                     "(this model has {n} layers)", a.n_layers))
     st.sidebar.select_slider(_("Layer"), layers, key=LAYER.key,
                              help=_("Decoder layer whose cross-attention is shown. The layers "
                                     "× heads overview (Heads view) shows them all."))

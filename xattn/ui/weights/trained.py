@@ -156,10 +156,10 @@ def lexicon_table(categories: tuple[str, ...]) -> dict[str, list]:
 def training_controls(state: PageState) -> TrainConfig:
     sb = st.sidebar
     sb.header(_("Training"))
-    heads = state.value(TR_HEADS, TR_HEAD_CHOICES, why="(1, 2, 4 or 8 heads of d_model 32)")
+    heads = state.value(TR_HEADS, TR_HEAD_CHOICES, why=_("(1, 2, 4 or 8 heads of d_model 32)"))
     sb.select_slider(_("Number of heads"), TR_HEAD_CHOICES, key=TR_HEADS.key,
                      help=_("d_model is 32, so each head gets 32 / h dimensions."))
-    steps = state.value(TR_STEPS, TR_STEP_CHOICES, why="(25, 50, 100, 200 or 400 steps)")
+    steps = state.value(TR_STEPS, TR_STEP_CHOICES, why=_("(25, 50, 100, 200 or 400 steps)"))
     sb.select_slider(_("Training steps"), TR_STEP_CHOICES, key=TR_STEPS.key,
                      help=_("Adam updates, each on 32 fresh random sentences."))
     seed = state.value(TR_SEED)
