@@ -1,0 +1,152 @@
+"""Issue 45's "done when", end to end in Chromium on the suite's shared server: a lecturer in
+Paris (the lecturer's page with ``?lang=fr``), a student in Madrid (a phone whose browser is
+es-ES) and one in Cairo (ar-EG) take the lesson's first step together: both tap, the lecturer
+reveals. Each screen says the step's title, question and verdict in its own language (from
+the catalogs, as the server makes them), the revealed answer's numbers are the same on the
+three (a decimal comma read as a point), the model's tokens the same bytes, untranslated and
+isolated; the Arabic page runs right to left; and the class's CSV, downloaded from the French
+page, is the CSV of the same class taken in English."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from xattn.lesson import SHIPPED, STEPS, verdict
+from xattn.lesson.translated import step_in
+from xattn.live.prepared import prepared_attention
+from xattn.markup import to_html
+from xattn.words import speaking
+
+NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+CODE = re.compile(r"`([^`]+)`")
+TAPS = (5, 2)             # Madrid taps the answer ("the (5)"), Cairo a wrong one ("cat")
+
+
+def told(lang: str):
+    """What the lesson's first step tells of its weights, in ``lang``."""
+    step = STEPS[0]
+    a = prepared_attention(step)
+    with speaking(lang):
+        return step.tell(a, step.layer(a.n_layers))
+
+
+def text_of(markdown: str) -> str:
+    """The words a browser shows for the lesson's Markdown."""
+    return html.unescape(re.sub(r"<[^>]+>", "", to_html(markdown))).strip()
+
+
+def numbers(text: str) -> list[str]:
+    return [n.replace(",", ".") for n in NUMBER.findall(text)]
+
+
+def a_class(chromium, host, lecturer: str, phones: dict[str, str]) -> list:
+    """A class on step 1 (a token question) started on the lecturer's page ``host``
+    (``?lang=lecturer``; "": the page's default): its phones (name → browser locale) tap
+    `TAPS`, the lecturer reveals. The phones."""
+    from devtools.browser import Phone
+
+    host.start(f"class=new&lang={lecturer}" if lecturer else "class=new")
+    shown = []
+    try:
+        for (name, locale), tap in zip(phones.items(), TAPS, strict=True):
+            phone = Phone(chromium, name, 390, 844, locale=locale)
+            shown.append(phone)
+            phone.open(host.student_url)
+            phone.tap_option(tap)
+            phone.wait_receipt("saved")
+        host.act("reveal", "!!document.querySelector('.st-key-class_next')", "reveal")
+        for phone in shown:            # (`Phone.on_step` reads "step 1 of", in English)
+            phone.wait("!document.getElementById('reveal').hidden && document.getElementById("
+                       "'answer').textContent.length > 0", what="the answer revealed")
+    except BaseException:
+        for phone in shown:
+            phone.close()
+        raise
+    return shown
+
+
+def class_csv(host) -> str:
+    with host.page.expect_download() as info:
+        host.press("class_csv")
+    download = info.value
+    assert download.failure() is None, download.failure()
+    return download.path().read_text(encoding="utf-8")
+
+
+def phone_screen(phone) -> dict:
+    return phone.page.evaluate("""(() => {
+      const q = (s) => document.querySelector(s), codes = (s) =>
+        [...document.querySelectorAll(s)].map((c) => [c.textContent,
+          c.getAttribute('translate'), c.getAttribute('dir')]);
+      return {lang: document.documentElement.lang, dir: document.documentElement.dir,
+              title: q('#title').textContent, prompt: q('#prompt').textContent.trim(),
+              verdict: q('#verdict').textContent.trim(), answer: q('#answer').textContent,
+              tokens: codes('#answer code'), pills: codes('#controls bdi')};
+    })()""")
+
+
+def host_screen(host) -> dict:
+    return host.page.evaluate("""(() => {
+      const said = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')];
+      return {lang: new URLSearchParams(location.search).get('lang'),
+              heads: [...document.querySelectorAll('h2')].map((h) => h.textContent),
+              texts: said.map((m) => m.innerText),
+              codes: said.map((m) => [...m.querySelectorAll('code')].map((c) =>
+                c.textContent))};
+    })()""")
+
+
+def test_paris_madrid_and_cairo_take_one_class_with_the_same_numbers(server, chromium):
+    from devtools.browser import Host
+
+    en, fr = told("en"), told("fr")
+    host = Host(chromium, server.url, 1024, 900)       # one tab: the second class loads warm
+    phones = []
+    try:
+        phones = a_class(chromium, host, "fr", {"Madrid": "es-ES", "Cairo": "ar-EG"})
+        paris, madrid, cairo = host_screen(host), *(phone_screen(p) for p in phones)
+        csv = class_csv(host)
+        for phone in phones:
+            phone.close()
+        phones = a_class(chromium, host, "", {"London": "en-GB", "Boston": "en-US"})
+        london = host_screen(host)
+        english_csv = class_csv(host)
+    finally:
+        for each in [host, *phones]:
+            each.close()
+
+    # Paris: the step's title and the revealed answer in French, from the lesson's catalog
+    assert paris["lang"] == "fr"
+    assert any(step_in(SHIPPED, 1, "fr").title in h for h in paris["heads"]), paris["heads"]
+    answer = text_of(fr.answer)
+    assert fr.answer != en.answer
+    paris_answer = next(t for t in paris["texts"] if answer in t)
+    codes = next(c for t, c in zip(paris["texts"], paris["codes"], strict=True)
+                 if answer in t)
+    # Madrid and Cairo: the title, question and verdict in each phone's language
+    for screen, lang, tap in ((madrid, "es", TAPS[0]), (cairo, "ar", TAPS[1])):
+        said = told(lang)
+        assert screen["lang"] == lang
+        assert screen["title"] == f"1. {step_in(SHIPPED, 1, lang).title}"
+        assert screen["prompt"].endswith(" " + text_of(said.prompt))     # after "Your guess."
+        with speaking(lang):
+            assert screen["verdict"] == text_of(verdict(said, tap))
+        assert screen["answer"] == text_of(said.answer)
+    assert madrid["dir"] == "ltr" and cairo["dir"] == "rtl"
+    assert len({madrid["verdict"], cairo["verdict"]}) == 2           # right, and wrong
+    assert len({paris_answer, madrid["answer"], cairo["answer"]}) == 3
+    # the same numbers on the three screens, and the English answer's
+    assert numbers(text_of(en.answer)) == numbers(madrid["answer"]) == numbers(cairo["answer"])
+    assert numbers(answer) == numbers(text_of(en.answer)) and answer in paris_answer
+    assert "0,331" in paris_answer and "0,331" in madrid["answer"] and "0.331" in cairo["answer"]
+    # the model's tokens: the same bytes everywhere, marked untranslated and isolated
+    tokens = CODE.findall(en.answer)
+    assert codes == tokens
+    assert madrid["tokens"] == cairo["tokens"] == [[t, "no", "auto"] for t in tokens]
+    assert madrid["pills"] == cairo["pills"]
+    assert [t for t, _, _ in madrid["pills"]] == list(en.question.choices)
+    assert all(tr == "no" and d == "auto" for _, tr, d in madrid["pills"])
+    assert london["lang"] is None and any(STEPS[0].title in h for h in london["heads"])
+    # the class's CSV: the English class's, whatever language the lecturer and phones speak
+    assert csv and csv == english_csv
