@@ -1,7 +1,7 @@
 """Issue 45's "done when", end to end in Chromium on a server of its own (a fresh class
 store): a lecturer in Paris (the lecturer's page with ``?lang=fr``), a student in Madrid (a
-phone whose browser is es-ES) and one in Cairo (ar-EG) take the lesson's first step together:
-both tap, the lecturer reveals. Each screen says the step's title, question and verdict in its
+phone whose browser is es-ES) and one in Cairo (ar-EG) take the lesson's first two steps
+together (a token tapped, a number typed): both answer, the lecturer reveals, each step. Each screen says the step's title, question and verdict in its
 own language (from the catalogs, as the server makes them), the revealed answer's numbers are
 the same on the three (a decimal comma read as a point), the model's tokens the same bytes,
 untranslated and isolated; the Arabic page runs right to left; and the class's CSV,
@@ -10,7 +10,10 @@ tab (which the test also sees in English)."""
 
 from __future__ import annotations
 
+import csv as csv_module
 import html
+import io
+import json
 import re
 
 import pytest
@@ -24,11 +27,12 @@ from xattn.words import speaking
 NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 CODE = re.compile(r"`([^`]+)`")
 TAPS = (5, 2)             # Madrid taps the answer ("the (5)"), Cairo a wrong one ("cat")
+TYPED = ("1", "0.8")      # step 2, a row's sum: Madrid types the answer, Cairo a wrong one
 
 
-def told(lang: str):
-    """What the lesson's first step tells of its weights, in ``lang``."""
-    step = STEPS[0]
+def told(lang: str, n: int = 1):
+    """What the lesson's step ``n`` tells of its weights, in ``lang``."""
+    step = STEPS[n - 1]
     a = prepared_attention(step)
     with speaking(lang):
         return step.tell(a, step.layer(a.n_layers))
@@ -69,6 +73,25 @@ def a_class(chromium, host, lecturer: str, phones: dict[str, str]) -> list:
     return shown
 
 
+def next_step(host, phones: list) -> None:
+    """The lecturer's *Next step*: step 2 (a number), typed by the phones (`TYPED`), then
+    revealed."""
+    host.act("class_next", "!!document.querySelector('.st-key-reveal')", "next step")
+    for phone, typed in zip(phones, TYPED, strict=True):
+        phone.wait("document.getElementById('title').textContent.startsWith('2. ') && "
+                   "document.getElementById('number')", what="step 2 asking")
+        phone.send_number(typed)
+        phone.wait(f"document.getElementById('receipt').classList.contains('saved') && "
+                   f"document.getElementById('receipt').textContent.includes({typed[-1]!r})",
+                   what=f"{typed} saved")
+    host.act("reveal", "!!document.querySelector('.st-key-class_next')", "reveal step 2")
+    for phone in phones:
+        phone.wait("document.getElementById('title').textContent.startsWith('2. ') && "
+                   "!document.getElementById('reveal').hidden && "
+                   "document.getElementById('answer').textContent.length > 0",
+                   what="step 2's answer revealed")
+
+
 def class_csv(host) -> str:
     with host.page.expect_download() as info:
         host.press("class_csv")
@@ -89,7 +112,10 @@ def phone_screen(phone) -> dict:
     })()""")
 
 
-def host_screen(host) -> dict:
+def host_screen(host, answer: str) -> dict:
+    """The lecturer's page once it shows ``answer`` (its Markdown): its headings, its
+    Markdown blocks' text and the code (tokens) in each."""
+    host.idle(f"document.body.innerText.includes({json.dumps(text_of(answer))})")
     return host.page.evaluate("""(() => {
       const said = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')];
       return {lang: new URLSearchParams(location.search).get('lang'),
@@ -123,12 +149,15 @@ def test_paris_madrid_and_cairo_take_one_class_with_the_same_numbers(class_serve
     phones = []
     try:
         phones = a_class(chromium, host, "fr", {"Madrid": "es-ES", "Cairo": "ar-EG"})
-        paris, madrid, cairo = host_screen(host), *(phone_screen(p) for p in phones)
+        paris, madrid, cairo = host_screen(host, fr.answer), *map(phone_screen, phones)
+        next_step(host, phones)
+        second = [host_screen(host, told("fr", 2).answer), *map(phone_screen, phones)]
         csv = class_csv(host)
         for phone in phones:
             phone.close()
         phones = a_class(chromium, host, "", {"London": "en-GB", "Boston": "en-US"})
-        london = host_screen(host)
+        london = host_screen(host, en.answer)
+        next_step(host, phones)
         english_csv = class_csv(host)
     finally:
         for each in [host, *phones]:
@@ -168,3 +197,28 @@ def test_paris_madrid_and_cairo_take_one_class_with_the_same_numbers(class_serve
     assert london["lang"] is None and any(STEPS[0].title in h for h in london["heads"])
     # the class's CSV: the English class's, whatever language the lecturer and phones speak
     assert csv and csv == english_csv
+    rows = list(csv_module.DictReader(io.StringIO(csv)))
+    assert {(r["step"], r["answer"], r["count"]) for r in rows} >= {
+        ("1", "the (5)", "1"), ("1", "cat", "1")}, rows
+    assert sum(int(r["count"]) for r in rows if r["step"] == "2") == 2, rows
+    on_step_two(*second)
+
+
+def on_step_two(paris: dict, madrid: dict, cairo: dict) -> None:
+    """Step 2 revealed (a number: a row's weights and their sum): its title, the verdicts
+    and the answer in each screen's language, the same numbers and tokens."""
+    en = told("en", 2)
+    assert any(step_in(SHIPPED, 2, "fr").title in h for h in paris["heads"]), paris["heads"]
+    answer = text_of(told("fr", 2).answer)
+    assert any(answer in t for t in paris["texts"])
+    for screen, lang, typed in ((madrid, "es", TYPED[0]), (cairo, "ar", TYPED[1])):
+        said = told(lang, 2)
+        assert screen["title"] == f"2. {step_in(SHIPPED, 2, lang).title}"
+        assert screen["prompt"].endswith(" " + text_of(said.prompt))
+        with speaking(lang):
+            assert screen["verdict"] == text_of(verdict(said, float(typed)))
+        assert screen["answer"] == text_of(said.answer)
+        assert [t for t, _, _ in screen["tokens"]] == CODE.findall(en.answer)
+    assert "1,000" in answer and "1,000" in madrid["answer"] and "1.000" in cairo["answer"]
+    assert numbers(text_of(en.answer)) == numbers(answer) == numbers(madrid["answer"]) \
+        == numbers(cairo["answer"])
