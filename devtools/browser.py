@@ -561,11 +561,13 @@ class Phone:
     student) on the class's light page, and what it reported (page errors, console errors)."""
 
     def __init__(self, browser, name: str = "phone", width: int = 390, height: int = 844, *,
-                 timeout_ms: float = 120_000, cookies: list[dict] | None = None):
+                 timeout_ms: float = 120_000, cookies: list[dict] | None = None,
+                 locale: str | None = None):
         self.name, self.width, self.height = name, width, height
+        extra = {"locale": locale} if locale else {}    # its Accept-Language and navigator's
         self.context = browser.new_context(viewport={"width": width, "height": height},
                                            is_mobile=True, has_touch=True,
-                                           device_scale_factor=1)
+                                           device_scale_factor=1, **extra)
         if cookies:
             self.context.add_cookies(cookies)
         self.page = self.context.new_page()

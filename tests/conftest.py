@@ -75,6 +75,7 @@ SERVER_TESTS = (
     "tests/test_hosting.py::",
     "tests/test_hall_bounds.py::test_haproxy_bounds_cookie_less_websockets",
     "tests/test_browser_languages.py::test_three_phones_in_three_languages_make_the_english_csv",
+    "tests/test_browser_paris_madrid_cairo.py::",
 )
 # Neither, but more than ~2 s on a quiet 2-core machine: a fresh Python process, a training
 # run, every view or lesson step on every source, the link fuzzed through the page.
