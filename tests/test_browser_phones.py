@@ -677,7 +677,7 @@ def test_a_tap_the_class_moved_past_while_offline_is_said_not_saved_on_the_next_
         # network happens to take in some runs; here made certain): the stream's requests
         # fail until the server has answered the tap.
         held = {"stream": True}
-        phone.page.route("**/live/*/events", lambda route: route.abort() if held["stream"]
+        phone.page.route("**/live/*/events*", lambda route: route.abort() if held["stream"]
                          else route.continue_())
         _online(phone, wifi)
         phone.wait_receipt("refused", "Not saved")                 # the server's refusal
