@@ -21,6 +21,19 @@ def run_app(query: dict | None = None, **widget_values) -> AppTest:
     return at.run()
 
 
+def page(locale: str | None = None, **query) -> AppTest:
+    """The app run once with ``query`` in its link and, given, the browser's ``locale``
+    (``st.context.locale``; AppTest's own is None, which the page reads as English)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    if locale is not None:
+        at.context["locale"] = locale
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def decode(value):
     """Plotly's typed-array JSON ({dtype, bdata, shape}) to an ndarray; lists pass through."""
     if isinstance(value, dict) and "bdata" in value:

@@ -6,7 +6,7 @@ room's default language for the phones set from *Start a class* and from the cla
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import APP, chart
+from apptest_helpers import chart, page
 from streamlit.testing.v1 import AppTest
 
 from xattn.live.stores import class_store
@@ -18,16 +18,6 @@ def class_file(tmp_path, monkeypatch):
     monkeypatch.delenv("XATTN_PUBLIC_URL", raising=False)
     monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "classes.sqlite3"))
 
-
-def page(locale: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    if locale is not None:
-        at.context["locale"] = locale
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def picker(at: AppTest):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from apptest_helpers import APP
+from apptest_helpers import page
 from phone_helpers import Phone
 from streamlit.testing.v1 import AppTest
 
@@ -32,16 +32,6 @@ def class_file(tmp_path, monkeypatch):
     monkeypatch.delenv("XATTN_PUBLIC_URL", raising=False)
     monkeypatch.setenv("XATTN_CLASS_STORE", str(tmp_path / "classes.sqlite3"))
 
-
-def page(locale: str | None, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    if locale is not None:
-        at.context["locale"] = locale
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def said(at: AppTest) -> list[str]:

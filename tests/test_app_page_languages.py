@@ -7,22 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from apptest_helpers import APP
+from apptest_helpers import page
 from streamlit.testing.v1 import AppTest
 
 from xattn import words
 from xattn.live.catalog import default_lesson
 from xattn.ui.i18n import catalog, translated
-
-
-def page(locale: str, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.context["locale"] = locale
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def texts(at: AppTest) -> list[str]:

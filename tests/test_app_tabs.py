@@ -6,24 +6,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
-from apptest_helpers import APP
+from apptest_helpers import page
 from streamlit.testing.v1 import AppTest
 
 from xattn.live.link import VIEW_NAMES
 from xattn.locales import LANGS
 from xattn.ui import tabs
 from xattn.ui.i18n import translated
-
-
-def page(locale: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    if locale is not None:
-        at.context["locale"] = locale
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def shown(at: AppTest) -> list[str]:
