@@ -11,13 +11,14 @@ for ``to_dict()`` (``st.plotly_chart`` does), in a microsecond.
 from __future__ import annotations
 
 import base64
+import re
 
 import numpy as np
 import plotly.graph_objects as go
 
 from xattn.cache import nbytes
 
-__all__ = ["FrozenFigure", "freeze", "frozen", "narrowed"]
+__all__ = ["FrozenFigure", "freeze", "frozen", "narrowed", "right_to_left"]
 
 # Plotly's typed-array names (plotly.js ``dtype``) of the NumPy dtypes the figures hold
 _DTYPES = {"float32": "f4", "float64": "f8", "int8": "i1", "uint8": "u1", "int16": "i2",
@@ -169,3 +170,54 @@ def narrowed(fig, *, width_chars: int = 30, font: int = 12) -> FrozenFigure:
         font, xaxis.get("tickfont", {}).get("size", font))}
     layout["xaxis"] = xaxis
     return FrozenFigure({**spec, "layout": layout})
+
+
+_RTL_LETTER = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+
+
+def right_to_left(fig) -> FrozenFigure:
+    """``fig`` (a figure or a `FrozenFigure`) with each title holding right-to-left letters
+    (a layout's, an axis's, a colour bar's or legend's, and the annotations that name
+    subplots) put in a right-to-left embedding (U+202B … U+202C, each line of it): an Arabic
+    title with an English term in brackets, ``المصدر (key)``, then reads right to left
+    whatever the direction of the page around the chart, its brackets in place. Only titles:
+    the traces (the model's tokens, the numbers) are shared, not copied or changed.
+
+    Examples
+    --------
+    >>> fig = right_to_left(freeze(go.Figure(layout=dict(title="المصدر (key)",
+    ...                                                   xaxis_title="source (key)"))))
+    >>> [fig.to_dict()["layout"][k]["title"]["text"] if k != "title" else
+    ...  fig.to_dict()["layout"]["title"]["text"] for k in ("title", "xaxis")]
+    ['\\u202bالمصدر (key)\\u202c', 'source (key)']
+    """
+    spec = fig.to_dict()
+
+    def embed(text):
+        if not isinstance(text, str) or not _RTL_LETTER.search(text):
+            return text
+        return "<br>".join(f"\u202b{line}\u202c" if _RTL_LETTER.search(line) else line
+                           for line in text.split("<br>"))
+
+    def titled(value):
+        if isinstance(value, dict):
+            return {k: (titled(v) if k != "text" else embed(v)) for k, v in value.items()}
+        return value
+
+    def walk(layout: dict) -> dict:
+        out = {}
+        for key, value in layout.items():
+            if key == "title":
+                out[key] = titled(value) if isinstance(value, dict) else embed(value)
+            elif key == "annotations" and isinstance(value, (list, tuple)):
+                out[key] = [dict(a, text=embed(a.get("text"))) if isinstance(a, dict) else a
+                            for a in value]
+            elif isinstance(value, dict) and key != "template":
+                out[key] = walk(value)
+            else:
+                out[key] = value
+        return out
+
+    data = [dict(t, colorbar=walk(t["colorbar"])) if isinstance(t, dict)
+            and isinstance(t.get("colorbar"), dict) else t for t in spec.get("data", [])]
+    return FrozenFigure({**spec, "data": data, "layout": walk(dict(spec.get("layout", {})))})

@@ -10,8 +10,10 @@ from __future__ import annotations
 import streamlit as st
 
 from xattn.export import IMAGE_FORMATS, toolbar_config
+from xattn.figures.frozen import right_to_left
 from xattn.live.link import IMG
-from xattn.ui.i18n import N_
+from xattn.locales import RTL
+from xattn.ui.i18n import N_, page_lang
 from xattn.ui.i18n import gettext as _
 
 __all__ = ["show_chart", "chart_config", "class_axes"]
@@ -36,6 +38,8 @@ def show_chart(fig, *, key: str | None, name: str, alt: str, toolbar: bool = Tru
     Returns what ``st.plotly_chart`` returns (the selection, for a chart with ``on_select``).
     """
     config = chart_config(name) | ({} if toolbar else {"displayModeBar": False})
+    if page_lang() in RTL:                    # Arabic titles read right to left in the chart
+        fig = right_to_left(fig)
     return (where or st).plotly_chart(fig, key=key, config=config, alt=alt, **options)
 
 
