@@ -119,15 +119,14 @@ def refused_before_check(lesson: Lesson, step: int, mine: dict) -> AnswerRefused
         said("why.hw.check", steps=", ".join(map(str, sorted(pre)))))
 
 
-def _listed(steps: list[int]) -> str:
-    """``1, 2 and 3`` in the context's language (`_said_steps`), English for the log."""
-    return ", ".join(map(str, steps[:-1])) + (" and " if len(steps) > 1 else "") + \
-        str(steps[-1])
+def _listed(steps: list[int], and_: str = " and ") -> str:
+    """``1, 2 and 3``; ``and_`` is the last joint (``say(" and ")`` in the context's language:
+    `_said_steps`; English for the log)."""
+    return ", ".join(map(str, steps[:-1])) + (and_ if len(steps) > 1 else "") + str(steps[-1])
 
 
 def _said_steps(steps: list[int]) -> str:
-    return ", ".join(map(str, steps[:-1])) + (say(" and ") if len(steps) > 1 else "") + \
-        str(steps[-1])
+    return _listed(steps, say(" and "))
 
 
 def _charts(lesson: Lesson, n: int, a, told: Told, answer,

@@ -13,13 +13,9 @@ from xattn.export import IMAGE_FORMATS, toolbar_config
 from xattn.figures.frozen import right_to_left
 from xattn.live.link import IMG
 from xattn.locales import RTL
-from xattn.ui.i18n import N_, page_lang
-from xattn.ui.i18n import gettext as _
+from xattn.ui.i18n import page_lang
 
-__all__ = ["show_chart", "chart_config", "class_axes"]
-
-# the class charts' axis titles as xattn.figures.classroom writes them (in English)
-_CLASS_AXES = (N_("prediction"), N_("students"))
+__all__ = ["show_chart", "chart_config"]
 
 
 def chart_config(name: str) -> dict:
@@ -43,10 +39,3 @@ def show_chart(fig, *, key: str | None, name: str, alt: str, toolbar: bool = Tru
     return (where or st).plotly_chart(fig, key=key, config=config, alt=alt, **options)
 
 
-def class_axes(fig):
-    """A class chart with its axis titles in the page's language (the figure builders of
-    ``xattn.figures`` take no language); other titles are left as they are."""
-    for axis in (fig.layout.xaxis, fig.layout.yaxis):
-        if axis.title.text in _CLASS_AXES:
-            axis.title.text = _(axis.title.text)
-    return fig

@@ -27,7 +27,7 @@ from xattn.literal import md_code
 from xattn.live.answers import class_step, follow_up, warm_follow_ups
 from xattn.live.prepared import StepUnavailable
 from xattn.sources import Attention
-from xattn.ui.charts import class_axes, show_chart
+from xattn.ui.charts import show_chart
 from xattn.ui.i18n import gettext as _
 from xattn.ui.i18n import ngettext, page_lang
 from xattn.ui.lesson.words import lesson_words
@@ -251,10 +251,10 @@ def _class_answers(room: Room, told: Told | None, a: Attention | None, layer: in
     if revealed and view.round > 1 and told is not None:
         _revote(room, view, told, font_scale, compact)
     elif not (taps and compact):      # the taps' chart holds the class's shares, compactly
-        fig = class_axes(class_figure(
+        fig = class_figure(
             view.question, view.counts, view.n_answered, truth=truth, labels=LABELS,
             also=_also(told) if truth is not None else (), font_scale=font_scale,
-            weights=_beside(view, told, truth), lang=page_lang()))
+            weights=_beside(view, told, truth), lang=page_lang())
         if compact and view.question.of.one_answer:
             fig.update_layout(height=230, margin=dict(b=4))   # a narrow column beside the answer
         if compact:
@@ -316,19 +316,19 @@ def _revote(room: Room, view, told: Told, font_scale: float, compact: bool = Fal
         st.markdown(_moved(store, room, view, told))
     st.markdown(learning_text(learned))
     if first.question != view.question or not view.question.of.one_answer:
-        fig = class_axes(class_figure(
+        fig = class_figure(
             view.question, view.counts, view.n_answered, truth=told.truth, also=_also(told),
             labels=LABELS, font_scale=font_scale, weights=_beside(view, told, told.truth),
-            lang=page_lang()))
+            lang=page_lang())
         if compact:
             fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
         show_chart(fig, key="class_revote",
                    alt=class_alt(view.question, revealed=True, lang=page_lang()),
                    name=f"xattn-class-{room.code}-step{view.step}-round{view.round}")
         return
-    fig = class_axes(revote_figure(view.question, first.counts, view.counts, truth=told.truth,
-                                   rounds=(view.round - 1, view.round), font_scale=font_scale,
-                                   lang=page_lang()))
+    fig = revote_figure(view.question, first.counts, view.counts, truth=told.truth,
+                        rounds=(view.round - 1, view.round), font_scale=font_scale,
+                        lang=page_lang())
     if compact:
         fig.update_layout(height=260, margin=dict(b=4))
         fig = narrowed(fig, width_chars=round(30 / font_scale), font=round(12 * font_scale))
