@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from babel.messages.plurals import get_plural
+from catalog_checks import check_catalog, check_names
 from figure_helpers import SRC, TGT, toy_weights
 
 from devtools.chart_catalog import said
@@ -55,29 +55,13 @@ def _placeholders(text: str) -> set[str]:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_message_the_figures_say_is_in_every_catalog_and_none_is_unused(lang):
-    messages = _said()
-    held = {(m.id[0] if m.pluralizable else m.id): m for m in catalog(lang) if m.id}
-    assert len(messages) >= 140                            # the charts' words, not a few
-    missing, unused = set(messages) - set(held), set(held) - set(messages)
-    assert not missing and not unused, f"{lang}: missing {sorted(missing)}, unused {sorted(unused)}"
-    for key, m in held.items():
-        assert m.pluralizable == isinstance(messages[key][0], tuple), (lang, key)
-        forms = m.string if m.pluralizable else (m.string,)
-        assert all(forms), f"{lang}: untranslated {key!r}"
-    assert catalog(lang).plural_forms == get_plural(lang).plural_forms
+    check_catalog(lang, catalog(lang), _said(), 140,     # the charts' words, not a few
+                  plural=lambda said: isinstance(said[0], tuple))
 
 
 @pytest.mark.parametrize("lang", OTHERS)
 def test_every_translation_keeps_the_english_names(lang):
-    for m in catalog(lang):
-        if not m.id:
-            continue
-        if m.pluralizable:        # a form may say the number in words (Arabic's "two")
-            names = _placeholders(m.id[0]) | _placeholders(m.id[1])
-            for t in m.string:
-                assert names - {"n"} <= _placeholders(t) <= names, (lang, m.id, t)
-        else:
-            assert _placeholders(m.string) == _placeholders(m.id), (lang, m.id, m.string)
+    check_names(lang, catalog(lang), _placeholders)
 
 
 def test_the_class_charts_words_written_in_classroom_are_in_the_figures_table():

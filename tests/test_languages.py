@@ -12,6 +12,7 @@ import re
 import pytest
 from babel import Locale
 from babel.messages.plurals import get_plural
+from catalog_checks import check_catalog, check_names
 
 from xattn.server import languages as L
 from xattn.server.scripts import asset
@@ -221,32 +222,15 @@ def _said_in_the_page() -> dict:
 def test_every_message_of_the_page_is_in_every_app_catalog_and_none_is_unused(lang):
     from xattn.ui.i18n import catalog
 
-    said = _said_in_the_page()
-    held = {(m.id[0] if m.pluralizable else m.id): m for m in catalog(lang) if m.id}
-    assert len(said) >= 120                                  # the lecturer's page, not a token
-    missing, unused = set(said) - set(held), set(held) - set(said)
-    assert not missing and not unused, f"{lang}: missing {sorted(missing)}, unused {sorted(unused)}"
-    for key, m in held.items():
-        assert m.pluralizable == isinstance(said[key], tuple), (lang, key)
-        forms = m.string if m.pluralizable else (m.string,)
-        assert all(forms), f"{lang}: untranslated {key!r}"
-    assert catalog(lang).plural_forms == get_plural(lang).plural_forms
+    check_catalog(lang, catalog(lang), _said_in_the_page(), 120,   # the page, not a token
+                  plural=lambda said: isinstance(said, tuple))
 
 
 @pytest.mark.parametrize("lang", OTHERS)
 def test_every_app_translation_keeps_the_english_names(lang):
     from xattn.ui.i18n import catalog
 
-    for m in catalog(lang):
-        if not m.id:
-            continue
-        if m.pluralizable:         # a form may say the number in words (Arabic's "two")
-            names = L.placeholders(m.id[0]) | L.placeholders(m.id[1])
-            for t in m.string:
-                assert L.placeholders(t) <= names and L.placeholders(t) >= names - {"n"}, \
-                    (lang, m.id, t)
-        else:
-            assert L.placeholders(m.string) == L.placeholders(m.id), (lang, m.id, m.string)
+    check_names(lang, catalog(lang), L.placeholders)
 
 
 def test_the_page_says_a_count_in_each_languages_plural_form(monkeypatch):
