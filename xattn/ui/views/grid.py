@@ -49,8 +49,11 @@ def legend(top: float) -> None:
     DOMPurify) before a first visitor's first heatmap."""
     stops = ", ".join(COLOR_STOPS)
     word = html.escape(chart_words(page_lang())("weight"))
+    # margin-bottom 1rem, as a paragraph has: Streamlit's markdown container takes 1rem off
+    # its bottom (a paragraph's margin), which a div lacks, so the charts below overlapped it
     st.markdown(f'<div class="xattn-ltr" dir="ltr" style="display:flex;align-items:center;'
-                f'gap:8px;font-size:0.85rem;color:#555;white-space:nowrap"><span>{word} 0</span>'
+                f'gap:8px;font-size:0.85rem;color:#555;white-space:nowrap;margin-bottom:1rem">'
+                f'<span>{word} 0</span>'
                 f'<span style="flex:0 1 280px;min-width:80px;height:12px;border-radius:3px;'
                 f'background:linear-gradient(to right, {stops})"></span>'
                 f'<span>{top:.3f}</span></div>',
